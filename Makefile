@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: MIT
+#
+# wafer top-level build.
+#
+#   make            set up the machine if needed, build wafer.ko, libwafer,
+#                   the wafer CLI, libwfsim and every test program
+#   make test       build, then run every test tier; ends with "N passed, M failed"
+#   make demo       build, boot the test VM and run the shared model through
+#                   the kernel driver
+#   make module KDIR=/lib/modules/$(uname -r)/build
+#                   build wafer.ko for your own (>= 6.12) kernel
+#
+# Everything is written under $(BUILD) (default build/).
+
+BUILD   ?= build
+CC      := gcc
+CLANG   ?= clang
+V       ?= 0
+
+Q := $(if $(filter 1,$(V)),,@)
+TOP := $(CURDIR)
+B := $(TOP)/$(BUILD)
+
+include firmware-sim/sources.mk
+
+# ---------------------------------------------------------------- flags ----
+WARN      := -Wall -Wextra -Werror
+CSTD      := -std=c11
+DEPFLAGS   = -MMD -MP
+DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
+DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
+
+# firmware-sim in userspace: the same freestanding sources as in wafer.ko,
+# optimised so the matmul loops vectorise.
+WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN) -Ifirmware-sim
+# libwafer, the CLI and the tests.
+USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-sim \
+	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS)
+
+# ------------------------------------------------------------- sources ----
+WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFS_USER_SRCS))
+WFS_OBJS     := $(WFS_SRCS:%.c=$(B)/obj/%.o)
+TOOLS_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(wildcard firmware-sim/tools/*.c))
+COMMON_OBJS  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/common/*.c))
+LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c))
+CLI_OBJS     := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/cli/*.c))
+
+UNIT_TESTS   := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
+VM_PROGS     := $(patsubst tests/vm/progs/%.c,$(B)/tests/vm/%,$(wildcard tests/vm/progs/*.c))
+BENCHES      := $(patsubst tests/bench/%.c,$(B)/tests/bench/%,$(wildcard tests/bench/*.c))
+FUZZERS      := $(patsubst tests/fuzz/%.c,$(B)/tests/fuzz/%,$(wildcard tests/fuzz/*.c))
+
+LIBWFSIM  := $(B)/lib/libwfsim.a
+LIBWAFER_A := $(B)/lib/libwafer.a
+LIBWAFER_SO := $(B)/lib/libwafer.so
+WAFER_CLI := $(B)/bin/wafer
+
+USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
+	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
+
+.PHONY: all setup module userspace test unit fuzz kunit vm demo bench \
+	checkpatch sparse clean
+all: module userspace
+
+# Keep objects make considers intermediate (the test programs are linked from them).
+.SECONDARY:
+
+# Idempotent: installs missing apt packages and caches Debian's kernel.
+setup:
+	$(Q)tests/setup/setup
+
+userspace: setup
+	$(Q)$(MAKE) --no-print-directory $(USERSPACE)
+
+# ---------------------------------------------------------------- module --
+# Kbuild writes objects next to its sources, so it builds in a shadow tree
+# of symlinks under $(BUILD)/kbuild; the source tree stays clean.
+KBUILD_TREE := $(B)/kbuild
+KBUILD_ARGS ?= W=1
+
+module: setup
+	$(Q)mkdir -p $(KBUILD_TREE)
+	$(Q)find $(KBUILD_TREE) -type l -delete
+	$(Q)cp -rs $(TOP)/Kbuild $(TOP)/kmod $(TOP)/firmware-sim $(TOP)/uapi $(KBUILD_TREE)/
+	$(Q)kdir="$${KDIR:-$$(tests/setup/setup --print-kdir)}" && \
+		$(MAKE) --no-print-directory -C "$$kdir" M=$(KBUILD_TREE) $(KBUILD_ARGS) modules
+	$(Q)cp $(KBUILD_TREE)/wafer.ko $(B)/wafer.ko
+	@echo "  built $(BUILD)/wafer.ko"
+
+sparse: KBUILD_ARGS += C=2
+sparse: module
+
+checkpatch:
+	$(Q)kdir="$${KDIR:-$$(tests/setup/setup --print-kdir)}" && \
+		"$$kdir/scripts/checkpatch.pl" --no-tree --strict -q -f \
+		$(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*.c firmware-sim/*.h) \
+		uapi/drm/*.h
+
+# ------------------------------------------------------------ userspace --
+$(B)/obj/firmware-sim/%.o: firmware-sim/%.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(WFS_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
+
+$(LIBWFSIM): $(WFS_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBWAFER_A): $(LIBWAFER_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# libwafer carries the in-process backend, so it links firmware-sim in.
+$(LIBWAFER_SO): $(LIBWAFER_OBJS) $(WFS_OBJS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@ $^ $(DRM_LIBS) -luring -lnuma -lpthread
+
+$(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(B)|' $< >$@
+
+USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) -luring -lnuma -lpthread -lm
+
+$(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(USER_LIBS)
+
+TEST_DEPS := $(COMMON_OBJS) $(TOOLS_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
+
+link_test = $(CC) -o $@ $< $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS)
+
+$(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(link_test)
+
+$(B)/tests/bench/%: $(B)/obj/tests/bench/%.o $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(link_test)
+
+# Programs the VM tier runs inside the guest.
+$(B)/tests/vm/%: $(B)/obj/tests/vm/progs/%.o $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(link_test)
+
+# libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common
+$(B)/tests/fuzz/%: tests/fuzz/%.c $(WFS_SRCS) $(wildcard firmware-sim/*.h)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(WFS_SRCS) -lpthread
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- tests ---
+# tests/run runs the tiers and prints the one summary line.
+test: all
+	$(Q)tests/run unit fuzz kunit vm
+
+unit: userspace
+	$(Q)tests/run unit fuzz
+
+kunit: setup
+	$(Q)tests/run kunit
+
+vm: all
+	$(Q)tests/run vm
+
+bench: userspace
+	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+demo: all
+	$(Q)tests/demo
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+/* libwafer error reporting: errno codes plus a per-thread message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wafer.h"
+#include "wafer_internal.h"
+
+static _Thread_local char last_error[256];
+
+int wafer_set_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err < 0 ? err : -err;
+}
+
+const char *wafer_last_error(void)
+{
+	return last_error;
+}
+
+const char *wafer_strerror(int err)
+{
+	return strerror(err < 0 ? -err : err);
+}
