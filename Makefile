@@ -69,8 +69,13 @@ all: module userspace
 setup:
 	$(Q)tests/setup/setup
 
+# A second make, so that flags from pkg-config see what setup installed.
 userspace: setup
-	$(Q)$(MAKE) --no-print-directory $(USERSPACE)
+	$(Q)$(MAKE) --no-print-directory userspace-build
+
+.PHONY: userspace-build
+userspace-build: $(USERSPACE)
+	@:
 
 # ---------------------------------------------------------------- module --
 # Kbuild writes objects next to its sources, so it builds in a shadow tree
