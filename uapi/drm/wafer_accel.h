@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note) OR MIT */
+/*
+ * wafer: userspace ABI of the DRM accel driver for the simulated wafer-scale
+ * LLM inference accelerator (/dev/accel/accelN, DRM driver name "wafer").
+ *
+ * Rules (Documentation/process/botching-up-ioctls.rst): fixed-width types,
+ * 64-bit aligned structs, user pointers as __u64, explicit padding that must
+ * be zero, flags that reject unknown bits (-EINVAL), absolute timeouts.
+ */
+#ifndef _UAPI_DRM_WAFER_ACCEL_H_
+#define _UAPI_DRM_WAFER_ACCEL_H_
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/**
+ * DOC: versioning
+ *
+ * DRM_IOCTL_VERSION reports the driver version.  Within one major version
+ * the ABI only grows: new ioctls, new flag bits, new struct members appended
+ * at the end.  Userspace checks &drm_wafer_device_info.api_version and the
+ * DRM_WAFER_CAP_* bits in &drm_wafer_device_info.caps before using a
+ * feature.  Structs the kernel fills (device info) are size-versioned: the
+ * caller passes the size it knows and the kernel writes at most that much
+ * and reports the size it has, so old binaries keep working and new ones
+ * can tell what an old kernel left out.
+ */
+#define DRM_WAFER_API_VERSION		1
+
+/** DRM_WAFER_CAP_URING_SUBMIT: jobs can be submitted by io_uring uring_cmd. */
+#define DRM_WAFER_CAP_URING_SUBMIT	(1ULL << 0)
+/** DRM_WAFER_CAP_INT4: the firmware runs int4-weight models. */
+#define DRM_WAFER_CAP_INT4		(1ULL << 1)
+/** DRM_WAFER_CAP_INT8: the firmware runs int8-weight models. */
+#define DRM_WAFER_CAP_INT8		(1ULL << 2)
+/** DRM_WAFER_CAP_ALL_POSITIONS: jobs can return results for every position. */
+#define DRM_WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
+/** DRM_WAFER_CAP_PRIME: buffer objects can be exported/imported as dma-bufs. */
+#define DRM_WAFER_CAP_PRIME		(1ULL << 4)
+
+#define DRM_WAFER_GET_INFO		0x00
+#define DRM_WAFER_BO_CREATE		0x01
+#define DRM_WAFER_BO_INFO		0x02
+#define DRM_WAFER_MODEL_LOAD		0x03
+#define DRM_WAFER_MODEL_UNLOAD		0x04
+#define DRM_WAFER_CTX_CREATE		0x05
+#define DRM_WAFER_CTX_DESTROY		0x06
+#define DRM_WAFER_SUBMIT		0x07
+#define DRM_WAFER_WAIT			0x08
+
+/** DRM_WAFER_PROFILE_WAFER: many stages with large SRAM each. */
+#define DRM_WAFER_PROFILE_WAFER		0
+/** DRM_WAFER_PROFILE_ASIC: few stages with small SRAM. */
+#define DRM_WAFER_PROFILE_ASIC		1
+
+/** DRM_WAFER_MAX_TOPK: most (token, logit) pairs a job returns per position. */
+#define DRM_WAFER_MAX_TOPK		16
+
+/**
+ * struct drm_wafer_device_info - what DRM_IOCTL_WAFER_GET_INFO reports
+ *
+ * Filled by the kernel; see &struct drm_wafer_get_info for how its size is
+ * negotiated.  Members are only ever appended.
+ */
+struct drm_wafer_device_info {
+	/** @size: bytes of this struct the kernel knows (its sizeof). */
+	__u32 size;
+	/** @api_version: DRM_WAFER_API_VERSION of the running driver. */
+	__u32 api_version;
+	/** @caps: DRM_WAFER_CAP_* bits. */
+	__u64 caps;
+	/** @fw_version_major: firmware ABI major version. */
+	__u32 fw_version_major;
+	/** @fw_version_minor: firmware ABI minor version. */
+	__u32 fw_version_minor;
+	/** @profile: DRM_WAFER_PROFILE_*. */
+	__u32 profile;
+	/** @stages: number of pipeline stages. */
+	__u32 stages;
+	/** @sram_bytes_per_stage: SRAM capacity of each stage. */
+	__u64 sram_bytes_per_stage;
+	/** @sram_bytes_free: SRAM not allocated, summed over all stages. */
+	__u64 sram_bytes_free;
+	/** @clock_hz: modelled device clock. */
+	__u64 clock_hz;
+	/** @macs_per_cycle: modelled multiply-accumulates per cycle per stage. */
+	__u32 macs_per_cycle;
+	/** @numa_node: NUMA node of the device's memory, or -1. */
+	__s32 numa_node;
+	/** @max_bo_size: largest buffer object this file may create. */
+	__u64 max_bo_size;
+	/** @max_models: models one file may have loaded at once. */
+	__u32 max_models;
+	/** @max_contexts: contexts one file may have at once. */
+	__u32 max_contexts;
+	/** @max_tokens_per_job: largest &drm_wafer_job.n_tokens. */
+	__u32 max_tokens_per_job;
+	/** @max_in_syncobjs: largest &drm_wafer_job.in_syncobj_count. */
+	__u32 max_in_syncobjs;
+	/** @max_inflight_jobs: jobs one file may have submitted and not completed. */
+	__u32 max_inflight_jobs;
+	/** @job_timeout_ms: a job not done after this long is failed with -ETIMEDOUT. */
+	__u32 job_timeout_ms;
+};
+
+/**
+ * struct drm_wafer_get_info - DRM_IOCTL_WAFER_GET_INFO
+ */
+struct drm_wafer_get_info {
+	/** @info_ptr: user pointer to a &struct drm_wafer_device_info. */
+	__u64 info_ptr;
+	/**
+	 * @info_size: in: bytes available at @info_ptr (at least 8); out: bytes
+	 * written, min(in, the kernel's sizeof(struct drm_wafer_device_info)).
+	 */
+	__u32 info_size;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_wafer_bo_create - DRM_IOCTL_WAFER_BO_CREATE
+ *
+ * Creates a shmem-backed buffer object: job inputs (token ids), job outputs
+ * (&struct drm_wafer_token_result records) and model blobs live in BOs.
+ */
+struct drm_wafer_bo_create {
+	/** @size: in: bytes, rounded up to the page size; 0 is -EINVAL. */
+	__u64 size;
+	/** @flags: must be zero (no flags are defined yet). */
+	__u32 flags;
+	/** @handle: out: GEM handle, local to this file. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_wafer_bo_info - DRM_IOCTL_WAFER_BO_INFO
+ */
+struct drm_wafer_bo_info {
+	/** @handle: in: GEM handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @size: out: size in bytes. */
+	__u64 size;
+	/** @mmap_offset: out: offset to pass to mmap() on the device fd. */
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_wafer_model_load - DRM_IOCTL_WAFER_MODEL_LOAD
+ *
+ * Loads a model blob (firmware-sim's packed format, see
+ * firmware-sim/wfs_model.h) from a BO into stage SRAM.  The blob is
+ * validated field by field; a model that does not fit fails with -ENOSPC and
+ * @sram_needed says how much it would take.
+ */
+struct drm_wafer_model_load {
+	/** @bo_handle: in: BO holding the blob. */
+	__u32 bo_handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @bo_offset: in: byte offset of the blob in the BO (8-byte aligned). */
+	__u64 bo_offset;
+	/** @blob_size: in: bytes of the blob. */
+	__u64 blob_size;
+	/** @sram_needed: out: SRAM bytes the model needs (also set on -ENOSPC). */
+	__u64 sram_needed;
+	/** @model_id: out: id of the loaded model, local to this file. */
+	__u32 model_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_wafer_model_unload - DRM_IOCTL_WAFER_MODEL_UNLOAD
+ *
+ * Fails with -EBUSY while contexts of the model exist.
+ */
+struct drm_wafer_model_unload {
+	/** @model_id: in: model to unload. */
+	__u32 model_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_wafer_ctx_create - DRM_IOCTL_WAFER_CTX_CREATE
+ *
+ * A context holds the KV cache of @kv_slots sequences of up to @ctx_len
+ * positions each, in stage SRAM next to the model's weights.
+ */
+struct drm_wafer_ctx_create {
+	/** @model_id: in: a model this file loaded. */
+	__u32 model_id;
+	/** @kv_slots: in: independent sequences (1..256). */
+	__u32 kv_slots;
+	/** @ctx_len: in: positions per sequence (1..the model's max). */
+	__u32 ctx_len;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @kv_bytes: out: SRAM bytes the KV cache took. */
+	__u64 kv_bytes;
+	/** @ctx_id: out: context id, local to this file. */
+	__u32 ctx_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_wafer_ctx_destroy - DRM_IOCTL_WAFER_CTX_DESTROY
+ *
+ * Jobs of the context still in flight keep it alive until they finish.
+ */
+struct drm_wafer_ctx_destroy {
+	/** @ctx_id: in: context to destroy. */
+	__u32 ctx_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/** DRM_WAFER_JOB_ALL_POSITIONS: return a result for every input position. */
+#define DRM_WAFER_JOB_ALL_POSITIONS	(1U << 0)
+#define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS)
+
+/**
+ * struct drm_wafer_job - one job: run @n_tokens tokens of one sequence
+ *
+ * The same descriptor is the argument of DRM_IOCTL_WAFER_SUBMIT and the
+ * payload of the io_uring command DRM_WAFER_URING_CMD_SUBMIT (it fits the
+ * 80-byte command area of an SQE128).
+ *
+ * The input BO holds @n_tokens __u32 token ids at @in_offset; they occupy
+ * positions @start_pos .. @start_pos + @n_tokens - 1 of sequence @slot.
+ * The output BO receives &struct drm_wafer_token_result records at
+ * @out_offset: one for the last position, or one per position with
+ * DRM_WAFER_JOB_ALL_POSITIONS.
+ */
+struct drm_wafer_job {
+	/** @ctx_id: context to run in. */
+	__u32 ctx_id;
+	/** @slot: KV slot (sequence) within the context. */
+	__u32 slot;
+	/** @start_pos: position of the first token; start_pos + n_tokens <= ctx_len. */
+	__u32 start_pos;
+	/** @n_tokens: tokens to run, 1..max_tokens_per_job. */
+	__u32 n_tokens;
+	/** @flags: DRM_WAFER_JOB_* bits; others are -EINVAL. */
+	__u32 flags;
+	/** @top_k: (token, logit) pairs wanted per result, 0..DRM_WAFER_MAX_TOPK. */
+	__u32 top_k;
+	/** @in_handle: BO with the input token ids. */
+	__u32 in_handle;
+	/** @out_handle: BO the results are written to. */
+	__u32 out_handle;
+	/** @in_offset: byte offset of the token ids in @in_handle (4-byte aligned). */
+	__u64 in_offset;
+	/** @out_offset: byte offset of the results in @out_handle (8-byte aligned). */
+	__u64 out_offset;
+	/** @in_syncobjs: user pointer to @in_syncobj_count __u32 syncobj handles to wait for. */
+	__u64 in_syncobjs;
+	/** @in_syncobj_count: number of handles at @in_syncobjs. */
+	__u32 in_syncobj_count;
+	/** @out_syncobj: syncobj that receives the job's fence, or 0. */
+	__u32 out_syncobj;
+	/** @pad: must be zero. */
+	__u64 pad;
+};
+
+/**
+ * struct drm_wafer_token_result - the result for one position, in the output BO
+ */
+struct drm_wafer_token_result {
+	/** @position: sequence position this result follows. */
+	__u32 position;
+	/** @argmax: most likely next token. */
+	__u32 argmax;
+	/** @top_k: valid entries in @topk. */
+	__u32 top_k;
+	/** @pad: zero. */
+	__u32 pad;
+	/** @topk: best (token, logit) pairs, best first. */
+	struct {
+		/** @topk.token: token id. */
+		__u32 token;
+		/** @topk.logit: logit in fixed point, 16 fractional bits. */
+		__s32 logit;
+	} topk[DRM_WAFER_MAX_TOPK];
+};
+
+/**
+ * struct drm_wafer_submit - DRM_IOCTL_WAFER_SUBMIT
+ */
+struct drm_wafer_submit {
+	/** @job: in: the job. */
+	struct drm_wafer_job job;
+	/** @seqno: out: the job's sequence number, for DRM_IOCTL_WAFER_WAIT. */
+	__u64 seqno;
+};
+
+/**
+ * struct drm_wafer_wait - DRM_IOCTL_WAFER_WAIT
+ *
+ * Waits for the job with @seqno submitted through this file.  Returns 0
+ * when it completed (its own status is in @status), -ETIME when
+ * @timeout_ns passed first, -EINVAL for a seqno this file never returned.
+ * A completed job is forgotten once waited for; waiting again is -ENOENT.
+ */
+struct drm_wafer_wait {
+	/** @seqno: in: from &drm_wafer_submit.seqno. */
+	__u64 seqno;
+	/** @timeout_ns: in: absolute CLOCK_MONOTONIC deadline in nanoseconds. */
+	__s64 timeout_ns;
+	/** @status: out: 0, or the job's negative errno (-ETIMEDOUT, -ENODEV, -EIO...). */
+	__s32 status;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @device_ns: out: modelled device time the job took. */
+	__u64 device_ns;
+};
+
+/**
+ * DOC: io_uring submission
+ *
+ * IORING_OP_URING_CMD on the device fd with cmd_op DRM_WAFER_URING_CMD_SUBMIT
+ * and a &struct drm_wafer_job in the SQE's command area.  The ring must use
+ * IORING_SETUP_SQE128 (-EINVAL otherwise).  The CQE's res is the job's
+ * status (0 or a negative errno); with IORING_SETUP_CQE32, big_cqe[0] is
+ * the job's modelled device time in nanoseconds.  Commands are cancelable.
+ */
+#define DRM_WAFER_URING_CMD_SUBMIT	0x1
+
+#define DRM_IOCTL_WAFER_GET_INFO	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_GET_INFO, struct drm_wafer_get_info)
+#define DRM_IOCTL_WAFER_BO_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_CREATE, struct drm_wafer_bo_create)
+#define DRM_IOCTL_WAFER_BO_INFO		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_INFO, struct drm_wafer_bo_info)
+#define DRM_IOCTL_WAFER_MODEL_LOAD	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_MODEL_LOAD, struct drm_wafer_model_load)
+#define DRM_IOCTL_WAFER_MODEL_UNLOAD	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_MODEL_UNLOAD, struct drm_wafer_model_unload)
+#define DRM_IOCTL_WAFER_CTX_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_CTX_CREATE, struct drm_wafer_ctx_create)
+#define DRM_IOCTL_WAFER_CTX_DESTROY	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_CTX_DESTROY, struct drm_wafer_ctx_destroy)
+#define DRM_IOCTL_WAFER_SUBMIT		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct drm_wafer_submit)
+#define DRM_IOCTL_WAFER_WAIT		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_WAIT, struct drm_wafer_wait)
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_DRM_WAFER_ACCEL_H_ */
