@@ -5,6 +5,8 @@
 # WFS_COMMON_SRCS: freestanding device code, compiled into both builds.
 # WFS_KERNEL_SRCS: kernel-only glue (kthreads, locks, memory).
 # WFS_USER_SRCS:   userspace-only glue (pthreads, malloc).
-WFS_COMMON_SRCS :=
-WFS_KERNEL_SRCS :=
-WFS_USER_SRCS :=
+WFS_COMMON_SRCS := wfs_math.c wfs_model.c wfs_forward.c
+WFS_COMMON_SRCS += wfs_ring.c wfs_sram.c wfs_profile.c wfs_timing.c \
+	wfs_log.c wfs_pipeline.c wfs_device.c wfs_cmd.c
+WFS_KERNEL_SRCS := wfs_os_kernel.c
+WFS_USER_SRCS := wfs_os_user.c

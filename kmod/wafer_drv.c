@@ -4,26 +4,136 @@
  *
  * The simulated devices are platform devices the module creates itself, one
  * per num_devices, so that they can be unbound and rebound through sysfs
- * like real hardware.  Each bound device registers /dev/accel/accelN.
+ * like real hardware.  Each bound device brings up its firmware
+ * (firmware-sim, behind the firmware ABI) and registers /dev/accel/accelN.
  */
 #include <linux/module.h>
+#include <linux/numa.h>
 #include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/wafer_accel.h>
 
 #include "wafer_drv.h"
+#include "wafer_gem.h"
+#include "wafer_job.h"
+#include "wafer_model.h"
 
-static unsigned int num_devices = 1;
-module_param(num_devices, uint, 0444);
-MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-16, default 1)");
+static void wafer_file_release(struct kref *ref)
+{
+	struct wafer_file *wfile = container_of(ref, struct wafer_file, ref);
+
+	WARN_ON(atomic64_read(&wfile->bo_bytes));
+	mutex_destroy(&wfile->lock);
+	kfree(wfile);
+}
+
+void wafer_file_put(struct wafer_file *wfile)
+{
+	kref_put(&wfile->ref, wafer_file_release);
+}
+
+static int wafer_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct wafer_file *wfile;
+	int ret;
+
+	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL);
+	if (!wfile)
+		return -ENOMEM;
+	wfile->wdev = to_wafer_device(dev);
+	kref_init(&wfile->ref);
+	atomic64_set(&wfile->bo_bytes, 0);
+	mutex_init(&wfile->lock);
+	xa_init_flags(&wfile->contexts, XA_FLAGS_ALLOC1);
+	ret = wafer_file_jobs_init(wfile);
+	if (ret) {
+		kfree(wfile);
+		return ret;
+	}
+	file->driver_priv = wfile;
+	return 0;
+}
+
+static void wafer_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct wafer_file *wfile = to_wafer_file(file);
+
+	/* Jobs first (they hold contexts), then contexts, then the model. */
+	wafer_file_jobs_fini(wfile);
+	wafer_file_release_models(wfile);
+	xa_destroy(&wfile->contexts);
+	wafer_file_put(wfile);
+}
+
+static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
+				struct drm_file *file)
+{
+	struct wafer_device *wdev = to_wafer_device(dev);
+	struct drm_wafer_get_info *args = data;
+	const struct wfw_info *fi = &wdev->fw.info;
+	struct drm_wafer_device_info info = {};
+	u32 len;
+
+	if (args->pad || args->info_size < 8 || !args->info_ptr)
+		return -EINVAL;
+
+	info.size = sizeof(info);
+	info.api_version = DRM_WAFER_API_VERSION;
+	info.caps = DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 | DRM_WAFER_CAP_PRIME;
+	if (fi->caps & WFW_CAP_ALL_POSITIONS)
+		info.caps |= DRM_WAFER_CAP_ALL_POSITIONS;
+	info.fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);
+	info.fw_version_minor = WFW_ABI_VERSION_MINOR(fi->abi_version);
+	info.profile = fi->profile;
+	info.stages = fi->num_stages;
+	info.sram_bytes_per_stage = fi->sram_bytes;
+	info.clock_hz = fi->clock_hz;
+	info.macs_per_cycle = fi->macs_per_cycle;
+	info.numa_node = wdev->numa_node;
+	info.max_bo_size = (u64)wafer_max_file_bo_mib << 20;
+	info.max_models = 1;
+	info.max_contexts = wafer_max_file_contexts;
+	info.max_inflight_jobs = wafer_max_file_inflight;
+	info.job_timeout_ms = wafer_job_timeout_ms;
+
+	len = min_t(u32, args->info_size, sizeof(info));
+	if (copy_to_user(u64_to_user_ptr(args->info_ptr), &info, len))
+		return -EFAULT;
+	args->info_size = len;
+	return 0;
+}
+
+static const struct drm_ioctl_desc wafer_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(WAFER_GET_INFO, wafer_get_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_BO_CREATE, wafer_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_BO_INFO, wafer_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_MODEL_LOAD, wafer_model_load_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_MODEL_UNLOAD, wafer_model_unload_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_CTX_CREATE, wafer_ctx_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_CTX_DESTROY, wafer_ctx_destroy_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_SUBMIT, wafer_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(WAFER_WAIT, wafer_wait_ioctl, 0),
+};
 
 DEFINE_DRM_ACCEL_FOPS(wafer_accel_fops);
 
 static const struct drm_driver wafer_drm_driver = {
-	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM,
+	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM | DRIVER_SYNCOBJ,
+	.open = wafer_open,
+	.postclose = wafer_postclose,
+	.gem_create_object = wafer_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.ioctls = wafer_ioctls,
+	.num_ioctls = ARRAY_SIZE(wafer_ioctls),
 	.fops = &wafer_accel_fops,
 	.name = WAFER_DRIVER_NAME,
 	.desc = WAFER_DRIVER_DESC,
@@ -32,8 +142,31 @@ static const struct drm_driver wafer_drm_driver = {
 	.patchlevel = WAFER_DRIVER_PATCHLEVEL,
 };
 
+static void wafer_fw_release(struct drm_device *drm, void *arg)
+{
+	wafer_fw_fini(arg);
+}
+
+/* Runs before wafer_fw_release (drmm actions run in reverse order). */
+static void wafer_queue_release(struct drm_device *drm, void *arg)
+{
+	struct wafer_device *wdev = arg;
+
+	wafer_job_queue_fini(wdev);
+	destroy_workqueue(wdev->wq);
+}
+
 static int wafer_probe(struct platform_device *pdev)
 {
+	struct wafer_fw_config cfg = {
+		.profile = wafer_profile,
+		.stages = wafer_stages,
+		.sram_bytes = (u64)wafer_sram_kib << 10,
+		.fault_inject = wafer_fault_inject,
+		.ctrl_timeout_ms = wafer_job_timeout_ms,
+		.job_cpl = wafer_job_fw_cpl,
+		.fault = wafer_job_fw_fault,
+	};
 	struct wafer_device *wdev;
 	int ret;
 
@@ -42,12 +175,41 @@ static int wafer_probe(struct platform_device *pdev)
 	if (IS_ERR(wdev))
 		return PTR_ERR(wdev);
 	wdev->index = pdev->id;
+	wdev->numa_node = wafer_numa_node_param(pdev->id);
 	platform_set_drvdata(pdev, wdev);
+	ret = drmm_mutex_init(&wdev->drm, &wdev->model_lock);
+	if (ret)
+		return ret;
+
+	cfg.numa_node = wdev->numa_node;
+	cfg.index = pdev->id;
+	cfg.owner = wdev;
+	ret = wafer_fw_init(&wdev->fw, &cfg);
+	if (ret)
+		return dev_err_probe(&pdev->dev, ret, "firmware bring-up failed\n");
+	ret = drmm_add_action_or_reset(&wdev->drm, wafer_fw_release, &wdev->fw);
+	if (ret)
+		return ret;
+
+	wdev->wq = alloc_ordered_workqueue("wafer%u", 0, wdev->index);
+	if (!wdev->wq)
+		return -ENOMEM;
+	ret = wafer_job_queue_init(wdev);
+	if (ret) {
+		destroy_workqueue(wdev->wq);
+		return ret;
+	}
+	ret = drmm_add_action_or_reset(&wdev->drm, wafer_queue_release, wdev);
+	if (ret)
+		return ret;
 
 	ret = drm_dev_register(&wdev->drm, 0);
 	if (ret)
 		return dev_err_probe(&pdev->dev, ret, "drm_dev_register failed\n");
 	wafer_debugfs_init(wdev);
+	drm_info(&wdev->drm, "%s profile, %u stages x %llu KiB SRAM, NUMA node %d\n",
+		 wdev->fw.info.profile_name, wdev->fw.info.num_stages,
+		 wdev->fw.info.sram_bytes >> 10, wdev->numa_node);
 	return 0;
 }
 
@@ -79,28 +241,12 @@ static void wafer_destroy_devices(void)
 	}
 }
 
-/**
- * wafer_check_num_devices() - validate the num_devices module parameter
- * @n: the requested device count
- *
- * Return: 0, or -EINVAL (with a message) when @n is outside 1..16.
- */
-int wafer_check_num_devices(unsigned int n)
-{
-	if (n < 1 || n > WAFER_MAX_DEVICES) {
-		pr_err("wafer: num_devices=%u is out of range 1..%d\n",
-		       n, WAFER_MAX_DEVICES);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int __init wafer_init(void)
 {
 	unsigned int i;
 	int ret;
 
-	ret = wafer_check_num_devices(num_devices);
+	ret = wafer_check_num_devices(wafer_num_devices);
 	if (ret)
 		return ret;
 
@@ -108,7 +254,7 @@ static int __init wafer_init(void)
 	if (ret)
 		return ret;
 
-	for (i = 0; i < num_devices; i++) {
+	for (i = 0; i < wafer_num_devices; i++) {
 		struct platform_device *pdev;
 
 		pdev = platform_device_register_simple(WAFER_DRIVER_NAME, i,

@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * wafer: DRM accel driver for a simulated wafer-scale LLM inference device.
- * Device core: the per-device structure every other file builds on.
+ * Device core: the per-device and per-file structures the upper layers
+ * (buffers, models and contexts, jobs, front ends) build on.
  */
 #ifndef WAFER_DRV_H
 #define WAFER_DRV_H
 
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+
 #include <drm/drm_device.h>
+#include <drm/drm_file.h>
+
+#include "wafer_fw.h"
+#include "wafer_params.h"
 
 #define WAFER_DRIVER_NAME	"wafer"
 #define WAFER_DRIVER_DESC	"Simulated wafer-scale LLM inference accelerator"
@@ -14,16 +23,55 @@
 #define WAFER_DRIVER_MINOR	1
 #define WAFER_DRIVER_PATCHLEVEL	0
 
-#define WAFER_MAX_DEVICES	16
+struct wafer_file_jobs;
+struct wafer_job_queue;
+struct wafer_file;
 
 /**
  * struct wafer_device - one simulated accelerator
  * @drm: the DRM device; /dev/accel/accelN
  * @index: index among the devices this module created (0..num_devices-1)
+ * @numa_node: node of the device's SRAM and threads, or NUMA_NO_NODE
+ * @fw: firmware interface (the device itself sits behind it)
+ * @queue: job scheduling state (wafer_job.c)
+ * @wq: ordered work: context release, recovery
+ * @model_lock: Protects @model_owner, @model_id and @next_model_id
+ * @model_owner: file that loaded the device's model, or NULL
+ * @model_id: id of that model, as the owner knows it
+ * @next_model_id: source of model ids
  */
 struct wafer_device {
 	struct drm_device drm;
 	unsigned int index;
+	int numa_node;
+	struct wafer_fw fw;
+	struct wafer_job_queue *queue;
+	struct workqueue_struct *wq;
+	struct mutex model_lock;
+	struct wafer_file *model_owner;
+	u32 model_id;
+	u32 next_model_id;
+};
+
+/**
+ * struct wafer_file - per open file state
+ * @wdev: the device
+ * @ref: held by the file and by every BO it created (memory accounting
+ *	outlives the file while its BOs do, e.g. exported ones)
+ * @bo_bytes: bytes of BOs created through this file and not yet freed
+ * @inflight: jobs submitted through this file and not yet freed
+ * @lock: Protects @contexts
+ * @contexts: context id -> struct wafer_ctx (wafer_model.c)
+ * @jobs: per-file job state (wafer_job.c)
+ */
+struct wafer_file {
+	struct wafer_device *wdev;
+	struct kref ref;
+	atomic64_t bo_bytes;
+	atomic_t inflight;
+	struct mutex lock;
+	struct xarray contexts;
+	struct wafer_file_jobs *jobs;
 };
 
 static inline struct wafer_device *to_wafer_device(struct drm_device *drm)
@@ -31,7 +79,12 @@ static inline struct wafer_device *to_wafer_device(struct drm_device *drm)
 	return container_of(drm, struct wafer_device, drm);
 }
 
-int wafer_check_num_devices(unsigned int n);
+static inline struct wafer_file *to_wafer_file(struct drm_file *file)
+{
+	return file->driver_priv;
+}
+
+void wafer_file_put(struct wafer_file *wfile);
 
 #ifdef CONFIG_DEBUG_FS
 void wafer_debugfs_init(struct wafer_device *wdev);

@@ -57,7 +57,7 @@ extern "C" {
 #define DRM_WAFER_PROFILE_ASIC		1
 
 /** DRM_WAFER_MAX_TOPK: most (token, logit) pairs a job returns per position. */
-#define DRM_WAFER_MAX_TOPK		16
+#define DRM_WAFER_MAX_TOPK		32
 
 /**
  * struct drm_wafer_device_info - what DRM_IOCTL_WAFER_GET_INFO reports
@@ -236,8 +236,8 @@ struct drm_wafer_ctx_destroy {
  * The input BO holds @n_tokens __u32 token ids at @in_offset; they occupy
  * positions @start_pos .. @start_pos + @n_tokens - 1 of sequence @slot.
  * The output BO receives &struct drm_wafer_token_result records at
- * @out_offset: one for the last position, or one per position with
- * DRM_WAFER_JOB_ALL_POSITIONS.
+ * @out_offset, DRM_WAFER_RESULT_SIZE(@top_k) bytes each: one for the last
+ * position, or one per position with DRM_WAFER_JOB_ALL_POSITIONS.
  */
 struct drm_wafer_job {
 	/** @ctx_id: context to run in. */
@@ -271,25 +271,39 @@ struct drm_wafer_job {
 };
 
 /**
+ * struct drm_wafer_topk - one (token, logit) pair of a result
+ */
+struct drm_wafer_topk {
+	/** @token: token id. */
+	__u32 token;
+	/** @logit: logit in signed fixed point, DRM_WAFER_LOGIT_FRAC_BITS fraction bits. */
+	__s32 logit;
+};
+
+/** DRM_WAFER_LOGIT_FRAC_BITS: fraction bits of the logits in results. */
+#define DRM_WAFER_LOGIT_FRAC_BITS	16
+
+/**
  * struct drm_wafer_token_result - the result for one position, in the output BO
+ *
+ * Results are packed back to back, each DRM_WAFER_RESULT_SIZE(top_k) bytes
+ * (the device writes them there directly).
  */
 struct drm_wafer_token_result {
 	/** @position: sequence position this result follows. */
 	__u32 position;
 	/** @argmax: most likely next token. */
 	__u32 argmax;
-	/** @top_k: valid entries in @topk. */
+	/** @argmax_logit: its logit. */
+	__s32 argmax_logit;
+	/** @top_k: entries in @topk (the job's &drm_wafer_job.top_k). */
 	__u32 top_k;
-	/** @pad: zero. */
-	__u32 pad;
 	/** @topk: best (token, logit) pairs, best first. */
-	struct {
-		/** @topk.token: token id. */
-		__u32 token;
-		/** @topk.logit: logit in fixed point, 16 fractional bits. */
-		__s32 logit;
-	} topk[DRM_WAFER_MAX_TOPK];
+	struct drm_wafer_topk topk[];
 };
+
+/** DRM_WAFER_RESULT_SIZE: bytes of one result carrying @k pairs. */
+#define DRM_WAFER_RESULT_SIZE(k)	(16u + 8u * (__u32)(k))
 
 /**
  * struct drm_wafer_submit - DRM_IOCTL_WAFER_SUBMIT

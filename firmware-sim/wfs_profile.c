@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_profile.c - the built-in hardware profiles (see wfs_profile.h).
+ *
+ * The figures are order-of-magnitude plausible, not a datasheet: a wafer
+ * region is given 16 Ki MACs and 64 KiB of SRAM bandwidth per cycle at
+ * 1.1 GHz with a 16-cycle fabric hop; the ASIC a 1 Ki MAC array, 256 B of
+ * SRAM bandwidth per cycle at 1 GHz and a 64-cycle link.  SRAM sizes are
+ * kept small enough that several simulated devices fit in a test VM.
+ */
+#include "wfs_profile.h"
+
+static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
+	[WFS_PROFILE_WAFER] = {
+		.name = "wafer",
+		.id = WFS_PROFILE_WAFER,
+		.stages = 16,
+		.sram_bytes = 4ull << 20,
+		.clock_hz = 1100000000ull,
+		.macs_per_cycle = 16384,
+		.sram_bytes_per_cycle = 65536,
+		.fabric_bytes_per_cycle = 4096,
+		.hop_cycles = 16,
+		.fifo_depth = 4,
+		.chunk_tokens = 16,
+	},
+	[WFS_PROFILE_ASIC] = {
+		.name = "asic",
+		.id = WFS_PROFILE_ASIC,
+		.stages = 4,
+		.sram_bytes = 1ull << 20,
+		.clock_hz = 1000000000ull,
+		.macs_per_cycle = 1024,
+		.sram_bytes_per_cycle = 256,
+		.fabric_bytes_per_cycle = 64,
+		.hop_cycles = 64,
+		.fifo_depth = 2,
+		.chunk_tokens = 16,
+	},
+};
+
+int wfs_profile_get(u32 id, struct wfs_profile *out)
+{
+	if (id >= WFS_PROFILE_COUNT)
+		return -WFS_EINVAL;
+	*out = wfs_profiles[id];
+	return 0;
+}
+
+static int name_eq(const char *a, const char *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < WFS_PROFILE_NAME_LEN; i++) {
+		if (a[i] != b[i])
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 0;
+}
+
+int wfs_profile_find(const char *name, struct wfs_profile *out)
+{
+	u32 i;
+
+	if (!name || !name[0])
+		return wfs_profile_get(WFS_PROFILE_WAFER, out);
+	for (i = 0; i < WFS_PROFILE_COUNT; i++) {
+		if (name_eq(name, wfs_profiles[i].name))
+			return wfs_profile_get(i, out);
+	}
+	return -WFS_ENOENT;
+}
+
+int wfs_profile_apply_overrides(struct wfs_profile *p, u32 stages,
+				u64 sram_bytes)
+{
+	if (stages && stages > WFS_MAX_STAGES)
+		return -WFS_EINVAL;
+	if (sram_bytes && (sram_bytes < WFS_MIN_SRAM_BYTES ||
+			   sram_bytes > WFS_MAX_SRAM_BYTES ||
+			   !WFS_IS_ALIGNED(sram_bytes, 64ull)))
+		return -WFS_EINVAL;
+	if (stages)
+		p->stages = stages;
+	if (sram_bytes)
+		p->sram_bytes = sram_bytes;
+	return 0;
+}

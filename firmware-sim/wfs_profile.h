@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_profile.h - hardware profiles of the simulated device.
+ *
+ * A profile is a table of the parameters the device model and the timing
+ * model (wfs_timing.h) are built from.  Two are built in:
+ *
+ *   wafer  a wafer-scale engine: many pipeline stages (wafer regions), each
+ *          with a large SRAM, wide MAC arrays and a fast on-wafer fabric;
+ *   asic   a custom inference ASIC: a few stages, small SRAM, narrower MAC
+ *          arrays, slower chip-to-chip links.
+ *
+ * The stage count and the SRAM per stage can be overridden when a device is
+ * created (module parameters in the driver); everything else comes from the
+ * profile.
+ */
+#ifndef WFS_PROFILE_H
+#define WFS_PROFILE_H
+
+#include "wfs_compat.h"
+
+/* Hard limits of the device model, whatever the profile says. */
+#define WFS_MAX_STAGES		64
+#define WFS_MIN_SRAM_BYTES	(64ull << 10)
+#define WFS_MAX_SRAM_BYTES	(1024ull * 1024 * 1024)
+#define WFS_PROFILE_NAME_LEN	16
+
+/**
+ * enum wfs_profile_id - built-in profiles (values are ABI: GET_INFO reports them)
+ * @WFS_PROFILE_WAFER: wafer-scale engine (default)
+ * @WFS_PROFILE_ASIC: inference ASIC
+ * @WFS_PROFILE_COUNT: number of profiles
+ */
+enum wfs_profile_id {
+	WFS_PROFILE_WAFER = 0,
+	WFS_PROFILE_ASIC = 1,
+	WFS_PROFILE_COUNT
+};
+
+/**
+ * struct wfs_profile - parameters of one hardware generation
+ * @name: "wafer" or "asic"
+ * @id: enum wfs_profile_id
+ * @stages: pipeline stages
+ * @sram_bytes: SRAM per stage
+ * @clock_hz: stage clock
+ * @macs_per_cycle: 16-bit multiply-accumulates per cycle per stage
+ * @sram_bytes_per_cycle: SRAM bandwidth per stage
+ * @fabric_bytes_per_cycle: bandwidth of the link from a stage to the next
+ * @hop_cycles: latency of one fabric hop, in cycles
+ * @fifo_depth: entries of the bounded FIFO in front of each stage
+ * @chunk_tokens: tokens per pipeline transfer (a job of N tokens moves
+ *	through the pipeline as ceil(N / chunk_tokens) chunks)
+ */
+struct wfs_profile {
+	char name[WFS_PROFILE_NAME_LEN];
+	u32 id;
+	u32 stages;
+	u64 sram_bytes;
+	u64 clock_hz;
+	u32 macs_per_cycle;
+	u32 sram_bytes_per_cycle;
+	u32 fabric_bytes_per_cycle;
+	u32 hop_cycles;
+	u32 fifo_depth;
+	u32 chunk_tokens;
+};
+
+/**
+ * wfs_profile_get() - a built-in profile by id
+ * @id: enum wfs_profile_id
+ * @out: filled with a copy of the profile
+ *
+ * Return: 0, or -WFS_EINVAL for an unknown id.
+ */
+int wfs_profile_get(u32 id, struct wfs_profile *out);
+
+/**
+ * wfs_profile_find() - a built-in profile by name
+ * @name: "wafer" or "asic" (NULL or "" selects the default, "wafer")
+ * @out: filled with a copy of the profile
+ *
+ * Return: 0, or -WFS_ENOENT for an unknown name.
+ */
+int wfs_profile_find(const char *name, struct wfs_profile *out);
+
+/**
+ * wfs_profile_apply_overrides() - apply the stage-count and SRAM overrides
+ * @p: profile to modify
+ * @stages: stage count, or 0 to keep the profile's
+ * @sram_bytes: SRAM bytes per stage, or 0 to keep the profile's
+ *
+ * Return: 0, or -WFS_EINVAL if an override is out of range
+ * (1..WFS_MAX_STAGES stages, WFS_MIN_SRAM_BYTES..WFS_MAX_SRAM_BYTES,
+ * a multiple of 64 bytes).
+ */
+int wfs_profile_apply_overrides(struct wfs_profile *p, u32 stages,
+				u64 sram_bytes);
+
+#endif /* WFS_PROFILE_H */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_sram.h - the SRAM arena of one pipeline stage.
+ *
+ * Each stage owns one fixed-size arena, allocated once when the device is
+ * created (on the device's NUMA node).  Everything the firmware places in a
+ * stage afterwards - weights, KV cache, FIFO buffers, scratch - is carved
+ * out of that arena by this allocator; nothing else allocates memory while
+ * the device is up.
+ *
+ * The allocator keeps its blocks in an array sorted by offset (allocated
+ * with the arena, so it needs no memory of its own) and places a request in
+ * the first gap that fits (first fit).  Every block carries a name so the
+ * driver can show an SRAM map in debugfs.  Arenas are small in block count
+ * (tens of blocks), so linear scans are fine.
+ *
+ * Locking: none.  All allocation happens on the command processor thread;
+ * callers serialise.
+ */
+#ifndef WFS_SRAM_H
+#define WFS_SRAM_H
+
+#include "wfs_compat.h"
+
+/* Default and minimum alignment of every block (a cache line). */
+#define WFS_SRAM_ALIGN		64
+/* Largest alignment a caller may ask for. */
+#define WFS_SRAM_MAX_ALIGN	4096
+/* Bytes of a block name, including the terminating NUL. */
+#define WFS_SRAM_NAME_LEN	24
+
+/**
+ * struct wfs_sram_block - one allocation
+ * @off: offset of the block from the arena base
+ * @size: bytes reserved (the request rounded up to WFS_SRAM_ALIGN)
+ * @req: bytes requested
+ * @name: NUL-terminated name shown in the SRAM map
+ */
+struct wfs_sram_block {
+	u64 off;
+	u64 size;
+	u64 req;
+	char name[WFS_SRAM_NAME_LEN];
+};
+
+/**
+ * struct wfs_sram - a stage's SRAM arena
+ * @base: first byte of the arena (aligned to WFS_SRAM_ALIGN)
+ * @size: arena capacity in bytes
+ * @blocks: live blocks, sorted by offset
+ * @n_blocks: entries used in @blocks
+ * @max_blocks: capacity of @blocks
+ * @used: bytes reserved by live blocks
+ * @peak: high-water mark of @used
+ * @n_allocs: successful allocations so far
+ * @n_fails: failed allocations so far
+ */
+struct wfs_sram {
+	u8 *base;
+	u64 size;
+	struct wfs_sram_block *blocks;
+	u32 n_blocks;
+	u32 max_blocks;
+	u64 used;
+	u64 peak;
+	u64 n_allocs;
+	u64 n_fails;
+};
+
+/**
+ * wfs_sram_init() - set up an arena over memory the caller owns
+ * @s: arena
+ * @mem: the arena memory; it is aligned up to WFS_SRAM_ALIGN internally
+ * @mem_bytes: bytes at @mem
+ * @blocks: storage for block records
+ * @max_blocks: entries at @blocks
+ *
+ * Return: 0, or -WFS_EINVAL if the memory is too small to hold anything.
+ */
+int wfs_sram_init(struct wfs_sram *s, void *mem, u64 mem_bytes,
+		  struct wfs_sram_block *blocks, u32 max_blocks);
+
+/**
+ * wfs_sram_alloc() - carve a named block out of the arena
+ * @s: arena
+ * @bytes: size (0 is treated as 1)
+ * @align: alignment, a power of two up to WFS_SRAM_MAX_ALIGN (0: default)
+ * @name: name for the SRAM map (truncated to fit)
+ *
+ * The block is zeroed.
+ *
+ * Return: the block, or NULL if no gap fits, the block table is full or the
+ * arguments are invalid.
+ */
+void *wfs_sram_alloc(struct wfs_sram *s, u64 bytes, u64 align,
+		     const char *name);
+
+/**
+ * wfs_sram_free() - release a block
+ * @s: arena
+ * @p: a pointer returned by wfs_sram_alloc() on @s, or NULL
+ *
+ * Return: 0, or -WFS_ENOENT if @p is not the start of a live block.
+ */
+int wfs_sram_free(struct wfs_sram *s, void *p);
+
+/**
+ * wfs_sram_reset() - release every block at once
+ * @s: arena
+ */
+void wfs_sram_reset(struct wfs_sram *s);
+
+/**
+ * wfs_sram_free_bytes() - bytes not reserved by any block
+ * @s: arena
+ *
+ * Return: size - used.
+ */
+u64 wfs_sram_free_bytes(const struct wfs_sram *s);
+
+/**
+ * wfs_sram_largest_free() - the largest gap, i.e. the largest block that
+ *	could be allocated with default alignment
+ * @s: arena
+ *
+ * Return: bytes of the largest gap.
+ */
+u64 wfs_sram_largest_free(const struct wfs_sram *s);
+
+/**
+ * wfs_sram_block_size() - bytes an allocation of @bytes would reserve
+ * @bytes: requested size
+ *
+ * Return: @bytes rounded up to WFS_SRAM_ALIGN (at least WFS_SRAM_ALIGN),
+ * or U64 max on overflow.
+ */
+u64 wfs_sram_block_size(u64 bytes);
+
+#endif /* WFS_SRAM_H */

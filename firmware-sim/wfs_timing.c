@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_timing.c - modelled device time (formulas in wfs_timing.h).
+ */
+#include "wfs_timing.h"
+
+#define NS_PER_S	1000000000ull
+
+static u64 div_round_up(u64 a, u64 b)
+{
+	return b ? wfs_div64_u64(a + b - 1, b) : 0;
+}
+
+void wfs_timing_layer_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+			   u32 pos0, u32 n, struct wfs_cost *c)
+{
+	u64 dd = d->dim, kv = d->kv_dim, h = d->hidden_dim;
+	u64 proj = dd * dd * 2 + 2 * dd * kv + 3 * dd * h;
+	/* sum_{p = pos0}^{pos0 + n - 1} (p + 1) */
+	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
+
+	c->macs += (u64)n * proj + 2 * dd * span;
+	c->bytes += weight_bytes + span * d->kv_pos_bytes +
+		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+}
+
+void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
+			   struct wfs_cost *c)
+{
+	c->bytes += (u64)n * d->act_bytes;
+}
+
+void wfs_timing_head_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+			  u32 n_out, struct wfs_cost *c)
+{
+	if (!n_out)
+		return;
+	c->macs += (u64)n_out * d->vocab * d->dim;
+	c->bytes += weight_bytes + (u64)n_out * d->act_bytes;
+}
+
+u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
+			    const struct wfs_cost *c)
+{
+	u64 compute = div_round_up(c->macs, p->macs_per_cycle);
+	u64 mem = div_round_up(c->bytes, p->sram_bytes_per_cycle);
+
+	return WFS_MAX(compute, mem);
+}
+
+u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes)
+{
+	return p->hop_cycles + div_round_up(bytes, p->fabric_bytes_per_cycle);
+}
+
+u64 wfs_timing_ns(const struct wfs_profile *p, u64 cycles)
+{
+	u64 hz = p->clock_hz ? p->clock_hz : 1;
+	u64 sec = wfs_div64_u64(cycles, hz);
+	u64 rem = cycles - sec * hz;
+
+	/* rem < hz < 2^34, so rem * 1e9 < 2^64. */
+	return sec * NS_PER_S + wfs_div64_u64(rem * NS_PER_S, hz);
+}
+
+u64 wfs_timing_rate(u64 count, u64 ns)
+{
+	u64 sec, rem;
+
+	if (!ns)
+		return 0;
+	/* count * 1e9 / ns without overflowing for count < 2^34. */
+	if (count < (1ull << 34))
+		return wfs_div64_u64(count * NS_PER_S, ns);
+	sec = wfs_div64_u64(count, ns);
+	rem = count - sec * ns;
+	return sec * NS_PER_S + wfs_div64_u64(rem * 1000, ns) * 1000000;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_timing.h - the modelled device time of the simulated accelerator.
+ *
+ * Besides host time, every stage accounts the time real hardware built to
+ * the profile (wfs_profile.h) would take.  The model is a roofline per stage
+ * plus a fabric hop per transfer, evaluated on a modelled timeline:
+ *
+ * Work of one pipeline chunk (n tokens at positions p0 .. p0+n-1) on a stage,
+ * summed over the layers the stage holds:
+ *
+ *   MACs   = n * (d*d + 2*d*kv + d*d + 3*d*h)          projections + FFN
+ *          + sum_p 2 * d * (p + 1)                     attention (QK^T, AV)
+ *          (+ head: V * d per position that needs logits)
+ *   bytes  = W                                         layer weights, read
+ *                                                      once per chunk (the
+ *                                                      chunk's tokens stream
+ *                                                      past resident weights)
+ *          + sum_p (p + 1) * kvpos                     KV read
+ *          + n * kvpos                                 KV written
+ *          + 2 * n * A                                 activations in + out
+ *
+ *   with d = dim, kv = kv_dim, h = hidden_dim, V = vocab, W = weight bytes
+ *   of the stage's layers, kvpos = KV bytes of one position of one layer,
+ *   A = activation record bytes.  The embedding stage adds n * A bytes, the
+ *   head adds its weight bytes once and V * d MACs per output position.
+ *
+ *   cycles_stage = max(ceil(MACs / macs_per_cycle),
+ *                      ceil(bytes / sram_bytes_per_cycle))
+ *   cycles_hop   = hop_cycles + ceil(n * A / fabric_bytes_per_cycle)
+ *   ns(c)        = c * 1e9 / clock_hz                 (integer, truncated)
+ *
+ * Timeline (all in modelled ns, per device, starting at 0):
+ *
+ *   arrival(stage 0) = ready time of the job (see below)
+ *   start(s)         = max(arrival(s), free_at(s))
+ *   end(s)           = start(s) + ns(cycles_stage(s))
+ *   free_at(s)       = end(s)
+ *   arrival(s + 1)   = end(s) + ns(cycles_hop)
+ *   busy(s)         += ns(cycles_stage(s))
+ *
+ * A job's modelled latency is arrival(last stage + 1) of its last chunk
+ * (the results' hop back to the host) minus start(stage 0) of its first
+ * chunk.  Its ready time is the latest of
+ *   - 0 (the host queued it ahead: it may enter as soon as stage 0 is free),
+ *   - the modelled completion time of the previous job of the same slot,
+ *     if that job had completed when the command processor fetched this one
+ *     (the host waited for it, as a decode loop does),
+ *   - the latest modelled completion time of the device, if no job at all
+ *     was in flight at fetch (the device sat idle: its clock stands there).
+ * So a decode loop that waits for each token serialises, while sequences
+ * queued together overlap in the pipeline.
+ *
+ * Aggregate modelled tokens/s = tokens * 1e9 / makespan, where makespan
+ * is the latest modelled completion time.  With many sequences in flight the
+ * pipeline is limited by its busiest stage, so spreading the same layers
+ * over more stages raises tokens/s; a single sequence pays the sum of all
+ * stages plus hops (time to first token grows a little with each stage).
+ */
+#ifndef WFS_TIMING_H
+#define WFS_TIMING_H
+
+#include "wfs_compat.h"
+#include "wfs_profile.h"
+
+/**
+ * struct wfs_cost - work of one chunk on one stage
+ * @macs: multiply-accumulates
+ * @bytes: SRAM bytes moved
+ */
+struct wfs_cost {
+	u64 macs;
+	u64 bytes;
+};
+
+/**
+ * struct wfs_timing_dims - model shape, as the timing model needs it
+ * @dim: model width d
+ * @kv_dim: key/value width
+ * @hidden_dim: feed-forward width h
+ * @vocab: vocabulary V
+ * @act_bytes: activation record bytes A
+ * @kv_pos_bytes: KV bytes of one position of one layer
+ */
+struct wfs_timing_dims {
+	u32 dim;
+	u32 kv_dim;
+	u32 hidden_dim;
+	u32 vocab;
+	u32 act_bytes;
+	u32 kv_pos_bytes;
+};
+
+/**
+ * wfs_timing_layer_cost() - add one layer's work for a chunk
+ * @d: model shape
+ * @weight_bytes: the layer's weight bytes W
+ * @pos0: position of the chunk's first token
+ * @n: tokens in the chunk
+ * @c: accumulated into
+ */
+void wfs_timing_layer_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+			   u32 pos0, u32 n, struct wfs_cost *c);
+
+/**
+ * wfs_timing_embed_cost() - add the embedding's work for a chunk
+ * @d: model shape
+ * @n: tokens in the chunk
+ * @c: accumulated into
+ */
+void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
+			   struct wfs_cost *c);
+
+/**
+ * wfs_timing_head_cost() - add the head's work for a chunk
+ * @d: model shape
+ * @weight_bytes: final norm + classifier bytes
+ * @n_out: positions of the chunk that need logits (0: no head work)
+ * @c: accumulated into
+ */
+void wfs_timing_head_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+			  u32 n_out, struct wfs_cost *c);
+
+/**
+ * wfs_timing_stage_cycles() - roofline cycles of a stage's work
+ * @p: profile
+ * @c: work
+ *
+ * Return: max(ceil(macs / macs_per_cycle), ceil(bytes / sram_bytes_per_cycle)).
+ */
+u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
+			    const struct wfs_cost *c);
+
+/**
+ * wfs_timing_hop_cycles() - cycles to move a chunk to the next stage
+ * @p: profile
+ * @bytes: activation bytes of the chunk
+ *
+ * Return: hop_cycles + ceil(bytes / fabric_bytes_per_cycle).
+ */
+u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes);
+
+/**
+ * wfs_timing_ns() - cycles to nanoseconds at the profile's clock
+ * @p: profile
+ * @cycles: cycles
+ *
+ * Return: cycles * 1e9 / clock_hz, truncated, without 64-bit overflow for
+ * any realistic cycle count.
+ */
+u64 wfs_timing_ns(const struct wfs_profile *p, u64 cycles);
+
+/**
+ * wfs_timing_rate() - events per second
+ * @count: events (tokens)
+ * @ns: modelled nanoseconds
+ *
+ * Return: count * 1e9 / ns, or 0 when @ns is 0.
+ */
+u64 wfs_timing_rate(u64 count, u64 ns);
+
+#endif /* WFS_TIMING_H */

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfw_abi.h - the firmware ABI of the simulated wafer device.
+ *
+ * This is the whole contract between the driver (kmod/, or the userspace
+ * in-process backend) and the device (firmware-sim/).  It is shaped like a
+ * PCI device's:
+ *
+ *  - a block of 32-bit registers (struct-less: byte offsets WFW_REG_*),
+ *    read and written with wfs_device_mmio_read32()/_write32();
+ *  - a command ring and a completion ring in host memory that the driver
+ *    allocates and hands to the device by "DMA address" (any u64 the
+ *    driver's DMA callbacks understand, see wfs_device.h);
+ *  - a doorbell register the driver writes after publishing commands;
+ *  - an interrupt: the device calls the driver's IRQ callback after
+ *    setting bits in WFW_REG_IRQ_STATUS.
+ *
+ * Versioning: WFW_REG_ABI_VERSION reads (major << 16 | minor).  A driver
+ * refuses a device whose major differs from WFW_ABI_MAJOR; a larger minor
+ * only adds commands, flags, or fields carved out of reserved space (which
+ * is always zero in older versions).  Every reserved or padding field a
+ * driver writes must be zero, and the device rejects commands where it is
+ * not, so reserved space can be given a meaning later.
+ *
+ * All fields are little-endian, naturally aligned, with explicit padding;
+ * sizes are checked by static assertions at the end of this file.  No
+ * pointers: device addresses are u64.
+ *
+ * Ring protocol (both rings): free-running u32 indices, see wfs_ring.h.
+ *
+ *   command ring     driver produces: writes descriptors at
+ *                    CMD_BASE + (tail % CMD_SIZE) * 64, then writes CMD_TAIL,
+ *                    then DOORBELL.  The device consumes and advances
+ *                    CMD_HEAD (read-only for the driver) once it has copied a
+ *                    descriptor: from then on the slot may be reused.
+ *   completion ring  device produces: writes a record at
+ *                    CPL_BASE + (tail % CPL_SIZE) * 64, advances CPL_TAIL,
+ *                    sets WFW_IRQ_CPL and calls the IRQ callback.  The driver
+ *                    consumes records from CPL_HEAD to CPL_TAIL and writes
+ *                    CPL_HEAD (writing CPL_HEAD also kicks the device, like
+ *                    a doorbell, so it can continue if it was waiting for
+ *                    completion space).
+ *
+ * The device never posts more completions than the completion ring can
+ * hold: it consumes a command only when it can reserve a completion slot for
+ * it, so a slow driver back-pressures the command ring instead of losing
+ * completions.  Every consumed command produces exactly one completion,
+ * except when a reset discards it (see WFW_CTRL_RESET) or a test-only fault
+ * drops it (WFW_FAULT_DROP_NEXT_CPL).
+ */
+#ifndef WFW_ABI_H
+#define WFW_ABI_H
+
+#include "wfs_compat.h"
+
+/*
+ * Bit n of a 32-bit register or flags field.  Not the kernel's BIT(): that
+ * one is unsigned long, and this header is also compiled in userspace.
+ */
+#define WFW_BIT(n)		(1u << (n))
+
+#define WFW_ABI_MAJOR		1
+#define WFW_ABI_MINOR		0
+#define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
+#define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
+#define WFW_ABI_VERSION_MINOR(v)	((u32)(v) & 0xffff)
+
+/* Firmware build version, reported for information only (major.minor.patch). */
+#define WFW_FW_VERSION		0x00010000u	/* 1.0.0 */
+
+/* ---------------------------------------------------------- registers -- */
+
+/*
+ * Register offsets in bytes.  All registers are 32 bits wide and must be
+ * accessed at 4-byte aligned offsets below WFW_REG_BLOCK_SIZE; other
+ * accesses read as 0 and are ignored when written.
+ *
+ * RO: writes are ignored.  WO: reads return 0.  RW: read back what was
+ * written (subject to the rules given).  W1C: write 1 to clear a bit.
+ */
+#define WFW_REG_ABI_VERSION	0x000	/* RO  WFW_ABI_VERSION */
+#define WFW_REG_FW_VERSION	0x004	/* RO  WFW_FW_VERSION */
+#define WFW_REG_STATUS		0x008	/* RO  WFW_STATUS_* */
+#define WFW_REG_CTRL		0x00c	/* RW  WFW_CTRL_* */
+#define WFW_REG_DOORBELL	0x010	/* WO  any value: new commands */
+#define WFW_REG_IRQ_STATUS	0x014	/* RO  WFW_IRQ_* latched */
+#define WFW_REG_IRQ_ACK		0x018	/* W1C clears IRQ_STATUS bits */
+#define WFW_REG_IRQ_MASK	0x01c	/* RW  1 = bit raises the IRQ */
+#define WFW_REG_FAULT		0x020	/* RO  WFW_FAULT_* sticky until reset */
+#define WFW_REG_HEARTBEAT	0x024	/* RO  increments as the CP runs */
+#define WFW_REG_RESET_COUNT	0x028	/* RO  resets performed so far */
+#define WFW_REG_NUM_STAGES	0x030	/* RO  pipeline stages */
+#define WFW_REG_SRAM_KIB	0x034	/* RO  SRAM per stage in KiB */
+#define WFW_REG_PROFILE		0x038	/* RO  enum wfs_profile_id */
+#define WFW_REG_CMD_BASE_LO	0x040	/* RW  command ring address [31:0] */
+#define WFW_REG_CMD_BASE_HI	0x044	/* RW  command ring address [63:32] */
+#define WFW_REG_CMD_SIZE	0x048	/* RW  entries, power of two */
+#define WFW_REG_CMD_HEAD	0x04c	/* RO  device's consumer index */
+#define WFW_REG_CMD_TAIL	0x050	/* RW  driver's producer index */
+#define WFW_REG_CPL_BASE_LO	0x060	/* RW  completion ring address [31:0] */
+#define WFW_REG_CPL_BASE_HI	0x064	/* RW  completion ring address [63:32] */
+#define WFW_REG_CPL_SIZE	0x068	/* RW  entries, power of two */
+#define WFW_REG_CPL_HEAD	0x06c	/* RW  driver's consumer index */
+#define WFW_REG_CPL_TAIL	0x070	/* RO  device's producer index */
+#define WFW_REG_BLOCK_SIZE	0x100
+
+/* Ring limits: sizes are powers of two in [2, WFW_RING_MAX_ENTRIES]. */
+#define WFW_RING_MAX_ENTRIES	4096
+/* Ring base addresses must be aligned to this. */
+#define WFW_RING_ALIGN		64
+
+/* WFW_REG_STATUS */
+#define WFW_STATUS_READY	WFW_BIT(0)	/* firmware up, registers live */
+#define WFW_STATUS_ENABLED	WFW_BIT(1)	/* rings latched and processed */
+#define WFW_STATUS_MODEL	WFW_BIT(2)	/* a model is loaded */
+#define WFW_STATUS_FAULT	WFW_BIT(3)	/* WFW_REG_FAULT != 0: halted */
+#define WFW_STATUS_RESETTING	WFW_BIT(4)	/* a reset is in progress */
+
+/*
+ * WFW_REG_CTRL.  ENABLE is a level: writing it 0 -> 1 validates and
+ * latches the ring registers (CMD/CPL BASE and SIZE; they are read-only
+ * while enabled) and starts command processing; 1 -> 0 stops fetching new
+ * commands (work already fetched still completes).  A ring configuration
+ * that is not valid sets WFW_FAULT_RING_CONFIG instead of enabling.
+ *
+ * RESET is self-clearing and synchronous: the write returns when the reset
+ * is complete (it sleeps: process context only; never from the IRQ
+ * callback).  A reset stops every firmware worker, discards every fetched
+ * command and in-flight job WITHOUT posting completions for them (the driver
+ * fails those jobs itself), clears armed faults and WFW_REG_FAULT, sets
+ * CMD_HEAD = CMD_TAIL = CPL_HEAD = CPL_TAIL = 0 and IRQ_STATUS = 0, and
+ * keeps ring bases, sizes, ENABLE and IRQ_MASK.  With RESET_FULL also set,
+ * the model is unloaded and all contexts are destroyed (all SRAM freed);
+ * without it, the model and contexts survive (KV contents of positions
+ * written by discarded jobs are undefined).  The IRQ callback is never
+ * running while, or called because of what happened before, a reset.
+ */
+#define WFW_CTRL_ENABLE		WFW_BIT(0)
+#define WFW_CTRL_RESET		WFW_BIT(1)
+#define WFW_CTRL_RESET_FULL	WFW_BIT(2)
+
+/* WFW_REG_IRQ_STATUS / IRQ_ACK / IRQ_MASK */
+#define WFW_IRQ_CPL		WFW_BIT(0)	/* completions were posted */
+#define WFW_IRQ_FAULT		WFW_BIT(1)	/* a WFW_FAULT_* bit was set */
+#define WFW_IRQ_ALL		(WFW_IRQ_CPL | WFW_IRQ_FAULT)
+
+/* WFW_REG_FAULT: the device halts command processing until reset. */
+#define WFW_FAULT_RING_CONFIG	WFW_BIT(0)	/* bad base/size at ENABLE */
+#define WFW_FAULT_CMD_TAIL	WFW_BIT(1)	/* CMD_TAIL - CMD_HEAD > CMD_SIZE */
+#define WFW_FAULT_CMD_DMA	WFW_BIT(2)	/* reading a descriptor failed */
+#define WFW_FAULT_CPL_HEAD	WFW_BIT(3)	/* CPL_HEAD moved backwards/past tail */
+#define WFW_FAULT_CPL_DMA	WFW_BIT(4)	/* writing a completion failed */
+
+/* ----------------------------------------------------------- commands -- */
+
+/**
+ * enum wfw_opcode - command opcodes
+ * @WFW_OP_NOP: does nothing; completes with status 0
+ * @WFW_OP_GET_INFO: write a struct wfw_info to host memory
+ * @WFW_OP_LOAD_MODEL: copy a model blob into stage SRAM
+ * @WFW_OP_UNLOAD_MODEL: release the model (no contexts may exist)
+ * @WFW_OP_CREATE_CONTEXT: allocate KV cache: slots x context length
+ * @WFW_OP_DESTROY_CONTEXT: free a context after its jobs finished
+ * @WFW_OP_RUN_JOB: run N tokens of one sequence slot through the pipeline
+ * @WFW_OP_RESET: cancel in-flight jobs (each completes with -ECANCELED)
+ * @WFW_OP_FAULT_INJECT: test only: arm a fault
+ * @WFW_OP_GET_STATS: write per-stage struct wfw_stage_stats to host memory
+ * @WFW_OP_GET_SRAM_MAP: write one stage's struct wfw_sram_entry list
+ * @WFW_OP_READ_LOG: copy firmware log text to host memory
+ * @WFW_OP_COUNT: number of opcodes
+ */
+enum wfw_opcode {
+	WFW_OP_NOP = 0,
+	WFW_OP_GET_INFO = 1,
+	WFW_OP_LOAD_MODEL = 2,
+	WFW_OP_UNLOAD_MODEL = 3,
+	WFW_OP_CREATE_CONTEXT = 4,
+	WFW_OP_DESTROY_CONTEXT = 5,
+	WFW_OP_RUN_JOB = 6,
+	WFW_OP_RESET = 7,
+	WFW_OP_FAULT_INJECT = 8,
+	WFW_OP_GET_STATS = 9,
+	WFW_OP_GET_SRAM_MAP = 10,
+	WFW_OP_READ_LOG = 11,
+	WFW_OP_COUNT
+};
+
+/**
+ * struct wfw_cmd_buf - payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG
+ * @addr: device address of the host buffer the firmware writes
+ * @len: bytes available at @addr
+ * @index: GET_STATS: first stage; GET_SRAM_MAP: the stage; else 0
+ * @pos: READ_LOG: absolute log byte position to read from; else 0
+ * @reserved: must be zero
+ */
+struct wfw_cmd_buf {
+	u64 addr;
+	u32 len;
+	u32 index;
+	u64 pos;
+	u64 reserved[3];
+};
+
+/* LOAD_MODEL flags: none defined yet (layer ranges, weight streaming). */
+#define WFW_LOAD_FLAGS_ALL	0u
+
+/**
+ * struct wfw_cmd_load_model - payload of LOAD_MODEL
+ * @addr: device address of the blob (the driver has validated it; it must
+ *	not change until the command completes)
+ * @len: blob bytes
+ * @flags: WFW_LOAD_* (none defined: must be zero)
+ * @layer_first: first layer to load; must be 0 (reserved for multi-device
+ *	pipelines that load a contiguous layer range)
+ * @layer_count: layers to load; must be 0 (= all)
+ * @reserved: must be zero
+ *
+ * Completion: status 0, -EBUSY (a model is loaded), -ENOEXEC/-EINVAL/...
+ * (the blob failed validation), -ENOSPC (does not fit: value = SRAM bytes
+ * the largest stage needed, result0 = the stage, result1 = SRAM KiB per
+ * stage; a log line says the same).  On success: result0 = stages used,
+ * result1 = layers, result2 = slots of max context length that fit,
+ * value = SRAM bytes used by the model.
+ */
+struct wfw_cmd_load_model {
+	u64 addr;
+	u64 len;
+	u32 flags;
+	u32 layer_first;
+	u32 layer_count;
+	u32 reserved[5];
+};
+
+/* CREATE_CONTEXT flags: none defined yet (int8 KV is a model property). */
+#define WFW_CTX_FLAGS_ALL	0u
+
+/**
+ * struct wfw_cmd_context - payload of CREATE_CONTEXT and DESTROY_CONTEXT
+ * @ctx_id: DESTROY: the context; CREATE: must be zero
+ * @slots: CREATE: sequence slots (>= 1); DESTROY: zero
+ * @ctx_len: CREATE: positions per slot, 1..model max; DESTROY: zero
+ * @flags: WFW_CTX_* (none defined: must be zero)
+ * @reserved: must be zero
+ *
+ * CREATE completion: result0 = the new context id, value = KV bytes
+ * allocated; -ENOENT (no model), -E2BIG (ctx_len above the model's
+ * maximum), -ENOSPC (KV does not fit: value = bytes the fullest stage
+ * lacked), -EMFILE (context table full).  DESTROY waits until the
+ * context's in-flight jobs have completed, then frees it; -ENOENT for an
+ * unknown id.
+ */
+struct wfw_cmd_context {
+	u32 ctx_id;
+	u32 slots;
+	u32 ctx_len;
+	u32 flags;
+	u32 reserved[8];
+};
+
+/* RUN_JOB flags */
+#define WFW_JOB_ALL_POSITIONS	WFW_BIT(0)	/* a record per position */
+#define WFW_JOB_IN_ACT		WFW_BIT(1)	/* reserved: activations in */
+#define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* reserved: activations out */
+#define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
+				 WFW_JOB_OUT_ACT)
+#define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_ALL_POSITIONS
+
+/* Largest top-k a job may ask for. */
+#define WFW_MAX_TOPK		32
+
+/**
+ * struct wfw_cmd_run_job - payload of RUN_JOB
+ * @ctx_id: context (from CREATE_CONTEXT)
+ * @slot: sequence slot in the context, < its slots
+ * @start_pos: position of the first token; start_pos + n_tokens must not
+ *	exceed the context length.  Positions before start_pos must have been
+ *	filled by earlier jobs on the same slot (the KV cache is not checked).
+ * @n_tokens: tokens to run, >= 1
+ * @in_addr: device address of n_tokens u32 token ids, each < vocab
+ * @out_addr: device address of the output (struct wfw_out_rec records)
+ * @out_len: bytes at @out_addr; at least records * WFW_OUT_REC_SIZE(@topk)
+ *	where records = n_tokens with WFW_JOB_ALL_POSITIONS, else 1 (the last
+ *	position)
+ * @topk: (token, logit) pairs per record, 0..WFW_MAX_TOPK
+ * @flags: WFW_JOB_*; unknown bits -EINVAL, reserved ones -EOPNOTSUPP
+ * @reserved: must be zero
+ *
+ * Jobs run in submission order per stage, so jobs of one slot may be
+ * queued back to back (the second sees the KV the first wrote).  Jobs of
+ * different slots and contexts overlap in the pipeline.
+ *
+ * Completion: status 0 or -errno; result0 = tokens run, result1 = records
+ * written, result2 = pipeline chunks; device_ns = modelled latency from the
+ * job entering stage 0 to its last result leaving the last stage; value =
+ * modelled device timestamp (ns) of that moment.  A token id >= vocab
+ * fails the job with -EINVAL: if detected before the job enters the
+ * pipeline (the firmware scans the input first), nothing ran; if the input
+ * changed while the job ran, KV of the positions already run is updated.
+ */
+struct wfw_cmd_run_job {
+	u32 ctx_id;
+	u32 slot;
+	u32 start_pos;
+	u32 n_tokens;
+	u64 in_addr;
+	u64 out_addr;
+	u32 out_len;
+	u16 topk;
+	u16 flags;
+	u32 reserved[2];
+};
+
+/* RESET flags (command form): none defined. */
+#define WFW_RESET_FLAGS_ALL	0u
+
+/**
+ * struct wfw_cmd_reset - payload of RESET (the command form)
+ * @flags: must be zero
+ * @reserved: must be zero
+ *
+ * Stops the pipeline, completes every job in flight with -ECANCELED (jobs
+ * fetched before the RESET command), clears armed faults, restarts the
+ * pipeline, then completes the RESET itself (result0 = jobs cancelled).
+ * Rings, model and contexts are kept.  To recover a device whose command
+ * processor is stuck (e.g. behind a hung job), use the register reset
+ * (WFW_CTRL_RESET / wfs_device_reset()) instead.
+ */
+struct wfw_cmd_reset {
+	u32 flags;
+	u32 reserved[11];
+};
+
+/**
+ * enum wfw_fault - faults FAULT_INJECT can arm (one-shot each)
+ * @WFW_FAULT_NONE: disarm all faults
+ * @WFW_FAULT_HANG_NEXT_JOB: the next RUN_JOB stalls stage 0 for good: it and
+ *	every job behind it never complete until a reset
+ * @WFW_FAULT_DROP_NEXT_CPL: the next RUN_JOB completion is not posted
+ * @WFW_FAULT_CORRUPT_NEXT_CPL: the next RUN_JOB completion is posted with
+ *	its cookie and status scrambled and a wrong check value
+ * @WFW_FAULT_COUNT: number of fault kinds
+ */
+enum wfw_fault {
+	WFW_FAULT_NONE = 0,
+	WFW_FAULT_HANG_NEXT_JOB = 1,
+	WFW_FAULT_DROP_NEXT_CPL = 2,
+	WFW_FAULT_CORRUPT_NEXT_CPL = 3,
+	WFW_FAULT_COUNT
+};
+
+/**
+ * struct wfw_cmd_fault - payload of FAULT_INJECT (test only)
+ * @fault: enum wfw_fault
+ * @reserved: must be zero
+ *
+ * -EPERM unless the device was created with fault injection allowed.
+ */
+struct wfw_cmd_fault {
+	u32 fault;
+	u32 reserved[11];
+};
+
+/**
+ * struct wfw_cmd - a command descriptor (64 bytes) in the command ring
+ * @opcode: enum wfw_opcode; unknown opcodes complete with -EOPNOTSUPP
+ * @flags: must be zero (per-command flags live in the payload)
+ * @reserved0: must be zero
+ * @cookie: opaque to the device; copied to the completion
+ * @buf: payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG
+ * @load: payload of LOAD_MODEL
+ * @ctx: payload of CREATE_CONTEXT, DESTROY_CONTEXT
+ * @job: payload of RUN_JOB
+ * @reset: payload of RESET
+ * @fault: payload of FAULT_INJECT
+ * @raw: the payload as bytes; NOP and UNLOAD_MODEL need it all zero
+ */
+struct wfw_cmd {
+	u16 opcode;
+	u16 flags;
+	u32 reserved0;
+	u64 cookie;
+	union {
+		struct wfw_cmd_buf buf;
+		struct wfw_cmd_load_model load;
+		struct wfw_cmd_context ctx;
+		struct wfw_cmd_run_job job;
+		struct wfw_cmd_reset reset;
+		struct wfw_cmd_fault fault;
+		u8 raw[48];
+	};
+};
+
+/* -------------------------------------------------------- completions -- */
+
+/* struct wfw_cpl.flags */
+#define WFW_CPL_F_VALID		WFW_BIT(0)	/* always set by the device */
+
+/**
+ * struct wfw_cpl - a completion record (64 bytes) in the completion ring
+ * @cookie: the command's cookie
+ * @status: 0 on success, else a negative Linux errno
+ * @opcode: the command's opcode
+ * @flags: WFW_CPL_F_*
+ * @seq: completion sequence number: 1 for the first completion after the
+ *	device was created or reset, then +1 per completion posted (a gap
+ *	means a completion was dropped)
+ * @result0: command-specific (see each payload's description)
+ * @result1: command-specific
+ * @result2: command-specific
+ * @value: command-specific 64-bit value
+ * @device_ns: modelled device time the command took (RUN_JOB: latency)
+ * @host_ns: host time the firmware spent on the command
+ * @reserved: zero
+ * @check: wfw_cpl_check() of the other fields; a driver that finds a
+ *	mismatch must not trust any field of the record
+ */
+struct wfw_cpl {
+	u64 cookie;
+	s32 status;
+	u16 opcode;
+	u16 flags;
+	u32 seq;
+	u32 result0;
+	u32 result1;
+	u32 result2;
+	u64 value;
+	u64 device_ns;
+	u64 host_ns;
+	u32 reserved;
+	u32 check;
+};
+
+/**
+ * wfw_cpl_check() - integrity value of a completion record
+ * @c: the record
+ *
+ * FNV-1a over the 60 bytes before @check.
+ *
+ * Return: the value @c->check must hold.
+ */
+static inline u32 wfw_cpl_check(const struct wfw_cpl *c)
+{
+	const u8 *p = (const u8 *)c;
+	u32 h = 2166136261u;
+	unsigned int i;
+
+	for (i = 0; i < 60; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* -------------------------------------------------- job output records -- */
+
+/**
+ * struct wfw_topk_pair - one top-k entry
+ * @token: token id
+ * @logit: its logit, signed fixed point with WFW_LOGIT_FRAC_BITS fraction
+ *	bits as computed by the firmware's classifier
+ */
+struct wfw_topk_pair {
+	u32 token;
+	s32 logit;
+};
+
+/**
+ * struct wfw_out_rec - RUN_JOB result for one position
+ * @pos: the position
+ * @argmax: the most likely next token
+ * @argmax_logit: its logit (same fixed point as the pairs)
+ * @k: pairs that follow (the job's topk)
+ * @topk: the k most likely tokens, best first
+ *
+ * Records are packed back to back, each WFW_OUT_REC_SIZE(k) bytes.
+ */
+struct wfw_out_rec {
+	u32 pos;
+	u32 argmax;
+	s32 argmax_logit;
+	u32 k;
+	struct wfw_topk_pair topk[];
+};
+
+#define WFW_OUT_REC_SIZE(k)	(16u + 8u * (u32)(k))
+
+/* ---------------------------------------------------- GET_INFO result -- */
+
+/* struct wfw_info.caps */
+#define WFW_CAP_ALL_POSITIONS	WFW_BIT(0)	/* WFW_JOB_ALL_POSITIONS */
+#define WFW_CAP_FAULT_INJECT	WFW_BIT(1)	/* FAULT_INJECT allowed */
+#define WFW_CAP_CMD_RESET	WFW_BIT(2)	/* RESET command */
+
+/**
+ * struct wfw_info - device description written by GET_INFO (256 bytes)
+ * @abi_version: WFW_ABI_VERSION
+ * @info_size: sizeof(struct wfw_info) of this firmware
+ * @fw_version: WFW_FW_VERSION
+ * @profile: enum wfs_profile_id
+ * @profile_name: NUL-terminated profile name
+ * @num_stages: pipeline stages
+ * @fifo_depth: FIFO entries in front of each stage
+ * @sram_bytes: SRAM per stage
+ * @clock_hz: stage clock
+ * @macs_per_cycle: MACs per cycle per stage
+ * @sram_bytes_per_cycle: SRAM bandwidth per stage
+ * @fabric_bytes_per_cycle: stage-to-stage link bandwidth
+ * @hop_cycles: fabric hop latency
+ * @chunk_tokens: tokens per pipeline transfer
+ * @max_topk: WFW_MAX_TOPK
+ * @max_jobs: jobs the device holds in flight at most
+ * @max_contexts: contexts that can exist at once
+ * @caps: WFW_CAP_*
+ * @model_loaded: 1 if a model is loaded
+ * @dim: model width (0 without a model; same for the fields below)
+ * @hidden_dim: feed-forward width
+ * @n_layers: layers
+ * @n_heads: attention heads
+ * @n_kv_heads: key/value heads
+ * @vocab: vocabulary size
+ * @max_ctx: longest context the model supports
+ * @stages_used: stages holding model layers
+ * @contexts: contexts that exist
+ * @max_slots_at_max_ctx: further slots of @max_ctx positions that fit now
+ * @kv_bytes_per_pos: KV bytes one position of one slot takes, summed over
+ *	all layers (capacity planning: slots * ctx_len * this, roughly)
+ * @sram_used: SRAM bytes in use, all stages
+ * @sram_free_min: free SRAM of the fullest stage
+ * @jobs_completed: RUN_JOBs completed since create
+ * @tokens: tokens run since create
+ * @modelled_makespan_ns: modelled device time from the first job to the
+ *	last completion (idle gaps between jobs included only when a later
+ *	job had to wait for an earlier one on the same slot)
+ * @modelled_tokens_per_s: tokens / modelled_makespan_ns * 1e9
+ * @bottleneck_busy_ns: modelled busy time of the busiest stage
+ * @reserved: zero
+ */
+struct wfw_info {
+	u32 abi_version;
+	u32 info_size;
+	u32 fw_version;
+	u32 profile;
+	char profile_name[16];
+	u32 num_stages;
+	u32 fifo_depth;
+	u64 sram_bytes;
+	u64 clock_hz;
+	u32 macs_per_cycle;
+	u32 sram_bytes_per_cycle;
+	u32 fabric_bytes_per_cycle;
+	u32 hop_cycles;
+	u32 chunk_tokens;
+	u32 max_topk;
+	u32 max_jobs;
+	u32 max_contexts;
+	u32 caps;
+	u32 model_loaded;
+	u32 dim;
+	u32 hidden_dim;
+	u32 n_layers;
+	u32 n_heads;
+	u32 n_kv_heads;
+	u32 vocab;
+	u32 max_ctx;
+	u32 stages_used;
+	u32 contexts;
+	u32 max_slots_at_max_ctx;
+	u64 kv_bytes_per_pos;
+	u64 sram_used;
+	u64 sram_free_min;
+	u64 jobs_completed;
+	u64 tokens;
+	u64 modelled_makespan_ns;
+	u64 modelled_tokens_per_s;
+	u64 bottleneck_busy_ns;
+	u64 reserved[7];
+};
+
+/* --------------------------------------------------- GET_STATS result -- */
+
+/* struct wfw_stage_stats.flags */
+#define WFW_STAGE_EMBED		WFW_BIT(0)	/* holds the token embedding */
+#define WFW_STAGE_HEAD		WFW_BIT(1)	/* holds final norm + classifier */
+
+/**
+ * struct wfw_stage_stats - one stage's counters (GET_STATS writes an array;
+ *	completion result0 = entries written, result1 = stages)
+ * @stage: stage index
+ * @flags: WFW_STAGE_*
+ * @first_layer: first model layer on the stage
+ * @n_layers: layers on the stage (0: unused)
+ * @sram_size: SRAM capacity
+ * @sram_used: SRAM in use
+ * @sram_peak: high-water mark of @sram_used
+ * @sram_blocks: named allocations
+ * @fifo_hw: high-water mark of the stage's input FIFO
+ * @chunks: pipeline chunks processed
+ * @tokens: tokens processed
+ * @jobs: distinct jobs that finished on this stage
+ * @host_busy_ns: host time spent processing
+ * @modelled_busy_ns: modelled device time spent processing
+ * @reserved: zero
+ */
+struct wfw_stage_stats {
+	u32 stage;
+	u32 flags;
+	u32 first_layer;
+	u32 n_layers;
+	u64 sram_size;
+	u64 sram_used;
+	u64 sram_peak;
+	u32 sram_blocks;
+	u32 fifo_hw;
+	u64 chunks;
+	u64 tokens;
+	u64 jobs;
+	u64 host_busy_ns;
+	u64 modelled_busy_ns;
+	u64 reserved[3];
+};
+
+/* ------------------------------------------------ GET_SRAM_MAP result -- */
+
+/**
+ * struct wfw_sram_entry - one named SRAM allocation (GET_SRAM_MAP writes an
+ *	array for one stage; result0 = entries written, result1 = entries on
+ *	the stage, value = bytes used)
+ * @offset: offset in the stage's SRAM
+ * @size: bytes reserved
+ * @requested: bytes asked for
+ * @name: NUL-terminated name ("L3.weights", "ctx2.kv", "fifo", ...)
+ */
+struct wfw_sram_entry {
+	u64 offset;
+	u64 size;
+	u64 requested;
+	char name[24];
+};
+
+/*
+ * READ_LOG: copies log text starting at absolute byte position pos (or
+ * the oldest retained byte, if pos is older) into the buffer.  Completion:
+ * result0 = bytes written, result1 = bytes skipped because they were
+ * overwritten, value = the position to pass next time.  Lines end in '\n'.
+ */
+
+/* Logit fixed point of struct wfw_topk_pair (Q16.16). */
+#define WFW_LOGIT_FRAC_BITS	16
+
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_buf) == 48, "wfw_cmd_buf size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_load_model) == 48, "load size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_context) == 48, "context size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_run_job) == 48, "run_job size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_reset) == 48, "reset size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_fault) == 48, "fault size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd) == 64, "wfw_cmd size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cpl) == 64, "wfw_cpl size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_out_rec) == 16, "wfw_out_rec size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_info) == 256, "wfw_info size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_stage_stats) == 112, "stats size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_sram_entry) == 48, "sram entry size");
+
+#endif /* WFW_ABI_H */

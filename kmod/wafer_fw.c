@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer firmware interface: bring-up, rings, interrupt, control commands,
+ * reset.  See wafer_fw.h and firmware-sim/wfw_abi.h.
+ */
+#include <linux/jiffies.h>
+#include <linux/lockdep.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "wafer_fw.h"
+#include "wfs_device.h"
+#include "wfs_ring.h"
+
+u32 wafer_fw_read_reg(struct wafer_fw *fw, u32 off)
+{
+	return wfs_device_mmio_read32(fw->wfs, off);
+}
+
+static void write_reg(struct wafer_fw *fw, u32 off, u32 val)
+{
+	wfs_device_mmio_write32(fw->wfs, off, val);
+}
+
+/* Hands a verified completion to its owner: the control waiter or a job. */
+static void dispatch(struct wafer_fw *fw, const struct wfw_cpl *c)
+{
+	if (!(c->cookie & WAFER_FW_COOKIE_CTRL)) {
+		fw->cfg.job_cpl(fw->cfg.owner, c);
+		return;
+	}
+	spin_lock(&fw->cpl_lock);
+	if (fw->ctrl_cookie && c->cookie == fw->ctrl_cookie) {
+		fw->ctrl_cpl = *c;
+		fw->ctrl_cookie = 0;
+		complete(&fw->ctrl_done);
+	}
+	spin_unlock(&fw->cpl_lock);
+}
+
+/*
+ * The emulated interrupt: called by a firmware thread (process context,
+ * serialised, never during a reset).  Acks first, then drains, so that a
+ * completion posted meanwhile raises another call.
+ */
+static void wafer_fw_irq(void *ctx)
+{
+	struct wafer_fw *fw = ctx;
+	u32 status, head, tail;
+
+	status = wafer_fw_read_reg(fw, WFW_REG_IRQ_STATUS);
+	write_reg(fw, WFW_REG_IRQ_ACK, status);
+
+	if (status & WFW_IRQ_FAULT)
+		fw->cfg.fault(fw->cfg.owner, "the device reported a fault");
+
+	spin_lock(&fw->cpl_lock);
+	head = fw->cpl_head;
+	spin_unlock(&fw->cpl_lock);
+	tail = wafer_fw_read_reg(fw, WFW_REG_CPL_TAIL);
+	if (!wfs_ring_indices_valid(head, tail, WAFER_FW_CPL_ENTRIES)) {
+		fw->cfg.fault(fw->cfg.owner, "completion ring tail out of range");
+		return;
+	}
+	while (head != tail) {
+		struct wfw_cpl c;
+		bool lost;
+
+		memcpy(&c, &fw->cpl_ring[wfs_ring_slot(head, WAFER_FW_CPL_ENTRIES)],
+		       sizeof(c));
+		head++;
+		if (wfw_cpl_check(&c) != c.check || !(c.flags & WFW_CPL_F_VALID)) {
+			fw->cfg.fault(fw->cfg.owner, "corrupt completion record");
+			continue;
+		}
+		spin_lock(&fw->cpl_lock);
+		lost = c.seq != fw->cpl_seq + 1;
+		fw->cpl_seq = c.seq;
+		spin_unlock(&fw->cpl_lock);
+		if (lost)
+			fw->cfg.fault(fw->cfg.owner, "a completion was lost");
+		dispatch(fw, &c);
+	}
+	spin_lock(&fw->cpl_lock);
+	fw->cpl_head = head;
+	spin_unlock(&fw->cpl_lock);
+	write_reg(fw, WFW_REG_CPL_HEAD, head);
+}
+
+/**
+ * wafer_fw_post() - put a command in the command ring and ring the doorbell
+ * @fw: firmware interface
+ * @cmd: the command (copied)
+ *
+ * Never sleeps (called from the scheduler's run_job).  The job layer's
+ * credit limit keeps the ring from overflowing; -EBUSY says it did anyway.
+ *
+ * Return: 0 or -EBUSY.
+ */
+int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd)
+{
+	unsigned long flags;
+	u32 head;
+
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	head = wafer_fw_read_reg(fw, WFW_REG_CMD_HEAD);
+	if (wfs_ring_full(head, fw->cmd_tail, WAFER_FW_CMD_ENTRIES)) {
+		spin_unlock_irqrestore(&fw->cmd_lock, flags);
+		return -EBUSY;
+	}
+	memcpy(&fw->cmd_ring[wfs_ring_slot(fw->cmd_tail, WAFER_FW_CMD_ENTRIES)],
+	       cmd, sizeof(*cmd));
+	/* The descriptor must be visible before the tail that publishes it. */
+	wmb();
+	fw->cmd_tail++;
+	write_reg(fw, WFW_REG_CMD_TAIL, fw->cmd_tail);
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	wfs_device_doorbell(fw->wfs);
+	return 0;
+}
+
+/* Runs a control command; the caller holds ctrl_lock. */
+static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
+{
+	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
+	int ret;
+
+	lockdep_assert_held(&fw->ctrl_lock);
+	spin_lock(&fw->cpl_lock);
+	cmd->cookie = WAFER_FW_COOKIE_CTRL | ++fw->ctrl_seq;
+	fw->ctrl_cookie = cmd->cookie;
+	reinit_completion(&fw->ctrl_done);
+	spin_unlock(&fw->cpl_lock);
+
+	ret = wafer_fw_post(fw, cmd);
+	if (!ret && !wait_for_completion_timeout(&fw->ctrl_done, timeout))
+		ret = -ETIMEDOUT;
+
+	spin_lock(&fw->cpl_lock);
+	if (ret) {
+		fw->ctrl_cookie = 0;
+		memset(cpl, 0, sizeof(*cpl));
+		cpl->status = ret;
+	} else {
+		*cpl = fw->ctrl_cpl;
+	}
+	spin_unlock(&fw->cpl_lock);
+	if (ret == -ETIMEDOUT)
+		fw->cfg.fault(fw->cfg.owner, "a control command timed out");
+	return cpl->status;
+}
+
+/**
+ * wafer_fw_ctrl() - run a control command and wait for its completion
+ * @fw: firmware interface
+ * @cmd: the command; its cookie is assigned here
+ * @cpl: out: the completion record (status -ETIMEDOUT / -EIO when none came)
+ *
+ * Sleeps; one control command at a time.
+ *
+ * Return: the command's status.
+ */
+int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
+{
+	int ret;
+
+	mutex_lock(&fw->ctrl_lock);
+	ret = ctrl_locked(fw, cmd, cpl);
+	mutex_unlock(&fw->ctrl_lock);
+	return ret;
+}
+
+/**
+ * wafer_fw_ctrl_read() - run a command that writes a buffer, and copy it out
+ * @fw: firmware interface
+ * @opcode: WFW_OP_GET_INFO, GET_STATS, GET_SRAM_MAP or READ_LOG
+ * @index: the payload's index
+ * @pos: the payload's pos
+ * @out: where the result goes
+ * @len: bytes available at @out (at most WAFER_FW_CTRL_BUF_SIZE)
+ * @cpl: out: the completion record
+ *
+ * Return: the command's status.
+ */
+int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
+		       void *out, u32 len, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd cmd = { .opcode = opcode };
+	int ret;
+
+	if (len > WAFER_FW_CTRL_BUF_SIZE)
+		return -EINVAL;
+	cmd.buf.addr = fw->ctrl_buf_addr;
+	cmd.buf.len = len;
+	cmd.buf.index = index;
+	cmd.buf.pos = pos;
+	/* The buffer is shared by all control commands. */
+	mutex_lock(&fw->ctrl_lock);
+	memset(fw->ctrl_buf, 0, len);
+	ret = ctrl_locked(fw, &cmd, cpl);
+	if (!ret)
+		memcpy(out, fw->ctrl_buf, len);
+	mutex_unlock(&fw->ctrl_lock);
+	return ret;
+}
+
+/**
+ * wafer_fw_reset() - reset the device and the driver's ring state
+ * @fw: firmware interface
+ * @full: also unload the model and destroy all contexts
+ *
+ * Every command in flight is discarded without a completion: the caller
+ * fails the jobs it had posted.  A control command waiting is failed with
+ * -EIO.  Sleeps.  The caller keeps new jobs from being posted meanwhile.
+ */
+void wafer_fw_reset(struct wafer_fw *fw, bool full)
+{
+	unsigned long flags;
+
+	wfs_device_reset(fw->wfs, full);
+
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	fw->cmd_tail = 0;
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+
+	spin_lock(&fw->cpl_lock);
+	fw->cpl_head = 0;
+	fw->cpl_seq = 0;
+	if (fw->ctrl_cookie) {
+		memset(&fw->ctrl_cpl, 0, sizeof(fw->ctrl_cpl));
+		fw->ctrl_cpl.status = -EIO;
+		fw->ctrl_cookie = 0;
+		complete(&fw->ctrl_done);
+	}
+	spin_unlock(&fw->cpl_lock);
+}
+
+static int enable_rings(struct wafer_fw *fw)
+{
+	u32 st;
+
+	write_reg(fw, WFW_REG_CMD_BASE_LO, lower_32_bits(fw->cmd_addr));
+	write_reg(fw, WFW_REG_CMD_BASE_HI, upper_32_bits(fw->cmd_addr));
+	write_reg(fw, WFW_REG_CMD_SIZE, WAFER_FW_CMD_ENTRIES);
+	write_reg(fw, WFW_REG_CPL_BASE_LO, lower_32_bits(fw->cpl_addr));
+	write_reg(fw, WFW_REG_CPL_BASE_HI, upper_32_bits(fw->cpl_addr));
+	write_reg(fw, WFW_REG_CPL_SIZE, WAFER_FW_CPL_ENTRIES);
+	write_reg(fw, WFW_REG_IRQ_MASK, WFW_IRQ_ALL);
+	write_reg(fw, WFW_REG_CTRL, WFW_CTRL_ENABLE);
+	st = wafer_fw_read_reg(fw, WFW_REG_STATUS);
+	if (!(st & WFW_STATUS_ENABLED))
+		return -EIO;
+	return 0;
+}
+
+/**
+ * wafer_fw_init() - create the simulated device and bring its firmware up
+ * @fw: zeroed firmware interface to initialise
+ * @cfg: configuration (copied)
+ *
+ * Checks the firmware ABI major version, sets up the rings and reads the
+ * device description (GET_INFO) into @fw->info.
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
+{
+	struct wfs_device_config dc = {
+		.profile = cfg->profile,
+		.stages = cfg->stages,
+		.sram_bytes = cfg->sram_bytes,
+		.numa_node = cfg->numa_node,
+		.index = cfg->index,
+		.flags = cfg->fault_inject ? WFS_DEV_FAULT_INJECT : 0,
+		.dma = &wafer_dma_ops,
+		.dma_ctx = &fw->dma,
+		.irq = wafer_fw_irq,
+		.irq_ctx = fw,
+	};
+	size_t cmd_bytes = WAFER_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
+	size_t cpl_bytes = WAFER_FW_CPL_ENTRIES * sizeof(struct wfw_cpl);
+	struct wfw_cpl cpl;
+	u32 abi;
+	int ret;
+
+	fw->cfg = *cfg;
+	spin_lock_init(&fw->cmd_lock);
+	spin_lock_init(&fw->cpl_lock);
+	mutex_init(&fw->ctrl_lock);
+	init_completion(&fw->ctrl_done);
+	wafer_dma_init(&fw->dma);
+
+	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, cfg->numa_node);
+	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, cfg->numa_node);
+	fw->ctrl_buf = kvzalloc_node(WAFER_FW_CTRL_BUF_SIZE, GFP_KERNEL, cfg->numa_node);
+	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = wafer_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, &fw->cmd_addr);
+	if (ret)
+		goto err_free;
+	ret = wafer_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WAFER_DMA_WRITE,
+			    &fw->cpl_addr);
+	if (ret)
+		goto err_unmap;
+	ret = wafer_dma_map(&fw->dma, fw->ctrl_buf, WAFER_FW_CTRL_BUF_SIZE,
+			    WAFER_DMA_WRITE, &fw->ctrl_buf_addr);
+	if (ret)
+		goto err_unmap;
+
+	ret = wfs_device_create(&dc, &fw->wfs);
+	if (ret) {
+		pr_err("wafer: device %d: creating the simulated device failed: %d\n",
+		       cfg->index, ret);
+		goto err_unmap;
+	}
+	abi = wafer_fw_read_reg(fw, WFW_REG_ABI_VERSION);
+	if (WFW_ABI_VERSION_MAJOR(abi) != WFW_ABI_MAJOR) {
+		pr_err("wafer: device %d: firmware ABI %u.%u, driver speaks %u.x\n",
+		       cfg->index, WFW_ABI_VERSION_MAJOR(abi),
+		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
+		ret = -ENODEV;
+		goto err_destroy;
+	}
+	ret = enable_rings(fw);
+	if (ret) {
+		pr_err("wafer: device %d: enabling the rings failed (fault 0x%x)\n",
+		       cfg->index, wafer_fw_read_reg(fw, WFW_REG_FAULT));
+		goto err_destroy;
+	}
+	ret = wafer_fw_ctrl_read(fw, WFW_OP_GET_INFO, 0, 0, &fw->info,
+				 sizeof(fw->info), &cpl);
+	if (ret) {
+		pr_err("wafer: device %d: GET_INFO failed: %d\n", cfg->index, ret);
+		goto err_destroy;
+	}
+	return 0;
+
+err_destroy:
+	wfs_device_destroy(fw->wfs);
+	fw->wfs = NULL;
+err_unmap:
+	wafer_fw_fini(fw);
+	return ret;
+err_free:
+	kvfree(fw->cmd_ring);
+	kvfree(fw->cpl_ring);
+	kvfree(fw->ctrl_buf);
+	wafer_dma_fini(&fw->dma);
+	return ret;
+}
+
+/**
+ * wafer_fw_fini() - stop the device and free the interface
+ * @fw: firmware interface
+ *
+ * The device's threads stop first, so nothing touches the rings after.
+ */
+void wafer_fw_fini(struct wafer_fw *fw)
+{
+	wfs_device_destroy(fw->wfs);
+	fw->wfs = NULL;
+	if (fw->ctrl_buf_addr)
+		wafer_dma_unmap(&fw->dma, fw->ctrl_buf_addr);
+	if (fw->cpl_addr)
+		wafer_dma_unmap(&fw->dma, fw->cpl_addr);
+	if (fw->cmd_addr)
+		wafer_dma_unmap(&fw->dma, fw->cmd_addr);
+	kvfree(fw->ctrl_buf);
+	kvfree(fw->cpl_ring);
+	kvfree(fw->cmd_ring);
+	wafer_dma_fini(&fw->dma);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wafer firmware interface: the driver's side of the firmware ABI
+ * (firmware-sim/wfw_abi.h).  It owns the simulated device instance, the
+ * command and completion rings, the interrupt handler, control commands
+ * (synchronous, one at a time) and reset.  Job completions are handed up to
+ * the job layer through a callback, so this layer knows nothing above it.
+ */
+#ifndef WAFER_FW_H
+#define WAFER_FW_H
+
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "wafer_dma.h"
+#include "wfw_abi.h"
+
+struct wfs_device;
+struct wafer_fw;
+
+/* Cookies with this bit are control commands; the rest belong to jobs. */
+#define WAFER_FW_COOKIE_CTRL	BIT_ULL(63)
+
+#define WAFER_FW_CMD_ENTRIES	256
+#define WAFER_FW_CPL_ENTRIES	256
+#define WAFER_FW_CTRL_BUF_SIZE	(64 * 1024)
+
+/**
+ * struct wafer_fw_config - how to bring a device up
+ * @profile: "wafer" or "asic"
+ * @stages: stage count, 0 for the profile's
+ * @sram_bytes: SRAM per stage, 0 for the profile's
+ * @numa_node: node for SRAM and firmware threads, or NUMA_NO_NODE
+ * @index: device index (thread names, log lines)
+ * @fault_inject: allow the test-only FAULT_INJECT command
+ * @ctrl_timeout_ms: how long a control command may take
+ * @job_cpl: called for each job completion, from the interrupt handler
+ *	(process context, must not sleep for long); @cpl is a verified copy
+ * @fault: called when the device faulted or a completion was lost or
+ *	corrupt; the owner must schedule a reset (not call it from here)
+ * @owner: for the callbacks
+ */
+struct wafer_fw_config {
+	const char *profile;
+	u32 stages;
+	u64 sram_bytes;
+	int numa_node;
+	int index;
+	bool fault_inject;
+	unsigned int ctrl_timeout_ms;
+	void (*job_cpl)(void *owner, const struct wfw_cpl *cpl);
+	void (*fault)(void *owner, const char *why);
+	void *owner;
+};
+
+/**
+ * struct wafer_fw - one device's firmware interface
+ * @wfs: the simulated device
+ * @dma: its address space
+ * @cfg: how it was brought up (callbacks included)
+ * @cmd_ring: command ring memory (device address @cmd_addr)
+ * @cpl_ring: completion ring memory (device address @cpl_addr)
+ * @cmd_addr: device address of @cmd_ring
+ * @cpl_addr: device address of @cpl_ring
+ * @ctrl_buf: buffer control commands have the firmware write to
+ * @ctrl_buf_addr: its device address
+ * @cmd_lock: Protects @cmd_tail and writes to the command ring
+ * @cmd_tail: producer index of the command ring
+ * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
+ * @cpl_head: consumer index of the completion ring
+ * @cpl_seq: sequence number of the last completion seen
+ * @ctrl_lock: Serialises control commands (one in flight at a time)
+ * @ctrl_done: completed when the pending control command finishes
+ * @ctrl_cookie: cookie of the pending control command, 0 if none
+ * @ctrl_cpl: its completion record
+ * @ctrl_seq: source of control cookies
+ * @info: GET_INFO result from bring-up (device shape; model fields stale)
+ */
+struct wafer_fw {
+	struct wfs_device *wfs;
+	struct wafer_dma dma;
+	struct wafer_fw_config cfg;
+	struct wfw_cmd *cmd_ring;
+	struct wfw_cpl *cpl_ring;
+	u64 cmd_addr;
+	u64 cpl_addr;
+	void *ctrl_buf;
+	u64 ctrl_buf_addr;
+	spinlock_t cmd_lock;
+	u32 cmd_tail;
+	spinlock_t cpl_lock;
+	u32 cpl_head;
+	u32 cpl_seq;
+	struct mutex ctrl_lock;
+	struct completion ctrl_done;
+	u64 ctrl_cookie;
+	struct wfw_cpl ctrl_cpl;
+	u64 ctrl_seq;
+	struct wfw_info info;
+};
+
+int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg);
+void wafer_fw_fini(struct wafer_fw *fw);
+int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd);
+int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl);
+int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
+		       void *out, u32 len, struct wfw_cpl *cpl);
+void wafer_fw_reset(struct wafer_fw *fw, bool full);
+u32 wafer_fw_read_reg(struct wafer_fw *fw, u32 off);
+
+#endif /* WAFER_FW_H */

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer buffer objects.  Job inputs and outputs and model blobs live in
+ * shmem-backed GEM objects; userspace maps them through the device fd.
+ * Each file is charged for the BOs it creates, up to max_file_bo_mib.
+ */
+#include <linux/slab.h>
+
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/wafer_accel.h>
+
+#include "wafer_drv.h"
+#include "wafer_gem.h"
+
+static void wafer_bo_free(struct drm_gem_object *obj)
+{
+	struct wafer_bo *bo = to_wafer_bo(obj);
+	struct wafer_file *owner = bo->owner;
+	size_t size = obj->size;
+
+	drm_gem_shmem_free(&bo->base);
+	if (owner) {
+		atomic64_sub(size, &owner->bo_bytes);
+		wafer_file_put(owner);
+	}
+}
+
+static const struct drm_gem_object_funcs wafer_bo_funcs = {
+	.free = wafer_bo_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/* drm_driver.gem_create_object: every wafer GEM object is a wafer_bo. */
+struct drm_gem_object *wafer_gem_create_object(struct drm_device *dev, size_t size)
+{
+	struct wafer_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->base.base.funcs = &wafer_bo_funcs;
+	bo->base.map_wc = false;
+	return &bo->base.base;
+}
+
+int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_wafer_bo_create *args = data;
+	struct wafer_file *wfile = to_wafer_file(file);
+	u64 limit = (u64)wafer_max_file_bo_mib << 20;
+	struct drm_gem_shmem_object *shmem;
+	u64 size;
+	u32 handle;
+	int ret;
+
+	if (args->flags) {
+		drm_dbg(dev, "BO_CREATE: unknown flags 0x%x\n", args->flags);
+		return -EINVAL;
+	}
+	if (!args->size || args->size > limit) {
+		drm_dbg(dev, "BO_CREATE: size %llu is not in 1..%llu\n", args->size, limit);
+		return -EINVAL;
+	}
+	size = PAGE_ALIGN(args->size);
+	if (atomic64_add_return(size, &wfile->bo_bytes) > limit) {
+		atomic64_sub(size, &wfile->bo_bytes);
+		drm_dbg(dev, "BO_CREATE: the file's %llu-byte BO quota is used up\n", limit);
+		return -EDQUOT;
+	}
+
+	shmem = drm_gem_shmem_create(dev, size);
+	if (IS_ERR(shmem)) {
+		atomic64_sub(size, &wfile->bo_bytes);
+		return PTR_ERR(shmem);
+	}
+	/* From here the BO's free releases the charge. */
+	kref_get(&wfile->ref);
+	container_of(shmem, struct wafer_bo, base)->owner = wfile;
+
+	ret = drm_gem_handle_create(file, &shmem->base, &handle);
+	drm_gem_object_put(&shmem->base);
+	if (ret)
+		return ret;
+	args->handle = handle;
+	return 0;
+}
+
+int wafer_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_wafer_bo_info *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret) {
+		args->size = obj->size;
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}

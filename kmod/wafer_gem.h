@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wafer buffer objects: GEM shmem objects with per-file memory accounting.
+ */
+#ifndef WAFER_GEM_H
+#define WAFER_GEM_H
+
+#include <drm/drm_gem_shmem_helper.h>
+
+struct drm_device;
+struct drm_file;
+struct wafer_file;
+
+/**
+ * struct wafer_bo - a buffer object
+ * @base: the shmem object
+ * @owner: file charged for its memory (NULL for imported BOs)
+ */
+struct wafer_bo {
+	struct drm_gem_shmem_object base;
+	struct wafer_file *owner;
+};
+
+static inline struct wafer_bo *to_wafer_bo(struct drm_gem_object *obj)
+{
+	return container_of(to_drm_gem_shmem_obj(obj), struct wafer_bo, base);
+}
+
+struct drm_gem_object *wafer_gem_create_object(struct drm_device *dev, size_t size);
+int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int wafer_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+
+#endif /* WAFER_GEM_H */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/* wt_util.c - see wt_util.h */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wt_util.h"
+
+static int wt_nfail, wt_npass;
+
+int wt_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", cond ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (cond)
+		wt_npass++;
+	else
+		wt_nfail++;
+	return cond;
+}
+
+void wt_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+int wt_failures(void)
+{
+	return wt_nfail;
+}
+
+int wt_done(void)
+{
+	printf("# %d passed, %d failed\n", wt_npass, wt_nfail);
+	return wt_nfail ? 1 : 0;
+}
+
+void wt_rng_seed(struct wt_rng *r, uint64_t seed)
+{
+	r->s = seed;
+}
+
+uint64_t wt_rng_u64(struct wt_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int64_t wt_rng_range(struct wt_rng *r, int64_t lo, int64_t hi)
+{
+	uint64_t span = (uint64_t)(hi - lo) + 1;
+
+	if (!span)
+		return (int64_t)wt_rng_u64(r);
+	return lo + (int64_t)(wt_rng_u64(r) % span);
+}
+
+double wt_rng_unit(struct wt_rng *r)
+{
+	return (double)(wt_rng_u64(r) >> 11) / 9007199254740992.0;
+}
+
+double wt_rng_gauss(struct wt_rng *r)
+{
+	double u = wt_rng_unit(r) + 1e-300, v = wt_rng_unit(r);
+
+	return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+const char *wt_model_path(const char *name)
+{
+	static char buf[4096];
+	const char *dir = getenv("WAFER_MODELS");
+
+	snprintf(buf, sizeof(buf), "%s/%s",
+		 dir && *dir ? dir : "../shared/models", name);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	return NULL;
+}
+
+double wt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void *wt_alloc(size_t n)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, n ? n : 64))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}

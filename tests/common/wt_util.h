@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wt_util.h - helpers shared by the userspace unit tests and benchmarks:
+ * TAP-like reporting, a seeded RNG, model file lookup, timing.
+ */
+#ifndef WT_UTIL_H
+#define WT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Print "ok - name" or "not ok - name"; count failures.  Returns cond. */
+int wt_ok(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print a "# ..." diagnostic line. */
+void wt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a summary; return the process exit status (0 iff no failure). */
+int wt_done(void);
+int wt_failures(void);
+
+/* splitmix64-seeded xoshiro-style RNG, deterministic for a seed. */
+struct wt_rng {
+	uint64_t s;
+};
+void wt_rng_seed(struct wt_rng *r, uint64_t seed);
+uint64_t wt_rng_u64(struct wt_rng *r);
+/* uniform in [lo, hi] */
+int64_t wt_rng_range(struct wt_rng *r, int64_t lo, int64_t hi);
+/* uniform in [0, 1) */
+double wt_rng_unit(struct wt_rng *r);
+/* approximately normal, mean 0, sd 1 */
+double wt_rng_gauss(struct wt_rng *r);
+
+/*
+ * Path of a file in the shared models directory: $WAFER_MODELS/name if set,
+ * else ../shared/models/name relative to the repo root (the cwd).  Returns
+ * a static buffer, or NULL if the file is not readable.
+ */
+const char *wt_model_path(const char *name);
+
+/* Monotonic seconds. */
+double wt_now(void);
+
+/* Aligned zeroed allocation (64 bytes); free with free(). */
+void *wt_alloc(size_t n);
+
+#endif /* WT_UTIL_H */

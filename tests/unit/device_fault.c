@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device_fault.c - fault injection and recovery: a hung job (and the jobs
+ * queued behind it) never completes until a register reset, after which
+ * later jobs give the same results as before; the RESET command cancels
+ * in-flight jobs with -ECANCELED; a dropped completion leaves a sequence
+ * gap; a corrupted completion fails its check; a full reset unloads the
+ * model; destroy works on a hung device.
+ */
+#include "device_harness.h"
+#include "wfs_pack.h"
+#include "wt_util.h"
+
+#define N	12
+#define TOPK	4
+#define REC	WFW_OUT_REC_SIZE(TOPK)
+
+static struct dh *h;
+static u32 *in;
+static u8 *out, *golden;
+static u32 ctx;
+
+static void job(struct wfw_cmd *c, u32 slot, u64 cookie)
+{
+	dh_job_cmd(c, ctx, slot, 0, N, in, out + (size_t)slot * N * REC,
+		   N * REC, TOPK, WFW_JOB_ALL_POSITIONS, cookie);
+}
+
+static int fault(u32 f)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_FAULT_INJECT;
+	c.fault.fault = f;
+	if (dh_exec(h, &c, &cpl, 5000))
+		return -ETIMEDOUT;
+	return cpl.status;
+}
+
+/* Run a job on @slot synchronously; 0 if it completed OK. */
+static int run_ok(u32 slot)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	job(&c, slot, 0);
+	if (dh_exec(h, &c, &cpl, 10000))
+		return -ETIMEDOUT;
+	return cpl.status;
+}
+
+static int setup_model(void *blob, size_t len)
+{
+	struct wfw_cpl cpl;
+	int64_t id;
+
+	if (dh_load(h, blob, len, &cpl))
+		return -1;
+	id = dh_ctx_create(h, 8, 64, &cpl);
+	if (id <= 0)
+		return -1;
+	ctx = (u32)id;
+	return 0;
+}
+
+static void test_hang(void)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int got, i, ret;
+
+	wt_ok(fault(WFW_FAULT_HANG_NEXT_JOB) == 0, "arm: hang the next job");
+	job(&c, 1, 0x1001);
+	dh_submit(h, &c);
+	job(&c, 2, 0x1002);
+	dh_submit(h, &c);
+	got = dh_poll(h, &cpl, 300);
+	wt_ok(!got, "hung job and the job behind it do not complete (300 ms)");
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_NOP;
+	c.cookie = 0x1003;
+	dh_submit(h, &c);
+	got = dh_poll(h, &cpl, 2000);
+	wt_ok(got && cpl.cookie == 0x1003 && cpl.status == 0,
+	      "the command processor still answers (NOP) while the pipeline hangs");
+
+	/* Fill the pipeline until the CP itself blocks behind the hang. */
+	for (i = 0; i < 40; i++) {
+		job(&c, (u32)(3 + i % 5), 0x2000 + (u64)i);
+		if (dh_submit(h, &c))
+			break;
+	}
+	wt_ok(!dh_poll(h, &cpl, 300) &&
+	      dh_rd(h, WFW_REG_CMD_HEAD) < h->cmd_tail,
+	      "with the pipeline full the CP stops fetching (head %u < tail %u)",
+	      dh_rd(h, WFW_REG_CMD_HEAD), h->cmd_tail);
+	dh_hw_reset(h, 0);
+	wt_ok(dh_rd(h, WFW_REG_CPL_TAIL) == 0 && !dh_poll(h, &cpl, 100),
+	      "register reset: in-flight jobs are discarded without completions");
+	ret = run_ok(0);
+	wt_ok(ret == 0 && !memcmp(out, golden, N * REC),
+	      "after the reset a job runs and gives the same results as before the hang");
+	for (i = 1; i < 8; i++)
+		ret |= run_ok((u32)i);
+	wt_ok(ret == 0, "all slots usable after the reset");
+}
+
+static void test_cmd_reset(void)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int cancelled = 0, reset_seen = 0, i;
+
+	fault(WFW_FAULT_HANG_NEXT_JOB);
+	job(&c, 1, 0x3001);
+	dh_submit(h, &c);
+	job(&c, 2, 0x3002);
+	dh_submit(h, &c);
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_RESET;
+	c.cookie = 0x3003;
+	dh_submit(h, &c);
+	for (i = 0; i < 3 && dh_poll(h, &cpl, 5000); i++) {
+		if (cpl.opcode == WFW_OP_RUN_JOB && cpl.status == -125)
+			cancelled++;
+		if (cpl.cookie == 0x3003 && cpl.status == 0 && cpl.result0 == 2)
+			reset_seen = 1;
+	}
+	wt_ok(cancelled == 2 && reset_seen,
+	      "RESET command: 2 in-flight jobs complete with -ECANCELED, then RESET (result0 = 2)");
+	wt_ok(run_ok(0) == 0 && !memcmp(out, golden, N * REC),
+	      "jobs run again after the RESET command, same results");
+}
+
+static void test_drop_corrupt(void)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	u32 seq0;
+	int got;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_NOP;
+	dh_exec(h, &c, &cpl, 5000);
+	seq0 = cpl.seq;
+
+	wt_ok(fault(WFW_FAULT_DROP_NEXT_CPL) == 0, "arm: drop the next job completion");
+	job(&c, 0, 0x4001);
+	dh_submit(h, &c);
+	got = dh_poll(h, &cpl, 300);
+	wt_ok(!got, "the job's completion never arrives");
+	job(&c, 0, 0x4002);
+	dh_submit(h, &c);
+	got = dh_poll(h, &cpl, 5000);
+	wt_ok(got && cpl.cookie == 0x4002 && cpl.status == 0 &&
+	      cpl.seq == seq0 + 3,
+	      "the next completion arrives with a sequence gap (seq %u after %u)",
+	      cpl.seq, seq0 + 1);
+
+	wt_ok(fault(WFW_FAULT_CORRUPT_NEXT_CPL) == 0, "arm: corrupt the next job completion");
+	h->bad_checks = 0;
+	job(&c, 0, 0x4003);
+	dh_submit(h, &c);
+	got = dh_poll(h, &cpl, 5000);
+	wt_ok(got && h->bad_checks == 1 && cpl.check != wfw_cpl_check(&cpl) &&
+	      cpl.cookie != 0x4003,
+	      "the corrupted completion fails wfw_cpl_check() and has a scrambled cookie");
+	h->bad_checks = 0;
+	wt_ok(run_ok(0) == 0 && h->bad_checks == 0,
+	      "the fault was one-shot: the next completion is clean");
+}
+
+static void test_full_reset(void *blob, size_t len)
+{
+	struct wfw_cpl cpl;
+
+	dh_hw_reset(h, 1);
+	wt_ok(!(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL) &&
+	      run_ok(0) == -WFS_ENOENT,
+	      "full reset: model and contexts are gone (RUN_JOB -ENOENT)");
+	wt_ok(dh_simple(h, WFW_OP_UNLOAD_MODEL, &cpl) == -WFS_ENOENT &&
+	      setup_model(blob, len) == 0 && run_ok(0) == 0 &&
+	      !memcmp(out, golden, N * REC),
+	      "reload after the full reset gives the same results");
+}
+
+int main(void)
+{
+	const char *path = wt_model_path("stories260K.bin");
+	struct wfs_pack_opts o8 = { .wbits = 8, .group_size = 64 };
+	struct wfs_device_config cfg;
+	struct wfs_ckpt ck;
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	void *blob;
+	size_t len;
+	u32 i;
+
+	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
+	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
+		return wt_done();
+	h = calloc(1, sizeof(*h));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = "wafer";
+	cfg.stages = 4;
+	cfg.flags = WFS_DEV_FAULT_INJECT;
+	if (!wt_ok(dh_init(h, &cfg, 16, 16) == 0, "device up (fault injection allowed)"))
+		return wt_done();
+	in = dh_alloc(N * 4);
+	out = dh_alloc(8 * N * REC);
+	golden = dh_alloc(N * REC);
+	for (i = 0; i < N; i++)
+		in[i] = 1 + i * 37 % 500;
+	dh_region_add(h, blob, len);
+	dh_region_add(h, in, N * 4);
+	dh_region_add(h, out, 8 * N * REC);
+	if (!wt_ok(setup_model(blob, len) == 0 && run_ok(0) == 0,
+		   "model loaded, golden run"))
+		return wt_done();
+	memcpy(golden, out, N * REC);
+
+	test_hang();
+	test_cmd_reset();
+	test_drop_corrupt();
+	test_full_reset(blob, len);
+
+	/* Destroy with a hung job in flight must not hang. */
+	fault(WFW_FAULT_HANG_NEXT_JOB);
+	job(&c, 0, 0x5001);
+	dh_submit(h, &c);
+	wt_ok(!dh_poll(h, &cpl, 100), "a job hangs again");
+	dh_fini(h);
+	wt_ok(1, "destroy with a hung job in flight returns");
+	free(h);
+	free(blob);
+	wfs_ckpt_free(&ck);
+	return wt_done();
+}

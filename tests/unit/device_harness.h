@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device_harness.h - a minimal userspace "driver" for firmware-sim device
+ * tests and the command fuzzer: host memory regions behind checked DMA
+ * callbacks, the two rings, an IRQ handler, submit/poll helpers.
+ *
+ * Header-only (static functions) so both tests/unit/device_*.c and
+ * tests/fuzz/fuzz_cmd.c can use it.  Device addresses are plain pointers,
+ * but every DMA access is checked against the registered regions, like a
+ * kernel driver checks them against pinned pages.
+ */
+#ifndef DEVICE_HARNESS_H
+#define DEVICE_HARNESS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wfs_device.h"
+#include "wfw_abi.h"
+
+#define DH_MAX_REGIONS	64
+#define DH_STASH	8192
+
+struct dh_region {
+	uint8_t *p;
+	uint64_t len;
+};
+
+struct dh {
+	struct wfs_device *dev;
+	pthread_mutex_t lock;	/* Protects reg, irqs, dma_faults */
+	pthread_cond_t cond;
+	struct dh_region reg[DH_MAX_REGIONS];
+	int n_reg;
+	uint64_t irqs;
+	uint64_t dma_faults;
+	struct wfw_cmd *cmdq;
+	uint32_t cmd_size;
+	uint32_t cmd_tail;
+	struct wfw_cpl *cplq;
+	uint32_t cpl_size;
+	uint32_t cpl_head;
+	struct wfw_cpl stash[DH_STASH];
+	uint32_t stash_head;
+	uint32_t stash_tail;
+	uint64_t bad_checks;
+	uint64_t next_cookie;
+};
+
+static inline void *dh_alloc(size_t n)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, n ? n : 1))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+static inline void dh_region_add(struct dh *h, void *p, uint64_t len)
+{
+	pthread_mutex_lock(&h->lock);
+	if (h->n_reg < DH_MAX_REGIONS) {
+		h->reg[h->n_reg].p = p;
+		h->reg[h->n_reg].len = len;
+		h->n_reg++;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+static inline void dh_region_del(struct dh *h, void *p)
+{
+	int i;
+
+	pthread_mutex_lock(&h->lock);
+	for (i = 0; i < h->n_reg; i++) {
+		if (h->reg[i].p == p) {
+			h->reg[i] = h->reg[--h->n_reg];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Returns the host pointer for [addr, addr+len) or NULL (caller holds lock). */
+static inline uint8_t *dh_lookup(struct dh *h, uint64_t addr, uint64_t len)
+{
+	int i;
+
+	for (i = 0; i < h->n_reg; i++) {
+		uint64_t b = (uint64_t)(uintptr_t)h->reg[i].p;
+
+		if (addr >= b && len <= h->reg[i].len &&
+		    addr - b <= h->reg[i].len - len)
+			return h->reg[i].p + (addr - b);
+	}
+	h->dma_faults++;
+	return NULL;
+}
+
+static int dh_dma_read(void *ctx, u64 addr, void *dst, u64 len)
+{
+	struct dh *h = ctx;
+	uint8_t *p;
+
+	pthread_mutex_lock(&h->lock);
+	p = dh_lookup(h, addr, len);
+	if (p)
+		memcpy(dst, p, len);
+	pthread_mutex_unlock(&h->lock);
+	return p ? 0 : -EFAULT;
+}
+
+static int dh_dma_write(void *ctx, u64 addr, const void *src, u64 len)
+{
+	struct dh *h = ctx;
+	uint8_t *p;
+
+	pthread_mutex_lock(&h->lock);
+	p = dh_lookup(h, addr, len);
+	if (p)
+		memcpy(p, src, len);
+	pthread_mutex_unlock(&h->lock);
+	return p ? 0 : -EFAULT;
+}
+
+static const void *dh_dma_map(void *ctx, u64 addr, u64 len)
+{
+	struct dh *h = ctx;
+	uint8_t *p;
+
+	pthread_mutex_lock(&h->lock);
+	p = dh_lookup(h, addr, len);
+	pthread_mutex_unlock(&h->lock);
+	return p;
+}
+
+static const struct wfs_dma_ops dh_dma_ops = {
+	.read = dh_dma_read,
+	.write = dh_dma_write,
+	.map = dh_dma_map,
+};
+
+static void dh_irq(void *ctx)
+{
+	struct dh *h = ctx;
+	u32 st = wfs_device_mmio_read32(h->dev, WFW_REG_IRQ_STATUS);
+
+	wfs_device_mmio_write32(h->dev, WFW_REG_IRQ_ACK, st);
+	pthread_mutex_lock(&h->lock);
+	h->irqs++;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static inline u32 dh_rd(struct dh *h, u32 off)
+{
+	return wfs_device_mmio_read32(h->dev, off);
+}
+
+static inline void dh_wr(struct dh *h, u32 off, u32 v)
+{
+	wfs_device_mmio_write32(h->dev, off, v);
+}
+
+/* Program ring registers and enable (after create and after hardware reset
+ * the indices are 0; the bases survive a reset, so this is for create). */
+static inline int dh_enable(struct dh *h)
+{
+	uint64_t cb = (uint64_t)(uintptr_t)h->cmdq;
+	uint64_t pb = (uint64_t)(uintptr_t)h->cplq;
+
+	dh_wr(h, WFW_REG_CMD_BASE_LO, (u32)cb);
+	dh_wr(h, WFW_REG_CMD_BASE_HI, (u32)(cb >> 32));
+	dh_wr(h, WFW_REG_CMD_SIZE, h->cmd_size);
+	dh_wr(h, WFW_REG_CPL_BASE_LO, (u32)pb);
+	dh_wr(h, WFW_REG_CPL_BASE_HI, (u32)(pb >> 32));
+	dh_wr(h, WFW_REG_CPL_SIZE, h->cpl_size);
+	dh_wr(h, WFW_REG_IRQ_MASK, WFW_IRQ_ALL);
+	dh_wr(h, WFW_REG_CTRL, WFW_CTRL_ENABLE);
+	return (dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_ENABLED) ? 0 : -EIO;
+}
+
+/* cfg may be NULL (defaults); its dma/irq fields are overridden. */
+static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
+			  uint32_t cmd_size, uint32_t cpl_size)
+{
+	struct wfs_device_config c;
+	int ret;
+
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	h->cmd_size = cmd_size;
+	h->cpl_size = cpl_size;
+	h->cmdq = dh_alloc((size_t)cmd_size * sizeof(struct wfw_cmd));
+	h->cplq = dh_alloc((size_t)cpl_size * sizeof(struct wfw_cpl));
+	h->next_cookie = 1;
+	if (!h->cmdq || !h->cplq)
+		return -ENOMEM;
+	dh_region_add(h, h->cmdq, (uint64_t)cmd_size * sizeof(struct wfw_cmd));
+	dh_region_add(h, h->cplq, (uint64_t)cpl_size * sizeof(struct wfw_cpl));
+	if (cfg)
+		c = *cfg;
+	else
+		memset(&c, 0, sizeof(c));
+	if (!cfg)
+		c.numa_node = -1;
+	c.dma = &dh_dma_ops;
+	c.dma_ctx = h;
+	c.irq = dh_irq;
+	c.irq_ctx = h;
+	ret = wfs_device_create(&c, &h->dev);
+	if (ret)
+		return ret;
+	return dh_enable(h);
+}
+
+static inline void dh_fini(struct dh *h)
+{
+	wfs_device_destroy(h->dev);
+	free(h->cmdq);
+	free(h->cplq);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+}
+
+/* Move completions from the ring to the stash; returns how many. */
+static inline uint32_t dh_drain(struct dh *h)
+{
+	u32 tail = dh_rd(h, WFW_REG_CPL_TAIL), n = 0;
+
+	while (h->cpl_head != tail &&
+	       h->stash_tail - h->stash_head < DH_STASH) {
+		struct wfw_cpl c = h->cplq[h->cpl_head & (h->cpl_size - 1)];
+
+		if (c.check != wfw_cpl_check(&c))
+			h->bad_checks++;
+		h->stash[h->stash_tail++ % DH_STASH] = c;
+		h->cpl_head++;
+		n++;
+	}
+	if (n)
+		dh_wr(h, WFW_REG_CPL_HEAD, h->cpl_head);
+	return n;
+}
+
+static inline void dh_reset_host(struct dh *h)
+{
+	h->cmd_tail = 0;
+	h->cpl_head = 0;
+	h->stash_head = h->stash_tail = 0;
+}
+
+/* Hardware reset: the device zeroes its ring indices; so do we. */
+static inline void dh_hw_reset(struct dh *h, int full)
+{
+	wfs_device_reset(h->dev, full);
+	dh_reset_host(h);
+}
+
+static inline int dh_submit(struct dh *h, const struct wfw_cmd *cmd)
+{
+	int spins = 0;
+
+	while (h->cmd_tail - dh_rd(h, WFW_REG_CMD_HEAD) >= h->cmd_size) {
+		if (!dh_drain(h))
+			usleep(20);
+		if (++spins > 2000000)
+			return -ETIMEDOUT;
+	}
+	h->cmdq[h->cmd_tail & (h->cmd_size - 1)] = *cmd;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h->cmd_tail++;
+	dh_wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
+	wfs_device_doorbell(h->dev);
+	return 0;
+}
+
+static inline uint64_t dh_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Next completion, waiting up to timeout_ms.  Returns 1, or 0 on timeout. */
+static inline int dh_poll(struct dh *h, struct wfw_cpl *out, int timeout_ms)
+{
+	uint64_t deadline = dh_now_ms() + (uint64_t)timeout_ms;
+
+	for (;;) {
+		struct timespec ts;
+		uint64_t irqs;
+
+		pthread_mutex_lock(&h->lock);
+		irqs = h->irqs;
+		pthread_mutex_unlock(&h->lock);
+		dh_drain(h);
+		if (h->stash_head != h->stash_tail) {
+			*out = h->stash[h->stash_head++ % DH_STASH];
+			return 1;
+		}
+		if (dh_now_ms() >= deadline)
+			return 0;
+		/* Bounded wait: an IRQ between drain and wait is not lost. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&h->lock);
+		if (h->irqs == irqs)
+			pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+		pthread_mutex_unlock(&h->lock);
+	}
+}
+
+/* Submit and wait for its completion (no other command outstanding). */
+static inline int dh_exec(struct dh *h, struct wfw_cmd *cmd,
+			  struct wfw_cpl *cpl, int timeout_ms)
+{
+	if (!cmd->cookie)
+		cmd->cookie = h->next_cookie++;
+	if (dh_submit(h, cmd))
+		return -ETIMEDOUT;
+	if (!dh_poll(h, cpl, timeout_ms))
+		return -ETIMEDOUT;
+	return cpl->cookie == cmd->cookie ? 0 : -EPROTO;
+}
+
+static inline int dh_load(struct dh *h, void *blob, uint64_t len,
+			  struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_LOAD_MODEL;
+	c.load.addr = (uint64_t)(uintptr_t)blob;
+	c.load.len = len;
+	if (dh_exec(h, &c, cpl, 30000))
+		return -ETIMEDOUT;
+	return cpl->status;
+}
+
+/* Returns the context id (> 0) or a negative status. */
+static inline int64_t dh_ctx_create(struct dh *h, u32 slots, u32 ctx_len,
+				    struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_CREATE_CONTEXT;
+	c.ctx.slots = slots;
+	c.ctx.ctx_len = ctx_len;
+	if (dh_exec(h, &c, cpl, 10000))
+		return -ETIMEDOUT;
+	return cpl->status ? cpl->status : (int64_t)cpl->result0;
+}
+
+static inline void dh_job_cmd(struct wfw_cmd *c, u32 ctx, u32 slot, u32 pos,
+			      u32 n, const u32 *in, void *out, u32 out_len,
+			      u16 topk, u16 flags, u64 cookie)
+{
+	memset(c, 0, sizeof(*c));
+	c->opcode = WFW_OP_RUN_JOB;
+	c->cookie = cookie;
+	c->job.ctx_id = ctx;
+	c->job.slot = slot;
+	c->job.start_pos = pos;
+	c->job.n_tokens = n;
+	c->job.in_addr = (uint64_t)(uintptr_t)in;
+	c->job.out_addr = (uint64_t)(uintptr_t)out;
+	c->job.out_len = out_len;
+	c->job.topk = topk;
+	c->job.flags = flags;
+}
+
+static inline int dh_simple(struct dh *h, u16 op, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	if (dh_exec(h, &c, cpl, 10000))
+		return -ETIMEDOUT;
+	return cpl->status;
+}
+
+static inline int dh_info(struct dh *h, struct wfw_info *info)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	memset(info, 0, sizeof(*info));
+	dh_region_add(h, info, sizeof(*info));
+	c.opcode = WFW_OP_GET_INFO;
+	c.buf.addr = (uint64_t)(uintptr_t)info;
+	c.buf.len = sizeof(*info);
+	if (dh_exec(h, &c, &cpl, 10000))
+		cpl.status = -ETIMEDOUT;
+	dh_region_del(h, info);
+	return cpl.status;
+}
+
+#endif /* DEVICE_HARNESS_H */
