@@ -69,10 +69,14 @@ u64 wfs_timing_rate(u64 count, u64 ns)
 
 	if (!ns)
 		return 0;
-	/* count * 1e9 / ns without overflowing for count < 2^34. */
-	if (count < (1ull << 34))
-		return wfs_div64_u64(count * NS_PER_S, ns);
+	/* count * 1e9 / ns without overflow: keep rem * 1e9 below 2^64. */
+	while (ns >= (1ull << 34)) {
+		ns >>= 1;
+		count >>= 1;
+	}
+	if (!ns)
+		return 0;
 	sec = wfs_div64_u64(count, ns);
 	rem = count - sec * ns;
-	return sec * NS_PER_S + wfs_div64_u64(rem * 1000, ns) * 1000000;
+	return sec * NS_PER_S + wfs_div64_u64(rem * NS_PER_S, ns);
 }

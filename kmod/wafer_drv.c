@@ -26,6 +26,7 @@
 #include "wafer_gem.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
+#include "wafer_uring.h"
 
 static void wafer_file_release(struct kref *ref)
 {
@@ -124,7 +125,11 @@ static const struct drm_ioctl_desc wafer_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WAFER_WAIT, wafer_wait_ioctl, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(wafer_accel_fops);
+static const struct file_operations wafer_accel_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.uring_cmd = wafer_uring_cmd,
+};
 
 static const struct drm_driver wafer_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM | DRIVER_SYNCOBJ,

@@ -65,18 +65,6 @@ struct wafer_job_queue {
 };
 
 /**
- * struct wafer_job_result - what DRM_IOCTL_WAFER_WAIT reports of a job
- * @ref: held by the file's table and by the job
- * @finished: the job's finished fence
- * @device_ns: modelled device time, set at completion
- */
-struct wafer_job_result {
-	struct kref ref;
-	struct dma_fence *finished;
-	u64 device_ns;
-};
-
-/**
  * struct wafer_file_jobs - per-file job state
  * @entity: the file's scheduler entity
  * @lock: Protects @results and @next_seqno
@@ -148,7 +136,11 @@ static void result_release(struct kref *ref)
 	kfree(r);
 }
 
-static void result_put(struct wafer_job_result *r)
+/**
+ * wafer_job_result_put() - drop a reference to a job's result
+ * @r: the result
+ */
+void wafer_job_result_put(struct wafer_job_result *r)
 {
 	kref_put(&r->ref, result_release);
 }
@@ -215,6 +207,14 @@ static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 		if (xa_cmpxchg(&q->jobs, cookie, job, NULL, GFP_KERNEL) != job)
 			continue;
 		job_signal(job, &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+		/*
+		 * drm_sched_stop() detached the job from its hardware fence;
+		 * reattach it (now signalled with our error) so that
+		 * drm_sched_start() finishes the job with that error rather
+		 * than -ECANCELED.
+		 */
+		if (!job->base.s_fence->parent)
+			job->base.s_fence->parent = dma_fence_get(job->hw_fence);
 	}
 }
 
@@ -293,7 +293,7 @@ static void job_free(struct wafer_job *job)
 	if (job->ctx)
 		wafer_ctx_put(job->ctx);
 	if (job->result)
-		result_put(job->result);
+		wafer_job_result_put(job->result);
 	if (job->hw_fence_live)
 		dma_fence_put(job->hw_fence);
 	else
@@ -393,14 +393,15 @@ static int add_in_syncobjs(struct wafer_job *job, struct drm_file *file,
 /**
  * wafer_job_submit() - validate and queue a job
  * @file: submitting DRM file
- * @a: the job descriptor
- * @seqno: out: the job's sequence number in this file
- * @finished: out, optional: a reference to the job's finished fence
+ * @a: the job descriptor (a kernel copy)
+ * @seqno: out: the job's sequence number in this file, for
+ *	DRM_IOCTL_WAFER_WAIT; NULL when the caller reaps the job itself
+ * @result: out, when @seqno is NULL: a reference to the job's result
  *
  * Return: 0 or a negative errno; nothing was queued on error.
  */
 int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
-		     u64 *seqno, struct dma_fence **finished)
+		     u64 *seqno, struct wafer_job_result **result)
 {
 	struct wafer_file *wfile = to_wafer_file(file);
 	struct wafer_device *wdev = wfile->wdev;
@@ -484,25 +485,29 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 
 	mutex_lock(&fj->lock);
 	s = fj->next_seqno + 1;
-	ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
-	if (ret) {
-		mutex_unlock(&fj->lock);
-		goto err_cleanup;
+	if (seqno) {
+		ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
+		if (ret) {
+			mutex_unlock(&fj->lock);
+			goto err_cleanup;
+		}
 	}
 	fj->next_seqno = s;
 	drm_sched_job_arm(&job->base);
 	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
-	kref_get(&job->result->ref);	/* the file's table */
+	/* One reference for the file's table or the caller. */
+	kref_get(&job->result->ref);
 	if (out_sync)
 		drm_syncobj_replace_fence(out_sync, job->result->finished);
-	if (finished)
-		*finished = dma_fence_get(job->result->finished);
+	if (!seqno)
+		*result = job->result;
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&fj->lock);
 
 	if (out_sync)
 		drm_syncobj_put(out_sync);
-	*seqno = s;
+	if (seqno)
+		*seqno = s;
 	return 0;
 
 err_cleanup:
@@ -540,7 +545,7 @@ static void prune_results(struct wafer_file_jobs *fj)
 		if (!dma_fence_is_signaled(r->finished))
 			continue;
 		xa_erase(&fj->results, seqno);
-		result_put(r);
+		wafer_job_result_put(r);
 	}
 }
 
@@ -575,13 +580,13 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		args->device_ns = r->device_ns;
 		mutex_lock(&fj->lock);
 		if (xa_cmpxchg(&fj->results, args->seqno, r, NULL, GFP_KERNEL) == r)
-			result_put(r);
+			wafer_job_result_put(r);
 		mutex_unlock(&fj->lock);
 		ret = 0;
 	} else if (ret == 0) {
 		ret = -ETIME;
 	}
-	result_put(r);
+	wafer_job_result_put(r);
 	return ret;
 }
 
@@ -615,7 +620,7 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 
 	drm_sched_entity_destroy(&fj->entity);
 	xa_for_each(&fj->results, seqno, r)
-		result_put(r);
+		wafer_job_result_put(r);
 	xa_destroy(&fj->results);
 	mutex_destroy(&fj->lock);
 	kfree(fj);

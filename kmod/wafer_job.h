@@ -8,6 +8,7 @@
 #ifndef WAFER_JOB_H
 #define WAFER_JOB_H
 
+#include <linux/kref.h>
 #include <linux/types.h>
 
 struct drm_device;
@@ -27,8 +28,22 @@ void wafer_job_fw_fault(void *owner, const char *why);
 int wafer_file_jobs_init(struct wafer_file *wfile);
 void wafer_file_jobs_fini(struct wafer_file *wfile);
 
+/**
+ * struct wafer_job_result - what a job reports when it is done
+ * @ref: held by the job and by whoever reaps it (the file's wait table, or
+ *	an io_uring command)
+ * @finished: the job's finished fence; its error is the job's status
+ * @device_ns: modelled device time, set at completion
+ */
+struct wafer_job_result {
+	struct kref ref;
+	struct dma_fence *finished;
+	u64 device_ns;
+};
+
 int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
-		     u64 *seqno, struct dma_fence **finished);
+		     u64 *seqno, struct wafer_job_result **result);
+void wafer_job_result_put(struct wafer_job_result *r);
 int wafer_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 

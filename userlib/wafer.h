@@ -2,16 +2,47 @@
 /*
  * libwafer: the userspace library for wafer accelerators.
  *
- * Every call that can fail returns 0 (or a count) on success and a negative
- * errno value on failure; wafer_strerror() names the code and
+ * Layers, each using only the ones above it in this header:
+ *
+ *   devices      find, open (backend "kernel" = /dev/accel/accelN through
+ *                the DRM driver, or "inproc" = firmware-sim linked into
+ *                this process), query
+ *   buffers      memory the device reads job inputs from and writes results to
+ *   models       convert a llama2.c checkpoint and load it into stage SRAM
+ *   contexts     KV cache for a number of sequences ("slots")
+ *   jobs         submit many, reap completions (batch-friendly)
+ *   tokenizer    llama2.c's tokenizer, byte for byte
+ *   sampling     greedy / temperature / top-p over a result's top-k
+ *   generation   prompt in, pieces streamed to a callback
+ *
+ * Errors: every call that can fail returns 0 (or a count) on success and a
+ * negative errno value on failure; wafer_strerror() names the code and
  * wafer_last_error() says, for the calling thread, what exactly was wrong.
+ * Functions returning a pointer return NULL only where documented.
+ *
+ * Threads: the library has no global state besides the per-thread error
+ * message.  Objects of one device may be used from several threads, but
+ * wafer_submit()/wafer_reap() on one device must not run concurrently.
  */
 #ifndef WAFER_H
 #define WAFER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------ errors -- */
+
+/** wafer_strerror() - a short name for a (negative or positive) errno code. */
+const char *wafer_strerror(int err);
+
+/** wafer_last_error() - the calling thread's message for its last failure. */
+const char *wafer_last_error(void);
+
+/* ----------------------------------------------------------- devices -- */
 
 /** Path prefix of the DRM accel nodes. */
 #define WAFER_ACCEL_DIR "/dev/accel"
@@ -51,16 +82,594 @@ int wafer_list_devices(struct wafer_device_desc *out, int max);
  * wafer_open_device() - open /dev/accel/accel@index after checking it is wafer
  * @index: accel index, or -1 for the first wafer device
  *
+ * The raw file descriptor, for programs that issue ioctls themselves; most
+ * callers want wafer_open().
+ *
  * Return: an open file descriptor (O_RDWR | O_CLOEXEC), or a negative errno:
  * -ENOENT when there is no such device, -ENODEV when it is not a wafer device.
  */
 int wafer_open_device(int index);
 
-/** wafer_strerror() - a short name for a (negative or positive) errno code. */
-const char *wafer_strerror(int err);
+/**
+ * enum wafer_backend - how a struct wafer_dev reaches the device
+ * @WAFER_BACKEND_AUTO: "kernel" if a wafer device node exists, else "inproc"
+ * @WAFER_BACKEND_KERNEL: /dev/accel/accelN through the wafer DRM driver
+ * @WAFER_BACKEND_INPROC: a firmware-sim device created in this process and
+ *	driven through its firmware ABI exactly as the kernel driver drives
+ *	it; results are identical bit for bit
+ */
+enum wafer_backend {
+	WAFER_BACKEND_AUTO = 0,
+	WAFER_BACKEND_KERNEL,
+	WAFER_BACKEND_INPROC,
+};
 
-/** wafer_last_error() - the calling thread's message for its last failure. */
-const char *wafer_last_error(void);
+/**
+ * enum wafer_submit_path - how the kernel backend submits jobs
+ * @WAFER_SUBMIT_AUTO: io_uring when available, else the ioctl
+ * @WAFER_SUBMIT_IOCTL: DRM_IOCTL_WAFER_SUBMIT + DRM_IOCTL_WAFER_WAIT
+ * @WAFER_SUBMIT_URING: IORING_OP_URING_CMD (fails if unavailable)
+ *
+ * The inproc backend ignores it (AUTO/IOCTL) or refuses URING.
+ */
+enum wafer_submit_path {
+	WAFER_SUBMIT_AUTO = 0,
+	WAFER_SUBMIT_IOCTL,
+	WAFER_SUBMIT_URING,
+};
+
+/**
+ * struct wafer_open_opts - wafer_open() options; zero-initialise for defaults
+ * @backend: enum wafer_backend
+ * @submit: enum wafer_submit_path
+ * @index: kernel: accel index, or -1 for the first wafer device (NB: a
+ *	zeroed struct means accel0; set -1 explicitly for "first")
+ * @profile: inproc: "wafer" or "asic" (NULL: "wafer")
+ * @stages: inproc: stage count (0: the profile's)
+ * @sram_bytes: inproc: SRAM bytes per stage (0: the profile's)
+ * @numa_node: inproc: NUMA node of the simulated device (-1 or 0 with
+ *	@numa_node_set clear: none)
+ * @numa_node_set: inproc: @numa_node is meaningful
+ */
+struct wafer_open_opts {
+	enum wafer_backend backend;
+	enum wafer_submit_path submit;
+	int index;
+	const char *profile;
+	unsigned int stages;
+	uint64_t sram_bytes;
+	int numa_node;
+	int numa_node_set;
+};
+
+/** An open device (opaque). */
+struct wafer_dev;
+
+/**
+ * wafer_open() - open a device with a backend
+ * @opts: options, or NULL for all defaults (AUTO backend, first device)
+ * @out: receives the device
+ *
+ * Queries the device and, when it reports a NUMA node, binds the calling
+ * thread to that node (the submitting thread should be the opening one).
+ *
+ * Return: 0 or a negative errno (-ENOENT: no wafer device for the kernel
+ * backend; -EOPNOTSUPP: the submit path is not available).
+ */
+int wafer_open(const struct wafer_open_opts *opts, struct wafer_dev **out);
+
+/**
+ * wafer_close() - close a device
+ * @dev: device, or NULL
+ *
+ * Objects created on @dev must have been destroyed first.
+ */
+void wafer_close(struct wafer_dev *dev);
+
+/** wafer_backend_name() - "kernel" or "inproc". */
+const char *wafer_backend_name(const struct wafer_dev *dev);
+
+/** wafer_submit_name() - the submission path in use: "ioctl", "uring" or "inproc". */
+const char *wafer_submit_name(const struct wafer_dev *dev);
+
+/* Profiles (struct wafer_info.profile). */
+#define WAFER_PROFILE_WAFER	0
+#define WAFER_PROFILE_ASIC	1
+
+/* Capability bits (struct wafer_info.caps), same values as the ABI's. */
+#define WAFER_CAP_URING_SUBMIT	(1ULL << 0)
+#define WAFER_CAP_INT4		(1ULL << 1)
+#define WAFER_CAP_INT8		(1ULL << 2)
+#define WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
+#define WAFER_CAP_PRIME		(1ULL << 4)
+
+/**
+ * struct wafer_info - what wafer_query() reports (0 = not reported)
+ * @api_version: uAPI version of the driver (inproc: the header's)
+ * @caps: WAFER_CAP_*
+ * @fw_major: firmware ABI major version
+ * @fw_minor: firmware ABI minor version
+ * @profile: WAFER_PROFILE_*
+ * @profile_name: "wafer" or "asic"
+ * @stages: pipeline stages
+ * @sram_bytes_per_stage: SRAM capacity of one stage
+ * @sram_bytes_free: SRAM not allocated, all stages (0 if not reported)
+ * @clock_hz: modelled clock
+ * @macs_per_cycle: modelled MACs per cycle per stage
+ * @numa_node: NUMA node of the device, or -1
+ * @max_bo_size: largest buffer
+ * @max_models: models loaded at once
+ * @max_contexts: contexts at once
+ * @max_tokens_per_job: largest job (0: only the context length limits it)
+ * @max_inflight_jobs: jobs submitted and not reaped at once
+ * @job_timeout_ms: a job taking longer fails with -ETIMEDOUT
+ */
+struct wafer_info {
+	uint32_t api_version;
+	uint64_t caps;
+	uint32_t fw_major;
+	uint32_t fw_minor;
+	uint32_t profile;
+	char profile_name[16];
+	uint32_t stages;
+	uint64_t sram_bytes_per_stage;
+	uint64_t sram_bytes_free;
+	uint64_t clock_hz;
+	uint32_t macs_per_cycle;
+	int32_t numa_node;
+	uint64_t max_bo_size;
+	uint32_t max_models;
+	uint32_t max_contexts;
+	uint32_t max_tokens_per_job;
+	uint32_t max_inflight_jobs;
+	uint32_t job_timeout_ms;
+};
+
+/**
+ * wafer_query() - describe the device
+ * @dev: device
+ * @info: filled
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_query(struct wafer_dev *dev, struct wafer_info *info);
+
+/* ----------------------------------------------------------- buffers -- */
+
+/** A buffer the device can read and write (opaque). */
+struct wafer_bo;
+
+/**
+ * wafer_bo_create() - allocate and map a buffer
+ * @dev: device
+ * @size: bytes (rounded up to the page size)
+ * @out: receives the buffer, mapped and zeroed
+ *
+ * Kernel: a GEM BO mmap'd from the device file; inproc: host memory.  When
+ * the device has a NUMA node, the pages are placed there (libnuma).
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_bo_create(struct wafer_dev *dev, size_t size, struct wafer_bo **out);
+
+/** wafer_bo_map() - the CPU address of the buffer (never NULL). */
+void *wafer_bo_map(const struct wafer_bo *bo);
+
+/** wafer_bo_size() - the buffer's size in bytes (after rounding). */
+size_t wafer_bo_size(const struct wafer_bo *bo);
+
+/** wafer_bo_destroy() - unmap and free a buffer (NULL is a no-op). */
+void wafer_bo_destroy(struct wafer_bo *bo);
+
+/* ------------------------------------------------------------ models -- */
+
+/**
+ * struct wafer_convert_opts - llama2.c checkpoint -> device blob
+ * @wbits: layer weights: 8 or 4 (0: 8)
+ * @group_size: weights per quantisation scale, 1..256, even for 4-bit; a
+ *	short tail group is handled (0: 32)
+ * @keep_embed_cls_int8: with @wbits 4, keep the token embedding and the
+ *	classifier at 8 bits
+ * @kv_int8: int8 KV cache with per-head scales (default: int16)
+ * @progress: if set, called with done/total in [0, 1] as conversion proceeds
+ * @progress_arg: its first argument
+ */
+struct wafer_convert_opts {
+	unsigned int wbits;
+	unsigned int group_size;
+	int keep_embed_cls_int8;
+	int kv_int8;
+	void (*progress)(void *arg, const char *what, double done);
+	void *progress_arg;
+};
+
+/**
+ * wafer_convert() - convert a llama2.c (v0, fp32) checkpoint into a blob
+ * @ckpt_path: the checkpoint file
+ * @opts: options (NULL: int8, group 32)
+ * @blob: receives a malloc'd blob; free() it
+ * @len: its length
+ *
+ * Return: 0 or a negative errno (-EINVAL: bad options or checkpoint).
+ */
+int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
+		  void **blob, size_t *len);
+
+/**
+ * struct wafer_model_info - a loaded model
+ * @dim: width
+ * @hidden_dim: feed-forward width
+ * @n_layers: layers
+ * @n_heads: query heads
+ * @n_kv_heads: key/value heads
+ * @vocab_size: tokens
+ * @seq_len: longest context
+ * @blob_bytes: size of the blob
+ * @sram_bytes: SRAM the weights take on the device
+ */
+struct wafer_model_info {
+	uint32_t dim;
+	uint32_t hidden_dim;
+	uint32_t n_layers;
+	uint32_t n_heads;
+	uint32_t n_kv_heads;
+	uint32_t vocab_size;
+	uint32_t seq_len;
+	uint64_t blob_bytes;
+	uint64_t sram_bytes;
+};
+
+/** A model loaded on a device (opaque). */
+struct wafer_model;
+
+/**
+ * wafer_model_load() - load a blob into the device's stage SRAM
+ * @dev: device
+ * @blob: the blob (firmware-sim's packed format); copied, may be freed after
+ * @len: its length
+ * @out: receives the model
+ *
+ * Return: 0 or a negative errno; -ENOSPC when the model does not fit (the
+ * message says how much SRAM it needs).
+ */
+int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
+		     struct wafer_model **out);
+
+/**
+ * wafer_model_load_file() - wafer_convert() + wafer_model_load()
+ * @dev: device
+ * @ckpt_path: llama2.c checkpoint
+ * @opts: conversion options (NULL: defaults)
+ * @out: receives the model
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_model_load_file(struct wafer_dev *dev, const char *ckpt_path,
+			  const struct wafer_convert_opts *opts,
+			  struct wafer_model **out);
+
+/** wafer_model_get_info() - dimensions and sizes of a loaded model. */
+const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m);
+
+/** wafer_model_unload() - unload (its contexts must be gone); NULL is a no-op. */
+void wafer_model_unload(struct wafer_model *m);
+
+/* ---------------------------------------------------------- contexts -- */
+
+/** A KV cache for @slots sequences of a model (opaque). */
+struct wafer_ctx;
+
+/**
+ * wafer_ctx_create() - allocate KV cache on the device
+ * @m: model
+ * @slots: independent sequences, 1..256
+ * @ctx_len: positions per sequence, 1..the model's seq_len
+ * @out: receives the context
+ *
+ * Return: 0 or a negative errno (-ENOSPC: the KV cache does not fit).
+ */
+int wafer_ctx_create(struct wafer_model *m, unsigned int slots,
+		     unsigned int ctx_len, struct wafer_ctx **out);
+
+/** wafer_ctx_len() - positions per slot. */
+unsigned int wafer_ctx_len(const struct wafer_ctx *ctx);
+
+/** wafer_ctx_slots() - sequences. */
+unsigned int wafer_ctx_slots(const struct wafer_ctx *ctx);
+
+/** wafer_ctx_model() - the context's model. */
+struct wafer_model *wafer_ctx_model(const struct wafer_ctx *ctx);
+
+/** wafer_ctx_destroy() - free the KV cache (NULL is a no-op). */
+void wafer_ctx_destroy(struct wafer_ctx *ctx);
+
+/* -------------------------------------------------------------- jobs -- */
+
+/** Most (token, logit) pairs a result carries. */
+#define WAFER_MAX_TOPK		32
+/** Fraction bits of the fixed-point logits in results. */
+#define WAFER_LOGIT_FRAC_BITS	16
+
+/** WAFER_JOB_ALL_POSITIONS: one result per input position, not just the last. */
+#define WAFER_JOB_ALL_POSITIONS	(1u << 0)
+
+/**
+ * struct wafer_job - run @n_tokens tokens of sequence @slot
+ * @ctx: context
+ * @slot: sequence, < wafer_ctx_slots()
+ * @start_pos: position of the first token (earlier ones must have run)
+ * @n_tokens: tokens, >= 1; start_pos + n_tokens <= wafer_ctx_len()
+ * @flags: WAFER_JOB_*
+ * @top_k: (token, logit) pairs per result, 0..WAFER_MAX_TOPK
+ * @in: buffer holding @n_tokens uint32_t token ids at @in_offset
+ * @in_offset: byte offset, 4-byte aligned
+ * @out: buffer receiving the results at @out_offset
+ * @out_offset: byte offset, 8-byte aligned; WAFER_RESULT_SIZE(@top_k)
+ *	bytes per result
+ * @user_data: returned in the job's completion
+ */
+struct wafer_job {
+	struct wafer_ctx *ctx;
+	unsigned int slot;
+	unsigned int start_pos;
+	unsigned int n_tokens;
+	unsigned int flags;
+	unsigned int top_k;
+	struct wafer_bo *in;
+	uint64_t in_offset;
+	struct wafer_bo *out;
+	uint64_t out_offset;
+	uint64_t user_data;
+};
+
+/**
+ * struct wafer_completion - a finished job
+ * @user_data: the job's
+ * @status: 0, or the job's negative errno
+ * @device_ns: modelled device time the job took
+ */
+struct wafer_completion {
+	uint64_t user_data;
+	int status;
+	uint64_t device_ns;
+};
+
+/**
+ * wafer_submit() - queue jobs
+ * @dev: device
+ * @jobs: jobs, run in order per slot
+ * @n: how many
+ *
+ * All jobs are validated before any is queued.  The kernel backend hands
+ * them to the submit path (io_uring: one io_uring_submit for the batch).
+ *
+ * Return: the number of jobs queued (a prefix of @jobs; fewer than @n when
+ * the device's in-flight limit was reached: reap, then submit the rest),
+ * or a negative errno (-EAGAIN: none fit).
+ */
+int wafer_submit(struct wafer_dev *dev, const struct wafer_job *jobs, unsigned int n);
+
+/**
+ * wafer_reap() - collect completions
+ * @dev: device
+ * @out: completions, in completion order
+ * @max: capacity of @out
+ * @min: wait until at least this many completed (or @timeout_ms passed)
+ * @timeout_ms: how long to wait for @min; -1 for the device's job timeout
+ *	plus a margin
+ *
+ * Return: the number of completions written (possibly fewer than @min on
+ * timeout; 0 if nothing is in flight), or a negative errno.
+ */
+int wafer_reap(struct wafer_dev *dev, struct wafer_completion *out,
+	       unsigned int max, unsigned int min, int timeout_ms);
+
+/** wafer_inflight() - jobs submitted and not reaped yet. */
+unsigned int wafer_inflight(const struct wafer_dev *dev);
+
+/**
+ * struct wafer_topk - one (token, logit) pair
+ * @token: token id
+ * @logit: logit, fixed point with WAFER_LOGIT_FRAC_BITS fraction bits
+ */
+struct wafer_topk {
+	uint32_t token;
+	int32_t logit;
+};
+
+/**
+ * struct wafer_token_result - the result for one position
+ * @position: position the result follows
+ * @argmax: most likely next token
+ * @argmax_logit: its logit
+ * @top_k: entries in @topk
+ * @topk: best pairs, best first
+ */
+struct wafer_token_result {
+	uint32_t position;
+	uint32_t argmax;
+	int32_t argmax_logit;
+	uint32_t top_k;
+	struct wafer_topk topk[];
+};
+
+/** WAFER_RESULT_SIZE: bytes of one result carrying @k pairs. */
+#define WAFER_RESULT_SIZE(k)	(16u + 8u * (uint32_t)(k))
+
+/**
+ * wafer_result() - the @i-th result of a job's output
+ * @out: the job's output buffer
+ * @out_offset: the job's out_offset
+ * @top_k: the job's top_k
+ * @i: result index
+ *
+ * Return: the record, or NULL if it lies outside the buffer.
+ */
+const struct wafer_token_result *wafer_result(const struct wafer_bo *out,
+					      uint64_t out_offset,
+					      unsigned int top_k, unsigned int i);
+
+/* --------------------------------------------------------- tokenizer -- */
+
+/** A llama2.c tokenizer (opaque). */
+struct wafer_tokenizer;
+
+#define WAFER_TOKEN_BOS	1
+#define WAFER_TOKEN_EOS	2
+
+/**
+ * wafer_tokenizer_load() - read a llama2.c tokenizer.bin
+ * @path: file: u32 max_token_length, then per token f32 score, i32 len,
+ *	len bytes
+ * @vocab_size: tokens to read (the model's vocab_size)
+ * @out: receives the tokenizer
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_tokenizer_load(const char *path, unsigned int vocab_size,
+			 struct wafer_tokenizer **out);
+
+/** wafer_tokenizer_free() - release a tokenizer (NULL is a no-op). */
+void wafer_tokenizer_free(struct wafer_tokenizer *t);
+
+/** wafer_tokenizer_vocab_size() - tokens in the vocabulary. */
+unsigned int wafer_tokenizer_vocab_size(const struct wafer_tokenizer *t);
+
+/**
+ * wafer_tokenizer_encode() - text to tokens, as llama2.c run.c encode()
+ * @t: tokenizer
+ * @text: UTF-8 text
+ * @bos: prepend BOS (1)
+ * @eos: append EOS (2)
+ * @tokens: output
+ * @max: capacity of @tokens; strlen(@text) + 3 always suffices
+ *
+ * A dummy " " is prepended to non-empty text, code points missing from the
+ * vocabulary fall back to byte tokens (<0xNN>, id byte + 3), then the pair
+ * whose merge has the highest score is merged until none can be.
+ *
+ * Return: the number of tokens, or a negative errno (-ENOSPC if @max is too
+ * small).
+ */
+int wafer_tokenizer_encode(const struct wafer_tokenizer *t, const char *text,
+			   int bos, int eos, int *tokens, unsigned int max);
+
+/**
+ * wafer_tokenizer_decode() - the text of @token following @prev, as run.c
+ * @t: tokenizer
+ * @prev: previous token (a leading space is stripped after BOS)
+ * @token: token
+ *
+ * Byte tokens "<0xNN>" decode to the single byte.
+ *
+ * Return: a string owned by @t, or NULL for an out-of-range @token.
+ */
+const char *wafer_tokenizer_decode(const struct wafer_tokenizer *t, int prev, int token);
+
+/**
+ * wafer_piece_printable() - llama2.c safe_printf()'s test
+ * @piece: a decoded piece, or NULL
+ *
+ * Return: 0 for NULL, "" and single bytes that are neither printable nor
+ * whitespace (control codes from byte tokens); 1 otherwise.
+ */
+int wafer_piece_printable(const char *piece);
+
+/* ---------------------------------------------------------- sampling -- */
+
+/**
+ * struct wafer_sampler - llama2.c's sampler over a result's top-k
+ * @temperature: 0 = greedy (the device's argmax)
+ * @top_p: nucleus threshold; <= 0 or >= 1 samples the whole top-k
+ * @rng: xorshift64* state (llama2.c random_u32); never 0
+ */
+struct wafer_sampler {
+	float temperature;
+	float top_p;
+	uint64_t rng;
+};
+
+/** wafer_sampler_init() - set parameters; @seed 0 is replaced by 1. */
+void wafer_sampler_init(struct wafer_sampler *s, float temperature, float top_p,
+			uint64_t seed);
+
+/**
+ * wafer_sample() - pick the next token from a result
+ * @s: sampler
+ * @r: result; with temperature > 0 it needs top_k >= 1 (softmax over the
+ *	top-k logits / temperature, then top-p as llama2.c sample_topp())
+ *
+ * Return: a token id.
+ */
+int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r);
+
+/* -------------------------------------------------------- generation -- */
+
+/**
+ * struct wafer_gen_opts - wafer_generate() parameters
+ * @steps: positions to run, prompt included, as llama2.c -n (0 or above
+ *	the context length: the context length)
+ * @temperature: 0 = greedy
+ * @top_p: nucleus sampling threshold (llama2.c default 0.9)
+ * @seed: RNG seed (0: 1)
+ * @top_k: pairs the device returns per position (0: WAFER_MAX_TOPK)
+ * @slot: KV slot of the context to use
+ * @on_piece: called for every piece as produced (prompt pieces first, then
+ *	generated ones), with the token, its decoded text and whether it came
+ *	from the prompt; a non-zero return stops generation
+ * @arg: first argument of @on_piece
+ */
+struct wafer_gen_opts {
+	unsigned int steps;
+	float temperature;
+	float top_p;
+	uint64_t seed;
+	unsigned int top_k;
+	unsigned int slot;
+	int (*on_piece)(void *arg, int token, const char *piece, int from_prompt);
+	void *arg;
+};
+
+/**
+ * struct wafer_gen_stats - what wafer_generate() measured
+ * @prompt_tokens: prompt tokens, BOS included
+ * @generated_tokens: tokens sampled
+ * @jobs: jobs submitted
+ * @total_ns: host time of the whole generation
+ * @ttft_ns: host time until the first sampled token was known
+ * @decode_ns: host time from the first sampled token to the last
+ * @device_ns: modelled device time, all jobs
+ * @decode_device_ns: modelled device time of the decode jobs
+ */
+struct wafer_gen_stats {
+	unsigned int prompt_tokens;
+	unsigned int generated_tokens;
+	unsigned int jobs;
+	uint64_t total_ns;
+	uint64_t ttft_ns;
+	uint64_t decode_ns;
+	uint64_t device_ns;
+	uint64_t decode_device_ns;
+};
+
+/**
+ * wafer_generate() - run a prompt and sample a continuation
+ * @ctx: context (the sequence starts at position 0 of @opts->slot)
+ * @tok: tokenizer of the context's model
+ * @prompt: text, or NULL / "" for none (BOS only)
+ * @opts: parameters
+ * @stats: filled (may be NULL)
+ *
+ * The same loop as llama2.c run.c generate(): the prompt is encoded with
+ * BOS, prefilled in as few jobs as the device allows, then one job per
+ * token; generation stops after @opts->steps positions or when BOS is
+ * sampled.  Pieces follow llama2.c's decode().
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
+		   const char *prompt, const struct wafer_gen_opts *opts,
+		   struct wafer_gen_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -89,8 +89,11 @@ static void test_hang(void)
 	/* Fill the pipeline until the CP itself blocks behind the hang. */
 	for (i = 0; i < 40; i++) {
 		job(&c, (u32)(3 + i % 5), 0x2000 + (u64)i);
-		if (dh_submit(h, &c))
-			break;
+		if (dh_try_submit(h, &c)) {
+			usleep(50000);	/* let the CP fetch what it can */
+			if (dh_try_submit(h, &c))
+				break;
+		}
 	}
 	wt_ok(!dh_poll(h, &cpl, 300) &&
 	      dh_rd(h, WFW_REG_CMD_HEAD) < h->cmd_tail,

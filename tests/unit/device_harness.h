@@ -265,6 +265,19 @@ static inline void dh_hw_reset(struct dh *h, int full)
 	dh_reset_host(h);
 }
 
+/* Submit without waiting: -EAGAIN if the command ring is full. */
+static inline int dh_try_submit(struct dh *h, const struct wfw_cmd *cmd)
+{
+	if (h->cmd_tail - dh_rd(h, WFW_REG_CMD_HEAD) >= h->cmd_size)
+		return -EAGAIN;
+	h->cmdq[h->cmd_tail & (h->cmd_size - 1)] = *cmd;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h->cmd_tail++;
+	dh_wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
+	wfs_device_doorbell(h->dev);
+	return 0;
+}
+
 static inline int dh_submit(struct dh *h, const struct wfw_cmd *cmd)
 {
 	int spins = 0;

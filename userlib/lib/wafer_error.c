@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "wafer.h"
 #include "wafer_internal.h"
@@ -27,4 +28,12 @@ const char *wafer_last_error(void)
 const char *wafer_strerror(int err)
 {
 	return strerror(err < 0 ? -err : err);
+}
+
+uint64_t wafer_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer io_uring front end.
+ *
+ * IORING_OP_URING_CMD with cmd_op DRM_WAFER_URING_CMD_SUBMIT carries the
+ * same struct drm_wafer_job as DRM_IOCTL_WAFER_SUBMIT in an SQE128's command
+ * area.  The job is queued exactly as the ioctl queues it; when its finished
+ * fence signals, the command completes from task work with the job's status
+ * as the CQE's res and, on CQE32 rings, its modelled device time in
+ * big_cqe[0].
+ *
+ * Exactly-once completion: the fence callback and cancellation (the ring
+ * going away, e.g. its process exiting) race through
+ * dma_fence_remove_callback(): cancellation completes the command only if
+ * it removed the callback before it ran; otherwise the callback's task work
+ * does.  The job itself still runs (and is freed) in either case.
+ */
+#include <linux/dma-fence.h>
+#include <linux/io_uring/cmd.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/wafer_accel.h>
+
+#include "wafer_drv.h"
+#include "wafer_job.h"
+#include "wafer_uring.h"
+
+/**
+ * struct wafer_uring_req - a submitted io_uring command
+ * @ioucmd: the command
+ * @cb: on the job's finished fence
+ * @result: the job's result (reference held)
+ */
+struct wafer_uring_req {
+	struct io_uring_cmd *ioucmd;
+	struct dma_fence_cb cb;
+	struct wafer_job_result *result;
+};
+
+/* What the command keeps in its inline pdu. */
+struct wafer_uring_pdu {
+	struct wafer_uring_req *req;
+};
+
+static struct wafer_uring_req **pdu_req(struct io_uring_cmd *ioucmd)
+{
+	return &io_uring_cmd_to_pdu(ioucmd, struct wafer_uring_pdu)->req;
+}
+
+/* Posts the CQE and frees the request. */
+static void req_complete(struct wafer_uring_req *req, int status, u64 device_ns,
+			 unsigned int issue_flags)
+{
+	struct io_uring_cmd *ioucmd = req->ioucmd;
+
+	wafer_job_result_put(req->result);
+	kfree(req);
+	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
+}
+
+static void wafer_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct wafer_uring_req *req = *pdu_req(ioucmd);
+	struct wafer_job_result *r = req->result;
+
+	req_complete(req, r->finished->error, r->device_ns, issue_flags);
+}
+
+/* Runs where the fence signals (may be atomic): defer to task work. */
+static void wafer_uring_fence_cb(struct dma_fence *f, struct dma_fence_cb *cb)
+{
+	struct wafer_uring_req *req = container_of(cb, struct wafer_uring_req, cb);
+
+	io_uring_cmd_complete_in_task(req->ioucmd, wafer_uring_task_done);
+}
+
+static int wafer_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct wafer_uring_req *req = *pdu_req(ioucmd);
+
+	/* Lost the race: the fence callback's task work completes it. */
+	if (!dma_fence_remove_callback(req->result->finished, &req->cb))
+		return 0;
+	req_complete(req, -ECANCELED, 0, issue_flags);
+	return 0;
+}
+
+/**
+ * wafer_uring_cmd() - file_operations.uring_cmd of the accel node
+ * @ioucmd: the command
+ * @issue_flags: IO_URING_F_*
+ *
+ * Return: -EIOCBQUEUED once the job is queued (the CQE follows), or a
+ * negative errno: -EINVAL without SQE128 or for an unknown cmd_op, -EAGAIN
+ * when called non-blocking (io_uring retries from a worker), -ENODEV after
+ * unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would return for the job.
+ */
+int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct drm_file *file = ioucmd->file->private_data;
+	struct drm_device *dev = file->minor->dev;
+	struct wafer_uring_req *req;
+	struct drm_wafer_job job;
+	int idx, ret;
+
+	if (issue_flags & IO_URING_F_CANCEL)
+		return wafer_uring_cancel(ioucmd, issue_flags);
+	if (ioucmd->cmd_op != DRM_WAFER_URING_CMD_SUBMIT) {
+		drm_dbg(dev, "uring_cmd: unknown cmd_op 0x%x\n", ioucmd->cmd_op);
+		return -EINVAL;
+	}
+	if (!(issue_flags & IO_URING_F_SQE128)) {
+		drm_dbg(dev, "uring_cmd: the ring needs IORING_SETUP_SQE128\n");
+		return -EINVAL;
+	}
+	/* Submission sleeps (locks, allocation, pinning): not here. */
+	if (issue_flags & IO_URING_F_NONBLOCK)
+		return -EAGAIN;
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	BUILD_BUG_ON(sizeof(job) > 80);
+	/* One copy: userspace may rewrite the SQE while we validate. */
+	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	req->ioucmd = ioucmd;
+	ret = wafer_job_submit(file, &job, NULL, &req->result);
+	if (ret) {
+		kfree(req);
+		goto out;
+	}
+	*pdu_req(ioucmd) = req;
+	io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
+	if (dma_fence_add_callback(req->result->finished, &req->cb, wafer_uring_fence_cb))
+		wafer_uring_task_done(ioucmd, issue_flags); /* already done */
+	ret = -EIOCBQUEUED;
+out:
+	drm_dev_exit(idx);
+	return ret;
+}

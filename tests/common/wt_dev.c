@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* wt_dev.c - see wt_dev.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wfs_pack.h"
+#include "wt_dev.h"
+#include "wt_util.h"
+
+int wt_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret ? -errno : 0;
+}
+
+int wt_dev_open(int index)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", index);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int wt_bo_new(int fd, struct wt_bo *b, size_t size)
+{
+	struct drm_wafer_bo_create c = { .size = size };
+	struct drm_wafer_bo_info i = { 0 };
+	int ret = wt_ioctl(fd, DRM_IOCTL_WAFER_BO_CREATE, &c);
+
+	if (ret)
+		return ret;
+	i.handle = c.handle;
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_BO_INFO, &i);
+	if (ret)
+		return ret;
+	b->handle = c.handle;
+	b->size = i.size;
+	b->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+	return b->map == MAP_FAILED ? -errno : 0;
+}
+
+int64_t wt_deadline_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec + ms * 1000000ll;
+}
+
+int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns)
+{
+	struct drm_wafer_wait w = { .seqno = seqno, .timeout_ns = wt_deadline_ms(120000) };
+	int ret = wt_ioctl(fd, DRM_IOCTL_WAFER_WAIT, &w);
+
+	if (ret)
+		return ret;
+	if (device_ns)
+		*device_ns = w.device_ns;
+	return w.status;
+}
+
+int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
+		      struct wt_dev_model *m)
+{
+	struct wfs_pack_opts po = { .wbits = wbits, .group_size = 32 };
+	struct drm_wafer_model_load ml = { 0 };
+	struct drm_wafer_ctx_create cc = { 0 };
+	struct wfs_ckpt ck;
+	struct wt_bo b;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (wfs_ckpt_load(wt_model_path("stories260K.bin"), &ck))
+		return -ENOENT;
+	ret = wfs_pack(&ck, &po, &m->blob, &m->blob_len);
+	wfs_ckpt_free(&ck);
+	if (ret)
+		return ret < 0 ? ret : -EINVAL;
+	ret = wt_bo_new(fd, &b, m->blob_len);
+	if (ret)
+		return ret;
+	memcpy(b.map, m->blob, m->blob_len);
+	ml.bo_handle = b.handle;
+	ml.blob_size = m->blob_len;
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	munmap(b.map, b.size);
+	if (ret)
+		return ret;
+	m->model_id = ml.model_id;
+	m->sram_needed = ml.sram_needed;
+	cc.model_id = ml.model_id;
+	cc.kv_slots = slots;
+	cc.ctx_len = ctx_len;
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_CREATE, &cc);
+	if (ret)
+		return ret;
+	m->ctx_id = cc.ctx_id;
+	m->kv_bytes = cc.kv_bytes;
+	return 0;
+}
+
+const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
+					       uint32_t k, uint32_t i)
+{
+	return (const void *)((const char *)b->map + off + (size_t)i * DRM_WAFER_RESULT_SIZE(k));
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wt_dev.h - test helpers for talking to the wafer driver directly through
+ * its uapi (the VM tier's programs): open, buffers, the shared model.
+ */
+#ifndef WT_DEV_H
+#define WT_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drm/wafer_accel.h"
+
+struct wt_bo {
+	uint32_t handle;
+	size_t size;
+	void *map;
+};
+
+/* The shared model, packed, loaded, with a context, plus the reference. */
+struct wt_dev_model {
+	void *blob;
+	size_t blob_len;
+	uint32_t model_id;
+	uint32_t ctx_id;
+	uint64_t sram_needed;
+	uint64_t kv_bytes;
+};
+
+/* ioctl returning 0 or -errno. */
+int wt_ioctl(int fd, unsigned long req, void *arg);
+int wt_dev_open(int index);
+int wt_bo_new(int fd, struct wt_bo *b, size_t size);
+/* Absolute CLOCK_MONOTONIC deadline @ms from now, in ns. */
+int64_t wt_deadline_ms(int64_t ms);
+/* Waits for @seqno; returns the ioctl's error or the job's status. */
+int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns);
+/* Packs stories260K (int8/int4, group 32) and loads it, with a context of
+ * @slots x @ctx_len.  Returns 0 or -errno. */
+int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
+		      struct wt_dev_model *m);
+/* Pointer to result @i of records carrying @k pairs at @off in @b. */
+const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
+					       uint32_t k, uint32_t i);
+
+#endif /* WT_DEV_H */

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_cmd.c - libFuzzer harness for the firmware command processor.
+ *
+ * The input is a sequence of 64-byte command descriptors fed through the
+ * command ring of one simulated device (2 stages, a tiny model loaded, one
+ * context).  Before each input the device is reset (full) and set up again,
+ * so inputs are independent.  To get past the address checks, some field
+ * values are rewritten into real buffers:
+ *   - an address whose top byte is 0xab points into a 64 KiB scratch
+ *     buffer (low 16 bits = offset), 0xbb into the model blob copy (which
+ *     the input may also have mutated: the validator sees it);
+ *   - ctx_id 0xc0 becomes the live context's id.
+ * Every command must produce exactly one completion with a valid check
+ * value and a status <= 0, without faults, hangs, crashes or sanitizer
+ * reports (the build uses ASan and UBSan).
+ *
+ * Run longer than `make test` does:
+ *   build/tests/fuzz/fuzz_cmd -max_total_time=600 -max_len=4096 corpus/
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/device_harness.h"
+#include "wt_tinyblob.h"
+
+#define SCRATCH		(64 * 1024)
+#define MAX_CMDS	32
+
+static struct dh *h;
+static u8 *scratch;
+static u8 *blob;
+static size_t blob_len;
+static u8 *blob_pristine;
+
+static void setup_once(void)
+{
+	struct wfs_device_config cfg;
+
+	h = calloc(1, sizeof(*h));
+	scratch = dh_alloc(SCRATCH);
+	blob = dh_alloc(WT_TINY_MAX);
+	blob_pristine = dh_alloc(WT_TINY_MAX);
+	blob_len = wt_tiny_build(blob_pristine, WT_TINY_INT8);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = "asic";
+	cfg.stages = 2;
+	cfg.sram_bytes = 256 << 10;
+	cfg.max_jobs = 16;
+	cfg.max_contexts = 4;
+	if (dh_init(h, &cfg, 64, 64)) {
+		fprintf(stderr, "fuzz_cmd: device setup failed\n");
+		abort();
+	}
+	dh_region_add(h, scratch, SCRATCH);
+	dh_region_add(h, blob, WT_TINY_MAX);
+}
+
+static u64 fix_addr(u64 a)
+{
+	switch (a >> 56) {
+	case 0xab:
+		return (u64)(uintptr_t)scratch + (a & 0xffff);
+	case 0xbb:
+		return (u64)(uintptr_t)blob + (a & 0x3fff);
+	default:
+		return a;
+	}
+}
+
+static void fix_cmd(struct wfw_cmd *c, u32 ctx)
+{
+	switch (c->opcode) {
+	case WFW_OP_GET_INFO:
+	case WFW_OP_GET_STATS:
+	case WFW_OP_GET_SRAM_MAP:
+	case WFW_OP_READ_LOG:
+		c->buf.addr = fix_addr(c->buf.addr);
+		break;
+	case WFW_OP_LOAD_MODEL:
+		c->load.addr = fix_addr(c->load.addr);
+		break;
+	case WFW_OP_CREATE_CONTEXT:
+	case WFW_OP_DESTROY_CONTEXT:
+		if (c->ctx.ctx_id == 0xc0)
+			c->ctx.ctx_id = ctx;
+		break;
+	case WFW_OP_RUN_JOB:
+		if (c->job.ctx_id == 0xc0)
+			c->job.ctx_id = ctx;
+		c->job.in_addr = fix_addr(c->job.in_addr);
+		c->job.out_addr = fix_addr(c->job.out_addr);
+		break;
+	default:
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct wfw_cpl cpl;
+	u32 n, i, got = 0, ctx = 0;
+	int64_t id;
+
+	if (!h)
+		setup_once();
+	dh_hw_reset(h, 1);
+	memcpy(blob, blob_pristine, blob_len);
+	memset(scratch, 0, SCRATCH);
+	/* Trailing bytes past the commands mutate the blob copy. */
+	n = (u32)(size / sizeof(struct wfw_cmd));
+	if (n > MAX_CMDS)
+		n = MAX_CMDS;
+	for (i = (u32)n * sizeof(struct wfw_cmd); i + 2 < size; i += 3)
+		blob[((u32)data[i] << 8 | data[i + 1]) % blob_len] ^= data[i + 2];
+
+	if (dh_load(h, blob, blob_len, &cpl) == 0) {
+		id = dh_ctx_create(h, 2, 16, &cpl);
+		if (id > 0)
+			ctx = (u32)id;
+	}
+	for (i = 0; i < n; i++) {
+		struct wfw_cmd c;
+
+		memcpy(&c, data + (size_t)i * sizeof(c), sizeof(c));
+		c.cookie = 0xf000 + i;
+		fix_cmd(&c, ctx);
+		if (dh_submit(h, &c)) {
+			fprintf(stderr, "fuzz_cmd: command ring stuck\n");
+			abort();
+		}
+	}
+	while (got < n) {
+		if (!dh_poll(h, &cpl, 20000)) {
+			fprintf(stderr, "fuzz_cmd: %u of %u completions, then nothing\n",
+				got, n);
+			abort();
+		}
+		if (cpl.check != wfw_cpl_check(&cpl) || cpl.status > 0 ||
+		    cpl.cookie < 0xf000 || cpl.cookie >= 0xf000 + n) {
+			fprintf(stderr, "fuzz_cmd: bad completion (cookie %llx status %d)\n",
+				(unsigned long long)cpl.cookie, cpl.status);
+			abort();
+		}
+		/* A RESET cancels jobs: their completions count too. */
+		got++;
+	}
+	if (dh_rd(h, WFW_REG_FAULT)) {
+		fprintf(stderr, "fuzz_cmd: device fault 0x%x\n",
+			dh_rd(h, WFW_REG_FAULT));
+		abort();
+	}
+	return 0;
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * device_timing.c - timing model sanity: the formulas of wfs_timing.h on
+ * known numbers; modelled job latency grows with tokens; with many
+ * sequences in flight, spreading the same model over more stages raises
+ * the aggregate modelled tokens/s, while a single job's latency grows only
+ * a little; per-stage busy time is accounted.
+ */
+#include "device_harness.h"
+#include "wfs_pack.h"
+#include "wfs_timing.h"
+#include "wt_util.h"
+
+#define NSEQ	16
+#define PRE	16
+#define DEC	8
+#define REC	WFW_OUT_REC_SIZE(1)
+
+static void test_formulas(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
+				     .vocab = 512, .act_bytes = 320,
+				     .kv_pos_bytes = 144 };
+	struct wfs_cost c = { 0, 0 };
+	u64 proj = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172;
+
+	wfs_profile_find("asic", &p);
+	wt_ok(wfs_timing_ns(&p, 1000) == 1000 &&
+	      wfs_timing_ns(&p, 3000000000ull) == 3000000000ull,
+	      "1 GHz: cycles = ns, no overflow at 3e9 cycles");
+	wfs_profile_find("wafer", &p);
+	wt_ok(wfs_timing_ns(&p, 1100) == 1000 && wfs_timing_ns(&p, 11) == 10,
+	      "1.1 GHz: 1100 cycles = 1000 ns");
+	wfs_timing_layer_cost(&d, 50000, 0, 1, &c);
+	wt_ok(c.macs == proj + 2 * 64 * 1 &&
+	      c.bytes == 50000 + 144 + 144 + 2 * 320,
+	      "layer cost of one token at position 0: %llu MACs, %llu bytes",
+	      (unsigned long long)c.macs, (unsigned long long)c.bytes);
+	c.macs = c.bytes = 0;
+	wfs_timing_layer_cost(&d, 50000, 10, 4, &c);
+	wt_ok(c.macs == 4 * proj + 2 * 64 * (11 + 12 + 13 + 14) &&
+	      c.bytes == 50000 + (11 + 12 + 13 + 14) * 144 + 4 * 144 + 8 * 320,
+	      "layer cost of positions 10..13: attention over 11..14 keys");
+	wfs_profile_find("asic", &p);
+	c.macs = 1024 * 10;
+	c.bytes = 256 * 3;
+	wt_ok(wfs_timing_stage_cycles(&p, &c) == 10, "roofline: compute bound");
+	c.bytes = 256 * 30 + 1;
+	wt_ok(wfs_timing_stage_cycles(&p, &c) == 31, "roofline: memory bound, rounded up");
+	wt_ok(wfs_timing_hop_cycles(&p, 640) == 64 + 10, "hop: latency + bytes / link width");
+	wt_ok(wfs_timing_rate(1000, 1000000) == 1000000 &&
+	      wfs_timing_rate(5, 0) == 0 &&
+	      wfs_timing_rate(1ull << 40, 1000000000ull) == 1ull << 40,
+	      "rate: tokens * 1e9 / ns, no overflow");
+}
+
+struct run {
+	u64 tps;
+	u64 makespan;
+	u64 lat1;
+	u64 busy_max;
+	u64 busy_sum;
+	u32 used;
+};
+
+static int run_shape(void *blob, size_t len, const char *profile, u32 stages,
+		     struct run *r)
+{
+	struct wfs_device_config cfg;
+	struct dh *h = calloc(1, sizeof(*h));
+	u32 *in = dh_alloc(NSEQ * (PRE + DEC) * 4);
+	u8 *out = dh_alloc(NSEQ * (PRE + DEC) * REC);
+	struct wfw_stage_stats st[64];
+	struct wfw_info info;
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int64_t ctx;
+	int s, j, done = 0, bad = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = profile;
+	cfg.stages = stages;
+	if (dh_init(h, &cfg, 256, 256))
+		return -1;
+	for (s = 0; s < NSEQ * (PRE + DEC); s++)
+		in[s] = 1 + (u32)(s * 7919) % 500;
+	dh_region_add(h, blob, len);
+	dh_region_add(h, in, NSEQ * (PRE + DEC) * 4);
+	dh_region_add(h, out, NSEQ * (PRE + DEC) * REC);
+	dh_region_add(h, st, sizeof(st));
+	if (dh_load(h, blob, len, &cpl))
+		return -1;
+	ctx = dh_ctx_create(h, NSEQ, PRE + DEC, &cpl);
+	if (ctx <= 0)
+		return -1;
+
+	/* One lone 1-token job: the pipeline's latency. */
+	dh_job_cmd(&c, (u32)ctx, 0, 0, 1, in, out, REC, 1, 0, 1);
+	dh_exec(h, &c, &cpl, 10000);
+	r->lat1 = cpl.device_ns;
+	dh_hw_reset(h, 0);
+
+	for (j = 0; j <= DEC; j++) {
+		for (s = 0; s < NSEQ; s++) {
+			u32 pos = j ? PRE + j - 1 : 0, n = j ? 1 : PRE;
+			u32 *tok = &in[s * (PRE + DEC) + pos];
+
+			dh_job_cmd(&c, (u32)ctx, (u32)s, pos, n, tok,
+				   out + (size_t)(s * (PRE + DEC) + pos) * REC,
+				   REC, 1, 0, 100 + (u64)(s * 100 + j));
+			dh_submit(h, &c);
+		}
+	}
+	while (done < NSEQ * (DEC + 1) && dh_poll(h, &cpl, 20000)) {
+		bad += cpl.status != 0;
+		done++;
+	}
+	dh_info(h, &info);
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_GET_STATS;
+	c.buf.addr = (u64)(uintptr_t)st;
+	c.buf.len = sizeof(st);
+	dh_exec(h, &c, &cpl, 5000);
+	r->busy_sum = 0;
+	for (s = 0; s < (int)cpl.result0; s++)
+		r->busy_sum += st[s].modelled_busy_ns;
+	r->tps = info.modelled_tokens_per_s;
+	r->makespan = info.modelled_makespan_ns;
+	r->busy_max = info.bottleneck_busy_ns;
+	r->used = info.stages_used;
+	wt_diag("%s/%u: %u stages used, %llu tokens/s modelled, makespan %llu ns, bottleneck busy %llu ns, 1-token latency %llu ns",
+		profile, stages, r->used, (unsigned long long)r->tps,
+		(unsigned long long)r->makespan,
+		(unsigned long long)r->busy_max, (unsigned long long)r->lat1);
+	dh_fini(h);
+	free(h);
+	free(in);
+	free(out);
+	return bad || done != NSEQ * (DEC + 1) ? -1 : 0;
+}
+
+static void test_device(void *blob, size_t len)
+{
+	struct wfs_device_config cfg;
+	struct dh *h = calloc(1, sizeof(*h));
+	u32 *in = dh_alloc(256 * 4);
+	u8 *out = dh_alloc(REC);
+	static const u32 ns[] = { 1, 4, 16, 17, 64, 200 };
+	u64 prev = 0;
+	int grows = 1;
+	struct run r1, r2, r5, a1, a4;
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int64_t ctx;
+	unsigned int i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = "asic";
+	dh_init(h, &cfg, 16, 16);
+	for (i = 0; i < 256; i++)
+		in[i] = 1 + i % 500;
+	dh_region_add(h, blob, len);
+	dh_region_add(h, in, 256 * 4);
+	dh_region_add(h, out, REC);
+	dh_load(h, blob, len, &cpl);
+	ctx = dh_ctx_create(h, WFS_ARRAY_SIZE(ns), 256, &cpl);
+	for (i = 0; i < WFS_ARRAY_SIZE(ns); i++) {
+		dh_job_cmd(&c, (u32)ctx, i, 0, ns[i], in, out, REC, 1, 0, 0);
+		dh_exec(h, &c, &cpl, 10000);
+		wt_diag("%u tokens: %llu ns modelled", ns[i],
+			(unsigned long long)cpl.device_ns);
+		grows &= cpl.status == 0 && cpl.device_ns > prev;
+		prev = cpl.device_ns;
+	}
+	wt_ok(grows, "modelled job latency grows with the token count (1..200)");
+	dh_fini(h);
+	free(h);
+	free(in);
+	free(out);
+
+	if (run_shape(blob, len, "wafer", 1, &r1) || run_shape(blob, len, "wafer", 2, &r2) ||
+	    run_shape(blob, len, "wafer", 5, &r5) || run_shape(blob, len, "asic", 1, &a1) ||
+	    run_shape(blob, len, "asic", 4, &a4)) {
+		wt_ok(0, "runs with 16 sequences in flight");
+		return;
+	}
+	wt_ok(r1.tps < r2.tps && r2.tps < r5.tps,
+	      "wafer: more stages, more tokens/s with %d sequences in flight (%llu < %llu < %llu)",
+	      NSEQ, (unsigned long long)r1.tps, (unsigned long long)r2.tps,
+	      (unsigned long long)r5.tps);
+	wt_ok(a1.tps < a4.tps, "asic: 4 stages beat 1 (%llu < %llu tokens/s)",
+	      (unsigned long long)a1.tps, (unsigned long long)a4.tps);
+	{
+		struct wfs_profile p;
+		u64 hop;
+
+		wfs_profile_find("wafer", &p);
+		hop = wfs_timing_ns(&p, wfs_timing_hop_cycles(&p, 320)) + 1;
+		wt_ok(r5.lat1 > r1.lat1 && r5.lat1 <= r1.lat1 + 4 * hop,
+		      "a lone token's latency grows with stages by at most the extra fabric hops (%llu -> %llu ns, hop %llu ns)",
+		      (unsigned long long)r1.lat1, (unsigned long long)r5.lat1,
+		      (unsigned long long)hop);
+		wt_ok(a4.lat1 > a1.lat1 && a4.lat1 < a1.lat1 + a1.lat1 / 2,
+		      "asic: 4 stages add little to a lone token's latency (%llu -> %llu ns)",
+		      (unsigned long long)a1.lat1, (unsigned long long)a4.lat1);
+	}
+	wt_ok(r5.busy_max <= r5.makespan && r5.busy_sum >= r5.busy_max &&
+	      r1.busy_max <= r1.makespan && r1.busy_sum == r1.busy_max,
+	      "per-stage modelled busy time: bottleneck <= makespan, sums consistent");
+}
+
+int main(void)
+{
+	const char *path = wt_model_path("stories260K.bin");
+	struct wfs_pack_opts o8 = { .wbits = 8, .group_size = 64 };
+	struct wfs_ckpt ck;
+	void *blob;
+	size_t len;
+
+	test_formulas();
+	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
+	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
+		return wt_done();
+	test_device(blob, len);
+	free(blob);
+	wfs_ckpt_free(&ck);
+	return wt_done();
+}

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * VM test: job submission by io_uring IORING_OP_URING_CMD.
+ *
+ *  - SLOTS sequences decoded greedily, one batch of SLOTS commands per
+ *    io_uring_submit, on a registered fd: every result matches firmware-sim
+ *    in-process, every CQE carries status 0 and (CQE32) the device time;
+ *  - a ring without SQE128, an unknown cmd_op and an invalid job complete
+ *    with the documented errors;
+ *  - a child process killed with 64 commands in flight: afterwards the
+ *    driver holds no job of it (debugfs) and the device still works.
+ *
+ * Usage: uring_submit [tokens]
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "wfs_pack.h"
+#include "wt_dev.h"
+#include "wt_model.h"
+#include "wt_util.h"
+
+#define TOPK	8
+#define SLOTS	4
+
+static int fd;
+static struct wt_dev_model m;
+static struct wt_bo in, out;
+
+static void prep_job(struct io_uring_sqe *sqe, int fixed, const struct drm_wafer_job *job,
+		     uint64_t user_data, uint32_t cmd_op)
+{
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: two slots */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fixed ? 0 : fd;
+	sqe->flags = fixed ? IOSQE_FIXED_FILE : 0;
+	sqe->cmd_op = cmd_op;
+	memcpy(sqe->cmd, job, sizeof(*job));
+	sqe->user_data = user_data;
+}
+
+static struct drm_wafer_job decode_job(uint32_t slot, uint32_t pos, uint32_t n)
+{
+	struct drm_wafer_job j = {
+		.ctx_id = m.ctx_id, .slot = slot, .start_pos = pos, .n_tokens = 1,
+		.top_k = TOPK, .in_handle = in.handle, .out_handle = out.handle,
+		.in_offset = pos * 4,
+		.out_offset = ((size_t)slot * n + pos) * DRM_WAFER_RESULT_SIZE(TOPK),
+	};
+	return j;
+}
+
+/* Submits one command on a fresh ring set up with @flags; returns its res. */
+static int one_cmd(unsigned int flags, uint32_t cmd_op, const struct drm_wafer_job *job)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int res;
+
+	if (io_uring_queue_init(4, &ring, flags))
+		return -1000;
+	sqe = io_uring_get_sqe(&ring);
+	if (flags & IORING_SETUP_SQE128) {
+		prep_job(sqe, 0, job, 7, cmd_op);
+	} else {
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_URING_CMD;
+		sqe->fd = fd;
+		sqe->cmd_op = cmd_op;
+	}
+	io_uring_submit(&ring);
+	if (io_uring_wait_cqe(&ring, &cqe))
+		return -1001;
+	res = cqe->res;
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	return res;
+}
+
+static unsigned int debugfs_inflight(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/jobs", "r");
+	char line[256];
+	unsigned int n = ~0u;
+
+	if (!f)
+		return ~0u;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "in flight: %u", &n);
+	fclose(f);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 32;
+	struct wfs_topk_entry (*ref_topk)[TOPK];
+	struct io_uring ring;
+	struct wt_model ref;
+	uint32_t *toks, *ref_arg, pos, s;
+	uint64_t dev_ns = 0;
+	int ret, ok, bad_cqe = 0;
+	pid_t child;
+
+	if (n < 2 || n > 200)
+		return 2;
+	fd = wt_dev_open(0);
+	if (fd < 0 || wt_dev_load_model(fd, 8, SLOTS, 256, &m)) {
+		printf("not ok - device open and model load\n");
+		return 1;
+	}
+	toks = calloc(n + 1, 4);
+	ref_arg = calloc(n, 4);
+	ref_topk = calloc(n, sizeof(*ref_topk));
+	if (!toks || !ref_arg || !ref_topk || wt_model_open(&ref, m.blob, m.blob_len, 256, 0))
+		return 1;
+	toks[0] = 1;
+	for (pos = 0; pos < n; pos++) {
+		ref_arg[pos] = wt_model_step(&ref, toks[pos], pos, TOPK, ref_topk[pos]);
+		toks[pos + 1] = ref_arg[pos];
+	}
+	if (wt_bo_new(fd, &in, (n + 1) * 4) ||
+	    wt_bo_new(fd, &out, (size_t)SLOTS * n * DRM_WAFER_RESULT_SIZE(TOPK)))
+		return 1;
+	memcpy(in.map, toks, (n + 1) * 4);
+
+	ret = io_uring_queue_init(64, &ring, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
+	if (!wt_ok(!ret, "io_uring with SQE128|CQE32 (%d)", ret))
+		return wt_done();
+	ret = io_uring_register_files(&ring, &fd, 1);
+	wt_ok(!ret, "device fd registered (%d)", ret);
+
+	for (pos = 0; pos < n && !bad_cqe; pos++) {
+		for (s = 0; s < SLOTS; s++) {
+			struct drm_wafer_job j = decode_job(s, pos, n);
+
+			prep_job(io_uring_get_sqe(&ring), 1, &j, s, DRM_WAFER_URING_CMD_SUBMIT);
+		}
+		if (io_uring_submit(&ring) != SLOTS)
+			bad_cqe = 1;
+		for (s = 0; s < SLOTS && !bad_cqe; s++) {
+			struct io_uring_cqe *cqe;
+
+			if (io_uring_wait_cqe(&ring, &cqe) || cqe->res != 0 || !cqe->big_cqe[0]) {
+				wt_diag("pos %u: cqe res %d device_ns %llu", pos,
+					cqe ? cqe->res : -1,
+					cqe ? (unsigned long long)cqe->big_cqe[0] : 0ull);
+				bad_cqe = 1;
+			} else {
+				dev_ns += cqe->big_cqe[0];
+			}
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+	wt_ok(!bad_cqe, "%u batches of %d uring commands complete with status 0 and device "
+	      "time in big_cqe[0] (%.2f us/job modelled)", n, SLOTS,
+	      dev_ns / 1000.0 / ((double)n * SLOTS));
+	ok = !bad_cqe;
+	for (s = 0; s < SLOTS && ok; s++)
+		for (pos = 0; pos < n && ok; pos++) {
+			const struct drm_wafer_token_result *r = wt_result(&out, 0, TOPK, s * n + pos);
+			int k;
+
+			ok = r->position == pos && r->argmax == ref_arg[pos] && r->top_k == TOPK;
+			for (k = 0; k < TOPK && ok; k++)
+				ok = r->topk[k].token == ref_topk[pos][k].token &&
+				     r->topk[k].logit == ref_topk[pos][k].logit;
+		}
+	wt_ok(ok, "uring results of %d slots x %u tokens match in-process firmware-sim",
+	      SLOTS, n);
+
+	{
+		struct drm_wafer_job j = decode_job(0, 0, n);
+
+		ret = one_cmd(0, DRM_WAFER_URING_CMD_SUBMIT, &j);
+		wt_ok(ret == -EINVAL, "ring without SQE128 -> -EINVAL (%d)", ret);
+		ret = one_cmd(IORING_SETUP_SQE128, 0x77, &j);
+		wt_ok(ret == -EINVAL, "unknown cmd_op -> -EINVAL (%d)", ret);
+		j.ctx_id = 999;
+		ret = one_cmd(IORING_SETUP_SQE128, DRM_WAFER_URING_CMD_SUBMIT, &j);
+		wt_ok(ret == -ENOENT, "unknown context -> -ENOENT (%d)", ret);
+		j = decode_job(0, 0, n);
+		j.pad = 1;
+		ret = one_cmd(IORING_SETUP_SQE128, DRM_WAFER_URING_CMD_SUBMIT, &j);
+		wt_ok(ret == -EINVAL, "non-zero padding -> -EINVAL (%d)", ret);
+	}
+
+	/* A process killed with 64 long commands in flight. */
+	child = fork();
+	if (child == 0) {
+		struct io_uring r2;
+		int i;
+
+		if (io_uring_queue_init(64, &r2, IORING_SETUP_SQE128 | IORING_SETUP_CQE32))
+			_exit(3);
+		for (i = 0; i < 64; i++) {
+			struct drm_wafer_job j = decode_job(i % SLOTS, 0, n);
+
+			j.n_tokens = n;
+			j.out_offset = 0;
+			prep_job(io_uring_get_sqe(&r2), 0, &j, i, DRM_WAFER_URING_CMD_SUBMIT);
+		}
+		io_uring_submit(&r2);
+		raise(SIGKILL);
+		_exit(4);
+	}
+	waitpid(child, &ret, 0);
+	wt_ok(WIFSIGNALED(ret) && WTERMSIG(ret) == SIGKILL, "child killed with commands in flight");
+	{
+		unsigned int left = ~0u;
+		int tries;
+
+		for (tries = 0; tries < 600 && left; tries++) {
+			left = debugfs_inflight();
+			if (left)
+				usleep(100000);
+		}
+		wt_ok(left == 0, "no job in flight afterwards (debugfs), after %d polls", tries);
+	}
+	/* The device still decodes correctly. */
+	{
+		struct drm_wafer_job j = decode_job(0, 0, n);
+		struct io_uring_cqe *cqe;
+
+		prep_job(io_uring_get_sqe(&ring), 1, &j, 1, DRM_WAFER_URING_CMD_SUBMIT);
+		io_uring_submit(&ring);
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		ok = !ret && cqe->res == 0 && wt_result(&out, 0, TOPK, 0)->argmax == ref_arg[0];
+		io_uring_cqe_seen(&ring, cqe);
+		wt_ok(ok, "a job after the kill completes correctly");
+	}
+
+	io_uring_queue_exit(&ring);
+	wt_model_close(&ref);
+	close(fd);
+	return wt_done();
+}
