@@ -16,18 +16,12 @@
  * Usage: model_e2e [int8|int4] [tokens]
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <xf86drm.h>
-
-#include "drm/wafer_accel.h"
-#include "wfs_pack.h"
+#include "wt_dev.h"
 #include "wt_model.h"
 #include "wt_util.h"
 
@@ -36,58 +30,9 @@
 
 static int fd;
 
-static int ioc(unsigned long req, void *arg)
+static const struct drm_wafer_token_result *result_at(const struct wt_bo *out, size_t off, int i)
 {
-	return drmIoctl(fd, req, arg) ? -errno : 0;
-}
-
-struct bo {
-	uint32_t handle;
-	size_t size;
-	void *map;
-};
-
-static int bo_new(struct bo *b, size_t size)
-{
-	struct drm_wafer_bo_create c = { .size = size };
-	struct drm_wafer_bo_info i = { 0 };
-	int ret = ioc(DRM_IOCTL_WAFER_BO_CREATE, &c);
-
-	if (ret)
-		return ret;
-	i.handle = c.handle;
-	ret = ioc(DRM_IOCTL_WAFER_BO_INFO, &i);
-	if (ret)
-		return ret;
-	b->handle = c.handle;
-	b->size = i.size;
-	b->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	return b->map == MAP_FAILED ? -errno : 0;
-}
-
-static int64_t deadline(int seconds)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)(ts.tv_sec + seconds) * 1000000000ll + ts.tv_nsec;
-}
-
-static int wait_job(uint64_t seqno, uint64_t *device_ns)
-{
-	struct drm_wafer_wait w = { .seqno = seqno, .timeout_ns = deadline(60) };
-	int ret = ioc(DRM_IOCTL_WAFER_WAIT, &w);
-
-	if (ret)
-		return ret;
-	if (device_ns)
-		*device_ns = w.device_ns;
-	return w.status;
-}
-
-static const struct drm_wafer_token_result *result_at(const struct bo *out, size_t off, int i)
-{
-	return (const void *)((const char *)out->map + off + (size_t)i * DRM_WAFER_RESULT_SIZE(TOPK));
+	return wt_result(out, off, TOPK, i);
 }
 
 /* Compares a device result with the reference step's argmax and top-k. */
@@ -108,36 +53,39 @@ int main(int argc, char **argv)
 {
 	const char *quant = argc > 1 ? argv[1] : "int8";
 	uint32_t n = argc > 2 ? (uint32_t)atoi(argv[2]) : 48;
-	struct wfs_pack_opts po = { .wbits = strcmp(quant, "int4") ? 8 : 4, .group_size = 32 };
+	unsigned int wbits = strcmp(quant, "int4") ? 8 : 4;
 	struct drm_wafer_device_info info = { 0 };
 	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&info, .info_size = sizeof(info) };
-	struct drm_wafer_model_load ml = { 0 };
-	struct drm_wafer_ctx_create cc = { 0 };
+	struct wt_dev_model m;
 	struct wfs_topk_entry (*ref_topk)[TOPK];
 	struct wt_model ref;
-	struct wfs_ckpt ck;
-	struct bo blob_bo, in, out;
+	struct wt_bo in, out;
 	uint32_t *toks, *ref_arg, pos, s;
 	uint64_t device_ns = 0;
-	void *blob;
-	size_t blob_len;
 	int ret, ok;
 
 	if (n < 2 || n > 200) {
 		fprintf(stderr, "tokens must be 2..200\n");
 		return 2;
 	}
-	if (wfs_ckpt_load(wt_model_path("stories260K.bin"), &ck) ||
-	    wfs_pack(&ck, &po, &blob, &blob_len)) {
-		printf("not ok - packing the shared model (%s)\n", quant);
+	fd = wt_dev_open(0);
+	if (fd < 0 || wt_ioctl(fd, DRM_IOCTL_WAFER_GET_INFO, &gi)) {
+		printf("not ok - open and query /dev/accel/accel0: %s\n", strerror(-fd));
 		return 1;
 	}
-
+	wt_ok(info.api_version == DRM_WAFER_API_VERSION && info.stages > 0,
+	      "GET_INFO: api %u, %u stages x %llu KiB", info.api_version, info.stages,
+	      (unsigned long long)info.sram_bytes_per_stage >> 10);
+	ret = wt_dev_load_model(fd, wbits, SLOTS, 256, &m);
+	if (!wt_ok(!ret, "MODEL_LOAD %s blob of %zu bytes and CTX_CREATE %d x 256 (%d), "
+		   "SRAM %llu bytes, KV %llu bytes", quant, m.blob_len, SLOTS, ret,
+		   (unsigned long long)m.sram_needed, (unsigned long long)m.kv_bytes))
+		return wt_done();
 	/* Reference: greedy decode in-process, recording every step. */
 	toks = calloc(n + 1, sizeof(*toks));
 	ref_arg = calloc(n, sizeof(*ref_arg));
 	ref_topk = calloc(n, sizeof(*ref_topk));
-	if (!toks || !ref_arg || !ref_topk || wt_model_open(&ref, blob, blob_len, 256, 0)) {
+	if (!toks || !ref_arg || !ref_topk || wt_model_open(&ref, m.blob, m.blob_len, 256, 0)) {
 		printf("not ok - in-process reference setup\n");
 		return 1;
 	}
@@ -147,33 +95,8 @@ int main(int argc, char **argv)
 		toks[pos + 1] = ref_arg[pos];
 	}
 
-	fd = open("/dev/accel/accel0", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || ioc(DRM_IOCTL_WAFER_GET_INFO, &gi)) {
-		printf("not ok - open and query /dev/accel/accel0: %s\n", strerror(errno));
-		return 1;
-	}
-	wt_ok(info.api_version == DRM_WAFER_API_VERSION && info.stages > 0,
-	      "GET_INFO: api %u, %u stages x %llu KiB", info.api_version, info.stages,
-	      (unsigned long long)info.sram_bytes_per_stage >> 10);
-
-	ret = bo_new(&blob_bo, blob_len);
-	if (!ret)
-		memcpy(blob_bo.map, blob, blob_len);
-	ml.bo_handle = blob_bo.handle;
-	ml.blob_size = blob_len;
-	if (!ret)
-		ret = ioc(DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
-	if (!wt_ok(!ret, "MODEL_LOAD %s blob of %zu bytes (%d), SRAM %llu bytes", quant,
-		   blob_len, ret, (unsigned long long)ml.sram_needed))
-		return wt_done();
-	cc.model_id = ml.model_id;
-	cc.kv_slots = SLOTS;
-	cc.ctx_len = 256;
-	ret = ioc(DRM_IOCTL_WAFER_CTX_CREATE, &cc);
-	if (!wt_ok(!ret, "CTX_CREATE %u slots x %u (%d), KV %llu bytes", cc.kv_slots,
-		   cc.ctx_len, ret, (unsigned long long)cc.kv_bytes))
-		return wt_done();
-	if (bo_new(&in, (n + 1) * 4) || bo_new(&out, (size_t)SLOTS * n * DRM_WAFER_RESULT_SIZE(TOPK))) {
+	if (wt_bo_new(fd, &in, (n + 1) * 4) ||
+	    wt_bo_new(fd, &out, (size_t)SLOTS * n * DRM_WAFER_RESULT_SIZE(TOPK))) {
 		printf("not ok - job buffers\n");
 		return 1;
 	}
@@ -183,14 +106,14 @@ int main(int argc, char **argv)
 	ok = 1;
 	for (pos = 0; pos < n && ok; pos++) {
 		struct drm_wafer_submit sub = { .job = {
-			.ctx_id = cc.ctx_id, .slot = 0, .start_pos = pos, .n_tokens = 1,
+			.ctx_id = m.ctx_id, .slot = 0, .start_pos = pos, .n_tokens = 1,
 			.top_k = TOPK, .in_handle = in.handle, .out_handle = out.handle,
 			.in_offset = pos * 4, .out_offset = 0 } };
 		uint64_t ns = 0;
 
-		ret = ioc(DRM_IOCTL_WAFER_SUBMIT, &sub);
+		ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
 		if (!ret)
-			ret = wait_job(sub.seqno, &ns);
+			ret = wt_wait_job(fd, sub.seqno, &ns);
 		device_ns += ns;
 		ok = !ret && same(result_at(&out, 0, 0), pos, ref_arg[pos], ref_topk[pos]);
 		if (!ok)
@@ -204,13 +127,13 @@ int main(int argc, char **argv)
 	/* Prefill the same tokens in one job, results for every position. */
 	{
 		struct drm_wafer_submit sub = { .job = {
-			.ctx_id = cc.ctx_id, .slot = 1, .start_pos = 0, .n_tokens = n,
+			.ctx_id = m.ctx_id, .slot = 1, .start_pos = 0, .n_tokens = n,
 			.flags = DRM_WAFER_JOB_ALL_POSITIONS, .top_k = TOPK,
 			.in_handle = in.handle, .out_handle = out.handle } };
 
-		ret = ioc(DRM_IOCTL_WAFER_SUBMIT, &sub);
+		ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
 		if (!ret)
-			ret = wait_job(sub.seqno, NULL);
+			ret = wt_wait_job(fd, sub.seqno, NULL);
 		ok = !ret;
 		for (pos = 0; pos < n && ok; pos++)
 			ok = same(result_at(&out, 0, pos), pos, ref_arg[pos], ref_topk[pos]);
@@ -226,17 +149,17 @@ int main(int argc, char **argv)
 		for (pos = 0; pos < n && !ret; pos++) {
 			for (s = 0; s < SLOTS && !ret; s++) {
 				struct drm_wafer_submit sub = { .job = {
-					.ctx_id = cc.ctx_id, .slot = s, .start_pos = pos,
+					.ctx_id = m.ctx_id, .slot = s, .start_pos = pos,
 					.n_tokens = 1, .top_k = TOPK, .in_handle = in.handle,
 					.out_handle = out.handle, .in_offset = pos * 4,
 					.out_offset = ((size_t)s * n + pos) * DRM_WAFER_RESULT_SIZE(TOPK) } };
 
-				ret = ioc(DRM_IOCTL_WAFER_SUBMIT, &sub);
+				ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
 				last[s] = sub.seqno;
 			}
 		}
 		for (s = 0; s < SLOTS && !ret; s++)
-			ret = wait_job(last[s], NULL);
+			ret = wt_wait_job(fd, last[s], NULL);
 		ok = !ret;
 		for (s = 0; s < SLOTS && ok; s++)
 			for (pos = 0; pos < n && ok; pos++)

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wafer_backend.h - the objects behind the public handles and the table of
+ * operations each backend ("kernel", "inproc") provides.
+ *
+ * The generic front ends validate arguments, allocate the handle structs
+ * and keep the bookkeeping (in-flight count, model/context links); a
+ * backend only moves data to and from its device.  Backend operations set
+ * wafer_last_error() on failure.
+ */
+#ifndef WAFER_BACKEND_H
+#define WAFER_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wafer.h"
+#include "wafer_internal.h"
+
+struct wafer_dev;
+
+/**
+ * struct wafer_bo - a buffer
+ * @dev: its device
+ * @map: CPU mapping
+ * @size: bytes (page-rounded)
+ * @handle: kernel: GEM handle; inproc: 0
+ */
+struct wafer_bo {
+	struct wafer_dev *dev;
+	void *map;
+	size_t size;
+	uint32_t handle;
+};
+
+/**
+ * struct wafer_model - a loaded model
+ * @dev: its device
+ * @id: the backend's model id
+ * @info: dimensions, from the blob
+ * @contexts: contexts alive (unload refuses while non-zero)
+ */
+struct wafer_model {
+	struct wafer_dev *dev;
+	uint32_t id;
+	struct wafer_model_info info;
+	unsigned int contexts;
+};
+
+/**
+ * struct wafer_ctx - a KV cache
+ * @model: its model
+ * @id: the backend's context id
+ * @slots: sequences
+ * @ctx_len: positions per sequence
+ * @kv_bytes: SRAM the KV cache took
+ */
+struct wafer_ctx {
+	struct wafer_model *model;
+	uint32_t id;
+	unsigned int slots;
+	unsigned int ctx_len;
+	uint64_t kv_bytes;
+};
+
+/**
+ * struct wafer_job_hw - a validated job in backend terms
+ * @ctx_id: the context's backend id
+ * @slot: see struct wafer_job
+ * @start_pos: see struct wafer_job
+ * @n_tokens: see struct wafer_job
+ * @flags: WAFER_JOB_*
+ * @top_k: see struct wafer_job
+ * @in: input buffer
+ * @in_offset: see struct wafer_job
+ * @out: output buffer
+ * @out_offset: see struct wafer_job
+ * @out_len: bytes of results the job writes
+ * @user_data: see struct wafer_job
+ */
+struct wafer_job_hw {
+	uint32_t ctx_id;
+	uint32_t slot;
+	uint32_t start_pos;
+	uint32_t n_tokens;
+	uint32_t flags;
+	uint32_t top_k;
+	const struct wafer_bo *in;
+	uint64_t in_offset;
+	const struct wafer_bo *out;
+	uint64_t out_offset;
+	uint64_t out_len;
+	uint64_t user_data;
+};
+
+/**
+ * struct wafer_backend_ops - what a backend implements
+ * @name: "kernel" or "inproc"
+ * @open: set dev->priv etc. from the options; fill dev->info
+ * @close: release everything @open acquired
+ * @submit_name: the submission path in use
+ * @bo_create: allocate and map @bo->size bytes (zeroed): set map, handle
+ * @bo_destroy: undo @bo_create
+ * @model_load: load the blob held in @bo[0, len): set *id, *sram_bytes
+ * @model_unload: unload model @id
+ * @ctx_create: allocate a context: set *id, *kv_bytes
+ * @ctx_destroy: free context @id
+ * @submit: queue @n validated jobs; return how many were queued or -errno
+ *	(-EAGAIN when none fit)
+ * @reap: collect up to @max completions, waiting until @min arrived or the
+ *	absolute CLOCK_MONOTONIC @deadline_ns passed; return the count
+ */
+struct wafer_backend_ops {
+	const char *name;
+	int (*open)(struct wafer_dev *dev, const struct wafer_open_opts *o);
+	void (*close)(struct wafer_dev *dev);
+	const char *(*submit_name)(const struct wafer_dev *dev);
+	int (*bo_create)(struct wafer_dev *dev, struct wafer_bo *bo);
+	void (*bo_destroy)(struct wafer_dev *dev, struct wafer_bo *bo);
+	int (*model_load)(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			  uint32_t *id, uint64_t *sram_bytes);
+	int (*model_unload)(struct wafer_dev *dev, uint32_t id);
+	int (*ctx_create)(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
+			  unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes);
+	int (*ctx_destroy)(struct wafer_dev *dev, uint32_t id);
+	int (*submit)(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
+	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		    unsigned int min, uint64_t deadline_ns);
+};
+
+/**
+ * struct wafer_dev - an open device
+ * @ops: its backend
+ * @priv: the backend's state
+ * @info: wafer_query()'s answer, read at open
+ * @inflight: jobs submitted and not reaped
+ */
+struct wafer_dev {
+	const struct wafer_backend_ops *ops;
+	void *priv;
+	struct wafer_info info;
+	unsigned int inflight;
+};
+
+extern const struct wafer_backend_ops wafer_kernel_backend;
+extern const struct wafer_backend_ops wafer_inproc_backend;
+
+/* NUMA placement (wafer_numa.c): no-ops when @node < 0 or libnuma is unusable. */
+void wafer_numa_bind_thread(int node);
+void wafer_numa_place(void *p, size_t len, int node);
+void *wafer_numa_alloc(size_t len, int node);
+void wafer_numa_free(void *p, size_t len);
+
+#endif /* WAFER_BACKEND_H */

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "kernel" backend: the wafer DRM accel driver through its ioctls
+ * (uapi/drm/wafer_accel.h).  Jobs go through a submission path
+ * (wafer_submit.h): io_uring or the SUBMIT/WAIT ioctls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "drm/wafer_accel.h"
+#include "wafer_backend.h"
+#include "wafer_submit.h"
+
+_Static_assert(sizeof(struct wafer_token_result) == sizeof(struct drm_wafer_token_result),
+	       "result layout");
+_Static_assert(sizeof(struct wafer_topk) == sizeof(struct drm_wafer_topk), "pair layout");
+_Static_assert(WAFER_MAX_TOPK == DRM_WAFER_MAX_TOPK, "top-k limit");
+_Static_assert(WAFER_LOGIT_FRAC_BITS == DRM_WAFER_LOGIT_FRAC_BITS, "logit format");
+_Static_assert(WAFER_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flags");
+_Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
+	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME, "caps");
+
+/**
+ * struct kernel_dev - kernel backend state
+ * @fd: the device file
+ * @sub: the submission path
+ * @sub_priv: its state
+ */
+struct kernel_dev {
+	int fd;
+	const struct wafer_submit_ops *sub;
+	void *sub_priv;
+};
+
+static struct kernel_dev *kd(const struct wafer_dev *dev)
+{
+	return dev->priv;
+}
+
+static int ioc(struct wafer_dev *dev, unsigned long req, void *arg, const char *what)
+{
+	if (drmIoctl(kd(dev)->fd, req, arg))
+		return wafer_set_error(-errno, "%s failed: %s", what, strerror(errno));
+	return 0;
+}
+
+static int query(struct wafer_dev *dev)
+{
+	struct drm_wafer_device_info di = { 0 };
+	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&di, .info_size = sizeof(di) };
+	struct wafer_info *i = &dev->info;
+	int ret = ioc(dev, DRM_IOCTL_WAFER_GET_INFO, &gi, "DRM_IOCTL_WAFER_GET_INFO");
+
+	if (ret)
+		return ret;
+	memset(i, 0, sizeof(*i));
+	i->api_version = di.api_version;
+	i->caps = di.caps;
+	i->fw_major = di.fw_version_major;
+	i->fw_minor = di.fw_version_minor;
+	i->profile = di.profile;
+	strcpy(i->profile_name, di.profile == DRM_WAFER_PROFILE_ASIC ? "asic" :
+	       di.profile == DRM_WAFER_PROFILE_WAFER ? "wafer" : "unknown");
+	i->stages = di.stages;
+	i->sram_bytes_per_stage = di.sram_bytes_per_stage;
+	i->sram_bytes_free = di.sram_bytes_free;
+	i->clock_hz = di.clock_hz;
+	i->macs_per_cycle = di.macs_per_cycle;
+	i->numa_node = di.numa_node;
+	i->max_bo_size = di.max_bo_size;
+	i->max_models = di.max_models;
+	i->max_contexts = di.max_contexts;
+	i->max_tokens_per_job = di.max_tokens_per_job;
+	i->max_inflight_jobs = di.max_inflight_jobs;
+	i->job_timeout_ms = di.job_timeout_ms;
+	return 0;
+}
+
+static int pick_path(struct wafer_dev *dev, enum wafer_submit_path want)
+{
+	struct kernel_dev *k = kd(dev);
+	int ret;
+
+	if (want == WAFER_SUBMIT_URING || want == WAFER_SUBMIT_AUTO) {
+		k->sub = &wafer_submit_uring;
+		ret = k->sub->init(k->fd, &dev->info, &k->sub_priv);
+		if (ret != -EOPNOTSUPP || want == WAFER_SUBMIT_URING)
+			return ret;
+	}
+	k->sub = &wafer_submit_ioctl;
+	return k->sub->init(k->fd, &dev->info, &k->sub_priv);
+}
+
+static int kernel_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
+{
+	struct kernel_dev *k = calloc(1, sizeof(*k));
+	int ret;
+
+	if (!k)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	dev->priv = k;
+	k->fd = wafer_open_device(o->index);
+	if (k->fd < 0) {
+		ret = k->fd;
+		goto err;
+	}
+	ret = query(dev);
+	if (!ret)
+		ret = pick_path(dev, o->submit);
+	if (!ret)
+		return 0;
+	close(k->fd);
+err:
+	free(k);
+	dev->priv = NULL;
+	return ret;
+}
+
+static void kernel_close(struct wafer_dev *dev)
+{
+	struct kernel_dev *k = kd(dev);
+
+	if (k->sub && k->sub->fini)
+		k->sub->fini(k->sub_priv);
+	close(k->fd);
+	free(k);
+}
+
+static const char *kernel_submit_name(const struct wafer_dev *dev)
+{
+	return kd(dev)->sub->name;
+}
+
+static void gem_close(struct wafer_dev *dev, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	drmIoctl(kd(dev)->fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+static int kernel_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	struct drm_wafer_bo_create c = { .size = bo->size };
+	struct drm_wafer_bo_info i = { 0 };
+	int ret = ioc(dev, DRM_IOCTL_WAFER_BO_CREATE, &c, "DRM_IOCTL_WAFER_BO_CREATE");
+
+	if (ret)
+		return ret;
+	i.handle = c.handle;
+	ret = ioc(dev, DRM_IOCTL_WAFER_BO_INFO, &i, "DRM_IOCTL_WAFER_BO_INFO");
+	if (ret)
+		goto err;
+	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, kd(dev)->fd,
+		       (off_t)i.mmap_offset);
+	if (bo->map == MAP_FAILED) {
+		ret = wafer_set_error(-errno, "mmap of a %llu-byte BO failed: %s",
+				      (unsigned long long)i.size, strerror(errno));
+		goto err;
+	}
+	bo->size = i.size;
+	bo->handle = c.handle;
+	/* Before the first touch, so the pages come from the device's node. */
+	wafer_numa_place(bo->map, bo->size, dev->info.numa_node);
+	return 0;
+err:
+	gem_close(dev, c.handle);
+	return ret;
+}
+
+static void kernel_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	munmap(bo->map, bo->size);
+	gem_close(dev, bo->handle);
+}
+
+static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			     uint32_t *id, uint64_t *sram_bytes)
+{
+	struct drm_wafer_model_load ml = { .bo_handle = bo->handle, .blob_size = len };
+
+	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml)) {
+		if (errno == ENOSPC)
+			return wafer_set_error(-ENOSPC,
+				"the model does not fit: it needs %llu bytes of SRAM, "
+				"the device has %u stages x %llu bytes",
+				(unsigned long long)ml.sram_needed, dev->info.stages,
+				(unsigned long long)dev->info.sram_bytes_per_stage);
+		return wafer_set_error(-errno, "DRM_IOCTL_WAFER_MODEL_LOAD failed: %s",
+				       strerror(errno));
+	}
+	*id = ml.model_id;
+	*sram_bytes = ml.sram_needed;
+	return 0;
+}
+
+static int kernel_model_unload(struct wafer_dev *dev, uint32_t id)
+{
+	struct drm_wafer_model_unload u = { .model_id = id };
+
+	return ioc(dev, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u, "DRM_IOCTL_WAFER_MODEL_UNLOAD");
+}
+
+static int kernel_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
+			     unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes)
+{
+	struct drm_wafer_ctx_create c = { .model_id = model_id, .kv_slots = slots,
+					  .ctx_len = ctx_len };
+	int ret = ioc(dev, DRM_IOCTL_WAFER_CTX_CREATE, &c, "DRM_IOCTL_WAFER_CTX_CREATE");
+
+	if (ret)
+		return ret;
+	*id = c.ctx_id;
+	*kv_bytes = c.kv_bytes;
+	return 0;
+}
+
+static int kernel_ctx_destroy(struct wafer_dev *dev, uint32_t id)
+{
+	struct drm_wafer_ctx_destroy d = { .ctx_id = id };
+
+	return ioc(dev, DRM_IOCTL_WAFER_CTX_DESTROY, &d, "DRM_IOCTL_WAFER_CTX_DESTROY");
+}
+
+#define BATCH 64
+
+static int kernel_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	struct kernel_dev *k = kd(dev);
+	struct drm_wafer_job dj[BATCH];
+	uint64_t ud[BATCH];
+	unsigned int done = 0, i, m;
+	int ret = 0;
+
+	while (done < n) {
+		m = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < m; i++) {
+			const struct wafer_job_hw *j = &jobs[done + i];
+
+			dj[i] = (struct drm_wafer_job){
+				.ctx_id = j->ctx_id, .slot = j->slot,
+				.start_pos = j->start_pos, .n_tokens = j->n_tokens,
+				.flags = j->flags, .top_k = j->top_k,
+				.in_handle = j->in->handle, .out_handle = j->out->handle,
+				.in_offset = j->in_offset, .out_offset = j->out_offset,
+			};
+			ud[i] = j->user_data;
+		}
+		ret = k->sub->submit(k->sub_priv, dj, ud, m);
+		if (ret <= 0)
+			break;
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < m)
+			break;
+	}
+	if (done)
+		return (int)done;
+	if (ret == -EBUSY)
+		ret = -EAGAIN;
+	return ret ? ret : -EAGAIN;
+}
+
+static int kernel_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		       unsigned int min, uint64_t deadline_ns)
+{
+	struct kernel_dev *k = kd(dev);
+
+	return k->sub->reap(k->sub_priv, out, max, min, deadline_ns);
+}
+
+const struct wafer_backend_ops wafer_kernel_backend = {
+	.name = "kernel",
+	.open = kernel_open,
+	.close = kernel_close,
+	.submit_name = kernel_submit_name,
+	.bo_create = kernel_bo_create,
+	.bo_destroy = kernel_bo_destroy,
+	.model_load = kernel_model_load,
+	.model_unload = kernel_model_unload,
+	.ctx_create = kernel_ctx_create,
+	.ctx_destroy = kernel_ctx_destroy,
+	.submit = kernel_submit,
+	.reap = kernel_reap,
+};
