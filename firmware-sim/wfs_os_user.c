@@ -3,7 +3,9 @@
  * wfs_os_user.c - firmware-sim OS glue for userspace: pthreads, malloc,
  * CLOCK_MONOTONIC.  See wfs_os.h for the contract.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -223,6 +223,7 @@ static void wafer_remove(struct platform_device *pdev)
 	struct wafer_device *wdev = platform_get_drvdata(pdev);
 
 	drm_dev_unplug(&wdev->drm);
+	wafer_job_queue_unplug(wdev);
 }
 
 static struct platform_driver wafer_platform_driver = {

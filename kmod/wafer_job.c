@@ -189,6 +189,11 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 	dma_fence_init(job->hw_fence, &wafer_hw_fence_ops, &q->fence_lock,
 		       q->fence_ctx, atomic64_inc_return(&q->fence_seqno));
 	job->hw_fence_live = true;
+	if (unlikely(drm_dev_is_unplugged(&q->wdev->drm))) {
+		dma_fence_set_error(job->hw_fence, -ENODEV);
+		dma_fence_signal(job->hw_fence);
+		return dma_fence_get(job->hw_fence);
+	}
 	/* The cookie was reserved at submit: storing allocates nothing. */
 	xa_store(&q->jobs, job->cookie, job, GFP_NOWAIT);
 	ret = wafer_fw_post(&q->wdev->fw, &job->cmd);
@@ -197,16 +202,20 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 	return dma_fence_get(job->hw_fence);
 }
 
-/* Fails every job the firmware held; the device has just been reset. */
+/*
+ * Fails every job the firmware held; the device has just been reset (or
+ * unplugged: then every job fails with -ENODEV).
+ */
 static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 {
+	bool gone = drm_dev_is_unplugged(&q->wdev->drm);
 	struct wafer_job *job;
 	unsigned long cookie;
 
 	xa_for_each(&q->jobs, cookie, job) {
 		if (xa_cmpxchg(&q->jobs, cookie, job, NULL, GFP_KERNEL) != job)
 			continue;
-		job_signal(job, &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+		job_signal(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
 		/*
 		 * drm_sched_stop() detached the job from its hardware fence;
 		 * reattach it (now signalled with our error) so that
@@ -223,9 +232,13 @@ static void recover(struct wafer_job_queue *q, struct drm_sched_job *bad,
 {
 	struct wafer_device *wdev = q->wdev;
 
-	drm_err(&wdev->drm, "resetting the device: %s\n", why);
+	bool gone = drm_dev_is_unplugged(&wdev->drm);
+
+	if (!gone)
+		drm_err(&wdev->drm, "resetting the device: %s\n", why);
 	drm_sched_stop(&q->sched, bad);
-	wafer_fw_reset(&wdev->fw, false);
+	/* Unplugged: also drop the model and contexts, nothing will use them. */
+	wafer_fw_reset(&wdev->fw, gone);
 	fail_held_jobs(q, bad);
 	drm_sched_start(&q->sched);
 	atomic64_inc(&q->resets);
@@ -235,17 +248,25 @@ static enum drm_gpu_sched_stat wafer_timedout_job(struct drm_sched_job *sj)
 {
 	struct wafer_job *job = to_wafer_job(sj);
 	struct wafer_job_queue *q = job->q;
-	int idx;
 
 	atomic64_inc(&q->timeouts);
-	if (!drm_dev_enter(&q->wdev->drm, &idx)) {
-		/* Unplugged: the firmware is gone, fail what it held. */
-		fail_held_jobs(q, sj);
-		return DRM_GPU_SCHED_STAT_ENODEV;
-	}
 	recover(q, sj, "a job timed out");
-	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/**
+ * wafer_job_queue_unplug() - the device is going away: fail its jobs
+ * @wdev: device, already marked unplugged (drm_dev_unplug())
+ *
+ * Every job the firmware holds and every job still queued completes with
+ * -ENODEV; new submissions already fail at drm_dev_enter().  The firmware
+ * itself is stopped later, when the last file closes.  Runs as the
+ * recovery work, so it is serialised with timeouts and fault recovery.
+ */
+void wafer_job_queue_unplug(struct wafer_device *wdev)
+{
+	queue_work(wdev->queue->wq, &wdev->queue->recover_work);
+	flush_work(&wdev->queue->recover_work);
 }
 
 static void wafer_recover_work(struct work_struct *work)

@@ -22,6 +22,7 @@ struct seq_file;
 
 int wafer_job_queue_init(struct wafer_device *wdev);
 void wafer_job_queue_fini(struct wafer_device *wdev);
+void wafer_job_queue_unplug(struct wafer_device *wdev);
 void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl);
 void wafer_job_fw_fault(void *owner, const char *why);
 

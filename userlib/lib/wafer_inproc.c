@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "inproc" backend: a firmware-sim device in this process, driven
+ * through its firmware ABI by the driver core in wafer_inproc_hw.c.  The
+ * device runs the same integer code as the one inside wafer.ko, so results
+ * are identical bit for bit to the kernel backend's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drm/wafer_accel.h"
+#include "wafer_backend.h"
+#include "wafer_inproc_hw.h"
+
+#define CTRL_TIMEOUT_MS		10000
+#define LOAD_TIMEOUT_MS		120000
+#define JOB_TIMEOUT_MS		5000
+#define MAX_INFLIGHT		128
+
+/**
+ * struct inproc_dev - inproc backend state
+ * @hw: the driver core
+ * @numa_node: node of the device's memory, or -1
+ */
+struct inproc_dev {
+	struct wip_hw hw;
+	int numa_node;
+};
+
+static struct wip_hw *hw(const struct wafer_dev *dev)
+{
+	return &((struct inproc_dev *)dev->priv)->hw;
+}
+
+/* GET_INFO into a registered bounce buffer. */
+static int fw_info(struct wafer_dev *dev, struct wfw_info *fi)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_INFO };
+	struct wfw_info *buf = calloc(1, sizeof(*buf));
+	struct wfw_cpl cpl;
+	int ret;
+
+	if (!buf)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = wip_hw_region_add(hw(dev), buf, sizeof(*buf));
+	if (!ret) {
+		cmd.buf.addr = (uintptr_t)buf;
+		cmd.buf.len = sizeof(*buf);
+		ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
+		wip_hw_region_del(hw(dev), buf);
+		if (ret)
+			ret = wafer_set_error(ret, "inproc: GET_INFO failed: %s",
+					      wafer_strerror(ret));
+	}
+	if (!ret)
+		*fi = *buf;
+	free(buf);
+	return ret;
+}
+
+static int query(struct wafer_dev *dev)
+{
+	struct inproc_dev *d = dev->priv;
+	struct wafer_info *i = &dev->info;
+	struct wfw_info fi;
+	uint64_t total;
+	int ret = fw_info(dev, &fi);
+
+	if (ret)
+		return ret;
+	memset(i, 0, sizeof(*i));
+	i->api_version = DRM_WAFER_API_VERSION;
+	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 |
+		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0);
+	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
+	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);
+	i->profile = fi.profile;
+	memcpy(i->profile_name, fi.profile_name, sizeof(i->profile_name));
+	i->profile_name[sizeof(i->profile_name) - 1] = '\0';
+	i->stages = fi.num_stages;
+	i->sram_bytes_per_stage = fi.sram_bytes;
+	total = (uint64_t)fi.num_stages * fi.sram_bytes;
+	i->sram_bytes_free = total > fi.sram_used ? total - fi.sram_used : 0;
+	i->clock_hz = fi.clock_hz;
+	i->macs_per_cycle = fi.macs_per_cycle;
+	i->numa_node = d->numa_node;
+	i->max_bo_size = 1ull << 30;
+	i->max_models = 1;
+	i->max_contexts = fi.max_contexts;
+	i->max_inflight_jobs = fi.max_jobs < MAX_INFLIGHT ? fi.max_jobs : MAX_INFLIGHT;
+	i->job_timeout_ms = JOB_TIMEOUT_MS;
+	return 0;
+}
+
+static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
+{
+	struct inproc_dev *d = calloc(1, sizeof(*d));
+	struct wfs_device_config cfg = {
+		.profile = o->profile,
+		.stages = o->stages,
+		.sram_bytes = o->sram_bytes,
+		.numa_node = o->numa_node_set ? o->numa_node : -1,
+	};
+	int ret;
+
+	if (!d)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	if (o->submit == WAFER_SUBMIT_URING) {
+		free(d);
+		return wafer_set_error(-EOPNOTSUPP,
+				       "io_uring submission needs the kernel backend");
+	}
+	d->numa_node = cfg.numa_node;
+	dev->priv = d;
+	ret = wip_hw_init(&d->hw, &cfg, MAX_INFLIGHT);
+	if (!ret) {
+		ret = query(dev);
+		if (ret)
+			wip_hw_fini(&d->hw);
+	}
+	if (ret) {
+		free(d);
+		dev->priv = NULL;
+	}
+	return ret;
+}
+
+static void inproc_close(struct wafer_dev *dev)
+{
+	wip_hw_fini(hw(dev));
+	free(dev->priv);
+}
+
+static const char *inproc_submit_name(const struct wafer_dev *dev)
+{
+	(void)dev;
+	return "inproc";
+}
+
+static int inproc_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	int ret;
+
+	bo->map = wafer_numa_alloc(bo->size, dev->info.numa_node);
+	if (!bo->map)
+		return wafer_set_error(-ENOMEM, "cannot allocate a %zu-byte buffer", bo->size);
+	ret = wip_hw_region_add(hw(dev), bo->map, bo->size);
+	if (ret)
+		wafer_numa_free(bo->map, bo->size);
+	return ret;
+}
+
+static void inproc_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	wip_hw_region_del(hw(dev), bo->map);
+	wafer_numa_free(bo->map, bo->size);
+}
+
+static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			     uint32_t *id, uint64_t *sram_bytes)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	struct wfw_cpl cpl;
+	int ret;
+
+	cmd.load.addr = (uintptr_t)bo->map;
+	cmd.load.len = len;
+	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
+	if (ret == -ENOSPC)
+		return wafer_set_error(ret, "the model does not fit: stage %u needs %llu bytes "
+				       "of SRAM, each stage has %u KiB", cpl.result0,
+				       (unsigned long long)cpl.value, cpl.result1);
+	if (ret == -EBUSY)
+		return wafer_set_error(ret, "a model is loaded on the device already");
+	if (ret)
+		return wafer_set_error(ret, "loading the model failed: %s", wafer_strerror(ret));
+	*id = 1;
+	*sram_bytes = cpl.value;
+	return 0;
+}
+
+static int simple(struct wafer_dev *dev, struct wfw_cmd *cmd, const char *what)
+{
+	struct wfw_cpl cpl;
+	int ret = wip_hw_ctrl(hw(dev), cmd, &cpl, CTRL_TIMEOUT_MS);
+
+	if (ret)
+		return wafer_set_error(ret, "%s failed: %s", what, wafer_strerror(ret));
+	return 0;
+}
+
+static int inproc_model_unload(struct wafer_dev *dev, uint32_t id)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
+
+	(void)id;
+	return simple(dev, &cmd, "UNLOAD_MODEL");
+}
+
+static int inproc_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
+			     unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_CREATE_CONTEXT };
+	struct wfw_cpl cpl;
+	int ret;
+
+	(void)model_id;
+	cmd.ctx.slots = slots;
+	cmd.ctx.ctx_len = ctx_len;
+	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
+	if (ret == -ENOSPC)
+		return wafer_set_error(ret, "the KV cache for %u x %u positions does not fit: "
+				       "a stage lacks %llu bytes of SRAM", slots, ctx_len,
+				       (unsigned long long)cpl.value);
+	if (ret == -E2BIG)
+		return wafer_set_error(ret, "context length %u is above the model's", ctx_len);
+	if (ret)
+		return wafer_set_error(ret, "CREATE_CONTEXT failed: %s", wafer_strerror(ret));
+	*id = cpl.result0;
+	*kv_bytes = cpl.value;
+	return 0;
+}
+
+static int inproc_ctx_destroy(struct wafer_dev *dev, uint32_t id)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+
+	cmd.ctx.ctx_id = id;
+	return simple(dev, &cmd, "DESTROY_CONTEXT");
+}
+
+#define BATCH 64
+
+static int inproc_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	struct wfw_cmd cmds[BATCH];
+	uint64_t ud[BATCH];
+	unsigned int done = 0, i, m;
+	int ret = 0;
+
+	while (done < n) {
+		m = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < m; i++) {
+			const struct wafer_job_hw *j = &jobs[done + i];
+			struct wfw_cmd *c = &cmds[i];
+
+			memset(c, 0, sizeof(*c));
+			c->opcode = WFW_OP_RUN_JOB;
+			c->job.ctx_id = j->ctx_id;
+			c->job.slot = j->slot;
+			c->job.start_pos = j->start_pos;
+			c->job.n_tokens = j->n_tokens;
+			c->job.in_addr = (uintptr_t)j->in->map + j->in_offset;
+			c->job.out_addr = (uintptr_t)j->out->map + j->out_offset;
+			c->job.out_len = (u32)j->out_len;
+			c->job.topk = (u16)j->top_k;
+			c->job.flags = (j->flags & WAFER_JOB_ALL_POSITIONS) ?
+				       WFW_JOB_ALL_POSITIONS : 0;
+			ud[i] = j->user_data;
+		}
+		ret = wip_hw_post_jobs(hw(dev), cmds, ud, m);
+		if (ret <= 0)
+			break;
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < m)
+			break;
+	}
+	if (done)
+		return (int)done;
+	if (ret < 0)
+		return wafer_set_error(ret, "inproc: the command ring is full");
+	return wafer_set_error(-EAGAIN, "inproc: %u jobs in flight already", MAX_INFLIGHT);
+}
+
+static int inproc_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		       unsigned int min, uint64_t deadline_ns)
+{
+	return wip_hw_reap(hw(dev), out, max, min, deadline_ns);
+}
+
+const struct wafer_backend_ops wafer_inproc_backend = {
+	.name = "inproc",
+	.open = inproc_open,
+	.close = inproc_close,
+	.submit_name = inproc_submit_name,
+	.bo_create = inproc_bo_create,
+	.bo_destroy = inproc_bo_destroy,
+	.model_load = inproc_model_load,
+	.model_unload = inproc_model_unload,
+	.ctx_create = inproc_ctx_create,
+	.ctx_destroy = inproc_ctx_destroy,
+	.submit = inproc_submit,
+	.reap = inproc_reap,
+};
