@@ -26,6 +26,7 @@
 #include "wafer_gem.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
+#include "wafer_sysfs.h"
 #include "wafer_uring.h"
 
 static void wafer_file_release(struct kref *ref)
@@ -80,12 +81,23 @@ static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
 {
 	struct wafer_device *wdev = to_wafer_device(dev);
 	struct drm_wafer_get_info *args = data;
-	const struct wfw_info *fi = &wdev->fw.info;
 	struct drm_wafer_device_info info = {};
+	struct wfw_info *fi;
+	struct wfw_cpl cpl;
 	u32 len;
+	int ret;
 
 	if (args->pad || args->info_size < 8 || !args->info_ptr)
 		return -EINVAL;
+	/* Fresh from the firmware: SRAM use changes with models and contexts. */
+	fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+	if (!fi)
+		return -ENOMEM;
+	ret = wafer_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
+	if (ret) {
+		kfree(fi);
+		return ret;
+	}
 
 	info.size = sizeof(info);
 	info.api_version = DRM_WAFER_API_VERSION;
@@ -97,6 +109,7 @@ static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
 	info.profile = fi->profile;
 	info.stages = fi->num_stages;
 	info.sram_bytes_per_stage = fi->sram_bytes;
+	info.sram_bytes_free = fi->sram_bytes * fi->num_stages - fi->sram_used;
 	info.clock_hz = fi->clock_hz;
 	info.macs_per_cycle = fi->macs_per_cycle;
 	info.numa_node = wdev->numa_node;
@@ -104,7 +117,11 @@ static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
 	info.max_models = 1;
 	info.max_contexts = wafer_max_file_contexts;
 	info.max_inflight_jobs = wafer_max_file_inflight;
+	info.max_tokens_per_job = WAFER_MAX_TOKENS_PER_JOB;
+	info.max_in_syncobjs = WAFER_MAX_IN_SYNCOBJS;
 	info.job_timeout_ms = wafer_job_timeout_ms;
+
+	kfree(fi);
 
 	len = min_t(u32, args->info_size, sizeof(info));
 	if (copy_to_user(u64_to_user_ptr(args->info_ptr), &info, len))
@@ -125,9 +142,20 @@ static const struct drm_ioctl_desc wafer_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WAFER_WAIT, wafer_wait_ioctl, 0),
 };
 
+/* fdinfo: the file's modelled device time and its buffer memory. */
+static void wafer_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct wafer_file *wfile = to_wafer_file(file);
+
+	drm_printf(p, "drm-engine-wafer:\t%llu ns\n", atomic64_read(&wfile->busy_ns));
+	drm_printf(p, "drm-wafer-jobs-inflight:\t%d\n", atomic_read(&wfile->inflight));
+	drm_show_memory_stats(p, file);
+}
+
 static const struct file_operations wafer_accel_fops = {
 	.owner = THIS_MODULE,
 	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
 	.uring_cmd = wafer_uring_cmd,
 };
 
@@ -137,6 +165,7 @@ static const struct drm_driver wafer_drm_driver = {
 	.postclose = wafer_postclose,
 	.gem_create_object = wafer_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.show_fdinfo = wafer_show_fdinfo,
 	.ioctls = wafer_ioctls,
 	.num_ioctls = ARRAY_SIZE(wafer_ioctls),
 	.fops = &wafer_accel_fops,
@@ -231,6 +260,7 @@ static struct platform_driver wafer_platform_driver = {
 	.remove = wafer_remove,
 	.driver = {
 		.name = WAFER_DRIVER_NAME,
+		.dev_groups = wafer_sysfs_groups,
 	},
 };
 

@@ -34,6 +34,7 @@
 #include "wafer_drv.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
+#include "wafer_trace.h"
 
 /* Completed results a file may leave unwaited before the oldest are dropped. */
 #define WAFER_MAX_UNWAITED	4096
@@ -50,6 +51,8 @@
  * @recover_work: resets the device after a fault
  * @resets: recoveries performed
  * @timeouts: jobs that timed out
+ * @completed: jobs the firmware completed
+ * @busy_ns: modelled device time of those jobs
  */
 struct wafer_job_queue {
 	struct wafer_device *wdev;
@@ -62,6 +65,8 @@ struct wafer_job_queue {
 	struct work_struct recover_work;
 	atomic64_t resets;
 	atomic64_t timeouts;
+	atomic64_t completed;
+	atomic64_t busy_ns;
 };
 
 /**
@@ -174,6 +179,10 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 		drm_err(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
 		return;
 	}
+	atomic64_inc(&wdev->queue->completed);
+	atomic64_add(cpl->device_ns, &wdev->queue->busy_ns);
+	atomic64_add(cpl->device_ns, &job->wfile->busy_ns);
+	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
 	job_signal(job, cpl->status, cpl->device_ns);
 }
 
@@ -196,6 +205,7 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 	}
 	/* The cookie was reserved at submit: storing allocates nothing. */
 	xa_store(&q->jobs, job->cookie, job, GFP_NOWAIT);
+	trace_wafer_job_start(q->wdev->index, job->cookie);
 	ret = wafer_fw_post(&q->wdev->fw, &job->cmd);
 	if (ret && xa_cmpxchg(&q->jobs, job->cookie, job, NULL, GFP_NOWAIT) == job)
 		job_signal(job, ret, 0);
@@ -250,6 +260,7 @@ static enum drm_gpu_sched_stat wafer_timedout_job(struct drm_sched_job *sj)
 	struct wafer_job_queue *q = job->q;
 
 	atomic64_inc(&q->timeouts);
+	trace_wafer_job_timeout(q->wdev->index, job->cookie);
 	recover(q, sj, "a job timed out");
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
@@ -361,8 +372,18 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			     len, dma_flags, &job->addr[i]);
 }
 
-static int validate_job(struct drm_device *dev, const struct drm_wafer_job *a,
-			const struct wafer_ctx *ctx, u64 *out_len)
+/**
+ * wafer_job_validate() - check a job descriptor against its context
+ * @dev: for debug messages (may be NULL)
+ * @a: the descriptor
+ * @slots: the context's KV slots
+ * @ctx_len: the context's positions per slot
+ * @out_len: out: bytes of results the job writes
+ *
+ * Return: 0 or -EINVAL, with a debug message saying which field is wrong.
+ */
+int wafer_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
+		       u32 slots, u32 ctx_len, u64 *out_len)
 {
 	u32 end, records;
 
@@ -370,23 +391,26 @@ static int validate_job(struct drm_device *dev, const struct drm_wafer_job *a,
 		drm_dbg(dev, "SUBMIT: unknown flags 0x%x or non-zero padding\n", a->flags);
 		return -EINVAL;
 	}
-	if (!a->n_tokens || a->n_tokens > ctx->ctx_len || a->top_k > DRM_WAFER_MAX_TOPK) {
+	if (!a->n_tokens || a->n_tokens > min(ctx_len, WAFER_MAX_TOKENS_PER_JOB) ||
+	    a->top_k > DRM_WAFER_MAX_TOPK) {
 		drm_dbg(dev, "SUBMIT: n_tokens %u or top_k %u out of range\n",
 			a->n_tokens, a->top_k);
 		return -EINVAL;
 	}
-	if (a->slot >= ctx->slots || check_add_overflow(a->start_pos, a->n_tokens, &end) ||
-	    end > ctx->ctx_len) {
+	if (a->slot >= slots || check_add_overflow(a->start_pos, a->n_tokens, &end) ||
+	    end > ctx_len) {
 		drm_dbg(dev, "SUBMIT: slot %u / positions %u+%u outside the context (%u x %u)\n",
-			a->slot, a->start_pos, a->n_tokens, ctx->slots, ctx->ctx_len);
+			a->slot, a->start_pos, a->n_tokens, slots, ctx_len);
 		return -EINVAL;
 	}
 	if (!IS_ALIGNED(a->in_offset, 4) || !IS_ALIGNED(a->out_offset, 8)) {
 		drm_dbg(dev, "SUBMIT: misaligned in_offset or out_offset\n");
 		return -EINVAL;
 	}
-	if (a->in_syncobj_count > 64 || (a->in_syncobj_count && !a->in_syncobjs)) {
-		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max 64)\n", a->in_syncobj_count);
+	if (a->in_syncobj_count > WAFER_MAX_IN_SYNCOBJS ||
+	    (a->in_syncobj_count && !a->in_syncobjs)) {
+		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
+			WAFER_MAX_IN_SYNCOBJS);
 		return -EINVAL;
 	}
 	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
@@ -452,7 +476,7 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		ret = -ENOENT;
 		goto err_free;
 	}
-	ret = validate_job(dev, a, job->ctx, &out_len);
+	ret = wafer_job_validate(dev, a, job->ctx->slots, job->ctx->ctx_len, &out_len);
 	if (ret)
 		goto err_free;
 	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
@@ -522,6 +546,8 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		drm_syncobj_replace_fence(out_sync, job->result->finished);
 	if (!seqno)
 		*result = job->result;
+	trace_wafer_job_submit(wdev->index, cookie, a->ctx_id, a->slot, a->start_pos,
+			       a->n_tokens);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&fj->lock);
 
@@ -715,4 +741,14 @@ void wafer_job_queue_show(struct wafer_device *wdev, struct seq_file *m)
 	}
 	xa_unlock(&q->jobs);
 	seq_printf(m, "in flight: %u\n", n);
+}
+
+u64 wafer_job_queue_busy_ns(struct wafer_device *wdev)
+{
+	return atomic64_read(&wdev->queue->busy_ns);
+}
+
+u64 wafer_job_queue_completed(struct wafer_device *wdev)
+{
+	return atomic64_read(&wdev->queue->completed);
 }

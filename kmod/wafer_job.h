@@ -42,6 +42,13 @@ struct wafer_job_result {
 	u64 device_ns;
 };
 
+/* Most tokens one job may carry (also bounded by the context length). */
+#define WAFER_MAX_TOKENS_PER_JOB	4096
+/* Most in-syncobjs one job may wait for. */
+#define WAFER_MAX_IN_SYNCOBJS	64
+
+int wafer_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
+		       u32 slots, u32 ctx_len, u64 *out_len);
 int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		     u64 *seqno, struct wafer_job_result **result);
 void wafer_job_result_put(struct wafer_job_result *r);
@@ -49,5 +56,7 @@ int wafer_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 void wafer_job_queue_show(struct wafer_device *wdev, struct seq_file *m);
+u64 wafer_job_queue_busy_ns(struct wafer_device *wdev);
+u64 wafer_job_queue_completed(struct wafer_device *wdev);
 
 #endif /* WAFER_JOB_H */

@@ -11,6 +11,6 @@ die() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
 
 # expect_contains TEXT PATTERN: fails unless TEXT matches the ERE PATTERN.
 expect_contains() {
-	printf '%s\n' "$1" | grep -Eq -- "$2" || die "expected /$2/ in output:
+	grep -Eq -- "$2" <<<"$1" || die "expected /$2/ in output:
 $1"
 }

@@ -63,7 +63,7 @@ static int query(struct wafer_dev *dev)
 {
 	struct inproc_dev *d = dev->priv;
 	struct wafer_info *i = &dev->info;
-	struct wfw_info fi;
+	struct wfw_info fi = { 0 };
 	uint64_t total;
 	int ret = fw_info(dev, &fi);
 

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: validation of the job descriptor shared by DRM_IOCTL_WAFER_SUBMIT
+ * and the io_uring command, one case per rule.
+ */
+#include <kunit/test.h>
+
+#include <drm/wafer_accel.h>
+
+#include "wafer_job.h"
+
+#define SLOTS	4
+#define CTX_LEN	64
+
+static struct drm_wafer_job good_job(void)
+{
+	return (struct drm_wafer_job){
+		.ctx_id = 1, .slot = 1, .start_pos = 10, .n_tokens = 5, .top_k = 8,
+		.in_handle = 1, .out_handle = 2, .in_offset = 64, .out_offset = 128,
+	};
+}
+
+static int check(const struct drm_wafer_job *j, u64 *out_len)
+{
+	return wafer_job_validate(NULL, j, SLOTS, CTX_LEN, out_len);
+}
+
+static void wafer_test_job_valid(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	u64 len;
+
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, (u64)DRM_WAFER_RESULT_SIZE(8));
+	j.flags = DRM_WAFER_JOB_ALL_POSITIONS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 5ull * DRM_WAFER_RESULT_SIZE(8));
+	j.top_k = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 5ull * DRM_WAFER_RESULT_SIZE(0));
+	/* The last position of the last slot. */
+	j = good_job();
+	j.slot = SLOTS - 1;
+	j.start_pos = CTX_LEN - 1;
+	j.n_tokens = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+}
+
+static void wafer_test_job_flags_and_padding(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+	int bit;
+
+	for (bit = 1; bit < 32; bit++) {
+		j = good_job();
+		j.flags = 1u << bit;
+		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "flag bit %d", bit);
+	}
+	j = good_job();
+	j.pad = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.pad = 1ull << 63;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+}
+
+static void wafer_test_job_ranges(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+
+	j = good_job();
+	j.n_tokens = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.start_pos = 0;
+	j.n_tokens = CTX_LEN + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.top_k = DRM_WAFER_MAX_TOPK + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.top_k = DRM_WAFER_MAX_TOPK;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	j = good_job();
+	j.slot = SLOTS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.slot = U32_MAX;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	/* start + n past the context, and wrapping u32. */
+	j = good_job();
+	j.start_pos = CTX_LEN - 2;
+	j.n_tokens = 3;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.start_pos = U32_MAX;
+	j.n_tokens = 2;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	/* The per-job token cap applies even to long contexts. */
+	j = good_job();
+	j.start_pos = 0;
+	j.n_tokens = WAFER_MAX_TOKENS_PER_JOB + 1;
+	KUNIT_EXPECT_EQ(test, wafer_job_validate(NULL, &j, 1, U32_MAX, &len), -EINVAL);
+}
+
+static void wafer_test_job_alignment_and_syncobjs(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+
+	j = good_job();
+	j.in_offset = 2;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.out_offset = 4;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.in_syncobj_count = 1;
+	j.in_syncobjs = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.in_syncobjs = 0x1000;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	j.in_syncobj_count = WAFER_MAX_IN_SYNCOBJS + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+}
+
+static void wafer_test_job_fits_sqe128(struct kunit *test)
+{
+	/* The io_uring command area of an SQE128 is 80 bytes. */
+	KUNIT_EXPECT_LE(test, sizeof(struct drm_wafer_job), (size_t)80);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_job) % 8, (size_t)0);
+}
+
+static struct kunit_case wafer_uapi_test_cases[] = {
+	KUNIT_CASE(wafer_test_job_valid),
+	KUNIT_CASE(wafer_test_job_flags_and_padding),
+	KUNIT_CASE(wafer_test_job_ranges),
+	KUNIT_CASE(wafer_test_job_alignment_and_syncobjs),
+	KUNIT_CASE(wafer_test_job_fits_sqe128),
+	{}
+};
+
+static struct kunit_suite wafer_uapi_test_suite = {
+	.name = "wafer_uapi",
+	.test_cases = wafer_uapi_test_cases,
+};
+
+kunit_test_suite(wafer_uapi_test_suite);

@@ -1,0 +1,21 @@
+# uapi conformance: every ioctl's valid use and each invalid field as its own
+# named case with its documented errno, isolation between files, poisoned
+# outputs, per-file limits, and the shared model still decoding correctly
+# afterwards (tests/vm/progs/conformance.c; the table is in
+# tests/vm/CONFORMANCE.md).  vgem is loaded in the guest: its fences keep
+# jobs queued for the WAIT -ETIME, in-flight limit and close-while-queued
+# cases.  Three boots: default parameters, small per-file limits, and SRAM
+# too small for the model (-ENOSPC).
+. "$(dirname "$0")/../lib.sh"
+kroot=$(dirname "$(tests/setup/setup --print-kdir)")/root
+prog=$build/tests/vm/conformance
+[ -x "$prog" ] || die "$prog missing: run make"
+# The guest shares the host's root: modprobe vgem from the cached modules.
+run() {
+	"$vm" "$@" -- sh -c "modprobe -d '$kroot' -S \"\$(uname -r)\" vgem || echo '# modprobe vgem failed'; exec '$prog' \"\$0\"" "$mode"
+}
+rc=0
+mode=main run || rc=1
+mode=limits run --params 'max_file_bo_mib=4 max_file_contexts=3 max_file_inflight=3' || rc=1
+mode=nospc run --params 'stages=1 sram_kib=64' || rc=1
+exit $rc

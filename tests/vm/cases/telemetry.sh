@@ -1,0 +1,43 @@
+# Telemetry: sysfs attributes, fdinfo, debugfs files and tracepoints
+# reflect a real run of the shared model.
+. "$(dirname "$0")/../lib.sh"
+out=$("$vm" -- bash -c '
+	set -e
+	d=/sys/class/accel/accel0/device
+	t=/sys/kernel/tracing
+	mountpoint -q $t || mount -t tracefs tracefs $t
+	echo 1 > $t/events/wafer/enable
+	build/tests/vm/model_e2e int8 4 > /dev/null
+	echo 0 > $t/events/wafer/enable
+	for a in stages sram_bytes_per_stage profile wafer_numa_node fw_version busy_ns jobs_completed; do
+		echo "sysfs $a=$(cat $d/$a)"
+	done
+	exec 3<>/dev/accel/accel0
+	sed "s/^/fdinfo /" /proc/$$/fdinfo/3
+	exec 3>&-
+	dbg=/sys/kernel/debug/accel/wafer.0
+	echo "debugfs stages rows $(grep -c "^ *[0-9]" $dbg/stages)"
+	echo "debugfs fw_log lines $(wc -l < $dbg/fw_log)"
+	sed -n "1p" $dbg/sram_map | sed "s/^/debugfs sram_map /"
+	grep -E "^(resets|timeouts|in flight)" $dbg/jobs | sed "s/^/debugfs jobs /"
+	for e in submit start complete; do
+		echo "trace $e $(grep -c "wafer_job_$e:" $t/trace)"
+	done
+')
+printf '%s\n' "$out"
+expect_contains "$out" '^sysfs stages=16$'
+expect_contains "$out" '^sysfs profile=wafer$'
+expect_contains "$out" '^sysfs wafer_numa_node=-1$'
+expect_contains "$out" '^sysfs fw_version=1\.0 '
+expect_contains "$out" '^sysfs busy_ns=[1-9][0-9]*$'
+expect_contains "$out" '^sysfs jobs_completed=[1-9][0-9]*$'
+expect_contains "$out" '^fdinfo drm-driver:.*wafer'
+expect_contains "$out" '^fdinfo drm-engine-wafer:.*0 ns'
+expect_contains "$out" '^fdinfo drm-total-memory:'
+expect_contains "$out" '^debugfs stages rows 16$'
+expect_contains "$out" '^debugfs fw_log lines [1-9]'
+expect_contains "$out" '^debugfs sram_map stage 0:'
+expect_contains "$out" '^debugfs jobs in flight: 0$'
+expect_contains "$out" '^trace submit [1-9]'
+expect_contains "$out" '^trace start [1-9]'
+expect_contains "$out" '^trace complete [1-9]'

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libwafer: llama2.c checkpoint -> device blob, through firmware-sim's
+ * packer (firmware-sim/tools/wfs_pack.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "wafer_internal.h"
+#include "wafer.h"
+#include "wfs_pack.h"
+
+static void progress(const struct wafer_convert_opts *o, const char *what, double done)
+{
+	if (o->progress)
+		o->progress(o->progress_arg, what, done);
+}
+
+static int to_pack_opts(const struct wafer_convert_opts *o, struct wfs_pack_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	po->wbits = o->wbits ? o->wbits : 8;
+	po->group_size = o->group_size ? o->group_size : 32;
+	po->kv_int8 = o->kv_int8;
+	if (po->wbits != 4 && po->wbits != 8)
+		return wafer_set_error(-EINVAL, "weights must be 4 or 8 bits, not %u", po->wbits);
+	if (po->group_size > 256 || (po->wbits == 4 && (po->group_size & 1)))
+		return wafer_set_error(-EINVAL, "group size %u: must be 1..256 (even for int4)",
+				       po->group_size);
+	if (o->keep_embed_cls_int8) {
+		po->embed_bits = 8;
+		po->cls_bits = 8;
+	}
+	return 0;
+}
+
+int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
+		  void **blob, size_t *len)
+{
+	struct wafer_convert_opts def = { 0 };
+	const struct wafer_convert_opts *o = opts ? opts : &def;
+	struct wfs_pack_opts po;
+	struct wfs_ckpt ck;
+	int ret;
+
+	if (!ckpt_path || !blob || !len)
+		return wafer_set_error(-EINVAL, "wafer_convert: NULL argument");
+	ret = to_pack_opts(o, &po);
+	if (ret)
+		return ret;
+	progress(o, "reading", 0.0);
+	ret = wfs_ckpt_load(ckpt_path, &ck);
+	if (ret)
+		return wafer_set_error(ret, "cannot read the llama2.c checkpoint %s: %s%s",
+				       ckpt_path, wafer_strerror(ret),
+				       ret == -EINVAL ? " (bad header dimensions)" : "");
+	progress(o, "quantising", 0.3);
+	ret = wfs_pack(&ck, &po, blob, len);
+	wfs_ckpt_free(&ck);
+	if (ret)
+		return wafer_set_error(ret, "converting %s to int%u (group %u) failed: %s",
+				       ckpt_path, po.wbits, po.group_size, wafer_strerror(ret));
+	progress(o, "converted", 1.0);
+	return 0;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* libwafer: loading models into stage SRAM and unloading them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer_backend.h"
+#include "wfs_model.h"
+
+int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
+		     struct wafer_model **out)
+{
+	struct wfs_model_info mi;
+	struct wafer_model *m;
+	struct wafer_bo *bo;
+	int ret;
+
+	if (!dev || !blob || !out)
+		return wafer_set_error(-EINVAL, "wafer_model_load: NULL argument");
+	*out = NULL;
+	ret = wfs_model_parse(blob, len, &mi);
+	if (ret)
+		return wafer_set_error(ret, "the model blob is not valid (%s)", wafer_strerror(ret));
+	if (mi.input_kind != WFS_IO_TOKENS || mi.output_kind != WFS_IO_TOKENS)
+		return wafer_set_error(-EOPNOTSUPP, "layer-range blobs are not supported yet");
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = wafer_bo_create(dev, len, &bo);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	memcpy(wafer_bo_map(bo), blob, len);
+	ret = dev->ops->model_load(dev, bo, len, &m->id, &m->info.sram_bytes);
+	wafer_bo_destroy(bo);	/* the device keeps its own copy */
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	m->dev = dev;
+	m->info.dim = mi.dim;
+	m->info.hidden_dim = mi.hidden_dim;
+	m->info.n_layers = mi.n_layers;
+	m->info.n_heads = mi.n_heads;
+	m->info.n_kv_heads = mi.n_kv_heads;
+	m->info.vocab_size = mi.vocab_size;
+	m->info.seq_len = mi.seq_len;
+	m->info.blob_bytes = len;
+	*out = m;
+	return 0;
+}
+
+int wafer_model_load_file(struct wafer_dev *dev, const char *ckpt_path,
+			  const struct wafer_convert_opts *opts, struct wafer_model **out)
+{
+	void *blob;
+	size_t len;
+	int ret;
+
+	if (out)
+		*out = NULL;
+	ret = wafer_convert(ckpt_path, opts, &blob, &len);
+	if (ret)
+		return ret;
+	ret = wafer_model_load(dev, blob, len, out);
+	free(blob);
+	return ret;
+}
+
+const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m)
+{
+	return &m->info;
+}
+
+void wafer_model_unload(struct wafer_model *m)
+{
+	if (!m)
+		return;
+	/* A failure leaves the device with the model until the device is closed. */
+	if (!m->contexts)
+		m->dev->ops->model_unload(m->dev, m->id);
+	free(m);
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* libwafer: opening a device with a backend, querying it, closing it. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "wafer_backend.h"
+
+/* AUTO: the kernel backend when a wafer device node exists. */
+static const struct wafer_backend_ops *pick(const struct wafer_open_opts *o)
+{
+	switch (o->backend) {
+	case WAFER_BACKEND_KERNEL:
+		return &wafer_kernel_backend;
+	case WAFER_BACKEND_INPROC:
+		return &wafer_inproc_backend;
+	case WAFER_BACKEND_AUTO:
+		if (o->index >= 0) {
+			struct wafer_device_desc d[64];
+			int n = wafer_list_devices(d, 64), i;
+
+			for (i = 0; i < n && i < 64; i++)
+				if (d[i].index == o->index)
+					return &wafer_kernel_backend;
+			return &wafer_inproc_backend;
+		}
+		return wafer_list_devices(NULL, 0) > 0 ? &wafer_kernel_backend :
+							 &wafer_inproc_backend;
+	}
+	return NULL;
+}
+
+int wafer_open(const struct wafer_open_opts *opts, struct wafer_dev **out)
+{
+	struct wafer_open_opts def = { .index = -1 };
+	const struct wafer_open_opts *o = opts ? opts : &def;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!out)
+		return wafer_set_error(-EINVAL, "wafer_open: no output pointer");
+	*out = NULL;
+	if (o->submit > WAFER_SUBMIT_URING)
+		return wafer_set_error(-EINVAL, "wafer_open: unknown submit path %d", o->submit);
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	dev->ops = pick(o);
+	if (!dev->ops) {
+		free(dev);
+		return wafer_set_error(-EINVAL, "wafer_open: unknown backend %d", o->backend);
+	}
+	ret = dev->ops->open(dev, o);
+	if (ret) {
+		free(dev);
+		return ret;
+	}
+	/* The thread that opens is the one that submits. */
+	wafer_numa_bind_thread(dev->info.numa_node);
+	*out = dev;
+	return 0;
+}
+
+void wafer_close(struct wafer_dev *dev)
+{
+	if (!dev)
+		return;
+	dev->ops->close(dev);
+	free(dev);
+}
+
+const char *wafer_backend_name(const struct wafer_dev *dev)
+{
+	return dev->ops->name;
+}
+
+const char *wafer_submit_name(const struct wafer_dev *dev)
+{
+	return dev->ops->submit_name(dev);
+}
+
+int wafer_query(struct wafer_dev *dev, struct wafer_info *info)
+{
+	if (!dev || !info)
+		return wafer_set_error(-EINVAL, "wafer_query: NULL argument");
+	*info = dev->info;
+	return 0;
+}
