@@ -47,7 +47,7 @@ struct wafer_device {
 	struct wafer_fw fw;
 	struct wafer_job_queue *queue;
 	struct workqueue_struct *wq;
-	struct mutex model_lock;
+	struct mutex model_lock; /* Protects model_owner, model_id, next_model_id */
 	struct wafer_file *model_owner;
 	u32 model_id;
 	u32 next_model_id;
@@ -71,7 +71,7 @@ struct wafer_file {
 	atomic64_t bo_bytes;
 	atomic_t inflight;
 	atomic64_t busy_ns;
-	struct mutex lock;
+	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;
 	struct wafer_file_jobs *jobs;
 };

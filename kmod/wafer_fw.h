@@ -88,12 +88,12 @@ struct wafer_fw {
 	u64 cpl_addr;
 	void *ctrl_buf;
 	u64 ctrl_buf_addr;
-	spinlock_t cmd_lock;
+	spinlock_t cmd_lock; /* Protects cmd_tail and the command ring */
 	u32 cmd_tail;
-	spinlock_t cpl_lock;
+	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
 	u32 cpl_head;
 	u32 cpl_seq;
-	struct mutex ctrl_lock;
+	struct mutex ctrl_lock; /* Serialises control commands and ctrl_buf */
 	struct completion ctrl_done;
 	u64 ctrl_cookie;
 	struct wfw_cpl ctrl_cpl;

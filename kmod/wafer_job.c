@@ -59,7 +59,7 @@ struct wafer_job_queue {
 	struct drm_gpu_scheduler sched;
 	struct workqueue_struct *wq;
 	struct xarray jobs;
-	spinlock_t fence_lock;
+	spinlock_t fence_lock; /* Protects the hardware fences' state */
 	u64 fence_ctx;
 	atomic64_t fence_seqno;
 	struct work_struct recover_work;
@@ -78,7 +78,7 @@ struct wafer_job_queue {
  */
 struct wafer_file_jobs {
 	struct drm_sched_entity entity;
-	struct mutex lock;
+	struct mutex lock; /* Protects results and next_seqno */
 	struct xarray results;
 	u64 next_seqno;
 };

@@ -29,6 +29,7 @@ MODULE_PARM_DESC(sram_kib, "SRAM per stage in KiB (0: the profile's)");
 static int numa_node_arr[WAFER_MAX_DEVICES] = {
 	[0 ... WAFER_MAX_DEVICES - 1] = NUMA_NO_NODE
 };
+
 static unsigned int numa_node_count;
 module_param_array_named(numa_node, numa_node_arr, int, &numa_node_count, 0444);
 MODULE_PARM_DESC(numa_node, "NUMA node per device, comma separated (-1: any)");

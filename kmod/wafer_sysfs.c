@@ -40,6 +40,7 @@ static ssize_t numa_node_show(struct device *dev, struct device_attribute *attr,
 {
 	return sysfs_emit(buf, "%d\n", dev_wdev(dev)->numa_node);
 }
+
 /* "numa_node" is taken by the driver core on NUMA kernels: name it apart. */
 static struct device_attribute dev_attr_wafer_numa_node =
 	__ATTR(wafer_numa_node, 0444, numa_node_show, NULL);

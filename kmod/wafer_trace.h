@@ -2,6 +2,9 @@
 /*
  * wafer tracepoints: a job's submit, start (posted to the firmware),
  * completion and timeout.  perf/trace-cmd: -e 'wafer:*'.
+ *
+ * checkpatch --strict flags the TRACE_EVENT layout (open-ended lines,
+ * alignment); it is the layout every kernel trace header uses.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM wafer

@@ -83,9 +83,11 @@ static void wafer_test_blob_valid(struct kunit *test)
 	}
 }
 
-/* Every truncation and every single-byte corruption of the header and
+/*
+ * Every truncation and every single-byte corruption of the header and
  * section table is rejected or parsed, never read out of bounds (KASAN
- * kernels would report that). */
+ * kernels would report that).
+ */
 static void wafer_test_blob_malformed(struct kunit *test)
 {
 	struct wfs_model_info *info;

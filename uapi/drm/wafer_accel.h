@@ -3,6 +3,8 @@
  * wafer: userspace ABI of the DRM accel driver for the simulated wafer-scale
  * LLM inference accelerator (/dev/accel/accelN, DRM driver name "wafer").
  *
+ * Flags are written (1ULL << n): BIT() is not available to userspace.
+ *
  * Rules (Documentation/process/botching-up-ioctls.rst): fixed-width types,
  * 64-bit aligned structs, user pointers as __u64, explicit padding that must
  * be zero, flags that reject unknown bits (-EINVAL), absolute timeouts.
@@ -347,15 +349,24 @@ struct drm_wafer_wait {
  */
 #define DRM_WAFER_URING_CMD_SUBMIT	0x1
 
-#define DRM_IOCTL_WAFER_GET_INFO	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_GET_INFO, struct drm_wafer_get_info)
-#define DRM_IOCTL_WAFER_BO_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_CREATE, struct drm_wafer_bo_create)
-#define DRM_IOCTL_WAFER_BO_INFO		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_INFO, struct drm_wafer_bo_info)
-#define DRM_IOCTL_WAFER_MODEL_LOAD	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_MODEL_LOAD, struct drm_wafer_model_load)
-#define DRM_IOCTL_WAFER_MODEL_UNLOAD	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_MODEL_UNLOAD, struct drm_wafer_model_unload)
-#define DRM_IOCTL_WAFER_CTX_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_CTX_CREATE, struct drm_wafer_ctx_create)
-#define DRM_IOCTL_WAFER_CTX_DESTROY	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_CTX_DESTROY, struct drm_wafer_ctx_destroy)
-#define DRM_IOCTL_WAFER_SUBMIT		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct drm_wafer_submit)
-#define DRM_IOCTL_WAFER_WAIT		DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_WAIT, struct drm_wafer_wait)
+#define DRM_IOCTL_WAFER_GET_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_GET_INFO, struct drm_wafer_get_info)
+#define DRM_IOCTL_WAFER_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_CREATE, struct drm_wafer_bo_create)
+#define DRM_IOCTL_WAFER_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_BO_INFO, struct drm_wafer_bo_info)
+#define DRM_IOCTL_WAFER_MODEL_LOAD \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_MODEL_LOAD, struct drm_wafer_model_load)
+#define DRM_IOCTL_WAFER_MODEL_UNLOAD \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_MODEL_UNLOAD, struct drm_wafer_model_unload)
+#define DRM_IOCTL_WAFER_CTX_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_CTX_CREATE, struct drm_wafer_ctx_create)
+#define DRM_IOCTL_WAFER_CTX_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_WAFER_CTX_DESTROY, struct drm_wafer_ctx_destroy)
+#define DRM_IOCTL_WAFER_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct drm_wafer_submit)
+#define DRM_IOCTL_WAFER_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_WAIT, struct drm_wafer_wait)
 
 #if defined(__cplusplus)
 }
