@@ -169,6 +169,9 @@ void wafer_close(struct wafer_dev *dev);
 /** wafer_backend_name() - "kernel" or "inproc". */
 const char *wafer_backend_name(const struct wafer_dev *dev);
 
+/** wafer_device_index() - N of /dev/accel/accelN (kernel backend), or -1 (inproc). */
+int wafer_device_index(const struct wafer_dev *dev);
+
 /** wafer_submit_name() - the submission path in use: "ioctl", "uring" or "inproc". */
 const char *wafer_submit_name(const struct wafer_dev *dev);
 
@@ -271,7 +274,8 @@ void wafer_bo_destroy(struct wafer_bo *bo);
  * @keep_embed_cls_int8: with @wbits 4, keep the token embedding and the
  *	classifier at 8 bits
  * @kv_int8: int8 KV cache with per-head scales (default: int16)
- * @progress: if set, called with done/total in [0, 1] as conversion proceeds
+ * @progress: if set, called as conversion proceeds with the phase's name and
+ *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
  */
 struct wafer_convert_opts {

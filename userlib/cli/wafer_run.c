@@ -223,8 +223,8 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 			i.stages, (unsigned long long)i.sram_bytes_per_stage >> 10,
 			i.profile_name);
 	else
-		fprintf(stderr, "wafer: backend kernel (%s, submit %s), %u stages x %llu KiB, "
-			"profile %s\n", a->open.index >= 0 ? "the requested device" : "first device",
+		fprintf(stderr, "wafer: backend kernel (accel%d, submit %s), %u stages x %llu KiB, "
+			"profile %s\n", wafer_device_index(dev),
 			wafer_submit_name(dev), i.stages,
 			(unsigned long long)i.sram_bytes_per_stage >> 10, i.profile_name);
 }
@@ -243,6 +243,14 @@ static void report(const struct wafer_gen_stats *s, double load_s)
 		fprintf(stderr, "wafer: modelled device tok/s: %f (%.2f us/token)\n",
 			decoded / (s->decode_device_ns / 1e9),
 			s->decode_device_ns / 1e3 / decoded);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int fail(const char *what)
@@ -272,16 +280,9 @@ int wafer_cmd_run(int argc, char **argv)
 	if (wafer_open(&a.open, &dev))
 		return fail("opening the device");
 	announce(dev, &a);
-	t0 = (uint64_t)clock();
-	{
-		struct timespec ts0, ts1;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts0);
-		ret = wafer_model_load_file(dev, a.model, &a.conv, &model);
-		clock_gettime(CLOCK_MONOTONIC, &ts1);
-		t0 = (uint64_t)((ts1.tv_sec - ts0.tv_sec) * 1000000000ll +
-				(ts1.tv_nsec - ts0.tv_nsec));
-	}
+	t0 = now_ns();
+	ret = wafer_model_load_file(dev, a.model, &a.conv, &model);
+	t0 = now_ns() - t0;
 	if (ret) {
 		ret = fail("loading the model");
 		goto out;

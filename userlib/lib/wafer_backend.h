@@ -133,12 +133,14 @@ struct wafer_backend_ops {
  * @ops: its backend
  * @priv: the backend's state
  * @info: wafer_query()'s answer, read at open
+ * @index: kernel: N of /dev/accel/accelN; inproc: -1
  * @inflight: jobs submitted and not reaped
  */
 struct wafer_dev {
 	const struct wafer_backend_ops *ops;
 	void *priv;
 	struct wafer_info info;
+	int index;
 	unsigned int inflight;
 };
 

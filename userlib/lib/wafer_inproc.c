@@ -113,6 +113,7 @@ static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 	}
 	d->numa_node = cfg.numa_node;
 	dev->priv = d;
+	dev->index = -1;
 	ret = wip_hw_init(&d->hw, &cfg, MAX_INFLIGHT);
 	if (!ret) {
 		ret = query(dev);

@@ -104,7 +104,19 @@ static int kernel_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 	if (!k)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	dev->priv = k;
-	k->fd = wafer_open_device(o->index);
+	dev->index = o->index;
+	if (dev->index < 0) {
+		struct wafer_device_desc d;
+
+		ret = wafer_list_devices(&d, 1);
+		if (ret <= 0) {
+			free(k);
+			return ret < 0 ? ret : wafer_set_error(-ENOENT, "no wafer device found in "
+							       WAFER_ACCEL_DIR);
+		}
+		dev->index = d.index;
+	}
+	k->fd = wafer_open_device(dev->index);
 	if (k->fd < 0) {
 		ret = k->fd;
 		goto err;

@@ -73,6 +73,11 @@ const char *wafer_backend_name(const struct wafer_dev *dev)
 	return dev->ops->name;
 }
 
+int wafer_device_index(const struct wafer_dev *dev)
+{
+	return dev->index;
+}
+
 const char *wafer_submit_name(const struct wafer_dev *dev)
 {
 	return dev->ops->submit_name(dev);

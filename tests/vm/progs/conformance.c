@@ -1502,6 +1502,44 @@ static void test_limits(void)
 		wt_ok(got == NDECODE, "limits run: greedy decode of %d tokens matches (%u)", NDECODE,
 		      got);
 	}
+	/*
+	 * MODEL_UNLOAD right after the last CTX_DESTROY (its job just waited
+	 * for): nothing of the context may still hold the model.
+	 */
+	{
+		struct drm_wafer_ctx_destroy d = { .ctx_id = ctxs[0] };
+		struct drm_wafer_model_unload u = { .model_id = model };
+		int first = 0;
+
+		ioc(fa, DRM_IOCTL_WAFER_CTX_DESTROY, &d);
+		ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+		for (i = 0; i < 20 && !ret; i++) {
+			uint64_t seq;
+			int st;
+
+			model = load_model(fa, &ret);
+			job_base.ctx_id = ret ? 0 : ctx_new(fa, model, 1, 64, &ret);
+			if (!ret)
+				ret = submit(fa, &job_base, &seq);
+			if (!ret)
+				ret = wait_job(fa, seq, 60, &st);
+			d.ctx_id = job_base.ctx_id;
+			if (!ret)
+				ret = ioc(fa, DRM_IOCTL_WAFER_CTX_DESTROY, &d);
+			u.model_id = model;
+			if (!ret)
+				ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+			first = i;
+		}
+		expect(ret, 0, "MODEL_UNLOAD at once after WAIT + CTX_DESTROY, 20 rounds (stopped "
+		       "at round %d)", first);
+		if (ret == -EBUSY) {
+			usleep(200000);
+			ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+			wt_diag("the same MODEL_UNLOAD 200 ms later: %s (0: the context was "
+				"still being released asynchronously)", ename(ret));
+		}
+	}
 	bo_free(fa, &in);
 	bo_free(fa, &out);
 out:

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: the firmware interface's job state machine on a real simulated
+ * device: jobs posted to the command ring complete through the emulated
+ * interrupt, the rings wrap around many times, a hung job produces no
+ * completion until a reset, after which the device runs jobs again, and a
+ * corrupted completion is reported as a fault.
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+
+#include "wafer_fw.h"
+#include "wt_tinyblob.h"
+
+#define TEST_TIMEOUT_MS	2000
+
+struct fw_fixture {
+	struct wafer_fw fw;
+	struct completion job_done;
+	struct wfw_cpl last;
+	atomic_t jobs_done;
+	atomic_t faults;
+	u32 ctx_id;
+	u32 *in;
+	u8 *out;
+	u64 in_addr, out_addr;
+};
+
+static void fixture_job_cpl(void *owner, const struct wfw_cpl *cpl)
+{
+	struct fw_fixture *f = owner;
+
+	f->last = *cpl;
+	atomic_inc(&f->jobs_done);
+	complete(&f->job_done);
+}
+
+static void fixture_fault(void *owner, const char *why)
+{
+	struct fw_fixture *f = owner;
+
+	atomic_inc(&f->faults);
+}
+
+static int fixture_init(struct kunit *test)
+{
+	struct wafer_fw_config cfg = {
+		.profile = "asic", .stages = 2, .sram_bytes = 256 * 1024,
+		.numa_node = NUMA_NO_NODE, .index = 99, .fault_inject = true,
+		.ctrl_timeout_ms = TEST_TIMEOUT_MS,
+		.job_cpl = fixture_job_cpl, .fault = fixture_fault,
+	};
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	struct fw_fixture *f;
+	struct wfw_cpl cpl;
+	size_t len;
+	u64 addr;
+	u8 *blob;
+	int ret;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	f->in = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	f->out = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	if (!f || !blob || !f->in || !f->out)
+		return -ENOMEM;
+	init_completion(&f->job_done);
+	cfg.owner = f;
+	ret = wafer_fw_init(&f->fw, &cfg);
+	if (ret)
+		return ret;
+	test->priv = f;
+
+	len = wt_tiny_build(blob, WT_TINY_INT8);
+	ret = wafer_dma_map(&f->fw.dma, blob, len, WAFER_DMA_MAPPABLE, &addr);
+	if (ret)
+		return ret;
+	cmd.load.addr = addr;
+	cmd.load.len = len;
+	ret = wafer_fw_ctrl(&f->fw, &cmd, &cpl);
+	wafer_dma_unmap(&f->fw.dma, addr);
+	if (ret)
+		return ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_CREATE_CONTEXT;
+	cmd.ctx.slots = 2;
+	cmd.ctx.ctx_len = 16;
+	ret = wafer_fw_ctrl(&f->fw, &cmd, &cpl);
+	if (ret)
+		return ret;
+	f->ctx_id = cpl.result0;
+	ret = wafer_dma_map(&f->fw.dma, f->in, PAGE_SIZE, 0, &f->in_addr);
+	if (!ret)
+		ret = wafer_dma_map(&f->fw.dma, f->out, PAGE_SIZE, WAFER_DMA_WRITE,
+				    &f->out_addr);
+	return ret;
+}
+
+static void fixture_exit(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+
+	if (!f)
+		return;
+	/* The device stops first; then its windows can go. */
+	wfs_device_destroy(f->fw.wfs);
+	f->fw.wfs = NULL;
+	if (f->in_addr)
+		wafer_dma_unmap(&f->fw.dma, f->in_addr);
+	if (f->out_addr)
+		wafer_dma_unmap(&f->fw.dma, f->out_addr);
+	wafer_fw_fini(&f->fw);
+}
+
+/* Posts a one-token job at @pos of slot 0 and waits for its completion. */
+static int run_job(struct fw_fixture *f, u64 cookie, u32 pos, unsigned long timeout_ms)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = cookie };
+	int ret;
+
+	f->in[0] = 1 + pos % 5;
+	cmd.job.ctx_id = f->ctx_id;
+	cmd.job.start_pos = pos;
+	cmd.job.n_tokens = 1;
+	cmd.job.in_addr = f->in_addr;
+	cmd.job.out_addr = f->out_addr;
+	cmd.job.out_len = PAGE_SIZE;
+	cmd.job.topk = 2;
+	reinit_completion(&f->job_done);
+	ret = wafer_fw_post(&f->fw, &cmd);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&f->job_done, msecs_to_jiffies(timeout_ms)))
+		return -ETIMEDOUT;
+	return f->last.cookie == cookie ? f->last.status : -EPROTO;
+}
+
+static int inject(struct fw_fixture *f, u32 fault)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };
+	struct wfw_cpl cpl;
+
+	cmd.fault.fault = fault;
+	return wafer_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+static void wafer_test_fw_jobs_wrap_rings(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	unsigned int i;
+
+	/* More jobs than both rings hold: the indices wrap the rings. */
+	for (i = 0; i < 3 * WAFER_FW_CMD_ENTRIES; i++) {
+		int ret = run_job(f, i + 1, i % 16, TEST_TIMEOUT_MS);
+
+		KUNIT_ASSERT_EQ_MSG(test, ret, 0, "job %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->jobs_done), 3 * WAFER_FW_CMD_ENTRIES);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->faults), 0);
+	/* Completions so far: GET_INFO, LOAD_MODEL, CREATE_CONTEXT, the jobs. */
+	KUNIT_EXPECT_EQ(test, f->last.seq, 3u + 3 * WAFER_FW_CMD_ENTRIES);
+}
+
+static void wafer_test_fw_hang_reset(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 1, 0, TEST_TIMEOUT_MS), 0);
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_HANG_NEXT_JOB), 0);
+	KUNIT_EXPECT_EQ(test, run_job(f, 2, 1, 200), -ETIMEDOUT);
+	wafer_fw_reset(&f->fw, false);
+	/* The hung job never completes; a new one does, with fresh sequence. */
+	KUNIT_EXPECT_EQ(test, run_job(f, 3, 1, TEST_TIMEOUT_MS), 0);
+	KUNIT_EXPECT_EQ(test, f->last.cookie, 3ull);
+	KUNIT_EXPECT_EQ(test, f->last.seq, 1u);
+}
+
+static void wafer_test_fw_corrupt_completion(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	int faults = atomic_read(&f->faults);
+
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_CORRUPT_NEXT_CPL), 0);
+	/* The corrupt record is not delivered as a job completion. */
+	KUNIT_EXPECT_EQ(test, run_job(f, 4, 0, 200), -ETIMEDOUT);
+	KUNIT_EXPECT_GT(test, atomic_read(&f->faults), faults);
+	wafer_fw_reset(&f->fw, false);
+	KUNIT_EXPECT_EQ(test, run_job(f, 5, 0, TEST_TIMEOUT_MS), 0);
+}
+
+static struct kunit_case wafer_fw_job_test_cases[] = {
+	KUNIT_CASE(wafer_test_fw_jobs_wrap_rings),
+	KUNIT_CASE(wafer_test_fw_hang_reset),
+	KUNIT_CASE(wafer_test_fw_corrupt_completion),
+	{}
+};
+
+static struct kunit_suite wafer_fw_job_test_suite = {
+	.name = "wafer_fw_jobs",
+	.init = fixture_init,
+	.exit = fixture_exit,
+	.test_cases = wafer_fw_job_test_cases,
+};
+
+kunit_test_suite(wafer_fw_job_test_suite);
