@@ -119,14 +119,16 @@ $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBWAFER_A): $(LIBWAFER_OBJS)
+# libwafer's converter is firmware-sim's host-side packer (tools/).
+$(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# libwafer carries the in-process backend, so it links firmware-sim in.
-$(LIBWAFER_SO): $(LIBWAFER_OBJS) $(WFS_OBJS)
+# The shared library also carries the in-process backend (firmware-sim).
+$(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@ $^ $(DRM_LIBS) -luring -lnuma -lpthread
+	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@.0 $^ $(DRM_LIBS) -luring -lnuma -lpthread -lm
+	$(Q)ln -sf libwafer.so.0 $@
 
 $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in
 	@mkdir -p $(@D)

@@ -491,6 +491,7 @@ static int stage_init(struct wfs_device *dev, u32 i)
 {
 	struct wfs_stage *st = &dev->stages[i];
 	u32 max_blocks = 32 + 2 * dev->max_ctxs;
+	u64 skip;
 
 	st->dev = dev;
 	st->idx = i;
@@ -506,9 +507,10 @@ static int stage_init(struct wfs_device *dev, u32 i)
 	if (!st->sram_mem || !st->blocks || !st->in.ent || !st->in.lock ||
 	    !st->in.cond)
 		return -WFS_ENOMEM;
-	return wfs_sram_init(&st->sram, st->sram_mem,
-			     dev->prof.sram_bytes + WFS_SRAM_ALIGN, st->blocks,
-			     max_blocks);
+	/* Exactly the profile's capacity, from the first aligned byte. */
+	skip = (0 - (u64)(unsigned long)st->sram_mem) & (WFS_SRAM_ALIGN - 1);
+	return wfs_sram_init(&st->sram, (u8 *)st->sram_mem + skip,
+			     dev->prof.sram_bytes, st->blocks, max_blocks);
 }
 
 int wfs_device_create(const struct wfs_device_config *cfg,

@@ -21,6 +21,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
@@ -330,7 +331,8 @@ static void job_free(struct wafer_job *job)
 		dma_fence_put(job->hw_fence);
 	else
 		kfree(job->hw_fence);
-	atomic_dec(&job->wfile->inflight);
+	if (atomic_dec_and_test(&job->wfile->inflight))
+		wake_up_var(&job->wfile->inflight);
 	wafer_file_put(job->wfile);
 	kfree(job);
 }
@@ -602,7 +604,7 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct drm_wafer_wait *args = data;
 	struct wafer_job_result *r;
 	long timeout, ret;
-	s64 left;
+	s64 now, left;
 
 	if (args->flags)
 		return -EINVAL;
@@ -619,8 +621,10 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	if (!r)
 		return -ENOENT;
 
-	left = args->timeout_ns - ktime_get_ns();
-	timeout = left <= 0 ? 0 : nsecs_to_jiffies(left);
+	/* Absolute deadline; one in the past only polls. */
+	now = ktime_get_ns();
+	left = args->timeout_ns > now ? args->timeout_ns - now : 0;
+	timeout = min_t(u64, nsecs_to_jiffies64(left), MAX_SCHEDULE_TIMEOUT - 1);
 	ret = dma_fence_wait_timeout(r->finished, true, timeout);
 	if (ret > 0 || (ret == 0 && dma_fence_is_signaled(r->finished))) {
 		args->status = r->finished->error;
@@ -635,6 +639,27 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	}
 	wafer_job_result_put(r);
 	return ret;
+}
+
+/**
+ * wafer_file_wait_idle() - wait until every job of a file has been freed
+ * @wfile: the file
+ * @interruptible: a signal ends the wait (-ERESTARTSYS); otherwise it ends
+ *	after twice the job timeout (-ETIMEDOUT), which every job respects
+ *
+ * Return: 0, -ERESTARTSYS or -ETIMEDOUT.
+ */
+int wafer_file_wait_idle(struct wafer_file *wfile, bool interruptible)
+{
+	long timeout = msecs_to_jiffies(2 * wafer_job_timeout_ms + 1000);
+
+	if (interruptible)
+		return wait_var_event_interruptible(&wfile->inflight,
+						    !atomic_read(&wfile->inflight));
+	if (!wait_var_event_timeout(&wfile->inflight, !atomic_read(&wfile->inflight),
+				    timeout))
+		return -ETIMEDOUT;
+	return 0;
 }
 
 int wafer_file_jobs_init(struct wafer_file *wfile)
@@ -658,7 +683,11 @@ int wafer_file_jobs_init(struct wafer_file *wfile)
 	return 0;
 }
 
-/* The file is closing: its queued jobs are flushed (or killed) first. */
+/*
+ * The file is closing: its queued jobs are flushed (or killed), then the
+ * ones on the device are waited for (each finishes or times out), so that
+ * its contexts and model can be released after.
+ */
 void wafer_file_jobs_fini(struct wafer_file *wfile)
 {
 	struct wafer_file_jobs *fj = wfile->jobs;
@@ -666,6 +695,9 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 	unsigned long seqno;
 
 	drm_sched_entity_destroy(&fj->entity);
+	if (wafer_file_wait_idle(wfile, false))
+		drm_err(&wfile->wdev->drm, "a closing file still has %d jobs in flight\n",
+			atomic_read(&wfile->inflight));
 	xa_for_each(&fj->results, seqno, r)
 		wafer_job_result_put(r);
 	xa_destroy(&fj->results);

@@ -28,6 +28,7 @@ void wafer_job_fw_fault(void *owner, const char *why);
 
 int wafer_file_jobs_init(struct wafer_file *wfile);
 void wafer_file_jobs_fini(struct wafer_file *wfile);
+int wafer_file_wait_idle(struct wafer_file *wfile, bool interruptible);
 
 /**
  * struct wafer_job_result - what a job reports when it is done

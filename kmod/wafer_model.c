@@ -15,6 +15,7 @@
 #include <drm/wafer_accel.h>
 
 #include "wafer_drv.h"
+#include "wafer_job.h"
 #include "wafer_model.h"
 #include "wfs_model.h"
 
@@ -84,6 +85,9 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	ret = wfs_model_parse(blob, args->blob_size, &info);
 	if (ret) {
 		drm_dbg(dev, "MODEL_LOAD: the blob failed validation: %d\n", ret);
+		/* Out-of-range offsets inside the blob are bad input, not bad pointers. */
+		if (ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW)
+			ret = -EINVAL;
 		goto out_free;
 	}
 
@@ -117,7 +121,10 @@ out_free:
 	return ret;
 }
 
-/* Unloads the model if @wfile owns it and it is @id (0: any). */
+/*
+ * Unloads the model if @wfile owns it and it is @id (0: any: the file is
+ * closing, and the device forgets the owner whatever the firmware says).
+ */
 static int model_unload(struct wafer_device *wdev, struct wafer_file *wfile, u32 id)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
@@ -131,7 +138,7 @@ static int model_unload(struct wafer_device *wdev, struct wafer_file *wfile, u32
 	}
 	ret = wafer_fw_ctrl(&wdev->fw, &cmd, &cpl);
 	/* After a full reset the firmware has no model: forget ours too. */
-	if (!ret || ret == -ENOENT)
+	if (!ret || ret == -ENOENT || !id)
 		wdev->model_owner = NULL;
 	mutex_unlock(&wdev->model_lock);
 	return ret == -ENOENT ? 0 : ret;
@@ -140,10 +147,21 @@ static int model_unload(struct wafer_device *wdev, struct wafer_file *wfile, u32
 int wafer_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct drm_wafer_model_unload *args = data;
+	struct wafer_file *wfile = to_wafer_file(file);
+	int ret;
 
 	if (args->pad || !args->model_id)
 		return -EINVAL;
-	return model_unload(to_wafer_device(dev), to_wafer_file(file), args->model_id);
+	/*
+	 * Contexts the file destroyed may still be held by its finished jobs
+	 * until the scheduler frees them, and are released in work items:
+	 * let both happen, so only contexts that still exist say -EBUSY.
+	 */
+	ret = wafer_file_wait_idle(wfile, true);
+	if (ret)
+		return ret;
+	flush_workqueue(wfile->wdev->wq);
+	return model_unload(wfile->wdev, wfile, args->model_id);
 }
 
 static void ctx_fw_destroy(struct wafer_ctx *ctx)
@@ -252,7 +270,8 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 		mutex_unlock(&wfile->lock);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: firmware said %d\n", ret);
-		return ret;
+		/* ctx_len above the model's maximum is an out-of-range field. */
+		return ret == -E2BIG ? -EINVAL : ret;
 	}
 	ctx->fw_id = cpl.result0;
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
@@ -295,5 +314,6 @@ void wafer_file_release_models(struct wafer_file *wfile)
 	}
 	/* Context destruction runs in work items; they precede the unload. */
 	flush_workqueue(wfile->wdev->wq);
-	model_unload(wfile->wdev, wfile, 0);
+	if (model_unload(wfile->wdev, wfile, 0) == -EBUSY)
+		drm_err(&wfile->wdev->drm, "a closing file's model still has contexts\n");
 }

@@ -149,7 +149,7 @@ int main(void)
 	wt_ok(rc != 0 && !out[0], "--quant int5 is a usage error");
 	rc = cli("--backend kernel -d 4000 -n 8", out);
 	wt_ok(rc != 0 && !out[0], "a device that does not exist fails");
-	wt_ok(system("build/bin/wafer run 2>/dev/null") != 0, "no model is a usage error");
+	wt_ok(cli("second.bin", out) != 0 && !out[0], "a second model argument is a usage error");
 
 	wafer_tokenizer_free(tok);
 	free(out);

@@ -345,7 +345,12 @@ struct drm_wafer_wait {
  * and a &struct drm_wafer_job in the SQE's command area.  The ring must use
  * IORING_SETUP_SQE128 (-EINVAL otherwise).  The CQE's res is the job's
  * status (0 or a negative errno); with IORING_SETUP_CQE32, big_cqe[0] is
- * the job's modelled device time in nanoseconds.  Commands are cancelable.
+ * the job's modelled device time in nanoseconds.  Commands are cancelable:
+ * a command whose ring goes away before its job finished completes with
+ * -ECANCELED (the job itself still runs).  Commands in flight together are
+ * not ordered with respect to each other (io_uring may start them in any
+ * order); a job that needs an earlier one (the same slot) is linked to it
+ * with IOSQE_IO_LINK or submitted after its completion.
  */
 #define DRM_WAFER_URING_CMD_SUBMIT	0x1
 

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The io_uring submission path: one ring per opened device (a device handle
+ * belongs to one thread), SQE128 + CQE32, the device fd registered, every
+ * batch queued with one io_uring_submit(), completions read from the CQ
+ * without a thread per job: res is the job's status, big_cqe[0] its
+ * modelled device time.
+ *
+ * The driver may start commands that are in flight together in any order,
+ * so a batch holding two jobs of one sequence slot is linked
+ * (IOSQE_IO_LINK) from the first of them to the second: the second starts
+ * after the first completed.  Jobs of different slots overlap freely.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <liburing.h>
+
+#include "wafer_internal.h"
+#include "wafer_submit.h"
+
+#define URING_ENTRIES	256
+
+/**
+ * struct uring_path - state of the io_uring path
+ * @ring: the ring (SQE128 | CQE32)
+ * @inflight: commands submitted and not yet reaped
+ * @cq_entries: completion queue size: @inflight never exceeds it
+ */
+struct uring_path {
+	struct io_uring ring;
+	unsigned int inflight;
+	unsigned int cq_entries;
+};
+
+static int io_uring_disabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static int uring_init(int fd, const struct wafer_info *info, void **priv)
+{
+	struct io_uring_params params = {
+		.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32,
+	};
+	struct uring_path *p;
+	int ret;
+
+	*priv = NULL;
+	if (!(info->caps & DRM_WAFER_CAP_URING_SUBMIT))
+		return wafer_set_error(-EOPNOTSUPP,
+				       "the driver does not take io_uring submissions");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = io_uring_queue_init_params(URING_ENTRIES, &p->ring, &params);
+	if (ret) {
+		free(p);
+		if (ret == -EPERM || ret == -ENOSYS || io_uring_disabled())
+			return wafer_set_error(-EOPNOTSUPP,
+					       "io_uring is unavailable (kernel.io_uring_disabled=%d): %s",
+					       io_uring_disabled(), strerror(-ret));
+		return wafer_set_error(ret, "io_uring_queue_init: %s", strerror(-ret));
+	}
+	ret = io_uring_register_files(&p->ring, &fd, 1);
+	if (ret) {
+		io_uring_queue_exit(&p->ring);
+		free(p);
+		return wafer_set_error(ret, "registering the device fd with io_uring: %s",
+				       strerror(-ret));
+	}
+	p->cq_entries = params.cq_entries;
+	*priv = p;
+	return 0;
+}
+
+static void uring_fini(void *priv)
+{
+	struct uring_path *p = priv;
+	struct io_uring_cqe *cqe;
+
+	if (!p)
+		return;
+	/* Commands still in flight are cancelled with the ring. */
+	while (p->inflight && !io_uring_wait_cqe(&p->ring, &cqe)) {
+		io_uring_cqe_seen(&p->ring, cqe);
+		p->inflight--;
+	}
+	io_uring_queue_exit(&p->ring);
+	free(p);
+}
+
+static int same_slot(const struct drm_wafer_job *a, const struct drm_wafer_job *b)
+{
+	return a->ctx_id == b->ctx_id && a->slot == b->slot;
+}
+
+static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
+			const uint64_t *user_data, unsigned int n)
+{
+	struct uring_path *p = priv;
+	unsigned int i, j, link_until = 0, queued = 0;
+	int ret;
+
+	if (n > p->cq_entries - p->inflight)
+		n = p->cq_entries - p->inflight;
+	if (!n)
+		return wafer_set_error(-EAGAIN, "%u io_uring commands in flight already",
+				       p->inflight);
+	for (i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
+
+		if (!sqe) {
+			/* SQ full: push what we have and carry on. */
+			io_uring_submit(&p->ring);
+			sqe = io_uring_get_sqe(&p->ring);
+			if (!sqe)
+				break;
+		}
+		memset(sqe, 0, 2 * sizeof(*sqe));
+		sqe->opcode = IORING_OP_URING_CMD;
+		sqe->fd = 0;
+		sqe->flags = IOSQE_FIXED_FILE;
+		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
+		memcpy(sqe->cmd, &jobs[i], sizeof(jobs[i]));
+		sqe->user_data = user_data[i];
+		/* Link up to the next job of the same slot, so it waits for this one. */
+		for (j = i + 1; j < n; j++) {
+			if (same_slot(&jobs[i], &jobs[j])) {
+				if (j > link_until)
+					link_until = j;
+				break;
+			}
+		}
+		if (i < link_until)
+			sqe->flags |= IOSQE_IO_LINK;
+		queued++;
+	}
+	ret = io_uring_submit(&p->ring);
+	if (ret < 0 && !queued)
+		return wafer_set_error(ret, "io_uring_submit: %s", strerror(-ret));
+	p->inflight += queued;
+	return (int)queued;
+}
+
+static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max,
+		      unsigned int min, uint64_t deadline_ns)
+{
+	struct uring_path *p = priv;
+	unsigned int n = 0;
+
+	while (n < max && p->inflight) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_peek_cqe(&p->ring, &cqe);
+
+		if (ret == -EAGAIN) {
+			struct __kernel_timespec ts;
+			struct timespec now;
+			int64_t left;
+
+			if (n >= min)
+				break;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = (int64_t)deadline_ns - ((int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
+			if (left <= 0)
+				break;
+			ts.tv_sec = left / 1000000000ll;
+			ts.tv_nsec = left % 1000000000ll;
+			ret = io_uring_wait_cqe_timeout(&p->ring, &cqe, &ts);
+			if (ret == -ETIME || ret == -EINTR)
+				continue;
+		}
+		if (ret)
+			return n ? (int)n : wafer_set_error(ret, "reaping io_uring completions: %s",
+							    strerror(-ret));
+		out[n].user_data = cqe->user_data;
+		out[n].status = cqe->res;
+		out[n].device_ns = cqe->big_cqe[0];
+		io_uring_cqe_seen(&p->ring, cqe);
+		p->inflight--;
+		n++;
+	}
+	return (int)n;
+}
+
+const struct wafer_submit_ops wafer_submit_uring = {
+	.name = "uring",
+	.init = uring_init,
+	.fini = uring_fini,
+	.submit = uring_submit,
+	.reap = uring_reap,
+};
