@@ -27,6 +27,7 @@
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_sysfs.h"
+#include "wafer_uapi.h"
 #include "wafer_uring.h"
 
 static void wafer_file_release(struct kref *ref)
@@ -87,8 +88,9 @@ static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
 	u32 len;
 	int ret;
 
-	if (args->pad || args->info_size < 8 || !args->info_ptr)
-		return -EINVAL;
+	ret = wafer_check_get_info(dev, args);
+	if (ret)
+		return ret;
 	/* Fresh from the firmware: SRAM use changes with models and contexts. */
 	fi = kzalloc(sizeof(*fi), GFP_KERNEL);
 	if (!fi)

@@ -12,6 +12,7 @@
 
 #include "wafer_drv.h"
 #include "wafer_gem.h"
+#include "wafer_uapi.h"
 
 static void wafer_bo_free(struct drm_gem_object *obj)
 {
@@ -60,14 +61,9 @@ int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	u32 handle;
 	int ret;
 
-	if (args->flags) {
-		drm_dbg(dev, "BO_CREATE: unknown flags 0x%x\n", args->flags);
-		return -EINVAL;
-	}
-	if (!args->size || args->size > limit) {
-		drm_dbg(dev, "BO_CREATE: size %llu is not in 1..%llu\n", args->size, limit);
-		return -EINVAL;
-	}
+	ret = wafer_check_bo_create(dev, args, limit);
+	if (ret)
+		return ret;
 	size = PAGE_ALIGN(args->size);
 	if (atomic64_add_return(size, &wfile->bo_bytes) > limit) {
 		atomic64_sub(size, &wfile->bo_bytes);

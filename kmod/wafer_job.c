@@ -36,6 +36,7 @@
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_trace.h"
+#include "wafer_uapi.h"
 
 /* Completed results a file may leave unwaited before the oldest are dropped. */
 #define WAFER_MAX_UNWAITED	4096
@@ -374,52 +375,6 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			     len, dma_flags, &job->addr[i]);
 }
 
-/**
- * wafer_job_validate() - check a job descriptor against its context
- * @dev: for debug messages (may be NULL)
- * @a: the descriptor
- * @slots: the context's KV slots
- * @ctx_len: the context's positions per slot
- * @out_len: out: bytes of results the job writes
- *
- * Return: 0 or -EINVAL, with a debug message saying which field is wrong.
- */
-int wafer_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
-		       u32 slots, u32 ctx_len, u64 *out_len)
-{
-	u32 end, records;
-
-	if (a->flags & ~DRM_WAFER_JOB_FLAGS || a->pad) {
-		drm_dbg(dev, "SUBMIT: unknown flags 0x%x or non-zero padding\n", a->flags);
-		return -EINVAL;
-	}
-	if (!a->n_tokens || a->n_tokens > min(ctx_len, WAFER_MAX_TOKENS_PER_JOB) ||
-	    a->top_k > DRM_WAFER_MAX_TOPK) {
-		drm_dbg(dev, "SUBMIT: n_tokens %u or top_k %u out of range\n",
-			a->n_tokens, a->top_k);
-		return -EINVAL;
-	}
-	if (a->slot >= slots || check_add_overflow(a->start_pos, a->n_tokens, &end) ||
-	    end > ctx_len) {
-		drm_dbg(dev, "SUBMIT: slot %u / positions %u+%u outside the context (%u x %u)\n",
-			a->slot, a->start_pos, a->n_tokens, slots, ctx_len);
-		return -EINVAL;
-	}
-	if (!IS_ALIGNED(a->in_offset, 4) || !IS_ALIGNED(a->out_offset, 8)) {
-		drm_dbg(dev, "SUBMIT: misaligned in_offset or out_offset\n");
-		return -EINVAL;
-	}
-	if (a->in_syncobj_count > WAFER_MAX_IN_SYNCOBJS ||
-	    (a->in_syncobj_count && !a->in_syncobjs)) {
-		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
-			WAFER_MAX_IN_SYNCOBJS);
-		return -EINVAL;
-	}
-	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
-	*out_len = (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);
-	return 0;
-}
-
 static int add_in_syncobjs(struct wafer_job *job, struct drm_file *file,
 			   const struct drm_wafer_job *a)
 {
@@ -606,8 +561,9 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	long timeout, ret;
 	s64 now, left;
 
-	if (args->flags)
-		return -EINVAL;
+	ret = wafer_check_wait(dev, args);
+	if (ret)
+		return ret;
 	mutex_lock(&fj->lock);
 	if (!args->seqno || args->seqno > fj->next_seqno) {
 		mutex_unlock(&fj->lock);

@@ -43,13 +43,6 @@ struct wafer_job_result {
 	u64 device_ns;
 };
 
-/* Most tokens one job may carry (also bounded by the context length). */
-#define WAFER_MAX_TOKENS_PER_JOB	4096
-/* Most in-syncobjs one job may wait for. */
-#define WAFER_MAX_IN_SYNCOBJS	64
-
-int wafer_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
-		       u32 slots, u32 ctx_len, u64 *out_len);
 int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		     u64 *seqno, struct wafer_job_result **result);
 void wafer_job_result_put(struct wafer_job_result *r);

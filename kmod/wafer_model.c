@@ -17,9 +17,8 @@
 #include "wafer_drv.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
+#include "wafer_uapi.h"
 #include "wfs_model.h"
-
-#define WAFER_MAX_KV_SLOTS	256
 
 /* Copies [offset, offset + size) of a BO into a new kernel buffer. */
 static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
@@ -69,16 +68,9 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	u64 addr;
 	int ret;
 
-	if (args->flags || args->pad) {
-		drm_dbg(dev, "MODEL_LOAD: non-zero flags or padding\n");
-		return -EINVAL;
-	}
-	if (!args->blob_size || args->blob_size > (u64)wafer_max_file_bo_mib << 20 ||
-	    !IS_ALIGNED(args->bo_offset, 8)) {
-		drm_dbg(dev, "MODEL_LOAD: bad blob size %llu or offset %llu\n",
-			args->blob_size, args->bo_offset);
-		return -EINVAL;
-	}
+	ret = wafer_check_model_load(dev, args, (u64)wafer_max_file_bo_mib << 20);
+	if (ret)
+		return ret;
 	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
 	if (IS_ERR(blob))
 		return PTR_ERR(blob);
@@ -226,15 +218,9 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	u32 id;
 	int ret;
 
-	if (args->flags || args->pad) {
-		drm_dbg(dev, "CTX_CREATE: non-zero flags or padding\n");
-		return -EINVAL;
-	}
-	if (!args->kv_slots || args->kv_slots > WAFER_MAX_KV_SLOTS || !args->ctx_len) {
-		drm_dbg(dev, "CTX_CREATE: kv_slots %u (1..%u) or ctx_len %u invalid\n",
-			args->kv_slots, WAFER_MAX_KV_SLOTS, args->ctx_len);
-		return -EINVAL;
-	}
+	ret = wafer_check_ctx_create(dev, args);
+	if (ret)
+		return ret;
 	mutex_lock(&wdev->model_lock);
 	ret = wdev->model_owner == wfile && wdev->model_id == args->model_id ? 0 : -ENOENT;
 	mutex_unlock(&wdev->model_lock);

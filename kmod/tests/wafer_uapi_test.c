@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * KUnit: validation of the job descriptor shared by DRM_IOCTL_WAFER_SUBMIT
- * and the io_uring command, one case per rule.
+ * KUnit: validation of every ioctl argument (wafer_uapi.c), one check per
+ * rule: padding, unknown flags, zero / huge / overflowing sizes, alignment,
+ * ranges; and the job descriptor shared by DRM_IOCTL_WAFER_SUBMIT and the
+ * io_uring command.
  */
 #include <kunit/test.h>
 
 #include <drm/wafer_accel.h>
 
-#include "wafer_job.h"
+#include "wafer_uapi.h"
 
 #define SLOTS	4
 #define CTX_LEN	64
@@ -129,7 +131,107 @@ static void wafer_test_job_fits_sqe128(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_job) % 8, (size_t)0);
 }
 
+static void wafer_test_get_info_args(struct kunit *test)
+{
+	struct drm_wafer_get_info a = { .info_ptr = 0x1000, .info_size = 8 };
+
+	KUNIT_EXPECT_EQ(test, wafer_check_get_info(NULL, &a), 0);
+	a.info_size = U32_MAX;
+	KUNIT_EXPECT_EQ(test, wafer_check_get_info(NULL, &a), 0);
+	a.info_size = 7;
+	KUNIT_EXPECT_EQ(test, wafer_check_get_info(NULL, &a), -EINVAL);
+	a.info_size = 8;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_get_info(NULL, &a), -EINVAL);
+	a.pad = 0;
+	a.info_ptr = 0;
+	KUNIT_EXPECT_EQ(test, wafer_check_get_info(NULL, &a), -EINVAL);
+}
+
+static void wafer_test_bo_create_args(struct kunit *test)
+{
+	struct drm_wafer_bo_create a = { .size = 1 };
+	const u64 max = 1ull << 30;
+	int bit;
+
+	KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), 0);
+	a.size = max;
+	KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), 0);
+	a.size = max + 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), -EINVAL);
+	a.size = U64_MAX;	/* would overflow PAGE_ALIGN */
+	KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), -EINVAL);
+	a.size = 0;
+	KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), -EINVAL);
+	for (bit = 0; bit < 32; bit++) {
+		a.size = 4096;
+		a.flags = 1u << bit;
+		KUNIT_EXPECT_EQ(test, wafer_check_bo_create(NULL, &a, max), -EINVAL);
+	}
+}
+
+static void wafer_test_model_load_args(struct kunit *test)
+{
+	struct drm_wafer_model_load a = { .blob_size = 4096, .bo_offset = 8 };
+	const u64 max = 1ull << 30;
+
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), 0);
+	a.flags = 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), -EINVAL);
+	a.flags = 0;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), -EINVAL);
+	a.pad = 0;
+	a.bo_offset = 4;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), -EINVAL);
+	a.bo_offset = 0;
+	a.blob_size = 0;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), -EINVAL);
+	a.blob_size = max + 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), -EINVAL);
+	/* offset + size wrapping u64 is caught where the BO size is known. */
+	a.blob_size = 16;
+	a.bo_offset = U64_MAX - 7;
+	KUNIT_EXPECT_EQ(test, wafer_check_model_load(NULL, &a, max), 0);
+}
+
+static void wafer_test_ctx_create_args(struct kunit *test)
+{
+	struct drm_wafer_ctx_create a = { .model_id = 1, .kv_slots = 1, .ctx_len = 1 };
+
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), 0);
+	a.kv_slots = WAFER_MAX_KV_SLOTS;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), 0);
+	a.kv_slots = WAFER_MAX_KV_SLOTS + 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), -EINVAL);
+	a.kv_slots = 0;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), -EINVAL);
+	a.kv_slots = 1;
+	a.ctx_len = 0;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), -EINVAL);
+	a.ctx_len = 1;
+	a.flags = 1u << 31;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), -EINVAL);
+	a.flags = 0;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_ctx_create(NULL, &a), -EINVAL);
+}
+
+static void wafer_test_wait_args(struct kunit *test)
+{
+	struct drm_wafer_wait a = { .seqno = 1, .timeout_ns = S64_MIN };
+
+	KUNIT_EXPECT_EQ(test, wafer_check_wait(NULL, &a), 0);
+	a.flags = 1;
+	KUNIT_EXPECT_EQ(test, wafer_check_wait(NULL, &a), -EINVAL);
+}
+
 static struct kunit_case wafer_uapi_test_cases[] = {
+	KUNIT_CASE(wafer_test_get_info_args),
+	KUNIT_CASE(wafer_test_bo_create_args),
+	KUNIT_CASE(wafer_test_model_load_args),
+	KUNIT_CASE(wafer_test_ctx_create_args),
+	KUNIT_CASE(wafer_test_wait_args),
 	KUNIT_CASE(wafer_test_job_valid),
 	KUNIT_CASE(wafer_test_job_flags_and_padding),
 	KUNIT_CASE(wafer_test_job_ranges),
