@@ -151,7 +151,7 @@ static void wafer_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	struct wafer_file *wfile = to_wafer_file(file);
 
 	drm_printf(p, "drm-engine-wafer:\t%llu ns\n", atomic64_read(&wfile->busy_ns));
-	drm_printf(p, "drm-wafer-jobs-inflight:\t%d\n", atomic_read(&wfile->inflight));
+	drm_printf(p, "drm-wafer-jobs-inflight:\t%d\n", atomic_read(&wfile->unfinished));
 	drm_show_memory_stats(p, file);
 }
 

@@ -60,6 +60,7 @@ struct wafer_device {
  *	outlives the file while its BOs do, e.g. exported ones)
  * @bo_bytes: bytes of BOs created through this file and not yet freed
  * @inflight: jobs submitted through this file and not yet freed
+ * @unfinished: jobs submitted and not yet finished (max_file_inflight)
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
  * @lock: Protects @contexts
  * @contexts: context id -> struct wafer_ctx (wafer_model.c)
@@ -70,6 +71,7 @@ struct wafer_file {
 	struct kref ref;
 	atomic64_t bo_bytes;
 	atomic_t inflight;
+	atomic_t unfinished;
 	atomic64_t busy_ns;
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;

@@ -99,6 +99,10 @@ struct wafer_file_jobs {
  * @hw_fence: signalled when the firmware completes the job
  * @hw_fence_live: @hw_fence was initialised by run_job
  * @result: shared with the file's wait table
+ * @finished_cb: uncounts the job from @wfile->unfinished when it finishes
+ * @counted: the job is still counted in @wfile->unfinished
+ * @claimed: someone (completion, failure on reset) took the job to signal
+ *	its hardware fence: exactly once
  */
 struct wafer_job {
 	struct drm_sched_job base;
@@ -113,6 +117,9 @@ struct wafer_job {
 	struct dma_fence *hw_fence;
 	bool hw_fence_live;
 	struct wafer_job_result *result;
+	struct dma_fence_cb finished_cb;
+	atomic_t counted;
+	atomic_t claimed;
 };
 
 static struct wafer_job *to_wafer_job(struct drm_sched_job *sj)
@@ -152,13 +159,26 @@ void wafer_job_result_put(struct wafer_job_result *r)
 	kref_put(&r->ref, result_release);
 }
 
-/* Completes a job the caller has claimed from q->jobs. */
+/* True for the one caller that gets to complete @job. */
+static bool job_claim(struct wafer_job *job)
+{
+	return !atomic_xchg(&job->claimed, 1);
+}
+
+/*
+ * Completes a job the caller has claimed.  The job may be freed as soon as
+ * its fence signals, so the fence is held across the signal and nothing of
+ * the job is touched after.
+ */
 static void job_signal(struct wafer_job *job, int status, u64 device_ns)
 {
+	struct dma_fence *f = dma_fence_get(job->hw_fence);
+
 	job->result->device_ns = device_ns;
 	if (status)
-		dma_fence_set_error(job->hw_fence, status);
-	dma_fence_signal(job->hw_fence);
+		dma_fence_set_error(f, status);
+	dma_fence_signal(f);
+	dma_fence_put(f);
 }
 
 /**
@@ -171,12 +191,17 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 	struct wafer_device *wdev = owner;
 	struct wafer_job *job = NULL;
 
-	/* Claim the job: a reset may be failing it at the same time. */
-	if (cpl->cookie && cpl->cookie <= U32_MAX)
+	/*
+	 * Jobs leave q->jobs only when freed (under the xa_lock), so one found
+	 * under it is alive; once claimed it stays so until we signal it.
+	 */
+	if (cpl->cookie && cpl->cookie <= U32_MAX) {
+		xa_lock(&wdev->queue->jobs);
 		job = xa_load(&wdev->queue->jobs, cpl->cookie);
-	if (job && xa_cmpxchg(&wdev->queue->jobs, cpl->cookie, job, NULL,
-			      GFP_NOWAIT) != job)
-		job = NULL;
+		if (job && !job_claim(job))
+			job = NULL;
+		xa_unlock(&wdev->queue->jobs);
+	}
 	if (!job) {
 		drm_err(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
 		return;
@@ -192,6 +217,7 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 {
 	struct wafer_job *job = to_wafer_job(sj);
 	struct wafer_job_queue *q = job->q;
+	struct dma_fence *fence;
 	int ret;
 
 	if (unlikely(sj->s_fence->finished.error))
@@ -205,18 +231,24 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 		dma_fence_signal(job->hw_fence);
 		return dma_fence_get(job->hw_fence);
 	}
-	/* The cookie was reserved at submit: storing allocates nothing. */
+	/*
+	 * The cookie was reserved at submit and stays the job's until it is
+	 * freed: storing allocates nothing, and no other job can reuse it.
+	 */
 	xa_store(&q->jobs, job->cookie, job, GFP_NOWAIT);
 	trace_wafer_job_start(q->wdev->index, job->cookie);
 	ret = wafer_fw_post(&q->wdev->fw, &job->cmd);
-	if (ret && xa_cmpxchg(&q->jobs, job->cookie, job, NULL, GFP_NOWAIT) == job)
+	/* The reference returned is taken first: signalling may free the job. */
+	fence = dma_fence_get(job->hw_fence);
+	if (ret && job_claim(job))
 		job_signal(job, ret, 0);
-	return dma_fence_get(job->hw_fence);
+	return fence;
 }
 
 /*
  * Fails every job the firmware held; the device has just been reset (or
- * unplugged: then every job fails with -ENODEV).
+ * unplugged: then every job fails with -ENODEV).  The scheduler is stopped,
+ * so no job is freed meanwhile.
  */
 static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 {
@@ -225,7 +257,7 @@ static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 	unsigned long cookie;
 
 	xa_for_each(&q->jobs, cookie, job) {
-		if (xa_cmpxchg(&q->jobs, cookie, job, NULL, GFP_KERNEL) != job)
+		if (!job_claim(job))
 			continue;
 		job_signal(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
 		/*
@@ -319,8 +351,21 @@ static void job_release_buffers(struct wafer_job *job)
 	}
 }
 
+/* The per-file limit counts jobs until they finish, not until freed. */
+static void job_uncount(struct wafer_job *job)
+{
+	if (atomic_xchg(&job->counted, 0))
+		atomic_dec(&job->wfile->unfinished);
+}
+
+static void job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb)
+{
+	job_uncount(container_of(cb, struct wafer_job, finished_cb));
+}
+
 static void job_free(struct wafer_job *job)
 {
+	job_uncount(job);
 	job_release_buffers(job);
 	if (job->cookie)
 		xa_erase(&job->q->jobs, job->cookie);
@@ -421,7 +466,9 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 	job->q = wdev->queue;
 	kref_get(&wfile->ref);
 	job->wfile = wfile;
-	if (atomic_inc_return(&wfile->inflight) > wafer_max_file_inflight) {
+	atomic_inc(&wfile->inflight);
+	atomic_set(&job->counted, 1);
+	if (atomic_inc_return(&wfile->unfinished) > wafer_max_file_inflight) {
 		drm_dbg(dev, "SUBMIT: %u jobs in flight already\n", wafer_max_file_inflight);
 		ret = -EBUSY;
 		goto err_free;
@@ -497,6 +544,8 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 	fj->next_seqno = s;
 	drm_sched_job_arm(&job->base);
 	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
+	if (dma_fence_add_callback(job->result->finished, &job->finished_cb, job_finished_cb))
+		job_uncount(job);
 	/* One reference for the file's table or the caller. */
 	kref_get(&job->result->ref);
 	if (out_sync)

@@ -4,7 +4,11 @@
  * (/sys/class/accel/accelN/device/): the device's shape and counters.
  */
 #include <linux/device.h>
+#include <linux/slab.h>
+#include <linux/stddef.h>
 #include <linux/sysfs.h>
+
+#include <drm/drm_drv.h>
 
 #include "wafer_drv.h"
 #include "wafer_job.h"
@@ -70,6 +74,41 @@ static ssize_t jobs_completed_show(struct device *dev, struct device_attribute *
 }
 static DEVICE_ATTR_RO(jobs_completed);
 
+/* Counters the firmware keeps (GET_INFO), read fresh. */
+static ssize_t fw_counter_show(struct device *dev, char *buf, size_t offset)
+{
+	struct wafer_device *wdev = dev_wdev(dev);
+	struct wfw_cpl cpl;
+	struct wfw_info *fi;
+	ssize_t ret;
+	int idx;
+
+	if (!drm_dev_enter(&wdev->drm, &idx))
+		return -ENODEV;
+	fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+	ret = fi ? wafer_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl) :
+		   -ENOMEM;
+	if (!ret)
+		ret = sysfs_emit(buf, "%llu\n", *(u64 *)((u8 *)fi + offset));
+	kfree(fi);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+#define WAFER_FW_COUNTER_ATTR(name, field)					\
+static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
+			   char *buf)						\
+{										\
+	return fw_counter_show(dev, buf, offsetof(struct wfw_info, field));	\
+}										\
+static DEVICE_ATTR_RO(name)
+
+/* Tokens the device ran, and the modelled time from first job to last. */
+WAFER_FW_COUNTER_ATTR(tokens, tokens);
+WAFER_FW_COUNTER_ATTR(modelled_makespan_ns, modelled_makespan_ns);
+/* Modelled busy time of the busiest stage: the pipeline's bottleneck. */
+WAFER_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_busy_ns);
+
 static struct attribute *wafer_attrs[] = {
 	&dev_attr_stages.attr,
 	&dev_attr_sram_bytes_per_stage.attr,
@@ -78,6 +117,9 @@ static struct attribute *wafer_attrs[] = {
 	&dev_attr_fw_version.attr,
 	&dev_attr_busy_ns.attr,
 	&dev_attr_jobs_completed.attr,
+	&dev_attr_tokens.attr,
+	&dev_attr_modelled_makespan_ns.attr,
+	&dev_attr_bottleneck_busy_ns.attr,
 	NULL
 };
 

@@ -237,6 +237,39 @@ struct wafer_info {
  */
 int wafer_query(struct wafer_dev *dev, struct wafer_info *info);
 
+/**
+ * struct wafer_dev_stats - the device's running counters (0 = not reported)
+ * @jobs_completed: jobs completed since the device was created
+ * @tokens: tokens run since the device was created
+ * @modelled_busy_ns: modelled latencies of those jobs, summed
+ * @modelled_makespan_ns: the device's modelled clock: modelled time from
+ *	its first job to its latest completion (idle time while no job was in
+ *	flight does not count), so tokens / makespan is the modelled aggregate
+ *	throughput; jobs queued together overlap in the pipeline
+ * @bottleneck_busy_ns: modelled busy time of the busiest stage
+ */
+struct wafer_dev_stats {
+	uint64_t jobs_completed;
+	uint64_t tokens;
+	uint64_t modelled_busy_ns;
+	uint64_t modelled_makespan_ns;
+	uint64_t bottleneck_busy_ns;
+};
+
+/**
+ * wafer_dev_stats() - read the device's counters
+ * @dev: device
+ * @st: filled; members the backend cannot report are 0
+ *
+ * Inproc: all members, from the firmware.  Kernel: what the driver exposes
+ * in sysfs (/sys/class/accel/accelN/device/: jobs_completed, busy_ns, and
+ * modelled_makespan_ns / bottleneck_busy_ns / tokens where the driver has
+ * them); the counters are the device's, shared by every process using it.
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st);
+
 /* ----------------------------------------------------------- buffers -- */
 
 /** A buffer the device can read and write (opaque). */

@@ -8,10 +8,23 @@
 int wafer_cmd_list(int argc, char **argv);
 int wafer_cmd_info(int argc, char **argv);
 int wafer_cmd_run(int argc, char **argv);
+int wafer_cmd_bench(int argc, char **argv);
+int wafer_cmd_top(int argc, char **argv);
 
 /* Parses a device index 0..4095; returns 0 or -1. */
 int wafer_cli_parse_index(const char *s, int *out);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int wafer_cli_parse_backend(const char *s, enum wafer_backend *out);
+
+
+struct wafer_stage_row;
+/* Reads sysfs /sys/class/accel/accel@index/device/@attr; 0 or -errno. */
+int wafer_cli_sysfs_u64(int index, const char *attr, uint64_t *out);
+/*
+ * Reads and parses debugfs accel/wafer.M/stages of accel@index; returns the
+ * number of rows or -errno with the reason in @err.
+ */
+int wafer_cli_read_stages(int index, struct wafer_stage_row *rows, unsigned int max,
+			  char *err, size_t errlen);
 
 #endif /* WAFER_CLI_H */

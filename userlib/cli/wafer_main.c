@@ -15,6 +15,8 @@ static void usage(FILE *f)
 		"  list                          list the wafer devices\n"
 		"  info [-d N] [-b inproc]       describe device N (default: the first)\n"
 		"  run MODEL.bin -z TOK.bin ...  generate text (wafer run --help)\n"
+		"  bench [MODEL.bin] [options]   tokens/s and submission cost (wafer bench --help)\n"
+		"  top [-d N] [-n IT] [-i MS]    live per-stage utilisation of a device\n"
 		"  help                          this text\n");
 }
 
@@ -30,6 +32,10 @@ int main(int argc, char **argv)
 		return wafer_cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return wafer_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return wafer_cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return wafer_cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -109,6 +109,7 @@ struct wafer_job_hw {
  *	(-EAGAIN when none fit)
  * @reap: collect up to @max completions, waiting until @min arrived or the
  *	absolute CLOCK_MONOTONIC @deadline_ns passed; return the count
+ * @stats: fill the device's counters (struct wafer_dev_stats, zeroed)
  */
 struct wafer_backend_ops {
 	const char *name;
@@ -126,6 +127,7 @@ struct wafer_backend_ops {
 	int (*submit)(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
+	int (*stats)(struct wafer_dev *dev, struct wafer_dev_stats *st);
 };
 
 /**

@@ -280,6 +280,20 @@ static int inproc_reap(struct wafer_dev *dev, struct wafer_completion *out, unsi
 	return wip_hw_reap(hw(dev), out, max, min, deadline_ns);
 }
 
+static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
+{
+	struct wfw_info fi;
+	int ret = fw_info(dev, &fi);
+
+	if (ret)
+		return ret;
+	st->jobs_completed = fi.jobs_completed;
+	st->tokens = fi.tokens;
+	st->modelled_makespan_ns = fi.modelled_makespan_ns;
+	st->bottleneck_busy_ns = fi.bottleneck_busy_ns;
+	return 0;
+}
+
 const struct wafer_backend_ops wafer_inproc_backend = {
 	.name = "inproc",
 	.open = inproc_open,
@@ -293,4 +307,5 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.ctx_destroy = inproc_ctx_destroy,
 	.submit = inproc_submit,
 	.reap = inproc_reap,
+	.stats = inproc_stats,
 };

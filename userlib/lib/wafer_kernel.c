@@ -5,6 +5,7 @@
  * (wafer_submit.h): io_uring or the SUBMIT/WAIT ioctls.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -284,6 +285,33 @@ static int kernel_reap(struct wafer_dev *dev, struct wafer_completion *out, unsi
 	return k->sub->reap(k->sub_priv, out, max, min, deadline_ns);
 }
 
+/* One unsigned sysfs attribute of the device; 0 when absent or unreadable. */
+static uint64_t sysfs_u64(int index, const char *attr)
+{
+	unsigned long long v = 0;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/%s", index, attr);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static int kernel_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
+{
+	st->jobs_completed = sysfs_u64(dev->index, "jobs_completed");
+	st->tokens = sysfs_u64(dev->index, "tokens");
+	st->modelled_busy_ns = sysfs_u64(dev->index, "busy_ns");
+	st->modelled_makespan_ns = sysfs_u64(dev->index, "modelled_makespan_ns");
+	st->bottleneck_busy_ns = sysfs_u64(dev->index, "bottleneck_busy_ns");
+	return 0;
+}
+
 const struct wafer_backend_ops wafer_kernel_backend = {
 	.name = "kernel",
 	.open = kernel_open,
@@ -297,4 +325,5 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.ctx_destroy = kernel_ctx_destroy,
 	.submit = kernel_submit,
 	.reap = kernel_reap,
+	.stats = kernel_stats,
 };

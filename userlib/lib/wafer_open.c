@@ -2,6 +2,7 @@
 /* libwafer: opening a device with a backend, querying it, closing it. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "wafer_backend.h"
 
@@ -89,4 +90,15 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info)
 		return wafer_set_error(-EINVAL, "wafer_query: NULL argument");
 	*info = dev->info;
 	return 0;
+}
+
+int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
+{
+	if (!dev || !st)
+		return wafer_set_error(-EINVAL, "wafer_dev_stats: NULL argument");
+	memset(st, 0, sizeof(*st));
+	if (!dev->ops->stats)
+		return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no counters",
+				       dev->ops->name);
+	return dev->ops->stats(dev, st);
 }

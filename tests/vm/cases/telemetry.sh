@@ -9,7 +9,8 @@ out=$("$vm" -- bash -c '
 	echo 1 > $t/events/wafer/enable
 	build/tests/vm/model_e2e int8 4 > /dev/null
 	echo 0 > $t/events/wafer/enable
-	for a in stages sram_bytes_per_stage profile wafer_numa_node fw_version busy_ns jobs_completed; do
+	for a in stages sram_bytes_per_stage profile wafer_numa_node fw_version busy_ns \
+		jobs_completed tokens modelled_makespan_ns bottleneck_busy_ns; do
 		echo "sysfs $a=$(cat $d/$a)"
 	done
 	exec 3<>/dev/accel/accel0
@@ -26,11 +27,15 @@ out=$("$vm" -- bash -c '
 ')
 printf '%s\n' "$out"
 expect_contains "$out" '^sysfs stages=16$'
+expect_contains "$out" '^sysfs sram_bytes_per_stage=4194304$'
 expect_contains "$out" '^sysfs profile=wafer$'
 expect_contains "$out" '^sysfs wafer_numa_node=-1$'
 expect_contains "$out" '^sysfs fw_version=1\.0 '
 expect_contains "$out" '^sysfs busy_ns=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs jobs_completed=[1-9][0-9]*$'
+expect_contains "$out" '^sysfs tokens=[1-9][0-9]*$'
+expect_contains "$out" '^sysfs modelled_makespan_ns=[1-9][0-9]*$'
+expect_contains "$out" '^sysfs bottleneck_busy_ns=[1-9][0-9]*$'
 expect_contains "$out" '^fdinfo drm-driver:.*wafer'
 expect_contains "$out" '^fdinfo drm-engine-wafer:.*0 ns'
 expect_contains "$out" '^fdinfo drm-total-memory:'

@@ -1,0 +1,48 @@
+# `wafer bench --quick` in the VM prints every row of its three tables
+# (kernel and inproc backends, both kernel submit paths, every B) with
+# positive figures; `wafer top` prints per-stage lines while `wafer run`
+# generates in the background.
+. "$(dirname "$0")/../lib.sh"
+models=${WAFER_MODELS:-$repo/../shared/models}
+wafer=$build/bin/wafer
+
+vm_out=$("$vm" -- bash -c "
+	set -e
+	echo '=== bench'
+	$wafer bench $models/stories260K.bin --quick
+	echo '=== top'
+	$wafer run $models/stories260K.bin -z $models/tok512.bin -n 512 --backend kernel \
+		>\"\$WAFER_RESULTS/run.out\" 2>&1 &
+	pid=\$!
+	$wafer top -n 2 -i 200
+	wait \$pid
+	echo \"run rc=\$?\"
+	echo '=== top-errors'
+	$wafer top -d 7 -n 1 -i 10 2>&1 || echo \"rc=\$?\"
+")
+section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next } /^=== / { on = 0 } on'; }
+
+bench=$(section bench)
+printf '%s\n' "$bench"
+num='[0-9]+(\.[0-9]+)?'
+pos='([1-9][0-9]*(\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)'
+for be in 'kernel +uring' 'inproc +inproc'; do
+	expect_contains "$bench" "^  $be +8 +$pos +$pos +$pos +$pos\$"
+	for b in 1 2 4 8 16; do
+		expect_contains "$bench" "^  $be +$b +[0-9]+ +$pos +${num}x +~?$pos +${num}x\$"
+	done
+done
+for path in 'kernel +uring' 'kernel +ioctl' 'inproc +inproc'; do
+	for batch in 1 8 32; do
+		expect_contains "$bench" "^  $path +$batch +64 +$pos +$pos +$pos +$pos\$"
+	done
+done
+
+top=$(section top)
+printf '%s\n' "$top"
+expect_contains "$top" '^run rc=0$'
+[ "$(grep -c '^wafer top: accel0 ' <<<"$top")" = 2 ] || die "expected 2 blocks from wafer top"
+# 16 stages per block, each: stage, layers, util%, bar, tokens/s, sram, fifo_hw.
+rows=$(grep -cE '^ +[0-9]+ +[-0-9EH]+ +[0-9.]+ +[#.]{20} +[0-9.]+ +[0-9]+/[0-9]+ +[0-9]+$' <<<"$top")
+[ "$rows" = 32 ] || die "expected 32 per-stage lines from wafer top, got $rows"
+expect_contains "$(section top-errors)" 'accel7.*No such file'
