@@ -122,6 +122,9 @@ static int wafer_get_info_ioctl(struct drm_device *dev, void *data,
 	info.max_inflight_jobs = wafer_max_file_inflight;
 	info.max_tokens_per_job = WAFER_MAX_TOKENS_PER_JOB;
 	info.max_in_syncobjs = WAFER_MAX_IN_SYNCOBJS;
+	info.models_loaded = fi->model_loaded;
+	info.contexts = fi->contexts;
+	info.jobs_inflight = wafer_job_queue_inflight(wdev);
 	info.job_timeout_ms = wafer_job_timeout_ms;
 
 	kfree(fi);

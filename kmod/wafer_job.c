@@ -780,6 +780,21 @@ void wafer_job_queue_show(struct wafer_device *wdev, struct seq_file *m)
 	seq_printf(m, "in flight: %u\n", n);
 }
 
+/* Jobs posted to the firmware and not yet completed. */
+u32 wafer_job_queue_inflight(struct wafer_device *wdev)
+{
+	struct wafer_job_queue *q = wdev->queue;
+	struct wafer_job *job;
+	unsigned long cookie;
+	u32 n = 0;
+
+	xa_lock(&q->jobs);
+	xa_for_each(&q->jobs, cookie, job)
+		n += !atomic_read(&job->claimed);
+	xa_unlock(&q->jobs);
+	return n;
+}
+
 u64 wafer_job_queue_busy_ns(struct wafer_device *wdev)
 {
 	return atomic64_read(&wdev->queue->busy_ns);

@@ -51,6 +51,7 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 void wafer_job_queue_show(struct wafer_device *wdev, struct seq_file *m);
 u64 wafer_job_queue_busy_ns(struct wafer_device *wdev);
+u32 wafer_job_queue_inflight(struct wafer_device *wdev);
 u64 wafer_job_queue_completed(struct wafer_device *wdev);
 
 #endif /* WAFER_JOB_H */

@@ -226,6 +226,9 @@ struct wafer_info {
 	uint32_t max_tokens_per_job;
 	uint32_t max_inflight_jobs;
 	uint32_t job_timeout_ms;
+	uint32_t models_loaded;
+	uint32_t contexts;
+	uint32_t jobs_inflight;
 };
 
 /**

@@ -106,6 +106,14 @@ struct drm_wafer_device_info {
 	__u32 max_inflight_jobs;
 	/** @job_timeout_ms: a job not done after this long is failed with -ETIMEDOUT. */
 	__u32 job_timeout_ms;
+	/** @models_loaded: models loaded on the device now (by any file). */
+	__u32 models_loaded;
+	/** @contexts: contexts on the device now (of any file). */
+	__u32 contexts;
+	/** @jobs_inflight: jobs the device is running now (of any file). */
+	__u32 jobs_inflight;
+	/** @pad: zero. */
+	__u32 pad;
 };
 
 /**

@@ -95,6 +95,8 @@ static void print_info(const struct wafer_info *i)
 	print_caps(i->caps);
 	printf("limits:   %u models, %u contexts, %u jobs in flight, job timeout %u ms\n",
 	       i->max_models, i->max_contexts, i->max_inflight_jobs, i->job_timeout_ms);
+	printf("now:      %u models loaded, %u contexts, %u jobs in flight\n",
+	       i->models_loaded, i->contexts, i->jobs_inflight);
 }
 
 /* The DRM identity line(s) of a kernel device; 0 if found. */

@@ -90,6 +90,8 @@ static int query(struct wafer_dev *dev)
 	i->max_contexts = fi.max_contexts;
 	i->max_inflight_jobs = fi.max_jobs < MAX_INFLIGHT ? fi.max_jobs : MAX_INFLIGHT;
 	i->job_timeout_ms = JOB_TIMEOUT_MS;
+	i->models_loaded = fi.model_loaded;
+	i->contexts = fi.contexts;
 	return 0;
 }
 

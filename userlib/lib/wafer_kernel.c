@@ -79,6 +79,10 @@ static int query(struct wafer_dev *dev)
 	i->max_tokens_per_job = di.max_tokens_per_job;
 	i->max_inflight_jobs = di.max_inflight_jobs;
 	i->job_timeout_ms = di.job_timeout_ms;
+	/* Older drivers stop before these (di.size says so); they read 0. */
+	i->models_loaded = di.models_loaded;
+	i->contexts = di.contexts;
+	i->jobs_inflight = di.jobs_inflight;
 	return 0;
 }
 

@@ -7,12 +7,12 @@
 # cases.  Three boots: default parameters, small per-file limits, and SRAM
 # too small for the model (-ENOSPC).
 . "$(dirname "$0")/../lib.sh"
-kroot=$(dirname "$(tests/setup/setup --print-kdir)")/root
 prog=$build/tests/vm/conformance
 [ -x "$prog" ] || die "$prog missing: run make"
-# The guest shares the host's root: modprobe vgem from the cached modules.
+# The guest shares the host's root: modprobe vgem from the booted kernel's
+# cached modules.
 run() {
-	"$vm" "$@" -- sh -c "modprobe -d '$kroot' -S \"\$(uname -r)\" vgem || echo '# modprobe vgem failed'; exec '$prog' \"\$0\"" "$mode"
+	"$vm" "$@" -- sh -c "modprobe -d \"\$WAFER_MODULES_ROOT\" -S \"\$(uname -r)\" vgem || echo '# modprobe vgem failed'; exec '$prog' \"\$0\"" "$mode"
 }
 rc=0
 mode=main run || rc=1

@@ -24,6 +24,15 @@ out=$("$vm" -- bash -c '
 	for e in submit start complete; do
 		echo "trace $e $(grep -c "wafer_job_$e:" $t/trace)"
 	done
+	# wafer info sees the model another process has loaded.
+	m=$(cd .. && pwd)/shared/models
+	build/bin/wafer run $m/stories260K.bin -z $m/tok512.bin -n 400 >/dev/null 2>&1 &
+	for i in $(seq 1 100); do
+		build/bin/wafer info -d 0 | grep "^now: .* 1 models loaded, 1 contexts" && break
+		sleep 0.1
+	done
+	wait
+	build/bin/wafer info -d 0 | grep "^now:"
 ')
 printf '%s\n' "$out"
 expect_contains "$out" '^sysfs stages=16$'
@@ -46,3 +55,5 @@ expect_contains "$out" '^debugfs jobs in flight: 0$'
 expect_contains "$out" '^trace submit [1-9]'
 expect_contains "$out" '^trace start [1-9]'
 expect_contains "$out" '^trace complete [1-9]'
+expect_contains "$out" '^now: +1 models loaded, 1 contexts, [0-9]+ jobs in flight$'
+expect_contains "$out" '^now: +0 models loaded, 0 contexts, 0 jobs in flight$'
