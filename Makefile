@@ -58,7 +58,7 @@ WAFER_CLI := $(B)/bin/wafer
 USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
-.PHONY: all setup module userspace test unit fuzz kunit vm demo bench \
+.PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench \
 	checkpatch sparse clean
 all: module userspace
 
@@ -83,14 +83,22 @@ userspace-build: $(USERSPACE)
 KBUILD_TREE := $(B)/kbuild
 KBUILD_ARGS ?= W=1
 
+# kbuild_module TREE KDIR OUT: build wafer.ko in shadow TREE against KDIR.
+define kbuild_module
+	$(Q)mkdir -p $(1) $(dir $(3))
+	$(Q)find $(1) -type l -delete
+	$(Q)cp -rs $(TOP)/Kbuild $(TOP)/kmod $(TOP)/firmware-sim $(TOP)/uapi $(1)/
+	$(Q)kdir="$(2)" && $(MAKE) --no-print-directory -C "$$kdir" M=$(1) $(KBUILD_ARGS) modules
+	$(Q)cp $(1)/wafer.ko $(3)
+	@echo "  built $(3:$(TOP)/%=%)"
+endef
+
 module: setup
-	$(Q)mkdir -p $(KBUILD_TREE)
-	$(Q)find $(KBUILD_TREE) -type l -delete
-	$(Q)cp -rs $(TOP)/Kbuild $(TOP)/kmod $(TOP)/firmware-sim $(TOP)/uapi $(KBUILD_TREE)/
-	$(Q)kdir="$${KDIR:-$$(tests/setup/setup --print-kdir)}" && \
-		$(MAKE) --no-print-directory -C "$$kdir" M=$(KBUILD_TREE) $(KBUILD_ARGS) modules
-	$(Q)cp $(KBUILD_TREE)/wafer.ko $(B)/wafer.ko
-	@echo "  built $(BUILD)/wafer.ko"
+	$(call kbuild_module,$(KBUILD_TREE),$${KDIR:-$$(tests/setup/setup --print-kdir)},$(B)/wafer.ko)
+
+# The same module for the debug kernel (built first if needed, ~15 min once).
+module-debug: setup
+	$(call kbuild_module,$(B)/kbuild-debug,$$(tests/setup/debug-kernel --print-dir)/build,$(B)/debug/wafer.ko)
 
 sparse: KBUILD_ARGS += C=2
 sparse: module
@@ -157,12 +165,15 @@ $(B)/tests/vm/%: $(B)/obj/tests/vm/progs/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(link_test)
 
-# libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources.
+# libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources
+# and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common
-$(B)/tests/fuzz/%: tests/fuzz/%.c $(WFS_SRCS) $(wildcard firmware-sim/*.h)
+	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common -Iuserlib
+FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c userlib/lib/wafer_inproc_rings.c
+$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userlib/lib/wafer_inproc_*.h) \
+		tests/unit/device_harness.h
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(WFS_SRCS) -lpthread
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lpthread
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
@@ -179,6 +190,9 @@ kunit: setup
 
 vm: all
 	$(Q)tests/run vm
+
+vm-debug: all module-debug
+	$(Q)tests/run vm-debug
 
 bench: userspace
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done

@@ -6,8 +6,11 @@
  *
  * Header-only (static functions) so both tests/unit/device_*.c and
  * tests/fuzz/fuzz_cmd.c can use it.  Device addresses are plain pointers,
- * but every DMA access is checked against the registered regions, like a
- * kernel driver checks them against pinned pages.
+ * every DMA access checked against the registered regions, and the rings
+ * are brought up, by libwafer's inproc pieces (userlib/lib/
+ * wafer_inproc_dma.c, wafer_inproc_rings.c; the fuzzer builds them in).
+ * Unlike libwafer's driver core (wafer_inproc_hw.c) this one hands the
+ * tests the raw completions, any ring size and hardware resets.
  */
 #ifndef DEVICE_HARNESS_H
 #define DEVICE_HARNESS_H
@@ -21,25 +24,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/wafer_inproc_dma.h"
+#include "lib/wafer_inproc_rings.h"
 #include "wfs_device.h"
 #include "wfw_abi.h"
 
-#define DH_MAX_REGIONS	64
 #define DH_STASH	8192
-
-struct dh_region {
-	uint8_t *p;
-	uint64_t len;
-};
 
 struct dh {
 	struct wfs_device *dev;
-	pthread_mutex_t lock;	/* Protects reg, irqs, dma_faults */
+	pthread_mutex_t lock;	/* Protects irqs */
 	pthread_cond_t cond;
-	struct dh_region reg[DH_MAX_REGIONS];
-	int n_reg;
+	struct wip_dma dma;
 	uint64_t irqs;
-	uint64_t dma_faults;
 	struct wfw_cmd *cmdq;
 	uint32_t cmd_size;
 	uint32_t cmd_tail;
@@ -55,97 +52,19 @@ struct dh {
 
 static inline void *dh_alloc(size_t n)
 {
-	void *p = NULL;
-
-	if (posix_memalign(&p, 64, n ? n : 1))
-		return NULL;
-	memset(p, 0, n);
-	return p;
+	return wip_dma_alloc(n);
 }
 
+/* Regions beyond WIP_MAX_REGIONS are not added (the device sees a fault). */
 static inline void dh_region_add(struct dh *h, void *p, uint64_t len)
 {
-	pthread_mutex_lock(&h->lock);
-	if (h->n_reg < DH_MAX_REGIONS) {
-		h->reg[h->n_reg].p = p;
-		h->reg[h->n_reg].len = len;
-		h->n_reg++;
-	}
-	pthread_mutex_unlock(&h->lock);
+	wip_dma_add(&h->dma, p, len);
 }
 
 static inline void dh_region_del(struct dh *h, void *p)
 {
-	int i;
-
-	pthread_mutex_lock(&h->lock);
-	for (i = 0; i < h->n_reg; i++) {
-		if (h->reg[i].p == p) {
-			h->reg[i] = h->reg[--h->n_reg];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
+	wip_dma_del(&h->dma, p);
 }
-
-/* Returns the host pointer for [addr, addr+len) or NULL (caller holds lock). */
-static inline uint8_t *dh_lookup(struct dh *h, uint64_t addr, uint64_t len)
-{
-	int i;
-
-	for (i = 0; i < h->n_reg; i++) {
-		uint64_t b = (uint64_t)(uintptr_t)h->reg[i].p;
-
-		if (addr >= b && len <= h->reg[i].len &&
-		    addr - b <= h->reg[i].len - len)
-			return h->reg[i].p + (addr - b);
-	}
-	h->dma_faults++;
-	return NULL;
-}
-
-static int dh_dma_read(void *ctx, u64 addr, void *dst, u64 len)
-{
-	struct dh *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = dh_lookup(h, addr, len);
-	if (p)
-		memcpy(dst, p, len);
-	pthread_mutex_unlock(&h->lock);
-	return p ? 0 : -EFAULT;
-}
-
-static int dh_dma_write(void *ctx, u64 addr, const void *src, u64 len)
-{
-	struct dh *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = dh_lookup(h, addr, len);
-	if (p)
-		memcpy(p, src, len);
-	pthread_mutex_unlock(&h->lock);
-	return p ? 0 : -EFAULT;
-}
-
-static const void *dh_dma_map(void *ctx, u64 addr, u64 len)
-{
-	struct dh *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = dh_lookup(h, addr, len);
-	pthread_mutex_unlock(&h->lock);
-	return p;
-}
-
-static const struct wfs_dma_ops dh_dma_ops = {
-	.read = dh_dma_read,
-	.write = dh_dma_write,
-	.map = dh_dma_map,
-};
 
 static void dh_irq(void *ctx)
 {
@@ -169,24 +88,6 @@ static inline void dh_wr(struct dh *h, u32 off, u32 v)
 	wfs_device_mmio_write32(h->dev, off, v);
 }
 
-/* Program ring registers and enable (after create and after hardware reset
- * the indices are 0; the bases survive a reset, so this is for create). */
-static inline int dh_enable(struct dh *h)
-{
-	uint64_t cb = (uint64_t)(uintptr_t)h->cmdq;
-	uint64_t pb = (uint64_t)(uintptr_t)h->cplq;
-
-	dh_wr(h, WFW_REG_CMD_BASE_LO, (u32)cb);
-	dh_wr(h, WFW_REG_CMD_BASE_HI, (u32)(cb >> 32));
-	dh_wr(h, WFW_REG_CMD_SIZE, h->cmd_size);
-	dh_wr(h, WFW_REG_CPL_BASE_LO, (u32)pb);
-	dh_wr(h, WFW_REG_CPL_BASE_HI, (u32)(pb >> 32));
-	dh_wr(h, WFW_REG_CPL_SIZE, h->cpl_size);
-	dh_wr(h, WFW_REG_IRQ_MASK, WFW_IRQ_ALL);
-	dh_wr(h, WFW_REG_CTRL, WFW_CTRL_ENABLE);
-	return (dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_ENABLED) ? 0 : -EIO;
-}
-
 /* cfg may be NULL (defaults); its dma/irq fields are overridden. */
 static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 			  uint32_t cmd_size, uint32_t cpl_size)
@@ -195,6 +96,7 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 	int ret;
 
 	memset(h, 0, sizeof(*h));
+	wip_dma_init(&h->dma);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
 	h->cmd_size = cmd_size;
@@ -212,14 +114,14 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 		memset(&c, 0, sizeof(c));
 	if (!cfg)
 		c.numa_node = -1;
-	c.dma = &dh_dma_ops;
-	c.dma_ctx = h;
+	c.dma = &wip_dma_ops;
+	c.dma_ctx = &h->dma;
 	c.irq = dh_irq;
 	c.irq_ctx = h;
 	ret = wfs_device_create(&c, &h->dev);
 	if (ret)
 		return ret;
-	return dh_enable(h);
+	return wip_rings_enable(h->dev, h->cmdq, h->cmd_size, h->cplq, h->cpl_size);
 }
 
 static inline void dh_fini(struct dh *h)
@@ -229,6 +131,7 @@ static inline void dh_fini(struct dh *h)
 	free(h->cplq);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
+	wip_dma_fini(&h->dma);
 }
 
 /* Move completions from the ring to the stash; returns how many. */
@@ -265,16 +168,22 @@ static inline void dh_hw_reset(struct dh *h, int full)
 	dh_reset_host(h);
 }
 
-/* Submit without waiting: -EAGAIN if the command ring is full. */
-static inline int dh_try_submit(struct dh *h, const struct wfw_cmd *cmd)
+/* Writes @cmd at the tail and rings the doorbell (the ring has room). */
+static inline void dh_post(struct dh *h, const struct wfw_cmd *cmd)
 {
-	if (h->cmd_tail - dh_rd(h, WFW_REG_CMD_HEAD) >= h->cmd_size)
-		return -EAGAIN;
 	h->cmdq[h->cmd_tail & (h->cmd_size - 1)] = *cmd;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	h->cmd_tail++;
 	dh_wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
 	wfs_device_doorbell(h->dev);
+}
+
+/* Submit without waiting: -EAGAIN if the command ring is full. */
+static inline int dh_try_submit(struct dh *h, const struct wfw_cmd *cmd)
+{
+	if (h->cmd_tail - dh_rd(h, WFW_REG_CMD_HEAD) >= h->cmd_size)
+		return -EAGAIN;
+	dh_post(h, cmd);
 	return 0;
 }
 
@@ -288,11 +197,7 @@ static inline int dh_submit(struct dh *h, const struct wfw_cmd *cmd)
 		if (++spins > 2000000)
 			return -ETIMEDOUT;
 	}
-	h->cmdq[h->cmd_tail & (h->cmd_size - 1)] = *cmd;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	h->cmd_tail++;
-	dh_wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
-	wfs_device_doorbell(h->dev);
+	dh_post(h, cmd);
 	return 0;
 }
 

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "wafer_cli.h"
@@ -142,14 +141,6 @@ struct bench {
 	unsigned int n_devs;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int fail(const char *what)
 {
 	fprintf(stderr, "wafer bench: %s: %s\n", what, wafer_last_error());
@@ -236,6 +227,69 @@ static int submit_all(struct wafer_dev *dev, const struct wafer_job *jobs, unsig
 	return 0;
 }
 
+/*
+ * Reaps @n completions into @cpl[0..n); @when[i], if @when, is the host
+ * time the reap that returned @cpl[i] came back.  0, or -1 (message
+ * printed) on a reap error or timeout, or a job with a non-zero status
+ * (@what names the jobs).
+ */
+static int reap_all(struct wafer_dev *dev, struct wafer_completion *cpl, unsigned int n,
+		    uint64_t *when, const char *what)
+{
+	unsigned int got = 0, i;
+
+	while (got < n) {
+		int r = wafer_reap(dev, cpl + got, n - got, 1, -1);
+		uint64_t tr = wafer_cli_now_ns();
+
+		if (r <= 0)
+			return fail(r ? "reaping completions" : "waiting for a job (timed out)");
+		for (i = got; i < got + (unsigned int)r; i++) {
+			if (cpl[i].status) {
+				fprintf(stderr, "wafer bench: %s failed: %s\n", what,
+					wafer_strerror(cpl[i].status));
+				return -1;
+			}
+			if (when)
+				when[i] = tr;
+		}
+		got += (unsigned int)r;
+	}
+	return 0;
+}
+
+/**
+ * struct run_bufs - what one measurement submits to
+ * @ctx: a context of the model
+ * @in: token ids
+ * @out: results
+ */
+struct run_bufs {
+	struct wafer_ctx *ctx;
+	struct wafer_bo *in;
+	struct wafer_bo *out;
+};
+
+/* A context of @slots x @ctx_len and the two buffers; 0 or -1 (message printed). */
+static int bufs_create(struct wafer_dev *dev, struct wafer_model *m, unsigned int slots,
+		       unsigned int ctx_len, size_t in_size, size_t out_size, struct run_bufs *rb)
+{
+	memset(rb, 0, sizeof(*rb));
+	if (wafer_ctx_create(m, slots, ctx_len, &rb->ctx))
+		return fail("creating the context");
+	if (wafer_bo_create(dev, in_size, &rb->in) || wafer_bo_create(dev, out_size, &rb->out))
+		return fail("allocating buffers");
+	return 0;
+}
+
+/* Frees what bufs_create() made, also after it failed. */
+static void bufs_destroy(struct run_bufs *rb)
+{
+	wafer_bo_destroy(rb->out);
+	wafer_bo_destroy(rb->in);
+	wafer_ctx_destroy(rb->ctx);
+}
+
 /* Max over stages of the modelled busy time, from debugfs; 0 if unreadable. */
 static uint64_t debugfs_bottleneck(int index, uint64_t *per_stage, int *n)
 {
@@ -266,64 +320,44 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	struct wafer_completion cpl[MAX_B];
 	struct wafer_job jobs[MAX_B];
 	struct wafer_dev_stats s0, s1;
-	struct wafer_bo *in = NULL, *out = NULL;
-	struct wafer_ctx *ctx = NULL;
+	struct run_bufs rb;
 	uint32_t tok[MAX_B], *ids;
 	uint64_t t0, sum_dev = 0, sum_first = 0;
-	unsigned int vocab = wafer_model_get_info(m)->vocab_size, pos, i, got;
+	unsigned int vocab = wafer_model_get_info(m)->vocab_size, pos, i;
 	int kernel = !strcmp(wafer_backend_name(dev), "kernel"), n0 = 0, n1 = 0, ret = -1;
 
-	if (wafer_ctx_create(m, b, steps, &ctx))
-		return fail("creating the context");
-	if (wafer_bo_create(dev, (size_t)b * steps * 4, &in) ||
-	    wafer_bo_create(dev, (size_t)b * RES_SIZE, &out)) {
-		fail("allocating buffers");
+	if (bufs_create(dev, m, b, steps, (size_t)b * steps * 4, (size_t)b * RES_SIZE, &rb))
 		goto out;
-	}
-	ids = wafer_bo_map(in);
+	ids = wafer_bo_map(rb.in);
 	for (i = 0; i < b; i++)	/* distinct sequences: BOS, or a different first token */
 		tok[i] = i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
 	wafer_dev_stats(dev, &s0);
 	if (kernel && !s0.modelled_makespan_ns)
 		debugfs_bottleneck(wafer_device_index(dev), busy0, &n0);
-	t0 = now_ns();
+	t0 = wafer_cli_now_ns();
 	for (pos = 0; pos < steps; pos++) {
 		uint64_t first = UINT64_MAX;
 
 		for (i = 0; i < b; i++) {
 			ids[i * steps + pos] = tok[i];
 			jobs[i] = (struct wafer_job){
-				.ctx = ctx, .slot = i, .start_pos = pos, .n_tokens = 1,
-				.in = in, .in_offset = (uint64_t)(i * steps + pos) * 4,
-				.out = out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
+				.ctx = rb.ctx, .slot = i, .start_pos = pos, .n_tokens = 1,
+				.in = rb.in, .in_offset = (uint64_t)(i * steps + pos) * 4,
+				.out = rb.out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
 			};
 		}
-		if (submit_all(dev, jobs, b))
+		if (submit_all(dev, jobs, b) || reap_all(dev, cpl, b, NULL, "a decode job"))
 			goto out;
-		for (got = 0; got < b; ) {
-			int n = wafer_reap(dev, cpl, b - got, 1, -1);
-
-			if (n <= 0) {
-				fail(n ? "reaping completions" : "waiting for a job (timed out)");
-				goto out;
-			}
-			for (i = 0; i < (unsigned int)n; i++) {
-				if (cpl[i].status) {
-					fprintf(stderr, "wafer bench: a decode job failed: %s\n",
-						wafer_strerror(cpl[i].status));
-					goto out;
-				}
-				sum_dev += cpl[i].device_ns;
-				if (cpl[i].device_ns < first)
-					first = cpl[i].device_ns;
-			}
-			got += (unsigned int)n;
+		for (i = 0; i < b; i++) {
+			sum_dev += cpl[i].device_ns;
+			if (cpl[i].device_ns < first)
+				first = cpl[i].device_ns;
 		}
 		sum_first += first;
 		for (i = 0; i < b; i++)
-			tok[i] = wafer_result(out, (uint64_t)i * RES_SIZE, 0, 0)->argmax;
+			tok[i] = wafer_result(rb.out, (uint64_t)i * RES_SIZE, 0, 0)->argmax;
 	}
-	r->host_ns = now_ns() - t0;
+	r->host_ns = wafer_cli_now_ns() - t0;
 	r->b = b;
 	r->tokens = b * steps;
 	r->kind = M_NONE;
@@ -349,9 +383,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	}
 	ret = 0;
 out:
-	wafer_bo_destroy(out);
-	wafer_bo_destroy(in);
-	wafer_ctx_destroy(ctx);
+	bufs_destroy(&rb);
 	return ret;
 }
 
@@ -360,26 +392,20 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 		  struct decode_res *r)
 {
 	struct wafer_completion c;
-	struct wafer_bo *in = NULL, *out = NULL;
-	struct wafer_ctx *ctx = NULL;
+	struct run_bufs rb;
 	uint64_t t0, sum = 0;
 	uint32_t *ids, token = WAFER_TOKEN_BOS;
 	unsigned int pos;
 	int ret = -1;
 
-	if (wafer_ctx_create(m, 1, steps, &ctx))
-		return fail("creating the context");
-	if (wafer_bo_create(dev, (size_t)steps * 4, &in) ||
-	    wafer_bo_create(dev, RES_SIZE, &out)) {
-		fail("allocating buffers");
+	if (bufs_create(dev, m, 1, steps, (size_t)steps * 4, RES_SIZE, &rb))
 		goto out;
-	}
-	ids = wafer_bo_map(in);
-	t0 = now_ns();
+	ids = wafer_bo_map(rb.in);
+	t0 = wafer_cli_now_ns();
 	for (pos = 0; pos < steps; pos++) {
 		struct wafer_job j = {
-			.ctx = ctx, .slot = 0, .start_pos = pos, .n_tokens = 1,
-			.in = in, .in_offset = (uint64_t)pos * 4, .out = out,
+			.ctx = rb.ctx, .slot = 0, .start_pos = pos, .n_tokens = 1,
+			.in = rb.in, .in_offset = (uint64_t)pos * 4, .out = rb.out,
 		};
 		int n;
 
@@ -396,18 +422,16 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 			goto out;
 		}
 		sum += c.device_ns;
-		token = wafer_result(out, 0, 0, 0)->argmax;
+		token = wafer_result(rb.out, 0, 0, 0)->argmax;
 	}
-	r->host_ns = now_ns() - t0;
+	r->host_ns = wafer_cli_now_ns() - t0;
 	r->b = 1;
 	r->tokens = steps;
 	r->model_ns = sum;
 	r->kind = M_SUM;
 	ret = 0;
 out:
-	wafer_bo_destroy(out);
-	wafer_bo_destroy(in);
-	wafer_ctx_destroy(ctx);
+	bufs_destroy(&rb);
 	return ret;
 }
 
@@ -419,67 +443,44 @@ static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int ba
 {
 	struct wafer_completion *cpl = calloc(batch, sizeof(*cpl));
 	struct wafer_job *jobs = calloc(batch, sizeof(*jobs));
+	uint64_t *when = calloc(batch, sizeof(*when));
 	uint64_t *lat = calloc(njobs, sizeof(*lat)), t0, dev_sum = 0;
-	struct wafer_bo *in = NULL, *out = NULL;
-	struct wafer_ctx *ctx = NULL;
+	struct run_bufs rb = { 0 };
 	unsigned int done = 0, i, round;
 	int ret = -1;
 
-	if (!cpl || !jobs || !lat) {
+	if (!cpl || !jobs || !when || !lat) {
 		fprintf(stderr, "wafer bench: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	if (wafer_ctx_create(m, batch, 1, &ctx)) {
-		fail("creating the context");
+	if (bufs_create(dev, m, batch, 1, 4, (size_t)batch * RES_SIZE, &rb))
 		goto out;
-	}
-	if (wafer_bo_create(dev, 4, &in) || wafer_bo_create(dev, (size_t)batch * RES_SIZE, &out)) {
-		fail("allocating buffers");
-		goto out;
-	}
-	*(uint32_t *)wafer_bo_map(in) = WAFER_TOKEN_BOS;
+	*(uint32_t *)wafer_bo_map(rb.in) = WAFER_TOKEN_BOS;
 	for (i = 0; i < batch; i++)
 		jobs[i] = (struct wafer_job){
-			.ctx = ctx, .slot = i, .start_pos = 0, .n_tokens = 1, .in = in,
-			.out = out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
+			.ctx = rb.ctx, .slot = i, .start_pos = 0, .n_tokens = 1, .in = rb.in,
+			.out = rb.out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
 		};
 	/* Round 0 warms up (first-use costs), rounds 1.. are measured. */
 	t0 = 0;
 	for (round = 0; done < njobs; round++) {
 		unsigned int nb = round ? (njobs - done < batch ? njobs - done : batch) : batch;
-		unsigned int got = 0;
 		uint64_t ts;
 
 		if (round == 1)
-			t0 = now_ns();
-		ts = now_ns();
-		if (submit_all(dev, jobs, nb))
+			t0 = wafer_cli_now_ns();
+		ts = wafer_cli_now_ns();
+		if (submit_all(dev, jobs, nb) || reap_all(dev, cpl, nb, when, "a job"))
 			goto out;
-		while (got < nb) {
-			int n = wafer_reap(dev, cpl, nb - got, 1, -1);
-			uint64_t tr = now_ns();
-
-			if (n <= 0) {
-				fail(n ? "reaping completions" : "waiting for a job (timed out)");
-				goto out;
-			}
-			for (i = 0; i < (unsigned int)n; i++) {
-				if (cpl[i].status) {
-					fprintf(stderr, "wafer bench: a job failed: %s\n",
-						wafer_strerror(cpl[i].status));
-					goto out;
-				}
-				if (round) {
-					lat[done + got + i] = tr - ts;
-					dev_sum += cpl[i].device_ns;
-				}
-			}
-			got += (unsigned int)n;
+		if (!round)
+			continue;
+		for (i = 0; i < nb; i++) {
+			lat[done + i] = when[i] - ts;
+			dev_sum += cpl[i].device_ns;
 		}
-		if (round)
-			done += nb;
+		done += nb;
 	}
-	r->host_ns = now_ns() - t0;
+	r->host_ns = wafer_cli_now_ns() - t0;
 	r->batch = batch;
 	r->jobs = njobs;
 	r->dev_ns = dev_sum / njobs;
@@ -487,10 +488,9 @@ static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int ba
 	r->p99_ns = wafer_percentile(lat, njobs, 99);
 	ret = 0;
 out:
-	wafer_bo_destroy(out);
-	wafer_bo_destroy(in);
-	wafer_ctx_destroy(ctx);
+	bufs_destroy(&rb);
 	free(lat);
+	free(when);
 	free(jobs);
 	free(cpl);
 	return ret;

@@ -15,6 +15,8 @@ int wafer_cmd_top(int argc, char **argv);
 int wafer_cli_parse_index(const char *s, int *out);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int wafer_cli_parse_backend(const char *s, enum wafer_backend *out);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t wafer_cli_now_ns(void);
 
 
 struct wafer_stage_row;

@@ -245,14 +245,6 @@ static void report(const struct wafer_gen_stats *s, double load_s)
 			s->decode_device_ns / 1e3 / decoded);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int fail(const char *what)
 {
 	fprintf(stderr, "wafer run: %s: %s\n", what, wafer_last_error());
@@ -280,9 +272,9 @@ int wafer_cmd_run(int argc, char **argv)
 	if (wafer_open(&a.open, &dev))
 		return fail("opening the device");
 	announce(dev, &a);
-	t0 = now_ns();
+	t0 = wafer_cli_now_ns();
 	ret = wafer_model_load_file(dev, a.model, &a.conv, &model);
-	t0 = now_ns() - t0;
+	t0 = wafer_cli_now_ns() - t0;
 	if (ret) {
 		ret = fail("loading the model");
 		goto out;

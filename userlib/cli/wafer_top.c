@@ -138,20 +138,12 @@ struct sample {
 	struct wafer_stage_row st[MAX_STAGES];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int take(int index, struct sample *s)
 {
 	char err[512];
 	int ret;
 
-	s->t_ns = now_ns();
+	s->t_ns = wafer_cli_now_ns();
 	ret = wafer_cli_sysfs_u64(index, "busy_ns", &s->busy_ns);
 	if (!ret)
 		ret = wafer_cli_sysfs_u64(index, "jobs_completed", &s->jobs);

@@ -149,6 +149,19 @@ struct wafer_dev {
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;
 
+/* The most jobs a backend converts and posts at once. */
+#define WAFER_SUBMIT_BATCH	64
+
+/*
+ * For a backend's @submit (wafer_job.c): hands @jobs to @post in batches of
+ * at most WAFER_SUBMIT_BATCH until all are taken or one batch is taken only
+ * in part.  Returns how many were taken, or, when none was, @post's answer
+ * (<= 0) for the first batch.
+ */
+int wafer_submit_batches(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n,
+			 int (*post)(struct wafer_dev *dev, const struct wafer_job_hw *jobs,
+				     unsigned int n));
+
 /* NUMA placement (wafer_numa.c): no-ops when @node < 0 or libnuma is unusable. */
 void wafer_numa_bind_thread(int node);
 void wafer_numa_place(void *p, size_t len, int node);

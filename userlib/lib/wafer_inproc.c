@@ -233,44 +233,39 @@ static int inproc_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	return simple(dev, &cmd, "DESTROY_CONTEXT");
 }
 
-#define BATCH 64
+/* Posts @n <= WAFER_SUBMIT_BATCH jobs as RUN_JOB commands. */
+static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	struct wfw_cmd cmds[WAFER_SUBMIT_BATCH];
+	uint64_t ud[WAFER_SUBMIT_BATCH];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct wafer_job_hw *j = &jobs[i];
+		struct wfw_cmd *c = &cmds[i];
+
+		memset(c, 0, sizeof(*c));
+		c->opcode = WFW_OP_RUN_JOB;
+		c->job.ctx_id = j->ctx_id;
+		c->job.slot = j->slot;
+		c->job.start_pos = j->start_pos;
+		c->job.n_tokens = j->n_tokens;
+		c->job.in_addr = (uintptr_t)j->in->map + j->in_offset;
+		c->job.out_addr = (uintptr_t)j->out->map + j->out_offset;
+		c->job.out_len = (u32)j->out_len;
+		c->job.topk = (u16)j->top_k;
+		c->job.flags = (j->flags & WAFER_JOB_ALL_POSITIONS) ? WFW_JOB_ALL_POSITIONS : 0;
+		ud[i] = j->user_data;
+	}
+	return wip_hw_post_jobs(hw(dev), cmds, ud, n);
+}
 
 static int inproc_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
-	struct wfw_cmd cmds[BATCH];
-	uint64_t ud[BATCH];
-	unsigned int done = 0, i, m;
-	int ret = 0;
+	int ret = wafer_submit_batches(dev, jobs, n, inproc_post);
 
-	while (done < n) {
-		m = n - done < BATCH ? n - done : BATCH;
-		for (i = 0; i < m; i++) {
-			const struct wafer_job_hw *j = &jobs[done + i];
-			struct wfw_cmd *c = &cmds[i];
-
-			memset(c, 0, sizeof(*c));
-			c->opcode = WFW_OP_RUN_JOB;
-			c->job.ctx_id = j->ctx_id;
-			c->job.slot = j->slot;
-			c->job.start_pos = j->start_pos;
-			c->job.n_tokens = j->n_tokens;
-			c->job.in_addr = (uintptr_t)j->in->map + j->in_offset;
-			c->job.out_addr = (uintptr_t)j->out->map + j->out_offset;
-			c->job.out_len = (u32)j->out_len;
-			c->job.topk = (u16)j->top_k;
-			c->job.flags = (j->flags & WAFER_JOB_ALL_POSITIONS) ?
-				       WFW_JOB_ALL_POSITIONS : 0;
-			ud[i] = j->user_data;
-		}
-		ret = wip_hw_post_jobs(hw(dev), cmds, ud, m);
-		if (ret <= 0)
-			break;
-		done += (unsigned int)ret;
-		if ((unsigned int)ret < m)
-			break;
-	}
-	if (done)
-		return (int)done;
+	if (ret > 0)
+		return ret;
 	if (ret < 0)
 		return wafer_set_error(ret, "inproc: the command ring is full");
 	return wafer_set_error(-EAGAIN, "inproc: %u jobs in flight already", MAX_INFLIGHT);

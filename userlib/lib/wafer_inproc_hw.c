@@ -2,9 +2,10 @@
 /*
  * Driver core of the in-process backend: brings a firmware-sim device up
  * and talks to it only through the firmware ABI (wfw_abi.h), the way
- * kmod/wafer_fw.c does: DMA callbacks over registered host regions, a
- * command ring the host produces, a completion ring drained from the
- * interrupt callback, control commands waited for by cookie.
+ * kmod/wafer_fw.c does: DMA callbacks over registered host regions
+ * (wafer_inproc_dma.c), a command ring the host produces, a completion
+ * ring drained from the interrupt callback, control commands waited for
+ * by cookie.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,69 +13,12 @@
 #include <time.h>
 
 #include "wafer_inproc_hw.h"
+#include "wafer_inproc_rings.h"
 #include "wafer_internal.h"
 #include "wfs_ring.h"
 
 /* Cookies of control commands have the top bit set; jobs use table index + 1. */
 #define CTRL_COOKIE	(1ull << 63)
-
-/* Returns the host pointer for [addr, addr + len), or NULL; caller holds lock. */
-static uint8_t *lookup(struct wip_hw *h, uint64_t addr, uint64_t len)
-{
-	int i;
-
-	for (i = 0; i < h->n_reg; i++) {
-		uint64_t b = (uint64_t)(uintptr_t)h->reg[i].p;
-
-		if (addr >= b && len <= h->reg[i].len && addr - b <= h->reg[i].len - len)
-			return h->reg[i].p + (addr - b);
-	}
-	return NULL;
-}
-
-static int dma_read(void *ctx, u64 addr, void *dst, u64 len)
-{
-	struct wip_hw *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = lookup(h, addr, len);
-	if (p)
-		memcpy(dst, p, len);
-	pthread_mutex_unlock(&h->lock);
-	return p ? 0 : -EFAULT;
-}
-
-static int dma_write(void *ctx, u64 addr, const void *src, u64 len)
-{
-	struct wip_hw *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = lookup(h, addr, len);
-	if (p)
-		memcpy(p, src, len);
-	pthread_mutex_unlock(&h->lock);
-	return p ? 0 : -EFAULT;
-}
-
-/* LOAD_MODEL only: the blob's buffer stays registered until the load completes. */
-static const void *dma_map(void *ctx, u64 addr, u64 len)
-{
-	struct wip_hw *h = ctx;
-	uint8_t *p;
-
-	pthread_mutex_lock(&h->lock);
-	p = lookup(h, addr, len);
-	pthread_mutex_unlock(&h->lock);
-	return p;
-}
-
-static const struct wfs_dma_ops dma_ops = {
-	.read = dma_read,
-	.write = dma_write,
-	.map = dma_map,
-};
 
 static u32 rd(struct wip_hw *h, u32 off)
 {
@@ -148,29 +92,14 @@ static void irq(void *ctx)
 
 int wip_hw_region_add(struct wip_hw *h, void *p, uint64_t len)
 {
-	int ret = 0;
-
-	pthread_mutex_lock(&h->lock);
-	if (h->n_reg < WIP_MAX_REGIONS)
-		h->reg[h->n_reg++] = (struct wip_region){ .p = p, .len = len };
-	else
-		ret = wafer_set_error(-ENOMEM, "inproc: more than %d buffers", WIP_MAX_REGIONS);
-	pthread_mutex_unlock(&h->lock);
-	return ret;
+	if (wip_dma_add(&h->dma, p, len))
+		return wafer_set_error(-ENOMEM, "inproc: more than %d buffers", WIP_MAX_REGIONS);
+	return 0;
 }
 
 void wip_hw_region_del(struct wip_hw *h, void *p)
 {
-	int i;
-
-	pthread_mutex_lock(&h->lock);
-	for (i = 0; i < h->n_reg; i++) {
-		if (h->reg[i].p == p) {
-			h->reg[i] = h->reg[--h->n_reg];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
+	wip_dma_del(&h->dma, p);
 }
 
 /* Copies @n commands into the ring; caller holds post_lock.  Returns 0 or -EBUSY. */
@@ -299,30 +228,10 @@ int wip_hw_reap(struct wip_hw *h, struct wafer_completion *out, unsigned int max
 
 static int enable(struct wip_hw *h)
 {
-	uint64_t cb = (uint64_t)(uintptr_t)h->cmdq, pb = (uint64_t)(uintptr_t)h->cplq;
-
-	wr(h, WFW_REG_CMD_BASE_LO, (u32)cb);
-	wr(h, WFW_REG_CMD_BASE_HI, (u32)(cb >> 32));
-	wr(h, WFW_REG_CMD_SIZE, WIP_CMD_ENTRIES);
-	wr(h, WFW_REG_CPL_BASE_LO, (u32)pb);
-	wr(h, WFW_REG_CPL_BASE_HI, (u32)(pb >> 32));
-	wr(h, WFW_REG_CPL_SIZE, WIP_CPL_ENTRIES);
-	wr(h, WFW_REG_IRQ_MASK, WFW_IRQ_ALL);
-	wr(h, WFW_REG_CTRL, WFW_CTRL_ENABLE);
-	if (!(rd(h, WFW_REG_STATUS) & WFW_STATUS_ENABLED))
+	if (wip_rings_enable(h->dev, h->cmdq, WIP_CMD_ENTRIES, h->cplq, WIP_CPL_ENTRIES))
 		return wafer_set_error(-EIO, "inproc: enabling the rings failed (fault 0x%x)",
 				       rd(h, WFW_REG_FAULT));
 	return 0;
-}
-
-static void *ring_alloc(size_t bytes)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, WFW_RING_ALIGN, bytes))
-		return NULL;
-	memset(p, 0, bytes);
-	return p;
 }
 
 int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int max_jobs)
@@ -335,6 +244,7 @@ int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int ma
 	int ret;
 
 	memset(h, 0, sizeof(*h));
+	wip_dma_init(&h->dma);
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->post_lock, NULL);
 	pthread_mutex_init(&h->ctrl_mutex, NULL);
@@ -343,8 +253,8 @@ int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int ma
 	pthread_cond_init(&h->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	h->max_jobs = max_jobs;
-	h->cmdq = ring_alloc(cmd_bytes);
-	h->cplq = ring_alloc(cpl_bytes);
+	h->cmdq = wip_dma_alloc(cmd_bytes);
+	h->cplq = wip_dma_alloc(cpl_bytes);
 	h->job_ud = calloc(max_jobs, sizeof(*h->job_ud));
 	h->job_free = calloc(max_jobs, sizeof(*h->job_free));
 	h->done = calloc(max_jobs, sizeof(*h->done));
@@ -357,8 +267,8 @@ int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int ma
 	wip_hw_region_add(h, h->cmdq, cmd_bytes);
 	wip_hw_region_add(h, h->cplq, cpl_bytes);
 
-	cfg->dma = &dma_ops;
-	cfg->dma_ctx = h;
+	cfg->dma = &wip_dma_ops;
+	cfg->dma_ctx = &h->dma;
 	cfg->irq = irq;
 	cfg->irq_ctx = h;
 	ret = wfs_device_create(cfg, &h->dev);
@@ -396,4 +306,5 @@ void wip_hw_fini(struct wip_hw *h)
 	pthread_mutex_destroy(&h->ctrl_mutex);
 	pthread_mutex_destroy(&h->post_lock);
 	pthread_mutex_destroy(&h->lock);
+	wip_dma_fini(&h->dma);
 }

@@ -12,32 +12,21 @@
 #include <stdint.h>
 
 #include "wafer.h"
+#include "wafer_inproc_dma.h"
 #include "wfs_device.h"
 #include "wfw_abi.h"
 
 #define WIP_CMD_ENTRIES		256
 #define WIP_CPL_ENTRIES		256
-#define WIP_MAX_REGIONS		256
-
-/**
- * struct wip_region - host memory the device may access
- * @p: start
- * @len: bytes
- */
-struct wip_region {
-	uint8_t *p;
-	uint64_t len;
-};
 
 /**
  * struct wip_hw - the driver core
  * @dev: the simulated device
- * @lock: Protects @reg, @n_reg, @ctrl_*, @job_ud, @job_free, @done*, @fault
+ * @lock: Protects @ctrl_*, @job_ud, @job_free, @done*, @fault
  * @cond: signalled (under @lock) when a completion or fault arrived
  * @post_lock: Protects @cmd_tail and the command ring
  * @ctrl_mutex: serialises control commands
- * @reg: registered regions
- * @n_reg: entries in @reg
+ * @dma: the host regions the device may access (DMA callbacks' context)
  * @cmdq: command ring
  * @cmd_tail: producer index
  * @cplq: completion ring
@@ -62,8 +51,7 @@ struct wip_hw {
 	pthread_cond_t cond;
 	pthread_mutex_t post_lock;
 	pthread_mutex_t ctrl_mutex;
-	struct wip_region reg[WIP_MAX_REGIONS];
-	int n_reg;
+	struct wip_dma dma;
 	struct wfw_cmd *cmdq;
 	uint32_t cmd_tail;
 	struct wfw_cpl *cplq;

@@ -243,39 +243,35 @@ static int kernel_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	return ioc(dev, DRM_IOCTL_WAFER_CTX_DESTROY, &d, "DRM_IOCTL_WAFER_CTX_DESTROY");
 }
 
-#define BATCH 64
+/* Hands @n <= WAFER_SUBMIT_BATCH jobs to the submission path. */
+static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	struct kernel_dev *k = kd(dev);
+	struct drm_wafer_job dj[WAFER_SUBMIT_BATCH];
+	uint64_t ud[WAFER_SUBMIT_BATCH];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct wafer_job_hw *j = &jobs[i];
+
+		dj[i] = (struct drm_wafer_job){
+			.ctx_id = j->ctx_id, .slot = j->slot,
+			.start_pos = j->start_pos, .n_tokens = j->n_tokens,
+			.flags = j->flags, .top_k = j->top_k,
+			.in_handle = j->in->handle, .out_handle = j->out->handle,
+			.in_offset = j->in_offset, .out_offset = j->out_offset,
+		};
+		ud[i] = j->user_data;
+	}
+	return k->sub->submit(k->sub_priv, dj, ud, n);
+}
 
 static int kernel_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
-	struct kernel_dev *k = kd(dev);
-	struct drm_wafer_job dj[BATCH];
-	uint64_t ud[BATCH];
-	unsigned int done = 0, i, m;
-	int ret = 0;
+	int ret = wafer_submit_batches(dev, jobs, n, kernel_post);
 
-	while (done < n) {
-		m = n - done < BATCH ? n - done : BATCH;
-		for (i = 0; i < m; i++) {
-			const struct wafer_job_hw *j = &jobs[done + i];
-
-			dj[i] = (struct drm_wafer_job){
-				.ctx_id = j->ctx_id, .slot = j->slot,
-				.start_pos = j->start_pos, .n_tokens = j->n_tokens,
-				.flags = j->flags, .top_k = j->top_k,
-				.in_handle = j->in->handle, .out_handle = j->out->handle,
-				.in_offset = j->in_offset, .out_offset = j->out_offset,
-			};
-			ud[i] = j->user_data;
-		}
-		ret = k->sub->submit(k->sub_priv, dj, ud, m);
-		if (ret <= 0)
-			break;
-		done += (unsigned int)ret;
-		if ((unsigned int)ret < m)
-			break;
-	}
-	if (done)
-		return (int)done;
+	if (ret > 0)
+		return ret;
 	if (ret == -EBUSY)
 		ret = -EAGAIN;
 	return ret ? ret : -EAGAIN;

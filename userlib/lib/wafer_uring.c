@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <liburing.h>
 
@@ -166,13 +165,11 @@ static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max
 
 		if (ret == -EAGAIN) {
 			struct __kernel_timespec ts;
-			struct timespec now;
 			int64_t left;
 
 			if (n >= min)
 				break;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left = (int64_t)deadline_ns - ((int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
+			left = (int64_t)deadline_ns - (int64_t)wafer_now_ns();
 			if (left <= 0)
 				break;
 			ts.tv_sec = left / 1000000000ll;
