@@ -35,7 +35,8 @@ struct wafer_file;
  * @fw: firmware interface (the device itself sits behind it)
  * @queue: job scheduling state (wafer_job.c)
  * @wq: ordered work: context release, recovery
- * @model_lock: Protects @model_owner, @model_id and @next_model_id
+ * @model_lock: Protects @model_owner, @model_id and @next_model_id, and
+ *	serialises model load/unload with context creation
  * @model_owner: file that loaded the device's model, or NULL
  * @model_id: id of that model, as the owner knows it
  * @next_model_id: source of model ids

@@ -221,17 +221,21 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	ret = wafer_check_ctx_create(dev, args);
 	if (ret)
 		return ret;
-	mutex_lock(&wdev->model_lock);
-	ret = wdev->model_owner == wfile && wdev->model_id == args->model_id ? 0 : -ENOENT;
-	mutex_unlock(&wdev->model_lock);
-	if (ret) {
-		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file\n", args->model_id);
-		return ret;
-	}
-
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	/*
+	 * The model must stay this file's until the firmware has the context:
+	 * otherwise an unload and another file's load could slip in between
+	 * and the context would land on that file's model.
+	 */
+	mutex_lock(&wdev->model_lock);
+	if (wdev->model_owner != wfile || wdev->model_id != args->model_id) {
+		mutex_unlock(&wdev->model_lock);
+		kfree(ctx);
+		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file\n", args->model_id);
+		return -ENOENT;
+	}
 	kref_init(&ctx->ref);
 	INIT_WORK(&ctx->release_work, ctx_release_work);
 	ctx->wdev = wdev;
@@ -243,6 +247,7 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 		       XA_LIMIT(1, wafer_max_file_contexts), GFP_KERNEL);
 	if (ret) {
 		mutex_unlock(&wfile->lock);
+		mutex_unlock(&wdev->model_lock);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: the file has %u contexts already\n",
 			wafer_max_file_contexts);
@@ -254,6 +259,7 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	if (ret) {
 		xa_erase(&wfile->contexts, id);
 		mutex_unlock(&wfile->lock);
+		mutex_unlock(&wdev->model_lock);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: firmware said %d\n", ret);
 		/* ctx_len above the model's maximum is an out-of-range field. */
@@ -262,6 +268,7 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	ctx->fw_id = cpl.result0;
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
+	mutex_unlock(&wdev->model_lock);
 
 	args->kv_bytes = cpl.value;
 	args->ctx_id = id;

@@ -132,6 +132,8 @@ int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		goto out;
 	}
 	req->ioucmd = ioucmd;
+	/* A cancel between marking and adding the callback finds it unlinked. */
+	INIT_LIST_HEAD(&req->cb.node);
 	ret = wafer_job_submit(file, &job, NULL, &req->result);
 	if (ret) {
 		kfree(req);
