@@ -179,8 +179,8 @@ $(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userl
 
 # ---------------------------------------------------------------- tests ---
 # tests/run runs the tiers and prints the one summary line.
-test: all
-	$(Q)tests/run unit fuzz lint kunit vm
+test: all module-debug
+	$(Q)tests/run unit fuzz lint kunit vm vm-debug
 
 unit: userspace
 	$(Q)tests/run unit fuzz

@@ -25,6 +25,7 @@
 /* Variable argument lists, for the firmware log's printf-like formatter. */
 #ifdef __KERNEL__
 #include <linux/stdarg.h>
+#include <linux/stringify.h>
 #define WFS_PRINTF(fmt, args)	__printf(fmt, args)
 #else
 #include <stdarg.h>
@@ -67,9 +68,23 @@ u64 wfs_os_now_ns(void);
 /**
  * wfs_os_mutex_create() - create a sleeping lock
  *
+ * In the kernel each call site is its own lockdep class (like mutex_init()),
+ * so locks with different roles may nest.
+ *
  * Return: the lock, or NULL on allocation failure.
  */
+#ifdef __KERNEL__
+struct lock_class_key;
+struct wfs_os_mutex *__wfs_os_mutex_create(const char *name, struct lock_class_key *key);
+#define wfs_os_mutex_create()						\
+	({								\
+		static struct lock_class_key __wfs_key;			\
+		__wfs_os_mutex_create(__FILE__ ":" __stringify(__LINE__), \
+				      &__wfs_key);			\
+	})
+#else
 struct wfs_os_mutex *wfs_os_mutex_create(void);
+#endif
 
 /**
  * wfs_os_mutex_destroy() - destroy an unlocked lock

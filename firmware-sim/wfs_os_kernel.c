@@ -58,12 +58,12 @@ u64 wfs_os_now_ns(void)
 	return ktime_get_ns();
 }
 
-struct wfs_os_mutex *wfs_os_mutex_create(void)
+struct wfs_os_mutex *__wfs_os_mutex_create(const char *name, struct lock_class_key *key)
 {
 	struct wfs_os_mutex *m = kzalloc(sizeof(*m), GFP_KERNEL);
 
 	if (m)
-		mutex_init(&m->m);
+		__mutex_init(&m->m, name, key);
 	return m;
 }
 
