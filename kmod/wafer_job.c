@@ -46,7 +46,8 @@
  * @wdev: device
  * @sched: the scheduler feeding the firmware's command ring
  * @wq: ordered queue for the scheduler's timeouts and for recovery
- * @jobs: cookie -> job the firmware holds (reserved at submit)
+ * @jobs: cookie -> job, from run_job until the job is freed (the id is
+ *	reserved at submit, so no other job can reuse it meanwhile)
  * @fence_lock: Protects the hardware fences' state
  * @fence_ctx: dma-fence context of the hardware fences
  * @fence_seqno: last hardware fence seqno
