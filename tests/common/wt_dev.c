@@ -116,3 +116,17 @@ const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off
 {
 	return (const void *)((const char *)b->map + off + (size_t)i * DRM_WAFER_RESULT_SIZE(k));
 }
+
+unsigned int wt_debugfs_inflight(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/jobs", "r");
+	char line[256];
+	unsigned int n = ~0u;
+
+	if (!f)
+		return ~0u;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "in flight: %u", &n);
+	fclose(f);
+	return n;
+}

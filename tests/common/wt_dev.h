@@ -40,6 +40,8 @@ int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns);
 int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
 		      struct wt_dev_model *m);
 /* Pointer to result @i of records carrying @k pairs at @off in @b. */
+/* Jobs device 0 holds now (debugfs "jobs"), or ~0u when unreadable. */
+unsigned int wt_debugfs_inflight(void);
 const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
 					       uint32_t k, uint32_t i);
 

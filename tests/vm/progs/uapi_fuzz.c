@@ -2316,20 +2316,6 @@ static void print_summary(double secs)
 	       secs > 0 ? total / secs : 0);
 }
 
-static unsigned int debugfs_inflight(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/jobs", "r");
-	char line[256];
-	unsigned int n = ~0u;
-
-	if (!f)
-		return ~0u;
-	while (fgets(line, sizeof(line), f))
-		sscanf(line, "in flight: %u", &n);
-	fclose(f);
-	return n;
-}
-
 static int get_info(int fd, struct drm_wafer_device_info *info)
 {
 	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)info,
@@ -2429,7 +2415,7 @@ static void final_check(uint64_t sram_free0)
 	/* Everything closed: SRAM is free again and no job is left. */
 	t0 = now();
 	do {
-		left = debugfs_inflight();
+		left = wt_debugfs_inflight();
 		fd = wt_dev_open(0);
 		ret = fd < 0 ? fd : get_info(fd, &info);
 		if (fd >= 0)

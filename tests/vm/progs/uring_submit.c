@@ -85,20 +85,6 @@ static int one_cmd(unsigned int flags, uint32_t cmd_op, const struct drm_wafer_j
 	return res;
 }
 
-static unsigned int debugfs_inflight(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/jobs", "r");
-	char line[256];
-	unsigned int n = ~0u;
-
-	if (!f)
-		return ~0u;
-	while (fgets(line, sizeof(line), f))
-		sscanf(line, "in flight: %u", &n);
-	fclose(f);
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 32;
@@ -219,7 +205,7 @@ int main(int argc, char **argv)
 		int tries;
 
 		for (tries = 0; tries < 600 && left; tries++) {
-			left = debugfs_inflight();
+			left = wt_debugfs_inflight();
 			if (left)
 				usleep(100000);
 		}
