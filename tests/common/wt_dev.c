@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <liburing.h>
+
 #include "wfs_pack.h"
 #include "wt_dev.h"
 #include "wt_util.h"
@@ -115,6 +117,17 @@ const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off
 					       uint32_t k, uint32_t i)
 {
 	return (const void *)((const char *)b->map + off + (size_t)i * DRM_WAFER_RESULT_SIZE(k));
+}
+
+void wt_uring_prep_submit(struct io_uring_sqe *sqe, int fd, const struct drm_wafer_job *job,
+			  uint64_t user_data)
+{
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
+	memcpy(sqe->cmd, job, sizeof(*job));
+	sqe->user_data = user_data;
 }
 
 unsigned int wt_debugfs_inflight(void)

@@ -27,6 +27,8 @@ struct wt_dev_model {
 	uint64_t kv_bytes;
 };
 
+struct io_uring_sqe;
+
 /* ioctl returning 0 or -errno. */
 int wt_ioctl(int fd, unsigned long req, void *arg);
 int wt_dev_open(int index);
@@ -39,9 +41,13 @@ int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns);
  * @slots x @ctx_len.  Returns 0 or -errno. */
 int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
 		      struct wt_dev_model *m);
-/* Pointer to result @i of records carrying @k pairs at @off in @b. */
+/* Fills @sqe (the first of an SQE128 pair) with DRM_WAFER_URING_CMD_SUBMIT
+ * of @job on @fd; callers add flags such as IOSQE_FIXED_FILE afterwards. */
+void wt_uring_prep_submit(struct io_uring_sqe *sqe, int fd, const struct drm_wafer_job *job,
+			  uint64_t user_data);
 /* Jobs device 0 holds now (debugfs "jobs"), or ~0u when unreadable. */
 unsigned int wt_debugfs_inflight(void);
+/* Pointer to result @i of records carrying @k pairs at @off in @b. */
 const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
 					       uint32_t k, uint32_t i);
 

@@ -2008,11 +2008,7 @@ static void op_fork(struct tctx *t, int fi, int fd, unsigned int gen)
 
 				if (!sqe)
 					break;
-				memset(sqe, 0, 128);
-				sqe->opcode = IORING_OP_URING_CMD;
-				sqe->fd = fd;
-				sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-				memcpy(sqe->cmd, &s.job, sizeof(s.job));
+				wt_uring_prep_submit(sqe, fd, &s.job, k);
 			}
 			io_uring_submit(&r);
 			/* Exit with the commands in flight: they are cancelled. */

@@ -37,13 +37,9 @@ static struct wt_bo in, out;
 static void prep_job(struct io_uring_sqe *sqe, int fixed, const struct drm_wafer_job *job,
 		     uint64_t user_data, uint32_t cmd_op)
 {
-	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: two slots */
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fixed ? 0 : fd;
+	wt_uring_prep_submit(sqe, fixed ? 0 : fd, job, user_data);
 	sqe->flags = fixed ? IOSQE_FIXED_FILE : 0;
 	sqe->cmd_op = cmd_op;
-	memcpy(sqe->cmd, job, sizeof(*job));
-	sqe->user_data = user_data;
 }
 
 static struct drm_wafer_job decode_job(uint32_t slot, uint32_t pos, uint32_t n)
