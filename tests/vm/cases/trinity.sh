@@ -12,12 +12,14 @@
 # reached the device, and unless every drm_file trinity opened was released
 # (wafer_open == wafer_postclose) once its processes are gone.
 #
-# Not in the syscall list: ioctl.  Debian's trinity 1.9+git20230109 crashes
-# its child (NULL dereference in find_ioctl_group: the ext/vfs and socket
-# ioctl groups' fd_test walk the testfile and socket object lists, which are
-# never allocated when those fd providers are off, and the socket provider
-# itself segfaults trinity's main process when run as nobody), so an ioctl
-# never reaches the kernel; structure-aware ioctl fuzzing is uapi_fuzz.sh.
+# Not in the syscall list: ioctl.  Debian's trinity 1.9+git20230109 segfaults
+# in its ioctl sanitiser before the syscall (find_ioctl_group: the ext/vfs
+# and socket ioctl groups' fd_test walk the testfile and socket object
+# lists, which stay NULL unless those fd providers made objects; enabling
+# the socket provider with a restricted syscall list segfaults trinity's
+# main process while it builds its socket cache, as nobody and as root), so
+# each child dies without an ioctl reaching the kernel.  Structure-aware
+# ioctl fuzzing of the device is uapi_fuzz.sh.
 # munmap/mremap/mprotect are left out too: trinity cannot create a BO, so it
 # never has a mapping of the device for them to act on.
 #
