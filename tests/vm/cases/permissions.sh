@@ -73,7 +73,7 @@ outsider)
 	[[ " $(id -Gn) " != *" wafer "* ]] || fail "in group wafer: $(id)"
 	! { exec 3</dev/accel/accel0; } 2>/dev/null || fail "opened accel0 read-only"
 	! { exec 3<>/dev/accel/accel1; } 2>/dev/null || fail "opened accel1"
-	for cmd in "info" "info -d 1" "list" "run ${run_args[*]}"; do
+	for cmd in "info" "info -d 1" "list" "run ${run_args[*]}" "bench --backend kernel"; do
 		rc=0
 		# shellcheck disable=SC2086
 		out=$("$wafer" $cmd 2>&1) || rc=$?
