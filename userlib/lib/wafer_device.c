@@ -46,6 +46,7 @@ static int describe(int fd, int index, struct wafer_device_desc *desc)
 	return ret;
 }
 
+/* Whether this process holds @gid (effective or supplementary). */
 static bool in_groups(gid_t gid)
 {
 	gid_t g[256];
@@ -60,7 +61,7 @@ static bool in_groups(gid_t gid)
 }
 
 /*
- * Appends to @buf why opening @path was refused: the node's group and mode,
+ * Writes to @buf why opening @path was refused: the node's group and mode,
  * and what would grant access (the udev rule, or membership of the group).
  */
 static void access_hint(const char *path, char *buf, size_t len)
