@@ -9,6 +9,9 @@
 #                   the kernel driver
 #   make module KDIR=/lib/modules/$(uname -r)/build
 #                   build wafer.ko for your own (>= 6.12) kernel
+#   make install [DESTDIR=] [PREFIX=/usr/local]
+#                   install the wafer CLI, libwafer, its header and .pc file,
+#                   and the udev rule that gives group "wafer" the devices
 #
 # Everything is written under $(BUILD) (default build/).
 
@@ -59,7 +62,7 @@ USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
 .PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench \
-	checkpatch sparse clean
+	checkpatch sparse install clean
 all: module userspace
 
 # Keep objects make considers intermediate (the test programs are linked from them).
@@ -199,6 +202,23 @@ bench: userspace
 
 demo: all
 	$(Q)tests/demo
+
+# -------------------------------------------------------------- install ---
+# udev reads rules from /lib/udev/rules.d, not from under $(PREFIX); an
+# admin's copy in /etc/udev/rules.d overrides it.  The rule names group
+# "wafer": create it with groupadd --system wafer.
+PREFIX       ?= /usr/local
+UDEVRULESDIR ?= /lib/udev/rules.d
+
+install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
+	$(Q)install -Dm755 $(WAFER_CLI) $(DESTDIR)$(PREFIX)/bin/wafer
+	$(Q)install -Dm644 -t $(DESTDIR)$(PREFIX)/lib $(LIBWAFER_A) $(LIBWFSIM)
+	$(Q)install -Dm755 $(LIBWAFER_SO).0 $(DESTDIR)$(PREFIX)/lib/libwafer.so.0
+	$(Q)ln -sf libwafer.so.0 $(DESTDIR)$(PREFIX)/lib/libwafer.so
+	$(Q)install -Dm644 userlib/wafer.h $(DESTDIR)$(PREFIX)/include/wafer.h
+	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
+	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules
 
 clean:
 	rm -rf $(BUILD)

@@ -71,10 +71,12 @@ struct wafer_device_desc {
  * @max: capacity of @out
  *
  * A node counts as a wafer device when DRM_IOCTL_VERSION names the driver
- * "wafer"; nodes of other accel drivers are skipped.
+ * "wafer"; nodes of other accel drivers are skipped, and so are wafer nodes
+ * this process may not open (see the udev rule, userlib/udev/70-wafer.rules).
  *
  * Return: the number of wafer devices found (may exceed @max: only @max are
- * written), or a negative errno.
+ * written), or a negative errno: -EACCES when wafer nodes exist but none
+ * could be opened (wafer_last_error() names the node, its group and mode).
  */
 int wafer_list_devices(struct wafer_device_desc *out, int max);
 
@@ -92,7 +94,8 @@ int wafer_open_device(int index);
 
 /**
  * enum wafer_backend - how a struct wafer_dev reaches the device
- * @WAFER_BACKEND_AUTO: "kernel" if a wafer device node exists, else "inproc"
+ * @WAFER_BACKEND_AUTO: "kernel" if a wafer device node exists, else "inproc";
+ *	a wafer node the caller may not open fails with -EACCES (no fallback)
  * @WAFER_BACKEND_KERNEL: /dev/accel/accelN through the wafer DRM driver
  * @WAFER_BACKEND_INPROC: a firmware-sim device created in this process and
  *	driven through its firmware ABI exactly as the kernel driver drives

@@ -851,7 +851,8 @@ int wafer_cmd_bench(int argc, char **argv)
 			return 1;
 		}
 		if (ndev <= 0)
-			fprintf(stderr, "wafer bench: no wafer device: inproc only\n");
+			fprintf(stderr, "wafer bench: no wafer device%s%s: inproc only\n",
+				ndev < 0 ? ": " : "", ndev < 0 ? wafer_last_error() : "");
 		a.kernel = ndev > 0;
 	}
 	if (a.model) {

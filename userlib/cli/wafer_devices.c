@@ -114,10 +114,21 @@ static int print_node(int index)
 		printf("describe: %s\n", d[i].desc);
 		return d[i].index;
 	}
-	if (index >= 0)
-		fprintf(stderr, "wafer: accel%d is not a wafer device\n", index);
-	else
+	if (index >= 0) {
+		/* Opening it says why: missing, another driver's, permission. */
+		int fd = wafer_open_device(index);
+
+		if (fd >= 0) {
+			close(fd);
+			fprintf(stderr, "wafer: accel%d is not a wafer device\n", index);
+		} else {
+			fprintf(stderr, "wafer: %s\n", wafer_last_error());
+		}
+	} else if (n < 0) {
+		fprintf(stderr, "wafer: %s\n", wafer_last_error());
+	} else {
 		fprintf(stderr, "wafer: no wafer devices in %s\n", WAFER_ACCEL_DIR);
+	}
 	return -1;
 }
 

@@ -3,9 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -43,21 +46,85 @@ static int describe(int fd, int index, struct wafer_device_desc *desc)
 	return ret;
 }
 
+/* Whether this process holds @gid (effective or supplementary). */
+static bool in_groups(gid_t gid)
+{
+	gid_t g[256];
+	int n = getgroups(256, g), i;
+
+	if (gid == getegid())
+		return true;
+	for (i = 0; i < n; i++)
+		if (g[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * Writes to @buf why opening @path was refused: the node's group and mode,
+ * and what would grant access (the udev rule, or membership of the group).
+ */
+static void access_hint(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	struct group *gr;
+	char gname[32];
+
+	buf[0] = '\0';
+	if (stat(path, &st))
+		return;
+	gr = getgrgid(st.st_gid);
+	if (gr)
+		snprintf(gname, sizeof(gname), "%s", gr->gr_name);
+	else
+		snprintf(gname, sizeof(gname), "%u", (unsigned int)st.st_gid);
+	if (st.st_gid == 0 || (st.st_mode & 060) != 060)
+		snprintf(buf, len, " (mode %04o, group %s: install the wafer udev rule to "
+			 "grant a group access)", (unsigned int)(st.st_mode & 07777), gname);
+	else if (!in_groups(st.st_gid))
+		snprintf(buf, len, " (mode %04o, group %s: add the user to group %s, "
+			 "then log in again)", (unsigned int)(st.st_mode & 07777), gname, gname);
+	else
+		snprintf(buf, len, " (mode %04o, group %s)",
+			 (unsigned int)(st.st_mode & 07777), gname);
+}
+
 static int open_index(int index, struct wafer_device_desc *desc)
 {
-	char path[64];
-	int fd, ret;
+	char path[64], hint[192];
+	int fd, ret, e;
 
 	snprintf(path, sizeof(path), WAFER_ACCEL_DIR "/accel%d", index);
 	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return wafer_set_error(-errno, "cannot open %s: %s", path, strerror(errno));
+	if (fd < 0) {
+		e = errno;
+		hint[0] = '\0';
+		if (e == EACCES || e == EPERM)
+			access_hint(path, hint, sizeof(hint));
+		return wafer_set_error(-e, "cannot open %s: %s%s", path, strerror(e), hint);
+	}
 	ret = describe(fd, index, desc);
 	if (ret) {
 		close(fd);
 		return ret;
 	}
 	return fd;
+}
+
+/* Whether sysfs says accel@index belongs to wafer (no need to open it). */
+static bool sysfs_is_wafer(int index)
+{
+	char path[96], link[256];
+	const char *base;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/driver", index);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return !strcmp(base ? base + 1 : link, WAFER_DRIVER_NAME);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -94,7 +161,8 @@ static int accel_indices(int *idx, int max)
 
 int wafer_list_devices(struct wafer_device_desc *out, int max)
 {
-	int idx[256], n, i, found = 0;
+	int idx[256], n, i, found = 0, denied = 0;
+	char denied_msg[256] = "";
 
 	if (max < 0 || (max > 0 && !out))
 		return wafer_set_error(-EINVAL, "wafer_list_devices: bad output array");
@@ -105,13 +173,21 @@ int wafer_list_devices(struct wafer_device_desc *out, int max)
 		struct wafer_device_desc d;
 		int fd = open_index(idx[i], &d);
 
-		if (fd < 0)
+		if (fd < 0) {
+			/* Remembered so that "no devices" does not hide a permission problem. */
+			if ((fd == -EACCES || fd == -EPERM) && !denied && sysfs_is_wafer(idx[i])) {
+				denied = fd;
+				snprintf(denied_msg, sizeof(denied_msg), "%s", wafer_last_error());
+			}
 			continue;
+		}
 		close(fd);
 		if (found < max)
 			out[found] = d;
 		found++;
 	}
+	if (!found && denied)
+		return wafer_set_error(denied, "%s", denied_msg);
 	return found;
 }
 

@@ -14,18 +14,23 @@ static const struct wafer_backend_ops *pick(const struct wafer_open_opts *o)
 		return &wafer_kernel_backend;
 	case WAFER_BACKEND_INPROC:
 		return &wafer_inproc_backend;
-	case WAFER_BACKEND_AUTO:
-		if (o->index >= 0) {
-			struct wafer_device_desc d[64];
-			int n = wafer_list_devices(d, 64), i;
+	case WAFER_BACKEND_AUTO: {
+		struct wafer_device_desc d[64];
+		int n = wafer_list_devices(d, 64), i;
 
-			for (i = 0; i < n && i < 64; i++)
-				if (d[i].index == o->index)
-					return &wafer_kernel_backend;
-			return &wafer_inproc_backend;
-		}
-		return wafer_list_devices(NULL, 0) > 0 ? &wafer_kernel_backend :
-							 &wafer_inproc_backend;
+		/*
+		 * A wafer device this user may not open is an error that the
+		 * kernel backend reports, not a reason to quietly run inproc.
+		 */
+		if (n < 0)
+			return &wafer_kernel_backend;
+		if (o->index < 0)
+			return n > 0 ? &wafer_kernel_backend : &wafer_inproc_backend;
+		for (i = 0; i < n && i < 64; i++)
+			if (d[i].index == o->index)
+				return &wafer_kernel_backend;
+		return &wafer_inproc_backend;
+	}
 	}
 	return NULL;
 }
