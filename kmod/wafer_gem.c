@@ -74,7 +74,9 @@ int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	shmem = drm_gem_shmem_create(dev, size);
 	if (IS_ERR(shmem)) {
 		atomic64_sub(size, &wfile->bo_bytes);
-		return PTR_ERR(shmem);
+		ret = PTR_ERR(shmem);
+		/* shmem says -ENOSPC when it cannot allocate the inode. */
+		return ret == -ENOSPC ? -ENOMEM : ret;
 	}
 	/* From here the BO's free releases the charge. */
 	kref_get(&wfile->ref);

@@ -493,13 +493,18 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 	if (ret)
 		goto err_free;
 
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
 	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
-	if (!job->hw_fence || !job->result) {
+	if (!job->result) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	/* job_free() drops this reference, whatever fails next. */
 	kref_init(&job->result->ref);
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->hw_fence) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL);
 	if (ret)
 		goto err_free;

@@ -1,0 +1,20 @@
+# Allocation fault injection (failslab, fail_page_alloc, fail-nth) on every
+# allocation the driver's paths make: BO create/mmap, model load, context
+# create, submit by ioctl and io_uring, syncobjs.  Needs the debug kernel;
+# skipped (77) on a kernel without fault injection.
+. "$(dirname "$0")/../lib.sh"
+rc=0
+out=$("$vm" -- sh -c "$build/tests/vm/fault_inject; rc=\$?
+	# The harness scans the kernel log: it must not have wrapped.
+	dmesg | grep -q 'Linux version' || { echo 'not ok - the kernel log wrapped'; rc=1; }
+	exit \$rc") || rc=$?
+printf '%s\n' "$out"
+if [ "$rc" = 77 ]; then
+	echo "SKIP: the guest kernel has no allocation fault injection (use the debug kernel)"
+	exit 77
+fi
+[ "$rc" = 0 ] || die "fault_inject exited $rc"
+expect_contains "$out" '^ok - MODEL_LOAD: [1-9][0-9]* injection points'
+expect_contains "$out" '^ok - SUBMIT: [1-9][0-9]* injection points'
+expect_contains "$out" '^ok - uring SUBMIT \(io-wq worker\): [1-9][0-9]* injection points'
+if grep -q '^not ok' <<<"$out"; then die "failed checks"; fi
