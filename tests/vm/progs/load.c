@@ -566,6 +566,17 @@ static int inject_faults(int *injected, int *fired_hangs)
 				continue;
 			before[d] = dbg_jobs(d, "resets");
 			ret = inject(d, k);
+			/*
+			 * The control command queues behind the jobs; under a slow
+			 * kernel it may outlive its timeout (job_timeout_ms), which
+			 * resets the device: a fault too, but not the one asked for.
+			 */
+			if (ret == -ETIMEDOUT) {
+				wt_diag("round %d: inject %s on device %d timed out (the device "
+					"resets)", r, k, d);
+				ret = 0;
+				continue;
+			}
 			if (!wt_ok(!ret, "round %d: inject %s on device %d (%d)", r, k, d, ret))
 				break;
 			armed[d] = 1;
@@ -670,7 +681,7 @@ static void parse(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int fd[MAX_DEVICES], avail, d, w, p, pos, failed = 0, injected = 0, hangs = 0;
+	int fd[MAX_DEVICES], avail, d, w, p, pos, failed = 0, injected = 0, hangs = 0, ij = 0;
 	long long completed0[MAX_DEVICES], timeouts0 = 0, timeouts1 = 0;
 	struct drm_wafer_device_info info = { .size = sizeof(info) };
 	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&info,
@@ -766,8 +777,8 @@ int main(int argc, char **argv)
 			_exit(ret);
 		}
 	}
-	if (o.faults && inject_faults(&injected, &hangs))
-		failed++;
+	if (o.faults)
+		ij = inject_faults(&injected, &hangs);
 	/* Bounded: past the deadline (plus the workers' own grace) kill them. */
 	for (p = 0; p < o.procs;) {
 		int status;
@@ -822,7 +833,7 @@ int main(int argc, char **argv)
 	if (!o.faults)
 		wt_ok(n_ok == total, "without faults every job succeeded (%zu of %zu)", n_ok, total);
 	else
-		wt_ok(injected > 0 && hangs > 0,
+		wt_ok(!ij && injected > 0 && hangs > 0,
 		      "faults injected during the load: %d (%d hangs), every one reset its device",
 		      injected, hangs);
 
