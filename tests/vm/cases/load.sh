@@ -12,7 +12,7 @@ params='num_devices=4 stages=5 sram_kib=512'
 # fewer jobs, and a job timeout (also that of the fault-injection control
 # command, queued behind the load) its jobs do not hit by slowness alone.
 jobs=100 timeout_ms=1000
-[ "${WAFER_VM_KERNEL:-stock}" = debug ] && jobs=30 timeout_ms=3000
+[ "${WAFER_VM_KERNEL:-stock}" = debug ] && jobs=50 timeout_ms=3000
 
 # One boot, the module loaded twice (with fault injection the second time):
 # booting is most of the time this takes.
