@@ -258,14 +258,14 @@ static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 	unsigned long cookie;
 
 	xa_for_each(&q->jobs, cookie, job) {
-		if (!job_claim(job))
-			continue;
-		job_signal(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+		if (job_claim(job))
+			job_signal(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
 		/*
 		 * drm_sched_stop() detached the job from its hardware fence;
-		 * reattach it (now signalled with our error) so that
-		 * drm_sched_start() finishes the job with that error rather
-		 * than -ECANCELED.
+		 * reattach it so that drm_sched_start() finishes the job with
+		 * the fence's status rather than -ECANCELED: our error, or
+		 * that of a completion that came in after the detach (the
+		 * firmware ran such a job: it must not be reported failed).
 		 */
 		if (!job->base.s_fence->parent)
 			job->base.s_fence->parent = dma_fence_get(job->hw_fence);
