@@ -207,12 +207,7 @@ static int submit(struct worker *w, int s, int job)
 
 		if (!sqe)
 			return fail(w, "no free SQE");
-		memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128 */
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = w->fd;
-		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-		memcpy(sqe->cmd, &j, sizeof(j));
-		sqe->user_data = (uint64_t)job + 1;
+		wt_uring_prep_submit(sqe, w->fd, &j, (uint64_t)job + 1);
 		w->uring_inflight++;
 		return 1; /* one SQE to submit */
 	} else {
