@@ -8,3 +8,7 @@
 prog=$build/tests/vm/lifetime_kill
 [ -x "$prog" ] || die "$prog missing: run make"
 "$vm" -- "$prog" --seed "${WAFER_KILL_SEED:-1}" --rounds 8
+# A victim with seconds of work queued (64 jobs of 64 tokens): the GET_INFO
+# taken before the kill waits behind all of it, and must not be mistaken for
+# a stuck firmware (which reset the device: 0 models, jobs failed).
+"$vm" -- "$prog" --seed "${WAFER_KILL_SEED:-1}" --rounds 1 --variant 0 --pipeline 64 --tokens 64

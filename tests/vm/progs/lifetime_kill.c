@@ -16,11 +16,13 @@
  * (uring_submit kills a child sharing the parent's file; this one kills
  * the only holder of a file with a model, contexts and BOs.)
  *
- * Usage: lifetime_kill [--seed N] [--rounds N] [--variant 0-3] [--pipeline N]
+ * Usage: lifetime_kill [--seed N] [--rounds N] [--variant 0-3]
+ *                      [--pipeline JOBS] [--tokens PER_JOB]
  *
- * Keep --pipeline small: a control command (GET_INFO here) queues behind
- * every job already in the firmware's command ring and times out after
- * job_timeout_ms, which resets the device (--pipeline 64 shows it).
+ * The victims' queued work (pipeline x tokens) is kept small by default: a
+ * control command (GET_INFO here) queues behind every job in the firmware's
+ * command ring, and one that waited longer than job_timeout_ms made the
+ * driver reset the device (--pipeline 64 --tokens 64 showed it).
  */
 #include <errno.h>
 #include <signal.h>
@@ -41,9 +43,9 @@
 
 #define TOPK		4
 #define SLOTS		4
-#define TOKENS		16
+#define TOKENS		16	/* positions the post-mortem decode checks */
 /* Jobs a victim keeps in flight per path: about a second of work under TCG. */
-static unsigned int pipeline = 16;
+static unsigned int pipeline = 16, job_tokens = 16;
 #define BIG_BO		(16u << 20)	/* touched BO whose pages must be freed */
 #define POLL_MS		100
 #define POLL_MAX	600		/* 60 s for the device to drain */
@@ -111,7 +113,7 @@ static struct drm_wafer_job long_job(const struct wt_dev_model *m, const struct 
 				     const struct wt_bo *out, unsigned int i)
 {
 	return (struct drm_wafer_job){ .ctx_id = m->ctx_id, .slot = i % SLOTS,
-		.n_tokens = TOKENS, .top_k = TOPK, .in_handle = in->handle,
+		.n_tokens = job_tokens, .top_k = TOPK, .in_handle = in->handle,
 		.out_handle = out->handle,
 		.out_offset = (i % SLOTS) * DRM_WAFER_RESULT_SIZE(TOPK) };
 }
@@ -174,11 +176,11 @@ static void victim(int variant, int ready)
 
 	fd = wt_dev_open(0);
 	if (fd < 0 || wt_dev_load_model(fd, 8, SLOTS, 256, &m) ||
-	    wt_bo_new(fd, &in, TOKENS * 4) || wt_bo_new(fd, &out, 4096) ||
+	    wt_bo_new(fd, &in, job_tokens * 4) || wt_bo_new(fd, &out, 4096) ||
 	    wt_bo_new(fd, &big, BIG_BO))
 		_exit(10);
 	memset(big.map, 0x5a, BIG_BO);
-	for (i = 0; i < TOKENS; i++)
+	for (i = 0; i < job_tokens; i++)
 		((uint32_t *)in.map)[i] = 1 + i * 7 % 500;
 	if (variant == V_URING || variant == V_ALL) {
 		if (io_uring_queue_init(2 * pipeline, &ring, IORING_SETUP_SQE128))
@@ -305,6 +307,8 @@ int main(int argc, char **argv)
 			rounds = (unsigned int)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--pipeline") && i + 1 < argc)
 			pipeline = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--tokens") && i + 1 < argc)
+			job_tokens = (unsigned int)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--variant") && i + 1 < argc)
 			only = atoi(argv[++i]);
 	}
