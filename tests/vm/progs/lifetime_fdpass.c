@@ -416,6 +416,8 @@ static void fork_shared(void)
 	if (pid == 0) {
 		char c;
 
+		close(c2p[0]);
+		close(p2c[1]);
 		j = job_for(s.m.ctx_id, s.in.handle, s.out.handle, 0);
 		ret = submit(s.fd, &j, &seqno);
 		if (ret || write(c2p[1], &seqno, sizeof(seqno)) != sizeof(seqno))
@@ -433,6 +435,9 @@ static void fork_shared(void)
 		      "fork child: io_uring on the inherited fd (%d)", ret);
 		_exit(wt_failures() ? 1 : 0);
 	}
+	/* Only the child writes: its exit ends our read. */
+	close(c2p[1]);
+	close(p2c[0]);
 	ret = read(c2p[0], &seqno, sizeof(seqno)) == sizeof(seqno) ? 0 : -EIO;
 	if (!ret)
 		ret = wt_wait_job(s.fd, seqno, NULL);
@@ -443,7 +448,8 @@ static void fork_shared(void)
 		ret = -EIO;
 	wait_child(pid, "the fork child");
 	wt_ok(slot_ok(s.out.map, 1, expect), "fork parent: sees the child's io_uring result");
-	close(p2c[0]), close(p2c[1]), close(c2p[0]), close(c2p[1]);
+	close(p2c[1]);
+	close(c2p[0]);
 	munmap(s.in.map, s.in.size);
 	munmap(s.out.map, s.out.size);
 	close(s.fd);
@@ -469,17 +475,21 @@ static void fork_orphan(void)
 		close(pfd[0]);
 		if (setup(&s))
 			_exit(2);
+		pid_t me = getpid();
+
 		clear_slot(s.out.map, 0);
 		clear_slot(s.out.map, 1);
 		pid = fork();
 		if (pid == 0) {
 			struct drm_wafer_device_info info;
-			pid_t me = getppid();
+			int i;
 
 			close(pfd[1]);
-			/* Wait for the parent to be gone (we are reparented). */
-			while (getppid() == me)
+			/* Wait for the parent to be gone (we are reparented to main). */
+			for (i = 0; i < 6000 && getppid() == me; i++)
 				usleep(10000);
+			if (!wt_ok(getppid() != me, "orphan: the parent is gone"))
+				_exit(1);
 			seqno = 1;	/* the parent's only job */
 			ret = wt_wait_job(s.fd, seqno, NULL);
 			wt_ok(!ret && slot_ok(s.out.map, 0, expect),

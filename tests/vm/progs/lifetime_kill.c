@@ -118,23 +118,25 @@ static struct drm_wafer_job long_job(const struct wt_dev_model *m, const struct 
 		.out_offset = (i % SLOTS) * DRM_WAFER_RESULT_SIZE(TOPK) };
 }
 
-/* Queues @n commands running @j (the SQ frees its entries on submit). */
-static void uring_submit_n(struct io_uring *r, int fd, const struct drm_wafer_job *j,
-			   unsigned int n)
+/*
+ * Queues one command running @j.  The SQ frees its entries on submit, so
+ * the callers count commands in flight by their CQEs.
+ */
+static void uring_submit_one(struct io_uring *r, int fd, const struct drm_wafer_job *j)
 {
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(r);
 
-	while (n-- && (sqe = io_uring_get_sqe(r))) {
-		memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128 */
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = fd;
-		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-		memcpy(sqe->cmd, j, sizeof(*j));
-	}
+	if (!sqe)
+		_exit(11);
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128 */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
+	memcpy(sqe->cmd, j, sizeof(*j));
 	io_uring_submit(r);
 }
 
-/* Raw SUBMIT (wt_ioctl would spin on EAGAIN). */
+/* The victim's SUBMIT and WAIT: any error ends it with a distinct status. */
 static void submit(int fd, const struct drm_wafer_job *j, uint64_t *seqno)
 {
 	struct drm_wafer_submit s = { .job = *j };
@@ -187,7 +189,7 @@ static void victim(int variant, int ready)
 			_exit(11);
 		for (i = 0; i < pipeline; i++) {
 			j = long_job(&m, &in, &out, i);
-			uring_submit_n(&ring, fd, &j, 1);
+			uring_submit_one(&ring, fd, &j);
 		}
 	}
 	if (variant != V_URING)
@@ -213,7 +215,7 @@ static void victim(int variant, int ready)
 				_exit(15);
 			}
 			io_uring_cqe_seen(&ring, cqe);
-			uring_submit_n(&ring, fd, &j, 1);
+			uring_submit_one(&ring, fd, &j);
 			break;
 		}
 		default:	/* jobs of one file run in order: the newest is last */
