@@ -125,6 +125,7 @@ int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd)
 static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 {
 	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
+	u32 seq, now;
 	int ret;
 
 	lockdep_assert_held(&fw->ctrl_lock);
@@ -132,11 +133,23 @@ static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl 
 	cmd->cookie = WAFER_FW_COOKIE_CTRL | ++fw->ctrl_seq;
 	fw->ctrl_cookie = cmd->cookie;
 	reinit_completion(&fw->ctrl_done);
+	seq = fw->cpl_seq;
 	spin_unlock(&fw->cpl_lock);
 
 	ret = wafer_fw_post(fw, cmd);
-	if (!ret && !wait_for_completion_timeout(&fw->ctrl_done, timeout))
-		ret = -ETIMEDOUT;
+	/*
+	 * The command runs after every job already in the ring, which together
+	 * may take much longer than the timeout: the firmware is only stuck if
+	 * it completes nothing for a whole timeout.
+	 */
+	while (!ret && !wait_for_completion_timeout(&fw->ctrl_done, timeout)) {
+		spin_lock(&fw->cpl_lock);
+		now = fw->cpl_seq;
+		spin_unlock(&fw->cpl_lock);
+		if (now == seq)
+			ret = -ETIMEDOUT;
+		seq = now;
+	}
 
 	spin_lock(&fw->cpl_lock);
 	if (ret) {

@@ -35,7 +35,8 @@ struct wafer_fw;
  * @numa_node: node for SRAM and firmware threads, or NUMA_NO_NODE
  * @index: device index (thread names, log lines)
  * @fault_inject: allow the test-only FAULT_INJECT command
- * @ctrl_timeout_ms: how long a control command may take
+ * @ctrl_timeout_ms: how long a control command may wait while the firmware
+ *	completes nothing (jobs ahead of it in the ring may take longer)
  * @job_cpl: called for each job completion, from the interrupt handler
  *	(process context, must not sleep for long); @cpl is a verified copy
  * @fault: called when the device faulted or a completion was lost or
