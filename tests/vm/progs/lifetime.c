@@ -91,11 +91,7 @@ int main(void)
 			.out_handle = out.handle,
 			.out_offset = (i % SLOTS) * DRM_WAFER_RESULT_SIZE(TOPK) };
 
-		memset(sqe, 0, 2 * sizeof(*sqe));
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = fd;
-		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-		memcpy(sqe->cmd, &j, sizeof(j));
+		wt_uring_prep_submit(sqe, fd, &j, i);
 	}
 	wt_ok(io_uring_submit(&ring) == JOBS, "%d uring jobs submitted", JOBS);
 	/* ...and one by ioctl. */

@@ -134,11 +134,7 @@ static int uring_job(int fd, const struct drm_wafer_job *j)
 	sqe = io_uring_get_sqe(&ring);
 	if (!sqe)
 		return -1002;
-	memset(sqe, 0, 2 * sizeof(*sqe));
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-	memcpy(sqe->cmd, j, sizeof(*j));
+	wt_uring_prep_submit(sqe, fd, j, 0);
 	io_uring_submit(&ring);
 	res = io_uring_wait_cqe(&ring, &cqe) ? -1001 : cqe->res;
 	io_uring_queue_exit(&ring);

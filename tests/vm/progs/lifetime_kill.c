@@ -128,11 +128,7 @@ static void uring_submit_one(struct io_uring *r, int fd, const struct drm_wafer_
 
 	if (!sqe)
 		_exit(11);
-	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128 */
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
-	memcpy(sqe->cmd, j, sizeof(*j));
+	wt_uring_prep_submit(sqe, fd, j, 0);
 	io_uring_submit(r);
 }
 
