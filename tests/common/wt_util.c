@@ -30,16 +30,21 @@ int wt_ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
+void wt_vdiag(const char *fmt, va_list ap)
+{
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 void wt_diag(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	wt_vdiag(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 int wt_failures(void)

@@ -7,12 +7,14 @@
 #define WT_UTIL_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 /* Print "ok - name" or "not ok - name"; count failures.  Returns cond. */
 int wt_ok(int cond, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Print a "# ..." diagnostic line. */
+void wt_vdiag(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void wt_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print a summary; return the process exit status (0 iff no failure). */
 int wt_done(void);

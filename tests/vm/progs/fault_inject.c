@@ -176,12 +176,9 @@ static void bad(struct outcome *o, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("# ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	wt_vdiag(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	o->bad = 1;
 }
 
