@@ -12,20 +12,22 @@
 # reached the device, and unless every drm_file trinity opened was released
 # (wafer_open == wafer_postclose) once its processes are gone.
 #
-# Not in the syscall list: ioctl.  Debian's trinity 1.9+git20230109 segfaults
-# in its ioctl sanitiser before the syscall (find_ioctl_group: the ext/vfs
-# and socket ioctl groups' fd_test walk the testfile and socket object
-# lists, which stay NULL unless those fd providers made objects; enabling
-# the socket provider with a restricted syscall list segfaults trinity's
-# main process while it builds its socket cache, as nobody and as root), so
-# each child dies without an ioctl reaching the kernel.  Structure-aware
-# ioctl fuzzing of the device is uapi_fuzz.sh.
+# ioctl gets a run of its own (WAFER_TRINITY_IOCTL_TIME, default 30 s):
+# Debian's trinity 1.9+git20230109 segfaults its child in the ioctl
+# sanitiser (find_ioctl_group: the socket ioctl group's fd_test walks the
+# socket object list, NULL unless the socket provider made objects, and that
+# provider segfaults trinity's main process while building its socket cache),
+# so children die and are respawned after each ioctl and the rate is low (a
+# few per second); with only -V's fds, no ioctl would reach the kernel at
+# all.  The testfile provider keeps the vfs group's list non-NULL; the case
+# requires drm_ioctl hits.  Structure-aware ioctl fuzzing is uapi_fuzz.sh.
 # munmap/mremap/mprotect are left out too: trinity cannot create a BO, so it
 # never has a mapping of the device for them to act on.
 #
 # Knobs: WAFER_TRINITY_TIME (seconds, default 60), WAFER_TRINITY_SEED
 # (default 1), WAFER_TRINITY_OPS (trinity -N syscall cap, default 1000000),
-# WAFER_TRINITY_CHILDREN (default 8; most block in read for 1 s at a time), e.g.
+# WAFER_TRINITY_CHILDREN (default 8; most block in read for 1 s at a time),
+# WAFER_TRINITY_IOCTL_TIME (seconds of the ioctl run, default 30), e.g.
 #   WAFER_TRINITY_TIME=600 WAFER_TEST_FILTER=trinity tests/run vm-debug
 
 guest() {
@@ -33,6 +35,7 @@ guest() {
 	local t=/sys/kernel/tracing dev=/dev/accel/accel0 nobody=65534
 	local secs=${WAFER_TRINITY_TIME:-60} seed=${WAFER_TRINITY_SEED:-1}
 	local ops=${WAFER_TRINITY_OPS:-1000000} children=${WAFER_TRINITY_CHILDREN:-8}
+	local isecs=${WAFER_TRINITY_IOCTL_TIME:-30} irc iran
 	local probes="accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll drm_ioctl"
 	local here=$PWD dir p rc start elapsed ran
 	local -A hits
@@ -47,6 +50,15 @@ guest() {
 		true
 	}
 	as_nobody() { setpriv --reuid=$nobody --regid=$nobody --clear-groups --inh-caps=-all "$@"; }
+	# Everything uid 65534 runs here is trinity's.
+	kill_leftovers() {
+		as_nobody kill -KILL -1 2>/dev/null
+		for _ in $(seq 60); do
+			pgrep -u $nobody >/dev/null || return 0
+			sleep 1
+		done
+		fail "trinity processes survive SIGKILL: $(pgrep -u $nobody -l | tr '\n' ' ')"
+	}
 
 	[ -c "$dev" ] || fail "$dev missing"
 	[ -d "$t/events" ] || mount -t tracefs nodev "$t" || fail "cannot mount tracefs"
@@ -73,13 +85,19 @@ guest() {
 		>trinity.out 2>&1 || rc=$?
 	elapsed=$(($(date +%s) - start))
 
-	# Leftovers: everything uid 65534 runs here is trinity's.
-	as_nobody kill -KILL -1 2>/dev/null
-	for _ in $(seq 60); do
-		pgrep -u $nobody >/dev/null || break
-		sleep 1
-	done
-	pgrep -u $nobody >/dev/null && fail "trinity processes survive SIGKILL: $(pgrep -u $nobody -l | tr '\n' ' ')"
+	kill_leftovers
+
+	# ioctl on its own (see the top of this file for why).
+	irc=0
+	timeout -s INT -k 30 "$isecs" setpriv --reuid=$nobody --regid=$nobody \
+		--clear-groups --inh-caps=-all \
+		trinity -q -V "$dev" --enable-fds=pseudo,testfile -s "$seed" -N "$ops" -C 2 \
+		-c ioctl >trinity-ioctl.out 2>&1 || irc=$?
+	kill_leftovers
+	[ "$irc" = 124 ] || [ "$irc" = 0 ] || {
+		tail -n 20 trinity-ioctl.out; fail "trinity (ioctl) exited $irc"; }
+	iran=$(sed -n 's/.*Ran \([0-9]*\) syscalls.*/\1/p' trinity-ioctl.out | tail -n 1)
+	echo "trinity ioctl run: ${isecs}s, ${iran:-no} ioctls"
 
 	grep -v '^\[child' trinity.out | grep -v 'futex:\|sysv_shm:\|Marking syscall\|marked as AVOID' | tail -n 12
 	ran=$(sed -n 's/.*Ran \([0-9]*\) syscalls.*/\1/p' trinity.out | tail -n 1)
@@ -96,7 +114,7 @@ guest() {
 	*) tail -n 30 trinity.log 2>/dev/null; fail "trinity exited $rc" ;;
 	esac
 	[ "${ran:-0}" -gt 0 ] || fail "trinity executed no syscalls"
-	for p in accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll; do
+	for p in accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll drm_ioctl; do
 		[ "${hits[$p]:-0}" -gt 0 ] || fail "trinity never reached $p on the device"
 	done
 	[ "${hits[wafer_open]}" = "${hits[wafer_postclose]}" ] ||
@@ -119,7 +137,7 @@ fi
 command -v trinity >/dev/null || die "trinity not installed: run tests/setup/setup"
 secs=${WAFER_TRINITY_TIME:-60}
 case $secs in '' | *[!0-9]*) die "WAFER_TRINITY_TIME must be a number of seconds" ;; esac
-out=$(WAFER_TRINITY_BUILD=$build "$vm" --timeout $((secs + 900)) -- bash "$repo/tests/vm/cases/trinity.sh" --guest 2>&1) || {
+out=$(WAFER_TRINITY_BUILD=$build "$vm" --timeout $((secs + ${WAFER_TRINITY_IOCTL_TIME:-30} + 900)) -- bash "$repo/tests/vm/cases/trinity.sh" --guest 2>&1) || {
 	printf '%s\n' "$out"
 	die "trinity run failed"
 }
