@@ -11,6 +11,7 @@
 
 #include <liburing.h>
 
+#include "wfs_forward.h"
 #include "wfs_pack.h"
 #include "wt_dev.h"
 #include "wt_util.h"
@@ -128,6 +129,19 @@ void wt_uring_prep_submit(struct io_uring_sqe *sqe, int fd, const struct drm_waf
 	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
 	memcpy(sqe->cmd, job, sizeof(*job));
 	sqe->user_data = user_data;
+}
+
+int wt_result_matches(const struct drm_wafer_token_result *r, uint32_t pos, uint32_t argmax,
+		      const struct wfs_topk_entry *ref, uint32_t k)
+{
+	uint32_t i;
+
+	if (r->position != pos || r->argmax != argmax || r->top_k != k)
+		return 0;
+	for (i = 0; i < k; i++)
+		if (r->topk[i].token != ref[i].token || r->topk[i].logit != ref[i].logit)
+			return 0;
+	return 1;
 }
 
 unsigned int wt_debugfs_inflight(void)

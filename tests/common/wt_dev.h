@@ -28,6 +28,7 @@ struct wt_dev_model {
 };
 
 struct io_uring_sqe;
+struct wfs_topk_entry;
 
 /* ioctl returning 0 or -errno. */
 int wt_ioctl(int fd, unsigned long req, void *arg);
@@ -45,6 +46,10 @@ int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_l
  * of @job on @fd; callers add flags such as IOSQE_FIXED_FILE afterwards. */
 void wt_uring_prep_submit(struct io_uring_sqe *sqe, int fd, const struct drm_wafer_job *job,
 			  uint64_t user_data);
+/* Whether result @r is position @pos with the reference's @argmax and its
+ * @k top-k pairs @ref (tokens and logits, bit for bit). */
+int wt_result_matches(const struct drm_wafer_token_result *r, uint32_t pos, uint32_t argmax,
+		      const struct wfs_topk_entry *ref, uint32_t k);
 /* Jobs device 0 holds now (debugfs "jobs"), or ~0u when unreadable. */
 unsigned int wt_debugfs_inflight(void);
 /* Pointer to result @i of records carrying @k pairs at @off in @b. */

@@ -232,18 +232,12 @@ static struct drm_wafer_job prefill_job(uint32_t slot, const struct wt_bo *o)
 /* The results in @o are the reference's for every position. */
 static int results_ok(const struct wt_bo *o)
 {
-	uint32_t pos, k;
+	uint32_t pos;
 
-	for (pos = 0; pos < NTOK; pos++) {
-		const struct drm_wafer_token_result *r = wt_result(o, 0, TOPK, pos);
-
-		if (r->position != pos || r->argmax != ref_arg[pos] || r->top_k != TOPK)
+	for (pos = 0; pos < NTOK; pos++)
+		if (!wt_result_matches(wt_result(o, 0, TOPK, pos), pos, ref_arg[pos],
+				       ref_topk[pos], TOPK))
 			return 0;
-		for (k = 0; k < TOPK; k++)
-			if (r->topk[k].token != ref_topk[pos][k].token ||
-			    r->topk[k].logit != ref_topk[pos][k].logit)
-				return 0;
-	}
 	return 1;
 }
 

@@ -33,7 +33,7 @@ static int decode_check(int fd, const struct wt_dev_model *m, const void *blob, 
 	struct wfs_topk_entry topk[TOPK];
 	struct wt_model ref;
 	struct wt_bo in, out;
-	uint32_t tok = 1, pos, k;
+	uint32_t tok = 1, pos;
 	int ret;
 
 	ret = wt_bo_new(fd, &in, 4096);
@@ -59,11 +59,8 @@ static int decode_check(int fd, const struct wt_dev_model *m, const void *blob, 
 		if (ret)
 			break;
 		r = wt_result(&out, 0, TOPK, pos);
-		if (r->position != pos || r->argmax != expect || r->top_k != TOPK)
+		if (!wt_result_matches(r, pos, expect, topk, TOPK))
 			ret = -EBADMSG;
-		for (k = 0; k < TOPK && !ret; k++)
-			if (r->topk[k].token != topk[k].token || r->topk[k].logit != topk[k].logit)
-				ret = -EBADMSG;
 		if (ret)
 			wt_diag("pos %u: argmax %u vs %u", pos, r->argmax, expect);
 		tok = expect;

@@ -122,19 +122,12 @@ static int allowed_status(int status)
 /* Results of prompt @p at @off in @out equal the reference's. */
 static int result_ok(const struct wt_bo *out, size_t off, int p)
 {
-	int pos, k;
+	int pos;
 
-	for (pos = 0; pos < PLEN; pos++) {
-		const struct drm_wafer_token_result *r = wt_result(out, off, TOPK, pos);
-
-		if (r->position != (uint32_t)pos || r->top_k != TOPK ||
-		    r->argmax != ref_arg[p][pos])
+	for (pos = 0; pos < PLEN; pos++)
+		if (!wt_result_matches(wt_result(out, off, TOPK, pos), pos, ref_arg[p][pos],
+				       ref_topk[p][pos], TOPK))
 			return 0;
-		for (k = 0; k < TOPK; k++)
-			if (r->topk[k].token != ref_topk[p][pos][k].token ||
-			    r->topk[k].logit != ref_topk[p][pos][k].logit)
-				return 0;
-	}
 	return 1;
 }
 

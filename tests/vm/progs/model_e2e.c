@@ -35,20 +35,6 @@ static const struct drm_wafer_token_result *result_at(const struct wt_bo *out, s
 	return wt_result(out, off, TOPK, i);
 }
 
-/* Compares a device result with the reference step's argmax and top-k. */
-static int same(const struct drm_wafer_token_result *r, uint32_t pos, uint32_t argmax,
-		const struct wfs_topk_entry *ref)
-{
-	int k;
-
-	if (r->position != pos || r->argmax != argmax || r->top_k != TOPK)
-		return 0;
-	for (k = 0; k < TOPK; k++)
-		if (r->topk[k].token != ref[k].token || r->topk[k].logit != ref[k].logit)
-			return 0;
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
 	const char *quant = argc > 1 ? argv[1] : "int8";
@@ -115,7 +101,7 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = wt_wait_job(fd, sub.seqno, &ns);
 		device_ns += ns;
-		ok = !ret && same(result_at(&out, 0, 0), pos, ref_arg[pos], ref_topk[pos]);
+		ok = !ret && wt_result_matches(result_at(&out, 0, 0), pos, ref_arg[pos], ref_topk[pos], TOPK);
 		if (!ok)
 			wt_diag("pos %u: ret %d, device argmax %u, reference %u", pos, ret,
 				result_at(&out, 0, 0)->argmax, ref_arg[pos]);
@@ -136,7 +122,7 @@ int main(int argc, char **argv)
 			ret = wt_wait_job(fd, sub.seqno, NULL);
 		ok = !ret;
 		for (pos = 0; pos < n && ok; pos++)
-			ok = same(result_at(&out, 0, pos), pos, ref_arg[pos], ref_topk[pos]);
+			ok = wt_result_matches(result_at(&out, 0, pos), pos, ref_arg[pos], ref_topk[pos], TOPK);
 		wt_ok(ok, "prefill of %u positions in one job matches (%d, first mismatch at %u)",
 		      n, ret, ok ? n : pos - 1);
 	}
@@ -163,8 +149,8 @@ int main(int argc, char **argv)
 		ok = !ret;
 		for (s = 0; s < SLOTS && ok; s++)
 			for (pos = 0; pos < n && ok; pos++)
-				ok = same(result_at(&out, 0, s * n + pos), pos, ref_arg[pos],
-					  ref_topk[pos]);
+				ok = wt_result_matches(result_at(&out, 0, s * n + pos), pos,
+						       ref_arg[pos], ref_topk[pos], TOPK);
 		wt_ok(ok, "%d slots x %u jobs submitted before any wait all match (%d)",
 		      SLOTS, n, ret);
 	}

@@ -2331,7 +2331,7 @@ static void final_check(uint64_t sram_free0)
 	struct wt_model ref;
 	struct wt_bo in, out;
 	double t0 = now();
-	int fd, ret, ok, k;
+	int fd, ret, ok;
 	unsigned int left;
 
 	/* Rings torn down release their files from a work item: retry. */
@@ -2372,11 +2372,7 @@ static void final_check(uint64_t sram_free0)
 		ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &s);
 		if (!ret)
 			ret = wt_wait_job(fd, s.seqno, NULL);
-		ok = !ret && r->position == pos && r->argmax == ref_arg[pos] &&
-		     r->top_k == TOPK_CHECK;
-		for (k = 0; k < TOPK_CHECK && ok; k++)
-			ok = r->topk[k].token == ref_topk[pos][k].token &&
-			     r->topk[k].logit == ref_topk[pos][k].logit;
+		ok = !ret && wt_result_matches(r, pos, ref_arg[pos], ref_topk[pos], TOPK_CHECK);
 		if (!ok)
 			wt_diag("pos %u: ret %d argmax %u reference %u", pos, ret, r->argmax,
 				ref_arg[pos]);

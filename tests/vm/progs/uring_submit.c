@@ -148,13 +148,8 @@ int main(int argc, char **argv)
 	ok = !bad_cqe;
 	for (s = 0; s < SLOTS && ok; s++)
 		for (pos = 0; pos < n && ok; pos++) {
-			const struct drm_wafer_token_result *r = wt_result(&out, 0, TOPK, s * n + pos);
-			int k;
-
-			ok = r->position == pos && r->argmax == ref_arg[pos] && r->top_k == TOPK;
-			for (k = 0; k < TOPK && ok; k++)
-				ok = r->topk[k].token == ref_topk[pos][k].token &&
-				     r->topk[k].logit == ref_topk[pos][k].logit;
+			ok = wt_result_matches(wt_result(&out, 0, TOPK, s * n + pos), pos,
+					       ref_arg[pos], ref_topk[pos], TOPK);
 		}
 	wt_ok(ok, "uring results of %d slots x %u tokens match in-process firmware-sim",
 	      SLOTS, n);
