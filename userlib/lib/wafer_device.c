@@ -68,7 +68,7 @@ static void access_hint(const char *path, char *buf, size_t len)
 {
 	struct stat st;
 	struct group *gr;
-	char gname[32];
+	char gname[32], advice[96] = "";
 
 	buf[0] = '\0';
 	if (stat(path, &st))
@@ -79,14 +79,12 @@ static void access_hint(const char *path, char *buf, size_t len)
 	else
 		snprintf(gname, sizeof(gname), "%u", (unsigned int)st.st_gid);
 	if (st.st_gid == 0 || (st.st_mode & 060) != 060)
-		snprintf(buf, len, " (mode %04o, group %s: install the wafer udev rule to "
-			 "grant a group access)", (unsigned int)(st.st_mode & 07777), gname);
+		snprintf(advice, sizeof(advice), ": install the wafer udev rule to grant a group access");
 	else if (!in_groups(st.st_gid))
-		snprintf(buf, len, " (mode %04o, group %s: add the user to group %s, "
-			 "then log in again)", (unsigned int)(st.st_mode & 07777), gname, gname);
-	else
-		snprintf(buf, len, " (mode %04o, group %s)",
-			 (unsigned int)(st.st_mode & 07777), gname);
+		snprintf(advice, sizeof(advice), ": add the user to group %s, then log in again",
+			 gname);
+	snprintf(buf, len, " (mode %04o, group %s%s)", (unsigned int)(st.st_mode & 07777),
+		 gname, advice);
 }
 
 static int open_index(int index, struct wafer_device_desc *desc)
