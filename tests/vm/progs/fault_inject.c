@@ -791,31 +791,38 @@ static void op_uring_submitter(unsigned int n, struct outcome *o)
 	uring_check(o, "uring SUBMIT (submitting task)", n, res);
 }
 
-/* io-wq workers of this process (comm "iou-wrk-<pid>"). */
-static int find_workers(pid_t *tids, int max)
+/* Up to @max ids of the entries of @dir (/proc or /proc/self/task) whose
+ * comm starts with @prefix. */
+static int find_by_comm(const char *dir, const char *prefix, pid_t *ids, int max)
 {
 	char path[300], comm[32];
 	struct dirent *de;
 	int n = 0;
-	DIR *d = opendir("/proc/self/task");
+	DIR *d = opendir(dir);
 
 	if (!d)
 		return 0;
 	while ((de = readdir(d)) && n < max) {
 		FILE *fp;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
 		fp = fopen(path, "r");
 		if (!fp)
 			continue;
-		if (fgets(comm, sizeof(comm), fp) && !strncmp(comm, "iou-wrk-", 8))
-			tids[n++] = (pid_t)atoi(de->d_name);
+		if (fgets(comm, sizeof(comm), fp) && !strncmp(comm, prefix, strlen(prefix)))
+			ids[n++] = (pid_t)atoi(de->d_name);
 		fclose(fp);
 	}
 	closedir(d);
 	return n;
+}
+
+/* io-wq workers of this process (comm "iou-wrk-<pid>"). */
+static int find_workers(pid_t *tids, int max)
+{
+	return find_by_comm("/proc/self/task", "iou-wrk-", tids, max);
 }
 
 /* One uring command run to completion without faults; returns its res. */
@@ -882,28 +889,7 @@ static void op_uring_worker(unsigned int n, struct outcome *o)
 /* Kernel threads of the simulated devices (comm "wfs-..."). */
 static int find_fw_threads(pid_t *pids, int max)
 {
-	char path[300], comm[32];
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir("/proc");
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max) {
-		FILE *fp;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		fp = fopen(path, "r");
-		if (!fp)
-			continue;
-		if (fgets(comm, sizeof(comm), fp) && !strncmp(comm, "wfs-", 4))
-			pids[n++] = (pid_t)atoi(de->d_name);
-		fclose(fp);
-	}
-	closedir(d);
-	return n;
+	return find_by_comm("/proc", "wfs-", pids, max);
 }
 
 /* Fresh model and context on fd (after the MODEL_LOAD sweep). */
