@@ -5,17 +5,23 @@
 # tests/vm/CONFORMANCE.md).  vgem is loaded in the guest: its fences keep
 # jobs queued for the WAIT -ETIME, in-flight limit and close-while-queued
 # cases.  Three boots: default parameters, small per-file limits, and SRAM
-# too small for the model (-ENOSPC).
+# too small for the model (-ENOSPC).  Afterwards the table is checked
+# against what the runs printed (tests/vm/conformance-table), so it cannot
+# go stale.
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/conformance
 [ -x "$prog" ] || die "$prog missing: run make"
 # The guest shares the host's root: modprobe vgem from the booted kernel's
 # cached modules.
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 run() {
-	"$vm" "$@" -- sh -c "modprobe -d \"\$WAFER_MODULES_ROOT\" -S \"\$(uname -r)\" vgem || echo '# modprobe vgem failed'; exec '$prog' \"\$0\"" "$mode"
+	"$vm" "$@" -- sh -c "modprobe -d \"\$WAFER_MODULES_ROOT\" -S \"\$(uname -r)\" vgem || echo '# modprobe vgem failed'; exec '$prog' \"\$0\"" "$mode" | tee "$out/$mode"
 }
 rc=0
 mode=main run || rc=1
 mode=limits run --params 'max_file_bo_mib=4 max_file_contexts=3 max_file_inflight=3' || rc=1
 mode=nospc run --params 'stages=1 sram_kib=64' || rc=1
+tests/vm/conformance-table main="$out/main" limits="$out/limits" \
+	nospc="$out/nospc" || rc=1
 exit $rc
