@@ -112,12 +112,11 @@ static void test_header_and_admin(void)
 	c.buf.len = 100;
 	c.buf.index = 1;
 	expect(&c, -WFS_EINVAL, "READ_LOG index != 0");
-	base(&c, WFW_OP_RESET);
+	base(&c, WFW_OP_RESET_RETIRED);
+	expect(&c, -WFS_EOPNOTSUPP, "retired RESET command (opcode 7)");
+	base(&c, WFW_OP_RESET_RETIRED);
 	c.reset.flags = 1;
-	expect(&c, -WFS_EINVAL, "RESET unknown flag");
-	base(&c, WFW_OP_RESET);
-	c.reset.reserved[3] = 1;
-	expect(&c, -WFS_EINVAL, "RESET reserved != 0");
+	expect(&c, -WFS_EOPNOTSUPP, "retired RESET command with a payload");
 	base(&c, WFW_OP_FAULT_INJECT);
 	c.fault.fault = WFW_FAULT_DROP_NEXT_CPL;
 	expect(&c, -EPERM, "FAULT_INJECT on a device that does not allow it");
