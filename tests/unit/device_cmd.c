@@ -7,6 +7,7 @@
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
+#include "wfw_uapi_ties.h"	/* compile-time: firmware ABI == uapi */
 #include "wt_util.h"
 
 static struct dh *h;
