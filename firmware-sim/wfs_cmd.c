@@ -19,6 +19,8 @@
 #define CP_BATCH		256
 /* Tokens RUN_JOB validation reads per DMA. */
 #define PRESCAN_TOKENS		64
+/* GET_INFO writes at least abi_version and info_size. */
+#define INFO_MIN_LEN		(2 * sizeof(u32))
 
 static int all_zero(const void *p, u64 n)
 {
@@ -45,7 +47,8 @@ static int check_buf(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;
 	switch (cmd->opcode) {
 	case WFW_OP_GET_INFO:
-		return p->index || p->pos || p->len < 8 ? -WFS_EINVAL : 0;
+		return p->index || p->pos || p->len < INFO_MIN_LEN ?
+		       -WFS_EINVAL : 0;
 	case WFW_OP_GET_STATS:
 		return p->pos || p->index >= stages ||
 		       p->len < sizeof(struct wfw_stage_stats) ?

@@ -137,6 +137,59 @@ static int read_log(struct dh *h, char *buf, u32 len)
 	return cpl.status ? cpl.status : (int)cpl.result0;
 }
 
+/*
+ * The allocation table is both placement's budget and what loading
+ * allocates: over a sweep of stage counts and SRAM sizes, a load either
+ * fails in placement (-ENOSPC, "does not fit") or every stage's
+ * allocations succeed, and the minimum context placement kept room for
+ * (1 slot x min(256, max_ctx) positions) can then be created.
+ */
+static void test_budget_sweep(void *blob, size_t len)
+{
+	static char log[8192];
+	struct wfs_device_config cfg;
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	u32 stages, kib, fits = 0, nospc = 0, bad = 0;
+
+	for (stages = 1; stages <= 5; stages++) {
+		for (kib = 64; kib <= 640; kib += 16) {
+			struct dh *h = calloc(1, sizeof(*h));
+			int ret;
+
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.numa_node = -1;
+			cfg.profile = "asic";
+			cfg.stages = stages;
+			cfg.sram_bytes = (u64)kib << 10;
+			dh_init(h, &cfg, 16, 16);
+			dh_region_add(h, blob, len);
+			ret = dh_load(h, blob, len, &cpl);
+			read_log(h, log, sizeof(log));
+			if (ret == 0) {
+				fits++;
+				dh_info(h, &info);
+				if (dh_ctx_create(h, 1, info.max_ctx < 256 ?
+						  info.max_ctx : 256, &cpl) <= 0)
+					bad++;
+			} else if (ret == -WFS_ENOSPC &&
+				   strstr(log, "does not fit") &&
+				   !strstr(log, "failed")) {
+				nospc++;
+			} else {
+				bad++;
+				wt_diag("%u x %u KiB: load %d, log: %s", stages, kib,
+					ret, log);
+			}
+			dh_fini(h);
+			free(h);
+		}
+	}
+	wt_ok(!bad && fits && nospc,
+	      "budget sweep (1..5 stages x 64..640 KiB): %u loads fit and take the minimum context, %u fail in placement, %u otherwise",
+	      fits, nospc, bad);
+}
+
 static void test_device(void *blob, size_t len)
 {
 	static const struct {
@@ -262,6 +315,7 @@ int main(void)
 		return wt_done();
 	if (wt_ok(wfs_pack(&c, &o8, &blob, &len) == 0, "pack int8")) {
 		test_device(blob, len);
+		test_budget_sweep(blob, len);
 		free(blob);
 	}
 	wfs_ckpt_free(&c);
