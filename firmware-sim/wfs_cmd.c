@@ -122,7 +122,7 @@ static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return cmd->fault.fault >= WFW_FAULT_COUNT ||
 		       !ZERO(cmd->fault.reserved) ? -WFS_EINVAL : 0;
 	case WFW_OP_RESET_RETIRED:
-		wfs_log_printf(&dev->hw.log, 1, "opcode 7 (the RESET command) is retired: reset with WFW_CTRL_RESET");
+		wfs_log_printf(&dev->hw.log, 1, "opcode 7 (RESET) is retired: use CTRL.RESET");
 		return -WFS_EOPNOTSUPP;
 	default:
 		return -WFS_EOPNOTSUPP;
@@ -203,7 +203,7 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 {
 	if (p->fault == WFW_FAULT_HANG_NEXT_JOB || p->fault == WFW_FAULT_NONE)
 		wfs_job_arm_hang(dev, p->fault == WFW_FAULT_HANG_NEXT_JOB);
-	wfs_cpl_arm_fault(&dev->rings, p->fault);
+	wfs_cpl_arm_fault(&dev->cpl, p->fault);
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: armed fault %u",
 		       p->fault);
 	return 0;
@@ -256,7 +256,7 @@ static void cmd_execute(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return;
 	c.status = ret;
 	c.host_ns = wfs_os_now_ns() - t0;
-	wfs_cpl_post(&dev->hw, &dev->rings, &c, 0);
+	wfs_cpl_post(&dev->hw, &dev->cpl, &c, 0);
 }
 
 /* --------------------------------------------------------------- fetch -- */
@@ -272,7 +272,7 @@ static int cp_fetch(struct wfs_device *dev, struct wfw_cmd *cmd)
 	if (wfs_aborting(&dev->sync) || !(st & WFW_STATUS_ENABLED) ||
 	    (st & WFW_STATUS_FAULT))
 		return 0;
-	wfs_rings_cmd(&dev->rings, &base, &size);
+	wfs_cpl_cmd_ring(&dev->cpl, &base, &size);
 	tail = wfs_reg_get(hw, WFW_REG_CMD_TAIL);
 	if (!wfs_ring_indices_valid(head, tail, size)) {
 		wfs_set_fault(hw, WFW_FAULT_CMD_TAIL);
@@ -280,12 +280,12 @@ static int cp_fetch(struct wfs_device *dev, struct wfw_cmd *cmd)
 	}
 	if (wfs_ring_empty(head, tail))
 		return 0;
-	if (wfs_cpl_reserve(hw, &dev->rings))
+	if (wfs_cpl_reserve(hw, &dev->cpl))
 		return 0;
 	if (hw->dma.read(hw->dma_ctx,
 			 wfs_ring_entry_addr(base, head, size, sizeof(*cmd)),
 			 cmd, sizeof(*cmd))) {
-		wfs_cpl_unreserve(&dev->rings);
+		wfs_cpl_unreserve(&dev->cpl);
 		wfs_set_fault(hw, WFW_FAULT_CMD_DMA);
 		return 0;
 	}

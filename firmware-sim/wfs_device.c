@@ -27,7 +27,7 @@ static void ctrl_enable(struct wfs_device *dev, int on)
 		wfs_reg_update(hw, WFW_REG_STATUS, 0, WFW_STATUS_ENABLED);
 		wfs_reg_update(hw, WFW_REG_CTRL, 0, WFW_CTRL_ENABLE);
 	} else if (!(wfs_reg_get(hw, WFW_REG_STATUS) & WFW_STATUS_ENABLED)) {
-		bad = wfs_rings_enable(hw, &dev->rings);
+		bad = wfs_cpl_enable_rings(hw, &dev->cpl);
 		if (!bad) {
 			wfs_reg_update(hw, WFW_REG_CTRL, WFW_CTRL_ENABLE, 0);
 			wfs_reg_update(hw, WFW_REG_STATUS, WFW_STATUS_ENABLED, 0);
@@ -127,7 +127,7 @@ static void reset_rings(struct wfs_device *dev, int full)
 
 	for (i = 0; i < hw->prof.stages; i++)
 		wfs_fifo_flush(&dev->stages[i].in);
-	wfs_rings_reset(&dev->rings);
+	wfs_cpl_reset(&dev->cpl);
 	dev->cp.cmd_head = 0;
 	wfs_reg_set(hw, WFW_REG_CMD_HEAD, 0);
 	wfs_reg_set(hw, WFW_REG_CMD_TAIL, 0);
@@ -196,7 +196,7 @@ static void device_free(struct wfs_device *dev)
 	wfs_os_event_destroy(dev->hw.kick);
 	wfs_os_cond_destroy(dev->sync.cond);
 	wfs_os_mutex_destroy(dev->hw.log_lock);
-	wfs_os_mutex_destroy(dev->rings.lock);
+	wfs_os_mutex_destroy(dev->cpl.lock);
 	wfs_os_mutex_destroy(dev->sync.lock);
 	wfs_os_mutex_destroy(dev->reset_lock);
 	wfs_os_free(dev);
@@ -272,7 +272,7 @@ static int device_alloc(struct wfs_device *dev,
 
 	dev->reset_lock = wfs_os_mutex_create();
 	dev->sync.lock = wfs_os_mutex_create();
-	dev->rings.lock = wfs_os_mutex_create();
+	dev->cpl.lock = wfs_os_mutex_create();
 	dev->hw.log_lock = wfs_os_mutex_create();
 	dev->sync.cond = wfs_os_cond_create();
 	dev->hw.kick = wfs_os_event_create();
@@ -283,7 +283,7 @@ static int device_alloc(struct wfs_device *dev,
 				      sizeof(*dev->job.jobs), node);
 	dev->ctx.ctxs = wfs_os_zalloc((u64)dev->ctx.max *
 				      sizeof(*dev->ctx.ctxs), node);
-	if (!dev->reset_lock || !dev->sync.lock || !dev->rings.lock ||
+	if (!dev->reset_lock || !dev->sync.lock || !dev->cpl.lock ||
 	    !dev->hw.log_lock || !dev->sync.cond || !dev->hw.kick ||
 	    !dev->hw.log_buf || !dev->stages || !dev->job.jobs ||
 	    !dev->ctx.ctxs)

@@ -7,7 +7,7 @@
  *
  *   hw     wfs_hw.c      registers, interrupt, doorbell, DMA, log
  *   sync   wfs_sync.c    state lock, park/abort handshake
- *   rings  wfs_rings.c   latched rings, completion posting
+ *   cpl    wfs_cpl.c     latched rings, completion posting
  *   cp     wfs_cmd.c     the command processor
  *   stages wfs_device.c  (arenas, FIFOs, threads), wfs_load.c (.mdl),
  *                        wfs_stage.c (.cnt)
@@ -18,12 +18,12 @@
  * Threads: one command processor (CP) and one worker per stage.
  *
  * Locks, outermost first (none is held across the IRQ callback, only
- * rings.lock across a DMA callback):
+ * cpl.lock across a DMA callback):
  *  1. reset_lock serialises register resets and destroy.
  *  2. sync.lock, the state lock: the job table, the context table, the
  *     park/abort state and the model's presence; sync.cond is broadcast on
- *     any change to them.  Ring enable holds it while it takes rings.lock.
- *  3. rings.lock: latched ring configuration, completion ring tail,
+ *     any change to them.  Ring enable holds it while it takes cpl.lock.
+ *  3. cpl.lock: latched ring configuration, completion ring tail,
  *     sequence, reservations and armed faults; held across the completion
  *     DMA write so records land in ring order.
  *  4. each FIFO's lock: its indices and entries, and the counters of the
@@ -41,7 +41,7 @@
 #include "wfs_info.h"
 #include "wfs_job.h"
 #include "wfs_load.h"
-#include "wfs_rings.h"
+#include "wfs_cpl.h"
 #include "wfs_sram.h"
 #include "wfs_stage.h"
 #include "wfs_sync.h"
@@ -82,7 +82,7 @@ struct wfs_stage {
  * struct wfs_device - a simulated device
  * @hw: registers, interrupt, doorbell, DMA, log
  * @sync: state lock and park/abort state
- * @rings: ring state
+ * @cpl: ring state, completion posting
  * @cp: command processor
  * @stages: the stages
  * @model: the loaded model
@@ -94,7 +94,7 @@ struct wfs_stage {
 struct wfs_device {
 	struct wfs_hw hw;
 	struct wfs_sync sync;
-	struct wfs_rings rings;
+	struct wfs_cpl_state cpl;
 	struct wfs_cp cp;
 	struct wfs_stage *stages;
 	struct wfs_model_state model;

@@ -139,7 +139,7 @@ void wfs_job_retire(struct wfs_device *dev, struct wfs_job *job, u64 t_done)
 	wfs_os_cond_broadcast(dev->sync.cond);
 	wfs_os_mutex_unlock(dev->sync.lock);
 
-	wfs_cpl_post(&dev->hw, &dev->rings, &c, 1);
+	wfs_cpl_post(&dev->hw, &dev->cpl, &c, 1);
 }
 
 u32 wfs_job_drop_all_locked(struct wfs_device *dev)

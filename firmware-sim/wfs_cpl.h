@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wfs_rings.h - the device side of the two rings: the ring configuration
+ * wfs_cpl.h - the device side of the two rings: the ring configuration
  * latched at enable, completion-slot reservations, completion posting
  * (sequence numbers, check word, the armed drop/corrupt faults).
  *
@@ -8,8 +8,8 @@
  * completion is never lost to a full ring; whoever finishes the command
  * (the CP, or the last stage for RUN_JOB) posts it with wfs_cpl_post().
  */
-#ifndef WFS_RINGS_H
-#define WFS_RINGS_H
+#ifndef WFS_CPL_H
+#define WFS_CPL_H
 
 #include "wfs_hw.h"
 
@@ -19,7 +19,7 @@
 #define WFS_CPL_DEFERRED	1
 
 /**
- * struct wfs_rings - ring state
+ * struct wfs_cpl_state - ring state
  * @lock: protects every field below; held across the completion DMA write
  *	so records land in ring order
  * @cmd_base: latched command ring address
@@ -32,7 +32,7 @@
  * @cpl_reserved: commands fetched whose completion is not posted yet
  * @faults_armed: bitmask of 1 << enum wfw_fault armed
  */
-struct wfs_rings {
+struct wfs_cpl_state {
 	struct wfs_os_mutex *lock;
 	u64 cmd_base;
 	u64 cpl_base;
@@ -46,20 +46,20 @@ struct wfs_rings {
 };
 
 /**
- * wfs_rings_enable() - validate and latch the ring registers
+ * wfs_cpl_enable_rings() - validate and latch the ring registers
  * @hw: device
  * @r: ring state
  *
  * Return: 0, or -WFS_EINVAL if a base or size is unusable (the caller
  * raises the RING_CONFIG fault).
  */
-int wfs_rings_enable(struct wfs_hw *hw, struct wfs_rings *r);
+int wfs_cpl_enable_rings(struct wfs_hw *hw, struct wfs_cpl_state *r);
 
 /* The latched command ring (base, entries). */
-void wfs_rings_cmd(struct wfs_rings *r, u64 *base, u32 *size);
+void wfs_cpl_cmd_ring(struct wfs_cpl_state *r, u64 *base, u32 *size);
 
 /* Zero indices, sequence, reservations and armed faults (reset). */
-void wfs_rings_reset(struct wfs_rings *r);
+void wfs_cpl_reset(struct wfs_cpl_state *r);
 
 /**
  * wfs_cpl_reserve() - reserve a completion ring entry for a new command
@@ -70,10 +70,10 @@ void wfs_rings_reset(struct wfs_rings *r);
  * consumed enough); -WFS_EIO if the driver's CPL_HEAD is inconsistent
  * (a fault is raised).
  */
-int wfs_cpl_reserve(struct wfs_hw *hw, struct wfs_rings *r);
+int wfs_cpl_reserve(struct wfs_hw *hw, struct wfs_cpl_state *r);
 
 /* Give back a reservation without posting. */
-void wfs_cpl_unreserve(struct wfs_rings *r);
+void wfs_cpl_unreserve(struct wfs_cpl_state *r);
 
 /**
  * wfs_cpl_post() - write a completion record and raise the interrupt
@@ -85,7 +85,7 @@ void wfs_cpl_unreserve(struct wfs_rings *r);
  * Uses the reservation made when the command was fetched.  No lock is
  * held across the IRQ callback.  Firmware threads only.
  */
-void wfs_cpl_post(struct wfs_hw *hw, struct wfs_rings *r, struct wfw_cpl *c,
+void wfs_cpl_post(struct wfs_hw *hw, struct wfs_cpl_state *r, struct wfw_cpl *c,
 		  int is_job);
 
 /**
@@ -94,6 +94,6 @@ void wfs_cpl_post(struct wfs_hw *hw, struct wfs_rings *r, struct wfw_cpl *c,
  * @fault: enum wfw_fault; WFW_FAULT_NONE disarms all, faults that are not
  *	about completions are ignored here
  */
-void wfs_cpl_arm_fault(struct wfs_rings *r, u32 fault);
+void wfs_cpl_arm_fault(struct wfs_cpl_state *r, u32 fault);
 
-#endif /* WFS_RINGS_H */
+#endif /* WFS_CPL_H */

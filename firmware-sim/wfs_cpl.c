@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * wfs_rings.c - ring configuration and completion posting (see
- * wfs_rings.h).
+ * wfs_cpl.c - ring configuration and completion posting (see
+ * wfs_cpl.h).
  */
-#include "wfs_rings.h"
+#include "wfs_cpl.h"
 #include "wfs_ring.h"
 
 /* Value a corrupted completion's fields are XORed with / set to. */
@@ -15,7 +15,7 @@ static u64 reg_addr(struct wfs_hw *hw, u32 lo, u32 hi)
 	return ((u64)wfs_reg_get(hw, hi) << 32) | wfs_reg_get(hw, lo);
 }
 
-int wfs_rings_enable(struct wfs_hw *hw, struct wfs_rings *r)
+int wfs_cpl_enable_rings(struct wfs_hw *hw, struct wfs_cpl_state *r)
 {
 	u32 cmd_size = wfs_reg_get(hw, WFW_REG_CMD_SIZE);
 	u32 cpl_size = wfs_reg_get(hw, WFW_REG_CPL_SIZE);
@@ -37,7 +37,7 @@ int wfs_rings_enable(struct wfs_hw *hw, struct wfs_rings *r)
 	return 0;
 }
 
-void wfs_rings_cmd(struct wfs_rings *r, u64 *base, u32 *size)
+void wfs_cpl_cmd_ring(struct wfs_cpl_state *r, u64 *base, u32 *size)
 {
 	wfs_os_mutex_lock(r->lock);
 	*base = r->cmd_base;
@@ -45,7 +45,7 @@ void wfs_rings_cmd(struct wfs_rings *r, u64 *base, u32 *size)
 	wfs_os_mutex_unlock(r->lock);
 }
 
-void wfs_rings_reset(struct wfs_rings *r)
+void wfs_cpl_reset(struct wfs_cpl_state *r)
 {
 	wfs_os_mutex_lock(r->lock);
 	r->cpl_tail = 0;
@@ -56,7 +56,7 @@ void wfs_rings_reset(struct wfs_rings *r)
 	wfs_os_mutex_unlock(r->lock);
 }
 
-int wfs_cpl_reserve(struct wfs_hw *hw, struct wfs_rings *r)
+int wfs_cpl_reserve(struct wfs_hw *hw, struct wfs_cpl_state *r)
 {
 	u32 head, used;
 	int ret = 0;
@@ -79,7 +79,7 @@ int wfs_cpl_reserve(struct wfs_hw *hw, struct wfs_rings *r)
 	return ret;
 }
 
-void wfs_cpl_unreserve(struct wfs_rings *r)
+void wfs_cpl_unreserve(struct wfs_cpl_state *r)
 {
 	wfs_os_mutex_lock(r->lock);
 	if (r->cpl_reserved)
@@ -87,7 +87,7 @@ void wfs_cpl_unreserve(struct wfs_rings *r)
 	wfs_os_mutex_unlock(r->lock);
 }
 
-void wfs_cpl_post(struct wfs_hw *hw, struct wfs_rings *r, struct wfw_cpl *c,
+void wfs_cpl_post(struct wfs_hw *hw, struct wfs_cpl_state *r, struct wfw_cpl *c,
 		  int is_job)
 {
 	u32 drop = 0, corrupt = 0;
@@ -134,7 +134,7 @@ void wfs_cpl_post(struct wfs_hw *hw, struct wfs_rings *r, struct wfw_cpl *c,
 	wfs_raise_irq(hw, WFW_IRQ_CPL);
 }
 
-void wfs_cpl_arm_fault(struct wfs_rings *r, u32 fault)
+void wfs_cpl_arm_fault(struct wfs_cpl_state *r, u32 fault)
 {
 	wfs_os_mutex_lock(r->lock);
 	if (fault == WFW_FAULT_NONE)
