@@ -7,6 +7,8 @@
 # WFS_USER_SRCS:   userspace-only glue (pthreads, malloc).
 WFS_COMMON_SRCS := wfs_math.c wfs_model.c wfs_forward.c
 WFS_COMMON_SRCS += wfs_ring.c wfs_sram.c wfs_profile.c wfs_timing.c \
-	wfs_log.c wfs_pipeline.c wfs_device.c wfs_cmd.c
+	wfs_log.c wfs_place.c wfs_hw.c wfs_sync.c wfs_cpl.c \
+	wfs_fifo.c wfs_load.c wfs_ctx.c wfs_job.c wfs_stage.c wfs_info.c \
+	wfs_cmd.c wfs_device.c
 WFS_KERNEL_SRCS := wfs_os_kernel.c
 WFS_USER_SRCS := wfs_os_user.c

@@ -53,14 +53,18 @@ typedef int64_t s64;
  * Error codes: negative return values, numerically equal to the Linux errno
  * values so the driver can pass them through unchanged.
  */
+#define WFS_EPERM	1
 #define WFS_ENOENT	2
+#define WFS_EIO		5
 #define WFS_E2BIG	7
 #define WFS_ENOEXEC	8
 #define WFS_EAGAIN	11
 #define WFS_ENOMEM	12
 #define WFS_EFAULT	14
 #define WFS_EBUSY	16
+#define WFS_EEXIST	17
 #define WFS_EINVAL	22
+#define WFS_EMFILE	24
 #define WFS_ENOSPC	28
 #define WFS_ERANGE	34
 #define WFS_ENOSYS	38
@@ -69,6 +73,7 @@ typedef int64_t s64;
 #define WFS_EBADMSG	74
 #define WFS_EOPNOTSUPP	95
 #define WFS_ETIMEDOUT	110
+#define WFS_ECANCELED	125
 
 #define WFS_STATIC_ASSERT(cond, msg)	_Static_assert(cond, msg)
 #define WFS_ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))

@@ -150,7 +150,7 @@ void wfs_device_mmio_write32(struct wfs_device *dev, u32 off, u32 val);
 void wfs_device_doorbell(struct wfs_device *dev);
 
 /**
- * wfs_device_reset() - reset the device (the register form)
+ * wfs_device_reset() - reset the device (the only reset there is)
  * @dev: device
  * @full: also unload the model and destroy all contexts
  *

@@ -431,10 +431,10 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	u32 i, bl;
 
 	for (i = 0; i < n; i++) {
-		u64 t = wfs_abs64(x[i]);
+		u64 mag = wfs_abs64(x[i]);
 
-		if (t > m)
-			m = t;
+		if (mag > m)
+			m = mag;
 	}
 	k = (s32)wfs_bitlen64(m) - 15;
 	for (i = 0; i < n; i++) {

@@ -215,6 +215,132 @@ static int wfs_check_dims(const struct wfs_blob_header *h)
 	return 0;
 }
 
+/* The header's own checks; on success *nsec is its section count. */
+static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
+			u32 *nsec)
+{
+	int ret;
+
+	if (!b || len < sizeof(*h))
+		return -WFS_EINVAL;
+	WFS_MEMCPY(h, b, sizeof(*h));
+	if (h->magic != WFS_BLOB_MAGIC)
+		return -WFS_EINVAL;
+	if (h->version_major != WFS_BLOB_VERSION_MAJOR)
+		return -WFS_EPROTO;
+	if (h->header_size != sizeof(*h) || h->total_size != len ||
+	    !wfs_zero(h->reserved, WFS_ARRAY_SIZE(h->reserved)))
+		return -WFS_EINVAL;
+	if (h->flags & ~WFS_MF_KNOWN)
+		return -WFS_EOPNOTSUPP;
+	if (!(h->flags & WFS_MF_CHECKSUM) && h->checksum)
+		return -WFS_EINVAL;
+	ret = wfs_check_dims(h);
+	if (ret)
+		return ret;
+	*nsec = h->n_layers + (h->input_kind == WFS_IO_TOKENS) +
+		(h->output_kind == WFS_IO_TOKENS);
+	if (h->n_sections != *nsec)
+		return -WFS_EINVAL;
+	if (!wfs_range_ok(h->section_table_offset,
+			  (u64)*nsec * sizeof(struct wfs_section_entry),
+			  sizeof(*h), len, WFS_SECTION_ALIGN))
+		return -WFS_EFAULT;
+	if ((h->flags & WFS_MF_CHECKSUM) &&
+	    wfs_fnv1a32(b + sizeof(*h), len - sizeof(*h)) != h->checksum)
+		return -WFS_EBADMSG;
+	return 0;
+}
+
+static void info_from_header(const struct wfs_blob_header *h, u64 len,
+			     u32 nsec, struct wfs_model_info *info)
+{
+	info->version_major = h->version_major;
+	info->version_minor = h->version_minor;
+	info->flags = h->flags;
+	info->dim = h->dim;
+	info->hidden_dim = h->hidden_dim;
+	info->n_layers = h->n_layers;
+	info->n_heads = h->n_heads;
+	info->n_kv_heads = h->n_kv_heads;
+	info->head_size = h->head_size;
+	info->kv_dim = h->n_kv_heads * h->head_size;
+	info->vocab_size = h->vocab_size;
+	info->seq_len = h->seq_len;
+	info->rope_theta = h->rope_theta;
+	info->norm_eps_q40 = h->norm_eps_q40;
+	info->first_layer = h->first_layer;
+	info->total_layers = h->total_layers;
+	info->input_kind = h->input_kind;
+	info->output_kind = h->output_kind;
+	info->kv_bits = (h->flags & WFS_MF_KV_INT8) ? 8 : 16;
+	info->n_sections = nsec;
+	info->total_size = len;
+	info->section_table_offset = h->section_table_offset;
+}
+
+/* What section @i must be: [embed] layers... [head]. */
+static void section_expected(const struct wfs_blob_header *h, u32 i,
+			     u32 nsec, u32 *kind, u32 *index)
+{
+	*index = 0;
+	if (h->input_kind == WFS_IO_TOKENS && i == 0) {
+		*kind = WFS_SEC_EMBED;
+	} else if (h->output_kind == WFS_IO_TOKENS && i == nsec - 1) {
+		*kind = WFS_SEC_HEAD;
+	} else {
+		*kind = WFS_SEC_LAYER;
+		*index = i - (h->input_kind == WFS_IO_TOKENS);
+	}
+}
+
+static void info_add_section(struct wfs_model_info *info, u32 kind,
+			     const struct wfs_section_entry *se)
+{
+	if (kind == WFS_SEC_EMBED) {
+		info->embed.offset = se->offset;
+		info->embed.size = se->size;
+	} else if (kind == WFS_SEC_HEAD) {
+		info->head.offset = se->offset;
+		info->head.size = se->size;
+	} else {
+		info->layer_sections_bytes += se->size;
+		if (se->size > info->max_layer_section)
+			info->max_layer_section = se->size;
+	}
+}
+
+/* Check every section in order; they must not overlap or go backwards. */
+static int parse_sections(const u8 *b, u64 len,
+			  const struct wfs_blob_header *h, u32 nsec,
+			  struct wfs_model_info *info)
+{
+	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
+	struct wfs_section_entry se;
+	u64 cursor = h->section_table_offset + (u64)nsec * sizeof(se);
+	u32 i, kind, index;
+	int ret;
+
+	for (i = 0; i < nsec; i++) {
+		WFS_MEMCPY(&se, b + h->section_table_offset +
+			   (u64)i * sizeof(se), sizeof(se));
+		section_expected(h, i, nsec, &kind, &index);
+		if (se.kind != kind || se.index != index ||
+		    !wfs_zero(se.reserved, WFS_ARRAY_SIZE(se.reserved)))
+			return -WFS_EINVAL;
+		if (!wfs_range_ok(se.offset, se.size, cursor, len,
+				  WFS_SECTION_ALIGN))
+			return -WFS_EFAULT;
+		ret = wfs_check_section(info, b + se.offset, se.size, kind,
+					index, t);
+		if (ret)
+			return ret;
+		cursor = se.offset + se.size;
+		info_add_section(info, kind, &se);
+	}
+	return 0;
+}
+
 /**
  * wfs_model_parse() - validate a model blob
  * @blob: the blob, any alignment
@@ -232,111 +358,18 @@ static int wfs_check_dims(const struct wfs_blob_header *h)
  */
 int wfs_model_parse(const void *blob, u64 len, struct wfs_model_info *info)
 {
-	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
-	const u8 *b = blob;
 	struct wfs_blob_header h;
-	struct wfs_section_entry se;
-	u64 cursor;
-	u32 i, nsec, kind, index;
+	u32 nsec = 0;
 	int ret;
 
 	WFS_MEMSET(info, 0, sizeof(*info));
-	if (!blob || len < sizeof(h))
-		return -WFS_EINVAL;
-	WFS_MEMCPY(&h, b, sizeof(h));
-	if (h.magic != WFS_BLOB_MAGIC)
-		return -WFS_EINVAL;
-	if (h.version_major != WFS_BLOB_VERSION_MAJOR)
-		return -WFS_EPROTO;
-	if (h.header_size != sizeof(h) || h.total_size != len ||
-	    !wfs_zero(h.reserved, WFS_ARRAY_SIZE(h.reserved)))
-		return -WFS_EINVAL;
-	if (h.flags & ~WFS_MF_KNOWN)
-		return -WFS_EOPNOTSUPP;
-	if (!(h.flags & WFS_MF_CHECKSUM) && h.checksum)
-		return -WFS_EINVAL;
-	ret = wfs_check_dims(&h);
+	ret = parse_header(blob, len, &h, &nsec);
 	if (ret)
 		return ret;
-	nsec = h.n_layers + (h.input_kind == WFS_IO_TOKENS) +
-	       (h.output_kind == WFS_IO_TOKENS);
-	if (h.n_sections != nsec)
-		return -WFS_EINVAL;
-	if (!wfs_range_ok(h.section_table_offset,
-			  (u64)nsec * sizeof(se), sizeof(h), len,
-			  WFS_SECTION_ALIGN))
-		return -WFS_EFAULT;
-	if ((h.flags & WFS_MF_CHECKSUM) &&
-	    wfs_fnv1a32(b + sizeof(h), len - sizeof(h)) != h.checksum)
-		return -WFS_EBADMSG;
-
-	info->version_major = h.version_major;
-	info->version_minor = h.version_minor;
-	info->flags = h.flags;
-	info->dim = h.dim;
-	info->hidden_dim = h.hidden_dim;
-	info->n_layers = h.n_layers;
-	info->n_heads = h.n_heads;
-	info->n_kv_heads = h.n_kv_heads;
-	info->head_size = h.head_size;
-	info->kv_dim = h.n_kv_heads * h.head_size;
-	info->vocab_size = h.vocab_size;
-	info->seq_len = h.seq_len;
-	info->rope_theta = h.rope_theta;
-	info->norm_eps_q40 = h.norm_eps_q40;
-	info->first_layer = h.first_layer;
-	info->total_layers = h.total_layers;
-	info->input_kind = h.input_kind;
-	info->output_kind = h.output_kind;
-	info->kv_bits = (h.flags & WFS_MF_KV_INT8) ? 8 : 16;
-	info->n_sections = nsec;
-	info->total_size = len;
-	info->section_table_offset = h.section_table_offset;
-
-	cursor = h.section_table_offset + (u64)nsec * sizeof(se);
-	for (i = 0; i < nsec; i++) {
-		WFS_MEMCPY(&se, b + h.section_table_offset + (u64)i * sizeof(se),
-			   sizeof(se));
-		if (h.input_kind == WFS_IO_TOKENS && i == 0) {
-			kind = WFS_SEC_EMBED;
-			index = 0;
-		} else if (h.output_kind == WFS_IO_TOKENS && i == nsec - 1) {
-			kind = WFS_SEC_HEAD;
-			index = 0;
-		} else {
-			kind = WFS_SEC_LAYER;
-			index = i - (h.input_kind == WFS_IO_TOKENS);
-		}
-		if (se.kind != kind || se.index != index ||
-		    !wfs_zero(se.reserved, WFS_ARRAY_SIZE(se.reserved))) {
-			ret = -WFS_EINVAL;
-			goto fail;
-		}
-		if (!wfs_range_ok(se.offset, se.size, cursor, len,
-				  WFS_SECTION_ALIGN)) {
-			ret = -WFS_EFAULT;
-			goto fail;
-		}
-		ret = wfs_check_section(info, b + se.offset, se.size, kind,
-					index, t);
-		if (ret)
-			goto fail;
-		cursor = se.offset + se.size;
-		if (kind == WFS_SEC_EMBED) {
-			info->embed.offset = se.offset;
-			info->embed.size = se.size;
-		} else if (kind == WFS_SEC_HEAD) {
-			info->head.offset = se.offset;
-			info->head.size = se.size;
-		} else {
-			info->layer_sections_bytes += se.size;
-			if (se.size > info->max_layer_section)
-				info->max_layer_section = se.size;
-		}
-	}
-	return 0;
-fail:
-	WFS_MEMSET(info, 0, sizeof(*info));
+	info_from_header(&h, len, nsec, info);
+	ret = parse_sections(blob, len, &h, nsec, info);
+	if (ret)
+		WFS_MEMSET(info, 0, sizeof(*info));
 	return ret;
 }
 

@@ -162,7 +162,8 @@
  * @WFW_OP_CREATE_CONTEXT: allocate KV cache: slots x context length
  * @WFW_OP_DESTROY_CONTEXT: free a context after its jobs finished
  * @WFW_OP_RUN_JOB: run N tokens of one sequence slot through the pipeline
- * @WFW_OP_RESET: cancel in-flight jobs (each completes with -ECANCELED)
+ * @WFW_OP_RESET_RETIRED: was the RESET command; the number stays reserved
+ *	and completes with -EOPNOTSUPP (reset with WFW_CTRL_RESET)
  * @WFW_OP_FAULT_INJECT: test only: arm a fault
  * @WFW_OP_GET_STATS: write per-stage struct wfw_stage_stats to host memory
  * @WFW_OP_GET_SRAM_MAP: write one stage's struct wfw_sram_entry list
@@ -177,7 +178,7 @@ enum wfw_opcode {
 	WFW_OP_CREATE_CONTEXT = 4,
 	WFW_OP_DESTROY_CONTEXT = 5,
 	WFW_OP_RUN_JOB = 6,
-	WFW_OP_RESET = 7,
+	WFW_OP_RESET_RETIRED = 7,
 	WFW_OP_FAULT_INJECT = 8,
 	WFW_OP_GET_STATS = 9,
 	WFW_OP_GET_SRAM_MAP = 10,
@@ -217,10 +218,12 @@ struct wfw_cmd_buf {
  *
  * Completion: status 0, -EBUSY (a model is loaded), -ENOEXEC/-EINVAL/...
  * (the blob failed validation), -ENOSPC (does not fit: value = SRAM bytes
- * the largest stage needed, result0 = the stage, result1 = SRAM KiB per
- * stage; a log line says the same).  On success: result0 = stages used,
- * result1 = layers, result2 = slots of max context length that fit,
- * value = SRAM bytes used by the model.
+ * the model needs in total, result0 = stages a packed placement needs (0:
+ * one layer alone exceeds a stage), result1 = SRAM KiB per stage on the
+ * device, result2 = SRAM KiB per stage the default placement needs; a log
+ * line says the same).  On success: result0 = stages used, result1 =
+ * layers, result2 = slots of max context length that fit, value = SRAM
+ * bytes used by the model.
  */
 struct wfw_cmd_load_model {
 	u64 addr;
@@ -244,8 +247,9 @@ struct wfw_cmd_load_model {
  *
  * CREATE completion: result0 = the new context id, value = KV bytes
  * allocated; -ENOENT (no model), -E2BIG (ctx_len above the model's
- * maximum), -ENOSPC (KV does not fit: value = bytes the fullest stage
- * lacked), -EMFILE (context table full).  DESTROY waits until the
+ * maximum), -ENOSPC (KV does not fit: value = bytes of the first
+ * allocation that failed, result0 = its stage), -EMFILE (context table
+ * full).  DESTROY waits until the
  * context's in-flight jobs have completed, then frees it; -ENOENT for an
  * unknown id.
  */
@@ -310,20 +314,17 @@ struct wfw_cmd_run_job {
 	u32 reserved[2];
 };
 
-/* RESET flags (command form): none defined. */
+/* RESET flags (retired command form): none were defined. */
 #define WFW_RESET_FLAGS_ALL	0u
 
 /**
- * struct wfw_cmd_reset - payload of RESET (the command form)
- * @flags: must be zero
- * @reserved: must be zero
+ * struct wfw_cmd_reset - payload of the retired RESET command
+ * @flags: was: must be zero
+ * @reserved: was: must be zero
  *
- * Stops the pipeline, completes every job in flight with -ECANCELED (jobs
- * fetched before the RESET command), clears armed faults, restarts the
- * pipeline, then completes the RESET itself (result0 = jobs cancelled).
- * Rings, model and contexts are kept.  To recover a device whose command
- * processor is stuck (e.g. behind a hung job), use the register reset
- * (WFW_CTRL_RESET / wfs_device_reset()) instead.
+ * Kept so the payload union keeps its layout.  Opcode 7 now completes with
+ * -EOPNOTSUPP and changes nothing; the register reset (WFW_CTRL_RESET /
+ * wfs_device_reset()) is the one way to reset a device.
  */
 struct wfw_cmd_reset {
 	u32 flags;
@@ -370,7 +371,7 @@ struct wfw_cmd_fault {
  * @load: payload of LOAD_MODEL
  * @ctx: payload of CREATE_CONTEXT, DESTROY_CONTEXT
  * @job: payload of RUN_JOB
- * @reset: payload of RESET
+ * @reset: payload of the retired RESET command
  * @fault: payload of FAULT_INJECT
  * @raw: the payload as bytes; NOP and UNLOAD_MODEL need it all zero
  */
@@ -489,7 +490,7 @@ struct wfw_out_rec {
 /* struct wfw_info.caps */
 #define WFW_CAP_ALL_POSITIONS	WFW_BIT(0)	/* WFW_JOB_ALL_POSITIONS */
 #define WFW_CAP_FAULT_INJECT	WFW_BIT(1)	/* FAULT_INJECT allowed */
-#define WFW_CAP_CMD_RESET	WFW_BIT(2)	/* RESET command */
+#define WFW_CAP_CMD_RESET	WFW_BIT(2)	/* retired RESET command: never set */
 
 /**
  * struct wfw_info - device description written by GET_INFO (256 bytes)

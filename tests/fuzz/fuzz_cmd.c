@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(unsigned long long)cpl.cookie, cpl.status);
 			abort();
 		}
-		/* A RESET cancels jobs: their completions count too. */
+		/* Every command fetched completes, refused ones too. */
 		got++;
 	}
 	if (dh_rd(h, WFW_REG_FAULT)) {

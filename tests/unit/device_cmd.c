@@ -7,6 +7,7 @@
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
+#include "wfw_uapi_ties.h"	/* compile-time: firmware ABI == uapi */
 #include "wt_util.h"
 
 static struct dh *h;
@@ -112,12 +113,11 @@ static void test_header_and_admin(void)
 	c.buf.len = 100;
 	c.buf.index = 1;
 	expect(&c, -WFS_EINVAL, "READ_LOG index != 0");
-	base(&c, WFW_OP_RESET);
+	base(&c, WFW_OP_RESET_RETIRED);
+	expect(&c, -WFS_EOPNOTSUPP, "retired RESET command (opcode 7)");
+	base(&c, WFW_OP_RESET_RETIRED);
 	c.reset.flags = 1;
-	expect(&c, -WFS_EINVAL, "RESET unknown flag");
-	base(&c, WFW_OP_RESET);
-	c.reset.reserved[3] = 1;
-	expect(&c, -WFS_EINVAL, "RESET reserved != 0");
+	expect(&c, -WFS_EOPNOTSUPP, "retired RESET command with a payload");
 	base(&c, WFW_OP_FAULT_INJECT);
 	c.fault.fault = WFW_FAULT_DROP_NEXT_CPL;
 	expect(&c, -EPERM, "FAULT_INJECT on a device that does not allow it");

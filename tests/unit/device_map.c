@@ -9,7 +9,7 @@
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
-#include "wfs_pipeline.h"
+#include "wfs_place.h"
 #include "wt_util.h"
 
 static u64 lb[WFS_DEV_MAX_LAYERS];
@@ -44,21 +44,21 @@ static void test_pure(void)
 
 	in.n_layers = 5;
 	in.n_stages = 16;
-	wt_ok(wfs_pipeline_map(&in, &m) == 0 && m.stages_used == 5 &&
+	wt_ok(wfs_place(&in, &m) == 0 && m.stages_used == 5 &&
 	      !m.greedy && contiguous(&m, 5) && m.n_layers[0] == 1 &&
 	      m.n_layers[4] == 1 && m.need[0] == 500 + 1000 + 3000 &&
 	      m.need[4] == 500 + 1000 + 4000 && m.need[2] == 1500,
 	      "5 layers on 16 stages: one layer per stage, embed on 0, head on 4");
 
 	in.n_stages = 4;
-	ok = wfs_pipeline_map(&in, &m) == 0 && m.stages_used == 4 &&
+	ok = wfs_place(&in, &m) == 0 && m.stages_used == 4 &&
 	     contiguous(&m, 5) && m.n_layers[0] == 2 && m.n_layers[1] == 1 &&
 	     m.n_layers[3] == 1;
 	wt_ok(ok, "5 layers on 4 stages: groups 2,1,1,1");
 
 	in.n_layers = 200;
 	in.n_stages = 64;
-	ok = wfs_pipeline_map(&in, &m) == 0 && m.stages_used == 64 &&
+	ok = wfs_place(&in, &m) == 0 && m.stages_used == 64 &&
 	     contiguous(&m, 200);
 	for (s = 0; s < 64; s++)
 		ok &= m.n_layers[s] == (s < 200 % 64 ? 4u : 3u);
@@ -66,7 +66,7 @@ static void test_pure(void)
 
 	in.n_layers = 7;
 	in.n_stages = 1;
-	wt_ok(wfs_pipeline_map(&in, &m) == 0 && m.stages_used == 1 &&
+	wt_ok(wfs_place(&in, &m) == 0 && m.stages_used == 1 &&
 	      m.n_layers[0] == 7 && m.need[0] == 500 + 7000 + 3000 + 4000,
 	      "7 layers on 1 stage: everything on stage 0");
 
@@ -76,7 +76,7 @@ static void test_pure(void)
 	in.capacity = 10000;
 	for (i = 0; i < 6; i++)
 		lb[i] = i < 2 ? 4000 : 1000;
-	ret = wfs_pipeline_map(&in, &m);
+	ret = wfs_place(&in, &m);
 	ok = ret == 0 && m.greedy && contiguous(&m, 6);
 	for (s = 0; s < m.stages_used; s++)
 		ok &= m.need[s] <= in.capacity;
@@ -91,7 +91,7 @@ static void test_pure(void)
 	in.capacity = 5000;
 	in.head_bytes = 4000;
 	in.embed_bytes = 1000;
-	ok = wfs_pipeline_map(&in, &m) == 0 && m.greedy && m.stages_used == 2 &&
+	ok = wfs_place(&in, &m) == 0 && m.greedy && m.stages_used == 2 &&
 	     m.n_layers[0] == 2 && m.n_layers[1] == 0 &&
 	     m.need[1] == 4500;
 	wt_ok(ok, "a head that fits nowhere else gets the last stage to itself");
@@ -102,7 +102,7 @@ static void test_pure(void)
 	in.capacity = 3000;
 	in.head_bytes = 100;
 	in.embed_bytes = 100;
-	ret = wfs_pipeline_map(&in, &m);
+	ret = wfs_place(&in, &m);
 	wt_ok(ret == -WFS_ENOSPC && m.stages_needed == 5 &&
 	      m.total_bytes == 10 * 1000 + 200 + 5 * 500 &&
 	      m.max_stage_bytes == 500 + 5000 + 100,
@@ -111,14 +111,14 @@ static void test_pure(void)
 	      (unsigned long long)m.max_stage_bytes);
 	in.capacity = 1200;
 	lb[3] = 5000;
-	wt_ok(wfs_pipeline_map(&in, &m) == -WFS_ENOSPC && m.stages_needed == 0 &&
+	wt_ok(wfs_place(&in, &m) == -WFS_ENOSPC && m.stages_needed == 0 &&
 	      m.total_bytes >= 9 * 1000 + 5000 + 200,
 	      "a layer larger than a stage: -ENOSPC, no stage count, total still reported");
 	in.n_layers = 0;
-	wt_ok(wfs_pipeline_map(&in, &m) == -WFS_EINVAL, "0 layers: -EINVAL");
+	wt_ok(wfs_place(&in, &m) == -WFS_EINVAL, "0 layers: -EINVAL");
 	in.n_layers = 3;
 	in.n_stages = WFS_MAX_STAGES + 1;
-	wt_ok(wfs_pipeline_map(&in, &m) == -WFS_EINVAL, "too many stages: -EINVAL");
+	wt_ok(wfs_place(&in, &m) == -WFS_EINVAL, "too many stages: -EINVAL");
 }
 
 static int read_log(struct dh *h, char *buf, u32 len)
@@ -135,6 +135,59 @@ static int read_log(struct dh *h, char *buf, u32 len)
 	dh_exec(h, &c, &cpl, 5000);
 	dh_region_del(h, buf);
 	return cpl.status ? cpl.status : (int)cpl.result0;
+}
+
+/*
+ * The allocation table is both placement's budget and what loading
+ * allocates: over a sweep of stage counts and SRAM sizes, a load either
+ * fails in placement (-ENOSPC, "does not fit") or every stage's
+ * allocations succeed, and the minimum context placement kept room for
+ * (1 slot x min(256, max_ctx) positions) can then be created.
+ */
+static void test_budget_sweep(void *blob, size_t len)
+{
+	static char log[8192];
+	struct wfs_device_config cfg;
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	u32 stages, kib, fits = 0, nospc = 0, bad = 0;
+
+	for (stages = 1; stages <= 5; stages++) {
+		for (kib = 64; kib <= 640; kib += 16) {
+			struct dh *h = calloc(1, sizeof(*h));
+			int ret;
+
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.numa_node = -1;
+			cfg.profile = "asic";
+			cfg.stages = stages;
+			cfg.sram_bytes = (u64)kib << 10;
+			dh_init(h, &cfg, 16, 16);
+			dh_region_add(h, blob, len);
+			ret = dh_load(h, blob, len, &cpl);
+			read_log(h, log, sizeof(log));
+			if (ret == 0) {
+				fits++;
+				dh_info(h, &info);
+				if (dh_ctx_create(h, 1, info.max_ctx < 256 ?
+						  info.max_ctx : 256, &cpl) <= 0)
+					bad++;
+			} else if (ret == -WFS_ENOSPC &&
+				   strstr(log, "does not fit") &&
+				   !strstr(log, "failed")) {
+				nospc++;
+			} else {
+				bad++;
+				wt_diag("%u x %u KiB: load %d, log: %s", stages, kib,
+					ret, log);
+			}
+			dh_fini(h);
+			free(h);
+		}
+	}
+	wt_ok(!bad && fits && nospc,
+	      "budget sweep (1..5 stages x 64..640 KiB): %u loads fit and take the minimum context, %u fail in placement, %u otherwise",
+	      fits, nospc, bad);
 }
 
 static void test_device(void *blob, size_t len)
@@ -262,6 +315,7 @@ int main(void)
 		return wt_done();
 	if (wt_ok(wfs_pack(&c, &o8, &blob, &len) == 0, "pack int8")) {
 		test_device(blob, len);
+		test_budget_sweep(blob, len);
 		free(blob);
 	}
 	wfs_ckpt_free(&c);

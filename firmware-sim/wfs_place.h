@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wfs_pipeline.h - layer-to-stage placement and the stage workers.
+ * wfs_place.h - layer-to-stage placement: pure arithmetic, unit-tested on
+ * its own.  Its input comes from the model-load allocation table
+ * (wfs_load.c), so what placement budgets is what loading allocates.
  *
- * Placement (wfs_pipeline_map(), pure arithmetic, unit-tested on its own):
- * the model is a sequence of items [embedding, layer 0 .. layer L-1, head],
+ * The model is a sequence of items [embedding, layer 0 .. layer L-1, head],
  * each with the SRAM bytes it needs on a stage (weights + the minimum KV
  * cache + per-layer bookkeeping).  Every used stage also needs a fixed
  * amount for its buffers (FIFO slots, work area, scratch).
@@ -17,20 +18,11 @@
  *     This uses the fewest stages any contiguous placement can; an embedding
  *     or head may then get a stage of its own.
  *  3. If greedy needs more than S stages (or one item alone exceeds a
- *     stage), -ENOSPC: @need_bytes reports what the failing stage needed.
- *
- * Workers: one per stage.  A job of N tokens moves through the pipeline as
- * ceil(N / chunk_tokens) chunks; each stage takes a chunk from its bounded
- * input FIFO, runs its layers over the chunk's tokens in position order,
- * and pushes the activations into the next stage's FIFO (blocking while it
- * is full: back-pressure).  The last used stage runs the head, writes the
- * results to the job's output buffer and, after the job's last chunk,
- * posts its completion and raises the interrupt.  FIFOs keep chunk order,
- * so at every stage a slot's positions are processed in order and a job
- * queued behind another job of the same slot sees its KV entries.
+ *     stage), -ENOSPC: struct wfs_map's @total_bytes, @stages_needed and
+ *     @max_stage_bytes say how much was needed.
  */
-#ifndef WFS_PIPELINE_H
-#define WFS_PIPELINE_H
+#ifndef WFS_PLACE_H
+#define WFS_PLACE_H
 
 #include "wfs_compat.h"
 #include "wfs_profile.h"
@@ -85,7 +77,7 @@ struct wfs_map {
 };
 
 /**
- * wfs_pipeline_map() - place a model's layers on the stages
+ * wfs_place() - place a model's layers on the stages
  * @in: sizes and limits
  * @out: the placement (see the file comment for the policy)
  *
@@ -93,31 +85,6 @@ struct wfs_map {
  * does not fit (@out->total_bytes, @out->stages_needed and
  * @out->max_stage_bytes say how much was needed).
  */
-int wfs_pipeline_map(const struct wfs_map_input *in, struct wfs_map *out);
+int wfs_place(const struct wfs_map_input *in, struct wfs_map *out);
 
-struct wfs_device;
-struct wfs_stage;
-
-/**
- * wfs_stage_worker() - body of a stage's worker thread
- * @arg: the struct wfs_stage
- *
- * Runs until the device stops; parks while a reset is in progress.
- */
-void wfs_stage_worker(void *arg);
-
-/**
- * wfs_pipeline_wake_all() - wake every thread blocked on a FIFO
- * @dev: device
- *
- * Used by reset and stop after setting the abort flag.
- */
-void wfs_pipeline_wake_all(struct wfs_device *dev);
-
-/**
- * wfs_pipeline_flush() - empty every FIFO (all workers parked)
- * @dev: device
- */
-void wfs_pipeline_flush(struct wfs_device *dev);
-
-#endif /* WFS_PIPELINE_H */
+#endif /* WFS_PLACE_H */

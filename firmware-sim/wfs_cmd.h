@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_cmd.h - the command processor (CP): fetch, validate, dispatch.
+ */
+#ifndef WFS_CMD_H
+#define WFS_CMD_H
+
+#include "wfs_compat.h"
+
+/**
+ * struct wfs_cp - command processor state
+ * @thread: the CP thread
+ * @cmd_head: the command ring's consumer index (CP only; zeroed by reset
+ *	with the CP parked)
+ */
+struct wfs_cp {
+	struct wfs_os_thread *thread;
+	u32 cmd_head;
+};
+
+/**
+ * wfs_cp_thread() - body of the command processor thread
+ * @arg: the struct wfs_device
+ */
+void wfs_cp_thread(void *arg);
+
+#endif /* WFS_CMD_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_ctx.h - contexts: a KV cache of slots x ctx_len positions on every
+ * stage that holds layers, and per-slot modelled-time bookkeeping.
+ *
+ * Ids carry a generation above the table index, so a stale id is refused.
+ * The job lifecycle (wfs_job.c) counts a context's jobs in @active_jobs
+ * and its slots' @pending; DESTROY_CONTEXT waits for @active_jobs to drop
+ * to zero.
+ */
+#ifndef WFS_CTX_H
+#define WFS_CTX_H
+
+#include "wfs_compat.h"
+#include "wfs_profile.h"
+
+struct wfs_device;
+struct wfw_cpl;
+
+/**
+ * struct wfs_slot_state - modelled-time bookkeeping of one sequence slot
+ * @done_ns: modelled completion time of the slot's latest finished job
+ * @pending: jobs of the slot fetched but not completed
+ * @pad: zero
+ */
+struct wfs_slot_state {
+	u64 done_ns;
+	u32 pending;
+	u32 pad;
+};
+
+/**
+ * struct wfs_ctx - a context: KV cache for slots x ctx_len positions
+ * @in_use: 1 if allocated (state lock)
+ * @gen: generation, bumped on every destroy so stale ids are refused
+ * @slots: sequence slots
+ * @ctx_len: positions per slot
+ * @active_jobs: jobs of this context in flight (state lock; wfs_job.c)
+ * @kv_bytes: bytes per layer per slot
+ * @kv_total: bytes allocated over all stages
+ * @kv: per stage, the base of its KV block (its layers one after the
+ *	other, each slots * @kv_bytes), NULL for stages without layers
+ * @slot: per slot state, in stage 0's SRAM (@pending: state lock)
+ */
+struct wfs_ctx {
+	u32 in_use;
+	u32 gen;
+	u32 slots;
+	u32 ctx_len;
+	u32 active_jobs;
+	u64 kv_bytes;
+	u64 kv_total;
+	u8 *kv[WFS_MAX_STAGES];
+	struct wfs_slot_state *slot;
+};
+
+/**
+ * struct wfs_ctx_table - the device's contexts
+ * @ctxs: @max entries
+ * @max: entries of @ctxs
+ * @n: contexts in use (state lock)
+ */
+struct wfs_ctx_table {
+	struct wfs_ctx *ctxs;
+	u32 max;
+	u32 n;
+};
+
+/* Most slots one context may have. */
+#define WFS_CTX_MAX_SLOTS	65536
+
+/* The context of @id, or NULL for an unknown or stale id. */
+struct wfs_ctx *wfs_ctx_lookup(struct wfs_device *dev, u32 id);
+
+/**
+ * wfs_ctx_create() - CREATE_CONTEXT (fields already validated)
+ * @dev: device (CP thread)
+ * @slots: sequence slots, 1..WFS_CTX_MAX_SLOTS
+ * @ctx_len: positions per slot, >= 1
+ * @c: completion: result0 = id, value = KV bytes; on -ENOSPC value =
+ *	bytes of the allocation that failed, result0 = its stage
+ *
+ * Return: 0, -WFS_ENOENT, -WFS_E2BIG, -WFS_EMFILE or -WFS_ENOSPC.
+ */
+int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
+		   struct wfw_cpl *c);
+
+/**
+ * wfs_ctx_destroy() - DESTROY_CONTEXT: wait for the context's jobs, free it
+ * @dev: device (CP thread)
+ * @id: context id
+ *
+ * Return: 0, -WFS_ENOENT, or WFS_CPL_DEFERRED if a reset interrupted the
+ * wait (the command is dropped).
+ */
+int wfs_ctx_destroy(struct wfs_device *dev, u32 id);
+
+/* Forget every context (reset with all parked, state lock held); their
+ * SRAM goes with the model's, which the caller releases too.
+ */
+void wfs_ctx_release_all_locked(struct wfs_device *dev);
+
+#endif /* WFS_CTX_H */

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_info.c - the reporting commands (see wfs_info.h).
+ */
+#include "wfs_device_priv.h"
+
+/* Bytes READ_LOG copies per DMA write. */
+#define LOG_CHUNK	256
+
+static void copy_str(char *dst, u32 size, const char *src)
+{
+	u32 i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = src[i];
+	dst[i] = '\0';
+}
+
+static u32 clamp32(u64 v)
+{
+	return (u32)WFS_MIN(v, (u64)0xffffffffu);
+}
+
+static void info_shape(struct wfs_device *dev, struct wfw_info *info)
+{
+	const struct wfs_profile *prof = &dev->hw.prof;
+
+	info->abi_version = WFW_ABI_VERSION;
+	info->info_size = sizeof(*info);
+	info->fw_version = WFW_FW_VERSION;
+	info->profile = prof->id;
+	copy_str(info->profile_name, sizeof(info->profile_name), prof->name);
+	info->num_stages = prof->stages;
+	info->fifo_depth = prof->fifo_depth;
+	info->sram_bytes = dev->stages[0].sram.size;
+	info->clock_hz = prof->clock_hz;
+	info->macs_per_cycle = prof->macs_per_cycle;
+	info->sram_bytes_per_cycle = prof->sram_bytes_per_cycle;
+	info->fabric_bytes_per_cycle = prof->fabric_bytes_per_cycle;
+	info->hop_cycles = prof->hop_cycles;
+	info->chunk_tokens = prof->chunk_tokens;
+	info->max_topk = WFW_MAX_TOPK;
+	info->max_jobs = dev->job.max;
+	info->max_contexts = dev->ctx.max;
+	info->caps = WFW_CAP_ALL_POSITIONS;
+	if (dev->hw.flags & WFS_DEV_FAULT_INJECT)
+		info->caps |= WFW_CAP_FAULT_INJECT;
+}
+
+static void info_sram(struct wfs_device *dev, struct wfw_info *info)
+{
+	u64 free_min = ~(u64)0, busy = 0;
+	u32 s;
+
+	for (s = 0; s < dev->hw.prof.stages; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+
+		info->sram_used += st->sram.used;
+		if (wfs_sram_free_bytes(&st->sram) < free_min)
+			free_min = wfs_sram_free_bytes(&st->sram);
+		wfs_os_mutex_lock(st->in.lock);
+		if (st->cnt.modelled_busy_ns > busy)
+			busy = st->cnt.modelled_busy_ns;
+		wfs_os_mutex_unlock(st->in.lock);
+	}
+	info->sram_free_min = free_min;
+	info->bottleneck_busy_ns = busy;
+}
+
+static void info_model(struct wfs_device *dev, struct wfw_info *info)
+{
+	const struct wfs_model_state *m = &dev->model;
+
+	if (!m->loaded)
+		return;
+	info->model_loaded = 1;
+	info->dim = m->info.dim;
+	info->hidden_dim = m->info.hidden_dim;
+	info->n_layers = m->info.n_layers;
+	info->n_heads = m->info.n_heads;
+	info->n_kv_heads = m->info.n_kv_heads;
+	info->vocab = m->info.vocab_size;
+	info->max_ctx = m->max_ctx;
+	info->stages_used = m->map.stages_used;
+	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev,
+								m->max_ctx));
+	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->info.n_layers;
+}
+
+int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		 struct wfw_cpl *c)
+{
+	struct wfw_info info;
+	u32 n;
+
+	WFS_MEMSET(&info, 0, sizeof(info));
+	info_shape(dev, &info);
+	info_sram(dev, &info);
+	info_model(dev, &info);
+	wfs_os_mutex_lock(dev->sync.lock);
+	info.contexts = dev->ctx.n;
+	info.jobs_completed = dev->job.completed;
+	info.tokens = dev->job.tokens;
+	info.modelled_makespan_ns = dev->job.makespan_ns;
+	wfs_os_mutex_unlock(dev->sync.lock);
+	info.modelled_tokens_per_s = wfs_timing_rate(info.tokens,
+						     info.modelled_makespan_ns);
+
+	n = WFS_MIN(p->len, (u32)sizeof(info));
+	if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr, &info, n))
+		return -WFS_EFAULT;
+	c->result0 = n;
+	return 0;
+}
+
+static void stage_stats(struct wfs_stage *st, struct wfw_stage_stats *ss)
+{
+	WFS_MEMSET(ss, 0, sizeof(*ss));
+	ss->stage = st->idx;
+	ss->flags = (st->mdl.embed ? WFW_STAGE_EMBED : 0) |
+		    (st->mdl.head ? WFW_STAGE_HEAD : 0);
+	ss->first_layer = st->mdl.first_layer;
+	ss->n_layers = st->mdl.n_layers;
+	ss->sram_size = st->sram.size;
+	ss->sram_used = st->sram.used;
+	ss->sram_peak = st->sram.peak;
+	ss->sram_blocks = st->sram.n_blocks;
+	wfs_os_mutex_lock(st->in.lock);
+	ss->fifo_hw = st->in.hw;
+	ss->chunks = st->cnt.chunks;
+	ss->tokens = st->cnt.tokens;
+	ss->jobs = st->cnt.jobs;
+	ss->host_busy_ns = st->cnt.host_busy_ns;
+	ss->modelled_busy_ns = st->cnt.modelled_busy_ns;
+	wfs_os_mutex_unlock(st->in.lock);
+}
+
+int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		   struct wfw_cpl *c)
+{
+	u32 s, n = 0, sz = sizeof(struct wfw_stage_stats);
+	struct wfw_stage_stats ss;
+
+	for (s = p->index; s < dev->hw.prof.stages && (n + 1) * sz <= p->len;
+	     s++, n++) {
+		stage_stats(&dev->stages[s], &ss);
+		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + (u64)n * sz,
+				      &ss, sz))
+			return -WFS_EFAULT;
+	}
+	c->result0 = n;
+	c->result1 = dev->hw.prof.stages;
+	return 0;
+}
+
+int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		      struct wfw_cpl *c)
+{
+	u32 i, n = 0, sz = sizeof(struct wfw_sram_entry);
+	struct wfs_sram *sr = &dev->stages[p->index].sram;
+
+	for (i = 0; i < sr->n_blocks && (n + 1) * sz <= p->len; i++, n++) {
+		struct wfw_sram_entry e;
+
+		WFS_MEMSET(&e, 0, sizeof(e));
+		e.offset = sr->blocks[i].off;
+		e.size = sr->blocks[i].size;
+		e.requested = sr->blocks[i].req;
+		copy_str(e.name, sizeof(e.name), sr->blocks[i].name);
+		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + (u64)n * sz,
+				      &e, sz))
+			return -WFS_EFAULT;
+	}
+	c->result0 = n;
+	c->result1 = sr->n_blocks;
+	c->value = sr->used;
+	return 0;
+}
+
+int wfs_info_read_log(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		      struct wfw_cpl *c)
+{
+	char buf[LOG_CHUNK];
+	u64 pos = p->pos, next = pos, skipped = 0, sk;
+	u32 done = 0, n;
+
+	while (done < p->len) {
+		n = wfs_log_read(&dev->hw.log, pos, buf,
+				 WFS_MIN(p->len - done, (u32)sizeof(buf)),
+				 &next, &sk);
+		skipped += sk;
+		if (!n)
+			break;
+		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + done, buf, n))
+			return -WFS_EFAULT;
+		done += n;
+		pos = next;
+	}
+	c->result0 = done;
+	c->result1 = clamp32(skipped);
+	c->value = next;
+	return 0;
+}

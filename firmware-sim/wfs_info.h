@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_info.h - the reporting commands: GET_INFO, GET_STATS, GET_SRAM_MAP
+ * and READ_LOG.  They read every part of the device (each under its lock)
+ * and change none.  The payloads are validated by the command processor.
+ */
+#ifndef WFS_INFO_H
+#define WFS_INFO_H
+
+#include "wfw_abi.h"
+
+struct wfs_device;
+
+int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		 struct wfw_cpl *c);
+int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		   struct wfw_cpl *c);
+int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		      struct wfw_cpl *c);
+int wfs_info_read_log(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+		      struct wfw_cpl *c);
+
+#endif /* WFS_INFO_H */

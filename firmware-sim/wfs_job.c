@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_job.c - the job lifecycle (see wfs_job.h).
+ */
+#include "wfs_device_priv.h"
+
+struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx)
+{
+	return &dev->job.jobs[idx];
+}
+
+/* Take a free table entry; waits while the table is full.  NULL: reset. */
+static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
+				 const struct wfw_cmd_run_job *p,
+				 struct wfs_ctx *ctx, int *err)
+{
+	struct wfs_job_table *jt = &dev->job;
+	struct wfs_sync *sy = &dev->sync;
+	u32 chunk = dev->hw.prof.chunk_tokens, i;
+	struct wfs_slot_state *sl = &ctx->slot[p->slot];
+	struct wfs_job *job = NULL;
+
+	*err = WFS_CPL_DEFERRED;
+	wfs_os_mutex_lock(sy->lock);
+	while (jt->active >= jt->max && !wfs_aborting(sy))
+		wfs_os_cond_wait(sy->cond, sy->lock);
+	if (wfs_aborting(sy))
+		goto out;
+	for (i = 0; i < jt->max && !job; i++) {
+		if (jt->jobs[i].state == WFS_JOB_FREE)
+			job = &jt->jobs[i];
+	}
+	if (!job) {	/* cannot happen: @active counts them */
+		*err = -WFS_EIO;
+		goto out;
+	}
+	WFS_MEMSET(job, 0, sizeof(*job));
+	job->state = WFS_JOB_ACTIVE;
+	job->cookie = cookie;
+	job->args = *p;
+	job->ctx = ctx;
+	job->n_chunks = (p->n_tokens + chunk - 1) / chunk;
+	job->host_t0 = wfs_os_now_ns();
+	job->hang = jt->hang_armed;
+	jt->hang_armed = 0;
+	/* Modelled ready time: see "Timeline" in wfs_timing.h. */
+	job->t_ready = sl->pending ? 0 : sl->done_ns;
+	if (!jt->active && jt->makespan_ns > job->t_ready)
+		job->t_ready = jt->makespan_ns;
+	sl->pending++;
+	ctx->active_jobs++;
+	jt->active++;
+out:
+	wfs_os_mutex_unlock(sy->lock);
+	return job;
+}
+
+/* Copy the job's tokens into stage 0's FIFO, chunk by chunk. */
+static void job_feed(struct wfs_device *dev, struct wfs_job *job)
+{
+	const struct wfw_cmd_run_job *p = &job->args;
+	struct wfs_fifo *in = &dev->stages[0].in;
+	u32 chunk = dev->hw.prof.chunk_tokens, done, n;
+	struct wfs_flit *e;
+
+	for (done = 0; done < p->n_tokens; done += chunk) {
+		n = WFS_MIN(chunk, p->n_tokens - done);
+		e = wfs_fifo_reserve(&dev->sync, in);
+		if (!e)
+			return;	/* reset: the job is dropped */
+		if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + 4ull * done,
+				     e->buf, 4ull * n)) {
+			job->status = -WFS_EFAULT;
+			WFS_MEMSET(e->buf, 0, 4ull * n);
+		}
+		e->job = (u32)(job - dev->job.jobs);
+		e->pos0 = p->start_pos + done;
+		e->n = n;
+		e->last = done + n >= p->n_tokens;
+		e->t_arrive = job->t_ready;
+		wfs_fifo_publish(in);
+	}
+}
+
+int wfs_job_submit(struct wfs_device *dev, u64 cookie,
+		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx)
+{
+	struct wfs_job *job;
+	int err;
+
+	job = job_admit(dev, cookie, p, ctx, &err);
+	if (!job)
+		return err;
+	if (job->hang)
+		wfs_log_printf(&dev->hw.log, 1, "fault injection: job 0x%llx will hang",
+			       (unsigned long long)job->cookie);
+	job_feed(dev, job);
+	return WFS_CPL_DEFERRED;
+}
+
+/* Give a job's table entry and its context's counts back (state lock). */
+static void job_release_locked(struct wfs_device *dev, struct wfs_job *job)
+{
+	struct wfs_slot_state *sl = &job->ctx->slot[job->args.slot];
+
+	if (sl->pending)
+		sl->pending--;
+	job->ctx->active_jobs--;
+	dev->job.active--;
+	job->state = WFS_JOB_FREE;
+}
+
+void wfs_job_retire(struct wfs_device *dev, struct wfs_job *job, u64 t_done)
+{
+	struct wfs_slot_state *sl = &job->ctx->slot[job->args.slot];
+	struct wfs_job_table *jt = &dev->job;
+	struct wfw_cpl c;
+
+	WFS_MEMSET(&c, 0, sizeof(c));
+	c.cookie = job->cookie;
+	c.status = job->status;
+	c.opcode = WFW_OP_RUN_JOB;
+	c.result0 = job->status ? 0 : job->args.n_tokens;
+	c.result1 = job->records;
+	c.result2 = job->n_chunks;
+	c.device_ns = t_done - job->t_start;
+	c.value = t_done;
+	c.host_ns = wfs_os_now_ns() - job->host_t0;
+
+	wfs_os_mutex_lock(dev->sync.lock);
+	if (t_done > sl->done_ns)
+		sl->done_ns = t_done;
+	jt->completed++;
+	if (!job->status)
+		jt->tokens += job->args.n_tokens;
+	if (t_done > jt->makespan_ns)
+		jt->makespan_ns = t_done;
+	job_release_locked(dev, job);
+	wfs_os_cond_broadcast(dev->sync.cond);
+	wfs_os_mutex_unlock(dev->sync.lock);
+
+	wfs_cpl_post(&dev->hw, &dev->cpl, &c, 1);
+}
+
+u32 wfs_job_drop_all_locked(struct wfs_device *dev)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < dev->job.max; i++) {
+		struct wfs_job *job = &dev->job.jobs[i];
+
+		if (job->state != WFS_JOB_ACTIVE)
+			continue;
+		job_release_locked(dev, job);
+		n++;
+	}
+	dev->job.hang_armed = 0;
+	return n;
+}
+
+void wfs_job_arm_hang(struct wfs_device *dev, u32 on)
+{
+	wfs_os_mutex_lock(dev->sync.lock);
+	dev->job.hang_armed = on;
+	wfs_os_mutex_unlock(dev->sync.lock);
+}

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_load.c - LOAD_MODEL and model release (see wfs_load.h).
+ */
+#include "wfs_device_priv.h"
+
+/* Bytes a request takes in an arena: each allocation rounds up to a block. */
+static u64 blk(u64 bytes)
+{
+	return wfs_sram_block_size(bytes);
+}
+
+static int section_in_blob(const struct wfs_section_range *r, u64 len)
+{
+	u64 end;
+
+	return r->size && !WFS_ADD_OVF(r->offset, r->size, &end) && end <= len;
+}
+
+void *wfs_stage_alloc(struct wfs_stage *st, u64 bytes, const char *fmt,
+		      u32 arg)
+{
+	char name[WFS_SRAM_NAME_LEN];
+
+	wfs_snprintf(name, sizeof(name), fmt, arg);
+	return wfs_sram_alloc(&st->sram, bytes, 0, name);
+}
+
+static void *table_alloc(struct wfs_stage *st, const struct wfs_load_table *t,
+			 u32 row, u32 arg)
+{
+	return wfs_stage_alloc(st, t->a[row].bytes, t->a[row].name, arg);
+}
+
+/* ------------------------------------------------------ allocation table -- */
+
+static void row(struct wfs_load_table *t, u32 id, const char *name, u32 item,
+		u32 count, u32 rounded, u64 bytes)
+{
+	struct wfs_alloc *a = &t->a[id];
+
+	a->name = name;
+	a->item = item;
+	a->count = count;
+	a->rounded = rounded;
+	a->bytes = bytes;
+}
+
+/* Fill the table for the model in @m and the device's profile. */
+static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
+{
+	struct wfs_model_state *m = &dev->model;
+	const struct wfs_model_info *info = &m->info;
+	struct wfs_load_table *t = &m->table;
+	const struct wfs_profile *prof = &dev->hw.prof;
+	u32 l;
+
+	row(t, WFS_A_FIFO, "fifo%u", WFS_ITEM_STAGE, prof->fifo_depth, 1,
+	    m->flit_bytes);
+	row(t, WFS_A_WORK, "work", WFS_ITEM_STAGE, 1, 1,
+	    (u64)prof->chunk_tokens * m->act_bytes);
+	row(t, WFS_A_SCRATCH, "scratch", WFS_ITEM_STAGE, 1, 1,
+	    wfs_layer_scratch_bytes(info, m->max_ctx));
+	row(t, WFS_A_SLOTS, "ctx%u.slots", WFS_ITEM_STAGE, 1, 1,
+	    WFS_MIN_CTX_SLOTS * sizeof(struct wfs_slot_state));
+	row(t, WFS_A_SLACK, "slack", WFS_ITEM_STAGE, 1, 0, WFS_STAGE_SLACK);
+	row(t, WFS_A_WEIGHTS, "L%u.weights", WFS_ITEM_LAYER, 1, 1, 0);
+	row(t, WFS_A_VIEWS, "views", WFS_ITEM_LAYER, 1, 0,
+	    sizeof(struct wfs_layer_view));
+	row(t, WFS_A_KV, "ctx%u.kv", WFS_ITEM_LAYER, 1, 1,
+	    wfs_kv_bytes(info, m->min_kv_pos));
+	row(t, WFS_A_EMBED_VIEW, "embed.view", WFS_ITEM_EMBED, 1, 1,
+	    sizeof(struct wfs_embed_view));
+	row(t, WFS_A_EMBED, "embed", WFS_ITEM_EMBED, 1, 1, info->embed.size);
+	row(t, WFS_A_HEAD_VIEW, "head.view", WFS_ITEM_HEAD, 1, 1,
+	    sizeof(struct wfs_head_view));
+	row(t, WFS_A_HEAD, "head", WFS_ITEM_HEAD, 1, 1, info->head.size);
+	row(t, WFS_A_HEAD_SCRATCH, "head.scratch", WFS_ITEM_HEAD, 1, 1,
+	    wfs_head_scratch_bytes(info));
+	row(t, WFS_A_TOPK, "topk", WFS_ITEM_HEAD, 1, 1,
+	    WFS_TOPK_MAX * sizeof(struct wfs_topk_entry));
+	row(t, WFS_A_OUT, "out", WFS_ITEM_HEAD, 1, 1,
+	    WFW_OUT_REC_SIZE(WFW_MAX_TOPK));
+	for (l = 0; l < info->n_layers; l++) {
+		if (wfs_model_layer_section(info, blob, l, &t->layer[l]) ||
+		    !section_in_blob(&t->layer[l], len))
+			return -WFS_EINVAL;
+	}
+	return 0;
+}
+
+/* Sum the table into placement's input. */
+static void table_budget(struct wfs_device *dev, struct wfs_map_input *in)
+{
+	struct wfs_load_table *t = &dev->model.table;
+	u64 per_layer = 0, *sum;
+	u32 i, l;
+
+	WFS_MEMSET(in, 0, sizeof(*in));
+	for (i = 0; i < WFS_A_COUNT; i++) {
+		const struct wfs_alloc *a = &t->a[i];
+		u64 b = (u64)a->count * (a->rounded ? blk(a->bytes) : a->bytes);
+
+		if (i == WFS_A_WEIGHTS)
+			continue;	/* per layer, below */
+		sum = a->item == WFS_ITEM_STAGE ? &in->stage_fixed :
+		      a->item == WFS_ITEM_EMBED ? &in->embed_bytes :
+		      a->item == WFS_ITEM_HEAD ? &in->head_bytes : &per_layer;
+		*sum += b;
+	}
+	for (l = 0; l < dev->model.info.n_layers; l++)
+		t->layer_need[l] = blk(t->layer[l].size) + per_layer;
+	in->n_layers = dev->model.info.n_layers;
+	in->n_stages = dev->hw.prof.stages;
+	in->capacity = dev->stages[0].sram.size;
+	in->layer_bytes = t->layer_need;
+}
+
+/* ---------------------------------------------------------- stage loads -- */
+
+/* FIFO entries, work area, layer views and scratch. */
+static int stage_buffers(struct wfs_device *dev, struct wfs_stage *st)
+{
+	const struct wfs_load_table *t = &dev->model.table;
+	struct wfs_stage_model *sm = &st->mdl;
+	u32 l;
+
+	st->in.depth = dev->hw.prof.fifo_depth;
+	for (l = 0; l < st->in.depth; l++) {
+		st->in.ent[l].buf = table_alloc(st, t, WFS_A_FIFO, l);
+		if (!st->in.ent[l].buf)
+			return -WFS_ENOSPC;
+	}
+	sm->work = table_alloc(st, t, WFS_A_WORK, 0);
+	if (!sm->work)
+		return -WFS_ENOSPC;
+	if (!sm->n_layers)
+		return 0;
+	sm->lviews = wfs_stage_alloc(st, (u64)sm->n_layers *
+				     t->a[WFS_A_VIEWS].bytes,
+				     t->a[WFS_A_VIEWS].name, 0);
+	sm->scratch = table_alloc(st, t, WFS_A_SCRATCH, 0);
+	if (!sm->lviews || !sm->scratch)
+		return -WFS_ENOSPC;
+	return 0;
+}
+
+static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
+			const u8 *blob)
+{
+	const struct wfs_model_info *info = &dev->model.info;
+	const struct wfs_load_table *t = &dev->model.table;
+	struct wfs_stage_model *sm = &st->mdl;
+	u32 l;
+	int ret;
+	u8 *p;
+
+	for (l = 0; l < sm->n_layers; l++) {
+		u32 layer = sm->first_layer + l;
+		const struct wfs_section_range *r = &t->layer[layer];
+
+		p = wfs_stage_alloc(st, r->size, t->a[WFS_A_WEIGHTS].name,
+				    layer);
+		if (!p)
+			return -WFS_ENOSPC;
+		WFS_MEMCPY(p, blob + r->offset, r->size);
+		ret = wfs_layer_bind(info, p, r->size, layer, &sm->lviews[l]);
+		if (ret)
+			return ret;
+		sm->weight_bytes += r->size;
+	}
+	return 0;
+}
+
+static int stage_embed(struct wfs_device *dev, struct wfs_stage *st,
+		       const u8 *blob, u64 len)
+{
+	const struct wfs_model_info *info = &dev->model.info;
+	const struct wfs_load_table *t = &dev->model.table;
+	struct wfs_stage_model *sm = &st->mdl;
+	u8 *p;
+
+	if (!section_in_blob(&info->embed, len))
+		return -WFS_EINVAL;
+	sm->eview = table_alloc(st, t, WFS_A_EMBED_VIEW, 0);
+	p = table_alloc(st, t, WFS_A_EMBED, 0);
+	if (!sm->eview || !p)
+		return -WFS_ENOSPC;
+	WFS_MEMCPY(p, blob + info->embed.offset, info->embed.size);
+	return wfs_embed_bind(info, p, info->embed.size, sm->eview);
+}
+
+static int stage_head(struct wfs_device *dev, struct wfs_stage *st,
+		      const u8 *blob, u64 len)
+{
+	struct wfs_model_state *m = &dev->model;
+	const struct wfs_model_info *info = &m->info;
+	const struct wfs_load_table *t = &m->table;
+	struct wfs_stage_model *sm = &st->mdl;
+	u8 *p;
+	int ret;
+
+	if (!section_in_blob(&info->head, len))
+		return -WFS_EINVAL;
+	sm->hview = table_alloc(st, t, WFS_A_HEAD_VIEW, 0);
+	p = table_alloc(st, t, WFS_A_HEAD, 0);
+	sm->topk = table_alloc(st, t, WFS_A_TOPK, 0);
+	sm->rec = table_alloc(st, t, WFS_A_OUT, 0);
+	if (!sm->hview || !p || !sm->topk || !sm->rec)
+		return -WFS_ENOSPC;
+	if (!sm->scratch ||
+	    t->a[WFS_A_HEAD_SCRATCH].bytes > t->a[WFS_A_SCRATCH].bytes) {
+		/* A head-only stage, or a head needing more scratch. */
+		sm->scratch = table_alloc(st, t, WFS_A_HEAD_SCRATCH, 0);
+		if (!sm->scratch)
+			return -WFS_ENOSPC;
+	}
+	WFS_MEMCPY(p, blob + info->head.offset, info->head.size);
+	ret = wfs_head_bind(info, p, info->head.size, sm->hview);
+	if (ret)
+		return ret;
+	m->head_weight_bytes = info->head.size;
+	return 0;
+}
+
+/* Allocate one stage's share of the model and bind its views. */
+static int load_stage(struct wfs_device *dev, const u8 *blob, u64 len,
+		      u32 s)
+{
+	const struct wfs_map *map = &dev->model.map;
+	struct wfs_stage *st = &dev->stages[s];
+	struct wfs_stage_model *sm = &st->mdl;
+	int ret;
+
+	sm->first_layer = map->first_layer[s];
+	sm->n_layers = map->n_layers[s];
+	sm->embed = s == 0;
+	sm->head = s == map->stages_used - 1;
+	sm->last = sm->head;
+	sm->free_at = 0;
+
+	ret = stage_buffers(dev, st);
+	if (!ret)
+		ret = stage_layers(dev, st, blob);
+	if (!ret && sm->embed)
+		ret = stage_embed(dev, st, blob, len);
+	if (!ret && sm->head)
+		ret = stage_head(dev, st, blob, len);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- load -- */
+
+u64 wfs_load_max_slots(struct wfs_device *dev, u32 ctx_len)
+{
+	u64 kvb = wfs_kv_bytes(&dev->model.info, ctx_len), best = ~(u64)0;
+	u32 s;
+
+	for (s = 0; s < dev->model.map.stages_used; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+		u64 per_slot = (u64)st->mdl.n_layers * kvb, gap, n;
+
+		if (!st->mdl.n_layers)
+			continue;
+		gap = wfs_sram_largest_free(&st->sram);
+		n = per_slot ? wfs_div64_u64(gap, per_slot) : 0;
+		if (n < best)
+			best = n;
+	}
+	return best == ~(u64)0 ? 0 : best;
+}
+
+void wfs_load_release(struct wfs_device *dev)
+{
+	u32 s;
+
+	for (s = 0; s < dev->hw.prof.stages; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+
+		wfs_sram_reset(&st->sram);
+		WFS_MEMSET(&st->mdl, 0, sizeof(st->mdl));
+	}
+	WFS_MEMSET(&dev->model, 0, sizeof(dev->model));
+}
+
+/* Validate the blob and derive the sizes every table row uses. */
+static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len)
+{
+	struct wfs_model_state *m = &dev->model;
+	struct wfs_model_info *info = &m->info;
+	int ret;
+
+	ret = wfs_model_parse(blob, len, info);
+	if (ret) {
+		wfs_log_printf(&dev->hw.log, 1, "load: blob rejected by the validator (%d)",
+			       ret);
+		return ret;
+	}
+	if (info->input_kind != WFS_IO_TOKENS ||
+	    info->output_kind != WFS_IO_TOKENS) {
+		wfs_log_printf(&dev->hw.log, 1, "load: layer-range blobs are not supported yet");
+		return -WFS_EOPNOTSUPP;
+	}
+	if (info->n_layers > WFS_DEV_MAX_LAYERS)
+		return -WFS_E2BIG;
+
+	m->act_bytes = (u32)wfs_act_bytes(info);
+	m->flit_bytes = dev->hw.prof.chunk_tokens * WFS_MAX(m->act_bytes, 4u);
+	m->max_ctx = info->seq_len ? info->seq_len : 1;
+	m->kv_pos_bytes = wfs_kv_stride(info);
+	m->min_kv_pos = WFS_MIN(m->max_ctx, (u32)WFS_MIN_KV_POSITIONS);
+	m->dims.dim = info->dim;
+	m->dims.kv_dim = info->kv_dim;
+	m->dims.hidden_dim = info->hidden_dim;
+	m->dims.vocab = info->vocab_size;
+	m->dims.act_bytes = m->act_bytes;
+	m->dims.kv_pos_bytes = m->kv_pos_bytes;
+	return 0;
+}
+
+/* Place the table's items; on -ENOSPC say what was needed. */
+static int load_place(struct wfs_device *dev, struct wfw_cpl *c)
+{
+	struct wfs_map *map = &dev->model.map;
+	struct wfs_map_input in;
+	int ret;
+
+	table_budget(dev, &in);
+	ret = wfs_place(&in, map);
+	if (ret != -WFS_ENOSPC)
+		return ret;
+	wfs_log_printf(&dev->hw.log, 1,
+		       "load: model does not fit: it needs %llu KiB of SRAM (weights, KV for 1 slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
+		       (unsigned long long)(map->total_bytes >> 10),
+		       dev->model.min_kv_pos,
+		       (unsigned long long)(map->max_stage_bytes >> 10),
+		       map->stages_needed,
+		       map->stages_needed ? "" :
+		       " (one layer alone exceeds a stage)",
+		       dev->hw.prof.stages,
+		       (unsigned long long)(in.capacity >> 10));
+	c->value = map->total_bytes;
+	c->result0 = map->stages_needed;
+	c->result1 = (u32)(in.capacity >> 10);
+	c->result2 = (u32)WFS_MIN(map->max_stage_bytes >> 10, (u64)0xffffffffu);
+	return ret;
+}
+
+static int load_stages(struct wfs_device *dev, const u8 *blob, u64 len)
+{
+	u32 s;
+	int ret = 0;
+
+	for (s = 0; s < dev->model.map.stages_used && !ret; s++)
+		ret = load_stage(dev, blob, len, s);
+	if (ret)
+		wfs_log_printf(&dev->hw.log, 1, "load: stage %u failed (%d)",
+			       s - 1, ret);
+	return ret;
+}
+
+/* Mark the model loaded and fill the success completion. */
+static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
+{
+	struct wfs_model_state *m = &dev->model;
+	u64 used = 0;
+	u32 s;
+
+	for (s = 0; s < m->map.stages_used; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+
+		used += st->sram.used;
+		wfs_log_printf(&dev->hw.log, 0,
+			       "load: stage %u: layers %u..%u%s%s, %llu KiB SRAM",
+			       s, st->mdl.first_layer,
+			       st->mdl.first_layer + st->mdl.n_layers - 1,
+			       st->mdl.embed ? " +embed" : "",
+			       st->mdl.head ? " +head" : "",
+			       (unsigned long long)(st->sram.used >> 10));
+	}
+	m->sram_used = used;
+	m->loaded = 1;
+	c->result0 = m->map.stages_used;
+	c->result1 = m->info.n_layers;
+	c->result2 = (u32)WFS_MIN(wfs_load_max_slots(dev, m->max_ctx),
+				  (u64)0xffffffffu);
+	c->value = used;
+	c->device_ns = wfs_timing_ns(&dev->hw.prof,
+				     wfs_timing_hop_cycles(&dev->hw.prof, len));
+	wfs_reg_update(&dev->hw, WFW_REG_STATUS, WFW_STATUS_MODEL, 0);
+	wfs_log_printf(&dev->hw.log, 0,
+		       "load: %u layers on %u stage(s)%s, dim %u, vocab %u, %llu KiB SRAM",
+		       m->info.n_layers, m->map.stages_used,
+		       m->map.greedy ? " (packed)" : "", m->info.dim,
+		       m->info.vocab_size, (unsigned long long)(used >> 10));
+}
+
+int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len,
+		   struct wfw_cpl *c)
+{
+	const struct wfs_dma_ops *dma = &dev->hw.dma;
+	const u8 *blob;
+	int ret;
+
+	if (dev->model.loaded)
+		return -WFS_EBUSY;
+	if (!dma->map)
+		return -WFS_EOPNOTSUPP;
+	blob = dma->map(dev->hw.dma_ctx, addr, len);
+	if (!blob)
+		return -WFS_EFAULT;
+
+	ret = load_parse(dev, blob, len);
+	if (!ret)
+		ret = table_build(dev, blob, len);
+	if (!ret)
+		ret = load_place(dev, c);
+	if (!ret)
+		ret = load_stages(dev, blob, len);
+	if (!ret)
+		load_done(dev, len, c);
+	else
+		wfs_load_release(dev);
+	if (dma->unmap)
+		dma->unmap(dev->hw.dma_ctx, blob, len);
+	return ret;
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfs_load.h - model load and unload: the allocation table, placement of
+ * the table's items on the stages, the copy of each stage's share into its
+ * SRAM, and the views bound on the copies.
+ *
+ * The allocation table (struct wfs_load_table) lists every SRAM block a
+ * model needs on a stage: what loading allocates, plus what contexts will
+ * need at least (KV for one slot of WFS_MIN_KV_POSITIONS, a slot table).
+ * Placement's input is summed from the table, and loading allocates from
+ * it, so the two cannot disagree about a size.
+ */
+#ifndef WFS_LOAD_H
+#define WFS_LOAD_H
+
+#include "wfs_forward.h"
+#include "wfs_model.h"
+#include "wfs_place.h"
+#include "wfs_sram.h"
+#include "wfs_timing.h"
+
+struct wfs_device;
+struct wfs_stage;
+struct wfw_cpl;
+
+/*
+ * Minimum KV a model must leave room for: one slot of this many positions
+ * (or the model's maximum context, if shorter).
+ */
+#define WFS_MIN_KV_POSITIONS	256
+/* Slots whose slot table (stage 0) every stage keeps room for. */
+#define WFS_MIN_CTX_SLOTS	64
+/*
+ * Rounding slack per stage: the layer views are budgeted per layer
+ * unrounded but live in one block, which rounds up once; the second unit
+ * is margin.
+ */
+#define WFS_STAGE_SLACK		(2 * WFS_SRAM_ALIGN)
+
+/**
+ * enum wfs_alloc_id - the rows of the allocation table
+ * @WFS_A_FIFO: FIFO entry buffers, fifo_depth per stage
+ * @WFS_A_WORK: the stage's activation work area
+ * @WFS_A_SCRATCH: layer scratch (allocated by stages with layers)
+ * @WFS_A_SLOTS: room for a context's slot table (allocated by contexts,
+ *	on stage 0 only)
+ * @WFS_A_SLACK: rounding slack (not allocated)
+ * @WFS_A_WEIGHTS: a layer's weights (bytes per layer in the table)
+ * @WFS_A_VIEWS: a layer's bound view, one block per stage
+ * @WFS_A_KV: KV of one slot of the minimum positions (allocated by
+ *	contexts)
+ * @WFS_A_EMBED_VIEW: the bound embedding view
+ * @WFS_A_EMBED: the embedding's weights
+ * @WFS_A_HEAD_VIEW: the bound head view
+ * @WFS_A_HEAD: the head's weights
+ * @WFS_A_HEAD_SCRATCH: head scratch (allocated when the stage has no layer
+ *	scratch or the head needs more)
+ * @WFS_A_TOPK: top-k work entries
+ * @WFS_A_OUT: one output record of WFW_MAX_TOPK pairs
+ * @WFS_A_COUNT: rows
+ */
+enum wfs_alloc_id {
+	WFS_A_FIFO,
+	WFS_A_WORK,
+	WFS_A_SCRATCH,
+	WFS_A_SLOTS,
+	WFS_A_SLACK,
+	WFS_A_WEIGHTS,
+	WFS_A_VIEWS,
+	WFS_A_KV,
+	WFS_A_EMBED_VIEW,
+	WFS_A_EMBED,
+	WFS_A_HEAD_VIEW,
+	WFS_A_HEAD,
+	WFS_A_HEAD_SCRATCH,
+	WFS_A_TOPK,
+	WFS_A_OUT,
+	WFS_A_COUNT
+};
+
+/**
+ * enum wfs_item - the placement item a row is budgeted to
+ * @WFS_ITEM_STAGE: every used stage
+ * @WFS_ITEM_LAYER: each layer
+ * @WFS_ITEM_EMBED: the embedding
+ * @WFS_ITEM_HEAD: the head
+ */
+enum wfs_item {
+	WFS_ITEM_STAGE,
+	WFS_ITEM_LAYER,
+	WFS_ITEM_EMBED,
+	WFS_ITEM_HEAD,
+};
+
+/**
+ * struct wfs_alloc - one row of the allocation table
+ * @name: SRAM block name (a "%u" takes the index)
+ * @item: enum wfs_item
+ * @count: blocks per item
+ * @rounded: 1 if each block is budgeted rounded up to an SRAM block; 0 if
+ *	summed raw (rows that share one block per stage)
+ * @bytes: bytes per block (@WFS_A_WEIGHTS: see &wfs_load_table.layer)
+ */
+struct wfs_alloc {
+	const char *name;
+	u32 item;
+	u32 count;
+	u32 rounded;
+	u64 bytes;
+};
+
+/**
+ * struct wfs_load_table - the model's SRAM needs, the one source of truth
+ *	for every size placement budgets and loading allocates
+ * @a: the rows
+ * @layer: per layer, its weights' section in the blob
+ * @layer_need: per layer, the placement item's bytes (summed from @a)
+ */
+struct wfs_load_table {
+	struct wfs_alloc a[WFS_A_COUNT];
+	struct wfs_section_range layer[WFS_DEV_MAX_LAYERS];
+	u64 layer_need[WFS_DEV_MAX_LAYERS];
+};
+
+/**
+ * struct wfs_stage_model - a stage's share of the loaded model (written by
+ *	wfs_load.c only, with the workers idle)
+ * @first_layer: first layer placed here
+ * @n_layers: layers placed here
+ * @embed: holds the embedding
+ * @head: holds the head
+ * @last: the last used stage (posts completions)
+ * @lviews: @n_layers bound layer views (in SRAM)
+ * @eview: bound embedding view (in SRAM) or NULL
+ * @hview: bound head view (in SRAM) or NULL
+ * @work: chunk_tokens activation records (in SRAM)
+ * @scratch: forward-pass scratch (in SRAM)
+ * @topk: WFS_TOPK_MAX top-k entries (head stage, in SRAM)
+ * @rec: one output record of WFW_MAX_TOPK pairs (head stage, in SRAM)
+ * @weight_bytes: bytes of the layer sections placed here
+ * @free_at: modelled time the stage is next free (zeroed here, advanced
+ *	by the stage's worker)
+ */
+struct wfs_stage_model {
+	u32 first_layer;
+	u32 n_layers;
+	u32 embed;
+	u32 head;
+	u32 last;
+	struct wfs_layer_view *lviews;
+	struct wfs_embed_view *eview;
+	struct wfs_head_view *hview;
+	u8 *work;
+	u8 *scratch;
+	struct wfs_topk_entry *topk;
+	u8 *rec;
+	u64 weight_bytes;
+	u64 free_at;
+};
+
+/**
+ * struct wfs_model_state - the loaded model (changed only by the CP with
+ *	the workers idle, or by a reset with everything parked)
+ * @loaded: 1 if a model is loaded
+ * @info: what the blob validator found
+ * @map: the placement
+ * @act_bytes: bytes of an activation record
+ * @flit_bytes: bytes of one FIFO entry buffer
+ * @max_ctx: longest context (the model's seq_len)
+ * @kv_pos_bytes: KV bytes of one position of one layer
+ * @min_kv_pos: positions of the minimum KV placement keeps room for
+ * @sram_used: SRAM the model took (all stages)
+ * @dims: shape for the timing model
+ * @head_weight_bytes: head section bytes
+ * @table: the allocation table
+ */
+struct wfs_model_state {
+	u32 loaded;
+	struct wfs_model_info info;
+	struct wfs_map map;
+	u32 act_bytes;
+	u32 flit_bytes;
+	u32 max_ctx;
+	u32 kv_pos_bytes;
+	u32 min_kv_pos;
+	u64 sram_used;
+	struct wfs_timing_dims dims;
+	u64 head_weight_bytes;
+	struct wfs_load_table table;
+};
+
+/**
+ * wfs_load_model() - LOAD_MODEL: validate, place and copy a blob
+ * @dev: device (CP thread)
+ * @addr: device address of the blob
+ * @len: its bytes
+ * @c: completion (results, or on -ENOSPC what was needed)
+ *
+ * Return: 0 or -errno (see WFW_OP_LOAD_MODEL in wfw_abi.h).
+ */
+int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len,
+		   struct wfw_cpl *c);
+
+/**
+ * wfs_load_release() - forget the model and free all stage SRAM
+ * @dev: device (no contexts, no jobs; the CP, or a reset with all parked)
+ */
+void wfs_load_release(struct wfs_device *dev);
+
+/* Slots of @ctx_len positions a new context could still get. */
+u64 wfs_load_max_slots(struct wfs_device *dev, u32 ctx_len);
+
+/* Allocate a named block in a stage's SRAM ("%u" in @fmt takes @arg). */
+void *wfs_stage_alloc(struct wfs_stage *st, u64 bytes, const char *fmt,
+		      u32 arg);
+
+#endif /* WFS_LOAD_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_stage.c - the stage workers (see wfs_stage.h).
+ */
+#include "wfs_device_priv.h"
+
+/**
+ * struct chunk_run - one chunk on one stage
+ * @f: the FIFO entry (a copy: the entry is popped early)
+ * @job: its job
+ * @act: bytes of an activation record
+ * @n_out: output records the head writes for it
+ * @ns: modelled stage time
+ * @end: modelled time the stage finishes it
+ * @hop: modelled time to the next stage
+ */
+struct chunk_run {
+	struct wfs_flit f;
+	struct wfs_job *job;
+	u32 act;
+	u32 n_out;
+	u64 ns;
+	u64 end;
+	u64 hop;
+};
+
+static u8 *work_rec(struct wfs_stage *st, const struct chunk_run *r, u32 i)
+{
+	return st->mdl.work + (u64)i * r->act;
+}
+
+/* Embed the tokens (stage 0) or take the activations; frees the entry. */
+static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_job *job = r->job;
+	u32 i;
+
+	if (st->mdl.embed) {
+		const u32 *tok = (const u32 *)r->f.buf;
+
+		for (i = 0; i < r->f.n && !job->status; i++) {
+			if (wfs_embed(st->mdl.eview, tok[i], work_rec(st, r, i)))
+				job->status = -WFS_EINVAL;
+		}
+	} else {
+		WFS_MEMCPY(st->mdl.work, r->f.buf, (u64)r->f.n * r->act);
+	}
+	wfs_fifo_pop(&st->in);
+}
+
+/* Run the stage's layers; 0 if a reset interrupted it. */
+static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_ctx *ctx = r->job->ctx;
+	u32 i, l;
+
+	if (r->job->status || !st->mdl.n_layers)
+		return 1;
+	for (i = 0; i < r->f.n; i++) {
+		if (wfs_aborting(&st->dev->sync))
+			return 0;
+		for (l = 0; l < st->mdl.n_layers; l++) {
+			u8 *kv = ctx->kv[st->idx] +
+				 ((u64)l * ctx->slots + r->job->args.slot) *
+				 ctx->kv_bytes;
+
+			wfs_layer_forward(&st->mdl.lviews[l], kv, r->f.pos0 + i,
+					  work_rec(st, r, i), st->mdl.scratch);
+		}
+	}
+	return 1;
+}
+
+static int wants_output(const struct wfs_job *job, u32 last_chunk, u32 i,
+			u32 n)
+{
+	if (job->args.flags & WFW_JOB_ALL_POSITIONS)
+		return 1;
+	return last_chunk && i == n - 1;
+}
+
+/* Modelled time (formulas in wfs_timing.h). */
+static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_device *dev = st->dev;
+	const struct wfs_model_state *m = &dev->model;
+	const struct wfs_profile *prof = &dev->hw.prof;
+	struct wfs_cost cost = { 0, 0 };
+	u64 start;
+	u32 i, l;
+
+	if (st->mdl.head) {
+		for (i = 0; i < r->f.n; i++)
+			r->n_out += wants_output(r->job, r->f.last, i, r->f.n);
+	}
+	if (st->mdl.embed)
+		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
+	for (l = 0; l < st->mdl.n_layers; l++)
+		wfs_timing_layer_cost(&m->dims, st->mdl.lviews[l].weight_bytes,
+				      r->f.pos0, r->f.n, &cost);
+	if (st->mdl.head)
+		wfs_timing_head_cost(&m->dims, m->head_weight_bytes, r->n_out,
+				     &cost);
+	r->ns = wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &cost));
+	start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
+	r->end = start + r->ns;
+	st->mdl.free_at = r->end;
+	r->hop = wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (u64)r->f.n *
+							   r->act));
+	if (st->idx == 0 && r->f.pos0 == r->job->args.start_pos)
+		r->job->t_start = start;
+}
+
+static void head_output(struct wfs_stage *st, struct wfs_job *job, u32 pos,
+			const u8 *act)
+{
+	struct wfs_hw *hw = &st->dev->hw;
+	struct wfw_out_rec *rec = (struct wfw_out_rec *)st->mdl.rec;
+	u32 k = job->args.topk, argmax = 0, size = WFW_OUT_REC_SIZE(k);
+	u64 idx = (job->args.flags & WFW_JOB_ALL_POSITIONS) ?
+		  pos - job->args.start_pos : 0;
+
+	wfs_head(st->mdl.hview, act, k ? k : 1, st->mdl.topk, &argmax,
+		 st->mdl.scratch);
+	rec->pos = pos;
+	rec->argmax = argmax;
+	rec->argmax_logit = st->mdl.topk[0].logit;
+	rec->k = k;
+	if (k)
+		WFS_MEMCPY(rec->topk, st->mdl.topk,
+			   (u64)k * sizeof(rec->topk[0]));
+	if (hw->dma.write(hw->dma_ctx, job->args.out_addr + idx * size, rec,
+			  size))
+		job->status = -WFS_EFAULT;
+	else
+		job->records++;
+}
+
+static void chunk_outputs(struct wfs_stage *st, struct chunk_run *r)
+{
+	u32 i;
+
+	if (!st->mdl.head || r->job->status)
+		return;
+	for (i = 0; i < r->f.n && !r->job->status; i++) {
+		if (wants_output(r->job, r->f.last, i, r->f.n))
+			head_output(st, r->job, r->f.pos0 + i,
+				    work_rec(st, r, i));
+	}
+}
+
+static void chunk_count(struct wfs_stage *st, const struct chunk_run *r,
+			u64 h0)
+{
+	wfs_os_mutex_lock(st->in.lock);
+	st->cnt.chunks++;
+	st->cnt.tokens += r->f.n;
+	st->cnt.jobs += r->f.last;
+	st->cnt.host_busy_ns += wfs_os_now_ns() - h0;
+	st->cnt.modelled_busy_ns += r->ns;
+	wfs_os_mutex_unlock(st->in.lock);
+}
+
+/* Hand the chunk to the next stage, or retire the job after its last. */
+static void chunk_forward(struct wfs_stage *st, const struct chunk_run *r)
+{
+	struct wfs_device *dev = st->dev;
+	struct wfs_fifo *next;
+	struct wfs_flit *e;
+
+	if (st->mdl.last) {
+		if (r->f.last)
+			wfs_job_retire(dev, r->job, r->end + r->hop);
+		return;
+	}
+	next = &dev->stages[st->idx + 1].in;
+	e = wfs_fifo_reserve(&dev->sync, next);
+	if (!e)
+		return;
+	WFS_MEMCPY(e->buf, st->mdl.work, (u64)r->f.n * r->act);
+	e->job = r->f.job;
+	e->pos0 = r->f.pos0;
+	e->n = r->f.n;
+	e->last = r->f.last;
+	e->t_arrive = r->end + r->hop;
+	wfs_fifo_publish(next);
+}
+
+static void run_chunk(struct wfs_stage *st, const struct wfs_flit *ent)
+{
+	struct chunk_run r;
+	u64 h0 = wfs_os_now_ns();
+
+	WFS_MEMSET(&r, 0, sizeof(r));
+	r.f = *ent;
+	r.job = wfs_job_get(st->dev, r.f.job);
+	r.act = st->dev->model.act_bytes;
+
+	chunk_input(st, &r);
+	if (!chunk_layers(st, &r))
+		return;
+	chunk_timing(st, &r);
+	chunk_outputs(st, &r);
+	chunk_count(st, &r, h0);
+	chunk_forward(st, &r);
+}
+
+void wfs_stage_worker(void *arg)
+{
+	struct wfs_stage *st = arg;
+	struct wfs_device *dev = st->dev;
+	struct wfs_flit *ent;
+
+	while (!wfs_stopping(&dev->sync)) {
+		ent = wfs_fifo_peek(&dev->sync, &st->in);
+		if (!ent) {
+			wfs_park(&dev->sync, 0);
+			continue;
+		}
+		if (st->idx == 0 && wfs_job_get(dev, ent->job)->hang) {
+			/* Injected hang: stall the pipeline until reset. */
+			wfs_sync_wait_abort(&dev->sync);
+			continue;
+		}
+		run_chunk(st, ent);
+	}
+}

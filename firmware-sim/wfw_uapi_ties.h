@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfw_uapi_ties.h - compile-time ties between the firmware ABI and the
+ * kernel/userspace ABI.
+ *
+ * The device writes struct wfw_out_rec records straight into a user BO
+ * that userspace reads as struct drm_wafer_token_result, and the driver
+ * passes the firmware's profile id and limits through unchanged.  Any
+ * translation unit that includes this header fails to build if the two
+ * ABIs drift apart.  The userspace build compiles it through
+ * tests/unit/device_cmd.c; including it from kmod/wafer_drv.c (which passes
+ * the profile and the records through) ties the kernel build too.
+ */
+#ifndef WFW_UAPI_TIES_H
+#define WFW_UAPI_TIES_H
+
+#include "drm/wafer_accel.h"
+#include "wfw_abi.h"
+#include "wfs_profile.h"
+
+#define WFW_TIE(cond, what)	WFS_STATIC_ASSERT(cond, "fw ABI vs uapi: " what)
+#define WFW_TIE_FIELD(a, fa, b, fb)					\
+	WFW_TIE(__builtin_offsetof(struct a, fa) ==			\
+		__builtin_offsetof(struct b, fb) &&			\
+		sizeof(((struct a *)0)->fa) == sizeof(((struct b *)0)->fb), \
+		#a "." #fa " vs " #b "." #fb)
+
+WFW_TIE(WFW_MAX_TOPK == DRM_WAFER_MAX_TOPK, "top-k limit");
+WFW_TIE(WFW_LOGIT_FRAC_BITS == DRM_WAFER_LOGIT_FRAC_BITS, "logit format");
+
+/* Profile ids: GET_INFO's value is the uapi's drm_wafer_info.profile. */
+WFW_TIE(WFS_PROFILE_WAFER == DRM_WAFER_PROFILE_WAFER, "profile wafer");
+WFW_TIE(WFS_PROFILE_ASIC == DRM_WAFER_PROFILE_ASIC, "profile asic");
+WFW_TIE(WFS_PROFILE_COUNT == 2, "a new profile needs a DRM_WAFER_PROFILE_*");
+
+/* Result records: same size for every k, same fields at the same places. */
+WFW_TIE(WFW_OUT_REC_SIZE(0) == DRM_WAFER_RESULT_SIZE(0), "record size (k = 0)");
+WFW_TIE(WFW_OUT_REC_SIZE(1) == DRM_WAFER_RESULT_SIZE(1), "record size (k = 1)");
+WFW_TIE(WFW_OUT_REC_SIZE(WFW_MAX_TOPK) ==
+	DRM_WAFER_RESULT_SIZE(DRM_WAFER_MAX_TOPK), "record size (max k)");
+WFW_TIE(sizeof(struct wfw_out_rec) == sizeof(struct drm_wafer_token_result),
+	"record header");
+WFW_TIE(sizeof(struct wfw_out_rec) == WFW_OUT_REC_SIZE(0), "record header");
+WFW_TIE_FIELD(wfw_out_rec, pos, drm_wafer_token_result, position);
+WFW_TIE_FIELD(wfw_out_rec, argmax, drm_wafer_token_result, argmax);
+WFW_TIE_FIELD(wfw_out_rec, argmax_logit, drm_wafer_token_result, argmax_logit);
+WFW_TIE_FIELD(wfw_out_rec, k, drm_wafer_token_result, top_k);
+WFW_TIE(__builtin_offsetof(struct wfw_out_rec, topk) ==
+	__builtin_offsetof(struct drm_wafer_token_result, topk), "pairs offset");
+WFW_TIE(sizeof(struct wfw_topk_pair) == sizeof(struct drm_wafer_topk),
+	"pair size");
+WFW_TIE_FIELD(wfw_topk_pair, token, drm_wafer_topk, token);
+WFW_TIE_FIELD(wfw_topk_pair, logit, drm_wafer_topk, logit);
+
+#undef WFW_TIE_FIELD
+#undef WFW_TIE
+
+#endif /* WFW_UAPI_TIES_H */
