@@ -9,6 +9,12 @@
  * interrupt hands the completion to wafer_job_fw_cpl(), which signals the
  * job's hardware fence: no allocation and no sleeping lock on that path.
  *
+ * The hardware fences of one file form one timeline (its own fence
+ * context) and signal in the order the jobs ran, which is the order they
+ * were submitted: a completion that arrives early (a job the firmware
+ * rejects at intake, or one on a faster slot) is held until every earlier
+ * job of its file has signalled.
+ *
  * A job that outlives job_timeout_ms, a device fault, or a lost or corrupt
  * completion makes the device reset: every job the firmware held fails
  * (-ETIMEDOUT for the one that timed out, -EIO for the others) and later
@@ -17,6 +23,8 @@
 #include <linux/dma-fence.h>
 #include <linux/iosys-map.h>
 #include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/overflow.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -48,10 +56,11 @@
  * @wq: ordered queue for the scheduler's timeouts and for recovery
  * @jobs: cookie -> job, from run_job until the job is freed (the id is
  *	reserved at submit, so no other job can reuse it meanwhile)
- * @fence_lock: Protects the hardware fences' state
- * @fence_ctx: dma-fence context of the hardware fences
- * @fence_seqno: last hardware fence seqno
+ * @fence_lock: Protects the hardware fences and every timeline's @pending
+ *	list and seqno
  * @recover_work: resets the device after a fault
+ * @free_list: jobs the scheduler freed, to release from @free_work
+ * @free_work: releases their buffers outside the fence-signalling paths
  * @resets: recoveries performed
  * @timeouts: jobs that timed out
  * @completed: jobs the firmware completed
@@ -62,10 +71,10 @@ struct wafer_job_queue {
 	struct drm_gpu_scheduler sched;
 	struct workqueue_struct *wq;
 	struct xarray jobs;
-	spinlock_t fence_lock; /* Protects the hardware fences' state */
-	u64 fence_ctx;
-	atomic64_t fence_seqno;
+	spinlock_t fence_lock; /* Protects hw fences, timelines' pending, seqno */
 	struct work_struct recover_work;
+	struct llist_head free_list;
+	struct work_struct free_work;
 	atomic64_t resets;
 	atomic64_t timeouts;
 	atomic64_t completed;
@@ -73,14 +82,31 @@ struct wafer_job_queue {
 };
 
 /**
+ * struct wafer_timeline - the hardware fences of one file's jobs
+ * @ref: held by the file and by each of its jobs
+ * @context: their dma-fence context
+ * @seqno: last seqno handed out (under the queue's fence_lock)
+ * @pending: jobs run and not yet signalled, oldest first (under the
+ *	queue's fence_lock)
+ */
+struct wafer_timeline {
+	struct kref ref;
+	u64 context;
+	u64 seqno;
+	struct list_head pending;
+};
+
+/**
  * struct wafer_file_jobs - per-file job state
  * @entity: the file's scheduler entity
+ * @tl: the timeline of the file's hardware fences
  * @lock: Protects @results and @next_seqno
  * @results: seqno -> struct wafer_job_result, until waited for
  * @next_seqno: last seqno handed out
  */
 struct wafer_file_jobs {
 	struct drm_sched_entity entity;
+	struct wafer_timeline *tl;
 	struct mutex lock; /* Protects results and next_seqno */
 	struct xarray results;
 	u64 next_seqno;
@@ -91,6 +117,9 @@ struct wafer_file_jobs {
  * @base: scheduler job
  * @q: device queue
  * @wfile: submitting file (reference held)
+ * @tl: its file's timeline (reference held)
+ * @tl_node: in @tl->pending from run_job until its hardware fence signals
+ * @free_node: in the queue's free_list
  * @ctx: context (reference held)
  * @bo: input and output BOs (references held)
  * @map: their kernel mappings
@@ -104,11 +133,17 @@ struct wafer_file_jobs {
  * @counted: the job is still counted in @wfile->unfinished
  * @claimed: someone (completion, failure on reset) took the job to signal
  *	its hardware fence: exactly once
+ * @done: completed; its fence signals once the earlier jobs of @tl have
+ *	(under the queue's fence_lock)
+ * @status: the status it completed with (under the queue's fence_lock)
  */
 struct wafer_job {
 	struct drm_sched_job base;
 	struct wafer_job_queue *q;
 	struct wafer_file *wfile;
+	struct wafer_timeline *tl;
+	struct list_head tl_node;
+	struct llist_node free_node;
 	struct wafer_ctx *ctx;
 	struct drm_gem_object *bo[2];
 	struct iosys_map map[2];
@@ -121,6 +156,8 @@ struct wafer_job {
 	struct dma_fence_cb finished_cb;
 	atomic_t counted;
 	atomic_t claimed;
+	bool done;
+	int status;
 };
 
 static struct wafer_job *to_wafer_job(struct drm_sched_job *sj)
@@ -166,20 +203,51 @@ static bool job_claim(struct wafer_job *job)
 	return !atomic_xchg(&job->claimed, 1);
 }
 
-/*
- * Completes a job the caller has claimed.  The job may be freed as soon as
- * its fence signals, so the fence is held across the signal and nothing of
- * the job is touched after.
- */
-static void job_signal(struct wafer_job *job, int status, u64 device_ns)
+static void timeline_release(struct kref *ref)
 {
-	struct dma_fence *f = dma_fence_get(job->hw_fence);
+	kfree(container_of(ref, struct wafer_timeline, ref));
+}
+
+static void timeline_put(struct wafer_timeline *tl)
+{
+	kref_put(&tl->ref, timeline_release);
+}
+
+/*
+ * Signals the jobs of @tl that are done, oldest first, up to the first one
+ * that is not: a later fence of a timeline never signals before an earlier
+ * one.  A signalled job may be freed once the lock is dropped.
+ */
+static void timeline_signal_locked(struct wafer_timeline *tl)
+{
+	struct wafer_job *job, *next;
+
+	list_for_each_entry_safe(job, next, &tl->pending, tl_node) {
+		if (!job->done)
+			break;
+		list_del_init(&job->tl_node);
+		if (job->status)
+			dma_fence_set_error(job->hw_fence, job->status);
+		dma_fence_signal_locked(job->hw_fence);
+	}
+}
+
+/*
+ * Completes a job the caller has claimed: records its status and signals
+ * its hardware fence once every earlier job of its file has signalled.
+ * Nothing of the job is touched after the lock is dropped.
+ */
+static void job_complete(struct wafer_job *job, int status, u64 device_ns)
+{
+	struct wafer_job_queue *q = job->q;
+	unsigned long flags;
 
 	job->result->device_ns = device_ns;
-	if (status)
-		dma_fence_set_error(f, status);
-	dma_fence_signal(f);
-	dma_fence_put(f);
+	spin_lock_irqsave(&q->fence_lock, flags);
+	job->status = status;
+	job->done = true;
+	timeline_signal_locked(job->tl);
+	spin_unlock_irqrestore(&q->fence_lock, flags);
 }
 
 /**
@@ -191,7 +259,9 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 {
 	struct wafer_device *wdev = owner;
 	struct wafer_job *job = NULL;
+	bool cookie;
 
+	cookie = dma_fence_begin_signalling();
 	/*
 	 * Jobs leave q->jobs only when freed (under the xa_lock), so one found
 	 * under it is alive; once claimed it stays so until we signal it.
@@ -205,13 +275,29 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 	}
 	if (!job) {
 		drm_err(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
-		return;
+		goto out;
 	}
 	atomic64_inc(&wdev->queue->completed);
 	atomic64_add(cpl->device_ns, &wdev->queue->busy_ns);
 	atomic64_add(cpl->device_ns, &job->wfile->busy_ns);
 	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
-	job_signal(job, cpl->status, cpl->device_ns);
+	job_complete(job, cpl->status, cpl->device_ns);
+out:
+	dma_fence_end_signalling(cookie);
+}
+
+/* Gives the job its hardware fence, next on its file's timeline. */
+static void job_fence_init(struct wafer_job *job)
+{
+	struct wafer_job_queue *q = job->q;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	dma_fence_init(job->hw_fence, &wafer_hw_fence_ops, &q->fence_lock,
+		       job->tl->context, ++job->tl->seqno);
+	list_add_tail(&job->tl_node, &job->tl->pending);
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	job->hw_fence_live = true;
 }
 
 static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
@@ -219,37 +305,36 @@ static struct dma_fence *wafer_run_job(struct drm_sched_job *sj)
 	struct wafer_job *job = to_wafer_job(sj);
 	struct wafer_job_queue *q = job->q;
 	struct dma_fence *fence;
-	int ret;
+	int ret = 0;
 
-	if (unlikely(sj->s_fence->finished.error))
-		return NULL;
-
-	dma_fence_init(job->hw_fence, &wafer_hw_fence_ops, &q->fence_lock,
-		       q->fence_ctx, atomic64_inc_return(&q->fence_seqno));
-	job->hw_fence_live = true;
-	if (unlikely(drm_dev_is_unplugged(&q->wdev->drm))) {
-		dma_fence_set_error(job->hw_fence, -ENODEV);
-		dma_fence_signal(job->hw_fence);
-		return dma_fence_get(job->hw_fence);
-	}
+	job_fence_init(job);
 	/*
 	 * The cookie was reserved at submit and stays the job's until it is
 	 * freed: storing allocates nothing, and no other job can reuse it.
+	 * Every job that ran is in q->jobs, so that recovery finds it.
 	 */
 	xa_store(&q->jobs, job->cookie, job, GFP_NOWAIT);
-	trace_wafer_job_start(q->wdev->index, job->cookie);
-	ret = wafer_fw_post(&q->wdev->fw, &job->cmd);
 	/* The reference returned is taken first: signalling may free the job. */
 	fence = dma_fence_get(job->hw_fence);
+	if (unlikely(sj->s_fence->finished.error))
+		ret = sj->s_fence->finished.error;
+	else if (unlikely(drm_dev_is_unplugged(&q->wdev->drm)))
+		ret = -ENODEV;
+	if (!ret) {
+		trace_wafer_job_start(q->wdev->index, job->cookie);
+		ret = wafer_fw_post(&q->wdev->fw, &job->cmd);
+	}
+	/* Failed without reaching the firmware: still in its file's order. */
 	if (ret && job_claim(job))
-		job_signal(job, ret, 0);
+		job_complete(job, ret, 0);
 	return fence;
 }
 
 /*
  * Fails every job the firmware held; the device has just been reset (or
  * unplugged: then every job fails with -ENODEV).  The scheduler is stopped,
- * so no job is freed meanwhile.
+ * so no job is freed meanwhile.  The order jobs are failed in does not
+ * matter: each timeline signals oldest first.
  */
 static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 {
@@ -259,7 +344,7 @@ static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 
 	xa_for_each(&q->jobs, cookie, job) {
 		if (job_claim(job))
-			job_signal(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+			job_complete(job, gone ? -ENODEV : &job->base == bad ? -ETIMEDOUT : -EIO, 0);
 		/*
 		 * drm_sched_stop() detached the job from its hardware fence;
 		 * reattach it so that drm_sched_start() finishes the job with
@@ -272,20 +357,28 @@ static void fail_held_jobs(struct wafer_job_queue *q, struct drm_sched_job *bad)
 	}
 }
 
+/*
+ * Resets the device and fails the jobs it held.  This is a fence-signalling
+ * critical section: nothing here may wait for a fence, allocate or take a
+ * lock held around such a wait; jobs drm_sched_stop() frees are released
+ * from free_work.
+ */
 static void recover(struct wafer_job_queue *q, struct drm_sched_job *bad,
 		    const char *why)
 {
 	struct wafer_device *wdev = q->wdev;
-
 	bool gone = drm_dev_is_unplugged(&wdev->drm);
+	bool cookie;
 
 	if (!gone)
 		drm_err(&wdev->drm, "resetting the device: %s\n", why);
+	cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&q->sched, bad);
 	/* Unplugged: also drop the model and contexts, nothing will use them. */
 	wafer_fw_reset(&wdev->fw, gone);
 	fail_held_jobs(q, bad);
 	drm_sched_start(&q->sched);
+	dma_fence_end_signalling(cookie);
 	atomic64_inc(&q->resets);
 }
 
@@ -297,6 +390,8 @@ static enum drm_gpu_sched_stat wafer_timedout_job(struct drm_sched_job *sj)
 	atomic64_inc(&q->timeouts);
 	trace_wafer_job_timeout(q->wdev->index, job->cookie);
 	recover(q, sj, "a job timed out");
+	if (drm_dev_is_unplugged(&q->wdev->drm))
+		return DRM_GPU_SCHED_STAT_ENODEV;
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
@@ -364,6 +459,7 @@ static void job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb)
 	job_uncount(container_of(cb, struct wafer_job, finished_cb));
 }
 
+/* Releases what the job holds: may sleep, take dma_resv locks, allocate. */
 static void job_free(struct wafer_job *job)
 {
 	job_uncount(job);
@@ -378,16 +474,38 @@ static void job_free(struct wafer_job *job)
 		dma_fence_put(job->hw_fence);
 	else
 		kfree(job->hw_fence);
+	if (job->tl)
+		timeline_put(job->tl);
 	if (atomic_dec_and_test(&job->wfile->inflight))
 		wake_up_var(&job->wfile->inflight);
 	wafer_file_put(job->wfile);
 	kfree(job);
 }
 
+static void wafer_free_work(struct work_struct *work)
+{
+	struct wafer_job_queue *q = container_of(work, struct wafer_job_queue, free_work);
+	struct wafer_job *job, *next;
+
+	llist_for_each_entry_safe(job, next, llist_del_all(&q->free_list), free_node)
+		job_free(job);
+}
+
+/*
+ * Also called by drm_sched_stop() in recovery, inside its signalling
+ * section: the job leaves q->jobs here (no allocation), the rest is
+ * released from free_work.
+ */
 static void wafer_free_job(struct drm_sched_job *sj)
 {
+	struct wafer_job *job = to_wafer_job(sj);
+	struct wafer_job_queue *q = job->q;
+
 	drm_sched_job_cleanup(sj);
-	job_free(to_wafer_job(sj));
+	xa_erase(&q->jobs, job->cookie);
+	job->cookie = 0;
+	if (llist_add(&job->free_node, &q->free_list))
+		queue_work(system_unbound_wq, &q->free_work);
 }
 
 static const struct drm_sched_backend_ops wafer_sched_ops = {
@@ -467,6 +585,9 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 	job->q = wdev->queue;
 	kref_get(&wfile->ref);
 	job->wfile = wfile;
+	kref_get(&fj->tl->ref);
+	job->tl = fj->tl;
+	INIT_LIST_HEAD(&job->tl_node);
 	atomic_inc(&wfile->inflight);
 	atomic_set(&job->counted, 1);
 	if (atomic_inc_return(&wfile->unfinished) > wafer_max_file_inflight) {
@@ -682,16 +803,27 @@ int wafer_file_jobs_init(struct wafer_file *wfile)
 	fj = kzalloc(sizeof(*fj), GFP_KERNEL);
 	if (!fj)
 		return -ENOMEM;
+	fj->tl = kzalloc(sizeof(*fj->tl), GFP_KERNEL);
+	if (!fj->tl) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	kref_init(&fj->tl->ref);
+	fj->tl->context = dma_fence_context_alloc(1);
+	INIT_LIST_HEAD(&fj->tl->pending);
 	ret = drm_sched_entity_init(&fj->entity, DRM_SCHED_PRIORITY_NORMAL, &sched,
 				    1, NULL);
-	if (ret) {
-		kfree(fj);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
 	mutex_init(&fj->lock);
 	xa_init(&fj->results);
 	wfile->jobs = fj;
 	return 0;
+
+err_free:
+	kfree(fj->tl);
+	kfree(fj);
+	return ret;
 }
 
 /*
@@ -713,6 +845,7 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 		wafer_job_result_put(r);
 	xa_destroy(&fj->results);
 	mutex_destroy(&fj->lock);
+	timeline_put(fj->tl);
 	kfree(fj);
 	wfile->jobs = NULL;
 }
@@ -737,8 +870,9 @@ int wafer_job_queue_init(struct wafer_device *wdev)
 	q->wdev = wdev;
 	xa_init_flags(&q->jobs, XA_FLAGS_ALLOC1);
 	spin_lock_init(&q->fence_lock);
-	q->fence_ctx = dma_fence_context_alloc(1);
 	INIT_WORK(&q->recover_work, wafer_recover_work);
+	init_llist_head(&q->free_list);
+	INIT_WORK(&q->free_work, wafer_free_work);
 	q->wq = alloc_ordered_workqueue("wafer%u-recover", 0, wdev->index);
 	if (!q->wq)
 		return -ENOMEM;
@@ -760,6 +894,7 @@ void wafer_job_queue_fini(struct wafer_device *wdev)
 		return;
 	drm_sched_fini(&q->sched);
 	cancel_work_sync(&q->recover_work);
+	flush_work(&q->free_work);
 	destroy_workqueue(q->wq);
 	WARN_ON(!xa_empty(&q->jobs));
 	xa_destroy(&q->jobs);
