@@ -46,8 +46,6 @@
 #include "wafer_trace.h"
 #include "wafer_uapi.h"
 
-/* Completed results a file may leave unwaited before the oldest are dropped. */
-#define WAFER_MAX_UNWAITED	4096
 
 /**
  * struct wafer_job_queue - one device's job scheduling state
@@ -64,6 +62,7 @@
  * @resets: recoveries performed
  * @timeouts: jobs that timed out
  * @completed: jobs the firmware completed
+ * @results: results the files of this device retain for WAIT (debugfs)
  * @busy_ns: modelled device time of those jobs
  */
 struct wafer_job_queue {
@@ -78,6 +77,7 @@ struct wafer_job_queue {
 	atomic64_t resets;
 	atomic64_t timeouts;
 	atomic64_t completed;
+	atomic64_t results;
 	atomic64_t busy_ns;
 };
 
@@ -100,15 +100,17 @@ struct wafer_timeline {
  * struct wafer_file_jobs - per-file job state
  * @entity: the file's scheduler entity
  * @tl: the timeline of the file's hardware fences
- * @lock: Protects @results and @next_seqno
+ * @lock: Protects @results, @n_results and @next_seqno
  * @results: seqno -> struct wafer_job_result, until waited for
+ * @n_results: entries in @results
  * @next_seqno: last seqno handed out
  */
 struct wafer_file_jobs {
 	struct drm_sched_entity entity;
 	struct wafer_timeline *tl;
-	struct mutex lock; /* Protects results and next_seqno */
+	struct mutex lock; /* Protects results, n_results and next_seqno */
 	struct xarray results;
+	unsigned int n_results;
 	u64 next_seqno;
 };
 
@@ -556,6 +558,39 @@ static int add_in_syncobjs(struct wafer_job *job, struct drm_file *file,
 	return 0;
 }
 
+/* Drops @seqno's entry @r from @fj's results; false if it is not there. */
+static bool results_drop(struct wafer_job_queue *q, struct wafer_file_jobs *fj,
+			 unsigned long seqno, struct wafer_job_result *r)
+{
+	lockdep_assert_held(&fj->lock);
+	if (xa_cmpxchg(&fj->results, seqno, r, NULL, GFP_KERNEL) != r)
+		return false;
+	fj->n_results--;
+	atomic64_dec(&q->results);
+	wafer_job_result_put(r);
+	return true;
+}
+
+/*
+ * Keeps at most DRM_WAFER_MAX_UNWAITED results of finished jobs, dropping
+ * the oldest first; results of unfinished jobs (at most max_file_inflight)
+ * stay.  Called on every submission and WAIT, so a file that never waits
+ * pins no more than that.
+ */
+static void prune_results(struct wafer_job_queue *q, struct wafer_file_jobs *fj)
+{
+	struct wafer_job_result *r;
+	unsigned long seqno;
+
+	lockdep_assert_held(&fj->lock);
+	xa_for_each(&fj->results, seqno, r) {
+		if (fj->n_results <= DRM_WAFER_MAX_UNWAITED)
+			break;
+		if (dma_fence_is_signaled(r->finished))
+			results_drop(q, fj, seqno, r);
+	}
+}
+
 /**
  * wafer_job_submit() - validate and queue a job
  * @file: submitting DRM file
@@ -667,8 +702,11 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 			mutex_unlock(&fj->lock);
 			goto err_cleanup;
 		}
+		fj->n_results++;
+		atomic64_inc(&job->q->results);
 	}
 	fj->next_seqno = s;
+	prune_results(job->q, fj);
 	drm_sched_job_arm(&job->base);
 	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
 	if (dma_fence_add_callback(job->result->finished, &job->finished_cb, job_finished_cb))
@@ -712,25 +750,9 @@ int wafer_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	return ret;
 }
 
-/* Drops results of completed jobs nobody waited for, oldest first. */
-static void prune_results(struct wafer_file_jobs *fj)
-{
-	struct wafer_job_result *r;
-	unsigned long seqno;
-
-	lockdep_assert_held(&fj->lock);
-	xa_for_each(&fj->results, seqno, r) {
-		if (seqno + WAFER_MAX_UNWAITED > fj->next_seqno)
-			break;
-		if (!dma_fence_is_signaled(r->finished))
-			continue;
-		xa_erase(&fj->results, seqno);
-		wafer_job_result_put(r);
-	}
-}
-
 int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
+	struct wafer_job_queue *q = to_wafer_device(dev)->queue;
 	struct wafer_file_jobs *fj = to_wafer_file(file)->jobs;
 	struct drm_wafer_wait *args = data;
 	struct wafer_job_result *r;
@@ -748,7 +770,7 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	r = xa_load(&fj->results, args->seqno);
 	if (r)
 		kref_get(&r->ref);
-	prune_results(fj);
+	prune_results(q, fj);
 	mutex_unlock(&fj->lock);
 	if (!r)
 		return -ENOENT;
@@ -762,8 +784,7 @@ int wafer_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 		args->status = r->finished->error;
 		args->device_ns = r->device_ns;
 		mutex_lock(&fj->lock);
-		if (xa_cmpxchg(&fj->results, args->seqno, r, NULL, GFP_KERNEL) == r)
-			wafer_job_result_put(r);
+		results_drop(q, fj, args->seqno, r);
 		mutex_unlock(&fj->lock);
 		ret = 0;
 	} else if (ret == 0) {
@@ -843,6 +864,7 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 			atomic_read(&wfile->inflight));
 	xa_for_each(&fj->results, seqno, r)
 		wafer_job_result_put(r);
+	atomic64_sub(fj->n_results, &wfile->wdev->queue->results);
 	xa_destroy(&fj->results);
 	mutex_destroy(&fj->lock);
 	timeline_put(fj->tl);
@@ -908,8 +930,9 @@ void wafer_job_queue_show(struct wafer_device *wdev, struct seq_file *m)
 	unsigned long cookie;
 	unsigned int n = 0;
 
-	seq_printf(m, "resets: %lld\ntimeouts: %lld\n",
-		   atomic64_read(&q->resets), atomic64_read(&q->timeouts));
+	seq_printf(m, "resets: %lld\ntimeouts: %lld\nresults retained: %lld\n",
+		   atomic64_read(&q->resets), atomic64_read(&q->timeouts),
+		   atomic64_read(&q->results));
 	xa_lock(&q->jobs);
 	xa_for_each(&q->jobs, cookie, job) {
 		seq_printf(m, "job %lu: ctx %u slot %u pos %u tokens %u\n", cookie,
