@@ -261,9 +261,9 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 {
 	struct wafer_device *wdev = owner;
 	struct wafer_job *job = NULL;
-	bool cookie;
+	bool fence_cookie;
 
-	cookie = dma_fence_begin_signalling();
+	fence_cookie = dma_fence_begin_signalling();
 	/*
 	 * Jobs leave q->jobs only when freed (under the xa_lock), so one found
 	 * under it is alive; once claimed it stays so until we signal it.
@@ -285,7 +285,7 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
 	job_complete(job, cpl->status, cpl->device_ns);
 out:
-	dma_fence_end_signalling(cookie);
+	dma_fence_end_signalling(fence_cookie);
 }
 
 /* Gives the job its hardware fence, next on its file's timeline. */
@@ -370,17 +370,17 @@ static void recover(struct wafer_job_queue *q, struct drm_sched_job *bad,
 {
 	struct wafer_device *wdev = q->wdev;
 	bool gone = drm_dev_is_unplugged(&wdev->drm);
-	bool cookie;
+	bool fence_cookie;
 
 	if (!gone)
 		drm_err(&wdev->drm, "resetting the device: %s\n", why);
-	cookie = dma_fence_begin_signalling();
+	fence_cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&q->sched, bad);
 	/* Unplugged: also drop the model and contexts, nothing will use them. */
 	wafer_fw_reset(&wdev->fw, gone);
 	fail_held_jobs(q, bad);
 	drm_sched_start(&q->sched);
-	dma_fence_end_signalling(cookie);
+	dma_fence_end_signalling(fence_cookie);
 	atomic64_inc(&q->resets);
 }
 
@@ -968,3 +968,7 @@ u64 wafer_job_queue_completed(struct wafer_device *wdev)
 {
 	return atomic64_read(&wdev->queue->completed);
 }
+
+#if IS_ENABLED(CONFIG_DRM_ACCEL_WAFER_KUNIT_TEST)
+#include "tests/wafer_job_test.c"
+#endif
