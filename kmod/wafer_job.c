@@ -591,6 +591,132 @@ static void prune_results(struct wafer_job_queue *q, struct wafer_file_jobs *fj)
 	}
 }
 
+/* Allocates a job and counts it against its file's limit of jobs in flight. */
+static struct wafer_job *job_alloc(struct wafer_file *wfile)
+{
+	struct wafer_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	job->q = wfile->wdev->queue;
+	kref_get(&wfile->ref);
+	job->wfile = wfile;
+	kref_get(&wfile->jobs->tl->ref);
+	job->tl = wfile->jobs->tl;
+	INIT_LIST_HEAD(&job->tl_node);
+	atomic_inc(&wfile->inflight);
+	atomic_set(&job->counted, 1);
+	if (atomic_inc_return(&wfile->unfinished) > wafer_max_file_inflight) {
+		drm_dbg(&wfile->wdev->drm, "SUBMIT: %u jobs in flight already\n",
+			wafer_max_file_inflight);
+		job_free(job);
+		return ERR_PTR(-EBUSY);
+	}
+	return job;
+}
+
+/* Fills the RUN_JOB command run_job will post. */
+static void job_build_cmd(struct wafer_job *job, const struct drm_wafer_job *a, u64 out_len)
+{
+	job->cmd.opcode = WFW_OP_RUN_JOB;
+	job->cmd.cookie = job->cookie;
+	job->cmd.job.ctx_id = job->ctx->fw_id;
+	job->cmd.job.slot = a->slot;
+	job->cmd.job.start_pos = a->start_pos;
+	job->cmd.job.n_tokens = a->n_tokens;
+	job->cmd.job.in_addr = job->addr[0];
+	job->cmd.job.out_addr = job->addr[1];
+	job->cmd.job.out_len = out_len;
+	job->cmd.job.topk = a->top_k;
+	job->cmd.job.flags = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ?
+			     WFW_JOB_ALL_POSITIONS : 0;
+}
+
+/*
+ * Validates the job against its context, maps its buffers, allocates its
+ * result and hardware fence and reserves its cookie: everything run_job
+ * and completion need, so that they allocate nothing.
+ */
+static int job_prepare(struct drm_file *file, struct wafer_job *job,
+		       const struct drm_wafer_job *a)
+{
+	struct drm_device *dev = file->minor->dev;
+	u64 out_len;
+	u32 cookie;
+	int ret;
+
+	job->ctx = wafer_ctx_get(job->wfile, a->ctx_id);
+	if (!job->ctx) {
+		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
+		return -ENOENT;
+	}
+	ret = wafer_job_validate(dev, a, job->ctx->slots, job->ctx->ctx_len, &out_len);
+	if (ret)
+		return ret;
+	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
+			     (u64)a->n_tokens * sizeof(u32), 0);
+	if (ret)
+		return ret;
+	ret = job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
+			     out_len, WAFER_DMA_WRITE);
+	if (ret)
+		return ret;
+	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
+	if (!job->result)
+		return -ENOMEM;
+	/* job_free() drops this reference, whatever fails next. */
+	kref_init(&job->result->ref);
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->hw_fence)
+		return -ENOMEM;
+	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	job->cookie = cookie;
+	job_build_cmd(job, a, out_len);
+	return 0;
+}
+
+/*
+ * Gives the job its seqno (and its place in the file's results, for
+ * WAIT) and queues it.  Nothing can fail once the job is armed.
+ */
+static int job_push(struct wafer_file_jobs *fj, struct wafer_job *job,
+		    const struct drm_wafer_job *a, struct drm_syncobj *out_sync,
+		    u64 *seqno, struct wafer_job_result **result)
+{
+	u64 s;
+	int ret;
+
+	guard(mutex)(&fj->lock);
+	s = fj->next_seqno + 1;
+	if (seqno) {
+		ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
+		if (ret)
+			return ret;
+		fj->n_results++;
+		atomic64_inc(&job->q->results);
+	}
+	fj->next_seqno = s;
+	prune_results(job->q, fj);
+	drm_sched_job_arm(&job->base);
+	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
+	if (dma_fence_add_callback(job->result->finished, &job->finished_cb, job_finished_cb))
+		job_uncount(job);
+	/* One reference for the file's table or the caller. */
+	kref_get(&job->result->ref);
+	if (out_sync)
+		drm_syncobj_replace_fence(out_sync, job->result->finished);
+	if (seqno)
+		*seqno = s;
+	else
+		*result = job->result;
+	trace_wafer_job_submit(job->q->wdev->index, job->cookie, a->ctx_id, a->slot,
+			       a->start_pos, a->n_tokens);
+	drm_sched_entity_push_job(&job->base);
+	return 0;
+}
+
 /**
  * wafer_job_submit() - validate and queue a job
  * @file: submitting DRM file
@@ -605,80 +731,16 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		     u64 *seqno, struct wafer_job_result **result)
 {
 	struct wafer_file *wfile = to_wafer_file(file);
-	struct wafer_device *wdev = wfile->wdev;
-	struct drm_device *dev = &wdev->drm;
-	struct wafer_file_jobs *fj = wfile->jobs;
 	struct drm_syncobj *out_sync = NULL;
 	struct wafer_job *job;
-	u32 cookie;
-	u64 out_len, s;
 	int ret;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job)
-		return -ENOMEM;
-	job->q = wdev->queue;
-	kref_get(&wfile->ref);
-	job->wfile = wfile;
-	kref_get(&fj->tl->ref);
-	job->tl = fj->tl;
-	INIT_LIST_HEAD(&job->tl_node);
-	atomic_inc(&wfile->inflight);
-	atomic_set(&job->counted, 1);
-	if (atomic_inc_return(&wfile->unfinished) > wafer_max_file_inflight) {
-		drm_dbg(dev, "SUBMIT: %u jobs in flight already\n", wafer_max_file_inflight);
-		ret = -EBUSY;
-		goto err_free;
-	}
-
-	job->ctx = wafer_ctx_get(wfile, a->ctx_id);
-	if (!job->ctx) {
-		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
-		ret = -ENOENT;
-		goto err_free;
-	}
-	ret = wafer_job_validate(dev, a, job->ctx->slots, job->ctx->ctx_len, &out_len);
+	job = job_alloc(wfile);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	ret = job_prepare(file, job, a);
 	if (ret)
 		goto err_free;
-	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
-			     (u64)a->n_tokens * sizeof(u32), 0);
-	if (ret)
-		goto err_free;
-	ret = job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
-			     out_len, WAFER_DMA_WRITE);
-	if (ret)
-		goto err_free;
-
-	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
-	if (!job->result) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	/* job_free() drops this reference, whatever fails next. */
-	kref_init(&job->result->ref);
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
-	if (!job->hw_fence) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL);
-	if (ret)
-		goto err_free;
-	job->cookie = cookie;
-
-	job->cmd.opcode = WFW_OP_RUN_JOB;
-	job->cmd.cookie = cookie;
-	job->cmd.job.ctx_id = job->ctx->fw_id;
-	job->cmd.job.slot = a->slot;
-	job->cmd.job.start_pos = a->start_pos;
-	job->cmd.job.n_tokens = a->n_tokens;
-	job->cmd.job.in_addr = job->addr[0];
-	job->cmd.job.out_addr = job->addr[1];
-	job->cmd.job.out_len = out_len;
-	job->cmd.job.topk = a->top_k;
-	job->cmd.job.flags = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ?
-			     WFW_JOB_ALL_POSITIONS : 0;
-
 	if (a->out_syncobj) {
 		out_sync = drm_syncobj_find(file, a->out_syncobj);
 		if (!out_sync) {
@@ -686,54 +748,24 @@ int wafer_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 			goto err_free;
 		}
 	}
-
-	ret = drm_sched_job_init(&job->base, &fj->entity, 1, wfile, file->client_id);
+	ret = drm_sched_job_init(&job->base, &wfile->jobs->entity, 1, wfile, file->client_id);
 	if (ret)
-		goto err_sync;
+		goto err_free;
 	ret = add_in_syncobjs(job, file, a);
 	if (ret)
 		goto err_cleanup;
-
-	mutex_lock(&fj->lock);
-	s = fj->next_seqno + 1;
-	if (seqno) {
-		ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
-		if (ret) {
-			mutex_unlock(&fj->lock);
-			goto err_cleanup;
-		}
-		fj->n_results++;
-		atomic64_inc(&job->q->results);
-	}
-	fj->next_seqno = s;
-	prune_results(job->q, fj);
-	drm_sched_job_arm(&job->base);
-	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
-	if (dma_fence_add_callback(job->result->finished, &job->finished_cb, job_finished_cb))
-		job_uncount(job);
-	/* One reference for the file's table or the caller. */
-	kref_get(&job->result->ref);
-	if (out_sync)
-		drm_syncobj_replace_fence(out_sync, job->result->finished);
-	if (!seqno)
-		*result = job->result;
-	trace_wafer_job_submit(wdev->index, cookie, a->ctx_id, a->slot, a->start_pos,
-			       a->n_tokens);
-	drm_sched_entity_push_job(&job->base);
-	mutex_unlock(&fj->lock);
-
+	ret = job_push(wfile->jobs, job, a, out_sync, seqno, result);
+	if (ret)
+		goto err_cleanup;
 	if (out_sync)
 		drm_syncobj_put(out_sync);
-	if (seqno)
-		*seqno = s;
 	return 0;
 
 err_cleanup:
 	drm_sched_job_cleanup(&job->base);
-err_sync:
+err_free:
 	if (out_sync)
 		drm_syncobj_put(out_sync);
-err_free:
 	job_free(job);
 	return ret;
 }
