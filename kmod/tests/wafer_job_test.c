@@ -7,9 +7,11 @@
  * unclaimed job, the results table keeps DRM_WAFER_MAX_UNWAITED finished
  * results, and a cookie is not reused while its job holds it.
  *
- * Included at the end of wafer_job.c, for its static functions.
+ * Included at the end of wafer_sched.c, for its static functions.
  */
 #include <kunit/test.h>
+
+#include <drm/wafer_accel.h>
 
 #define JT_JOBS	4
 
@@ -250,7 +252,7 @@ static void wafer_job_test_results_bounded(struct kunit *test)
 		atomic64_inc(&f->q.results);
 	}
 	first = xa_load(&fj->results, 1);
-	prune_results(&f->q, fj);
+	wafer_results_prune(&f->q, fj);
 	KUNIT_EXPECT_EQ(test, fj->n_results, DRM_WAFER_MAX_UNWAITED);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&f->q.results), DRM_WAFER_MAX_UNWAITED);
 	xa_for_each(&fj->results, s, r) {
@@ -263,12 +265,12 @@ static void wafer_job_test_results_bounded(struct kunit *test)
 	/* 64 finished dropped, oldest first: seqnos 1..85 minus the unfinished. */
 	KUNIT_EXPECT_EQ(test, dropped_to, 86);
 	/* Already dropped: a second drop (e.g. WAIT racing) does nothing. */
-	KUNIT_EXPECT_FALSE(test, results_drop(&f->q, fj, 1, first));
+	KUNIT_EXPECT_FALSE(test, wafer_results_drop(&f->q, fj, 1, first));
 	KUNIT_EXPECT_EQ(test, fj->n_results, DRM_WAFER_MAX_UNWAITED);
 
 	xa_for_each(&fj->results, s, r) {
 		dma_fence_signal(r->finished);
-		KUNIT_EXPECT_TRUE(test, results_drop(&f->q, fj, s, r));
+		KUNIT_EXPECT_TRUE(test, wafer_results_drop(&f->q, fj, s, r));
 	}
 	mutex_unlock(&fj->lock);
 	KUNIT_EXPECT_EQ(test, fj->n_results, 0);
