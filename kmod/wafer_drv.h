@@ -33,7 +33,7 @@ struct wafer_file;
  * @index: index among the devices this module created (0..num_devices-1)
  * @numa_node: node of the device's SRAM and threads, or NUMA_NO_NODE
  * @fw: firmware interface (the device itself sits behind it)
- * @queue: job scheduling state (wafer_job.c)
+ * @queue: job scheduling state (wafer_sched.c)
  * @wq: ordered work: context release, recovery
  * @model_lock: Protects @model_owner, @model_id and @next_model_id, and
  *	serialises model load/unload with context creation
@@ -65,7 +65,7 @@ struct wafer_device {
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
  * @lock: Protects @contexts
  * @contexts: context id -> struct wafer_ctx (wafer_model.c)
- * @jobs: per-file job state (wafer_job.c)
+ * @jobs: per-file job state (wafer_wait.c)
  */
 struct wafer_file {
 	struct wafer_device *wdev;

@@ -326,12 +326,24 @@ struct drm_wafer_submit {
 };
 
 /**
+ * DRM_WAFER_MAX_UNWAITED: finished jobs a file's WAIT can still report
+ * without having waited for them (see &struct drm_wafer_wait).
+ */
+#define DRM_WAFER_MAX_UNWAITED	1024
+
+/**
  * struct drm_wafer_wait - DRM_IOCTL_WAFER_WAIT
  *
  * Waits for the job with @seqno submitted through this file.  Returns 0
  * when it completed (its own status is in @status), -ETIME when
  * @timeout_ns passed first, -EINVAL for a seqno this file never returned.
  * A completed job is forgotten once waited for; waiting again is -ENOENT.
+ *
+ * WAIT is optional (a job's out-syncobj or io_uring CQE tells as much): a
+ * file keeps the results of at most DRM_WAFER_MAX_UNWAITED finished jobs it
+ * has not waited for, besides those of its unfinished jobs.  Past that,
+ * each new submission drops the oldest finished result; WAIT on a dropped
+ * job is -ENOENT.
  */
 struct drm_wafer_wait {
 	/** @seqno: in: from &drm_wafer_submit.seqno. */

@@ -1,0 +1,8 @@
+# Fences of one file signal in submission order (tests/vm/progs/job_order.c):
+# a job the firmware rejects at intake, queued behind long jobs (and behind
+# a job that hangs until recovery), signals only after them.
+. "$(dirname "$0")/../lib.sh"
+prog=$build/tests/vm/job_order
+[ -x "$prog" ] || die "$prog missing: run make"
+"$vm" -- "$prog" reject
+"$vm" --params 'fault_inject=1 job_timeout_ms=1000' -- "$prog" hang
