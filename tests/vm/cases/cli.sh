@@ -1,4 +1,5 @@
 # The wafer CLI finds the devices through libwafer.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 out=$("$vm" --params num_devices=2 -- "$build/bin/wafer" list)
 printf '%s\n' "$out"

@@ -2,6 +2,7 @@
 # (kernel and inproc backends, both kernel submit paths, every B) with
 # positive figures; `wafer top` prints per-stage lines while `wafer run`
 # generates in the background.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer

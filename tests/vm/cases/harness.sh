@@ -1,6 +1,7 @@
 # tests/vm/run itself: the command's exit status comes back, stdout and
 # stderr are kept apart, the command runs in the caller's directory, and it
 # works with stdin redirected from /dev/null and with stdin closed (as CI).
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 rc=0
 "$vm" -- sh -c 'exit 7' </dev/null || rc=$?

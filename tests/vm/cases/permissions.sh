@@ -4,6 +4,7 @@
 # member of group wafer opens them and runs the shared model, a non-member
 # gets EACCES and a CLI message naming the node, root still works, and
 # neither user can read debugfs or write the driver's sysfs files.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 
