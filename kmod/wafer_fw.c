@@ -162,39 +162,109 @@ static int ctrl_post(struct wafer_fw *fw, struct wfw_cmd *cmd, u32 *seq)
 	return ret;
 }
 
-/* Runs a control command; the caller holds ctrl_lock. */
-static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
+/*
+ * A buffer a control command reads (a model blob), with its window: given
+ * back when the firmware can no longer reach it.
+ */
+struct parked_buf {
+	struct list_head link;
+	void *buf;
+	u64 addr;
+};
+
+static void parked_free(struct wafer_fw *fw, struct parked_buf *p)
+{
+	wafer_dma_unmap(&fw->dma, p->addr);
+	kvfree(p->buf);
+	kfree(p);
+}
+
+/*
+ * Waits for the pending control command.  The command runs after every job
+ * already in the ring, which together may take much longer than the
+ * timeout: the firmware is only stuck if it completes nothing for a whole
+ * timeout.  Return: 0, -ETIMEDOUT, or -EINTR when @killable and killed.
+ */
+static int ctrl_wait(struct wafer_fw *fw, u32 seq, bool killable)
 {
 	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
-	u32 seq, now;
-	int ret;
+	long left;
+	u32 now;
 
-	lockdep_assert_held(&fw->ctrl_lock);
-	ret = ctrl_post(fw, cmd, &seq);
-	/*
-	 * The command runs after every job already in the ring, which together
-	 * may take much longer than the timeout: the firmware is only stuck if
-	 * it completes nothing for a whole timeout.
-	 */
-	while (!ret && !wait_for_completion_timeout(&fw->ctrl_done, timeout)) {
+	for (;;) {
+		if (killable)
+			left = wait_for_completion_killable_timeout(&fw->ctrl_done, timeout);
+		else
+			left = wait_for_completion_timeout(&fw->ctrl_done, timeout);
+		if (left > 0)
+			return 0;
+		if (left < 0)
+			return -EINTR;
 		spin_lock(&fw->cpl_lock);
 		now = fw->cpl_seq;
 		spin_unlock(&fw->cpl_lock);
 		if (now == seq)
-			ret = -ETIMEDOUT;
+			return -ETIMEDOUT;
 		seq = now;
 	}
+}
+
+/*
+ * Buffers parked before a command was posted belong to earlier commands,
+ * which the firmware ran first: once it completed this one (or a reset
+ * came), they are free; otherwise they stay parked.
+ */
+static void parked_settle(struct wafer_fw *fw, struct list_head *earlier, u32 gen,
+			  bool done)
+{
+	struct parked_buf *p, *n;
+
+	mutex_lock(&fw->park_lock);
+	if (!done && READ_ONCE(fw->gen) == gen) {
+		list_splice(earlier, &fw->parked);
+		INIT_LIST_HEAD(earlier);
+	}
+	mutex_unlock(&fw->park_lock);
+	list_for_each_entry_safe(p, n, earlier, link)
+		parked_free(fw, p);
+}
+
+/*
+ * Runs a control command; the caller holds ctrl_lock.  A command that timed
+ * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
+ * dropped, so its completion is ignored.
+ */
+static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		       bool killable, bool *pending)
+{
+	LIST_HEAD(earlier);
+	bool done;
+	u32 seq;
+	int ret;
+
+	lockdep_assert_held(&fw->ctrl_lock);
+	ret = ctrl_post(fw, cmd, &seq);
+	mutex_lock(&fw->park_lock);
+	list_splice_init(&fw->parked, &earlier);
+	mutex_unlock(&fw->park_lock);
+	if (!ret)
+		ret = ctrl_wait(fw, seq, killable);
 
 	spin_lock(&fw->cpl_lock);
-	if (ret) {
+	/* A completion or a reset clears the cookie, even one racing a timeout. */
+	done = !fw->ctrl_cookie;
+	if (done) {
+		*cpl = fw->ctrl_cpl;
+	} else {
 		fw->ctrl_cookie = 0;
 		memset(cpl, 0, sizeof(*cpl));
 		cpl->status = ret;
-	} else {
-		*cpl = fw->ctrl_cpl;
 	}
 	spin_unlock(&fw->cpl_lock);
-	if (ret == -ETIMEDOUT)
+	parked_settle(fw, &earlier, FIELD_GET(WAFER_FW_COOKIE_GEN, cmd->cookie), done);
+	if (pending)
+		*pending = !done && (ret == -ETIMEDOUT || ret == -EINTR);
+	if (!done && ret == -ETIMEDOUT)
 		fw->cfg.fault(fw->cfg.owner, "a control command timed out");
 	return cpl->status;
 }
@@ -214,26 +284,9 @@ int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 	int ret;
 
 	mutex_lock(&fw->ctrl_lock);
-	ret = ctrl_locked(fw, cmd, cpl);
+	ret = ctrl_locked(fw, cmd, cpl, false, NULL);
 	mutex_unlock(&fw->ctrl_lock);
 	return ret;
-}
-
-/*
- * A buffer a control command reads (a model blob), with its window: given
- * back when the firmware can no longer reach it.
- */
-struct parked_buf {
-	struct list_head link;
-	void *buf;
-	u64 addr;
-};
-
-static void parked_free(struct wafer_fw *fw, struct parked_buf *p)
-{
-	wafer_dma_unmap(&fw->dma, p->addr);
-	kvfree(p->buf);
-	kfree(p);
 }
 
 /**
@@ -243,43 +296,48 @@ static void parked_free(struct wafer_fw *fw, struct parked_buf *p)
  * @cpl: out: the completion record
  * @buf: kvmalloc()ed buffer the command reads
  * @addr: its device window (wafer_dma_map())
+ * @taken: out: whether this took @buf and @addr
  *
- * If the command timed out, the firmware may still be reading @buf: then
- * this takes both, and unmaps and frees them after the reset that follows
- * (or in wafer_fw_fini()).  Otherwise they stay the caller's.
+ * A fatal signal ends the wait (-EINTR).  If the command timed out or was
+ * abandoned so, the firmware may still read @buf: then this takes both,
+ * and unmaps and frees them once the firmware is past the command (a later
+ * control command completed, or a reset).  Otherwise they stay the caller's.
  *
- * Return: the command's status; -ETIMEDOUT when @buf and @addr were taken.
+ * Return: the command's status, -ETIMEDOUT or -EINTR.
  */
 int wafer_fw_ctrl_buf(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
-		      void *buf, u64 addr)
+		      void *buf, u64 addr, bool *taken)
 {
 	struct parked_buf *p = kmalloc(sizeof(*p), GFP_KERNEL);
-	u32 gen;
+	bool pending;
 	int ret;
 
+	*taken = false;
 	if (!p)
 		return -ENOMEM;
 	p->buf = buf;
 	p->addr = addr;
-	mutex_lock(&fw->ctrl_lock);
-	ret = ctrl_locked(fw, cmd, cpl);
-	gen = FIELD_GET(WAFER_FW_COOKIE_GEN, cmd->cookie);
-	mutex_unlock(&fw->ctrl_lock);
-	if (ret != -ETIMEDOUT) {
+	ret = mutex_lock_killable(&fw->ctrl_lock);
+	if (ret) {
 		kfree(p);
 		return ret;
 	}
-	/* Unless a reset already stopped the firmware, the next one frees them. */
-	mutex_lock(&fw->park_lock);
-	spin_lock(&fw->cmd_lock);
-	if (fw->gen == gen) {
-		list_add_tail(&p->link, &fw->parked);
-		p = NULL;
+	ret = ctrl_locked(fw, cmd, cpl, true, &pending);
+	if (pending) {
+		*taken = true;
+		/* Parked under ctrl_lock: before any later command is posted. */
+		mutex_lock(&fw->park_lock);
+		if (READ_ONCE(fw->gen) == FIELD_GET(WAFER_FW_COOKIE_GEN, cmd->cookie)) {
+			list_add_tail(&p->link, &fw->parked);
+			p = NULL;
+		}
+		mutex_unlock(&fw->park_lock);
 	}
-	spin_unlock(&fw->cmd_lock);
-	mutex_unlock(&fw->park_lock);
-	if (p)
-		parked_free(fw, p);
+	mutex_unlock(&fw->ctrl_lock);
+	if (p && pending)
+		parked_free(fw, p);	/* a reset already stopped the firmware */
+	else
+		kfree(p);
 	return ret;
 }
 
@@ -326,7 +384,7 @@ int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
 	mutex_lock(&fw->ctrl_lock);
 	do {
 		memset(fw->ctrl_buf, 0, len);
-		ret = ctrl_locked(fw, &cmd, cpl);
+		ret = ctrl_locked(fw, &cmd, cpl, false, NULL);
 		gen = FIELD_GET(WAFER_FW_COOKIE_GEN, cmd.cookie);
 	} while (ret == -EIO && gen != READ_ONCE(fw->gen) && --tries);
 	if (!ret)

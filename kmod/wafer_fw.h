@@ -93,8 +93,9 @@ struct wafer_fw_config {
  * @ctrl_cpl: its completion record
  * @ctrl_seq: source of control cookies
  * @park_lock: Protects @parked
- * @parked: buffers of control commands that timed out, which the firmware
- *	may still read: unmapped and freed by the next reset (or fini)
+ * @parked: buffers of control commands that timed out or were abandoned,
+ *	which the firmware may still read: unmapped and freed once a later
+ *	control command completes, by a reset, or by fini
  * @info: GET_INFO result from bring-up (device shape; model fields stale)
  */
 struct wafer_fw {
@@ -130,7 +131,7 @@ void wafer_fw_fini(struct wafer_fw *fw);
 int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd);
 int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl);
 int wafer_fw_ctrl_buf(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
-		      void *buf, u64 addr);
+		      void *buf, u64 addr, bool *taken);
 int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
 		       void *out, u32 len, struct wfw_cpl *cpl);
 void wafer_fw_reset(struct wafer_fw *fw, bool full);

@@ -98,29 +98,30 @@ static void model_put(struct wafer_model *model)
 }
 
 /*
- * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  On
- * -ETIMEDOUT the firmware layer took @blob (it may still be read).
+ * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
+ * the firmware layer took @blob (the command may still read it).
  */
 static int model_fw_load(struct wafer_device *wdev, void *blob, u64 len,
-			 struct wfw_cpl *cpl)
+			 struct wfw_cpl *cpl, bool *taken)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
 	int ret;
 
+	*taken = false;
 	ret = wafer_dma_map(&wdev->fw.dma, blob, len, WAFER_DMA_MAPPABLE, &cmd.load.addr);
 	if (ret)
 		return ret;
 	cmd.load.len = len;
-	ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr);
+	ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
 	if (ret == -EBUSY) {
 		/*
 		 * The driver has no model, the firmware has one: a load whose
-		 * outcome a timeout or reset hid.  Nobody owns it: drop it.
+		 * outcome a timeout, a reset or a kill hid.  Nobody owns it.
 		 */
 		model_fw_unload(wdev);
-		ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr);
+		ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
 	}
-	if (ret != -ETIMEDOUT)
+	if (!*taken)
 		wafer_dma_unmap(&wdev->fw.dma, cmd.load.addr);
 	return ret;
 }
@@ -155,6 +156,7 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	struct drm_wafer_model_load *args = data;
 	struct wafer_model *model;
 	struct wfw_cpl cpl;
+	bool taken;
 	void *blob;
 	int ret;
 
@@ -181,10 +183,9 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 		goto out_unlock;
 	}
 	/* The firmware validates the blob; the driver speaks only its ABI. */
-	ret = load_errno(model_fw_load(wdev, blob, args->blob_size, &cpl));
-	if (ret == -ETIMEDOUT)
-		blob = NULL;
-	kvfree(blob);
+	ret = load_errno(model_fw_load(wdev, blob, args->blob_size, &cpl, &taken));
+	if (!taken)
+		kvfree(blob);
 	if (ret == -ENOSPC) {
 		args->sram_needed = cpl.value;
 		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM, stages have %u KiB\n",
