@@ -62,6 +62,8 @@ struct wafer_device {
  * @inflight: jobs submitted through this file and not yet freed
  * @unfinished: jobs submitted and not yet finished (max_file_inflight)
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
+ * @owns_model: the device's model is this file's (set and cleared under
+ *	@wdev->model_lock; read without it once the file is closing)
  * @lock: Protects @contexts
  * @contexts: context id -> struct wafer_ctx (wafer_model.c)
  * @jobs: per-file job state (wafer_job.c)
@@ -73,6 +75,7 @@ struct wafer_file {
 	atomic_t inflight;
 	atomic_t unfinished;
 	atomic64_t busy_ns;
+	bool owns_model;
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;
 	struct wafer_file_jobs *jobs;

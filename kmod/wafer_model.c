@@ -195,6 +195,7 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 		kref_init(&model->ref);
 		model->wdev = wdev;
 		model->owner = wfile;
+		wfile->owns_model = true;
 		model->id = ++wdev->next_model_id;
 		wdev->model = model;
 		args->model_id = model->id;
@@ -232,6 +233,8 @@ static int model_disown(struct wafer_device *wdev, struct wafer_file *wfile, u32
 		ret = -EBUSY;
 	else
 		model->owner = NULL;
+	if (!ret)
+		wfile->owns_model = false;
 	mutex_unlock(&wdev->model_lock);
 	if (!ret)
 		model_put(model);
@@ -417,6 +420,7 @@ int wafer_ctx_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file 
  */
 void wafer_file_release_models(struct wafer_file *wfile)
 {
+	bool had_contexts = !xa_empty(&wfile->contexts);
 	struct wafer_ctx *ctx;
 	unsigned long id;
 
@@ -424,7 +428,14 @@ void wafer_file_release_models(struct wafer_file *wfile)
 		xa_erase(&wfile->contexts, id);
 		wafer_ctx_put(ctx);
 	}
-	/* Contexts no job holds are destroyed in work items: before the model. */
-	flush_workqueue(wfile->wdev->wq);
-	model_disown(wfile->wdev, wfile, 0);
+	/*
+	 * Contexts no job holds are destroyed in work items: before the model,
+	 * so that it is unloaded by the time close() returns.  A file without
+	 * contexts does not wait for others' work...
+	 */
+	if (had_contexts)
+		flush_workqueue(wfile->wdev->wq);
+	/* Nor, if it owns no model, for the model lock. */
+	if (wfile->owns_model)
+		model_disown(wfile->wdev, wfile, 0);
 }
