@@ -26,6 +26,7 @@
 struct wafer_file_jobs;
 struct wafer_job_queue;
 struct wafer_file;
+struct wafer_model;
 
 /**
  * struct wafer_device - one simulated accelerator
@@ -35,10 +36,9 @@ struct wafer_file;
  * @fw: firmware interface (the device itself sits behind it)
  * @queue: job scheduling state (wafer_sched.c)
  * @wq: ordered work: context release, recovery
- * @model_lock: Protects @model_owner, @model_id and @next_model_id, and
- *	serialises model load/unload with context creation
- * @model_owner: file that loaded the device's model, or NULL
- * @model_id: id of that model, as the owner knows it
+ * @model_lock: Protects @model and @next_model_id, and serialises the
+ *	firmware's model load/unload with context creation and destruction
+ * @model: the model the firmware holds, or NULL (wafer_model.c)
  * @next_model_id: source of model ids
  */
 struct wafer_device {
@@ -48,9 +48,8 @@ struct wafer_device {
 	struct wafer_fw fw;
 	struct wafer_job_queue *queue;
 	struct workqueue_struct *wq;
-	struct mutex model_lock; /* Protects model_owner, model_id, next_model_id */
-	struct wafer_file *model_owner;
-	u32 model_id;
+	struct mutex model_lock; /* Protects model, next_model_id */
+	struct wafer_model *model;
 	u32 next_model_id;
 };
 
@@ -63,6 +62,8 @@ struct wafer_device {
  * @inflight: jobs submitted through this file and not yet freed
  * @unfinished: jobs submitted and not yet finished (max_file_inflight)
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
+ * @owns_model: the device's model is this file's (set and cleared under
+ *	@wdev->model_lock; read without it once the file is closing)
  * @lock: Protects @contexts
  * @contexts: context id -> struct wafer_ctx (wafer_model.c)
  * @jobs: per-file job state (wafer_wait.c)
@@ -74,6 +75,7 @@ struct wafer_file {
 	atomic_t inflight;
 	atomic_t unfinished;
 	atomic64_t busy_ns;
+	bool owns_model;
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;
 	struct wafer_file_jobs *jobs;

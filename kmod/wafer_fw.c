@@ -3,6 +3,7 @@
  * wafer firmware interface: bring-up, rings, interrupt, control commands,
  * reset.  See wafer_fw.h and firmware-sim/wfw_abi.h.
  */
+#include <linux/bitfield.h>
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/numa.h>
@@ -24,10 +25,20 @@ static void write_reg(struct wafer_fw *fw, u32 off, u32 val)
 	wfs_device_mmio_write32(fw->wfs, off, val);
 }
 
-/* Hands a verified completion to its owner: the control waiter or a job. */
-static void dispatch(struct wafer_fw *fw, const struct wfw_cpl *c)
+/*
+ * Hands a verified completion to its owner: the control waiter or a job,
+ * with the cookie it posted.  One of another generation is stale: dropped.
+ */
+static void dispatch(struct wafer_fw *fw, struct wfw_cpl *c)
 {
+	/* gen changes only in a reset, when this never runs. */
+	if (FIELD_GET(WAFER_FW_COOKIE_GEN, c->cookie) != READ_ONCE(fw->gen)) {
+		pr_warn_ratelimited("wafer: device %d: stale completion %#llx dropped\n",
+				    fw->cfg.index, c->cookie);
+		return;
+	}
 	if (!(c->cookie & WAFER_FW_COOKIE_CTRL)) {
+		c->cookie &= ~WAFER_FW_COOKIE_GEN;
 		fw->cfg.job_cpl(fw->cfg.owner, c);
 		return;
 	}
@@ -96,22 +107,30 @@ static void wafer_fw_irq(void *ctx)
  *
  * Never sleeps (called from the scheduler's run_job).  The job layer's
  * credit limit keeps the ring from overflowing; -EBUSY says it did anyway.
+ * The posted cookie carries the reset generation (WAFER_FW_COOKIE_GEN).
  *
- * Return: 0 or -EBUSY.
+ * Return: 0, -EBUSY, or -EIO during a reset.
  */
 int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd)
 {
+	struct wfw_cmd *slot;
 	unsigned long flags;
 	u32 head;
 
 	spin_lock_irqsave(&fw->cmd_lock, flags);
+	if (fw->resetting) {
+		spin_unlock_irqrestore(&fw->cmd_lock, flags);
+		return -EIO;
+	}
 	head = wafer_fw_read_reg(fw, WFW_REG_CMD_HEAD);
 	if (wfs_ring_full(head, fw->cmd_tail, WAFER_FW_CMD_ENTRIES)) {
 		spin_unlock_irqrestore(&fw->cmd_lock, flags);
 		return -EBUSY;
 	}
-	memcpy(&fw->cmd_ring[wfs_ring_slot(fw->cmd_tail, WAFER_FW_CMD_ENTRIES)],
-	       cmd, sizeof(*cmd));
+	slot = &fw->cmd_ring[wfs_ring_slot(fw->cmd_tail, WAFER_FW_CMD_ENTRIES)];
+	memcpy(slot, cmd, sizeof(*cmd));
+	slot->cookie = (cmd->cookie & ~WAFER_FW_COOKIE_GEN) |
+		       FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen);
 	/* The descriptor must be visible before the tail that publishes it. */
 	wmb();
 	fw->cmd_tail++;
@@ -121,46 +140,131 @@ int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd)
 	return 0;
 }
 
-/* Runs a control command; the caller holds ctrl_lock. */
-static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
+/*
+ * Takes a cookie for a control command and posts it, with no reset in
+ * between: a reset fails the waiter of a command it discarded, so one
+ * posted after it would run while its caller is told -EIO.
+ */
+static int ctrl_post(struct wafer_fw *fw, struct wfw_cmd *cmd, u32 *seq)
 {
-	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
-	u32 seq, now;
 	int ret;
 
-	lockdep_assert_held(&fw->ctrl_lock);
+	down_read(&fw->reset_sem);
 	spin_lock(&fw->cpl_lock);
-	cmd->cookie = WAFER_FW_COOKIE_CTRL | ++fw->ctrl_seq;
+	cmd->cookie = WAFER_FW_COOKIE_CTRL | FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen) |
+		      lower_32_bits(++fw->ctrl_seq);
 	fw->ctrl_cookie = cmd->cookie;
 	reinit_completion(&fw->ctrl_done);
-	seq = fw->cpl_seq;
+	*seq = fw->cpl_seq;
 	spin_unlock(&fw->cpl_lock);
-
 	ret = wafer_fw_post(fw, cmd);
-	/*
-	 * The command runs after every job already in the ring, which together
-	 * may take much longer than the timeout: the firmware is only stuck if
-	 * it completes nothing for a whole timeout.
-	 */
-	while (!ret && !wait_for_completion_timeout(&fw->ctrl_done, timeout)) {
+	up_read(&fw->reset_sem);
+	return ret;
+}
+
+/*
+ * A buffer a control command reads (a model blob), with its window: given
+ * back when the firmware can no longer reach it.
+ */
+struct parked_buf {
+	struct list_head link;
+	void *buf;
+	u64 addr;
+};
+
+static void parked_free(struct wafer_fw *fw, struct parked_buf *p)
+{
+	wafer_dma_unmap(&fw->dma, p->addr);
+	kvfree(p->buf);
+	kfree(p);
+}
+
+/*
+ * Waits for the pending control command.  The command runs after every job
+ * already in the ring, which together may take much longer than the
+ * timeout: the firmware is only stuck if it completes nothing for a whole
+ * timeout.  Return: 0, -ETIMEDOUT, or -EINTR when @killable and killed.
+ */
+static int ctrl_wait(struct wafer_fw *fw, u32 seq, bool killable)
+{
+	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
+	long left;
+	u32 now;
+
+	for (;;) {
+		if (killable)
+			left = wait_for_completion_killable_timeout(&fw->ctrl_done, timeout);
+		else
+			left = wait_for_completion_timeout(&fw->ctrl_done, timeout);
+		if (left > 0)
+			return 0;
+		if (left < 0)
+			return -EINTR;
 		spin_lock(&fw->cpl_lock);
 		now = fw->cpl_seq;
 		spin_unlock(&fw->cpl_lock);
 		if (now == seq)
-			ret = -ETIMEDOUT;
+			return -ETIMEDOUT;
 		seq = now;
 	}
+}
+
+/*
+ * Buffers parked before a command was posted belong to earlier commands,
+ * which the firmware ran first: once it completed this one (or a reset
+ * came), they are free; otherwise they stay parked.
+ */
+static void parked_settle(struct wafer_fw *fw, struct list_head *earlier, u32 gen,
+			  bool done)
+{
+	struct parked_buf *p, *n;
+
+	mutex_lock(&fw->park_lock);
+	if (!done && READ_ONCE(fw->gen) == gen) {
+		list_splice(earlier, &fw->parked);
+		INIT_LIST_HEAD(earlier);
+	}
+	mutex_unlock(&fw->park_lock);
+	list_for_each_entry_safe(p, n, earlier, link)
+		parked_free(fw, p);
+}
+
+/*
+ * Runs a control command; the caller holds ctrl_lock.  A command that timed
+ * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
+ * dropped, so its completion is ignored.
+ */
+static int ctrl_locked(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		       bool killable, bool *pending)
+{
+	LIST_HEAD(earlier);
+	bool done;
+	u32 seq;
+	int ret;
+
+	lockdep_assert_held(&fw->ctrl_lock);
+	ret = ctrl_post(fw, cmd, &seq);
+	mutex_lock(&fw->park_lock);
+	list_splice_init(&fw->parked, &earlier);
+	mutex_unlock(&fw->park_lock);
+	if (!ret)
+		ret = ctrl_wait(fw, seq, killable);
 
 	spin_lock(&fw->cpl_lock);
-	if (ret) {
+	/* A completion or a reset clears the cookie, even one racing a timeout. */
+	done = !fw->ctrl_cookie;
+	if (done) {
+		*cpl = fw->ctrl_cpl;
+	} else {
 		fw->ctrl_cookie = 0;
 		memset(cpl, 0, sizeof(*cpl));
 		cpl->status = ret;
-	} else {
-		*cpl = fw->ctrl_cpl;
 	}
 	spin_unlock(&fw->cpl_lock);
-	if (ret == -ETIMEDOUT)
+	parked_settle(fw, &earlier, FIELD_GET(WAFER_FW_COOKIE_GEN, cmd->cookie), done);
+	if (pending)
+		*pending = !done && (ret == -ETIMEDOUT || ret == -EINTR);
+	if (!done && ret == -ETIMEDOUT)
 		fw->cfg.fault(fw->cfg.owner, "a control command timed out");
 	return cpl->status;
 }
@@ -180,9 +284,73 @@ int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 	int ret;
 
 	mutex_lock(&fw->ctrl_lock);
-	ret = ctrl_locked(fw, cmd, cpl);
+	ret = ctrl_locked(fw, cmd, cpl, false, NULL);
 	mutex_unlock(&fw->ctrl_lock);
 	return ret;
+}
+
+/**
+ * wafer_fw_ctrl_buf() - run a control command that reads a caller's buffer
+ * @fw: firmware interface
+ * @cmd: the command; its cookie is assigned here
+ * @cpl: out: the completion record
+ * @buf: kvmalloc()ed buffer the command reads
+ * @addr: its device window (wafer_dma_map())
+ * @taken: out: whether this took @buf and @addr
+ *
+ * A fatal signal ends the wait (-EINTR).  If the command timed out or was
+ * abandoned so, the firmware may still read @buf: then this takes both,
+ * and unmaps and frees them once the firmware is past the command (a later
+ * control command completed, or a reset).  Otherwise they stay the caller's.
+ *
+ * Return: the command's status, -ETIMEDOUT or -EINTR.
+ */
+int wafer_fw_ctrl_buf(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		      void *buf, u64 addr, bool *taken)
+{
+	struct parked_buf *p = kmalloc(sizeof(*p), GFP_KERNEL);
+	bool pending;
+	int ret;
+
+	*taken = false;
+	if (!p)
+		return -ENOMEM;
+	p->buf = buf;
+	p->addr = addr;
+	ret = mutex_lock_killable(&fw->ctrl_lock);
+	if (ret) {
+		kfree(p);
+		return ret;
+	}
+	ret = ctrl_locked(fw, cmd, cpl, true, &pending);
+	if (pending) {
+		*taken = true;
+		/* Parked under ctrl_lock: before any later command is posted. */
+		mutex_lock(&fw->park_lock);
+		if (READ_ONCE(fw->gen) == FIELD_GET(WAFER_FW_COOKIE_GEN, cmd->cookie)) {
+			list_add_tail(&p->link, &fw->parked);
+			p = NULL;
+		}
+		mutex_unlock(&fw->park_lock);
+	}
+	mutex_unlock(&fw->ctrl_lock);
+	if (p && pending)
+		parked_free(fw, p);	/* a reset already stopped the firmware */
+	else
+		kfree(p);
+	return ret;
+}
+
+static void free_parked(struct wafer_fw *fw)
+{
+	struct parked_buf *p, *n;
+	LIST_HEAD(list);
+
+	mutex_lock(&fw->park_lock);
+	list_splice_init(&fw->parked, &list);
+	mutex_unlock(&fw->park_lock);
+	list_for_each_entry_safe(p, n, &list, link)
+		parked_free(fw, p);
 }
 
 /**
@@ -195,13 +363,16 @@ int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
  * @len: bytes available at @out (at most WAFER_FW_CTRL_BUF_SIZE)
  * @cpl: out: the completion record
  *
+ * These commands change nothing, so one a reset discarded is sent again.
+ *
  * Return: the command's status.
  */
 int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
 		       void *out, u32 len, struct wfw_cpl *cpl)
 {
 	struct wfw_cmd cmd = { .opcode = opcode };
-	int ret;
+	int ret, tries = 3;
+	u32 gen;
 
 	if (len > WAFER_FW_CTRL_BUF_SIZE)
 		return -EINVAL;
@@ -211,8 +382,11 @@ int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
 	cmd.buf.pos = pos;
 	/* The buffer is shared by all control commands. */
 	mutex_lock(&fw->ctrl_lock);
-	memset(fw->ctrl_buf, 0, len);
-	ret = ctrl_locked(fw, &cmd, cpl);
+	do {
+		memset(fw->ctrl_buf, 0, len);
+		ret = ctrl_locked(fw, &cmd, cpl, false, NULL);
+		gen = FIELD_GET(WAFER_FW_COOKIE_GEN, cmd.cookie);
+	} while (ret == -EIO && gen != READ_ONCE(fw->gen) && --tries);
 	if (!ret)
 		memcpy(out, fw->ctrl_buf, len);
 	mutex_unlock(&fw->ctrl_lock);
@@ -226,17 +400,20 @@ int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
  *
  * Every command in flight is discarded without a completion: the caller
  * fails the jobs it had posted.  A control command waiting is failed with
- * -EIO.  Sleeps.  The caller keeps new jobs from being posted meanwhile.
+ * -EIO; new ones wait until the reset is over, and wafer_fw_post() refuses
+ * jobs meanwhile.  Buffers parked by timed-out control commands are freed.
+ * Sleeps.
  */
 void wafer_fw_reset(struct wafer_fw *fw, bool full)
 {
 	unsigned long flags;
 
-	wfs_device_reset(fw->wfs, full);
-
+	down_write(&fw->reset_sem);
 	spin_lock_irqsave(&fw->cmd_lock, flags);
-	fw->cmd_tail = 0;
+	fw->resetting = true;
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+
+	wfs_device_reset(fw->wfs, full);
 
 	spin_lock(&fw->cpl_lock);
 	fw->cpl_head = 0;
@@ -248,6 +425,14 @@ void wafer_fw_reset(struct wafer_fw *fw, bool full)
 		complete(&fw->ctrl_done);
 	}
 	spin_unlock(&fw->cpl_lock);
+
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	fw->cmd_tail = 0;
+	fw->gen = (fw->gen + 1) & (WAFER_FW_COOKIE_GEN >> 32);
+	fw->resetting = false;
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	up_write(&fw->reset_sem);
+	free_parked(fw);
 }
 
 static int enable_rings(struct wafer_fw *fw)
@@ -299,9 +484,12 @@ int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
 	int ret;
 
 	fw->cfg = *cfg;
+	init_rwsem(&fw->reset_sem);
 	spin_lock_init(&fw->cmd_lock);
 	spin_lock_init(&fw->cpl_lock);
 	mutex_init(&fw->ctrl_lock);
+	mutex_init(&fw->park_lock);
+	INIT_LIST_HEAD(&fw->parked);
 	init_completion(&fw->ctrl_done);
 	wafer_dma_init(&fw->dma);
 
@@ -376,6 +564,7 @@ void wafer_fw_fini(struct wafer_fw *fw)
 {
 	wfs_device_destroy(fw->wfs);
 	fw->wfs = NULL;
+	free_parked(fw);
 	if (fw->ctrl_buf_addr)
 		wafer_dma_unmap(&fw->dma, fw->ctrl_buf_addr);
 	if (fw->cpl_addr)

@@ -9,8 +9,11 @@
 #ifndef WAFER_FW_H
 #define WAFER_FW_H
 
+#include <linux/bits.h>
 #include <linux/completion.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
@@ -20,8 +23,14 @@
 struct wfs_device;
 struct wafer_fw;
 
-/* Cookies with this bit are control commands; the rest belong to jobs. */
+/*
+ * Cookies with this bit are control commands; the rest belong to jobs.
+ * Bits 62..32 of a posted cookie carry the reset generation it was posted
+ * in (the job layer's cookies are 32 bits): a completion from before a
+ * reset can then never complete a command of the same id posted after.
+ */
 #define WAFER_FW_COOKIE_CTRL	BIT_ULL(63)
+#define WAFER_FW_COOKIE_GEN	GENMASK_ULL(62, 32)
 
 #define WAFER_FW_CMD_ENTRIES	256
 #define WAFER_FW_CPL_ENTRIES	256
@@ -67,8 +76,14 @@ struct wafer_fw_config {
  * @cpl_addr: device address of @cpl_ring
  * @ctrl_buf: buffer control commands have the firmware write to
  * @ctrl_buf_addr: its device address
- * @cmd_lock: Protects @cmd_tail and writes to the command ring
+ * @reset_sem: Held for writing across a reset; control commands take it
+ *	for reading from taking their cookie until posted, so none is posted
+ *	into a ring being reset or with a cookie of the generation before
+ * @cmd_lock: Protects @cmd_tail, @resetting, @gen and writes to the
+ *	command ring
  * @cmd_tail: producer index of the command ring
+ * @resetting: a reset is in progress: nothing may be posted
+ * @gen: reset generation, stamped into posted cookies (WAFER_FW_COOKIE_GEN)
  * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
  * @cpl_head: consumer index of the completion ring
  * @cpl_seq: sequence number of the last completion seen
@@ -77,6 +92,10 @@ struct wafer_fw_config {
  * @ctrl_cookie: cookie of the pending control command, 0 if none
  * @ctrl_cpl: its completion record
  * @ctrl_seq: source of control cookies
+ * @park_lock: Protects @parked
+ * @parked: buffers of control commands that timed out or were abandoned,
+ *	which the firmware may still read: unmapped and freed once a later
+ *	control command completes, by a reset, or by fini
  * @info: GET_INFO result from bring-up (device shape; model fields stale)
  */
 struct wafer_fw {
@@ -89,8 +108,11 @@ struct wafer_fw {
 	u64 cpl_addr;
 	void *ctrl_buf;
 	u64 ctrl_buf_addr;
-	spinlock_t cmd_lock; /* Protects cmd_tail and the command ring */
+	struct rw_semaphore reset_sem;
+	spinlock_t cmd_lock; /* Protects cmd_tail, resetting, gen, the ring */
 	u32 cmd_tail;
+	bool resetting;
+	u32 gen;
 	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
 	u32 cpl_head;
 	u32 cpl_seq;
@@ -99,6 +121,8 @@ struct wafer_fw {
 	u64 ctrl_cookie;
 	struct wfw_cpl ctrl_cpl;
 	u64 ctrl_seq;
+	struct mutex park_lock; /* Protects parked */
+	struct list_head parked;
 	struct wfw_info info;
 };
 
@@ -106,6 +130,8 @@ int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg);
 void wafer_fw_fini(struct wafer_fw *fw);
 int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd);
 int wafer_fw_ctrl(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl);
+int wafer_fw_ctrl_buf(struct wafer_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		      void *buf, u64 addr, bool *taken);
 int wafer_fw_ctrl_read(struct wafer_fw *fw, u16 opcode, u32 index, u64 pos,
 		       void *out, u32 len, struct wfw_cpl *cpl);
 void wafer_fw_reset(struct wafer_fw *fw, bool full);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wafer models and contexts.  Model blobs are copied out of the BO into
- * kernel memory userspace cannot change, validated by the driver, then
- * handed to the firmware (which validates again) through a mappable DMA
- * window.
+ * kernel memory userspace cannot change and handed to the firmware, which
+ * validates them, through a mappable DMA window.  A model is unloaded when
+ * its loader and every context (so every job) using it are gone.
  */
 #include <linux/iosys-map.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -18,7 +19,6 @@
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_uapi.h"
-#include "wfs_model.h"
 
 /* Copies [offset, offset + size) of a BO into a new kernel buffer. */
 static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
@@ -38,7 +38,8 @@ static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
 			offset, size, obj->size);
 		goto out_put;
 	}
-	blob = kvmalloc(size, GFP_KERNEL);
+	/* Memory the user causes is charged to the user's memory cgroup. */
+	blob = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!blob) {
 		blob = ERR_PTR(-ENOMEM);
 		goto out_put;
@@ -56,84 +57,188 @@ out_put:
 	return blob;
 }
 
-int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
-{
-	struct wafer_device *wdev = to_wafer_device(dev);
-	struct wafer_file *wfile = to_wafer_file(file);
-	struct drm_wafer_model_load *args = data;
-	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
-	struct wfs_model_info info;
-	struct wfw_cpl cpl;
-	void *blob;
-	u64 addr;
-	int ret;
-
-	ret = wafer_check_model_load(dev, args, (u64)wafer_max_file_bo_mib << 20);
-	if (ret)
-		return ret;
-	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
-	if (IS_ERR(blob))
-		return PTR_ERR(blob);
-	ret = wfs_model_parse(blob, args->blob_size, &info);
-	if (ret) {
-		drm_dbg(dev, "MODEL_LOAD: the blob failed validation: %d\n", ret);
-		/* Out-of-range offsets inside the blob are bad input, not bad pointers. */
-		if (ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW)
-			ret = -EINVAL;
-		goto out_free;
-	}
-
-	mutex_lock(&wdev->model_lock);
-	if (wdev->model_owner) {
-		ret = -EBUSY;
-		drm_dbg(dev, "MODEL_LOAD: the device already holds a model\n");
-		goto out_unlock;
-	}
-	ret = wafer_dma_map(&wdev->fw.dma, blob, args->blob_size, WAFER_DMA_MAPPABLE, &addr);
-	if (ret)
-		goto out_unlock;
-	cmd.load.addr = addr;
-	cmd.load.len = args->blob_size;
-	ret = wafer_fw_ctrl(&wdev->fw, &cmd, &cpl);
-	wafer_dma_unmap(&wdev->fw.dma, addr);
-	if (ret == -ENOSPC) {
-		args->sram_needed = cpl.value;
-		drm_info(dev, "model does not fit: a stage needs %llu bytes, has %u KiB\n",
-			 cpl.value, cpl.result1);
-	} else if (!ret) {
-		args->sram_needed = cpl.value;
-		wdev->model_owner = wfile;
-		wdev->model_id = ++wdev->next_model_id;
-		args->model_id = wdev->model_id;
-	}
-out_unlock:
-	mutex_unlock(&wdev->model_lock);
-out_free:
-	kvfree(blob);
-	return ret;
-}
-
 /*
- * Unloads the model if @wfile owns it and it is @id (0: any: the file is
- * closing, and the device forgets the owner whatever the firmware says).
+ * Unloads the device's model from the firmware.  Nothing uses it any more
+ * (no context, so no job), so a firmware that still refuses (a context
+ * whose destruction a reset lost, a command that timed out) is reset in
+ * full rather than left holding a model nobody can unload.
  */
-static int model_unload(struct wafer_device *wdev, struct wafer_file *wfile, u32 id)
+static void model_fw_unload(struct wafer_device *wdev)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
 	struct wfw_cpl cpl;
 	int ret;
 
-	mutex_lock(&wdev->model_lock);
-	if (wdev->model_owner != wfile || (id && wdev->model_id != id)) {
-		mutex_unlock(&wdev->model_lock);
-		return -ENOENT;
-	}
+	lockdep_assert_held(&wdev->model_lock);
 	ret = wafer_fw_ctrl(&wdev->fw, &cmd, &cpl);
-	/* After a full reset the firmware has no model: forget ours too. */
-	if (!ret || ret == -ENOENT || !id)
-		wdev->model_owner = NULL;
+	if (!ret || ret == -ENOENT)
+		return;
+	drm_warn(&wdev->drm, "the firmware keeps an unused model (%d): full reset\n", ret);
+	wafer_fw_reset(&wdev->fw, true);
+}
+
+static void model_release(struct kref *ref)
+{
+	struct wafer_model *model = container_of(ref, struct wafer_model, ref);
+	struct wafer_device *wdev = model->wdev;
+
+	mutex_lock(&wdev->model_lock);
+	if (wdev->model == model) {
+		model_fw_unload(wdev);
+		wdev->model = NULL;
+	}
 	mutex_unlock(&wdev->model_lock);
-	return ret == -ENOENT ? 0 : ret;
+	kfree(model);
+}
+
+/* The caller must not hold model_lock: the last put unloads. */
+static void model_put(struct wafer_model *model)
+{
+	kref_put(&model->ref, model_release);
+}
+
+/*
+ * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
+ * the firmware layer took @blob (the command may still read it).
+ */
+static int model_fw_load(struct wafer_device *wdev, void *blob, u64 len,
+			 struct wfw_cpl *cpl, bool *taken)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	int ret;
+
+	*taken = false;
+	ret = wafer_dma_map(&wdev->fw.dma, blob, len, WAFER_DMA_MAPPABLE, &cmd.load.addr);
+	if (ret)
+		return ret;
+	cmd.load.len = len;
+	ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
+	if (ret == -EBUSY) {
+		/*
+		 * The driver has no model, the firmware has one: a load whose
+		 * outcome a timeout, a reset or a kill hid.  Nobody owns it.
+		 */
+		model_fw_unload(wdev);
+		ret = wafer_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
+	}
+	if (!*taken)
+		wafer_dma_unmap(&wdev->fw.dma, cmd.load.addr);
+	return ret;
+}
+
+/*
+ * Header, section tables and alignment beyond the weights: a blob larger
+ * than all SRAM by more than this can never load, so is not copied.
+ */
+#define WAFER_MODEL_BLOB_SLACK	SZ_1M
+
+static int check_blob_size(struct wafer_device *wdev, u64 size)
+{
+	u64 sram = (u64)wdev->fw.info.num_stages * wdev->fw.info.sram_bytes;
+
+	if (size <= sram + WAFER_MODEL_BLOB_SLACK)
+		return 0;
+	drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte blob exceeds the device's %llu bytes of SRAM\n",
+		size, sram);
+	return -EINVAL;
+}
+
+/* Firmware validation errors: a range outside the blob is bad input. */
+static int load_errno(int ret)
+{
+	return ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW ? -EINVAL : ret;
+}
+
+int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct wafer_device *wdev = to_wafer_device(dev);
+	struct wafer_file *wfile = to_wafer_file(file);
+	struct drm_wafer_model_load *args = data;
+	struct wafer_model *model;
+	struct wfw_cpl cpl;
+	bool taken;
+	void *blob;
+	int ret;
+
+	ret = wafer_check_model_load(dev, args, (u64)wafer_max_file_bo_mib << 20);
+	if (!ret)
+		ret = check_blob_size(wdev, args->blob_size);
+	if (ret)
+		return ret;
+	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
+	if (!model)
+		return -ENOMEM;
+	/* Whether the device is free is known before copying anything. */
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		goto out_free_model;
+	if (wdev->model) {
+		ret = -EBUSY;
+		drm_dbg(dev, "MODEL_LOAD: the device already holds a model\n");
+		goto out_unlock;
+	}
+	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
+	if (IS_ERR(blob)) {
+		ret = PTR_ERR(blob);
+		goto out_unlock;
+	}
+	/* The firmware validates the blob; the driver speaks only its ABI. */
+	ret = load_errno(model_fw_load(wdev, blob, args->blob_size, &cpl, &taken));
+	if (!taken)
+		kvfree(blob);
+	if (ret == -ENOSPC) {
+		args->sram_needed = cpl.value;
+		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM, stages have %u KiB\n",
+			cpl.value, cpl.result1);
+	} else if (!ret) {
+		args->sram_needed = cpl.value;
+		kref_init(&model->ref);
+		model->wdev = wdev;
+		model->owner = wfile;
+		wfile->owns_model = true;
+		model->id = ++wdev->next_model_id;
+		wdev->model = model;
+		args->model_id = model->id;
+		model = NULL;
+	} else {
+		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);
+	}
+out_unlock:
+	mutex_unlock(&wdev->model_lock);
+out_free_model:
+	kfree(model);
+	return ret;
+}
+
+/*
+ * Drops @wfile's hold on the device's model if it is @id (0: any, the file
+ * is closing).  An explicit unload is refused while contexts use it; a
+ * closing file's model is unloaded when its last context goes.
+ */
+static int model_disown(struct wafer_device *wdev, struct wafer_file *wfile, u32 id)
+{
+	struct wafer_model *model;
+	int ret = 0;
+
+	if (id)
+		ret = mutex_lock_killable(&wdev->model_lock);
+	else
+		mutex_lock(&wdev->model_lock);
+	if (ret)
+		return ret;
+	model = wdev->model;
+	if (!model || model->owner != wfile || (id && model->id != id))
+		ret = -ENOENT;
+	else if (id && kref_read(&model->ref) > 1)
+		ret = -EBUSY;
+	else
+		model->owner = NULL;
+	if (!ret)
+		wfile->owns_model = false;
+	mutex_unlock(&wdev->model_lock);
+	if (!ret)
+		model_put(model);
+	return ret;
 }
 
 int wafer_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -153,20 +258,31 @@ int wafer_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file
 	if (ret)
 		return ret;
 	flush_workqueue(wfile->wdev->wq);
-	return model_unload(wfile->wdev, wfile, args->model_id);
+	return model_disown(wfile->wdev, wfile, args->model_id);
 }
 
+/* Sends DESTROY_CONTEXT; a reset that discards the command is retried. */
 static void ctx_fw_destroy(struct wafer_ctx *ctx)
 {
+	struct wafer_device *wdev = ctx->wdev;
 	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
 	struct wfw_cpl cpl;
-	int ret;
+	int ret, tries = 3;
 
 	cmd.ctx.ctx_id = ctx->fw_id;
-	ret = wafer_fw_ctrl(&ctx->wdev->fw, &cmd, &cpl);
-	if (ret && ret != -ENOENT)
-		drm_err(&ctx->wdev->drm, "destroying firmware context %u failed: %d\n",
-			ctx->fw_id, ret);
+	mutex_lock(&wdev->model_lock);
+	/* Once the model is gone (a full reset) the id may be another's. */
+	if (wdev->model == ctx->model) {
+		do {
+			ret = wafer_fw_ctrl(&wdev->fw, &cmd, &cpl);
+		} while (ret == -EIO && --tries);
+		/* The model's release resets the firmware if it kept the context. */
+		if (ret && ret != -ENOENT)
+			drm_err(&wdev->drm, "destroying firmware context %u failed: %d\n",
+				ctx->fw_id, ret);
+	}
+	mutex_unlock(&wdev->model_lock);
+	model_put(ctx->model);
 	kfree(ctx);
 }
 
@@ -221,7 +337,7 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	ret = wafer_check_ctx_create(dev, args);
 	if (ret)
 		return ret;
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	/*
@@ -230,7 +346,8 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	 * and the context would land on that file's model.
 	 */
 	mutex_lock(&wdev->model_lock);
-	if (wdev->model_owner != wfile || wdev->model_id != args->model_id) {
+	if (!wdev->model || wdev->model->owner != wfile ||
+	    wdev->model->id != args->model_id) {
 		mutex_unlock(&wdev->model_lock);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file\n", args->model_id);
@@ -266,6 +383,8 @@ int wafer_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *
 		return ret == -E2BIG ? -EINVAL : ret;
 	}
 	ctx->fw_id = cpl.result0;
+	ctx->model = wdev->model;
+	kref_get(&ctx->model->ref);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
 	mutex_unlock(&wdev->model_lock);
@@ -294,10 +413,14 @@ int wafer_ctx_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file 
 
 /**
  * wafer_file_release_models() - drop a closing file's contexts and model
- * @wfile: the file; its jobs have finished
+ * @wfile: the file; its jobs have finished, or are past a bounded wait
+ *
+ * Jobs still on the device keep their contexts, and those the model: it is
+ * unloaded when the last of them goes, so the device becomes loadable again.
  */
 void wafer_file_release_models(struct wafer_file *wfile)
 {
+	bool had_contexts = !xa_empty(&wfile->contexts);
 	struct wafer_ctx *ctx;
 	unsigned long id;
 
@@ -305,8 +428,14 @@ void wafer_file_release_models(struct wafer_file *wfile)
 		xa_erase(&wfile->contexts, id);
 		wafer_ctx_put(ctx);
 	}
-	/* Context destruction runs in work items; they precede the unload. */
-	flush_workqueue(wfile->wdev->wq);
-	if (model_unload(wfile->wdev, wfile, 0) == -EBUSY)
-		drm_err(&wfile->wdev->drm, "a closing file's model still has contexts\n");
+	/*
+	 * Contexts no job holds are destroyed in work items: before the model,
+	 * so that it is unloaded by the time close() returns.  A file without
+	 * contexts does not wait for others' work...
+	 */
+	if (had_contexts)
+		flush_workqueue(wfile->wdev->wq);
+	/* Nor, if it owns no model, for the model lock. */
+	if (wfile->owns_model)
+		model_disown(wfile->wdev, wfile, 0);
 }

@@ -175,7 +175,10 @@ struct drm_wafer_model_load {
 	__u32 flags;
 	/** @bo_offset: in: byte offset of the blob in the BO (8-byte aligned). */
 	__u64 bo_offset;
-	/** @blob_size: in: bytes of the blob. */
+	/**
+	 * @blob_size: in: bytes of the blob; at most the device's total SRAM
+	 * (stages x SRAM per stage) plus 1 MiB, else -EINVAL.
+	 */
 	__u64 blob_size;
 	/** @sram_needed: out: SRAM bytes the model needs (also set on -ENOSPC). */
 	__u64 sram_needed;

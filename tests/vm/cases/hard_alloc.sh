@@ -1,0 +1,8 @@
+# Issue 11 defect 5 (tests/vm/progs/hard_alloc.c): MODEL_LOAD refuses a blob
+# that could never fit the device's SRAM before copying it, and charges its
+# copy of a valid blob to the caller's memory cgroup (cgroup v2, mounted
+# here).
+. "$(dirname "$0")/../lib.sh"
+prog=$build/tests/vm/hard_alloc
+[ -x "$prog" ] || die "$prog missing: run make"
+"$vm" -- sh -c "mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup; exec $prog"

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * VM test: a MODEL_LOAD that waits for the device can be killed (issue 11:
+ * waits a user starts are killable).
+ *
+ * The owner keeps a long queue of jobs on one context and destroys another:
+ * its DESTROY_CONTEXT queues behind those jobs while the driver holds the
+ * device's model lock.  A second process's MODEL_LOAD then waits for that
+ * lock; SIGKILL must end it while most of the owner's jobs are still in
+ * flight (debugfs), not only once the firmware took them all in.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wt_dev.h"
+#include "wt_util.h"
+
+#define TOPK	4
+#define JOBS	250
+#define TOKENS	16
+
+/* Whether @pid sleeps in DRM_IOCTL_WAFER_MODEL_LOAD (/proc/PID/syscall). */
+static int in_load(pid_t pid)
+{
+	unsigned long long fd, req = 0;
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld %llx %llx", &nr, &fd, &req) != 3)
+			nr = -1;
+		fclose(f);
+	}
+	return nr == SYS_ioctl && req == DRM_IOCTL_WAFER_MODEL_LOAD;
+}
+
+int main(void)
+{
+	struct drm_wafer_ctx_create cc = { .kv_slots = 1, .ctx_len = 64 };
+	struct drm_wafer_ctx_destroy cd = { 0 };
+	struct wt_dev_model m;
+	struct wt_bo in, out;
+	unsigned int i, inflight, after;
+	uint64_t last = 0;
+	int fd, ret, st = 0;
+	pid_t pid;
+
+	fd = wt_dev_open(0);
+	if (fd < 0 || wt_dev_load_model(fd, 8, 1, 256, &m) || wt_bo_new(fd, &in, 4096) ||
+	    wt_bo_new(fd, &out, 4096)) {
+		printf("not ok - setup\n");
+		return 1;
+	}
+	cc.model_id = m.model_id;
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_CREATE, &cc);
+	if (!wt_ok(!ret, "a second context (%d)", ret))
+		return wt_done();
+	for (i = 0; i < TOKENS; i++)
+		((uint32_t *)in.map)[i] = 1 + i;
+	for (i = 0; i < JOBS; i++) {
+		struct drm_wafer_submit s = { .job = { .ctx_id = m.ctx_id, .n_tokens = TOKENS,
+			.top_k = TOPK, .in_handle = in.handle, .out_handle = out.handle } };
+
+		ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &s);
+		if (ret)
+			break;
+		last = s.seqno;
+	}
+	wt_ok(!ret, "%u long jobs queued (%d)", JOBS, ret);
+	/* Its DESTROY_CONTEXT waits behind the jobs, under the model lock. */
+	cd.ctx_id = cc.ctx_id;
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd);
+	wt_ok(!ret, "the idle context destroyed (%d)", ret);
+
+	pid = fork();
+	if (pid == 0) {
+		struct drm_wafer_model_load ml = { .blob_size = m.blob_len };
+		int fd2 = wt_dev_open(0);
+		struct wt_bo b;
+
+		/* The blob packed already: straight to the ioctl. */
+		if (fd2 < 0 || wt_bo_new(fd2, &b, m.blob_len))
+			_exit(10);
+		memcpy(b.map, m.blob, m.blob_len);
+		ml.bo_handle = b.handle;
+		/* Blocks until killed (or the device drains: then -EBUSY). */
+		_exit(wt_ioctl(fd2, DRM_IOCTL_WAFER_MODEL_LOAD, &ml) ? 11 : 12);
+	}
+	for (i = 0; i < 30000 && !in_load(pid); i++)
+		usleep(1000);
+	inflight = wt_debugfs_inflight();
+	wt_ok(in_load(pid) && inflight > 0 && inflight != ~0u,
+	      "the loader waits in MODEL_LOAD while %u jobs are in flight", inflight);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	after = wt_debugfs_inflight();
+	wt_ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the loader was killed (%#x)", st);
+	/* An unkillable wait ends only once the firmware took nearly all jobs. */
+	wt_ok(after != ~0u && after >= inflight / 2,
+	      "it died while most of the owner's jobs were still in flight (%u of %u)",
+	      after, inflight);
+	ret = wt_wait_job(fd, last, NULL);
+	wt_ok(!ret, "the owner's last job completes (%d)", ret);
+	free(m.blob);
+	close(fd);
+	return wt_done();
+}
