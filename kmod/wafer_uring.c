@@ -50,23 +50,26 @@ static struct wafer_uring_req **pdu_req(struct io_uring_cmd *ioucmd)
 	return &io_uring_cmd_to_pdu(ioucmd, struct wafer_uring_pdu)->req;
 }
 
-/* Posts the CQE and frees the request. */
-static void req_complete(struct wafer_uring_req *req, int status, u64 device_ns,
+/*
+ * Posts the CQE, then frees the request.  io_uring_cmd_done() takes the
+ * command off the cancelable list (under the ring's lock), so until it
+ * returns a cancellation may still look the request up: free it only after.
+ */
+static void req_complete(struct io_uring_cmd *ioucmd, int status, u64 device_ns,
 			 unsigned int issue_flags)
 {
-	struct io_uring_cmd *ioucmd = req->ioucmd;
+	struct wafer_uring_req *req = *pdu_req(ioucmd);
 
+	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
 	wafer_job_result_put(req->result);
 	kfree(req);
-	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
 }
 
 static void wafer_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
-	struct wafer_uring_req *req = *pdu_req(ioucmd);
-	struct wafer_job_result *r = req->result;
+	struct wafer_job_result *r = (*pdu_req(ioucmd))->result;
 
-	req_complete(req, r->finished->error, r->device_ns, issue_flags);
+	req_complete(ioucmd, r->finished->error, r->device_ns, issue_flags);
 }
 
 /* Runs where the fence signals (may be atomic): defer to task work. */
@@ -84,7 +87,7 @@ static int wafer_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fl
 	/* Lost the race: the fence callback's task work completes it. */
 	if (!dma_fence_remove_callback(req->result->finished, &req->cb))
 		return 0;
-	req_complete(req, -ECANCELED, 0, issue_flags);
+	req_complete(ioucmd, -ECANCELED, 0, issue_flags);
 	return 0;
 }
 
@@ -140,6 +143,11 @@ int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		goto out;
 	}
 	*pdu_req(ioucmd) = req;
+	/*
+	 * Cancelable before the callback can run: once it may have run, its
+	 * task work may have completed the command, and marking it then would
+	 * leave a completed command on the ring's cancelable list.
+	 */
 	io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
 	if (dma_fence_add_callback(req->result->finished, &req->cb, wafer_uring_fence_cb))
 		wafer_uring_task_done(ioucmd, issue_flags); /* already done */
