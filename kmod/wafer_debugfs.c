@@ -8,8 +8,9 @@
  *   jobs         jobs the firmware holds, resets and timeouts
  *   inject_fault test only (module parameter fault_inject=1): "hang",
  *                "drop" or "corrupt" arms a one-shot firmware fault
- *   inject_warn  test only: writing 1 makes the driver WARN, so the VM
- *                harness can prove its kernel-log splat detector works
+ *   inject_warn  test only (fault_inject=1 as well): writing 1 makes the
+ *                driver WARN, so the VM harness can prove its kernel-log
+ *                splat detector works
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -202,7 +203,8 @@ void wafer_debugfs_init(struct wafer_device *wdev)
 	debugfs_create_file("stages", 0400, root, wdev, &stages_fops);
 	debugfs_create_file("sram_map", 0400, root, wdev, &sram_map_fops);
 	debugfs_create_file("jobs", 0400, root, wdev, &jobs_fops);
-	if (wafer_fault_inject)
-		debugfs_create_file("inject_fault", 0200, root, wdev, &inject_fault_fops);
+	if (!wafer_fault_inject)
+		return;
+	debugfs_create_file("inject_fault", 0200, root, wdev, &inject_fault_fops);
 	debugfs_create_file("inject_warn", 0200, root, wdev, &inject_warn_fops);
 }

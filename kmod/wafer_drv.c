@@ -59,7 +59,8 @@ static int wafer_open(struct drm_device *dev, struct drm_file *file)
 	xa_init_flags(&wfile->contexts, XA_FLAGS_ALLOC1);
 	ret = wafer_file_jobs_init(wfile);
 	if (ret) {
-		kfree(wfile);
+		xa_destroy(&wfile->contexts);
+		wafer_file_put(wfile);
 		return ret;
 	}
 	file->driver_priv = wfile;

@@ -18,6 +18,7 @@
 #include <linux/dma-fence.h>
 #include <linux/io_uring/cmd.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -27,6 +28,9 @@
 #include "wafer_drv.h"
 #include "wafer_job.h"
 #include "wafer_uring.h"
+
+/* Bytes of command area in an SQE128 (its second half plus sqe->cmd). */
+#define WAFER_URING_CMD_AREA	80
 
 /**
  * struct wafer_uring_req - a submitted io_uring command
@@ -97,7 +101,8 @@ static int wafer_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fl
  * @issue_flags: IO_URING_F_*
  *
  * Return: -EIOCBQUEUED once the job is queued (the CQE follows), or a
- * negative errno: -EINVAL without SQE128 or for an unknown cmd_op, -EAGAIN
+ * negative errno: -EINVAL without SQE128, for an unknown cmd_op or non-zero
+ * bytes after the job in the command area, -EAGAIN
  * when called non-blocking (io_uring retries from a worker), -ENODEV after
  * unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would return for the job.
  */
@@ -125,9 +130,16 @@ int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 
-	BUILD_BUG_ON(sizeof(job) > 80);
+	BUILD_BUG_ON(sizeof(job) > WAFER_URING_CMD_AREA);
 	/* One copy: userspace may rewrite the SQE while we validate. */
 	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+	/* The area past the job is reserved: zero, so it can carry fields later. */
+	if (memchr_inv((const u8 *)io_uring_sqe_cmd(ioucmd->sqe) + sizeof(job), 0,
+		       WAFER_URING_CMD_AREA - sizeof(job))) {
+		drm_dbg(dev, "uring_cmd: non-zero bytes past the job in the command area\n");
+		ret = -EINVAL;
+		goto out;
+	}
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req) {
