@@ -9,6 +9,9 @@
 
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
@@ -28,6 +31,34 @@ struct wafer_job_queue;
 struct wafer_file;
 
 /**
+ * struct wafer_fw_stats - the firmware's counters as sysfs shows them
+ * @lock: Protects every member below
+ * @work: refreshes them with one GET_INFO (wafer_sysfs.c)
+ * @done: woken when a refresh ends
+ * @running: a refresh is under way
+ * @valid: @tokens, @makespan_ns and @bottleneck_ns were read at least once
+ * @gen: refreshes ended so far
+ * @err: the last refresh's error, 0 when it succeeded
+ * @completed: jobs the device had completed when the values were asked for
+ * @tokens: firmware's tokens counter
+ * @makespan_ns: firmware's modelled makespan
+ * @bottleneck_ns: firmware's busiest stage's modelled busy time
+ */
+struct wafer_fw_stats {
+	spinlock_t lock; /* Protects the members below */
+	struct work_struct work;
+	wait_queue_head_t done;
+	bool running;
+	bool valid;
+	u64 gen;
+	int err;
+	u64 completed;
+	u64 tokens;
+	u64 makespan_ns;
+	u64 bottleneck_ns;
+};
+
+/**
  * struct wafer_device - one simulated accelerator
  * @drm: the DRM device; /dev/accel/accelN
  * @index: index among the devices this module created (0..num_devices-1)
@@ -40,6 +71,7 @@ struct wafer_file;
  * @model_owner: file that loaded the device's model, or NULL
  * @model_id: id of that model, as the owner knows it
  * @next_model_id: source of model ids
+ * @stats: the firmware counters sysfs serves
  */
 struct wafer_device {
 	struct drm_device drm;
@@ -52,6 +84,7 @@ struct wafer_device {
 	struct wafer_file *model_owner;
 	u32 model_id;
 	u32 next_model_id;
+	struct wafer_fw_stats stats;
 };
 
 /**
