@@ -204,7 +204,7 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 		xa_unlock(&wdev->queue->jobs);
 	}
 	if (!job) {
-		drm_err(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
+		drm_err_ratelimited(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
 		return;
 	}
 	atomic64_inc(&wdev->queue->completed);
@@ -280,7 +280,7 @@ static void recover(struct wafer_job_queue *q, struct drm_sched_job *bad,
 	bool gone = drm_dev_is_unplugged(&wdev->drm);
 
 	if (!gone)
-		drm_err(&wdev->drm, "resetting the device: %s\n", why);
+		drm_err_ratelimited(&wdev->drm, "resetting the device: %s\n", why);
 	drm_sched_stop(&q->sched, bad);
 	/* Unplugged: also drop the model and contexts, nothing will use them. */
 	wafer_fw_reset(&wdev->fw, gone);
@@ -332,7 +332,7 @@ void wafer_job_fw_fault(void *owner, const char *why)
 {
 	struct wafer_device *wdev = owner;
 
-	drm_err(&wdev->drm, "firmware: %s\n", why);
+	drm_err_ratelimited(&wdev->drm, "firmware: %s\n", why);
 	if (wdev->queue)
 		queue_work(wdev->queue->wq, &wdev->queue->recover_work);
 }
@@ -707,8 +707,8 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 
 	drm_sched_entity_destroy(&fj->entity);
 	if (wafer_file_wait_idle(wfile, false))
-		drm_err(&wfile->wdev->drm, "a closing file still has %d jobs in flight\n",
-			atomic_read(&wfile->inflight));
+		drm_err_ratelimited(&wfile->wdev->drm, "a closing file still has %d jobs in flight\n",
+				    atomic_read(&wfile->inflight));
 	xa_for_each(&fj->results, seqno, r)
 		wafer_job_result_put(r);
 	xa_destroy(&fj->results);

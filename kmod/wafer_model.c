@@ -98,8 +98,8 @@ int wafer_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	wafer_dma_unmap(&wdev->fw.dma, addr);
 	if (ret == -ENOSPC) {
 		args->sram_needed = cpl.value;
-		drm_info(dev, "model does not fit: a stage needs %llu bytes, has %u KiB\n",
-			 cpl.value, cpl.result1);
+		drm_dbg(dev, "model does not fit: a stage needs %llu bytes, has %u KiB\n",
+			cpl.value, cpl.result1);
 	} else if (!ret) {
 		args->sram_needed = cpl.value;
 		wdev->model_owner = wfile;
@@ -165,8 +165,8 @@ static void ctx_fw_destroy(struct wafer_ctx *ctx)
 	cmd.ctx.ctx_id = ctx->fw_id;
 	ret = wafer_fw_ctrl(&ctx->wdev->fw, &cmd, &cpl);
 	if (ret && ret != -ENOENT)
-		drm_err(&ctx->wdev->drm, "destroying firmware context %u failed: %d\n",
-			ctx->fw_id, ret);
+		drm_err_ratelimited(&ctx->wdev->drm,
+				    "destroying firmware context %u failed: %d\n", ctx->fw_id, ret);
 	kfree(ctx);
 }
 
@@ -308,5 +308,5 @@ void wafer_file_release_models(struct wafer_file *wfile)
 	/* Context destruction runs in work items; they precede the unload. */
 	flush_workqueue(wfile->wdev->wq);
 	if (model_unload(wfile->wdev, wfile, 0) == -EBUSY)
-		drm_err(&wfile->wdev->drm, "a closing file's model still has contexts\n");
+		drm_err_ratelimited(&wfile->wdev->drm, "a closing file's model still has contexts\n");
 }
