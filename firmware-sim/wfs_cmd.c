@@ -719,6 +719,8 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 		return -WFS_EPERM;
 	if (p->fault >= WFW_FAULT_COUNT || !ZERO(p->reserved))
 		return -WFS_EINVAL;
+	if (p->fault == WFW_FAULT_STALL_CP || p->fault == WFW_FAULT_NONE)
+		wfs_os_store32(&dev->cp_stalled, p->fault == WFW_FAULT_STALL_CP);
 	if (p->fault == WFW_FAULT_HANG_NEXT_JOB ||
 	    p->fault == WFW_FAULT_NONE) {
 		wfs_os_mutex_lock(dev->lock);
@@ -728,7 +730,7 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 	wfs_os_mutex_lock(dev->cpl_lock);
 	if (p->fault == WFW_FAULT_NONE)
 		dev->faults_armed = 0;
-	else if (p->fault != WFW_FAULT_HANG_NEXT_JOB)
+	else if (p->fault != WFW_FAULT_HANG_NEXT_JOB && p->fault != WFW_FAULT_STALL_CP)
 		dev->faults_armed |= 1u << p->fault;
 	wfs_os_mutex_unlock(dev->cpl_lock);
 	wfs_log_printf(&dev->log, 1, "fault injection: armed fault %u", p->fault);
@@ -1031,6 +1033,10 @@ void wfs_cp_thread(void *arg)
 	while (!wfs_os_load32(&dev->stopping)) {
 		if (wfs_os_load32(&dev->abort)) {
 			wfs_park(dev, &dev->cp_parked, 1);
+			continue;
+		}
+		if (wfs_os_load32(&dev->cp_stalled)) {
+			wfs_os_event_wait(dev->kick, WFS_CP_IDLE_NS);
 			continue;
 		}
 		wfs_reg_set(dev, WFW_REG_HEARTBEAT,

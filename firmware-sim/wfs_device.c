@@ -411,6 +411,7 @@ int wfs_device_reset(struct wfs_device *dev, int full)
 	dev->cpl_reserved = 0;
 	dev->faults_armed = 0;
 	wfs_os_mutex_unlock(dev->cpl_lock);
+	wfs_os_store32(&dev->cp_stalled, 0);
 	dev->cmd_head = 0;
 	wfs_reg_set(dev, WFW_REG_CMD_HEAD, 0);
 	wfs_reg_set(dev, WFW_REG_CMD_TAIL, 0);

@@ -291,6 +291,7 @@ struct wfs_model_state {
  * @n_parked: stage workers parked (@lock)
  * @cmd_reset: 1 while the CP performs a RESET command (@lock)
  * @hang_armed: the next RUN_JOB hangs (@lock)
+ * @cp_stalled: the CP plays dead until a reset (wfs_os_load32/store32)
  * @stages: the stages
  * @jobs: job table
  * @max_jobs: entries of @jobs
@@ -346,6 +347,7 @@ struct wfs_device {
 	u32 n_parked;
 	u32 cmd_reset;
 	u32 hang_armed;
+	u32 cp_stalled;
 
 	struct wfs_stage *stages;
 	struct wfs_job *jobs;

@@ -24,6 +24,7 @@
 
 #include "wafer_drv.h"
 #include "wafer_gem.h"
+#include "wafer_heartbeat.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_sysfs.h"
@@ -192,6 +193,7 @@ static void wafer_dev_release(struct drm_device *drm, void *arg)
 {
 	struct wafer_device *wdev = arg;
 
+	wafer_heartbeat_stop(wdev);
 	wafer_sysfs_fini(wdev);
 	wafer_fw_fini(&wdev->fw);
 	wafer_job_queue_fini(wdev);
@@ -238,6 +240,7 @@ static int wafer_probe(struct platform_device *pdev)
 	ret = wafer_job_queue_init(wdev);
 	if (ret)
 		goto err_wq;
+	wafer_heartbeat_start(wdev);
 	/* Registered after the queue's drmm allocation, so it runs first. */
 	ret = drmm_add_action_or_reset(&wdev->drm, wafer_dev_release, wdev);
 	if (ret)

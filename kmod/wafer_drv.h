@@ -59,6 +59,23 @@ struct wafer_fw_stats {
 };
 
 /**
+ * struct wafer_heartbeat - watch on the firmware's HEARTBEAT register
+ * @work: samples it every period (wafer_heartbeat.c; only the work writes
+ *	the members below)
+ * @beat: HEARTBEAT at the last sample
+ * @resets: RESET_COUNT at the last sample
+ * @idle: the device was idle at the last sample
+ * @stalls: stopped heartbeats detected (debugfs)
+ */
+struct wafer_heartbeat {
+	struct delayed_work work;
+	u32 beat;
+	u32 resets;
+	bool idle;
+	u32 stalls;
+};
+
+/**
  * struct wafer_device - one simulated accelerator
  * @drm: the DRM device; /dev/accel/accelN
  * @index: index among the devices this module created (0..num_devices-1)
@@ -72,6 +89,7 @@ struct wafer_fw_stats {
  * @model_id: id of that model, as the owner knows it
  * @next_model_id: source of model ids
  * @stats: the firmware counters sysfs serves
+ * @hb: the heartbeat watch
  */
 struct wafer_device {
 	struct drm_device drm;
@@ -85,6 +103,7 @@ struct wafer_device {
 	u32 model_id;
 	u32 next_model_id;
 	struct wafer_fw_stats stats;
+	struct wafer_heartbeat hb;
 };
 
 /**
