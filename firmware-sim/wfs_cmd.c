@@ -203,6 +203,8 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 {
 	if (p->fault == WFW_FAULT_HANG_NEXT_JOB || p->fault == WFW_FAULT_NONE)
 		wfs_job_arm_hang(dev, p->fault == WFW_FAULT_HANG_NEXT_JOB);
+	if (p->fault == WFW_FAULT_STALL_CP || p->fault == WFW_FAULT_NONE)
+		wfs_os_store32(&dev->cp.stalled, p->fault == WFW_FAULT_STALL_CP);
 	wfs_cpl_arm_fault(&dev->cpl, p->fault);
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: armed fault %u",
 		       p->fault);
@@ -317,6 +319,10 @@ void wfs_cp_thread(void *arg)
 	while (!wfs_stopping(&dev->sync)) {
 		if (wfs_os_load32(&dev->sync.abort)) {
 			wfs_park(&dev->sync, 1);
+			continue;
+		}
+		if (wfs_os_load32(&dev->cp.stalled)) {
+			wfs_os_event_wait(hw->kick, CP_IDLE_NS);
 			continue;
 		}
 		wfs_reg_set(hw, WFW_REG_HEARTBEAT,

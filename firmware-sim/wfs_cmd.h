@@ -12,10 +12,13 @@
  * @thread: the CP thread
  * @cmd_head: the command ring's consumer index (CP only; zeroed by reset
  *	with the CP parked)
+ * @stalled: the CP plays dead (no heartbeat, no commands) until a reset,
+ *	as a firmware that stopped while idle (WFW_FAULT_STALL_CP; atomic)
  */
 struct wfs_cp {
 	struct wfs_os_thread *thread;
 	u32 cmd_head;
+	u32 stalled;
 };
 
 /**

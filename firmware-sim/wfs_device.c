@@ -129,6 +129,7 @@ static void reset_rings(struct wfs_device *dev, int full)
 		wfs_fifo_flush(&dev->stages[i].in);
 	wfs_cpl_reset(&dev->cpl);
 	dev->cp.cmd_head = 0;
+	wfs_os_store32(&dev->cp.stalled, 0);
 	wfs_reg_set(hw, WFW_REG_CMD_HEAD, 0);
 	wfs_reg_set(hw, WFW_REG_CMD_TAIL, 0);
 	wfs_reg_set(hw, WFW_REG_CPL_HEAD, 0);

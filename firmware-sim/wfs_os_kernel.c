@@ -227,7 +227,7 @@ u32 wfs_os_cmpxchg32(u32 *p, u32 old, u32 v)
 void wfs_os_log_console(int dev_idx, int level, const char *line)
 {
 	if (level)
-		pr_warn("wafer%d: firmware: %s\n", dev_idx, line);
+		pr_warn_ratelimited("wafer%d: firmware: %s\n", dev_idx, line);
 	else
 		pr_debug("wafer%d: firmware: %s\n", dev_idx, line);
 }

@@ -339,6 +339,8 @@ struct wfw_cmd_reset {
  * @WFW_FAULT_DROP_NEXT_CPL: the next RUN_JOB completion is not posted
  * @WFW_FAULT_CORRUPT_NEXT_CPL: the next RUN_JOB completion is posted with
  *	its cookie and status scrambled and a wrong check value
+ * @WFW_FAULT_STALL_CP: the command processor stops (no heartbeat, no
+ *	commands) until a reset, as a firmware that died while idle
  * @WFW_FAULT_COUNT: number of fault kinds
  */
 enum wfw_fault {
@@ -346,6 +348,7 @@ enum wfw_fault {
 	WFW_FAULT_HANG_NEXT_JOB = 1,
 	WFW_FAULT_DROP_NEXT_CPL = 2,
 	WFW_FAULT_CORRUPT_NEXT_CPL = 3,
+	WFW_FAULT_STALL_CP = 4,
 	WFW_FAULT_COUNT
 };
 

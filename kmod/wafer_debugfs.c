@@ -6,10 +6,12 @@
  *   stages       per-stage layers, SRAM use and occupancy (GET_STATS)
  *   sram_map     every named SRAM allocation of every stage (GET_SRAM_MAP)
  *   jobs         jobs the firmware holds, resets and timeouts
+ *   heartbeat    the firmware's HEARTBEAT now, stopped heartbeats detected
  *   inject_fault test only (module parameter fault_inject=1): "hang",
- *                "drop" or "corrupt" arms a one-shot firmware fault
- *   inject_warn  test only: writing 1 makes the driver WARN, so the VM
- *                harness can prove its kernel-log splat detector works
+ *                "drop", "corrupt" or "stall" arms a one-shot firmware fault
+ *   inject_warn  test only (fault_inject=1 as well): writing 1 makes the
+ *                driver WARN, so the VM harness can prove its kernel-log
+ *                splat detector works
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -23,6 +25,7 @@
 #include <drm/drm_file.h>
 
 #include "wafer_drv.h"
+#include "wafer_heartbeat.h"
 #include "wafer_job.h"
 
 static int fw_log_show(struct seq_file *m, void *unused)
@@ -128,6 +131,13 @@ static int jobs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(jobs);
 
+static int heartbeat_show(struct seq_file *m, void *unused)
+{
+	wafer_heartbeat_show(m->private, m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(heartbeat);
+
 static ssize_t inject_fault_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *ppos)
 {
@@ -136,6 +146,7 @@ static ssize_t inject_fault_write(struct file *file, const char __user *ubuf,
 		[WFW_FAULT_HANG_NEXT_JOB] = "hang",
 		[WFW_FAULT_DROP_NEXT_CPL] = "drop",
 		[WFW_FAULT_CORRUPT_NEXT_CPL] = "corrupt",
+		[WFW_FAULT_STALL_CP] = "stall",
 	};
 	struct wafer_device *wdev = file->private_data;
 	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };
@@ -202,7 +213,9 @@ void wafer_debugfs_init(struct wafer_device *wdev)
 	debugfs_create_file("stages", 0400, root, wdev, &stages_fops);
 	debugfs_create_file("sram_map", 0400, root, wdev, &sram_map_fops);
 	debugfs_create_file("jobs", 0400, root, wdev, &jobs_fops);
-	if (wafer_fault_inject)
-		debugfs_create_file("inject_fault", 0200, root, wdev, &inject_fault_fops);
+	debugfs_create_file("heartbeat", 0400, root, wdev, &heartbeat_fops);
+	if (!wafer_fault_inject)
+		return;
+	debugfs_create_file("inject_fault", 0200, root, wdev, &inject_fault_fops);
 	debugfs_create_file("inject_warn", 0200, root, wdev, &inject_warn_fops);
 }

@@ -24,6 +24,7 @@
 
 #include "wafer_drv.h"
 #include "wafer_gem.h"
+#include "wafer_heartbeat.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_sysfs.h"
@@ -59,7 +60,8 @@ static int wafer_open(struct drm_device *dev, struct drm_file *file)
 	xa_init_flags(&wfile->contexts, XA_FLAGS_ALLOC1);
 	ret = wafer_file_jobs_init(wfile);
 	if (ret) {
-		kfree(wfile);
+		xa_destroy(&wfile->contexts);
+		wafer_file_put(wfile);
 		return ret;
 	}
 	file->driver_priv = wfile;
@@ -182,16 +184,18 @@ static const struct drm_driver wafer_drm_driver = {
 	.patchlevel = WAFER_DRIVER_PATCHLEVEL,
 };
 
-static void wafer_fw_release(struct drm_device *drm, void *arg)
-{
-	wafer_fw_fini(arg);
-}
-
-/* Runs before wafer_fw_release (drmm actions run in reverse order). */
-static void wafer_queue_release(struct drm_device *drm, void *arg)
+/*
+ * Teardown, in the one safe order: nothing queues firmware commands any
+ * more, then the firmware's threads (which complete jobs into the queue and
+ * report faults to it) stop, and only then the queue goes.
+ */
+static void wafer_dev_release(struct drm_device *drm, void *arg)
 {
 	struct wafer_device *wdev = arg;
 
+	wafer_heartbeat_stop(wdev);
+	wafer_sysfs_fini(wdev);
+	wafer_fw_fini(&wdev->fw);
 	wafer_job_queue_fini(wdev);
 	destroy_workqueue(wdev->wq);
 }
@@ -224,22 +228,21 @@ static int wafer_probe(struct platform_device *pdev)
 	cfg.numa_node = wdev->numa_node;
 	cfg.index = pdev->id;
 	cfg.owner = wdev;
+	wafer_sysfs_init(wdev);
 	ret = wafer_fw_init(&wdev->fw, &cfg);
 	if (ret)
 		return dev_err_probe(&pdev->dev, ret, "firmware bring-up failed\n");
-	ret = drmm_add_action_or_reset(&wdev->drm, wafer_fw_release, &wdev->fw);
-	if (ret)
-		return ret;
-
 	wdev->wq = alloc_ordered_workqueue("wafer%u", 0, wdev->index);
-	if (!wdev->wq)
-		return -ENOMEM;
-	ret = wafer_job_queue_init(wdev);
-	if (ret) {
-		destroy_workqueue(wdev->wq);
-		return ret;
+	if (!wdev->wq) {
+		ret = -ENOMEM;
+		goto err_fw;
 	}
-	ret = drmm_add_action_or_reset(&wdev->drm, wafer_queue_release, wdev);
+	ret = wafer_job_queue_init(wdev);
+	if (ret)
+		goto err_wq;
+	wafer_heartbeat_start(wdev);
+	/* Registered after the queue's drmm allocation, so it runs first. */
+	ret = drmm_add_action_or_reset(&wdev->drm, wafer_dev_release, wdev);
 	if (ret)
 		return ret;
 
@@ -251,6 +254,12 @@ static int wafer_probe(struct platform_device *pdev)
 		 wdev->fw.info.profile_name, wdev->fw.info.num_stages,
 		 wdev->fw.info.sram_bytes >> 10, wdev->numa_node);
 	return 0;
+
+err_wq:
+	destroy_workqueue(wdev->wq);
+err_fw:
+	wafer_fw_fini(&wdev->fw);
+	return ret;
 }
 
 static void wafer_remove(struct platform_device *pdev)

@@ -9,6 +9,9 @@
 
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
@@ -29,6 +32,51 @@ struct wafer_file;
 struct wafer_model;
 
 /**
+ * struct wafer_fw_stats - the firmware's counters as sysfs shows them
+ * @lock: Protects every member below
+ * @work: refreshes them with one GET_INFO (wafer_sysfs.c)
+ * @done: woken when a refresh ends
+ * @running: a refresh is under way
+ * @valid: @tokens, @makespan_ns and @bottleneck_ns were read at least once
+ * @gen: refreshes ended so far
+ * @err: the last refresh's error, 0 when it succeeded
+ * @completed: jobs the device had completed when the values were asked for
+ * @tokens: firmware's tokens counter
+ * @makespan_ns: firmware's modelled makespan
+ * @bottleneck_ns: firmware's busiest stage's modelled busy time
+ */
+struct wafer_fw_stats {
+	spinlock_t lock; /* Protects the members below */
+	struct work_struct work;
+	wait_queue_head_t done;
+	bool running;
+	bool valid;
+	u64 gen;
+	int err;
+	u64 completed;
+	u64 tokens;
+	u64 makespan_ns;
+	u64 bottleneck_ns;
+};
+
+/**
+ * struct wafer_heartbeat - watch on the firmware's HEARTBEAT register
+ * @work: samples it every period (wafer_heartbeat.c; only the work writes
+ *	the members below)
+ * @beat: HEARTBEAT at the last sample
+ * @resets: RESET_COUNT at the last sample
+ * @idle: the device was idle at the last sample
+ * @stalls: stopped heartbeats detected (debugfs)
+ */
+struct wafer_heartbeat {
+	struct delayed_work work;
+	u32 beat;
+	u32 resets;
+	bool idle;
+	u32 stalls;
+};
+
+/**
  * struct wafer_device - one simulated accelerator
  * @drm: the DRM device; /dev/accel/accelN
  * @index: index among the devices this module created (0..num_devices-1)
@@ -40,6 +88,8 @@ struct wafer_model;
  *	firmware's model load/unload with context creation and destruction
  * @model: the model the firmware holds, or NULL (wafer_model.c)
  * @next_model_id: source of model ids
+ * @stats: the firmware counters sysfs serves
+ * @hb: the heartbeat watch
  */
 struct wafer_device {
 	struct drm_device drm;
@@ -51,6 +101,8 @@ struct wafer_device {
 	struct mutex model_lock; /* Protects model, next_model_id */
 	struct wafer_model *model;
 	u32 next_model_id;
+	struct wafer_fw_stats stats;
+	struct wafer_heartbeat hb;
 };
 
 /**

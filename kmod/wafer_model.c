@@ -278,8 +278,9 @@ static void ctx_fw_destroy(struct wafer_ctx *ctx)
 		} while (ret == -EIO && --tries);
 		/* The model's release resets the firmware if it kept the context. */
 		if (ret && ret != -ENOENT)
-			drm_err(&wdev->drm, "destroying firmware context %u failed: %d\n",
-				ctx->fw_id, ret);
+			drm_err_ratelimited(&wdev->drm,
+					    "destroying firmware context %u failed: %d\n",
+					    ctx->fw_id, ret);
 	}
 	mutex_unlock(&wdev->model_lock);
 	model_put(ctx->model);

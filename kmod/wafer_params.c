@@ -34,9 +34,28 @@ static unsigned int numa_node_count;
 module_param_array_named(numa_node, numa_node_arr, int, &numa_node_count, 0444);
 MODULE_PARM_DESC(numa_node, "NUMA node per device, comma separated (-1: any)");
 
+/* 0 would time every job out at once; an hour is far past any job. */
+#define WAFER_JOB_TIMEOUT_MAX_MS	3600000
+
+static int job_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint_minmax(val, kp, 1, WAFER_JOB_TIMEOUT_MAX_MS);
+
+	if (ret)
+		pr_err("wafer: job_timeout_ms=%s is out of range 1..%u\n", val,
+		       WAFER_JOB_TIMEOUT_MAX_MS);
+	return ret;
+}
+
+static const struct kernel_param_ops job_timeout_ops = {
+	.set = job_timeout_set,
+	.get = param_get_uint,
+};
+
 unsigned int wafer_job_timeout_ms = 5000;
-module_param_named(job_timeout_ms, wafer_job_timeout_ms, uint, 0444);
-MODULE_PARM_DESC(job_timeout_ms, "A job running longer is failed and the device reset (ms, default 5000)");
+module_param_cb(job_timeout_ms, &job_timeout_ops, &wafer_job_timeout_ms, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "A job running longer is failed and the device reset (ms, 1-3600000, default 5000)");
 
 unsigned int wafer_max_file_bo_mib = 1024;
 module_param_named(max_file_bo_mib, wafer_max_file_bo_mib, uint, 0444);

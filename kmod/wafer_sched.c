@@ -123,7 +123,7 @@ void wafer_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 		xa_unlock(&wdev->queue->jobs);
 	}
 	if (!job) {
-		drm_err(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
+		drm_err_ratelimited(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
 		goto out;
 	}
 	atomic64_inc(&wdev->queue->completed);
@@ -220,7 +220,7 @@ static void recover(struct wafer_job_queue *q, struct drm_sched_job *bad,
 	bool fence_cookie;
 
 	if (!gone)
-		drm_err(&wdev->drm, "resetting the device: %s\n", why);
+		drm_err_ratelimited(&wdev->drm, "resetting the device: %s\n", why);
 	fence_cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&q->sched, bad);
 	/* Unplugged: also drop the model and contexts, nothing will use them. */
@@ -276,7 +276,7 @@ void wafer_job_fw_fault(void *owner, const char *why)
 {
 	struct wafer_device *wdev = owner;
 
-	drm_err(&wdev->drm, "firmware: %s\n", why);
+	drm_err_ratelimited(&wdev->drm, "firmware: %s\n", why);
 	if (wdev->queue)
 		queue_work(wdev->queue->wq, &wdev->queue->recover_work);
 }

@@ -2,11 +2,15 @@
 /*
  * wafer sysfs: read-only device attributes on the platform device
  * (/sys/class/accel/accelN/device/): the device's shape and counters.
+ * World-readable, so no read blocks uninterruptibly or queues firmware
+ * work of its own.
  */
 #include <linux/device.h>
 #include <linux/slab.h>
 #include <linux/stddef.h>
 #include <linux/sysfs.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 
@@ -74,40 +78,107 @@ static ssize_t jobs_completed_show(struct device *dev, struct device_attribute *
 }
 static DEVICE_ATTR_RO(jobs_completed);
 
-/* Counters the firmware keeps (GET_INFO), read fresh. */
+/*
+ * Counters the firmware keeps (GET_INFO).  A control command queues behind
+ * every job in the command ring, so readers never issue one themselves: a
+ * reader is served the cached values when they already cover every job
+ * completed when it asked, and otherwise waits, interruptibly, for the one
+ * refresh the work item runs for all readers.
+ */
+static void fw_stats_work(struct work_struct *work)
+{
+	struct wafer_fw_stats *st = container_of(work, struct wafer_fw_stats, work);
+	struct wafer_device *wdev = container_of(st, struct wafer_device, stats);
+	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+	struct wfw_cpl cpl;
+	u64 completed;
+	int ret = -ENODEV, idx;
+
+	spin_lock(&st->lock);
+	st->running = true;
+	spin_unlock(&st->lock);
+	/* Before GET_INFO, which the firmware runs after those jobs. */
+	completed = wafer_job_queue_completed(wdev);
+	if (!fi)
+		ret = -ENOMEM;
+	else if (drm_dev_enter(&wdev->drm, &idx)) {
+		ret = wafer_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi),
+					 &cpl);
+		drm_dev_exit(idx);
+	}
+	spin_lock(&st->lock);
+	if (!ret) {
+		st->tokens = fi->tokens;
+		st->makespan_ns = fi->modelled_makespan_ns;
+		st->bottleneck_ns = fi->bottleneck_busy_ns;
+		st->completed = completed;
+		st->valid = true;
+	}
+	st->err = ret;
+	st->running = false;
+	st->gen++;
+	spin_unlock(&st->lock);
+	wake_up_all(&st->done);
+	kfree(fi);
+}
+
+static bool fw_stats_fresh(struct wafer_fw_stats *st, u64 want)
+{
+	return st->valid && st->completed >= want;
+}
+
+static bool fw_stats_gen_reached(struct wafer_fw_stats *st, u64 gen)
+{
+	bool ret;
+
+	spin_lock(&st->lock);
+	ret = st->gen >= gen;
+	spin_unlock(&st->lock);
+	return ret;
+}
+
 static ssize_t fw_counter_show(struct device *dev, char *buf, size_t offset)
 {
 	struct wafer_device *wdev = dev_wdev(dev);
-	struct wfw_cpl cpl;
-	struct wfw_info *fi;
-	ssize_t ret;
-	int idx;
+	struct wafer_fw_stats *st = &wdev->stats;
+	u64 want = wafer_job_queue_completed(wdev), gen, val;
+	int ret;
 
-	if (!drm_dev_enter(&wdev->drm, &idx))
-		return -ENODEV;
-	fi = kzalloc(sizeof(*fi), GFP_KERNEL);
-	ret = fi ? wafer_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl) :
-		   -ENOMEM;
-	if (!ret)
-		ret = sysfs_emit(buf, "%llu\n", *(u64 *)((u8 *)fi + offset));
-	kfree(fi);
-	drm_dev_exit(idx);
-	return ret;
+	spin_lock(&st->lock);
+	if (fw_stats_fresh(st, want))
+		goto emit;
+	/* A refresh under way may have sampled the job count before @want. */
+	gen = st->gen + (st->running ? 2 : 1);
+	queue_work(system_unbound_wq, &st->work);
+	spin_unlock(&st->lock);
+	ret = wait_event_interruptible(st->done, fw_stats_gen_reached(st, gen));
+	if (ret)
+		return ret;
+	spin_lock(&st->lock);
+	if (!fw_stats_fresh(st, want)) {
+		ret = st->err ?: -EAGAIN;
+		spin_unlock(&st->lock);
+		return ret;
+	}
+emit:
+	val = *(u64 *)((u8 *)st + offset);
+	spin_unlock(&st->lock);
+	return sysfs_emit(buf, "%llu\n", val);
 }
 
 #define WAFER_FW_COUNTER_ATTR(name, field)					\
 static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
 			   char *buf)						\
 {										\
-	return fw_counter_show(dev, buf, offsetof(struct wfw_info, field));	\
+	return fw_counter_show(dev, buf, offsetof(struct wafer_fw_stats, field)); \
 }										\
 static DEVICE_ATTR_RO(name)
 
 /* Tokens the device ran, and the modelled time from first job to last. */
 WAFER_FW_COUNTER_ATTR(tokens, tokens);
-WAFER_FW_COUNTER_ATTR(modelled_makespan_ns, modelled_makespan_ns);
+WAFER_FW_COUNTER_ATTR(modelled_makespan_ns, makespan_ns);
 /* Modelled busy time of the busiest stage: the pipeline's bottleneck. */
-WAFER_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_busy_ns);
+WAFER_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_ns);
 
 static struct attribute *wafer_attrs[] = {
 	&dev_attr_stages.attr,
@@ -131,3 +202,23 @@ const struct attribute_group *wafer_sysfs_groups[] = {
 	&wafer_attr_group,
 	NULL
 };
+
+/**
+ * wafer_sysfs_init() - set up the firmware counter cache
+ * @wdev: the device
+ */
+void wafer_sysfs_init(struct wafer_device *wdev)
+{
+	spin_lock_init(&wdev->stats.lock);
+	INIT_WORK(&wdev->stats.work, fw_stats_work);
+	init_waitqueue_head(&wdev->stats.done);
+}
+
+/**
+ * wafer_sysfs_fini() - stop refreshing the cache (the firmware is going)
+ * @wdev: the device
+ */
+void wafer_sysfs_fini(struct wafer_device *wdev)
+{
+	cancel_work_sync(&wdev->stats.work);
+}

@@ -4,7 +4,11 @@
 #define WAFER_SYSFS_H
 
 struct attribute_group;
+struct wafer_device;
 
 extern const struct attribute_group *wafer_sysfs_groups[];
+
+void wafer_sysfs_init(struct wafer_device *wdev);
+void wafer_sysfs_fini(struct wafer_device *wdev);
 
 #endif /* WAFER_SYSFS_H */

@@ -18,6 +18,7 @@
 #include <linux/dma-fence.h>
 #include <linux/io_uring/cmd.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -27,6 +28,9 @@
 #include "wafer_drv.h"
 #include "wafer_job.h"
 #include "wafer_uring.h"
+
+/* Bytes of command area in an SQE128 (its second half plus sqe->cmd). */
+#define WAFER_URING_CMD_AREA	80
 
 /**
  * struct wafer_uring_req - a submitted io_uring command
@@ -50,23 +54,26 @@ static struct wafer_uring_req **pdu_req(struct io_uring_cmd *ioucmd)
 	return &io_uring_cmd_to_pdu(ioucmd, struct wafer_uring_pdu)->req;
 }
 
-/* Posts the CQE and frees the request. */
-static void req_complete(struct wafer_uring_req *req, int status, u64 device_ns,
+/*
+ * Posts the CQE, then frees the request.  io_uring_cmd_done() takes the
+ * command off the cancelable list (under the ring's lock), so until it
+ * returns a cancellation may still look the request up: free it only after.
+ */
+static void req_complete(struct io_uring_cmd *ioucmd, int status, u64 device_ns,
 			 unsigned int issue_flags)
 {
-	struct io_uring_cmd *ioucmd = req->ioucmd;
+	struct wafer_uring_req *req = *pdu_req(ioucmd);
 
+	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
 	wafer_job_result_put(req->result);
 	kfree(req);
-	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
 }
 
 static void wafer_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
-	struct wafer_uring_req *req = *pdu_req(ioucmd);
-	struct wafer_job_result *r = req->result;
+	struct wafer_job_result *r = (*pdu_req(ioucmd))->result;
 
-	req_complete(req, r->finished->error, r->device_ns, issue_flags);
+	req_complete(ioucmd, r->finished->error, r->device_ns, issue_flags);
 }
 
 /* Runs where the fence signals (may be atomic): defer to task work. */
@@ -84,7 +91,7 @@ static int wafer_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fl
 	/* Lost the race: the fence callback's task work completes it. */
 	if (!dma_fence_remove_callback(req->result->finished, &req->cb))
 		return 0;
-	req_complete(req, -ECANCELED, 0, issue_flags);
+	req_complete(ioucmd, -ECANCELED, 0, issue_flags);
 	return 0;
 }
 
@@ -94,7 +101,8 @@ static int wafer_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fl
  * @issue_flags: IO_URING_F_*
  *
  * Return: -EIOCBQUEUED once the job is queued (the CQE follows), or a
- * negative errno: -EINVAL without SQE128 or for an unknown cmd_op, -EAGAIN
+ * negative errno: -EINVAL without SQE128, for an unknown cmd_op or non-zero
+ * bytes after the job in the command area, -EAGAIN
  * when called non-blocking (io_uring retries from a worker), -ENODEV after
  * unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would return for the job.
  */
@@ -122,9 +130,16 @@ int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 
-	BUILD_BUG_ON(sizeof(job) > 80);
+	BUILD_BUG_ON(sizeof(job) > WAFER_URING_CMD_AREA);
 	/* One copy: userspace may rewrite the SQE while we validate. */
 	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+	/* The area past the job is reserved: zero, so it can carry fields later. */
+	if (memchr_inv((const u8 *)io_uring_sqe_cmd(ioucmd->sqe) + sizeof(job), 0,
+		       WAFER_URING_CMD_AREA - sizeof(job))) {
+		drm_dbg(dev, "uring_cmd: non-zero bytes past the job in the command area\n");
+		ret = -EINVAL;
+		goto out;
+	}
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req) {
@@ -140,6 +155,11 @@ int wafer_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		goto out;
 	}
 	*pdu_req(ioucmd) = req;
+	/*
+	 * Cancelable before the callback can run: once it may have run, its
+	 * task work may have completed the command, and marking it then would
+	 * leave a completed command on the ring's cancelable list.
+	 */
 	io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
 	if (dma_fence_add_callback(req->result->finished, &req->cb, wafer_uring_fence_cb))
 		wafer_uring_task_done(ioucmd, issue_flags); /* already done */

@@ -173,8 +173,9 @@ void wafer_file_jobs_fini(struct wafer_file *wfile)
 
 	drm_sched_entity_destroy(&fj->entity);
 	if (wafer_file_wait_idle(wfile, false))
-		drm_err(&wfile->wdev->drm, "a closing file still has %d jobs in flight\n",
-			atomic_read(&wfile->inflight));
+		drm_err_ratelimited(&wfile->wdev->drm,
+				    "a closing file still has %d jobs in flight\n",
+				    atomic_read(&wfile->inflight));
 	xa_for_each(&fj->results, seqno, r)
 		wafer_job_result_put(r);
 	atomic64_sub(fj->n_results, &wfile->wdev->queue->results);

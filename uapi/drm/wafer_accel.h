@@ -366,7 +366,8 @@ struct drm_wafer_wait {
  *
  * IORING_OP_URING_CMD on the device fd with cmd_op DRM_WAFER_URING_CMD_SUBMIT
  * and a &struct drm_wafer_job in the SQE's command area.  The ring must use
- * IORING_SETUP_SQE128 (-EINVAL otherwise).  The CQE's res is the job's
+ * IORING_SETUP_SQE128 (-EINVAL otherwise).  The 80-byte command area's bytes
+ * after the job are reserved and must be zero (-EINVAL otherwise).  The CQE's res is the job's
  * status (0 or a negative errno); with IORING_SETUP_CQE32, big_cqe[0] is
  * the job's modelled device time in nanoseconds.  Commands are cancelable:
  * a command whose ring goes away before its job finished completes with

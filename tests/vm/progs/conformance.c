@@ -41,10 +41,12 @@
 
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
+#include <liburing.h>
 #include <xf86drm.h>
 
 #include "drm/wafer_accel.h"
 #include "wfs_pack.h"
+#include "wt_dev.h"
 #include "wt_model.h"
 #include "wt_util.h"
 
@@ -1238,6 +1240,49 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 	syncobj_free(fa, sync_nofence);
 }
 
+/* ----------------------------------------------------------- io_uring -- */
+
+/* CQE res of one DRM_WAFER_URING_CMD_SUBMIT of @j with @tail in bytes 72-79. */
+static int uring_submit_tail(int fd, const struct drm_wafer_job *j, uint64_t tail)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int res;
+
+	if (io_uring_queue_init(4, &ring, IORING_SETUP_SQE128))
+		return -1000;
+	sqe = io_uring_get_sqe(&ring);
+	wt_uring_prep_submit(sqe, fd, j, 1);
+	memcpy(sqe->cmd + sizeof(*j), &tail, sizeof(tail));
+	io_uring_submit(&ring);
+	res = io_uring_wait_cqe(&ring, &cqe) ? -1001 : cqe->res;
+	if (res > -1000)
+		io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	return res;
+}
+
+static void test_uring(int fa)
+{
+	static const struct {
+		uint64_t tail;
+		int want;
+		const char *name;
+	} c[] = {
+		{ 0, 0, "valid, command area bytes 72-79 zero" },
+		{ 1, -EINVAL, "command area byte 72 non-zero" },
+		{ 1ull << 56, -EINVAL, "command area byte 79 non-zero" },
+	};
+	size_t i;
+
+	if (!wt_ok(sizeof(struct drm_wafer_job) == 72, "drm_wafer_job is 72 bytes"))
+		return;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		expect(uring_submit_tail(fa, &job_base, c[i].tail), c[i].want,
+		       "io_uring SUBMIT %s", c[i].name);
+}
+
 /* --------------------------------------------------------------- WAIT -- */
 
 static void test_wait(int fa, int fb)
@@ -1588,6 +1633,7 @@ static void run_main(void)
 		return;
 	}
 	test_submit(fa, fb, ctx, &in, &out);
+	test_uring(fa);
 	test_wait(fa, fb);
 	if (vgem_fd >= 0)
 		test_wait_queued(fa);
