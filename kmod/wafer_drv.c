@@ -30,6 +30,7 @@
 #include "wafer_sysfs.h"
 #include "wafer_uapi.h"
 #include "wafer_uring.h"
+#include "wfw_uapi_ties.h"	/* compile-time: firmware ABI == uapi */
 
 static void wafer_file_release(struct kref *ref)
 {
