@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,6 +143,47 @@ int wt_result_matches(const struct drm_wafer_token_result *r, uint32_t pos, uint
 		if (r->topk[i].token != ref[i].token || r->topk[i].logit != ref[i].logit)
 			return 0;
 	return 1;
+}
+
+int wt_inject_fault(int dev, const char *what)
+{
+	char path[96];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/wafer.%d/inject_fault", dev);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs(what, f) < 0 ? -EIO : 0;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+long wt_syscall_of(pid_t pid, unsigned long long *arg1)
+{
+	unsigned long long arg0;
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	*arg1 = 0;
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %llx %llx", &nr, &arg0, arg1) < 1)
+		nr = -1;
+	fclose(f);
+	return nr;
+}
+
+int wt_in_ioctl(pid_t pid, unsigned long req)
+{
+	unsigned long long arg1;
+
+	return wt_syscall_of(pid, &arg1) == SYS_ioctl && arg1 == req;
 }
 
 unsigned int wt_debugfs_inflight(void)

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "drm/wafer_accel.h"
 
@@ -52,6 +53,14 @@ int wt_result_matches(const struct drm_wafer_token_result *r, uint32_t pos, uint
 		      const struct wfs_topk_entry *ref, uint32_t k);
 /* Jobs device 0 holds now (debugfs "jobs"), or ~0u when unreadable. */
 unsigned int wt_debugfs_inflight(void);
+/* Arms firmware fault @what ("hang", "drop", ...) on device @dev (debugfs
+ * inject_fault, fault_inject=1): 0 or -errno. */
+int wt_inject_fault(int dev, const char *what);
+/* The syscall @pid sleeps in and its second argument (/proc/PID/syscall:
+ * "nr args..."): the nr, or -1 when unreadable or running. */
+long wt_syscall_of(pid_t pid, unsigned long long *arg1);
+/* Whether @pid sleeps in the ioctl @req. */
+int wt_in_ioctl(pid_t pid, unsigned long req);
 /* Pointer to result @i of records carrying @k pairs at @off in @b. */
 const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
 					       uint32_t k, uint32_t i);

@@ -25,19 +25,6 @@ static int fd;
 static struct wt_dev_model m;
 static struct wt_bo in, out;
 
-static int inject(const char *what)
-{
-	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/inject_fault", "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(what, f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 /* Runs BOS at position 0 of slot 0; returns the job status. */
 static int run_one(uint32_t *argmax)
 {
@@ -78,7 +65,7 @@ int main(void)
 	ret = run_one(&got);
 	wt_ok(!ret && got == expect, "a job before any fault is correct (%d)", ret);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ret = inject(cases[i].fault);
+		ret = wt_inject_fault(0, cases[i].fault);
 		if (!wt_ok(!ret, "inject %s (%d)", cases[i].fault, ret))
 			continue;
 		ret = run_one(&got);

@@ -64,29 +64,13 @@ static char proc_state(pid_t pid)
 	return p && p[1] == ' ' && p[2] != 'Z' ? p[2] : 0;
 }
 
-/* Whether @pid is inside read(2) (/proc/PID/syscall: nr args...). */
-static int in_read(pid_t pid)
-{
-	char path[64];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	return nr == SYS_read;
-}
-
 /*
  * Waits until @pid has finished or sleeps in read(2); returns the state it
  * had then ('D' is the failure), 0 for finished, '?' when it never got there.
  */
 static char reader_state(pid_t pid)
 {
+	unsigned long long arg1;
 	char st;
 	int i;
 
@@ -94,7 +78,7 @@ static char reader_state(pid_t pid)
 		st = proc_state(pid);
 		if (!st)
 			return 0;
-		if (in_read(pid) && st != 'R')
+		if (wt_syscall_of(pid, &arg1) == SYS_read && st != 'R')
 			return proc_state(pid);
 		usleep(1000);
 	}

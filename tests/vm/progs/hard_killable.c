@@ -25,24 +25,6 @@
 #define JOBS	250
 #define TOKENS	16
 
-/* Whether @pid sleeps in DRM_IOCTL_WAFER_MODEL_LOAD (/proc/PID/syscall). */
-static int in_load(pid_t pid)
-{
-	unsigned long long fd, req = 0;
-	char path[64];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld %llx %llx", &nr, &fd, &req) != 3)
-			nr = -1;
-		fclose(f);
-	}
-	return nr == SYS_ioctl && req == DRM_IOCTL_WAFER_MODEL_LOAD;
-}
-
 int main(void)
 {
 	struct drm_wafer_ctx_create cc = { .kv_slots = 1, .ctx_len = 64 };
@@ -95,10 +77,10 @@ int main(void)
 		/* Blocks until killed (or the device drains: then -EBUSY). */
 		_exit(wt_ioctl(fd2, DRM_IOCTL_WAFER_MODEL_LOAD, &ml) ? 11 : 12);
 	}
-	for (i = 0; i < 30000 && !in_load(pid); i++)
+	for (i = 0; i < 30000 && !wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD); i++)
 		usleep(1000);
 	inflight = wt_debugfs_inflight();
-	wt_ok(in_load(pid) && inflight > 0 && inflight != ~0u,
+	wt_ok(wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD) && inflight > 0 && inflight != ~0u,
 	      "the loader waits in MODEL_LOAD while %u jobs are in flight", inflight);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);

@@ -117,19 +117,6 @@ static void *ctx_loop(void *arg)
 	return NULL;
 }
 
-static int inject(const char *what)
-{
-	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/inject_fault", "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(what, f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 static int run_one(int fd, const struct wt_dev_model *m, const struct wt_bo *in,
 		   const struct wt_bo *out, uint32_t n, uint32_t flags)
 {
@@ -216,7 +203,7 @@ int main(int argc, char **argv)
 		pthread_create(&p[i].t, NULL, i < 2 ? info_loop : ctx_loop, &p[i]);
 
 	for (r = 0; r < rounds; r++) {
-		ret = inject("hang");
+		ret = wt_inject_fault(0, "hang");
 		if (!wt_ok(!ret, "round %u: inject hang (%d)", r, ret))
 			break;
 		ret = run_one(main_fd, &m, &in, &out, 1, 0);

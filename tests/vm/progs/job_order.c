@@ -63,19 +63,6 @@ static int submit(uint32_t slot, uint32_t n, uint32_t in_off, uint32_t sync, uin
 	return ret;
 }
 
-static int inject_hang(void)
-{
-	FILE *f = fopen("/sys/kernel/debug/accel/wafer.0/inject_fault", "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs("hang", f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 /* Submits @n_long long jobs on slots 0.., then the rejected one. */
 static int submit_all(unsigned int n_long, uint32_t *sync, uint64_t *seqno)
 {
@@ -110,7 +97,7 @@ static void run(unsigned int n_long, int hang)
 	if (submit_all(n_long, sync, seqno))
 		return;
 	if (hang) {
-		ret = inject_hang();
+		ret = wt_inject_fault(0, "hang");
 		if (ret || submit(n_long + 1, 1, 0, 0, &hung)) {
 			wt_ok(0, "inject hang and submit the hanging job (%d)", ret);
 			return;

@@ -91,24 +91,6 @@ static long module_refcnt(void)
 	return v;
 }
 
-/* Whether @pid sleeps in DRM_IOCTL_WAFER_WAIT (/proc/PID/syscall: nr args...). */
-static int in_wait(pid_t pid)
-{
-	unsigned long long fd, req = 0;
-	char path[64];
-	long nr = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld %llx %llx", &nr, &fd, &req) != 3)
-			nr = -1;
-		fclose(f);
-	}
-	return nr == SYS_ioctl && req == DRM_IOCTL_WAFER_WAIT;
-}
-
 static struct drm_wafer_job long_job(const struct wt_dev_model *m, const struct wt_bo *in,
 				     const struct wt_bo *out, unsigned int i)
 {
@@ -372,9 +354,9 @@ int main(int argc, char **argv)
 		      now.contexts, shmem);
 		/* A WAIT victim dies asleep in the ioctl (it goes back there in a loop). */
 		if (variant == V_WAIT || variant == V_ALL) {
-			for (i = 0; i < 3000 && !in_wait(pid); i++)
+			for (i = 0; i < 3000 && !wt_in_ioctl(pid, DRM_IOCTL_WAFER_WAIT); i++)
 				usleep(10000);
-			wt_ok(in_wait(pid), "round %u: the victim sleeps in WAIT", r);
+			wt_ok(wt_in_ioctl(pid, DRM_IOCTL_WAFER_WAIT), "round %u: the victim sleeps in WAIT", r);
 		}
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);

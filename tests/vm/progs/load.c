@@ -503,22 +503,6 @@ static long long jobs_completed(int dev)
 	return read_ll(path, NULL);
 }
 
-static int inject(int dev, const char *what)
-{
-	char path[96];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/wafer.%d/inject_fault", dev);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	ret = fputs(what, f) < 0 ? -EIO : 0;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
-}
-
 static int workers_on(int dev)
 {
 	return (o.procs - dev + o.devices - 1) / o.devices;
@@ -557,7 +541,7 @@ static int inject_faults(int *injected, int *fired_hangs)
 			if (dev_left(d) < workers_on(d) * 2 * o.batch)
 				continue;
 			before[d] = dbg_jobs(d, "resets");
-			ret = inject(d, k);
+			ret = wt_inject_fault(d, k);
 			/*
 			 * The control command queues behind the jobs; under a slow
 			 * kernel it may outlive its timeout (job_timeout_ms), which
@@ -859,7 +843,7 @@ int main(int argc, char **argv)
 		      d, done, dev_total, dev_ok);
 		timeouts1 += dbg_jobs(d, "timeouts");
 		if (o.faults)
-			inject(d, "none"); /* a fault armed too late to fire */
+			wt_inject_fault(d, "none"); /* a fault armed too late to fire */
 		p = device_works(fd[d], m[d].ctx_id);
 		wt_ok(!p, "device %d works afterwards (%d)", d, p);
 	}
