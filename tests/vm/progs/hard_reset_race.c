@@ -222,10 +222,20 @@ int main(int argc, char **argv)
 	wt_diag("context create/destroy: %lu calls, %lu failed (last %d)", p[2].ops,
 		p[2].errors, p[2].last_err);
 
-	ret = get_info(main_fd, &now);
+	/*
+	 * CTX_DESTROY hands the firmware's DESTROY_CONTEXT to the device's
+	 * ordered work queue, which a thread looping create/destroy can outrun
+	 * (seen on the debug kernel): let the queued destroys drain first.
+	 */
+	for (i = 0; i < 600; i++) {
+		ret = get_info(main_fd, &now);
+		if (ret || now.contexts <= 1)
+			break;
+		usleep(10000);
+	}
 	wt_ok(!ret && now.models_loaded == 1 && now.contexts == 1,
-	      "the firmware holds the model and exactly the one live context (%d: %u, %u)",
-	      ret, now.models_loaded, now.contexts);
+	      "the firmware holds the model and exactly the one live context (%d: %u, %u; "
+	      "%u polls)", ret, now.models_loaded, now.contexts, i);
 	cd.ctx_id = m.ctx_id;
 	mu.model_id = m.model_id;
 	ret = wt_ioctl(main_fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd);
