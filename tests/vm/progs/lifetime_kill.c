@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 		      now.contexts, shmem);
 		/* A WAIT victim dies asleep in the ioctl (it goes back there in a loop). */
 		if (variant == V_WAIT || variant == V_ALL) {
-			for (i = 0; i < 3000 && !wt_in_ioctl(pid, DRM_IOCTL_WAFER_WAIT); i++)
+			for (i = 0; i < 12000 && !wt_in_ioctl(pid, DRM_IOCTL_WAFER_WAIT); i++)
 				usleep(10000);
 			wt_ok(wt_in_ioctl(pid, DRM_IOCTL_WAFER_WAIT), "round %u: the victim sleeps in WAIT", r);
 		}
