@@ -208,7 +208,11 @@ static int wafer_probe(struct platform_device *pdev)
 		.stages = wafer_stages,
 		.sram_bytes = (u64)wafer_sram_kib << 10,
 		.fault_inject = wafer_fault_inject,
-		.ctrl_timeout_ms = wafer_job_timeout_ms,
+		/*
+		 * A control command queued behind a hung job must not time out
+		 * first: the hang is the job's timeout to report and recover.
+		 */
+		.ctrl_timeout_ms = 2 * wafer_job_timeout_ms,
 		.job_cpl = wafer_job_fw_cpl,
 		.fault = wafer_job_fw_fault,
 	};

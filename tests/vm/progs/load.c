@@ -544,7 +544,7 @@ static int inject_faults(int *injected, int *fired_hangs)
 			ret = wt_inject_fault(d, k);
 			/*
 			 * The control command queues behind the jobs; under a slow
-			 * kernel it may outlive its timeout (job_timeout_ms), which
+			 * kernel it may outlive its timeout (twice job_timeout_ms), which
 			 * resets the device: a fault too, but not the one asked for.
 			 */
 			if (ret == -ETIMEDOUT) {
