@@ -2,6 +2,8 @@
 # allocation the driver's paths make: BO create/mmap, model load, context
 # create, submit by ioctl and io_uring, syncobjs.  Needs the debug kernel;
 # skipped (77) on a kernel without fault injection.
+# It sets failslab and fail_page_alloc attributes: a guest of its own.
+# wafer-vm: own-guest
 . "$(dirname "$0")/../lib.sh"
 rc=0
 out=$("$vm" -- sh -c "$build/tests/vm/fault_inject; rc=\$?

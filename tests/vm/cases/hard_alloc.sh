@@ -5,6 +5,8 @@
 # tests/setup/debug.config) has no CONFIG_MEMCG; adding it rebuilds the
 # cached debug kernel, left for the next change of debug.config.
 # wafer-vm: stock-only
+# It creates memory cgroups: a guest of its own.
+# wafer-vm: own-guest
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/hard_alloc
 [ -x "$prog" ] || die "$prog missing: run make"

@@ -1,19 +1,50 @@
-# Out-of-range num_devices and job_timeout_ms are refused at load time (with
-# a message in the kernel log), and the harness reports the failed load instead of
-# running the command.
+# Out-of-range num_devices and job_timeout_ms are refused at load time with
+# a message in the kernel log naming the parameter; the bounds themselves
+# load and read back; 16 devices come up; the test-only debugfs triggers
+# exist only with fault_inject=1.  All in one guest (the module loaded and
+# unloaded by the command); then once through the harness, which must
+# report a failed load instead of running the command.
 . "$(dirname "$0")/../lib.sh"
-for p in num_devices=0 num_devices=17 job_timeout_ms=0 job_timeout_ms=3600001; do
-	rc=0
-	out=$("$vm" --params "$p" -- true 2>&1) || rc=$?
-	[ "$rc" != 0 ] || die "$p loaded"
-	expect_contains "$out" "insmod .*$p"
-done
-# The lower bound itself loads and reads back.
-"$vm" --params 'job_timeout_ms=1' -- sh -c 'test "$(cat /sys/module/wafer/parameters/job_timeout_ms)" = 1'
-# 16 devices with 1 MiB SRAM stages (16 x 64 MiB would crowd a debug guest).
-"$vm" --params 'num_devices=16 sram_kib=1024' -- test -c /dev/accel/accel15
-# The test-only debugfs triggers exist only with fault_inject=1.
-dbg=/sys/kernel/debug/accel/wafer.0
-"$vm" -- sh -c "test -e $dbg/jobs && ! test -e $dbg/inject_warn && ! test -e $dbg/inject_fault" ||
-	die "inject_warn or inject_fault exists without fault_inject=1"
-"$vm" --params fault_inject=1 -- test -e "$dbg/inject_warn" -a -e "$dbg/inject_fault"
+out=$("$vm" --no-module -- bash -c '
+	set -u
+	m=$WAFER_MODULE dbg=/sys/kernel/debug/accel/wafer.0
+	fail() { echo "FAILED: $*"; exit 1; }
+	for p in num_devices=0 num_devices=17 job_timeout_ms=0 job_timeout_ms=3600001; do
+		dmesg -C
+		! insmod "$m" "$p" 2>/dev/null || fail "$p loaded"
+		dmesg | grep -q "wafer: ${p%%=*}=${p#*=} is out of range" ||
+			fail "no message for $p: $(dmesg | tail -n 3)"
+		echo "refused: $p"
+	done
+	# The bounds themselves load and read back.
+	for p in job_timeout_ms=1 job_timeout_ms=3600000; do
+		insmod "$m" "$p" || fail "$p did not load"
+		[ "$(cat /sys/module/wafer/parameters/job_timeout_ms)" = "${p#*=}" ] ||
+			fail "$p reads back as $(cat /sys/module/wafer/parameters/job_timeout_ms)"
+		rmmod wafer || fail "rmmod after $p"
+		echo "loaded: $p"
+	done
+	# 16 devices with 1 MiB SRAM stages (16 x 64 MiB would crowd a debug guest).
+	insmod "$m" num_devices=16 sram_kib=1024 || fail "16 devices did not load"
+	[ -c /dev/accel/accel15 ] || fail "no /dev/accel/accel15"
+	rmmod wafer || fail "rmmod after 16 devices"
+	echo "loaded: 16 devices"
+	insmod "$m" || fail "no load with defaults"
+	[ -e $dbg/jobs ] || fail "no $dbg/jobs"
+	! [ -e $dbg/inject_warn ] && ! [ -e $dbg/inject_fault ] ||
+		fail "inject_warn or inject_fault exists without fault_inject=1"
+	rmmod wafer || fail "rmmod after defaults"
+	insmod "$m" fault_inject=1 || fail "fault_inject=1 did not load"
+	[ -e $dbg/inject_warn ] && [ -e $dbg/inject_fault ] ||
+		fail "inject_warn or inject_fault missing with fault_inject=1"
+	rmmod wafer || fail "rmmod after fault_inject=1"
+	echo "module_params: ok"
+' 2>&1) || { printf '%s\n' "$out"; die "module parameters"; }
+printf '%s\n' "$out"
+expect_contains "$out" '^module_params: ok$'
+
+rc=0
+out=$("$vm" --params num_devices=0 -- echo ran 2>&1) || rc=$?
+[ "$rc" != 0 ] || die "num_devices=0 loaded through the harness"
+expect_contains "$out" "insmod .*num_devices=0"
+! grep -q '^ran$' <<<"$out" || die "the harness ran the command after a failed load"

@@ -5,6 +5,8 @@
 # gets EACCES and a CLI message naming the node, root still works, and
 # neither user can read debugfs or write the driver's sysfs files.
 # wafer-vm: stock-only
+# It starts udevd with its rules: a guest of its own.
+# wafer-vm: own-guest
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 

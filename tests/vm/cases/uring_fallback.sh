@@ -1,6 +1,8 @@
 # With io_uring disabled by sysctl, libwafer falls back to the ioctl path
 # (same text), and asking for io_uring explicitly fails with a clear message.
 # wafer-vm: stock-only
+# It sets the kernel.io_uring_disabled sysctl: a guest of its own.
+# wafer-vm: own-guest
 . "$(dirname "$0")/../lib.sh"
 models=$(cd "$repo/.." && pwd)/shared/models
 run="$build/bin/wafer run $models/stories260K.bin -z $models/tok512.bin -n 24"
