@@ -205,6 +205,8 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 		wfs_job_arm_hang(dev, p->fault == WFW_FAULT_HANG_NEXT_JOB);
 	if (p->fault == WFW_FAULT_STALL_CP || p->fault == WFW_FAULT_NONE)
 		wfs_os_store32(&dev->cp.stalled, p->fault == WFW_FAULT_STALL_CP);
+	if (p->fault == WFW_FAULT_PAUSE_NEXT_LOAD || p->fault == WFW_FAULT_NONE)
+		dev->cp.pause_load = p->fault == WFW_FAULT_PAUSE_NEXT_LOAD;
 	wfs_cpl_arm_fault(&dev->cpl, p->fault);
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: armed fault %u",
 		       p->fault);
@@ -215,11 +217,15 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 			struct wfw_cpl *c)
 {
+	u32 pause;
+
 	switch (cmd->opcode) {
 	case WFW_OP_GET_INFO:
 		return wfs_info_get(dev, &cmd->buf, c);
 	case WFW_OP_LOAD_MODEL:
-		return wfs_load_model(dev, cmd->load.addr, cmd->load.len, c);
+		pause = dev->cp.pause_load;
+		dev->cp.pause_load = 0;
+		return wfs_load_model(dev, cmd->load.addr, cmd->load.len, pause, c);
 	case WFW_OP_UNLOAD_MODEL:
 		return cmd_unload(dev);
 	case WFW_OP_CREATE_CONTEXT:

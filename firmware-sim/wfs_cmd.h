@@ -14,11 +14,14 @@
  *	with the CP parked)
  * @stalled: the CP plays dead (no heartbeat, no commands) until a reset,
  *	as a firmware that stopped while idle (WFW_FAULT_STALL_CP; atomic)
+ * @pause_load: the next LOAD_MODEL pauses (WFW_FAULT_PAUSE_NEXT_LOAD; CP
+ *	only, cleared by reset with the CP parked)
  */
 struct wfs_cp {
 	struct wfs_os_thread *thread;
 	u32 cmd_head;
 	u32 stalled;
+	u32 pause_load;
 };
 
 /**

@@ -139,7 +139,7 @@ void wfs_cpl_arm_fault(struct wfs_cpl_state *r, u32 fault)
 	wfs_os_mutex_lock(r->lock);
 	if (fault == WFW_FAULT_NONE)
 		r->faults_armed = 0;
-	else if (fault != WFW_FAULT_HANG_NEXT_JOB && fault != WFW_FAULT_STALL_CP)
+	else if (fault == WFW_FAULT_DROP_NEXT_CPL || fault == WFW_FAULT_CORRUPT_NEXT_CPL)
 		r->faults_armed |= 1u << fault;
 	wfs_os_mutex_unlock(r->lock);
 }

@@ -130,6 +130,7 @@ static void reset_rings(struct wfs_device *dev, int full)
 	wfs_cpl_reset(&dev->cpl);
 	dev->cp.cmd_head = 0;
 	wfs_os_store32(&dev->cp.stalled, 0);
+	dev->cp.pause_load = 0;
 	wfs_reg_set(hw, WFW_REG_CMD_HEAD, 0);
 	wfs_reg_set(hw, WFW_REG_CMD_TAIL, 0);
 	wfs_reg_set(hw, WFW_REG_CPL_HEAD, 0);

@@ -395,7 +395,7 @@ static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 		       m->info.vocab_size, (unsigned long long)(used >> 10));
 }
 
-int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len,
+int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
 		   struct wfw_cpl *c)
 {
 	const struct wfs_dma_ops *dma = &dev->hw.dma;
@@ -409,6 +409,12 @@ int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len,
 	blob = dma->map(dev->hw.dma_ctx, addr, len);
 	if (!blob)
 		return -WFS_EFAULT;
+	if (pause) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "fault injection: load paused until a reset begins");
+		wfs_sync_wait_abort(&dev->sync);
+		wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
+	}
 
 	ret = load_parse(dev, blob, len);
 	if (!ret)

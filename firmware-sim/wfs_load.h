@@ -194,11 +194,13 @@ struct wfs_model_state {
  * @dev: device (CP thread)
  * @addr: device address of the blob
  * @len: its bytes
+ * @pause: wait for a reset to begin between mapping the blob and reading
+ *	it (WFW_FAULT_PAUSE_NEXT_LOAD)
  * @c: completion (results, or on -ENOSPC what was needed)
  *
  * Return: 0 or -errno (see WFW_OP_LOAD_MODEL in wfw_abi.h).
  */
-int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len,
+int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
 		   struct wfw_cpl *c);
 
 /**

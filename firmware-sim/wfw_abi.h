@@ -341,6 +341,9 @@ struct wfw_cmd_reset {
  *	its cookie and status scrambled and a wrong check value
  * @WFW_FAULT_STALL_CP: the command processor stops (no heartbeat, no
  *	commands) until a reset, as a firmware that died while idle
+ * @WFW_FAULT_PAUSE_NEXT_LOAD: the next LOAD_MODEL maps its blob, then waits
+ *	until a reset begins before it reads the blob: a firmware still
+ *	reading a command's buffer after the host gave up on the command
  * @WFW_FAULT_COUNT: number of fault kinds
  */
 enum wfw_fault {
@@ -349,6 +352,7 @@ enum wfw_fault {
 	WFW_FAULT_DROP_NEXT_CPL = 2,
 	WFW_FAULT_CORRUPT_NEXT_CPL = 3,
 	WFW_FAULT_STALL_CP = 4,
+	WFW_FAULT_PAUSE_NEXT_LOAD = 5,
 	WFW_FAULT_COUNT
 };
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include "wfs_forward.h"
 #include "wfs_pack.h"
 #include "wt_dev.h"
+#include "wt_model.h"
 #include "wt_util.h"
 
 int wt_ioctl(int fd, unsigned long req, void *arg)
@@ -198,4 +200,71 @@ unsigned int wt_debugfs_inflight(void)
 		sscanf(line, "in flight: %u", &n);
 	fclose(f);
 	return n;
+}
+
+int wt_decode_reference(uint32_t n, uint32_t *expect)
+{
+	struct wfs_pack_opts po = { .wbits = 8, .group_size = 32 };
+	struct wfs_topk_entry topk[WT_DECODE_TOPK];
+	struct wt_model ref;
+	struct wfs_ckpt ck;
+	size_t len;
+	uint32_t i;
+	void *blob;
+	int ret;
+
+	if (wfs_ckpt_load(wt_model_path("stories260K.bin"), &ck))
+		return -ENOENT;
+	ret = wfs_pack(&ck, &po, &blob, &len);
+	wfs_ckpt_free(&ck);
+	if (ret)
+		return ret < 0 ? ret : -EINVAL;
+	ret = wt_model_open(&ref, blob, len, n, 0);
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			expect[i] = wt_model_step(&ref, i ? expect[i - 1] : 1, i,
+						  WT_DECODE_TOPK, topk);
+		wt_model_close(&ref);
+	}
+	free(blob);
+	return ret ? -EINVAL : 0;
+}
+
+int wt_decode_fresh(uint32_t n, const uint32_t *expect)
+{
+	struct drm_wafer_submit sub = { 0 };
+	struct wt_dev_model m;
+	struct wt_bo in = { 0 }, out = { 0 };
+	uint32_t pos;
+	int fd, ret;
+
+	fd = wt_dev_open(0);
+	if (fd < 0)
+		return fd;
+	ret = wt_dev_load_model(fd, 8, 1, 256, &m);
+	if (!ret)
+		ret = wt_bo_new(fd, &in, 4096);
+	if (!ret)
+		ret = wt_bo_new(fd, &out, (size_t)n * DRM_WAFER_RESULT_SIZE(WT_DECODE_TOPK));
+	if (!ret) {
+		((uint32_t *)in.map)[0] = 1;
+		memcpy((uint32_t *)in.map + 1, expect, (n - 1) * 4);
+		/* One prefill job returning every position: n greedy steps. */
+		sub.job = (struct drm_wafer_job){ .ctx_id = m.ctx_id, .n_tokens = n,
+			.top_k = WT_DECODE_TOPK, .flags = DRM_WAFER_JOB_ALL_POSITIONS,
+			.in_handle = in.handle, .out_handle = out.handle };
+		ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
+	}
+	if (!ret)
+		ret = wt_wait_job(fd, sub.seqno, NULL);
+	for (pos = 0; pos < n && !ret; pos++)
+		if (wt_result(&out, 0, WT_DECODE_TOPK, pos)->argmax != expect[pos])
+			ret = -EBADMSG;
+	if (in.map && in.map != MAP_FAILED)
+		munmap(in.map, in.size);
+	if (out.map && out.map != MAP_FAILED)
+		munmap(out.map, out.size);
+	free(m.blob);
+	close(fd);
+	return ret;
 }

@@ -61,6 +61,15 @@ int wt_inject_fault(int dev, const char *what);
 long wt_syscall_of(pid_t pid, unsigned long long *arg1);
 /* Whether @pid sleeps in the ioctl @req. */
 int wt_in_ioctl(pid_t pid, unsigned long req);
+/* Top-k pairs of the decode helpers below. */
+#define WT_DECODE_TOPK	4
+/* The reference: @n greedy positions from token 1 of stories260K (int8),
+ * as firmware-sim decodes them in process.  Returns 0 or -errno. */
+int wt_decode_reference(uint32_t n, uint32_t *expect);
+/* A fresh file on device 0 loads stories260K (int8) and decodes @n <= 256
+ * greedy positions in one job: 0 if they are @expect, -EBADMSG if not, or
+ * the error that stopped it. */
+int wt_decode_fresh(uint32_t n, const uint32_t *expect);
 /* Pointer to result @i of records carrying @k pairs at @off in @b. */
 const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
 					       uint32_t k, uint32_t i);

@@ -5,7 +5,9 @@
  * later jobs give the same results as before; the retired RESET command
  * is refused and cancels nothing; a dropped completion leaves a sequence
  * gap; a corrupted completion fails its check; a full reset unloads the
- * model; destroy works on a hung device.
+ * model; a load paused by fault injection reads its blob only once a reset
+ * begins, and the model it loads survives that (non-full) reset; destroy
+ * works on a hung device.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -191,6 +193,32 @@ static void test_full_reset(void *blob, size_t len)
 	      "reload after the full reset gives the same results");
 }
 
+static void test_pause_load(void *blob, size_t len)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int64_t id;
+
+	dh_hw_reset(h, 1);
+	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_LOAD) == 0, "arm: pause the next load");
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_LOAD_MODEL;
+	c.load.addr = (uint64_t)(uintptr_t)blob;
+	c.load.len = len;
+	c.cookie = 0x6001;
+	dh_submit(h, &c);
+	wt_ok(!dh_poll(h, &cpl, 300) && !(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL),
+	      "a paused load neither completes nor loads (300 ms)");
+	/* The reset waits for the CP, which goes on reading the blob. */
+	dh_hw_reset(h, 0);
+	wt_ok(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL,
+	      "the load went on when the reset began: the model is there after it");
+	id = dh_ctx_create(h, 8, 64, &cpl);
+	ctx = id > 0 ? (u32)id : 0;
+	wt_ok(id > 0 && run_ok(0) == 0 && !memcmp(out, golden, N * REC),
+	      "and gives the same results");
+}
+
 int main(void)
 {
 	const char *path = wt_model_path("stories260K.bin");
@@ -231,6 +259,7 @@ int main(void)
 	test_cmd_reset_retired();
 	test_drop_corrupt();
 	test_full_reset(blob, len);
+	test_pause_load(blob, len);
 
 	/* Destroy with a hung job in flight must not hang. */
 	fault(WFW_FAULT_HANG_NEXT_JOB);

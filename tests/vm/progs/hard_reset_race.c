@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "wt_dev.h"
-#include "wt_model.h"
 #include "wt_util.h"
 
 #define TOPK	4
@@ -128,53 +127,6 @@ static int run_one(int fd, const struct wt_dev_model *m, const struct wt_bo *in,
 	return ret ? ret : wt_wait_job(fd, sub.seqno, NULL);
 }
 
-/* A fresh file loads the model and decodes TOKENS greedy positions. */
-static int fresh_decode(const uint32_t *expect)
-{
-	struct wt_dev_model m;
-	struct wt_bo in, out;
-	uint32_t pos;
-	int fd, ret;
-
-	fd = wt_dev_open(0);
-	if (fd < 0)
-		return fd;
-	ret = wt_dev_load_model(fd, 8, 1, 64, &m);
-	if (!ret)
-		ret = wt_bo_new(fd, &in, 4096);
-	if (!ret)
-		ret = wt_bo_new(fd, &out, TOKENS * DRM_WAFER_RESULT_SIZE(TOPK));
-	if (!ret) {
-		((uint32_t *)in.map)[0] = 1;
-		memcpy((uint32_t *)in.map + 1, expect, (TOKENS - 1) * 4);
-		ret = run_one(fd, &m, &in, &out, TOKENS, DRM_WAFER_JOB_ALL_POSITIONS);
-	}
-	for (pos = 0; pos < TOKENS && !ret; pos++)
-		if (wt_result(&out, 0, TOPK, pos)->argmax != expect[pos])
-			ret = -EBADMSG;
-	free(m.blob);
-	close(fd);
-	return ret;
-}
-
-static int reference(uint32_t *expect)
-{
-	struct wfs_topk_entry topk[TOPK];
-	struct wt_dev_model m;
-	struct wt_model ref;
-	int fd = wt_dev_open(0), i;
-
-	if (fd < 0 || wt_dev_load_model(fd, 8, 1, 16, &m) ||
-	    wt_model_open(&ref, m.blob, m.blob_len, TOKENS, 0))
-		return -1;
-	close(fd);
-	for (i = 0; i < TOKENS; i++)
-		expect[i] = wt_model_step(&ref, i ? expect[i - 1] : 1, i, TOPK, topk);
-	wt_model_close(&ref);
-	free(m.blob);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct drm_wafer_device_info base, now;
@@ -191,7 +143,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--rounds") && i + 1 < (unsigned int)argc)
 			rounds = (unsigned int)strtoul(argv[++i], NULL, 0);
 	main_fd = wt_dev_open(0);
-	if (reference(expect) || main_fd < 0 || get_info(main_fd, &base) ||
+	if (wt_decode_reference(TOKENS, expect) || main_fd < 0 || get_info(main_fd, &base) ||
 	    wt_dev_load_model(main_fd, 8, 1, 16, &m) || wt_bo_new(main_fd, &in, 4096) ||
 	    wt_bo_new(main_fd, &out, 4096)) {
 		printf("not ok - setup\n");
@@ -248,7 +200,7 @@ int main(int argc, char **argv)
 	      "the device is empty again (%d: %u models, %u contexts, SRAM free %llu of %llu)",
 	      ret, now.models_loaded, now.contexts, (unsigned long long)now.sram_bytes_free,
 	      (unsigned long long)base.sram_bytes_free);
-	ret = fresh_decode(expect);
+	ret = wt_decode_fresh(TOKENS, expect);
 	wt_ok(!ret, "another file loads the model and decodes %u positions exactly (%d)",
 	      TOKENS, ret);
 	munmap(in.map, in.size);

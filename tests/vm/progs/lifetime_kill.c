@@ -38,7 +38,6 @@
 #include <liburing.h>
 
 #include "wt_dev.h"
-#include "wt_model.h"
 #include "wt_util.h"
 
 #define TOPK		4
@@ -226,58 +225,16 @@ static int drain(int obs, const struct drm_wafer_device_info *base,
 	return polls;
 }
 
-/* A fresh file loads the model and decodes @n greedy positions as @expect. */
-static int fresh_decode(uint32_t n, const uint32_t *expect)
-{
-	struct drm_wafer_submit sub = { 0 };
-	struct wt_dev_model m;
-	struct wt_bo in, out;
-	uint32_t pos;
-	int fd, ret;
-
-	fd = wt_dev_open(0);
-	if (fd < 0)
-		return fd;
-	ret = wt_dev_load_model(fd, 8, 1, 256, &m);
-	if (!ret)
-		ret = wt_bo_new(fd, &in, 4096);
-	if (!ret)
-		ret = wt_bo_new(fd, &out, (size_t)n * DRM_WAFER_RESULT_SIZE(TOPK));
-	if (ret)
-		goto out;
-	((uint32_t *)in.map)[0] = 1;
-	memcpy((uint32_t *)in.map + 1, expect, (n - 1) * 4);
-	/* One prefill job returning every position: n greedy steps at once. */
-	sub.job = (struct drm_wafer_job){ .ctx_id = m.ctx_id, .n_tokens = n, .top_k = TOPK,
-		.flags = DRM_WAFER_JOB_ALL_POSITIONS, .in_handle = in.handle,
-		.out_handle = out.handle };
-	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
-	if (!ret)
-		ret = wt_wait_job(fd, sub.seqno, NULL);
-	for (pos = 0; pos < n && !ret; pos++)
-		if (wt_result(&out, 0, TOPK, pos)->argmax != expect[pos])
-			ret = -EBADMSG;
-	munmap(in.map, in.size);
-	munmap(out.map, out.size);
-out:
-	free(m.blob);
-	close(fd);
-	return ret;
-}
-
 int main(int argc, char **argv)
 {
 	struct drm_wafer_device_info base, now;
-	struct wfs_topk_entry topk[TOPK];
 	uint32_t expect[TOKENS];
 	unsigned int rounds = 8, r, inflight;
 	int only = -1;
 	uint64_t seed = 1;
-	struct wt_dev_model m;
-	struct wt_model ref;
 	struct wt_rng rng;
 	long shmem0, shmem_max, shmem = -1;
-	int obs, fd, i, ret;
+	int obs, i, ret;
 	double t0 = wt_now();
 
 	for (i = 1; i < argc; i++) {
@@ -295,18 +252,10 @@ int main(int argc, char **argv)
 	wt_rng_seed(&rng, seed);
 	wt_diag("seed %llu, %u rounds", (unsigned long long)seed, rounds);
 
-	/* The reference decode, from a file that is gone before the baseline. */
-	fd = wt_dev_open(0);
-	if (fd < 0 || wt_dev_load_model(fd, 8, 1, 16, &m) ||
-	    wt_model_open(&ref, m.blob, m.blob_len, TOKENS, 0)) {
+	if (wt_decode_reference(TOKENS, expect)) {
 		printf("not ok - setup\n");
 		return 1;
 	}
-	close(fd);
-	for (i = 0; i < TOKENS; i++)
-		expect[i] = wt_model_step(&ref, i ? expect[i - 1] : 1, i, TOPK, topk);
-	wt_model_close(&ref);
-	free(m.blob);
 
 	obs = wt_dev_open(0);
 	ret = obs < 0 ? obs : get_info(obs, &base);
@@ -368,7 +317,7 @@ int main(int argc, char **argv)
 		      "Shmem %ld KiB (baseline %ld)", r, polls, inflight, now.jobs_inflight,
 		      now.models_loaded, now.contexts, (unsigned long long)now.sram_bytes_free,
 		      (unsigned long long)base.sram_bytes_free, shmem, shmem0);
-		ret = fresh_decode(TOKENS, expect);
+		ret = wt_decode_fresh(TOKENS, expect);
 		wt_ok(!ret, "round %u: another file loads the model and decodes %u positions "
 		      "correctly (%d)", r, TOKENS, ret);
 	}
