@@ -4,6 +4,7 @@
  * shmem-backed GEM objects; userspace maps them through the device fd.
  * Each file is charged for the BOs it creates, up to max_file_bo_mib.
  */
+#include <linux/iosys-map.h>
 #include <linux/slab.h>
 
 #include <drm/drm_gem.h>
@@ -49,6 +50,30 @@ struct drm_gem_object *wafer_gem_create_object(struct drm_device *dev, size_t si
 	bo->base.base.funcs = &wafer_bo_funcs;
 	bo->base.map_wc = false;
 	return &bo->base.base;
+}
+
+/**
+ * wafer_gem_vmap() - map a BO the firmware reaches through the CPU
+ * @obj: the BO, ours or imported by PRIME
+ * @map: out: its kernel mapping, in system memory
+ *
+ * The firmware model reads and writes buffers with plain loads, stores and
+ * memcpy(), so a dma-buf its exporter maps as I/O memory cannot be used.
+ *
+ * Return: 0, -EOPNOTSUPP for I/O memory, or drm_gem_vmap_unlocked()'s error.
+ */
+int wafer_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	int ret = drm_gem_vmap_unlocked(obj, map);
+
+	if (ret)
+		return ret;
+	if (map->is_iomem) {
+		drm_gem_vunmap_unlocked(obj, map);
+		iosys_map_clear(map);
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
@@ -109,3 +134,7 @@ int wafer_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *fil
 	drm_gem_object_put(obj);
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_DRM_ACCEL_WAFER_KUNIT_TEST)
+#include "tests/wafer_gem_test.c"
+#endif

@@ -9,6 +9,7 @@
 
 struct drm_device;
 struct drm_file;
+struct iosys_map;
 struct wafer_file;
 
 /**
@@ -27,6 +28,7 @@ static inline struct wafer_bo *to_wafer_bo(struct drm_gem_object *obj)
 }
 
 struct drm_gem_object *wafer_gem_create_object(struct drm_device *dev, size_t size);
+int wafer_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map);
 int wafer_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int wafer_bo_info_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 

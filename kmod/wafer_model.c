@@ -16,6 +16,7 @@
 #include <drm/wafer_accel.h>
 
 #include "wafer_drv.h"
+#include "wafer_gem.h"
 #include "wafer_job.h"
 #include "wafer_model.h"
 #include "wafer_uapi.h"
@@ -44,7 +45,10 @@ static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
 		blob = ERR_PTR(-ENOMEM);
 		goto out_put;
 	}
-	ret = drm_gem_vmap_unlocked(obj, &map);
+	ret = wafer_gem_vmap(obj, &map);
+	if (ret == -EOPNOTSUPP)
+		drm_dbg(dev, "MODEL_LOAD: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
+			handle);
 	if (ret) {
 		kvfree(blob);
 		blob = ERR_PTR(ret);

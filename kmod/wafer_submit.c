@@ -15,6 +15,7 @@
 #include <drm/drm_syncobj.h>
 #include <drm/wafer_accel.h>
 
+#include "wafer_gem.h"
 #include "wafer_job_priv.h"
 #include "wafer_model.h"
 #include "wafer_trace.h"
@@ -38,7 +39,10 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			offset, len, handle, job->bo[i]->size);
 		return -EINVAL;
 	}
-	ret = drm_gem_vmap_unlocked(job->bo[i], &job->map[i]);
+	ret = wafer_gem_vmap(job->bo[i], &job->map[i]);
+	if (ret == -EOPNOTSUPP)
+		drm_dbg(dev, "SUBMIT: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
+			handle);
 	if (ret)
 		return ret;
 	return wafer_dma_map(&job->q->wdev->fw.dma, job->map[i].vaddr + offset,
