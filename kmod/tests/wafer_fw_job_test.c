@@ -3,11 +3,18 @@
  * KUnit: the firmware interface's job state machine on a real simulated
  * device: jobs posted to the command ring complete through the emulated
  * interrupt, the rings wrap around many times, a hung job produces no
- * completion until a reset, after which the device runs jobs again, and a
- * corrupted completion is reported as a fault.
+ * completion until a reset, after which the device runs jobs again, a
+ * corrupted completion is reported as a fault; and the reset fences
+ * control commands: one waiting when it comes fails with -EIO at once
+ * (not at its timeout), later ones run, and every cookie posted after it
+ * carries the new reset generation.
  */
 #include <kunit/test.h>
+#include <linux/bitfield.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
 
@@ -191,10 +198,88 @@ static void wafer_test_fw_corrupt_completion(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, run_job(f, 5, 0, TEST_TIMEOUT_MS), 0);
 }
 
+/* Destroys context @ctx_id from a worker (a control command that waits). */
+struct ctrl_waiter {
+	struct work_struct work;
+	struct wafer_fw *fw;
+	u32 ctx_id;
+	unsigned long took;
+	int ret;
+};
+
+static void ctrl_waiter_fn(struct work_struct *work)
+{
+	struct ctrl_waiter *w = container_of(work, struct ctrl_waiter, work);
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+	unsigned long t0 = jiffies;
+	struct wfw_cpl cpl;
+
+	cmd.ctx.ctx_id = w->ctx_id;
+	w->ret = wafer_fw_ctrl(w->fw, &cmd, &cpl);
+	w->took = jiffies - t0;
+}
+
+static bool ctrl_posted(struct wafer_fw *fw)
+{
+	bool posted;
+
+	spin_lock(&fw->cpl_lock);
+	posted = fw->ctrl_cookie != 0;
+	spin_unlock(&fw->cpl_lock);
+	return posted;
+}
+
+static void wafer_test_fw_reset_fences_ctrl(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	struct ctrl_waiter w = { .fw = &f->fw, .ctx_id = f->ctx_id };
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	int i;
+
+	/* A command processor that stops: the next control command waits. */
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_STALL_CP), 0);
+	INIT_WORK_ONSTACK(&w.work, ctrl_waiter_fn);
+	queue_work(system_unbound_wq, &w.work);
+	for (i = 0; i < 1000 && !ctrl_posted(&f->fw); i++)
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_TRUE(test, ctrl_posted(&f->fw));
+
+	wafer_fw_reset(&f->fw, false);
+	flush_work(&w.work);
+	destroy_work_on_stack(&w.work);
+	/* Failed by the reset, not left to time out; and it never ran: */
+	KUNIT_EXPECT_EQ(test, w.ret, -EIO);
+	KUNIT_EXPECT_LT(test, w.took, msecs_to_jiffies(TEST_TIMEOUT_MS));
+	/* the next command runs, and the context is still there. */
+	KUNIT_EXPECT_EQ(test, wafer_fw_ctrl_read(&f->fw, WFW_OP_GET_INFO, 0, 0, &info,
+						 sizeof(info), &cpl), 0);
+	KUNIT_EXPECT_EQ(test, info.contexts, 1u);
+	KUNIT_EXPECT_EQ(test, run_job(f, 6, 0, TEST_TIMEOUT_MS), 0);
+}
+
+static void wafer_test_fw_reset_generation(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	u32 gen = f->fw.gen;
+	u64 posted;
+
+	wafer_fw_reset(&f->fw, false);
+	KUNIT_EXPECT_EQ(test, f->fw.gen, (gen + 1) & (u32)(WAFER_FW_COOKIE_GEN >> 32));
+	KUNIT_ASSERT_EQ(test, run_job(f, 7, 0, TEST_TIMEOUT_MS), 0);
+	/* The descriptor carried the new generation; the owner sees it stripped. */
+	posted = f->fw.cmd_ring[0].cookie;
+	KUNIT_EXPECT_EQ(test, (u32)FIELD_GET(WAFER_FW_COOKIE_GEN, posted), f->fw.gen);
+	KUNIT_EXPECT_EQ(test, posted & ~WAFER_FW_COOKIE_GEN, 7ull);
+	KUNIT_EXPECT_EQ(test, f->last.cookie, 7ull);
+}
+
 static struct kunit_case wafer_fw_job_test_cases[] = {
 	KUNIT_CASE(wafer_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wafer_test_fw_hang_reset),
 	KUNIT_CASE(wafer_test_fw_corrupt_completion),
+	KUNIT_CASE(wafer_test_fw_reset_fences_ctrl),
+	KUNIT_CASE(wafer_test_fw_reset_generation),
 	{}
 };
 
