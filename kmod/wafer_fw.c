@@ -453,18 +453,32 @@ static int enable_rings(struct wafer_fw *fw)
 	return 0;
 }
 
-/**
- * wafer_fw_init() - create the simulated device and bring its firmware up
- * @fw: zeroed firmware interface to initialise
- * @cfg: configuration (copied)
- *
- * Checks the firmware ABI major version, sets up the rings and reads the
- * device description (GET_INFO) into @fw->info.
- *
- * Return: 0 or a negative errno.
- */
-int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
+/* Allocates the rings and the control buffer and maps them for the device. */
+static int rings_alloc(struct wafer_fw *fw, int node)
 {
+	size_t cmd_bytes = WAFER_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
+	size_t cpl_bytes = WAFER_FW_CPL_ENTRIES * sizeof(struct wfw_cpl);
+	int ret;
+
+	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, node);
+	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, node);
+	fw->ctrl_buf = kvzalloc_node(WAFER_FW_CTRL_BUF_SIZE, GFP_KERNEL, node);
+	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf)
+		return -ENOMEM;
+	ret = wafer_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, &fw->cmd_addr);
+	if (!ret)
+		ret = wafer_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WAFER_DMA_WRITE,
+				    &fw->cpl_addr);
+	if (!ret)
+		ret = wafer_dma_map(&fw->dma, fw->ctrl_buf, WAFER_FW_CTRL_BUF_SIZE,
+				    WAFER_DMA_WRITE, &fw->ctrl_buf_addr);
+	return ret;
+}
+
+/* Creates the simulated device with its DMA and interrupt hooks. */
+static int device_create(struct wafer_fw *fw)
+{
+	const struct wafer_fw_config *cfg = &fw->cfg;
 	struct wfs_device_config dc = {
 		.profile = cfg->profile,
 		.stages = cfg->stages,
@@ -477,10 +491,54 @@ int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
 		.irq = wafer_fw_irq,
 		.irq_ctx = fw,
 	};
-	size_t cmd_bytes = WAFER_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
-	size_t cpl_bytes = WAFER_FW_CPL_ENTRIES * sizeof(struct wfw_cpl);
+	int ret = wfs_device_create(&dc, &fw->wfs);
+
+	if (ret)
+		pr_err("wafer: device %d: creating the simulated device failed: %d\n",
+		       cfg->index, ret);
+	return ret;
+}
+
+/* Checks the ABI, enables the rings and reads the device description. */
+static int firmware_start(struct wafer_fw *fw)
+{
+	int index = fw->cfg.index;
 	struct wfw_cpl cpl;
 	u32 abi;
+	int ret;
+
+	abi = wafer_fw_read_reg(fw, WFW_REG_ABI_VERSION);
+	if (WFW_ABI_VERSION_MAJOR(abi) != WFW_ABI_MAJOR) {
+		pr_err("wafer: device %d: firmware ABI %u.%u, driver speaks %u.x\n",
+		       index, WFW_ABI_VERSION_MAJOR(abi),
+		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
+		return -ENODEV;
+	}
+	ret = enable_rings(fw);
+	if (ret) {
+		pr_err("wafer: device %d: enabling the rings failed (fault 0x%x)\n",
+		       index, wafer_fw_read_reg(fw, WFW_REG_FAULT));
+		return ret;
+	}
+	ret = wafer_fw_ctrl_read(fw, WFW_OP_GET_INFO, 0, 0, &fw->info,
+				 sizeof(fw->info), &cpl);
+	if (ret)
+		pr_err("wafer: device %d: GET_INFO failed: %d\n", index, ret);
+	return ret;
+}
+
+/**
+ * wafer_fw_init() - create the simulated device and bring its firmware up
+ * @fw: zeroed firmware interface to initialise
+ * @cfg: configuration (copied)
+ *
+ * Checks the firmware ABI major version, sets up the rings and reads the
+ * device description (GET_INFO) into @fw->info.
+ *
+ * Return: 0 or a negative errno.
+ */
+int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
+{
 	int ret;
 
 	fw->cfg = *cfg;
@@ -493,64 +551,14 @@ int wafer_fw_init(struct wafer_fw *fw, const struct wafer_fw_config *cfg)
 	init_completion(&fw->ctrl_done);
 	wafer_dma_init(&fw->dma);
 
-	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, cfg->numa_node);
-	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, cfg->numa_node);
-	fw->ctrl_buf = kvzalloc_node(WAFER_FW_CTRL_BUF_SIZE, GFP_KERNEL, cfg->numa_node);
-	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	ret = wafer_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, &fw->cmd_addr);
+	ret = rings_alloc(fw, cfg->numa_node);
+	if (!ret)
+		ret = device_create(fw);
+	if (!ret)
+		ret = firmware_start(fw);
+	/* wafer_fw_fini() undoes whatever of the above was done. */
 	if (ret)
-		goto err_free;
-	ret = wafer_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WAFER_DMA_WRITE,
-			    &fw->cpl_addr);
-	if (ret)
-		goto err_unmap;
-	ret = wafer_dma_map(&fw->dma, fw->ctrl_buf, WAFER_FW_CTRL_BUF_SIZE,
-			    WAFER_DMA_WRITE, &fw->ctrl_buf_addr);
-	if (ret)
-		goto err_unmap;
-
-	ret = wfs_device_create(&dc, &fw->wfs);
-	if (ret) {
-		pr_err("wafer: device %d: creating the simulated device failed: %d\n",
-		       cfg->index, ret);
-		goto err_unmap;
-	}
-	abi = wafer_fw_read_reg(fw, WFW_REG_ABI_VERSION);
-	if (WFW_ABI_VERSION_MAJOR(abi) != WFW_ABI_MAJOR) {
-		pr_err("wafer: device %d: firmware ABI %u.%u, driver speaks %u.x\n",
-		       cfg->index, WFW_ABI_VERSION_MAJOR(abi),
-		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
-		ret = -ENODEV;
-		goto err_destroy;
-	}
-	ret = enable_rings(fw);
-	if (ret) {
-		pr_err("wafer: device %d: enabling the rings failed (fault 0x%x)\n",
-		       cfg->index, wafer_fw_read_reg(fw, WFW_REG_FAULT));
-		goto err_destroy;
-	}
-	ret = wafer_fw_ctrl_read(fw, WFW_OP_GET_INFO, 0, 0, &fw->info,
-				 sizeof(fw->info), &cpl);
-	if (ret) {
-		pr_err("wafer: device %d: GET_INFO failed: %d\n", cfg->index, ret);
-		goto err_destroy;
-	}
-	return 0;
-
-err_destroy:
-	wfs_device_destroy(fw->wfs);
-	fw->wfs = NULL;
-err_unmap:
-	wafer_fw_fini(fw);
-	return ret;
-err_free:
-	kvfree(fw->cmd_ring);
-	kvfree(fw->cpl_ring);
-	kvfree(fw->ctrl_buf);
-	wafer_dma_fini(&fw->dma);
+		wafer_fw_fini(fw);
 	return ret;
 }
 
