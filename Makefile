@@ -41,7 +41,7 @@ USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-
 	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS)
 
 # ------------------------------------------------------------- sources ----
-WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFS_USER_SRCS))
+WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
 WFS_OBJS     := $(WFS_SRCS:%.c=$(B)/obj/%.o)
 TOOLS_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(wildcard firmware-sim/tools/*.c))
 COMMON_OBJS  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/common/*.c))
@@ -172,7 +172,7 @@ $(B)/tests/vm/%: $(B)/obj/tests/vm/progs/%.o $(TEST_DEPS)
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common -Iuserlib
-FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c userlib/lib/wafer_inproc_rings.c
+FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c
 $(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userlib/lib/wafer_inproc_*.h) \
 		tests/unit/device_harness.h
 	@mkdir -p $(@D)

@@ -236,6 +236,12 @@ u32 wfs_os_xchg32(u32 *p, u32 v);
 u32 wfs_os_cmpxchg32(u32 *p, u32 old, u32 v);
 
 /**
+ * wfs_os_wmb() - order earlier stores before later ones (a host publishing
+ *	ring entries before the index that makes them visible)
+ */
+void wfs_os_wmb(void);
+
+/**
  * wfs_os_log_console() - copy a firmware log line to the host console
  * @dev_idx: device index
  * @level: 0 for information, 1 for a warning

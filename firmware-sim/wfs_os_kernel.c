@@ -214,6 +214,12 @@ void wfs_os_store32(u32 *p, u32 v)
 	smp_store_release(p, v);
 }
 
+void wfs_os_wmb(void)
+{
+	/* The caller's stores (ring entries) before the next (an index). */
+	wmb();
+}
+
 u32 wfs_os_xchg32(u32 *p, u32 v)
 {
 	return xchg(p, v);

@@ -231,6 +231,11 @@ void wfs_os_store32(u32 *p, u32 v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+void wfs_os_wmb(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
 u32 wfs_os_xchg32(u32 *p, u32 v)
 {
 	return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);

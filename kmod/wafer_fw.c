@@ -14,6 +14,7 @@
 #include "wafer_fw.h"
 #include "wfs_device.h"
 #include "wfs_ring.h"
+#include "wfw_host.h"
 
 u32 wafer_fw_read_reg(struct wafer_fw *fw, u32 off)
 {
@@ -37,7 +38,7 @@ static void dispatch(struct wafer_fw *fw, struct wfw_cpl *c)
 				    fw->cfg.index, c->cookie);
 		return;
 	}
-	if (!(c->cookie & WAFER_FW_COOKIE_CTRL)) {
+	if (!(c->cookie & WFW_HOST_COOKIE_CTRL)) {
 		c->cookie &= ~WAFER_FW_COOKIE_GEN;
 		fw->cfg.job_cpl(fw->cfg.owner, c);
 		return;
@@ -61,8 +62,7 @@ static void wafer_fw_irq(void *ctx)
 	struct wafer_fw *fw = ctx;
 	u32 status, head, tail;
 
-	status = wafer_fw_read_reg(fw, WFW_REG_IRQ_STATUS);
-	write_reg(fw, WFW_REG_IRQ_ACK, status);
+	status = wfw_host_irq_ack(fw->wfs);
 
 	if (status & WFW_IRQ_FAULT)
 		fw->cfg.fault(fw->cfg.owner, "the device reported a fault");
@@ -76,21 +76,20 @@ static void wafer_fw_irq(void *ctx)
 		return;
 	}
 	while (head != tail) {
+		enum wfw_host_cpl got;
 		struct wfw_cpl c;
-		bool lost;
 
-		memcpy(&c, &fw->cpl_ring[wfs_ring_slot(head, WAFER_FW_CPL_ENTRIES)],
-		       sizeof(c));
-		head++;
-		if (wfw_cpl_check(&c) != c.check || !(c.flags & WFW_CPL_F_VALID)) {
+		/* Only this (and a reset, never concurrent) writes cpl_seq. */
+		got = wfw_host_cpl_take(fw->cpl_ring, WAFER_FW_CPL_ENTRIES, &head,
+					READ_ONCE(fw->cpl_seq), &c);
+		if (got == WFW_HOST_CPL_CORRUPT) {
 			fw->cfg.fault(fw->cfg.owner, "corrupt completion record");
 			continue;
 		}
 		spin_lock(&fw->cpl_lock);
-		lost = c.seq != fw->cpl_seq + 1;
 		fw->cpl_seq = c.seq;
 		spin_unlock(&fw->cpl_lock);
-		if (lost)
+		if (got == WFW_HOST_CPL_LOST)
 			fw->cfg.fault(fw->cfg.owner, "a completion was lost");
 		dispatch(fw, &c);
 	}
@@ -113,29 +112,21 @@ static void wafer_fw_irq(void *ctx)
  */
 int wafer_fw_post(struct wafer_fw *fw, const struct wfw_cmd *cmd)
 {
-	struct wfw_cmd *slot;
+	struct wfw_cmd c = *cmd;
 	unsigned long flags;
-	u32 head;
+	int ret;
 
 	spin_lock_irqsave(&fw->cmd_lock, flags);
 	if (fw->resetting) {
 		spin_unlock_irqrestore(&fw->cmd_lock, flags);
 		return -EIO;
 	}
-	head = wafer_fw_read_reg(fw, WFW_REG_CMD_HEAD);
-	if (wfs_ring_full(head, fw->cmd_tail, WAFER_FW_CMD_ENTRIES)) {
-		spin_unlock_irqrestore(&fw->cmd_lock, flags);
-		return -EBUSY;
-	}
-	slot = &fw->cmd_ring[wfs_ring_slot(fw->cmd_tail, WAFER_FW_CMD_ENTRIES)];
-	memcpy(slot, cmd, sizeof(*cmd));
-	slot->cookie = (cmd->cookie & ~WAFER_FW_COOKIE_GEN) |
-		       FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen);
-	/* The descriptor must be visible before the tail that publishes it. */
-	wmb();
-	fw->cmd_tail++;
-	write_reg(fw, WFW_REG_CMD_TAIL, fw->cmd_tail);
+	c.cookie = (cmd->cookie & ~WAFER_FW_COOKIE_GEN) |
+		   FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen);
+	ret = wfw_host_put(fw->wfs, fw->cmd_ring, WAFER_FW_CMD_ENTRIES, &fw->cmd_tail, &c, 1);
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	if (ret)
+		return -EBUSY;
 	wfs_device_doorbell(fw->wfs);
 	return 0;
 }
@@ -151,7 +142,7 @@ static int ctrl_post(struct wafer_fw *fw, struct wfw_cmd *cmd, u32 *seq)
 
 	down_read(&fw->reset_sem);
 	spin_lock(&fw->cpl_lock);
-	cmd->cookie = WAFER_FW_COOKIE_CTRL | FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen) |
+	cmd->cookie = WFW_HOST_COOKIE_CTRL | FIELD_PREP(WAFER_FW_COOKIE_GEN, fw->gen) |
 		      lower_32_bits(++fw->ctrl_seq);
 	fw->ctrl_cookie = cmd->cookie;
 	reinit_completion(&fw->ctrl_done);
@@ -435,24 +426,6 @@ void wafer_fw_reset(struct wafer_fw *fw, bool full)
 	free_parked(fw);
 }
 
-static int enable_rings(struct wafer_fw *fw)
-{
-	u32 st;
-
-	write_reg(fw, WFW_REG_CMD_BASE_LO, lower_32_bits(fw->cmd_addr));
-	write_reg(fw, WFW_REG_CMD_BASE_HI, upper_32_bits(fw->cmd_addr));
-	write_reg(fw, WFW_REG_CMD_SIZE, WAFER_FW_CMD_ENTRIES);
-	write_reg(fw, WFW_REG_CPL_BASE_LO, lower_32_bits(fw->cpl_addr));
-	write_reg(fw, WFW_REG_CPL_BASE_HI, upper_32_bits(fw->cpl_addr));
-	write_reg(fw, WFW_REG_CPL_SIZE, WAFER_FW_CPL_ENTRIES);
-	write_reg(fw, WFW_REG_IRQ_MASK, WFW_IRQ_ALL);
-	write_reg(fw, WFW_REG_CTRL, WFW_CTRL_ENABLE);
-	st = wafer_fw_read_reg(fw, WFW_REG_STATUS);
-	if (!(st & WFW_STATUS_ENABLED))
-		return -EIO;
-	return 0;
-}
-
 /* Allocates the rings and the control buffer and maps them for the device. */
 static int rings_alloc(struct wafer_fw *fw, int node)
 {
@@ -514,7 +487,8 @@ static int firmware_start(struct wafer_fw *fw)
 		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
 		return -ENODEV;
 	}
-	ret = enable_rings(fw);
+	ret = wfw_host_enable_rings(fw->wfs, fw->cmd_addr, WAFER_FW_CMD_ENTRIES,
+				    fw->cpl_addr, WAFER_FW_CPL_ENTRIES);
 	if (ret) {
 		pr_err("wafer: device %d: enabling the rings failed (fault 0x%x)\n",
 		       index, wafer_fw_read_reg(fw, WFW_REG_FAULT));

@@ -24,12 +24,12 @@ struct wfs_device;
 struct wafer_fw;
 
 /*
- * Cookies with this bit are control commands; the rest belong to jobs.
- * Bits 62..32 of a posted cookie carry the reset generation it was posted
- * in (the job layer's cookies are 32 bits): a completion from before a
- * reset can then never complete a command of the same id posted after.
+ * Cookies with the host ABI's control bit (wfw_host.h) are control
+ * commands; the rest belong to jobs.  Bits 62..32 of a posted cookie carry
+ * the reset generation it was posted in (the job layer's cookies are 32
+ * bits): a completion from before a reset can then never complete a
+ * command of the same id posted after.
  */
-#define WAFER_FW_COOKIE_CTRL	BIT_ULL(63)
 #define WAFER_FW_COOKIE_GEN	GENMASK_ULL(62, 32)
 
 #define WAFER_FW_CMD_ENTRIES	256

@@ -8,7 +8,7 @@
  * tests/fuzz/fuzz_cmd.c can use it.  Device addresses are plain pointers,
  * every DMA access checked against the registered regions, and the rings
  * are brought up, by libwafer's inproc pieces (userlib/lib/
- * wafer_inproc_dma.c, wafer_inproc_rings.c; the fuzzer builds them in).
+ * wafer_inproc_dma.c, firmware-sim/wfw_host.c; the fuzzer builds them in).
  * Unlike libwafer's driver core (wafer_inproc_hw.c) this one hands the
  * tests the raw completions, any ring size and hardware resets.
  */
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "lib/wafer_inproc_dma.h"
-#include "lib/wafer_inproc_rings.h"
+#include "wfw_host.h"
 #include "wfs_device.h"
 #include "wfw_abi.h"
 
@@ -121,7 +121,8 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 	ret = wfs_device_create(&c, &h->dev);
 	if (ret)
 		return ret;
-	return wip_rings_enable(h->dev, h->cmdq, h->cmd_size, h->cplq, h->cpl_size);
+	return wfw_host_enable_rings(h->dev, (uint64_t)(uintptr_t)h->cmdq, h->cmd_size,
+				     (uint64_t)(uintptr_t)h->cplq, h->cpl_size);
 }
 
 static inline void dh_fini(struct dh *h)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Driver core of the in-process backend: brings a firmware-sim device up
- * and talks to it only through the firmware ABI (wfw_abi.h), the way
- * kmod/wafer_fw.c does: DMA callbacks over registered host regions
- * (wafer_inproc_dma.c), a command ring the host produces, a completion
- * ring drained from the interrupt callback, control commands waited for
- * by cookie.
+ * and talks to it only through the firmware ABI (wfw_abi.h), with the
+ * host half kmod/wafer_fw.c uses too (wfw_host.h): DMA callbacks over
+ * registered host regions (wafer_inproc_dma.c), a command ring the host
+ * produces, a completion ring drained from the interrupt callback, control
+ * commands waited for by cookie.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,12 +13,11 @@
 #include <time.h>
 
 #include "wafer_inproc_hw.h"
-#include "wafer_inproc_rings.h"
 #include "wafer_internal.h"
 #include "wfs_ring.h"
+#include "wfw_host.h"
 
-/* Cookies of control commands have the top bit set; jobs use table index + 1. */
-#define CTRL_COOKIE	(1ull << 63)
+/* Jobs' cookies are their table index + 1. */
 
 static u32 rd(struct wip_hw *h, u32 off)
 {
@@ -35,7 +34,7 @@ static void dispatch(struct wip_hw *h, const struct wfw_cpl *c)
 {
 	uint64_t idx = c->cookie - 1;
 
-	if (c->cookie & CTRL_COOKIE) {
+	if (c->cookie & WFW_HOST_COOKIE_CTRL) {
 		if (h->ctrl_cookie && c->cookie == h->ctrl_cookie) {
 			h->ctrl_cpl = *c;
 			h->ctrl_done = 1;
@@ -61,9 +60,8 @@ static void dispatch(struct wip_hw *h, const struct wfw_cpl *c)
 static void irq(void *ctx)
 {
 	struct wip_hw *h = ctx;
-	u32 status = rd(h, WFW_REG_IRQ_STATUS), tail;
+	u32 status = wfw_host_irq_ack(h->dev), tail;
 
-	wr(h, WFW_REG_IRQ_ACK, status);
 	tail = rd(h, WFW_REG_CPL_TAIL);
 	pthread_mutex_lock(&h->lock);
 	if (status & WFW_IRQ_FAULT)
@@ -73,11 +71,11 @@ static void irq(void *ctx)
 		tail = h->cpl_head;
 	}
 	while (h->cpl_head != tail) {
-		struct wfw_cpl c = h->cplq[wfs_ring_slot(h->cpl_head, WIP_CPL_ENTRIES)];
+		struct wfw_cpl c;
 
-		h->cpl_head++;
-		if (wfw_cpl_check(&c) != c.check || !(c.flags & WFW_CPL_F_VALID) ||
-		    c.seq != h->cpl_seq + 1) {
+		/* A lost completion leaves a job waiting for good: a fault. */
+		if (wfw_host_cpl_take(h->cplq, WIP_CPL_ENTRIES, &h->cpl_head, h->cpl_seq,
+				      &c) != WFW_HOST_CPL_OK) {
 			h->fault = 1;
 			continue;
 		}
@@ -105,18 +103,7 @@ void wip_hw_region_del(struct wip_hw *h, void *p)
 /* Copies @n commands into the ring; caller holds post_lock.  Returns 0 or -EBUSY. */
 static int put(struct wip_hw *h, const struct wfw_cmd *cmds, unsigned int n)
 {
-	u32 head = rd(h, WFW_REG_CMD_HEAD);
-	unsigned int i;
-
-	if (wfs_ring_space(head, h->cmd_tail, WIP_CMD_ENTRIES) < n)
-		return -EBUSY;
-	for (i = 0; i < n; i++)
-		h->cmdq[wfs_ring_slot(h->cmd_tail + i, WIP_CMD_ENTRIES)] = cmds[i];
-	/* The descriptors must be visible before the tail that publishes them. */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	h->cmd_tail += n;
-	wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
-	return 0;
+	return wfw_host_put(h->dev, h->cmdq, WIP_CMD_ENTRIES, &h->cmd_tail, cmds, n);
 }
 
 static void deadline_ts(struct timespec *ts, uint64_t deadline_ns)
@@ -133,7 +120,7 @@ int wip_hw_ctrl(struct wip_hw *h, struct wfw_cmd *cmd, struct wfw_cpl *cpl, int 
 
 	pthread_mutex_lock(&h->ctrl_mutex);
 	pthread_mutex_lock(&h->lock);
-	cmd->cookie = CTRL_COOKIE | ++h->ctrl_seq;
+	cmd->cookie = WFW_HOST_COOKIE_CTRL | ++h->ctrl_seq;
 	h->ctrl_cookie = cmd->cookie;
 	h->ctrl_done = 0;
 	pthread_mutex_unlock(&h->lock);
@@ -228,7 +215,8 @@ int wip_hw_reap(struct wip_hw *h, struct wafer_completion *out, unsigned int max
 
 static int enable(struct wip_hw *h)
 {
-	if (wip_rings_enable(h->dev, h->cmdq, WIP_CMD_ENTRIES, h->cplq, WIP_CPL_ENTRIES))
+	if (wfw_host_enable_rings(h->dev, (uint64_t)(uintptr_t)h->cmdq, WIP_CMD_ENTRIES,
+				  (uint64_t)(uintptr_t)h->cplq, WIP_CPL_ENTRIES))
 		return wafer_set_error(-EIO, "inproc: enabling the rings failed (fault 0x%x)",
 				       rd(h, WFW_REG_FAULT));
 	return 0;
