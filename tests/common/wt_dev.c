@@ -232,13 +232,37 @@ int wt_decode_reference(uint32_t n, uint32_t *expect)
 
 int wt_decode_fresh(uint32_t n, const uint32_t *expect)
 {
+	return wt_decode_fresh_on(0, n, expect);
+}
+
+int wt_accel_index(int dev)
+{
+	char path[96], link[256], want[32];
+	ssize_t len;
+	int i;
+
+	snprintf(want, sizeof(want), "/wafer.%d", dev);
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device", i);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (len >= (ssize_t)strlen(want) && !strcmp(link + len - strlen(want), want))
+			return i;
+	}
+	return -ENOENT;
+}
+
+int wt_decode_fresh_on(int index, uint32_t n, const uint32_t *expect)
+{
 	struct drm_wafer_submit sub = { 0 };
 	struct wt_dev_model m;
 	struct wt_bo in = { 0 }, out = { 0 };
 	uint32_t pos;
 	int fd, ret;
 
-	fd = wt_dev_open(0);
+	fd = wt_dev_open(index);
 	if (fd < 0)
 		return fd;
 	ret = wt_dev_load_model(fd, 8, 1, 256, &m);

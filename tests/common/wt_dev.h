@@ -70,6 +70,12 @@ int wt_decode_reference(uint32_t n, uint32_t *expect);
  * greedy positions in one job: 0 if they are @expect, -EBADMSG if not, or
  * the error that stopped it. */
 int wt_decode_fresh(uint32_t n, const uint32_t *expect);
+/* The same on /dev/accel/accel@index. */
+int wt_decode_fresh_on(int index, uint32_t n, const uint32_t *expect);
+/* The accel node index of platform device wafer.@dev (it changes when the
+ * device is unbound and bound while an old file pins its minor), or
+ * -ENOENT while it has none. */
+int wt_accel_index(int dev);
 /* Pointer to result @i of records carrying @k pairs at @off in @b. */
 const struct drm_wafer_token_result *wt_result(const struct wt_bo *b, size_t off,
 					       uint32_t k, uint32_t i);
