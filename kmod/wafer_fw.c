@@ -174,7 +174,9 @@ static void parked_free(struct wafer_fw *fw, struct parked_buf *p)
  * Waits for the pending control command.  The command runs after every job
  * already in the ring, which together may take much longer than the
  * timeout: the firmware is only stuck if it completes nothing for a whole
- * timeout.  Return: 0, -ETIMEDOUT, or -EINTR when @killable and killed.
+ * timeout, and not while a reset is under way (one behind a hung job: it
+ * ends this wait itself).  Return: 0, -ETIMEDOUT, or -EINTR when
+ * @killable and killed.
  */
 static int ctrl_wait(struct wafer_fw *fw, u32 seq, bool killable)
 {
@@ -194,7 +196,7 @@ static int ctrl_wait(struct wafer_fw *fw, u32 seq, bool killable)
 		spin_lock(&fw->cpl_lock);
 		now = fw->cpl_seq;
 		spin_unlock(&fw->cpl_lock);
-		if (now == seq)
+		if (now == seq && !READ_ONCE(fw->resetting))
 			return -ETIMEDOUT;
 		seq = now;
 	}
