@@ -2,6 +2,9 @@
 # what the in-process backend prints (the same firmware-sim code inside
 # wafer.ko), int8 and int4, with and without a prompt, submitting by ioctl
 # and by io_uring.
+# Stock-only: its driver paths (MODEL_LOAD, SUBMIT by ioctl and io_uring, WAIT)
+# are the debug tier's through model_e2e after trinity, load and conformance.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer

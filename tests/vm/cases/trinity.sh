@@ -28,7 +28,7 @@
 # (default 1), WAFER_TRINITY_OPS (trinity -N syscall cap, default 1000000),
 # WAFER_TRINITY_CHILDREN (default 8; most block in read for 1 s at a time),
 # WAFER_TRINITY_IOCTL_TIME (least seconds of the ioctl run, default 30; it
-# goes on, at most 270 s more, until 5 ioctls reached drm_ioctl), e.g.
+# goes on, at most 120 s more, until 5 ioctls reached drm_ioctl), e.g.
 #   WAFER_TRINITY_TIME=600 WAFER_TEST_FILTER=trinity tests/run vm-debug
 # A fuzzer leaves what it likes (SysV IPC, keys...): a guest of its own.
 # wafer-vm: own-guest
@@ -38,7 +38,7 @@ guest() {
 	local t=/sys/kernel/tracing dev=/dev/accel/accel0 nobody=65534
 	local secs=${WAFER_TRINITY_TIME:-60} seed=${WAFER_TRINITY_SEED:-1}
 	local ops=${WAFER_TRINITY_OPS:-1000000} children=${WAFER_TRINITY_CHILDREN:-8}
-	local isecs=${WAFER_TRINITY_IOCTL_TIME:-30} imin=5 imax=270 irc iran tpid stopped
+	local isecs=${WAFER_TRINITY_IOCTL_TIME:-30} imin=5 imax=120 irc iran tpid stopped
 	local probes="accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll drm_ioctl"
 	local here=$PWD dir p rc start elapsed ran
 	local -A hits
@@ -161,7 +161,7 @@ fi
 command -v trinity >/dev/null || die "trinity not installed: run tests/setup/setup"
 secs=${WAFER_TRINITY_TIME:-60}
 case $secs in '' | *[!0-9]*) die "WAFER_TRINITY_TIME must be a number of seconds" ;; esac
-out=$(WAFER_TRINITY_BUILD=$build "$vm" --timeout $((secs + ${WAFER_TRINITY_IOCTL_TIME:-30} + 270 + 900)) -- bash "$repo/tests/vm/cases/trinity.sh" --guest 2>&1) || {
+out=$(WAFER_TRINITY_BUILD=$build "$vm" --timeout $((secs + ${WAFER_TRINITY_IOCTL_TIME:-30} + 120 + 900)) -- bash "$repo/tests/vm/cases/trinity.sh" --guest 2>&1) || {
 	printf '%s\n' "$out"
 	die "trinity run failed"
 }
