@@ -33,7 +33,7 @@ int main(void)
 	struct wt_bo in, out;
 	unsigned int i, inflight, after;
 	uint64_t last = 0;
-	int fd, ret, st = 0;
+	int fd, ret, st = 0, go[2];
 	pid_t pid;
 
 	fd = wt_dev_open(0);
@@ -46,6 +46,31 @@ int main(void)
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_CREATE, &cc);
 	if (!wt_ok(!ret, "a second context (%d)", ret))
 		return wt_done();
+	/*
+	 * The loader gets ready (its file, the blob in a BO) before the owner
+	 * queues its work, so that only the ioctl itself races the jobs.
+	 */
+	if (pipe(go))
+		return 1;
+	pid = fork();
+	if (pid == 0) {
+		struct drm_wafer_model_load ml = { .blob_size = m.blob_len };
+		int fd2 = wt_dev_open(0);
+		struct wt_bo b;
+		char c;
+
+		/* The blob packed already: straight to the ioctl. */
+		if (fd2 < 0 || wt_bo_new(fd2, &b, m.blob_len))
+			_exit(10);
+		memcpy(b.map, m.blob, m.blob_len);
+		ml.bo_handle = b.handle;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(13);
+		/* Blocks until killed (or the device drains: then -EBUSY). */
+		_exit(wt_ioctl(fd2, DRM_IOCTL_WAFER_MODEL_LOAD, &ml) ? 11 : 12);
+	}
+	close(go[0]);
 	for (i = 0; i < TOKENS; i++)
 		((uint32_t *)in.map)[i] = 1 + i;
 	for (i = 0; i < JOBS; i++) {
@@ -62,21 +87,9 @@ int main(void)
 	cd.ctx_id = cc.ctx_id;
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd);
 	wt_ok(!ret, "the idle context destroyed (%d)", ret);
+	if (write(go[1], "g", 1) != 1)
+		return 1;
 
-	pid = fork();
-	if (pid == 0) {
-		struct drm_wafer_model_load ml = { .blob_size = m.blob_len };
-		int fd2 = wt_dev_open(0);
-		struct wt_bo b;
-
-		/* The blob packed already: straight to the ioctl. */
-		if (fd2 < 0 || wt_bo_new(fd2, &b, m.blob_len))
-			_exit(10);
-		memcpy(b.map, m.blob, m.blob_len);
-		ml.bo_handle = b.handle;
-		/* Blocks until killed (or the device drains: then -EBUSY). */
-		_exit(wt_ioctl(fd2, DRM_IOCTL_WAFER_MODEL_LOAD, &ml) ? 11 : 12);
-	}
 	for (i = 0; i < 30000 && !wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD); i++)
 		usleep(1000);
 	inflight = wt_debugfs_inflight();
