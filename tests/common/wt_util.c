@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* wt_util.c - see wt_util.h */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,4 +123,16 @@ void *wt_alloc(size_t n)
 		return NULL;
 	memset(p, 0, n);
 	return p;
+}
+
+int wt_sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
 }

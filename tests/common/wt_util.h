@@ -42,6 +42,8 @@ const char *wt_model_path(const char *name);
 
 /* Monotonic seconds. */
 double wt_now(void);
+/* Writes @val to the sysfs file @path: 0 or -errno. */
+int wt_sysfs_write(const char *path, const char *val);
 
 /* Aligned zeroed allocation (64 bytes); free with free(). */
 void *wt_alloc(size_t n);

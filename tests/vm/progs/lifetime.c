@@ -27,18 +27,6 @@
 #define JOBS	32
 #define TOKENS	128
 
-static int sysfs_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 static int decode_bos(int fd, struct wt_dev_model *m, uint32_t *argmax)
 {
 	struct wt_bo in, out;
@@ -100,7 +88,7 @@ int main(void)
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_SUBMIT, &sub);
 	wt_ok(!ret, "ioctl job submitted (%d)", ret);
 
-	ret = sysfs_write("/sys/bus/platform/drivers/wafer/unbind", "wafer.0");
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/unbind", "wafer.0");
 	wt_ok(!ret, "unbind wafer.0 with jobs in flight (%d)", ret);
 
 	for (i = 0; i < JOBS; i++) {
@@ -137,7 +125,7 @@ int main(void)
 	ret = close(fd);
 	wt_ok(!ret, "the file closes cleanly");
 
-	ret = sysfs_write("/sys/bus/platform/drivers/wafer/bind", "wafer.0");
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/bind", "wafer.0");
 	wt_ok(!ret, "bind wafer.0 again (%d)", ret);
 	/* Our mappings still pin the old device's minor: the new one gets another. */
 	for (i = 0, fd = -ENOENT; i < 64 && fd < 0; i++)

@@ -936,18 +936,6 @@ static void inject_hang(struct sup *s)
 		s->hangs++;
 }
 
-static int sysfs_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
 /* Waits (reaping) until @pred holds or @ms pass: whether it held. */
 static int wait_until(struct sup *s, int (*pred)(struct sup *, int), int arg, int ms)
 {
@@ -1009,7 +997,7 @@ static int unbind_cycle(struct sup *s, int d)
 	sh->tenant[t].unplugged = 1;
 	sh->unplugged[d] = 1;
 	sh->bind_gen[d]++;
-	ret = sysfs_write("/sys/bus/platform/drivers/wafer/unbind", name);
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/unbind", name);
 	wt_ok(!ret, "unbind %s under tenant %d (%d)", name, t, ret);
 	ret = !ret && wait_until(s, tenant_gone, t, 60000);
 	wt_ok(ret && sh->tenant[t].nodev_subs == NSUB, "tenant %d stopped by itself after the "
@@ -1019,7 +1007,7 @@ static int unbind_cycle(struct sup *s, int d)
 		kill(-sh->tenant[t].pid, SIGKILL);
 		wait_until(s, tenant_gone, t, 60000);
 	}
-	ret = sysfs_write("/sys/bus/platform/drivers/wafer/bind", name) || !ret;
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/bind", name) || !ret;
 	ret = !wt_ok(!ret && wait_until(s, node_back, d, 30000),
 		     "%s bound again, its node opens", name);
 	s->resets0[d] = dbg_jobs(d, "resets");
@@ -1165,7 +1153,7 @@ static long settled_sunreclaim(long target)
 	int i;
 
 	for (i = 0; i < 50; i++) {
-		sysfs_write("/proc/sys/vm/drop_caches", "3");
+		wt_sysfs_write("/proc/sys/vm/drop_caches", "3");
 		v = meminfo_kib("SUnreclaim");
 		if (v <= target)
 			break;
