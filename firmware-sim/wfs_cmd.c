@@ -189,9 +189,12 @@ static int cmd_unload(struct wfs_device *dev)
 		ret = -WFS_ENOENT;
 	else if (dev->ctx.n || dev->job.active)
 		ret = -WFS_EBUSY;
-	else
+	else {
 		wfs_load_release(dev);
+		wfs_stage_workers_close_locked(dev);
+	}
 	wfs_os_mutex_unlock(dev->sync.lock);
+	wfs_stage_workers_join(dev);
 	if (!ret) {
 		wfs_reg_update(&dev->hw, WFW_REG_STATUS, 0, WFW_STATUS_MODEL);
 		wfs_log_printf(&dev->hw.log, 0, "unload: model released");
@@ -324,7 +327,7 @@ void wfs_cp_thread(void *arg)
 
 	while (!wfs_stopping(&dev->sync)) {
 		if (wfs_os_load32(&dev->sync.abort)) {
-			wfs_park(&dev->sync, 1);
+			wfs_park(&dev->sync, 1, NULL);
 			continue;
 		}
 		if (wfs_os_load32(&dev->cp.stalled)) {

@@ -153,7 +153,7 @@ int wfs_device_reset(struct wfs_device *dev, int full)
 	wfs_os_mutex_lock(dev->reset_lock);
 	wfs_reg_update(hw, WFW_REG_STATUS, WFW_STATUS_RESETTING, 0);
 	threads_request(dev, 0);
-	wfs_sync_wait_parked(&dev->sync, hw->prof.stages);
+	wfs_sync_wait_parked(&dev->sync);
 
 	/* Nothing runs now: rewrite the state. */
 	wfs_os_mutex_lock(dev->sync.lock);
@@ -161,8 +161,10 @@ int wfs_device_reset(struct wfs_device *dev, int full)
 	if (full) {
 		wfs_ctx_release_all_locked(dev);
 		wfs_load_release(dev);
+		wfs_stage_workers_close_locked(dev);
 	}
 	wfs_os_mutex_unlock(dev->sync.lock);
+	wfs_stage_workers_join(dev);
 	reset_rings(dev, full);
 	wfs_log_printf(&hw->log, 1, "reset%s: %u job(s) discarded",
 		       full ? " (full)" : "", dropped);
@@ -302,26 +304,14 @@ static int device_alloc(struct wfs_device *dev,
 	return 0;
 }
 
+/* The command processor; stage workers start with a model (wfs_load.c). */
 static int threads_start(struct wfs_device *dev)
 {
 	struct wfs_hw *hw = &dev->hw;
-	u32 i;
 
 	dev->cp.thread = wfs_os_thread_start(wfs_cp_thread, dev, "wfs-cp",
 					     hw->index, 0, hw->numa_node);
-	if (!dev->cp.thread)
-		return -WFS_ENOMEM;
-	for (i = 0; i < hw->prof.stages; i++) {
-		dev->stages[i].thread =
-			wfs_os_thread_start(wfs_stage_worker, &dev->stages[i],
-					    "wfs-st", hw->index, (int)i,
-					    hw->numa_node);
-		if (!dev->stages[i].thread) {
-			stop_threads(dev);
-			return -WFS_ENOMEM;
-		}
-	}
-	return 0;
+	return dev->cp.thread ? 0 : -WFS_ENOMEM;
 }
 
 int wfs_device_create(const struct wfs_device_config *cfg,

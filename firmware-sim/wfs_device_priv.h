@@ -9,13 +9,14 @@
  *   sync   wfs_sync.c    state lock, park/abort handshake
  *   cpl    wfs_cpl.c     latched rings, completion posting
  *   cp     wfs_cmd.c     the command processor
- *   stages wfs_device.c  (arenas, FIFOs, threads), wfs_load.c (.mdl),
- *                        wfs_stage.c (.cnt)
+ *   stages wfs_device.c  (arenas, FIFOs), wfs_load.c (.mdl),
+ *                        wfs_stage.c (.cnt, the worker threads)
  *   model  wfs_load.c    the loaded model and its allocation table
  *   ctx    wfs_ctx.c     the context table
  *   job    wfs_job.c     the job table and the counters of finished work
  *
- * Threads: one command processor (CP) and one worker per stage.
+ * Threads: one command processor (CP), and one worker per stage the
+ * loaded model occupies (started by load, joined by unload and full reset).
  *
  * Locks, outermost first (none is held across the IRQ callback, only
  * cpl.lock across a DMA callback):
@@ -28,6 +29,8 @@
  *     DMA write so records land in ring order.
  *  4. each FIFO's lock: its indices and entries, and the counters of the
  *     stage it feeds.  Never held with another lock.
+ * Workers are joined with no lock but reset_lock held (or, for unload, by
+ * the CP itself): a worker never waits for reset_lock or the CP.
  *  5. the log lock: a leaf.
  */
 #ifndef WFS_DEVICE_PRIV_H

@@ -5,15 +5,21 @@
 #include "wfs_fifo.h"
 #include "wfs_ring.h"
 
+/* Neither end may go on: a reset or stop, or the consumer is to exit. */
+static int fifo_halted(struct wfs_sync *sy, struct wfs_fifo *f)
+{
+	return wfs_aborting(sy) || wfs_os_load32(&f->closed);
+}
+
 struct wfs_flit *wfs_fifo_reserve(struct wfs_sync *sy, struct wfs_fifo *f)
 {
 	struct wfs_flit *e = NULL;
 
 	wfs_os_mutex_lock(f->lock);
 	while (wfs_ring_count(f->head, f->tail) >= f->depth &&
-	       !wfs_aborting(sy))
+	       !fifo_halted(sy, f))
 		wfs_os_cond_wait(f->cond, f->lock);
-	if (!wfs_aborting(sy))
+	if (!fifo_halted(sy, f))
 		e = &f->ent[wfs_ring_slot(f->tail, f->depth)];
 	wfs_os_mutex_unlock(f->lock);
 	return e;
@@ -37,9 +43,9 @@ struct wfs_flit *wfs_fifo_peek(struct wfs_sync *sy, struct wfs_fifo *f)
 	struct wfs_flit *e = NULL;
 
 	wfs_os_mutex_lock(f->lock);
-	while (f->head == f->tail && !wfs_aborting(sy))
+	while (f->head == f->tail && !fifo_halted(sy, f))
 		wfs_os_cond_wait(f->cond, f->lock);
-	if (!wfs_aborting(sy))
+	if (!fifo_halted(sy, f))
 		e = &f->ent[wfs_ring_slot(f->head, f->depth)];
 	wfs_os_mutex_unlock(f->lock);
 	return e;

@@ -37,6 +37,8 @@ struct wfs_flit {
  * @tail: producer index (free-running)
  * @depth: entries
  * @hw: fill level high-water mark
+ * @closed: 1 when its consumer is to exit (atomic; set under the state
+ *	lock, see wfs_stage_workers_close_locked())
  * @ent: @depth entries
  */
 struct wfs_fifo {
@@ -46,6 +48,7 @@ struct wfs_fifo {
 	u32 tail;
 	u32 depth;
 	u32 hw;
+	u32 closed;
 	struct wfs_flit *ent;
 };
 
@@ -55,20 +58,20 @@ struct wfs_fifo {
  * @f: FIFO (the caller is its only producer)
  *
  * Return: the entry to fill, then wfs_fifo_publish(); NULL if the device
- * is aborting.
+ * is aborting or @f is closed.
  */
 struct wfs_flit *wfs_fifo_reserve(struct wfs_sync *sy, struct wfs_fifo *f);
 
 /* Make the reserved tail entry visible to the consumer. */
 void wfs_fifo_publish(struct wfs_fifo *f);
 
-/* Wait for the head entry; NULL if the device is aborting. */
+/* Wait for the head entry; NULL if the device is aborting or @f closed. */
 struct wfs_flit *wfs_fifo_peek(struct wfs_sync *sy, struct wfs_fifo *f);
 
 /* Release the head entry (its buffer may be refilled). */
 void wfs_fifo_pop(struct wfs_fifo *f);
 
-/* Wake both ends (after the abort flag was set). */
+/* Wake both ends (after the abort or closed flag was set). */
 void wfs_fifo_wake(struct wfs_fifo *f);
 
 /* Empty the FIFO (its producer and consumer are parked). */

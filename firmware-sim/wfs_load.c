@@ -359,6 +359,22 @@ static int load_stages(struct wfs_device *dev, const u8 *blob, u64 len)
 	return ret;
 }
 
+/* One worker per occupied stage; on failure none is left running. */
+static int load_workers(struct wfs_device *dev)
+{
+	int ret = wfs_stage_workers_start(dev, dev->model.map.stages_used);
+
+	if (!ret)
+		return 0;
+	wfs_log_printf(&dev->hw.log, 1, "load: cannot start the stage workers (%d)",
+		       ret);
+	wfs_os_mutex_lock(dev->sync.lock);
+	wfs_stage_workers_close_locked(dev);
+	wfs_os_mutex_unlock(dev->sync.lock);
+	wfs_stage_workers_join(dev);
+	return ret;
+}
+
 /* Mark the model loaded and fill the success completion. */
 static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 {
@@ -423,6 +439,8 @@ int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
 		ret = load_place(dev, c);
 	if (!ret)
 		ret = load_stages(dev, blob, len);
+	if (!ret)
+		ret = load_workers(dev);
 	if (!ret)
 		load_done(dev, len, c);
 	else

@@ -205,16 +205,17 @@ static void run_chunk(struct wfs_stage *st, const struct wfs_flit *ent)
 	chunk_forward(st, &r);
 }
 
-void wfs_stage_worker(void *arg)
+/* A worker: runs chunks until it is told to exit or the device stops. */
+static void stage_worker(void *arg)
 {
 	struct wfs_stage *st = arg;
 	struct wfs_device *dev = st->dev;
 	struct wfs_flit *ent;
 
-	while (!wfs_stopping(&dev->sync)) {
+	while (!wfs_stopping(&dev->sync) && !wfs_os_load32(&st->in.closed)) {
 		ent = wfs_fifo_peek(&dev->sync, &st->in);
 		if (!ent) {
-			wfs_park(&dev->sync, 0);
+			wfs_park(&dev->sync, 0, &st->in.closed);
 			continue;
 		}
 		if (st->idx == 0 && wfs_job_get(dev, ent->job)->hang) {
@@ -223,5 +224,54 @@ void wfs_stage_worker(void *arg)
 			continue;
 		}
 		run_chunk(st, ent);
+	}
+}
+
+int wfs_stage_workers_start(struct wfs_device *dev, u32 n)
+{
+	struct wfs_hw *hw = &dev->hw;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct wfs_stage *st = &dev->stages[i];
+
+		wfs_os_store32(&st->in.closed, 0);
+		st->thread = wfs_os_thread_start(stage_worker, st, "wfs-st",
+						 hw->index, (int)i,
+						 hw->numa_node);
+		if (!st->thread)
+			return -WFS_ENOMEM;
+		wfs_os_mutex_lock(dev->sync.lock);
+		dev->sync.n_workers++;
+		wfs_os_mutex_unlock(dev->sync.lock);
+	}
+	return 0;
+}
+
+void wfs_stage_workers_close_locked(struct wfs_device *dev)
+{
+	u32 i;
+
+	for (i = 0; i < dev->hw.prof.stages; i++) {
+		if (dev->stages[i].thread)
+			wfs_os_store32(&dev->stages[i].in.closed, 1);
+	}
+	dev->sync.n_workers = 0;
+	/* Parked workers wait on the state condition. */
+	wfs_os_cond_broadcast(dev->sync.cond);
+}
+
+void wfs_stage_workers_join(struct wfs_device *dev)
+{
+	u32 i;
+
+	for (i = 0; i < dev->hw.prof.stages; i++) {
+		struct wfs_stage *st = &dev->stages[i];
+
+		if (!st->thread || !wfs_os_load32(&st->in.closed))
+			continue;
+		wfs_fifo_wake(&st->in);
+		wfs_os_thread_join(st->thread);
+		st->thread = NULL;
 	}
 }

@@ -2,7 +2,9 @@
 /*
  * wfs_stage.h - the stage workers.
  *
- * One worker per stage.  A job of N tokens moves through the pipeline as
+ * One worker per stage the loaded model occupies, started by model load and
+ * stopped when the model goes (unload, full reset): a device without a
+ * model runs only its command processor.  A job of N tokens moves through the pipeline as
  * ceil(N / chunk_tokens) chunks; each stage takes a chunk from its bounded
  * input FIFO, runs its layers over the chunk's tokens in position order,
  * and pushes the activations into the next stage's FIFO (blocking while it
@@ -16,6 +18,8 @@
 #define WFS_STAGE_H
 
 #include "wfs_compat.h"
+
+struct wfs_device;
 
 /**
  * struct wfs_stage_counters - per stage statistics (under the stage's FIFO
@@ -35,11 +39,27 @@ struct wfs_stage_counters {
 };
 
 /**
- * wfs_stage_worker() - body of a stage's worker thread
- * @arg: the struct wfs_stage
+ * wfs_stage_workers_start() - start the workers of stages [0, @n)
+ * @dev: the device (none of its workers runs)
+ * @n: stages the model occupies
  *
- * Runs until the device stops; parks while a reset is in progress.
+ * Called by model load (the command processor).  On failure the workers
+ * already started keep running: close and join them.
+ *
+ * Return: 0, or -WFS_ENOMEM.
  */
-void wfs_stage_worker(void *arg);
+int wfs_stage_workers_start(struct wfs_device *dev, u32 n);
+
+/**
+ * wfs_stage_workers_close_locked() - tell every running worker to exit
+ * @dev: the device; its state lock is held
+ *
+ * The workers are idle or parked (no job is left); wfs_stage_workers_join()
+ * then waits for them, without the state lock.
+ */
+void wfs_stage_workers_close_locked(struct wfs_device *dev);
+
+/* Wait for the workers told to exit and forget them (no lock held). */
+void wfs_stage_workers_join(struct wfs_device *dev);
 
 #endif /* WFS_STAGE_H */

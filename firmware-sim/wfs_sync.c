@@ -14,7 +14,7 @@ int wfs_stopping(struct wfs_sync *sy)
 	return wfs_os_load32(&sy->stopping);
 }
 
-void wfs_park(struct wfs_sync *sy, int is_cp)
+void wfs_park(struct wfs_sync *sy, int is_cp, const u32 *quit)
 {
 	wfs_os_mutex_lock(sy->lock);
 	if (is_cp)
@@ -22,7 +22,8 @@ void wfs_park(struct wfs_sync *sy, int is_cp)
 	else
 		sy->n_parked++;
 	wfs_os_cond_broadcast(sy->cond);
-	while (wfs_os_load32(&sy->abort) && !wfs_os_load32(&sy->stopping))
+	while (wfs_os_load32(&sy->abort) && !wfs_os_load32(&sy->stopping) &&
+	       !(quit && wfs_os_load32(quit)))
 		wfs_os_cond_wait(sy->cond, sy->lock);
 	if (is_cp)
 		sy->cp_parked = 0;
@@ -49,10 +50,10 @@ void wfs_sync_request(struct wfs_sync *sy, int stop)
 	wfs_os_mutex_unlock(sy->lock);
 }
 
-void wfs_sync_wait_parked(struct wfs_sync *sy, u32 n_workers)
+void wfs_sync_wait_parked(struct wfs_sync *sy)
 {
 	wfs_os_mutex_lock(sy->lock);
-	while ((sy->n_parked < n_workers || !sy->cp_parked) &&
+	while ((sy->n_parked < sy->n_workers || !sy->cp_parked) &&
 	       !wfs_os_load32(&sy->stopping))
 		wfs_os_cond_wait(sy->cond, sy->lock);
 	wfs_os_mutex_unlock(sy->lock);

@@ -3,10 +3,10 @@
  * wfs_sync.h - the device's state lock and the park/abort handshake.
  *
  * A reset or a stop sets @abort (stop also sets @stopping), wakes every
- * thread, and waits until the command processor and every stage worker sit
- * in wfs_park(); it then rewrites the state while nothing runs and clears
- * @abort (wfs_sync_resume()).  With @stopping set, threads return instead
- * of parking.
+ * thread, and waits until the command processor and every running stage
+ * worker sit in wfs_park(); it then rewrites the state while nothing runs
+ * and clears @abort (wfs_sync_resume()).  With @stopping set, threads
+ * return instead of parking; a worker told to quit returns too.
  */
 #ifndef WFS_SYNC_H
 #define WFS_SYNC_H
@@ -25,6 +25,7 @@
  * @stopping: 1 when the device is being destroyed (atomic)
  * @cp_parked: 1 while the CP waits out a reset (@lock)
  * @n_parked: stage workers parked (@lock)
+ * @n_workers: stage workers running (@lock; wfs_stage.c)
  */
 struct wfs_sync {
 	struct wfs_os_mutex *lock;
@@ -33,6 +34,7 @@ struct wfs_sync {
 	u32 stopping;
 	u32 cp_parked;
 	u32 n_parked;
+	u32 n_workers;
 };
 
 /**
@@ -50,10 +52,11 @@ int wfs_stopping(struct wfs_sync *sy);
  * wfs_park() - wait out a reset (firmware threads)
  * @sy: sync state
  * @is_cp: 1 for the command processor, 0 for a stage worker
+ * @quit: a worker's exit flag (atomic, set under @lock), or NULL
  *
- * Returns when the reset is over or the device stops.
+ * Returns when the reset is over, the device stops or *@quit is set.
  */
-void wfs_park(struct wfs_sync *sy, int is_cp);
+void wfs_park(struct wfs_sync *sy, int is_cp, const u32 *quit);
 
 /* Block until a reset or stop begins (an injected hang). */
 void wfs_sync_wait_abort(struct wfs_sync *sy);
@@ -67,13 +70,8 @@ void wfs_sync_wait_abort(struct wfs_sync *sy);
  */
 void wfs_sync_request(struct wfs_sync *sy, int stop);
 
-/**
- * wfs_sync_wait_parked() - wait until the CP and @n_workers stage workers
- *	are parked (or the device stops)
- * @sy: sync state
- * @n_workers: stage workers
- */
-void wfs_sync_wait_parked(struct wfs_sync *sy, u32 n_workers);
+/* Wait until the CP and every running stage worker are parked (or stop). */
+void wfs_sync_wait_parked(struct wfs_sync *sy);
 
 /* Clear @abort and let the parked threads run again. */
 void wfs_sync_resume(struct wfs_sync *sy);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* wt_util.c - see wt_util.h */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -135,4 +136,30 @@ int wt_sysfs_write(const char *path, const char *val)
 	n = write(fd, val, strlen(val));
 	close(fd);
 	return n < 0 ? -errno : 0;
+}
+
+int wt_threads_named(const char *dir, const char *prefix)
+{
+	char path[512], comm[32];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	FILE *f;
+	int n = 0;
+
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, prefix, strlen(prefix)))
+			n++;
+		fclose(f);
+	}
+	closedir(dp);
+	return n;
 }

@@ -45,6 +45,12 @@ double wt_now(void);
 /* Writes @val to the sysfs file @path: 0 or -errno. */
 int wt_sysfs_write(const char *path, const char *val);
 
+/*
+ * Threads under @dir (/proc for the machine's, /proc/self/task for this
+ * process's) whose name starts with @prefix: a count, or -errno.
+ */
+int wt_threads_named(const char *dir, const char *prefix);
+
 /* Aligned zeroed allocation (64 bytes); free with free(). */
 void *wt_alloc(size_t n);
 

@@ -6,8 +6,9 @@
  * is refused and cancels nothing; a dropped completion leaves a sequence
  * gap; a corrupted completion fails its check; a full reset unloads the
  * model; a load paused by fault injection reads its blob only once a reset
- * begins, and the model it loads survives that (non-full) reset; destroy
- * works on a hung device.
+ * begins, and the model it loads survives that (non-full) reset; stage
+ * workers run only while a model is loaded, one per stage it occupies;
+ * destroy works on a hung device.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -21,6 +22,13 @@ static struct dh *h;
 static u32 *in;
 static u8 *out, *golden;
 static u32 ctx;
+static int stages_used;
+
+/* Stage workers of device 0 running in this process. */
+static int workers(void)
+{
+	return wt_threads_named("/proc/self/task", "wfs-st0.");
+}
 
 static void job(struct wfw_cmd *c, u32 slot, u64 cookie)
 {
@@ -60,6 +68,7 @@ static int setup_model(void *blob, size_t len)
 
 	if (dh_load(h, blob, len, &cpl))
 		return -1;
+	stages_used = (int)cpl.result0;
 	id = dh_ctx_create(h, 8, 64, &cpl);
 	if (id <= 0)
 		return -1;
@@ -187,10 +196,32 @@ static void test_full_reset(void *blob, size_t len)
 	wt_ok(!(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL) &&
 	      run_ok(0) == -WFS_ENOENT,
 	      "full reset: model and contexts are gone (RUN_JOB -ENOENT)");
+	wt_ok(workers() == 0, "full reset: the stage workers are gone");
 	wt_ok(dh_simple(h, WFW_OP_UNLOAD_MODEL, &cpl) == -WFS_ENOENT &&
 	      setup_model(blob, len) == 0 && run_ok(0) == 0 &&
 	      !memcmp(out, golden, N * REC),
 	      "reload after the full reset gives the same results");
+	wt_ok(workers() == stages_used,
+	      "and starts one worker per occupied stage again");
+}
+
+/* UNLOAD joins the workers; a reload starts them and computes the same. */
+static void test_unload_workers(void *blob, size_t len)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_DESTROY_CONTEXT;
+	c.ctx.ctx_id = ctx;
+	wt_ok(!dh_exec(h, &c, &cpl, 5000) && cpl.status == 0 &&
+	      dh_simple(h, WFW_OP_UNLOAD_MODEL, &cpl) == 0,
+	      "destroy the context, unload the model");
+	wt_ok(workers() == 0, "after UNLOAD no stage worker runs");
+	wt_ok(setup_model(blob, len) == 0 &&
+	      workers() == stages_used && run_ok(0) == 0 &&
+	      !memcmp(out, golden, N * REC),
+	      "reload: the workers are back and give the same results");
 }
 
 static void test_pause_load(void *blob, size_t len)
@@ -250,15 +281,24 @@ int main(void)
 	dh_region_add(h, blob, len);
 	dh_region_add(h, in, N * 4);
 	dh_region_add(h, out, 8 * N * REC);
+	wt_ok(workers() == 0,
+	      "a device without a model runs no stage worker");
 	if (!wt_ok(setup_model(blob, len) == 0 && run_ok(0) == 0,
 		   "model loaded, golden run"))
 		return wt_done();
+	wt_ok(stages_used >= 1 && stages_used <= 4 &&
+	      workers() == stages_used,
+	      "one stage worker per stage the model occupies (%d of 4)",
+	      stages_used);
 	memcpy(golden, out, N * REC);
 
 	test_hang();
 	test_cmd_reset_retired();
 	test_drop_corrupt();
+	wt_ok(workers() == stages_used,
+	      "non-full resets keep the workers (%d)", stages_used);
 	test_full_reset(blob, len);
+	test_unload_workers(blob, len);
 	test_pause_load(blob, len);
 
 	/* Destroy with a hung job in flight must not hang. */

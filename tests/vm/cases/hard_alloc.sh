@@ -1,10 +1,8 @@
 # Issue 11 defect 5 (tests/vm/progs/hard_alloc.c): MODEL_LOAD refuses a blob
 # that could never fit the device's SRAM before copying it, and charges its
 # copy of a valid blob to the caller's memory cgroup (cgroup v2, mounted
-# here).  Stock kernel only: the debug kernel's config (x86_64_defconfig +
-# tests/setup/debug.config) has no CONFIG_MEMCG; adding it rebuilds the
-# cached debug kernel, left for the next change of debug.config.
-# wafer-vm: stock-only
+# here); the device runs stage worker threads only for a loaded model
+# (defect 10).
 # It creates memory cgroups: a guest of its own.
 # wafer-vm: own-guest
 . "$(dirname "$0")/../lib.sh"

@@ -19,7 +19,8 @@
  * driver returns -EAGAIN there and io_uring hands the command to an io-wq
  * worker) and, separately, the worker's part, injected through the
  * worker's own fail-nth.  The firmware threads are checked to allocate
- * nothing while models load, contexts are created and jobs run.  Not
+ * nothing while contexts are created and jobs run; model load, whose
+ * command processor starts the stage workers, is swept like the rest.  Not
  * reachable: the scheduler's and the driver's work items (run_job,
  * free_job, context release) run in shared kworkers.  At the end kmemleak
  * must report nothing from wafer or drm.
@@ -918,14 +919,16 @@ static int unload_model(void)
 }
 
 /*
- * The firmware threads load models, create contexts, run jobs and raise
- * the completion "interrupt": none of that may allocate (the completion
- * path must not), so there is nothing to inject there.  Counted with a
- * large fail-nth on every firmware thread.
+ * The firmware threads create contexts, run jobs and raise the completion
+ * "interrupt" without allocating (the completion path must not): counted
+ * with a large fail-nth on every firmware thread.
  */
 static void fw_threads_check(void)
 {
 	static const unsigned long big = 1000000000ul;
+	struct drm_wafer_ctx_destroy cd = { .ctx_id = m.ctx_id };
+	struct drm_wafer_ctx_create cc = { .model_id = m.model_id,
+					   .kv_slots = SLOTS, .ctx_len = CTX_LEN };
 	char path[64];
 	pid_t pids[256];
 	int nfd[256], n, i, ok, uret;
@@ -938,7 +941,10 @@ static void fw_threads_check(void)
 		if (nfd[i] >= 0)
 			nth_set(nfd[i], big);
 	}
-	ok = !unload_model() && !reload_model() && model_runs();
+	ok = !xioctl(fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd) &&
+	     !xioctl(fd, DRM_IOCTL_WAFER_CTX_CREATE, &cc);
+	m.ctx_id = cc.ctx_id;
+	ok = ok && model_runs();
 	uret = uring_run();
 	ok = ok && !uret && results_ok(&out);
 	for (i = 0; i < n; i++) {
@@ -952,9 +958,52 @@ static void fw_threads_check(void)
 		if (left >= 0)
 			used += big - left;
 	}
-	wt_ok(ok, "unload, load, context, ioctl and uring jobs with the firmware threads armed");
-	wt_ok(n > 0 && !used, "the %d firmware threads made %lu fault-able allocations meanwhile",
+	wt_ok(ok, "context, ioctl and uring jobs with the firmware threads armed");
+	wt_ok(n > 1 && !used, "the %d firmware threads made %lu fault-able allocations meanwhile",
 	      n, used);
+}
+
+/*
+ * Model load is the one firmware step that allocates: the command
+ * processor starts a worker thread per stage the model occupies.  Each of
+ * those allocations fails in turn: the load fails with -ENOMEM and leaves
+ * no worker and no model behind, and the sweep ends at the first load that
+ * succeeds.
+ */
+static void fw_load_sweep(void)
+{
+	char path[64];
+	pid_t cp;
+	int nfd, n, ret = 0, left_workers = 0, ok = 1;
+	long left;
+	unsigned int k;
+
+	if (!wt_ok(!unload_model() && find_by_comm("/proc", "wfs-cp0.", &cp, 1) == 1,
+		   "unload; the command processor of device 0"))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fail-nth", (int)cp);
+	nfd = open(path, O_RDWR | O_CLOEXEC);
+	for (k = 1; nfd >= 0 && k <= 64; k++) {
+		nth_set(nfd, k);
+		ret = reload_model();
+		left = nth_get(nfd);
+		nth_set(nfd, 0);
+		if (!ret)
+			break;
+		n = wt_threads_named("/proc", "wfs-st0.");
+		if (ret != -ENOMEM || left != 0 || n != 0) {
+			ok = 0;
+			left_workers = n;
+			break;
+		}
+	}
+	if (nfd >= 0)
+		close(nfd);
+	n = wt_threads_named("/proc", "wfs-st0.");
+	wt_ok(nfd >= 0 && ok && !ret && n > 0,
+	      "MODEL_LOAD with the command processor's n-th allocation failed, n < %u: -ENOMEM and no stage worker left (last %d, workers %d); then it loads (%d workers)",
+	      k, ret, left_workers, n);
+	wt_ok(model_runs(), "and the model runs like the reference");
 }
 
 /* ---- kmemleak ---- */
@@ -1109,6 +1158,7 @@ int main(void)
 	device_check("MODEL_LOAD");
 
 	fw_threads_check();
+	fw_load_sweep();
 
 	fi_setup(0);
 	close(self_nth);

@@ -10,6 +10,9 @@
  *    caller runs in no peak of it.
  *  - A valid load's copy of the blob is charged to the caller's memory
  *    cgroup: a fresh cgroup's memory.peak grows by at least the blob.
+ *  - The device's kernel threads are bounded by what is loaded (defect 10):
+ *    without a model only its command processor runs; a model starts one
+ *    stage worker per stage it occupies, and unload stops them again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +119,12 @@ static int model_load(int fd, const struct wt_bo *b, uint64_t size, uint32_t *id
 	return ret;
 }
 
+/* Stage workers of the device at index 0 ("wfs-st<device>.<stage>"). */
+static int stage_threads(void)
+{
+	return wt_threads_named("/proc", "wfs-st0.");
+}
+
 int main(void)
 {
 	struct drm_wafer_get_info gi = { 0 };
@@ -140,6 +149,10 @@ int main(void)
 	}
 	close(scratch);
 	sram = (uint64_t)info.stages * info.sram_bytes_per_stage;
+	n = stage_threads();
+	wt_ok(n == 0 && wt_threads_named("/proc", "wfs-cp0.") == 1,
+	      "without a model the device runs its command processor and no stage worker (%d)",
+	      n);
 
 	/* An untouched BO one page above the bound: no page charged yet. */
 	size = sram + (1u << 20) + 4096;
@@ -173,9 +186,15 @@ int main(void)
 	wt_ok(peak >= (long long)m.blob_len,
 	      "the kernel's copy of the blob is charged to it: peak %lld >= %zu bytes",
 	      peak, m.blob_len);
+	n = stage_threads();
+	wt_ok(n >= 1 && n <= (int)info.stages,
+	      "the loaded model runs one worker per stage it occupies: %d of %u",
+	      n, info.stages);
 	mu.model_id = id;
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_MODEL_UNLOAD, &mu);
 	wt_ok(!ret, "MODEL_UNLOAD (%d)", ret);
+	n = stage_threads();
+	wt_ok(n == 0, "and unload stops them (%d left)", n);
 	enter_cgroup(".");
 	munmap(b.map, b.size);
 	free(m.blob);
