@@ -185,11 +185,11 @@ static int cmd_unload(struct wfs_device *dev)
 	int ret = 0;
 
 	wfs_os_mutex_lock(dev->sync.lock);
-	if (!dev->model.loaded)
+	if (!dev->model.loaded) {
 		ret = -WFS_ENOENT;
-	else if (dev->ctx.n || dev->job.active)
+	} else if (dev->ctx.n || dev->job.active) {
 		ret = -WFS_EBUSY;
-	else {
+	} else {
 		wfs_load_release(dev);
 		wfs_stage_workers_close_locked(dev);
 	}
