@@ -61,7 +61,7 @@ WAFER_CLI := $(B)/bin/wafer
 USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
-.PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench \
+.PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench prefixes \
 	checkpatch sparse install clean
 all: module userspace
 
@@ -111,6 +111,10 @@ sparse: module
 # __printf(), so its compat branch spells the attribute out (wfs_os.h).
 CHECKPATCH_FILES = $(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*.c firmware-sim/*.h) \
 	uapi/drm/wafer_accel.h
+# One prefix per layer (docs/ARCHITECTURE.md).
+prefixes:
+	$(Q)tests/lint/prefixes
+
 checkpatch:
 	$(Q)src="$$(tests/setup/setup --print-source)" && \
 		"$$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wfw_host.h - the host's half of the firmware ABI (wfw_abi.h), shared by
- * every driver of the device: kmod/wafer_fw.c, libwafer's in-process
+ * every driver of the device: kmod/wdrv_fw.c, libwafer's in-process
  * backend and the unit tests' harness.  Bringing the rings up, publishing
  * commands, taking and checking completion records, and the cookie bit
  * that marks control commands are done the same way everywhere; locking,

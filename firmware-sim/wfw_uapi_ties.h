@@ -8,7 +8,7 @@
  * passes the firmware's profile id and limits through unchanged.  Any
  * translation unit that includes this header fails to build if the two
  * ABIs drift apart.  The userspace build compiles it through
- * tests/unit/device_cmd.c; including it from kmod/wafer_drv.c (which passes
+ * tests/unit/device_cmd.c; including it from kmod/wdrv_drv.c (which passes
  * the profile and the records through) ties the kernel build too.
  */
 #ifndef WFW_UAPI_TIES_H

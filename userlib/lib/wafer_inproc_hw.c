@@ -2,7 +2,7 @@
 /*
  * Driver core of the in-process backend: brings a firmware-sim device up
  * and talks to it only through the firmware ABI (wfw_abi.h), with the
- * host half kmod/wafer_fw.c uses too (wfw_host.h): DMA callbacks over
+ * host half kmod/wdrv_fw.c uses too (wfw_host.h): DMA callbacks over
  * registered host regions (wafer_inproc_dma.c), a command ring the host
  * produces, a completion ring drained from the interrupt callback, control
  * commands waited for by cookie.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wafer_inproc_hw.h - a userspace driver core for a firmware-sim device in
- * this process: the same protocol kmod/wafer_fw.c speaks (registers,
+ * this process: the same protocol kmod/wdrv_fw.c speaks (registers,
  * command and completion rings, doorbell, interrupt), with device
  * addresses that are plain pointers checked against registered regions.
  */

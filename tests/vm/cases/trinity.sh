@@ -6,11 +6,11 @@
 # and int4), and the harness's kernel log and kmemleak checks must pass.
 #
 # Proof that trinity reached the driver: kprobe events on the device's file
-# operations (accel_open, wafer_open, wafer_postclose, drm_gem_mmap,
+# operations (accel_open, wdrv_open, wdrv_postclose, drm_gem_mmap,
 # drm_read, drm_poll, drm_ioctl) count hits in /sys/kernel/tracing/
 # kprobe_profile; the case fails unless open, close, mmap, read and poll all
 # reached the device, and unless every drm_file trinity opened was released
-# (wafer_open == wafer_postclose) once its processes are gone.
+# (wdrv_open == wdrv_postclose) once its processes are gone.
 #
 # ioctl gets a run of its own (WAFER_TRINITY_IOCTL_TIME, default 30 s):
 # Debian's trinity 1.9+git20230109 segfaults its child in the ioctl
@@ -39,7 +39,7 @@ guest() {
 	local secs=${WAFER_TRINITY_TIME:-60} seed=${WAFER_TRINITY_SEED:-1}
 	local ops=${WAFER_TRINITY_OPS:-1000000} children=${WAFER_TRINITY_CHILDREN:-8}
 	local isecs=${WAFER_TRINITY_IOCTL_TIME:-30} imin=5 imax=120 irc iran tpid stopped
-	local probes="accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll drm_ioctl"
+	local probes="accel_open wdrv_open wdrv_postclose drm_gem_mmap drm_read drm_poll drm_ioctl"
 	local here=$PWD dir p rc start elapsed ran
 	local -A hits
 
@@ -138,11 +138,11 @@ guest() {
 	*) tail -n 30 trinity.log 2>/dev/null; fail "trinity exited $rc" ;;
 	esac
 	[ "${ran:-0}" -gt 0 ] || fail "trinity executed no syscalls"
-	for p in accel_open wafer_open wafer_postclose drm_gem_mmap drm_read drm_poll drm_ioctl; do
+	for p in accel_open wdrv_open wdrv_postclose drm_gem_mmap drm_read drm_poll drm_ioctl; do
 		[ "${hits[$p]:-0}" -gt 0 ] || fail "trinity never reached $p on the device"
 	done
-	[ "${hits[wafer_open]}" = "${hits[wafer_postclose]}" ] ||
-		fail "${hits[wafer_open]} device opens but ${hits[wafer_postclose]} releases after trinity exited"
+	[ "${hits[wdrv_open]}" = "${hits[wdrv_postclose]}" ] ||
+		fail "${hits[wdrv_open]} device opens but ${hits[wdrv_postclose]} releases after trinity exited"
 	cd "$here" && rm -rf "$dir"
 
 	echo "model after trinity:"

@@ -4,8 +4,8 @@
  *
  * Everything a wafer file owns (BO handles, the model, contexts, job
  * seqnos and their results) belongs to the struct file, not to the process
- * that opened it (kmod/wafer_drv.c wafer_open/postclose, wafer_model.c,
- * wafer_job.c).  So:
+ * that opened it (kmod/wdrv_drv.c wdrv_open/postclose, wdrv_model.c,
+ * wdrv_wait.c).  So:
  *
  *  1. SCM_RIGHTS: a sender loads the model, creates a context and BOs,
  *     runs a job and submits one more, then passes the fd over a UNIX

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: the firmware interface's job state machine on a real simulated
+ * device: jobs posted to the command ring complete through the emulated
+ * interrupt, the rings wrap around many times, a hung job produces no
+ * completion until a reset, after which the device runs jobs again, a
+ * corrupted completion is reported as a fault; and the reset fences
+ * control commands: one waiting when it comes fails with -EIO at once
+ * (not at its timeout), later ones run, and every cookie posted after it
+ * carries the new reset generation.
+ */
+#include <kunit/test.h>
+#include <linux/bitfield.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+
+#include "wdrv_fw.h"
+#include "wt_tinyblob.h"
+
+#define TEST_TIMEOUT_MS	2000
+
+struct fw_fixture {
+	struct wdrv_fw fw;
+	struct completion job_done;
+	struct wfw_cpl last;
+	atomic_t jobs_done;
+	atomic_t faults;
+	u32 ctx_id;
+	u32 *in;
+	u8 *out;
+	u64 in_addr, out_addr;
+};
+
+static void fixture_job_cpl(void *owner, const struct wfw_cpl *cpl)
+{
+	struct fw_fixture *f = owner;
+
+	f->last = *cpl;
+	atomic_inc(&f->jobs_done);
+	complete(&f->job_done);
+}
+
+static void fixture_fault(void *owner, const char *why)
+{
+	struct fw_fixture *f = owner;
+
+	atomic_inc(&f->faults);
+}
+
+static int fixture_init(struct kunit *test)
+{
+	struct wdrv_fw_config cfg = {
+		.profile = "asic", .stages = 2, .sram_bytes = 256 * 1024,
+		.numa_node = NUMA_NO_NODE, .index = 99, .fault_inject = true,
+		.ctrl_timeout_ms = TEST_TIMEOUT_MS,
+		.job_cpl = fixture_job_cpl, .fault = fixture_fault,
+	};
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	struct fw_fixture *f;
+	struct wfw_cpl cpl;
+	size_t len;
+	u64 addr;
+	u8 *blob;
+	int ret;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	f->in = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	f->out = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	if (!f || !blob || !f->in || !f->out)
+		return -ENOMEM;
+	init_completion(&f->job_done);
+	cfg.owner = f;
+	ret = wdrv_fw_init(&f->fw, &cfg);
+	if (ret)
+		return ret;
+	test->priv = f;
+
+	len = wt_tiny_build(blob, WT_TINY_INT8);
+	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, &addr);
+	if (ret)
+		return ret;
+	cmd.load.addr = addr;
+	cmd.load.len = len;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	if (ret)
+		return ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_CREATE_CONTEXT;
+	cmd.ctx.slots = 2;
+	cmd.ctx.ctx_len = 16;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	if (ret)
+		return ret;
+	f->ctx_id = cpl.result0;
+	ret = wdrv_dma_map(&f->fw.dma, f->in, PAGE_SIZE, 0, &f->in_addr);
+	if (!ret)
+		ret = wdrv_dma_map(&f->fw.dma, f->out, PAGE_SIZE, WDRV_DMA_WRITE,
+				   &f->out_addr);
+	return ret;
+}
+
+static void fixture_exit(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+
+	if (!f)
+		return;
+	/* The device stops first; then its windows can go. */
+	wfs_device_destroy(f->fw.wfs);
+	f->fw.wfs = NULL;
+	if (f->in_addr)
+		wdrv_dma_unmap(&f->fw.dma, f->in_addr);
+	if (f->out_addr)
+		wdrv_dma_unmap(&f->fw.dma, f->out_addr);
+	wdrv_fw_fini(&f->fw);
+}
+
+/* Posts a one-token job at @pos of slot 0 and waits for its completion. */
+static int run_job(struct fw_fixture *f, u64 cookie, u32 pos, unsigned long timeout_ms)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = cookie };
+	int ret;
+
+	f->in[0] = 1 + pos % 5;
+	cmd.job.ctx_id = f->ctx_id;
+	cmd.job.start_pos = pos;
+	cmd.job.n_tokens = 1;
+	cmd.job.in_addr = f->in_addr;
+	cmd.job.out_addr = f->out_addr;
+	cmd.job.out_len = PAGE_SIZE;
+	cmd.job.topk = 2;
+	reinit_completion(&f->job_done);
+	ret = wdrv_fw_post(&f->fw, &cmd);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&f->job_done, msecs_to_jiffies(timeout_ms)))
+		return -ETIMEDOUT;
+	return f->last.cookie == cookie ? f->last.status : -EPROTO;
+}
+
+static int inject(struct fw_fixture *f, u32 fault)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };
+	struct wfw_cpl cpl;
+
+	cmd.fault.fault = fault;
+	return wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+static void wdrv_test_fw_jobs_wrap_rings(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	unsigned int i;
+
+	/* More jobs than both rings hold: the indices wrap the rings. */
+	for (i = 0; i < 3 * WDRV_FW_CMD_ENTRIES; i++) {
+		int ret = run_job(f, i + 1, i % 16, TEST_TIMEOUT_MS);
+
+		KUNIT_ASSERT_EQ_MSG(test, ret, 0, "job %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->jobs_done), 3 * WDRV_FW_CMD_ENTRIES);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->faults), 0);
+	/* Completions so far: GET_INFO, LOAD_MODEL, CREATE_CONTEXT, the jobs. */
+	KUNIT_EXPECT_EQ(test, f->last.seq, 3u + 3 * WDRV_FW_CMD_ENTRIES);
+}
+
+static void wdrv_test_fw_hang_reset(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 1, 0, TEST_TIMEOUT_MS), 0);
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_HANG_NEXT_JOB), 0);
+	KUNIT_EXPECT_EQ(test, run_job(f, 2, 1, 200), -ETIMEDOUT);
+	wdrv_fw_reset(&f->fw, false);
+	/* The hung job never completes; a new one does, with fresh sequence. */
+	KUNIT_EXPECT_EQ(test, run_job(f, 3, 1, TEST_TIMEOUT_MS), 0);
+	KUNIT_EXPECT_EQ(test, f->last.cookie, 3ull);
+	KUNIT_EXPECT_EQ(test, f->last.seq, 1u);
+}
+
+static void wdrv_test_fw_corrupt_completion(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	int faults = atomic_read(&f->faults);
+
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_CORRUPT_NEXT_CPL), 0);
+	/* The corrupt record is not delivered as a job completion. */
+	KUNIT_EXPECT_EQ(test, run_job(f, 4, 0, 200), -ETIMEDOUT);
+	KUNIT_EXPECT_GT(test, atomic_read(&f->faults), faults);
+	wdrv_fw_reset(&f->fw, false);
+	KUNIT_EXPECT_EQ(test, run_job(f, 5, 0, TEST_TIMEOUT_MS), 0);
+}
+
+/* Destroys context @ctx_id from a worker (a control command that waits). */
+struct ctrl_waiter {
+	struct work_struct work;
+	struct wdrv_fw *fw;
+	u32 ctx_id;
+	unsigned long took;
+	int ret;
+};
+
+static void ctrl_waiter_fn(struct work_struct *work)
+{
+	struct ctrl_waiter *w = container_of(work, struct ctrl_waiter, work);
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+	unsigned long t0 = jiffies;
+	struct wfw_cpl cpl;
+
+	cmd.ctx.ctx_id = w->ctx_id;
+	w->ret = wdrv_fw_ctrl(w->fw, &cmd, &cpl);
+	w->took = jiffies - t0;
+}
+
+static bool ctrl_posted(struct wdrv_fw *fw)
+{
+	bool posted;
+
+	spin_lock(&fw->cpl_lock);
+	posted = fw->ctrl_cookie != 0;
+	spin_unlock(&fw->cpl_lock);
+	return posted;
+}
+
+static void wdrv_test_fw_reset_fences_ctrl(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	struct ctrl_waiter w = { .fw = &f->fw, .ctx_id = f->ctx_id };
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	int i;
+
+	/* A command processor that stops: the next control command waits. */
+	KUNIT_ASSERT_EQ(test, inject(f, WFW_FAULT_STALL_CP), 0);
+	INIT_WORK_ONSTACK(&w.work, ctrl_waiter_fn);
+	queue_work(system_unbound_wq, &w.work);
+	for (i = 0; i < 1000 && !ctrl_posted(&f->fw); i++)
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_TRUE(test, ctrl_posted(&f->fw));
+
+	wdrv_fw_reset(&f->fw, false);
+	flush_work(&w.work);
+	destroy_work_on_stack(&w.work);
+	/* Failed by the reset, not left to time out; and it never ran: */
+	KUNIT_EXPECT_EQ(test, w.ret, -EIO);
+	KUNIT_EXPECT_LT(test, w.took, msecs_to_jiffies(TEST_TIMEOUT_MS));
+	/* the next command runs, and the context is still there. */
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl_read(&f->fw, WFW_OP_GET_INFO, 0, 0, &info,
+						sizeof(info), &cpl), 0);
+	KUNIT_EXPECT_EQ(test, info.contexts, 1u);
+	KUNIT_EXPECT_EQ(test, run_job(f, 6, 0, TEST_TIMEOUT_MS), 0);
+}
+
+static void wdrv_test_fw_reset_generation(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	u32 gen = f->fw.gen;
+	u64 posted;
+
+	wdrv_fw_reset(&f->fw, false);
+	KUNIT_EXPECT_EQ(test, f->fw.gen, (gen + 1) & (u32)(WDRV_FW_COOKIE_GEN >> 32));
+	KUNIT_ASSERT_EQ(test, run_job(f, 7, 0, TEST_TIMEOUT_MS), 0);
+	/* The descriptor carried the new generation; the owner sees it stripped. */
+	posted = f->fw.cmd_ring[0].cookie;
+	KUNIT_EXPECT_EQ(test, (u32)FIELD_GET(WDRV_FW_COOKIE_GEN, posted), f->fw.gen);
+	KUNIT_EXPECT_EQ(test, posted & ~WDRV_FW_COOKIE_GEN, 7ull);
+	KUNIT_EXPECT_EQ(test, f->last.cookie, 7ull);
+}
+
+static struct kunit_case wdrv_fw_job_test_cases[] = {
+	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
+	KUNIT_CASE(wdrv_test_fw_hang_reset),
+	KUNIT_CASE(wdrv_test_fw_corrupt_completion),
+	KUNIT_CASE(wdrv_test_fw_reset_fences_ctrl),
+	KUNIT_CASE(wdrv_test_fw_reset_generation),
+	{}
+};
+
+static struct kunit_suite wdrv_fw_job_test_suite = {
+	.name = "wdrv_fw_jobs",
+	.init = fixture_init,
+	.exit = fixture_exit,
+	.test_cases = wdrv_fw_job_test_cases,
+};
+
+kunit_test_suite(wdrv_fw_job_test_suite);

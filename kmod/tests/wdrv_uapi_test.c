@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: validation of every ioctl argument (wdrv_uapi.c), one check per
+ * rule: padding, unknown flags, zero / huge / overflowing sizes, alignment,
+ * ranges; and the job descriptor shared by DRM_IOCTL_WAFER_SUBMIT and the
+ * io_uring command.
+ */
+#include <kunit/test.h>
+
+#include <drm/wafer_accel.h>
+
+#include "wdrv_uapi.h"
+
+#define SLOTS	4
+#define CTX_LEN	64
+
+static struct drm_wafer_job good_job(void)
+{
+	return (struct drm_wafer_job){
+		.ctx_id = 1, .slot = 1, .start_pos = 10, .n_tokens = 5, .top_k = 8,
+		.in_handle = 1, .out_handle = 2, .in_offset = 64, .out_offset = 128,
+	};
+}
+
+static int check(const struct drm_wafer_job *j, u64 *out_len)
+{
+	return wdrv_job_validate(NULL, j, SLOTS, CTX_LEN, out_len);
+}
+
+static void wdrv_test_job_valid(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	u64 len;
+
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, (u64)DRM_WAFER_RESULT_SIZE(8));
+	j.flags = DRM_WAFER_JOB_ALL_POSITIONS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 5ull * DRM_WAFER_RESULT_SIZE(8));
+	j.top_k = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 5ull * DRM_WAFER_RESULT_SIZE(0));
+	/* The last position of the last slot. */
+	j = good_job();
+	j.slot = SLOTS - 1;
+	j.start_pos = CTX_LEN - 1;
+	j.n_tokens = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+}
+
+static void wdrv_test_job_flags_and_padding(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+	int bit;
+
+	for (bit = 1; bit < 32; bit++) {
+		j = good_job();
+		j.flags = 1u << bit;
+		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "flag bit %d", bit);
+	}
+	j = good_job();
+	j.pad = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.pad = 1ull << 63;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+}
+
+static void wdrv_test_job_ranges(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+
+	j = good_job();
+	j.n_tokens = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.start_pos = 0;
+	j.n_tokens = CTX_LEN + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.top_k = DRM_WAFER_MAX_TOPK + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.top_k = DRM_WAFER_MAX_TOPK;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	j = good_job();
+	j.slot = SLOTS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.slot = U32_MAX;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	/* start + n past the context, and wrapping u32. */
+	j = good_job();
+	j.start_pos = CTX_LEN - 2;
+	j.n_tokens = 3;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.start_pos = U32_MAX;
+	j.n_tokens = 2;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	/* The per-job token cap applies even to long contexts. */
+	j = good_job();
+	j.start_pos = 0;
+	j.n_tokens = WDRV_MAX_TOKENS_PER_JOB + 1;
+	KUNIT_EXPECT_EQ(test, wdrv_job_validate(NULL, &j, 1, U32_MAX, &len), -EINVAL);
+}
+
+static void wdrv_test_job_alignment_and_syncobjs(struct kunit *test)
+{
+	struct drm_wafer_job j;
+	u64 len;
+
+	j = good_job();
+	j.in_offset = 2;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.out_offset = 4;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.in_syncobj_count = 1;
+	j.in_syncobjs = 0;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.in_syncobjs = 0x1000;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	j.in_syncobj_count = WDRV_MAX_IN_SYNCOBJS + 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+}
+
+static void wdrv_test_job_fits_sqe128(struct kunit *test)
+{
+	/* The io_uring command area of an SQE128 is 80 bytes. */
+	KUNIT_EXPECT_LE(test, sizeof(struct drm_wafer_job), (size_t)80);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_job) % 8, (size_t)0);
+}
+
+static void wdrv_test_get_info_args(struct kunit *test)
+{
+	struct drm_wafer_get_info a = { .info_ptr = 0x1000, .info_size = 8 };
+
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), 0);
+	a.info_size = U32_MAX;
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), 0);
+	a.info_size = 7;
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
+	a.info_size = 8;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
+	a.pad = 0;
+	a.info_ptr = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
+}
+
+static void wdrv_test_bo_create_args(struct kunit *test)
+{
+	struct drm_wafer_bo_create a = { .size = 1 };
+	const u64 max = 1ull << 30;
+	int bit;
+
+	KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), 0);
+	a.size = max;
+	KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), 0);
+	a.size = max + 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), -EINVAL);
+	a.size = U64_MAX;	/* would overflow PAGE_ALIGN */
+	KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), -EINVAL);
+	a.size = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), -EINVAL);
+	for (bit = 0; bit < 32; bit++) {
+		a.size = 4096;
+		a.flags = 1u << bit;
+		KUNIT_EXPECT_EQ(test, wdrv_check_bo_create(NULL, &a, max), -EINVAL);
+	}
+}
+
+static void wdrv_test_model_load_args(struct kunit *test)
+{
+	struct drm_wafer_model_load a = { .blob_size = 4096, .bo_offset = 8 };
+	const u64 max = 1ull << 30;
+
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.flags = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.flags = 0;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.pad = 0;
+	a.bo_offset = 4;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.bo_offset = 0;
+	a.blob_size = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.blob_size = max + 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	/* offset + size wrapping u64 is caught where the BO size is known. */
+	a.blob_size = 16;
+	a.bo_offset = U64_MAX - 7;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+}
+
+static void wdrv_test_ctx_create_args(struct kunit *test)
+{
+	struct drm_wafer_ctx_create a = { .model_id = 1, .kv_slots = 1, .ctx_len = 1 };
+
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), 0);
+	a.kv_slots = WDRV_MAX_KV_SLOTS;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), 0);
+	a.kv_slots = WDRV_MAX_KV_SLOTS + 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), -EINVAL);
+	a.kv_slots = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), -EINVAL);
+	a.kv_slots = 1;
+	a.ctx_len = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), -EINVAL);
+	a.ctx_len = 1;
+	a.flags = 1u << 31;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), -EINVAL);
+	a.flags = 0;
+	a.pad = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_ctx_create(NULL, &a), -EINVAL);
+}
+
+static void wdrv_test_wait_args(struct kunit *test)
+{
+	struct drm_wafer_wait a = { .seqno = 1, .timeout_ns = S64_MIN };
+
+	KUNIT_EXPECT_EQ(test, wdrv_check_wait(NULL, &a), 0);
+	a.flags = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_wait(NULL, &a), -EINVAL);
+}
+
+static struct kunit_case wdrv_uapi_test_cases[] = {
+	KUNIT_CASE(wdrv_test_get_info_args),
+	KUNIT_CASE(wdrv_test_bo_create_args),
+	KUNIT_CASE(wdrv_test_model_load_args),
+	KUNIT_CASE(wdrv_test_ctx_create_args),
+	KUNIT_CASE(wdrv_test_wait_args),
+	KUNIT_CASE(wdrv_test_job_valid),
+	KUNIT_CASE(wdrv_test_job_flags_and_padding),
+	KUNIT_CASE(wdrv_test_job_ranges),
+	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
+	KUNIT_CASE(wdrv_test_job_fits_sqe128),
+	{}
+};
+
+static struct kunit_suite wdrv_uapi_test_suite = {
+	.name = "wdrv_uapi",
+	.test_cases = wdrv_uapi_test_cases,
+};
+
+kunit_test_suite(wdrv_uapi_test_suite);

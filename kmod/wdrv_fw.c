@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer firmware interface: bring-up, rings, interrupt, control commands,
+ * reset.  See wdrv_fw.h and firmware-sim/wfw_abi.h.
+ */
+#include <linux/bitfield.h>
+#include <linux/jiffies.h>
+#include <linux/lockdep.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "wdrv_fw.h"
+#include "wfs_device.h"
+#include "wfs_ring.h"
+#include "wfw_host.h"
+
+u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off)
+{
+	return wfs_device_mmio_read32(fw->wfs, off);
+}
+
+static void write_reg(struct wdrv_fw *fw, u32 off, u32 val)
+{
+	wfs_device_mmio_write32(fw->wfs, off, val);
+}
+
+/*
+ * Hands a verified completion to its owner: the control waiter or a job,
+ * with the cookie it posted.  One of another generation is stale: dropped.
+ */
+static void dispatch(struct wdrv_fw *fw, struct wfw_cpl *c)
+{
+	/* gen changes only in a reset, when this never runs. */
+	if (FIELD_GET(WDRV_FW_COOKIE_GEN, c->cookie) != READ_ONCE(fw->gen)) {
+		pr_warn_ratelimited("wafer: device %d: stale completion %#llx dropped\n",
+				    fw->cfg.index, c->cookie);
+		return;
+	}
+	if (!(c->cookie & WFW_HOST_COOKIE_CTRL)) {
+		c->cookie &= ~WDRV_FW_COOKIE_GEN;
+		fw->cfg.job_cpl(fw->cfg.owner, c);
+		return;
+	}
+	spin_lock(&fw->cpl_lock);
+	if (fw->ctrl_cookie && c->cookie == fw->ctrl_cookie) {
+		fw->ctrl_cpl = *c;
+		fw->ctrl_cookie = 0;
+		complete(&fw->ctrl_done);
+	}
+	spin_unlock(&fw->cpl_lock);
+}
+
+/*
+ * The emulated interrupt: called by a firmware thread (process context,
+ * serialised, never during a reset).  Acks first, then drains, so that a
+ * completion posted meanwhile raises another call.
+ */
+static void wdrv_fw_irq(void *ctx)
+{
+	struct wdrv_fw *fw = ctx;
+	u32 status, head, tail;
+
+	status = wfw_host_irq_ack(fw->wfs);
+
+	if (status & WFW_IRQ_FAULT)
+		fw->cfg.fault(fw->cfg.owner, "the device reported a fault");
+
+	spin_lock(&fw->cpl_lock);
+	head = fw->cpl_head;
+	spin_unlock(&fw->cpl_lock);
+	tail = wdrv_fw_read_reg(fw, WFW_REG_CPL_TAIL);
+	if (!wfs_ring_indices_valid(head, tail, WDRV_FW_CPL_ENTRIES)) {
+		fw->cfg.fault(fw->cfg.owner, "completion ring tail out of range");
+		return;
+	}
+	while (head != tail) {
+		enum wfw_host_cpl got;
+		struct wfw_cpl c;
+
+		/* Only this (and a reset, never concurrent) writes cpl_seq. */
+		got = wfw_host_cpl_take(fw->cpl_ring, WDRV_FW_CPL_ENTRIES, &head,
+					READ_ONCE(fw->cpl_seq), &c);
+		if (got == WFW_HOST_CPL_CORRUPT) {
+			fw->cfg.fault(fw->cfg.owner, "corrupt completion record");
+			continue;
+		}
+		spin_lock(&fw->cpl_lock);
+		fw->cpl_seq = c.seq;
+		spin_unlock(&fw->cpl_lock);
+		if (got == WFW_HOST_CPL_LOST)
+			fw->cfg.fault(fw->cfg.owner, "a completion was lost");
+		dispatch(fw, &c);
+	}
+	spin_lock(&fw->cpl_lock);
+	fw->cpl_head = head;
+	spin_unlock(&fw->cpl_lock);
+	write_reg(fw, WFW_REG_CPL_HEAD, head);
+}
+
+/**
+ * wdrv_fw_post() - put a command in the command ring and ring the doorbell
+ * @fw: firmware interface
+ * @cmd: the command (copied)
+ *
+ * Never sleeps (called from the scheduler's run_job).  The job layer's
+ * credit limit keeps the ring from overflowing; -EBUSY says it did anyway.
+ * The posted cookie carries the reset generation (WDRV_FW_COOKIE_GEN).
+ *
+ * Return: 0, -EBUSY, or -EIO during a reset.
+ */
+int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
+{
+	struct wfw_cmd c = *cmd;
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	if (fw->resetting) {
+		spin_unlock_irqrestore(&fw->cmd_lock, flags);
+		return -EIO;
+	}
+	c.cookie = (cmd->cookie & ~WDRV_FW_COOKIE_GEN) |
+		   FIELD_PREP(WDRV_FW_COOKIE_GEN, fw->gen);
+	ret = wfw_host_put(fw->wfs, fw->cmd_ring, WDRV_FW_CMD_ENTRIES, &fw->cmd_tail, &c, 1);
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	if (ret)
+		return -EBUSY;
+	wfs_device_doorbell(fw->wfs);
+	return 0;
+}
+
+/*
+ * Takes a cookie for a control command and posts it, with no reset in
+ * between: a reset fails the waiter of a command it discarded, so one
+ * posted after it would run while its caller is told -EIO.
+ */
+static int ctrl_post(struct wdrv_fw *fw, struct wfw_cmd *cmd, u32 *seq)
+{
+	int ret;
+
+	down_read(&fw->reset_sem);
+	spin_lock(&fw->cpl_lock);
+	cmd->cookie = WFW_HOST_COOKIE_CTRL | FIELD_PREP(WDRV_FW_COOKIE_GEN, fw->gen) |
+		      lower_32_bits(++fw->ctrl_seq);
+	fw->ctrl_cookie = cmd->cookie;
+	reinit_completion(&fw->ctrl_done);
+	*seq = fw->cpl_seq;
+	spin_unlock(&fw->cpl_lock);
+	ret = wdrv_fw_post(fw, cmd);
+	up_read(&fw->reset_sem);
+	return ret;
+}
+
+/*
+ * A buffer a control command reads (a model blob), with its window: given
+ * back when the firmware can no longer reach it.
+ */
+struct parked_buf {
+	struct list_head link;
+	void *buf;
+	u64 addr;
+};
+
+static void parked_free(struct wdrv_fw *fw, struct parked_buf *p)
+{
+	wdrv_dma_unmap(&fw->dma, p->addr);
+	kvfree(p->buf);
+	kfree(p);
+}
+
+/*
+ * Waits for the pending control command.  The command runs after every job
+ * already in the ring, which together may take much longer than the
+ * timeout: the firmware is only stuck if it completes nothing for a whole
+ * timeout, and not while a reset is under way (one behind a hung job: it
+ * ends this wait itself).  Return: 0, -ETIMEDOUT, or -EINTR when
+ * @killable and killed.
+ */
+static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable)
+{
+	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
+	long left;
+	u32 now;
+
+	for (;;) {
+		if (killable)
+			left = wait_for_completion_killable_timeout(&fw->ctrl_done, timeout);
+		else
+			left = wait_for_completion_timeout(&fw->ctrl_done, timeout);
+		if (left > 0)
+			return 0;
+		if (left < 0)
+			return -EINTR;
+		spin_lock(&fw->cpl_lock);
+		now = fw->cpl_seq;
+		spin_unlock(&fw->cpl_lock);
+		if (now == seq && !READ_ONCE(fw->resetting))
+			return -ETIMEDOUT;
+		seq = now;
+	}
+}
+
+/*
+ * Buffers parked before a command was posted belong to earlier commands,
+ * which the firmware ran first: once it completed this one (or a reset
+ * came), they are free; otherwise they stay parked.
+ */
+static void parked_settle(struct wdrv_fw *fw, struct list_head *earlier, u32 gen,
+			  bool done)
+{
+	struct parked_buf *p, *n;
+
+	mutex_lock(&fw->park_lock);
+	if (!done && READ_ONCE(fw->gen) == gen) {
+		list_splice(earlier, &fw->parked);
+		INIT_LIST_HEAD(earlier);
+	}
+	mutex_unlock(&fw->park_lock);
+	list_for_each_entry_safe(p, n, earlier, link)
+		parked_free(fw, p);
+}
+
+/*
+ * Runs a control command; the caller holds ctrl_lock.  A command that timed
+ * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
+ * dropped, so its completion is ignored.
+ */
+static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		       bool killable, bool *pending)
+{
+	LIST_HEAD(earlier);
+	bool done;
+	u32 seq;
+	int ret;
+
+	lockdep_assert_held(&fw->ctrl_lock);
+	ret = ctrl_post(fw, cmd, &seq);
+	mutex_lock(&fw->park_lock);
+	list_splice_init(&fw->parked, &earlier);
+	mutex_unlock(&fw->park_lock);
+	if (!ret)
+		ret = ctrl_wait(fw, seq, killable);
+
+	spin_lock(&fw->cpl_lock);
+	/* A completion or a reset clears the cookie, even one racing a timeout. */
+	done = !fw->ctrl_cookie;
+	if (done) {
+		*cpl = fw->ctrl_cpl;
+	} else {
+		fw->ctrl_cookie = 0;
+		memset(cpl, 0, sizeof(*cpl));
+		cpl->status = ret;
+	}
+	spin_unlock(&fw->cpl_lock);
+	parked_settle(fw, &earlier, FIELD_GET(WDRV_FW_COOKIE_GEN, cmd->cookie), done);
+	if (pending)
+		*pending = !done && (ret == -ETIMEDOUT || ret == -EINTR);
+	if (!done && ret == -ETIMEDOUT)
+		fw->cfg.fault(fw->cfg.owner, "a control command timed out");
+	return cpl->status;
+}
+
+/**
+ * wdrv_fw_ctrl() - run a control command and wait for its completion
+ * @fw: firmware interface
+ * @cmd: the command; its cookie is assigned here
+ * @cpl: out: the completion record (status -ETIMEDOUT / -EIO when none came)
+ *
+ * Sleeps; one control command at a time.
+ *
+ * Return: the command's status.
+ */
+int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
+{
+	int ret;
+
+	mutex_lock(&fw->ctrl_lock);
+	ret = ctrl_locked(fw, cmd, cpl, false, NULL);
+	mutex_unlock(&fw->ctrl_lock);
+	return ret;
+}
+
+/**
+ * wdrv_fw_ctrl_buf() - run a control command that reads a caller's buffer
+ * @fw: firmware interface
+ * @cmd: the command; its cookie is assigned here
+ * @cpl: out: the completion record
+ * @buf: kvmalloc()ed buffer the command reads
+ * @addr: its device window (wdrv_dma_map())
+ * @taken: out: whether this took @buf and @addr
+ *
+ * A fatal signal ends the wait (-EINTR).  If the command timed out or was
+ * abandoned so, the firmware may still read @buf: then this takes both,
+ * and unmaps and frees them once the firmware is past the command (a later
+ * control command completed, or a reset).  Otherwise they stay the caller's.
+ *
+ * Return: the command's status, -ETIMEDOUT or -EINTR.
+ */
+int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		     void *buf, u64 addr, bool *taken)
+{
+	struct parked_buf *p = kmalloc(sizeof(*p), GFP_KERNEL);
+	bool pending;
+	int ret;
+
+	*taken = false;
+	if (!p)
+		return -ENOMEM;
+	p->buf = buf;
+	p->addr = addr;
+	ret = mutex_lock_killable(&fw->ctrl_lock);
+	if (ret) {
+		kfree(p);
+		return ret;
+	}
+	ret = ctrl_locked(fw, cmd, cpl, true, &pending);
+	if (pending) {
+		*taken = true;
+		/* Parked under ctrl_lock: before any later command is posted. */
+		mutex_lock(&fw->park_lock);
+		if (READ_ONCE(fw->gen) == FIELD_GET(WDRV_FW_COOKIE_GEN, cmd->cookie)) {
+			list_add_tail(&p->link, &fw->parked);
+			p = NULL;
+		}
+		mutex_unlock(&fw->park_lock);
+	}
+	mutex_unlock(&fw->ctrl_lock);
+	if (p && pending)
+		parked_free(fw, p);	/* a reset already stopped the firmware */
+	else
+		kfree(p);
+	return ret;
+}
+
+static void free_parked(struct wdrv_fw *fw)
+{
+	struct parked_buf *p, *n;
+	LIST_HEAD(list);
+
+	mutex_lock(&fw->park_lock);
+	list_splice_init(&fw->parked, &list);
+	mutex_unlock(&fw->park_lock);
+	list_for_each_entry_safe(p, n, &list, link)
+		parked_free(fw, p);
+}
+
+/**
+ * wdrv_fw_ctrl_read() - run a command that writes a buffer, and copy it out
+ * @fw: firmware interface
+ * @opcode: WFW_OP_GET_INFO, GET_STATS, GET_SRAM_MAP or READ_LOG
+ * @index: the payload's index
+ * @pos: the payload's pos
+ * @out: where the result goes
+ * @len: bytes available at @out (at most WDRV_FW_CTRL_BUF_SIZE)
+ * @cpl: out: the completion record
+ *
+ * These commands change nothing, so one a reset discarded is sent again.
+ *
+ * Return: the command's status.
+ */
+int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
+		      void *out, u32 len, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd cmd = { .opcode = opcode };
+	int ret, tries = 3;
+	u32 gen;
+
+	if (len > WDRV_FW_CTRL_BUF_SIZE)
+		return -EINVAL;
+	cmd.buf.addr = fw->ctrl_buf_addr;
+	cmd.buf.len = len;
+	cmd.buf.index = index;
+	cmd.buf.pos = pos;
+	/* The buffer is shared by all control commands. */
+	mutex_lock(&fw->ctrl_lock);
+	do {
+		memset(fw->ctrl_buf, 0, len);
+		ret = ctrl_locked(fw, &cmd, cpl, false, NULL);
+		gen = FIELD_GET(WDRV_FW_COOKIE_GEN, cmd.cookie);
+	} while (ret == -EIO && gen != READ_ONCE(fw->gen) && --tries);
+	if (!ret)
+		memcpy(out, fw->ctrl_buf, len);
+	mutex_unlock(&fw->ctrl_lock);
+	return ret;
+}
+
+/**
+ * wdrv_fw_reset() - reset the device and the driver's ring state
+ * @fw: firmware interface
+ * @full: also unload the model and destroy all contexts
+ *
+ * Every command in flight is discarded without a completion: the caller
+ * fails the jobs it had posted.  A control command waiting is failed with
+ * -EIO; new ones wait until the reset is over, and wdrv_fw_post() refuses
+ * jobs meanwhile.  Buffers parked by timed-out control commands are freed.
+ * Sleeps.
+ */
+void wdrv_fw_reset(struct wdrv_fw *fw, bool full)
+{
+	unsigned long flags;
+
+	down_write(&fw->reset_sem);
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	fw->resetting = true;
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+
+	wfs_device_reset(fw->wfs, full);
+
+	spin_lock(&fw->cpl_lock);
+	fw->cpl_head = 0;
+	fw->cpl_seq = 0;
+	if (fw->ctrl_cookie) {
+		memset(&fw->ctrl_cpl, 0, sizeof(fw->ctrl_cpl));
+		fw->ctrl_cpl.status = -EIO;
+		fw->ctrl_cookie = 0;
+		complete(&fw->ctrl_done);
+	}
+	spin_unlock(&fw->cpl_lock);
+
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	fw->cmd_tail = 0;
+	fw->gen = (fw->gen + 1) & (WDRV_FW_COOKIE_GEN >> 32);
+	fw->resetting = false;
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	up_write(&fw->reset_sem);
+	free_parked(fw);
+}
+
+/* Allocates the rings and the control buffer and maps them for the device. */
+static int rings_alloc(struct wdrv_fw *fw, int node)
+{
+	size_t cmd_bytes = WDRV_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
+	size_t cpl_bytes = WDRV_FW_CPL_ENTRIES * sizeof(struct wfw_cpl);
+	int ret;
+
+	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, node);
+	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, node);
+	fw->ctrl_buf = kvzalloc_node(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL, node);
+	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf)
+		return -ENOMEM;
+	ret = wdrv_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, &fw->cmd_addr);
+	if (!ret)
+		ret = wdrv_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WDRV_DMA_WRITE,
+				   &fw->cpl_addr);
+	if (!ret)
+		ret = wdrv_dma_map(&fw->dma, fw->ctrl_buf, WDRV_FW_CTRL_BUF_SIZE,
+				   WDRV_DMA_WRITE, &fw->ctrl_buf_addr);
+	return ret;
+}
+
+/* Creates the simulated device with its DMA and interrupt hooks. */
+static int device_create(struct wdrv_fw *fw)
+{
+	const struct wdrv_fw_config *cfg = &fw->cfg;
+	struct wfs_device_config dc = {
+		.profile = cfg->profile,
+		.stages = cfg->stages,
+		.sram_bytes = cfg->sram_bytes,
+		.numa_node = cfg->numa_node,
+		.index = cfg->index,
+		.flags = cfg->fault_inject ? WFS_DEV_FAULT_INJECT : 0,
+		.dma = &wdrv_dma_ops,
+		.dma_ctx = &fw->dma,
+		.irq = wdrv_fw_irq,
+		.irq_ctx = fw,
+	};
+	int ret = wfs_device_create(&dc, &fw->wfs);
+
+	if (ret)
+		pr_err("wafer: device %d: creating the simulated device failed: %d\n",
+		       cfg->index, ret);
+	return ret;
+}
+
+/* Checks the ABI, enables the rings and reads the device description. */
+static int firmware_start(struct wdrv_fw *fw)
+{
+	int index = fw->cfg.index;
+	struct wfw_cpl cpl;
+	u32 abi;
+	int ret;
+
+	abi = wdrv_fw_read_reg(fw, WFW_REG_ABI_VERSION);
+	if (WFW_ABI_VERSION_MAJOR(abi) != WFW_ABI_MAJOR) {
+		pr_err("wafer: device %d: firmware ABI %u.%u, driver speaks %u.x\n",
+		       index, WFW_ABI_VERSION_MAJOR(abi),
+		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
+		return -ENODEV;
+	}
+	ret = wfw_host_enable_rings(fw->wfs, fw->cmd_addr, WDRV_FW_CMD_ENTRIES,
+				    fw->cpl_addr, WDRV_FW_CPL_ENTRIES);
+	if (ret) {
+		pr_err("wafer: device %d: enabling the rings failed (fault 0x%x)\n",
+		       index, wdrv_fw_read_reg(fw, WFW_REG_FAULT));
+		return ret;
+	}
+	ret = wdrv_fw_ctrl_read(fw, WFW_OP_GET_INFO, 0, 0, &fw->info,
+				sizeof(fw->info), &cpl);
+	if (ret)
+		pr_err("wafer: device %d: GET_INFO failed: %d\n", index, ret);
+	return ret;
+}
+
+/**
+ * wdrv_fw_init() - create the simulated device and bring its firmware up
+ * @fw: zeroed firmware interface to initialise
+ * @cfg: configuration (copied)
+ *
+ * Checks the firmware ABI major version, sets up the rings and reads the
+ * device description (GET_INFO) into @fw->info.
+ *
+ * Return: 0 or a negative errno.
+ */
+int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg)
+{
+	int ret;
+
+	fw->cfg = *cfg;
+	init_rwsem(&fw->reset_sem);
+	spin_lock_init(&fw->cmd_lock);
+	spin_lock_init(&fw->cpl_lock);
+	mutex_init(&fw->ctrl_lock);
+	mutex_init(&fw->park_lock);
+	INIT_LIST_HEAD(&fw->parked);
+	init_completion(&fw->ctrl_done);
+	wdrv_dma_init(&fw->dma);
+
+	ret = rings_alloc(fw, cfg->numa_node);
+	if (!ret)
+		ret = device_create(fw);
+	if (!ret)
+		ret = firmware_start(fw);
+	/* wdrv_fw_fini() undoes whatever of the above was done. */
+	if (ret)
+		wdrv_fw_fini(fw);
+	return ret;
+}
+
+/**
+ * wdrv_fw_fini() - stop the device and free the interface
+ * @fw: firmware interface
+ *
+ * The device's threads stop first, so nothing touches the rings after.
+ */
+void wdrv_fw_fini(struct wdrv_fw *fw)
+{
+	wfs_device_destroy(fw->wfs);
+	fw->wfs = NULL;
+	free_parked(fw);
+	if (fw->ctrl_buf_addr)
+		wdrv_dma_unmap(&fw->dma, fw->ctrl_buf_addr);
+	if (fw->cpl_addr)
+		wdrv_dma_unmap(&fw->dma, fw->cpl_addr);
+	if (fw->cmd_addr)
+		wdrv_dma_unmap(&fw->dma, fw->cmd_addr);
+	kvfree(fw->ctrl_buf);
+	kvfree(fw->cpl_ring);
+	kvfree(fw->cmd_ring);
+	wdrv_dma_fini(&fw->dma);
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wafer firmware interface: the driver's side of the firmware ABI
+ * (firmware-sim/wfw_abi.h).  It owns the simulated device instance, the
+ * command and completion rings, the interrupt handler, control commands
+ * (synchronous, one at a time) and reset.  Job completions are handed up to
+ * the job layer through a callback, so this layer knows nothing above it.
+ */
+#ifndef WDRV_FW_H
+#define WDRV_FW_H
+
+#include <linux/bits.h>
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+#include "wdrv_dma.h"
+#include "wfw_abi.h"
+
+struct wfs_device;
+struct wdrv_fw;
+
+/*
+ * Cookies with the host ABI's control bit (wfw_host.h) are control
+ * commands; the rest belong to jobs.  Bits 62..32 of a posted cookie carry
+ * the reset generation it was posted in (the job layer's cookies are 32
+ * bits): a completion from before a reset can then never complete a
+ * command of the same id posted after.
+ */
+#define WDRV_FW_COOKIE_GEN	GENMASK_ULL(62, 32)
+
+#define WDRV_FW_CMD_ENTRIES	256
+#define WDRV_FW_CPL_ENTRIES	256
+#define WDRV_FW_CTRL_BUF_SIZE	(64 * 1024)
+
+/**
+ * struct wdrv_fw_config - how to bring a device up
+ * @profile: "wafer" or "asic"
+ * @stages: stage count, 0 for the profile's
+ * @sram_bytes: SRAM per stage, 0 for the profile's
+ * @numa_node: node for SRAM and firmware threads, or NUMA_NO_NODE
+ * @index: device index (thread names, log lines)
+ * @fault_inject: allow the test-only FAULT_INJECT command
+ * @ctrl_timeout_ms: how long a control command may wait while the firmware
+ *	completes nothing (jobs ahead of it in the ring may take longer)
+ * @job_cpl: called for each job completion, from the interrupt handler
+ *	(process context, must not sleep for long); @cpl is a verified copy
+ * @fault: called when the device faulted or a completion was lost or
+ *	corrupt; the owner must schedule a reset (not call it from here)
+ * @owner: for the callbacks
+ */
+struct wdrv_fw_config {
+	const char *profile;
+	u32 stages;
+	u64 sram_bytes;
+	int numa_node;
+	int index;
+	bool fault_inject;
+	unsigned int ctrl_timeout_ms;
+	void (*job_cpl)(void *owner, const struct wfw_cpl *cpl);
+	void (*fault)(void *owner, const char *why);
+	void *owner;
+};
+
+/**
+ * struct wdrv_fw - one device's firmware interface
+ * @wfs: the simulated device
+ * @dma: its address space
+ * @cfg: how it was brought up (callbacks included)
+ * @cmd_ring: command ring memory (device address @cmd_addr)
+ * @cpl_ring: completion ring memory (device address @cpl_addr)
+ * @cmd_addr: device address of @cmd_ring
+ * @cpl_addr: device address of @cpl_ring
+ * @ctrl_buf: buffer control commands have the firmware write to
+ * @ctrl_buf_addr: its device address
+ * @reset_sem: Held for writing across a reset; control commands take it
+ *	for reading from taking their cookie until posted, so none is posted
+ *	into a ring being reset or with a cookie of the generation before
+ * @cmd_lock: Protects @cmd_tail, @resetting, @gen and writes to the
+ *	command ring
+ * @cmd_tail: producer index of the command ring
+ * @resetting: a reset is in progress: nothing may be posted
+ * @gen: reset generation, stamped into posted cookies (WDRV_FW_COOKIE_GEN)
+ * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
+ * @cpl_head: consumer index of the completion ring
+ * @cpl_seq: sequence number of the last completion seen
+ * @ctrl_lock: Serialises control commands (one in flight at a time)
+ * @ctrl_done: completed when the pending control command finishes
+ * @ctrl_cookie: cookie of the pending control command, 0 if none
+ * @ctrl_cpl: its completion record
+ * @ctrl_seq: source of control cookies
+ * @park_lock: Protects @parked
+ * @parked: buffers of control commands that timed out or were abandoned,
+ *	which the firmware may still read: unmapped and freed once a later
+ *	control command completes, by a reset, or by fini
+ * @info: GET_INFO result from bring-up (device shape; model fields stale)
+ */
+struct wdrv_fw {
+	struct wfs_device *wfs;
+	struct wdrv_dma dma;
+	struct wdrv_fw_config cfg;
+	struct wfw_cmd *cmd_ring;
+	struct wfw_cpl *cpl_ring;
+	u64 cmd_addr;
+	u64 cpl_addr;
+	void *ctrl_buf;
+	u64 ctrl_buf_addr;
+	struct rw_semaphore reset_sem;
+	spinlock_t cmd_lock; /* Protects cmd_tail, resetting, gen, the ring */
+	u32 cmd_tail;
+	bool resetting;
+	u32 gen;
+	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
+	u32 cpl_head;
+	u32 cpl_seq;
+	struct mutex ctrl_lock; /* Serialises control commands and ctrl_buf */
+	struct completion ctrl_done;
+	u64 ctrl_cookie;
+	struct wfw_cpl ctrl_cpl;
+	u64 ctrl_seq;
+	struct mutex park_lock; /* Protects parked */
+	struct list_head parked;
+	struct wfw_info info;
+};
+
+int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg);
+void wdrv_fw_fini(struct wdrv_fw *fw);
+int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd);
+int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl);
+int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
+		     void *buf, u64 addr, bool *taken);
+int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
+		      void *out, u32 len, struct wfw_cpl *cpl);
+void wdrv_fw_reset(struct wdrv_fw *fw, bool full);
+u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off);
+
+#endif /* WDRV_FW_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wafer jobs, inside the job layer: the structures the scheduler backend
+ * (wdrv_sched.c), submission (wdrv_submit.c) and WAIT with its results
+ * table (wdrv_wait.c) share.  Everything else goes through wdrv_job.h.
+ */
+#ifndef WDRV_JOB_PRIV_H
+#define WDRV_JOB_PRIV_H
+
+#include <linux/dma-fence.h>
+#include <linux/iosys-map.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/llist.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include <drm/gpu_scheduler.h>
+
+#include "wdrv_drv.h"
+#include "wdrv_job.h"
+
+/**
+ * struct wdrv_job_queue - one device's job scheduling state
+ * @wdev: device
+ * @sched: the scheduler feeding the firmware's command ring
+ * @wq: ordered queue for the scheduler's timeouts and for recovery
+ * @jobs: cookie -> job, from run_job until the job is freed (the id is
+ *	reserved at submit, so no other job can reuse it meanwhile)
+ * @fence_lock: Protects the hardware fences and every timeline's @pending
+ *	list and seqno
+ * @recover_work: resets the device after a fault
+ * @free_list: jobs the scheduler freed, to release from @free_work
+ * @free_work: releases their buffers outside the fence-signalling paths
+ * @resets: recoveries performed
+ * @timeouts: jobs that timed out
+ * @completed: jobs the firmware completed
+ * @busy_ns: modelled device time of those jobs
+ * @results: results the files of this device retain for WAIT (debugfs)
+ */
+struct wdrv_job_queue {
+	struct wdrv_device *wdev;
+	struct drm_gpu_scheduler sched;
+	struct workqueue_struct *wq;
+	struct xarray jobs;
+	spinlock_t fence_lock; /* Protects hw fences, timelines' pending, seqno */
+	struct work_struct recover_work;
+	struct llist_head free_list;
+	struct work_struct free_work;
+	atomic64_t resets;
+	atomic64_t timeouts;
+	atomic64_t completed;
+	atomic64_t busy_ns;
+	atomic64_t results;
+};
+
+/**
+ * struct wdrv_timeline - the hardware fences of one file's jobs
+ * @ref: held by the file and by each of its jobs
+ * @context: their dma-fence context
+ * @seqno: last seqno handed out (under the queue's fence_lock)
+ * @pending: jobs run and not yet signalled, oldest first (under the
+ *	queue's fence_lock)
+ */
+struct wdrv_timeline {
+	struct kref ref;
+	u64 context;
+	u64 seqno;
+	struct list_head pending;
+};
+
+/**
+ * struct wdrv_file_jobs - per-file job state
+ * @entity: the file's scheduler entity
+ * @tl: the timeline of the file's hardware fences
+ * @lock: Protects @results, @n_results and @next_seqno
+ * @results: seqno -> struct wdrv_job_result, until waited for
+ * @n_results: entries in @results
+ * @next_seqno: last seqno handed out
+ */
+struct wdrv_file_jobs {
+	struct drm_sched_entity entity;
+	struct wdrv_timeline *tl;
+	struct mutex lock; /* Protects results, n_results and next_seqno */
+	struct xarray results;
+	unsigned int n_results;
+	u64 next_seqno;
+};
+
+/**
+ * struct wdrv_job - a submitted job
+ * @base: scheduler job
+ * @q: device queue
+ * @wfile: submitting file (reference held)
+ * @tl: its file's timeline (reference held)
+ * @tl_node: in @tl->pending from run_job until its hardware fence signals
+ * @free_node: in the queue's free_list
+ * @ctx: context (reference held)
+ * @bo: input and output BOs (references held)
+ * @map: their kernel mappings
+ * @addr: their device addresses
+ * @cookie: id in @q->jobs and in the firmware command
+ * @cmd: the RUN_JOB command, ready for the ring
+ * @hw_fence: signalled when the firmware completes the job
+ * @hw_fence_live: @hw_fence was initialised by run_job
+ * @result: shared with the file's wait table
+ * @finished_cb: uncounts the job from @wfile->unfinished when it finishes
+ * @counted: the job is still counted in @wfile->unfinished
+ * @claimed: someone (completion, failure on reset) took the job to signal
+ *	its hardware fence: exactly once
+ * @done: completed; its fence signals once the earlier jobs of @tl have
+ *	(under the queue's fence_lock)
+ * @status: the status it completed with (under the queue's fence_lock)
+ */
+struct wdrv_job {
+	struct drm_sched_job base;
+	struct wdrv_job_queue *q;
+	struct wdrv_file *wfile;
+	struct wdrv_timeline *tl;
+	struct list_head tl_node;
+	struct llist_node free_node;
+	struct wdrv_ctx *ctx;
+	struct drm_gem_object *bo[2];
+	struct iosys_map map[2];
+	u64 addr[2];
+	u32 cookie;
+	struct wfw_cmd cmd;
+	struct dma_fence *hw_fence;
+	bool hw_fence_live;
+	struct wdrv_job_result *result;
+	struct dma_fence_cb finished_cb;
+	atomic_t counted;
+	atomic_t claimed;
+	bool done;
+	int status;
+};
+
+static inline struct wdrv_job *to_wafer_job(struct drm_sched_job *sj)
+{
+	return container_of(sj, struct wdrv_job, base);
+}
+
+void wdrv_job_free(struct wdrv_job *job);
+void wdrv_job_uncount(struct wdrv_job *job);
+void wdrv_job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb);
+void wdrv_timeline_put(struct wdrv_timeline *tl);
+bool wdrv_results_drop(struct wdrv_job_queue *q, struct wdrv_file_jobs *fj,
+		       unsigned long seqno, struct wdrv_job_result *r);
+void wdrv_results_prune(struct wdrv_job_queue *q, struct wdrv_file_jobs *fj);
+
+#endif /* WDRV_JOB_PRIV_H */

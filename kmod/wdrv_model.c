@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer models and contexts.  Model blobs are copied out of the BO into
+ * kernel memory userspace cannot change and handed to the firmware, which
+ * validates them, through a mappable DMA window.  A model is unloaded when
+ * its loader and every context (so every job) using it are gone.
+ */
+#include <linux/iosys-map.h>
+#include <linux/overflow.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/wafer_accel.h>
+
+#include "wdrv_drv.h"
+#include "wdrv_gem.h"
+#include "wdrv_job.h"
+#include "wdrv_model.h"
+#include "wdrv_uapi.h"
+
+/* Copies [offset, offset + size) of a BO into a new kernel buffer. */
+static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
+			  u32 handle, u64 offset, u64 size)
+{
+	struct drm_gem_object *obj;
+	struct iosys_map map;
+	void *blob = ERR_PTR(-EINVAL);
+	u64 end;
+	int ret;
+
+	obj = drm_gem_object_lookup(file, handle);
+	if (!obj)
+		return ERR_PTR(-ENOENT);
+	if (check_add_overflow(offset, size, &end) || end > obj->size) {
+		drm_dbg(dev, "MODEL_LOAD: blob [%llu, +%llu) exceeds the %zu-byte BO\n",
+			offset, size, obj->size);
+		goto out_put;
+	}
+	/* Memory the user causes is charged to the user's memory cgroup. */
+	blob = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!blob) {
+		blob = ERR_PTR(-ENOMEM);
+		goto out_put;
+	}
+	ret = wdrv_gem_vmap(obj, &map);
+	if (ret == -EOPNOTSUPP)
+		drm_dbg(dev, "MODEL_LOAD: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
+			handle);
+	if (ret) {
+		kvfree(blob);
+		blob = ERR_PTR(ret);
+		goto out_put;
+	}
+	memcpy(blob, map.vaddr + offset, size);
+	drm_gem_vunmap_unlocked(obj, &map);
+out_put:
+	drm_gem_object_put(obj);
+	return blob;
+}
+
+/*
+ * Unloads the device's model from the firmware.  Nothing uses it any more
+ * (no context, so no job), so a firmware that still refuses (a context
+ * whose destruction a reset lost, a command that timed out) is reset in
+ * full rather than left holding a model nobody can unload.
+ */
+static void model_fw_unload(struct wdrv_device *wdev)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
+	struct wfw_cpl cpl;
+	int ret;
+
+	lockdep_assert_held(&wdev->model_lock);
+	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
+	if (!ret || ret == -ENOENT)
+		return;
+	drm_warn(&wdev->drm, "the firmware keeps an unused model (%d): full reset\n", ret);
+	wdrv_fw_reset(&wdev->fw, true);
+}
+
+static void model_release(struct kref *ref)
+{
+	struct wdrv_model *model = container_of(ref, struct wdrv_model, ref);
+	struct wdrv_device *wdev = model->wdev;
+
+	mutex_lock(&wdev->model_lock);
+	if (wdev->model == model) {
+		model_fw_unload(wdev);
+		wdev->model = NULL;
+	}
+	mutex_unlock(&wdev->model_lock);
+	kfree(model);
+}
+
+/* The caller must not hold model_lock: the last put unloads. */
+static void model_put(struct wdrv_model *model)
+{
+	kref_put(&model->ref, model_release);
+}
+
+/*
+ * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
+ * the firmware layer took @blob (the command may still read it).
+ */
+static int model_fw_load(struct wdrv_device *wdev, void *blob, u64 len,
+			 struct wfw_cpl *cpl, bool *taken)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	int ret;
+
+	*taken = false;
+	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, &cmd.load.addr);
+	if (ret)
+		return ret;
+	cmd.load.len = len;
+	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
+	if (ret == -EBUSY) {
+		/*
+		 * The driver has no model, the firmware has one: a load whose
+		 * outcome a timeout, a reset or a kill hid.  Nobody owns it.
+		 */
+		model_fw_unload(wdev);
+		ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
+	}
+	if (!*taken)
+		wdrv_dma_unmap(&wdev->fw.dma, cmd.load.addr);
+	return ret;
+}
+
+/*
+ * Header, section tables and alignment beyond the weights: a blob larger
+ * than all SRAM by more than this can never load, so is not copied.
+ */
+#define WDRV_MODEL_BLOB_SLACK	SZ_1M
+
+static int check_blob_size(struct wdrv_device *wdev, u64 size)
+{
+	u64 sram = (u64)wdev->fw.info.num_stages * wdev->fw.info.sram_bytes;
+
+	if (size <= sram + WDRV_MODEL_BLOB_SLACK)
+		return 0;
+	drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte blob exceeds the device's %llu bytes of SRAM\n",
+		size, sram);
+	return -EINVAL;
+}
+
+/* Firmware validation errors: a range outside the blob is bad input. */
+static int load_errno(int ret)
+{
+	return ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW ? -EINVAL : ret;
+}
+
+int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct wdrv_device *wdev = to_wafer_device(dev);
+	struct wdrv_file *wfile = to_wafer_file(file);
+	struct drm_wafer_model_load *args = data;
+	struct wdrv_model *model;
+	struct wfw_cpl cpl;
+	bool taken;
+	void *blob;
+	int ret;
+
+	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
+	if (!ret)
+		ret = check_blob_size(wdev, args->blob_size);
+	if (ret)
+		return ret;
+	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
+	if (!model)
+		return -ENOMEM;
+	/* Whether the device is free is known before copying anything. */
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		goto out_free_model;
+	if (wdev->model) {
+		ret = -EBUSY;
+		drm_dbg(dev, "MODEL_LOAD: the device already holds a model\n");
+		goto out_unlock;
+	}
+	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
+	if (IS_ERR(blob)) {
+		ret = PTR_ERR(blob);
+		goto out_unlock;
+	}
+	/* The firmware validates the blob; the driver speaks only its ABI. */
+	ret = load_errno(model_fw_load(wdev, blob, args->blob_size, &cpl, &taken));
+	if (!taken)
+		kvfree(blob);
+	if (ret == -ENOSPC) {
+		args->sram_needed = cpl.value;
+		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM, stages have %u KiB\n",
+			cpl.value, cpl.result1);
+	} else if (!ret) {
+		args->sram_needed = cpl.value;
+		kref_init(&model->ref);
+		model->wdev = wdev;
+		model->owner = wfile;
+		wfile->owns_model = true;
+		model->id = ++wdev->next_model_id;
+		wdev->model = model;
+		args->model_id = model->id;
+		model = NULL;
+	} else {
+		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);
+	}
+out_unlock:
+	mutex_unlock(&wdev->model_lock);
+out_free_model:
+	kfree(model);
+	return ret;
+}
+
+/*
+ * Drops @wfile's hold on the device's model if it is @id (0: any, the file
+ * is closing).  An explicit unload is refused while contexts use it; a
+ * closing file's model is unloaded when its last context goes.
+ */
+static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
+{
+	struct wdrv_model *model;
+	int ret = 0;
+
+	if (id)
+		ret = mutex_lock_killable(&wdev->model_lock);
+	else
+		mutex_lock(&wdev->model_lock);
+	if (ret)
+		return ret;
+	model = wdev->model;
+	if (!model || model->owner != wfile || (id && model->id != id))
+		ret = -ENOENT;
+	else if (id && kref_read(&model->ref) > 1)
+		ret = -EBUSY;
+	else
+		model->owner = NULL;
+	if (!ret)
+		wfile->owns_model = false;
+	mutex_unlock(&wdev->model_lock);
+	if (!ret)
+		model_put(model);
+	return ret;
+}
+
+int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_wafer_model_unload *args = data;
+	struct wdrv_file *wfile = to_wafer_file(file);
+	int ret;
+
+	if (args->pad || !args->model_id)
+		return -EINVAL;
+	/*
+	 * Contexts the file destroyed may still be held by its finished jobs
+	 * until the scheduler frees them, and are released in work items:
+	 * let both happen, so only contexts that still exist say -EBUSY.
+	 */
+	ret = wdrv_file_wait_idle(wfile, true);
+	if (ret)
+		return ret;
+	flush_workqueue(wfile->wdev->wq);
+	return model_disown(wfile->wdev, wfile, args->model_id);
+}
+
+/* Sends DESTROY_CONTEXT; a reset that discards the command is retried. */
+static void ctx_fw_destroy(struct wdrv_ctx *ctx)
+{
+	struct wdrv_device *wdev = ctx->wdev;
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+	struct wfw_cpl cpl;
+	int ret, tries = 3;
+
+	cmd.ctx.ctx_id = ctx->fw_id;
+	mutex_lock(&wdev->model_lock);
+	/* Once the model is gone (a full reset) the id may be another's. */
+	if (wdev->model == ctx->model) {
+		do {
+			ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
+		} while (ret == -EIO && --tries);
+		/* The model's release resets the firmware if it kept the context. */
+		if (ret && ret != -ENOENT)
+			drm_err_ratelimited(&wdev->drm,
+					    "destroying firmware context %u failed: %d\n",
+					    ctx->fw_id, ret);
+	}
+	mutex_unlock(&wdev->model_lock);
+	model_put(ctx->model);
+	kfree(ctx);
+}
+
+static void ctx_release_work(struct work_struct *work)
+{
+	ctx_fw_destroy(container_of(work, struct wdrv_ctx, release_work));
+}
+
+static void ctx_release(struct kref *ref)
+{
+	struct wdrv_ctx *ctx = container_of(ref, struct wdrv_ctx, ref);
+
+	/* The last reference may be a job's, dropped where we cannot sleep long. */
+	queue_work(ctx->wdev->wq, &ctx->release_work);
+}
+
+void wdrv_ctx_put(struct wdrv_ctx *ctx)
+{
+	kref_put(&ctx->ref, ctx_release);
+}
+
+/**
+ * wdrv_ctx_get() - look up a context of this file
+ * @wfile: the file
+ * @id: its context id
+ *
+ * Return: the context with a reference held, or NULL.
+ */
+struct wdrv_ctx *wdrv_ctx_get(struct wdrv_file *wfile, u32 id)
+{
+	struct wdrv_ctx *ctx;
+
+	mutex_lock(&wfile->lock);
+	ctx = xa_load(&wfile->contexts, id);
+	if (ctx)
+		kref_get(&ctx->ref);
+	mutex_unlock(&wfile->lock);
+	return ctx;
+}
+
+int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct wdrv_device *wdev = to_wafer_device(dev);
+	struct wdrv_file *wfile = to_wafer_file(file);
+	struct drm_wafer_ctx_create *args = data;
+	struct wfw_cmd cmd = { .opcode = WFW_OP_CREATE_CONTEXT };
+	struct wdrv_ctx *ctx;
+	struct wfw_cpl cpl;
+	u32 id;
+	int ret;
+
+	ret = wdrv_check_ctx_create(dev, args);
+	if (ret)
+		return ret;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	/*
+	 * The model must stay this file's until the firmware has the context:
+	 * otherwise an unload and another file's load could slip in between
+	 * and the context would land on that file's model.
+	 */
+	mutex_lock(&wdev->model_lock);
+	if (!wdev->model || wdev->model->owner != wfile ||
+	    wdev->model->id != args->model_id) {
+		mutex_unlock(&wdev->model_lock);
+		kfree(ctx);
+		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file\n", args->model_id);
+		return -ENOENT;
+	}
+	kref_init(&ctx->ref);
+	INIT_WORK(&ctx->release_work, ctx_release_work);
+	ctx->wdev = wdev;
+	ctx->slots = args->kv_slots;
+	ctx->ctx_len = args->ctx_len;
+
+	mutex_lock(&wfile->lock);
+	ret = xa_alloc(&wfile->contexts, &id, NULL,
+		       XA_LIMIT(1, wdrv_max_file_contexts), GFP_KERNEL);
+	if (ret) {
+		mutex_unlock(&wfile->lock);
+		mutex_unlock(&wdev->model_lock);
+		kfree(ctx);
+		drm_dbg(dev, "CTX_CREATE: the file has %u contexts already\n",
+			wdrv_max_file_contexts);
+		return ret == -EBUSY ? -EMFILE : ret;
+	}
+	cmd.ctx.slots = args->kv_slots;
+	cmd.ctx.ctx_len = args->ctx_len;
+	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
+	if (ret) {
+		xa_erase(&wfile->contexts, id);
+		mutex_unlock(&wfile->lock);
+		mutex_unlock(&wdev->model_lock);
+		kfree(ctx);
+		drm_dbg(dev, "CTX_CREATE: firmware said %d\n", ret);
+		/* ctx_len above the model's maximum is an out-of-range field. */
+		return ret == -E2BIG ? -EINVAL : ret;
+	}
+	ctx->fw_id = cpl.result0;
+	ctx->model = wdev->model;
+	kref_get(&ctx->model->ref);
+	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
+	mutex_unlock(&wfile->lock);
+	mutex_unlock(&wdev->model_lock);
+
+	args->kv_bytes = cpl.value;
+	args->ctx_id = id;
+	return 0;
+}
+
+int wdrv_ctx_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct wdrv_file *wfile = to_wafer_file(file);
+	struct drm_wafer_ctx_destroy *args = data;
+	struct wdrv_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	mutex_lock(&wfile->lock);
+	ctx = xa_erase(&wfile->contexts, args->ctx_id);
+	mutex_unlock(&wfile->lock);
+	if (!ctx)
+		return -ENOENT;
+	wdrv_ctx_put(ctx);
+	return 0;
+}
+
+/**
+ * wdrv_file_release_models() - drop a closing file's contexts and model
+ * @wfile: the file; its jobs have finished, or are past a bounded wait
+ *
+ * Jobs still on the device keep their contexts, and those the model: it is
+ * unloaded when the last of them goes, so the device becomes loadable again.
+ */
+void wdrv_file_release_models(struct wdrv_file *wfile)
+{
+	bool had_contexts = !xa_empty(&wfile->contexts);
+	struct wdrv_ctx *ctx;
+	unsigned long id;
+
+	xa_for_each(&wfile->contexts, id, ctx) {
+		xa_erase(&wfile->contexts, id);
+		wdrv_ctx_put(ctx);
+	}
+	/*
+	 * Contexts no job holds are destroyed in work items: before the model,
+	 * so that it is unloaded by the time close() returns.  A file without
+	 * contexts does not wait for others' work...
+	 */
+	if (had_contexts)
+		flush_workqueue(wfile->wdev->wq);
+	/* Nor, if it owns no model, for the model lock. */
+	if (wfile->owns_model)
+		model_disown(wfile->wdev, wfile, 0);
+}

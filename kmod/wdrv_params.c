@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer module parameters.  Defaults run the shared stories260K model on
+ * the "wafer" profile.
+ */
+#include <linux/moduleparam.h>
+#include <linux/numa.h>
+#include <linux/printk.h>
+#include <linux/nodemask.h>
+
+#include "wdrv_params.h"
+
+unsigned int wdrv_num_devices = 1;
+module_param_named(num_devices, wdrv_num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-16, default 1)");
+
+char *wdrv_profile = "wafer";
+module_param_named(profile, wdrv_profile, charp, 0444);
+MODULE_PARM_DESC(profile, "Device profile: wafer (many stages, large SRAM) or asic (few, small)");
+
+unsigned int wdrv_stages;
+module_param_named(stages, wdrv_stages, uint, 0444);
+MODULE_PARM_DESC(stages, "Pipeline stages per device (0: the profile's)");
+
+unsigned int wdrv_sram_kib;
+module_param_named(sram_kib, wdrv_sram_kib, uint, 0444);
+MODULE_PARM_DESC(sram_kib, "SRAM per stage in KiB (0: the profile's)");
+
+static int numa_node_arr[WDRV_MAX_DEVICES] = {
+	[0 ... WDRV_MAX_DEVICES - 1] = NUMA_NO_NODE
+};
+
+static unsigned int numa_node_count;
+module_param_array_named(numa_node, numa_node_arr, int, &numa_node_count, 0444);
+MODULE_PARM_DESC(numa_node, "NUMA node per device, comma separated (-1: any)");
+
+/* 0 would time every job out at once; an hour is far past any job. */
+#define WDRV_JOB_TIMEOUT_MAX_MS	3600000
+
+static int job_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint_minmax(val, kp, 1, WDRV_JOB_TIMEOUT_MAX_MS);
+
+	if (ret)
+		pr_err("wafer: job_timeout_ms=%s is out of range 1..%u\n", val,
+		       WDRV_JOB_TIMEOUT_MAX_MS);
+	return ret;
+}
+
+static const struct kernel_param_ops job_timeout_ops = {
+	.set = job_timeout_set,
+	.get = param_get_uint,
+};
+
+unsigned int wdrv_job_timeout_ms = 5000;
+module_param_cb(job_timeout_ms, &job_timeout_ops, &wdrv_job_timeout_ms, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "A job running longer is failed and the device reset (ms, 1-3600000, default 5000)");
+
+unsigned int wdrv_max_file_bo_mib = 1024;
+module_param_named(max_file_bo_mib, wdrv_max_file_bo_mib, uint, 0444);
+MODULE_PARM_DESC(max_file_bo_mib, "Buffer-object memory one open file may hold (MiB, default 1024)");
+
+unsigned int wdrv_max_file_contexts = 16;
+module_param_named(max_file_contexts, wdrv_max_file_contexts, uint, 0444);
+MODULE_PARM_DESC(max_file_contexts, "Contexts one open file may hold (default 16)");
+
+unsigned int wdrv_max_file_inflight = 256;
+module_param_named(max_file_inflight, wdrv_max_file_inflight, uint, 0444);
+MODULE_PARM_DESC(max_file_inflight, "Jobs one open file may have in flight (default 256)");
+
+bool wdrv_fault_inject;
+module_param_named(fault_inject, wdrv_fault_inject, bool, 0444);
+MODULE_PARM_DESC(fault_inject, "Allow the test-only firmware fault injection in debugfs (default off)");
+
+/**
+ * wdrv_check_num_devices() - validate the num_devices module parameter
+ * @n: the requested device count
+ *
+ * Return: 0, or -EINVAL (with a message) when @n is outside 1..16.
+ */
+int wdrv_check_num_devices(unsigned int n)
+{
+	if (n < 1 || n > WDRV_MAX_DEVICES) {
+		pr_err("wafer: num_devices=%u is out of range 1..%d\n",
+		       n, WDRV_MAX_DEVICES);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * wdrv_numa_node_param() - the NUMA node asked for device @index
+ * @index: device index
+ *
+ * Return: a valid online node, or NUMA_NO_NODE when none (or an offline
+ * one, with a warning in the log) was given.
+ */
+int wdrv_numa_node_param(unsigned int index)
+{
+	int node;
+
+	if (index >= numa_node_count)
+		return NUMA_NO_NODE;
+	node = numa_node_arr[index];
+	if (node == NUMA_NO_NODE)
+		return NUMA_NO_NODE;
+	if (node < 0 || node >= MAX_NUMNODES || !node_online(node)) {
+		pr_warn("wafer: device %u: numa_node=%d is not an online node; using any\n",
+			index, node);
+		return NUMA_NO_NODE;
+	}
+	return node;
+}

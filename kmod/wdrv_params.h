@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wafer module parameters: device shape and per-file limits.  Read once per
+ * device at probe time (the values a device runs with are in its struct).
+ */
+#ifndef WDRV_PARAMS_H
+#define WDRV_PARAMS_H
+
+#include <linux/types.h>
+
+#define WDRV_MAX_DEVICES	16
+
+extern unsigned int wdrv_num_devices;
+extern char *wdrv_profile;
+extern unsigned int wdrv_stages;
+extern unsigned int wdrv_sram_kib;
+extern unsigned int wdrv_job_timeout_ms;
+extern unsigned int wdrv_max_file_bo_mib;
+extern unsigned int wdrv_max_file_contexts;
+extern unsigned int wdrv_max_file_inflight;
+extern bool wdrv_fault_inject;
+
+int wdrv_check_num_devices(unsigned int n);
+int wdrv_numa_node_param(unsigned int index);
+
+#endif /* WDRV_PARAMS_H */

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer jobs: the drm_sched backend, completion and recovery.
+ *
+ * run_job only writes the command prepared at submission (wdrv_submit.c)
+ * to the firmware's ring.  The firmware's interrupt hands the completion to
+ * wdrv_job_fw_cpl(), which signals the job's hardware fence: no allocation
+ * and no sleeping lock on that path.
+ *
+ * The hardware fences of one file form one timeline (its own fence
+ * context) and signal in the order the jobs ran, which is the order they
+ * were submitted: a completion that arrives early (a job the firmware
+ * rejects at intake, or one on a faster slot) is held until every earlier
+ * job of its file has signalled.
+ *
+ * A job that outlives job_timeout_ms, a device fault, or a lost or corrupt
+ * completion makes the device reset: every job the firmware held fails
+ * (-ETIMEDOUT for the one that timed out, -EIO for the others) and later
+ * jobs run normally.
+ */
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "wdrv_job_priv.h"
+#include "wdrv_model.h"
+#include "wdrv_trace.h"
+
+static const char *wdrv_fence_driver_name(struct dma_fence *f)
+{
+	return "wafer";
+}
+
+static const char *wdrv_fence_timeline_name(struct dma_fence *f)
+{
+	return "wafer-firmware";
+}
+
+static const struct dma_fence_ops wdrv_hw_fence_ops = {
+	.get_driver_name = wdrv_fence_driver_name,
+	.get_timeline_name = wdrv_fence_timeline_name,
+};
+
+/* True for the one caller that gets to complete @job. */
+static bool job_claim(struct wdrv_job *job)
+{
+	return !atomic_xchg(&job->claimed, 1);
+}
+
+static void timeline_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct wdrv_timeline, ref));
+}
+
+void wdrv_timeline_put(struct wdrv_timeline *tl)
+{
+	kref_put(&tl->ref, timeline_release);
+}
+
+/*
+ * Signals the jobs of @tl that are done, oldest first, up to the first one
+ * that is not: a later fence of a timeline never signals before an earlier
+ * one.  A signalled job may be freed once the lock is dropped.
+ */
+static void timeline_signal_locked(struct wdrv_timeline *tl)
+{
+	struct wdrv_job *job, *next;
+
+	list_for_each_entry_safe(job, next, &tl->pending, tl_node) {
+		if (!job->done)
+			break;
+		list_del_init(&job->tl_node);
+		if (job->status)
+			dma_fence_set_error(job->hw_fence, job->status);
+		dma_fence_signal_locked(job->hw_fence);
+	}
+}
+
+/*
+ * Completes a job the caller has claimed: records its status and signals
+ * its hardware fence once every earlier job of its file has signalled.
+ * Nothing of the job is touched after the lock is dropped.
+ */
+static void job_complete(struct wdrv_job *job, int status, u64 device_ns)
+{
+	struct wdrv_job_queue *q = job->q;
+	unsigned long flags;
+
+	job->result->device_ns = device_ns;
+	spin_lock_irqsave(&q->fence_lock, flags);
+	job->status = status;
+	job->done = true;
+	timeline_signal_locked(job->tl);
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+}
+
+/**
+ * wdrv_job_fw_cpl() - firmware completion of a job (the interrupt path)
+ * @owner: the device
+ * @cpl: verified completion record
+ */
+void wdrv_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
+{
+	struct wdrv_device *wdev = owner;
+	struct wdrv_job *job = NULL;
+	bool fence_cookie;
+
+	fence_cookie = dma_fence_begin_signalling();
+	/*
+	 * Jobs leave q->jobs only when freed (under the xa_lock), so one found
+	 * under it is alive; once claimed it stays so until we signal it.
+	 */
+	if (cpl->cookie && cpl->cookie <= U32_MAX) {
+		xa_lock(&wdev->queue->jobs);
+		job = xa_load(&wdev->queue->jobs, cpl->cookie);
+		if (job && !job_claim(job))
+			job = NULL;
+		xa_unlock(&wdev->queue->jobs);
+	}
+	if (!job) {
+		drm_err_ratelimited(&wdev->drm, "completion for unknown job %llu\n", cpl->cookie);
+		goto out;
+	}
+	atomic64_inc(&wdev->queue->completed);
+	atomic64_add(cpl->device_ns, &wdev->queue->busy_ns);
+	atomic64_add(cpl->device_ns, &job->wfile->busy_ns);
+	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
+	job_complete(job, cpl->status, cpl->device_ns);
+out:
+	dma_fence_end_signalling(fence_cookie);
+}
+
+/* Gives the job its hardware fence, next on its file's timeline. */
+static void job_fence_init(struct wdrv_job *job)
+{
+	struct wdrv_job_queue *q = job->q;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->fence_lock, flags);
+	dma_fence_init(job->hw_fence, &wdrv_hw_fence_ops, &q->fence_lock,
+		       job->tl->context, ++job->tl->seqno);
+	list_add_tail(&job->tl_node, &job->tl->pending);
+	spin_unlock_irqrestore(&q->fence_lock, flags);
+	job->hw_fence_live = true;
+}
+
+static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
+{
+	struct wdrv_job *job = to_wafer_job(sj);
+	struct wdrv_job_queue *q = job->q;
+	struct dma_fence *fence;
+	int ret = 0;
+
+	job_fence_init(job);
+	/*
+	 * The cookie was reserved at submit and stays the job's until it is
+	 * freed: storing allocates nothing, and no other job can reuse it.
+	 * Every job that ran is in q->jobs, so that recovery finds it.
+	 */
+	xa_store(&q->jobs, job->cookie, job, GFP_NOWAIT);
+	/* The reference returned is taken first: signalling may free the job. */
+	fence = dma_fence_get(job->hw_fence);
+	if (unlikely(sj->s_fence->finished.error))
+		ret = sj->s_fence->finished.error;
+	else if (unlikely(drm_dev_is_unplugged(&q->wdev->drm)))
+		ret = -ENODEV;
+	if (!ret) {
+		trace_wafer_job_start(q->wdev->index, job->cookie);
+		ret = wdrv_fw_post(&q->wdev->fw, &job->cmd);
+	}
+	/* Failed without reaching the firmware: still in its file's order. */
+	if (ret && job_claim(job))
+		job_complete(job, ret, 0);
+	return fence;
+}
+
+/*
+ * Fails every job the firmware held; the device has just been reset (or
+ * unplugged: then every job fails with -ENODEV).  The scheduler is stopped,
+ * so no job is freed meanwhile.  The order jobs are failed in does not
+ * matter: each timeline signals oldest first.
+ */
+static void fail_held_jobs(struct wdrv_job_queue *q, struct drm_sched_job *bad)
+{
+	bool gone = drm_dev_is_unplugged(&q->wdev->drm);
+	struct wdrv_job *job;
+	unsigned long cookie;
+
+	xa_for_each(&q->jobs, cookie, job) {
+		if (job_claim(job))
+			job_complete(job, gone ? -ENODEV :
+				     &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+		/*
+		 * drm_sched_stop() detached the job from its hardware fence;
+		 * reattach it so that drm_sched_start() finishes the job with
+		 * the fence's status rather than -ECANCELED: our error, or
+		 * that of a completion that came in after the detach (the
+		 * firmware ran such a job: it must not be reported failed).
+		 */
+		if (!job->base.s_fence->parent)
+			job->base.s_fence->parent = dma_fence_get(job->hw_fence);
+	}
+}
+
+/*
+ * Resets the device and fails the jobs it held.  This is a fence-signalling
+ * critical section: nothing here may wait for a fence, allocate or take a
+ * lock held around such a wait; jobs drm_sched_stop() frees are released
+ * from free_work.
+ */
+static void recover(struct wdrv_job_queue *q, struct drm_sched_job *bad,
+		    const char *why)
+{
+	struct wdrv_device *wdev = q->wdev;
+	bool gone = drm_dev_is_unplugged(&wdev->drm);
+	bool fence_cookie;
+
+	if (!gone)
+		drm_err_ratelimited(&wdev->drm, "resetting the device: %s\n", why);
+	fence_cookie = dma_fence_begin_signalling();
+	drm_sched_stop(&q->sched, bad);
+	/* Unplugged: also drop the model and contexts, nothing will use them. */
+	wdrv_fw_reset(&wdev->fw, gone);
+	fail_held_jobs(q, bad);
+	drm_sched_start(&q->sched);
+	dma_fence_end_signalling(fence_cookie);
+	atomic64_inc(&q->resets);
+}
+
+static enum drm_gpu_sched_stat wdrv_timedout_job(struct drm_sched_job *sj)
+{
+	struct wdrv_job *job = to_wafer_job(sj);
+	struct wdrv_job_queue *q = job->q;
+
+	atomic64_inc(&q->timeouts);
+	trace_wafer_job_timeout(q->wdev->index, job->cookie);
+	recover(q, sj, "a job timed out");
+	if (drm_dev_is_unplugged(&q->wdev->drm))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/**
+ * wdrv_job_queue_unplug() - the device is going away: fail its jobs
+ * @wdev: device, already marked unplugged (drm_dev_unplug())
+ *
+ * Every job the firmware holds and every job still queued completes with
+ * -ENODEV; new submissions already fail at drm_dev_enter().  The firmware
+ * itself is stopped later, when the last file closes.  Runs as the
+ * recovery work, so it is serialised with timeouts and fault recovery.
+ */
+void wdrv_job_queue_unplug(struct wdrv_device *wdev)
+{
+	queue_work(wdev->queue->wq, &wdev->queue->recover_work);
+	flush_work(&wdev->queue->recover_work);
+}
+
+static void wdrv_recover_work(struct work_struct *work)
+{
+	struct wdrv_job_queue *q = container_of(work, struct wdrv_job_queue,
+						 recover_work);
+
+	recover(q, NULL, "firmware fault");
+}
+
+/**
+ * wdrv_job_fw_fault() - the firmware reported a fault or lost a completion
+ * @owner: the device
+ * @why: what happened
+ */
+void wdrv_job_fw_fault(void *owner, const char *why)
+{
+	struct wdrv_device *wdev = owner;
+
+	drm_err_ratelimited(&wdev->drm, "firmware: %s\n", why);
+	if (wdev->queue)
+		queue_work(wdev->queue->wq, &wdev->queue->recover_work);
+}
+
+static void job_release_buffers(struct wdrv_job *job)
+{
+	struct wdrv_dma *dma = &job->q->wdev->fw.dma;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (job->addr[i])
+			wdrv_dma_unmap(dma, job->addr[i]);
+		if (job->map[i].vaddr)
+			drm_gem_vunmap_unlocked(job->bo[i], &job->map[i]);
+		if (job->bo[i])
+			drm_gem_object_put(job->bo[i]);
+	}
+}
+
+/* The per-file limit counts jobs until they finish, not until freed. */
+void wdrv_job_uncount(struct wdrv_job *job)
+{
+	if (atomic_xchg(&job->counted, 0))
+		atomic_dec(&job->wfile->unfinished);
+}
+
+void wdrv_job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb)
+{
+	wdrv_job_uncount(container_of(cb, struct wdrv_job, finished_cb));
+}
+
+/* Releases what the job holds: may sleep, take dma_resv locks, allocate. */
+void wdrv_job_free(struct wdrv_job *job)
+{
+	wdrv_job_uncount(job);
+	job_release_buffers(job);
+	if (job->cookie)
+		xa_erase(&job->q->jobs, job->cookie);
+	if (job->ctx)
+		wdrv_ctx_put(job->ctx);
+	if (job->result)
+		wdrv_job_result_put(job->result);
+	if (job->hw_fence_live)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	if (job->tl)
+		wdrv_timeline_put(job->tl);
+	if (atomic_dec_and_test(&job->wfile->inflight))
+		wake_up_var(&job->wfile->inflight);
+	wdrv_file_put(job->wfile);
+	kfree(job);
+}
+
+static void wdrv_free_work(struct work_struct *work)
+{
+	struct wdrv_job_queue *q = container_of(work, struct wdrv_job_queue, free_work);
+	struct wdrv_job *job, *next;
+
+	llist_for_each_entry_safe(job, next, llist_del_all(&q->free_list), free_node)
+		wdrv_job_free(job);
+}
+
+/*
+ * Also called by drm_sched_stop() in recovery, inside its signalling
+ * section: the job leaves q->jobs here (no allocation), the rest is
+ * released from free_work.
+ */
+static void wdrv_free_job(struct drm_sched_job *sj)
+{
+	struct wdrv_job *job = to_wafer_job(sj);
+	struct wdrv_job_queue *q = job->q;
+
+	drm_sched_job_cleanup(sj);
+	xa_erase(&q->jobs, job->cookie);
+	job->cookie = 0;
+	if (llist_add(&job->free_node, &q->free_list))
+		queue_work(system_unbound_wq, &q->free_work);
+}
+
+static const struct drm_sched_backend_ops wdrv_sched_ops = {
+	.run_job = wdrv_run_job,
+	.timedout_job = wdrv_timedout_job,
+	.free_job = wdrv_free_job,
+};
+
+int wdrv_job_queue_init(struct wdrv_device *wdev)
+{
+	struct wdrv_job_queue *q;
+	struct drm_sched_init_args args = {
+		.ops = &wdrv_sched_ops,
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+		/* Leave room in the command ring for one control command. */
+		.credit_limit = WDRV_FW_CMD_ENTRIES - 1,
+		.timeout = msecs_to_jiffies(wdrv_job_timeout_ms),
+		.name = "wafer",
+		.dev = wdev->drm.dev,
+	};
+	int ret;
+
+	q = drmm_kzalloc(&wdev->drm, sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	q->wdev = wdev;
+	xa_init_flags(&q->jobs, XA_FLAGS_ALLOC1);
+	spin_lock_init(&q->fence_lock);
+	INIT_WORK(&q->recover_work, wdrv_recover_work);
+	init_llist_head(&q->free_list);
+	INIT_WORK(&q->free_work, wdrv_free_work);
+	q->wq = alloc_ordered_workqueue("wafer%u-recover", 0, wdev->index);
+	if (!q->wq)
+		return -ENOMEM;
+	args.timeout_wq = q->wq;
+	ret = drm_sched_init(&q->sched, &args);
+	if (ret) {
+		destroy_workqueue(q->wq);
+		return ret;
+	}
+	wdev->queue = q;
+	return 0;
+}
+
+void wdrv_job_queue_fini(struct wdrv_device *wdev)
+{
+	struct wdrv_job_queue *q = wdev->queue;
+
+	if (!q)
+		return;
+	drm_sched_fini(&q->sched);
+	cancel_work_sync(&q->recover_work);
+	flush_work(&q->free_work);
+	destroy_workqueue(q->wq);
+	WARN_ON(!xa_empty(&q->jobs));
+	xa_destroy(&q->jobs);
+	wdev->queue = NULL;
+}
+
+void wdrv_job_queue_show(struct wdrv_device *wdev, struct seq_file *m)
+{
+	struct wdrv_job_queue *q = wdev->queue;
+	struct wdrv_job *job;
+	unsigned long cookie;
+	unsigned int n = 0;
+
+	seq_printf(m, "resets: %lld\ntimeouts: %lld\nresults retained: %lld\n",
+		   atomic64_read(&q->resets), atomic64_read(&q->timeouts),
+		   atomic64_read(&q->results));
+	xa_lock(&q->jobs);
+	xa_for_each(&q->jobs, cookie, job) {
+		seq_printf(m, "job %lu: ctx %u slot %u pos %u tokens %u\n", cookie,
+			   job->cmd.job.ctx_id, job->cmd.job.slot,
+			   job->cmd.job.start_pos, job->cmd.job.n_tokens);
+		n++;
+	}
+	xa_unlock(&q->jobs);
+	seq_printf(m, "in flight: %u\n", n);
+}
+
+/* Jobs posted to the firmware and not yet completed. */
+u32 wdrv_job_queue_inflight(struct wdrv_device *wdev)
+{
+	struct wdrv_job_queue *q = wdev->queue;
+	struct wdrv_job *job;
+	unsigned long cookie;
+	u32 n = 0;
+
+	xa_lock(&q->jobs);
+	xa_for_each(&q->jobs, cookie, job)
+		n += !atomic_read(&job->claimed);
+	xa_unlock(&q->jobs);
+	return n;
+}
+
+u64 wdrv_job_queue_busy_ns(struct wdrv_device *wdev)
+{
+	return atomic64_read(&wdev->queue->busy_ns);
+}
+
+u64 wdrv_job_queue_completed(struct wdrv_device *wdev)
+{
+	return atomic64_read(&wdev->queue->completed);
+}
+
+#if IS_ENABLED(CONFIG_DRM_ACCEL_WAFER_KUNIT_TEST)
+#include "tests/wdrv_job_test.c"
+#endif

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer jobs: submission.  A job is validated and its buffers pinned and
+ * mapped into the device address space here, in the ioctl (where sleeping
+ * and allocating are fine), with everything run_job and completion need;
+ * drm_sched then orders it behind its in-fences (wdrv_sched.c).
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+#include <drm/wafer_accel.h>
+
+#include "wdrv_gem.h"
+#include "wdrv_job_priv.h"
+#include "wdrv_model.h"
+#include "wdrv_trace.h"
+#include "wdrv_uapi.h"
+
+/* Looks up, range-checks, pins, maps a job buffer into the device. */
+static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
+			  struct wdrv_job *job, int i, u32 handle, u64 offset,
+			  u64 len, u32 dma_flags)
+{
+	u64 end;
+	int ret;
+
+	job->bo[i] = drm_gem_object_lookup(file, handle);
+	if (!job->bo[i]) {
+		drm_dbg(dev, "SUBMIT: no BO with handle %u\n", handle);
+		return -ENOENT;
+	}
+	if (check_add_overflow(offset, len, &end) || end > job->bo[i]->size) {
+		drm_dbg(dev, "SUBMIT: [%llu, +%llu) exceeds BO %u (%zu bytes)\n",
+			offset, len, handle, job->bo[i]->size);
+		return -EINVAL;
+	}
+	ret = wdrv_gem_vmap(job->bo[i], &job->map[i]);
+	if (ret == -EOPNOTSUPP)
+		drm_dbg(dev, "SUBMIT: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
+			handle);
+	if (ret)
+		return ret;
+	return wdrv_dma_map(&job->q->wdev->fw.dma, job->map[i].vaddr + offset,
+			     len, dma_flags, &job->addr[i]);
+}
+
+static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
+			   const struct drm_wafer_job *a)
+{
+	u32 __user *handles = u64_to_user_ptr(a->in_syncobjs);
+	u32 i, h;
+	int ret;
+
+	for (i = 0; i < a->in_syncobj_count; i++) {
+		if (get_user(h, handles + i))
+			return -EFAULT;
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, h, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Allocates a job and counts it against its file's limit of jobs in flight. */
+static struct wdrv_job *job_alloc(struct wdrv_file *wfile)
+{
+	struct wdrv_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	job->q = wfile->wdev->queue;
+	kref_get(&wfile->ref);
+	job->wfile = wfile;
+	kref_get(&wfile->jobs->tl->ref);
+	job->tl = wfile->jobs->tl;
+	INIT_LIST_HEAD(&job->tl_node);
+	atomic_inc(&wfile->inflight);
+	atomic_set(&job->counted, 1);
+	if (atomic_inc_return(&wfile->unfinished) > wdrv_max_file_inflight) {
+		drm_dbg(&wfile->wdev->drm, "SUBMIT: %u jobs in flight already\n",
+			wdrv_max_file_inflight);
+		wdrv_job_free(job);
+		return ERR_PTR(-EBUSY);
+	}
+	return job;
+}
+
+/* Fills the RUN_JOB command run_job will post. */
+static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u64 out_len)
+{
+	job->cmd.opcode = WFW_OP_RUN_JOB;
+	job->cmd.cookie = job->cookie;
+	job->cmd.job.ctx_id = job->ctx->fw_id;
+	job->cmd.job.slot = a->slot;
+	job->cmd.job.start_pos = a->start_pos;
+	job->cmd.job.n_tokens = a->n_tokens;
+	job->cmd.job.in_addr = job->addr[0];
+	job->cmd.job.out_addr = job->addr[1];
+	job->cmd.job.out_len = out_len;
+	job->cmd.job.topk = a->top_k;
+	job->cmd.job.flags = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ?
+			     WFW_JOB_ALL_POSITIONS : 0;
+}
+
+/*
+ * Validates the job against its context, maps its buffers, allocates its
+ * result and hardware fence and reserves its cookie: everything run_job
+ * and completion need, so that they allocate nothing.
+ */
+static int job_prepare(struct drm_file *file, struct wdrv_job *job,
+		       const struct drm_wafer_job *a)
+{
+	struct drm_device *dev = file->minor->dev;
+	u64 out_len;
+	u32 cookie;
+	int ret;
+
+	job->ctx = wdrv_ctx_get(job->wfile, a->ctx_id);
+	if (!job->ctx) {
+		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
+		return -ENOENT;
+	}
+	ret = wdrv_job_validate(dev, a, job->ctx->slots, job->ctx->ctx_len, &out_len);
+	if (ret)
+		return ret;
+	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
+			     (u64)a->n_tokens * sizeof(u32), 0);
+	if (ret)
+		return ret;
+	ret = job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
+			     out_len, WDRV_DMA_WRITE);
+	if (ret)
+		return ret;
+	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
+	if (!job->result)
+		return -ENOMEM;
+	/* wdrv_job_free() drops this reference, whatever fails next. */
+	kref_init(&job->result->ref);
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->hw_fence)
+		return -ENOMEM;
+	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	job->cookie = cookie;
+	job_build_cmd(job, a, out_len);
+	return 0;
+}
+
+/*
+ * Gives the job its seqno (and its place in the file's results, for
+ * WAIT) and queues it.  Nothing can fail once the job is armed.
+ */
+static int job_push(struct wdrv_file_jobs *fj, struct wdrv_job *job,
+		    const struct drm_wafer_job *a, struct drm_syncobj *out_sync,
+		    u64 *seqno, struct wdrv_job_result **result)
+{
+	u64 s;
+	int ret;
+
+	guard(mutex)(&fj->lock);
+	s = fj->next_seqno + 1;
+	if (seqno) {
+		ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
+		if (ret)
+			return ret;
+		fj->n_results++;
+		atomic64_inc(&job->q->results);
+	}
+	fj->next_seqno = s;
+	wdrv_results_prune(job->q, fj);
+	drm_sched_job_arm(&job->base);
+	job->result->finished = dma_fence_get(&job->base.s_fence->finished);
+	if (dma_fence_add_callback(job->result->finished, &job->finished_cb, wdrv_job_finished_cb))
+		wdrv_job_uncount(job);
+	/* One reference for the file's table or the caller. */
+	kref_get(&job->result->ref);
+	if (out_sync)
+		drm_syncobj_replace_fence(out_sync, job->result->finished);
+	if (seqno)
+		*seqno = s;
+	else
+		*result = job->result;
+	trace_wafer_job_submit(job->q->wdev->index, job->cookie, a->ctx_id, a->slot,
+			       a->start_pos, a->n_tokens);
+	drm_sched_entity_push_job(&job->base);
+	return 0;
+}
+
+/**
+ * wdrv_job_submit() - validate and queue a job
+ * @file: submitting DRM file
+ * @a: the job descriptor (a kernel copy)
+ * @seqno: out: the job's sequence number in this file, for
+ *	DRM_IOCTL_WAFER_WAIT; NULL when the caller reaps the job itself
+ * @result: out, when @seqno is NULL: a reference to the job's result
+ *
+ * Return: 0 or a negative errno; nothing was queued on error.
+ */
+int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
+		    u64 *seqno, struct wdrv_job_result **result)
+{
+	struct wdrv_file *wfile = to_wafer_file(file);
+	struct drm_syncobj *out_sync = NULL;
+	struct wdrv_job *job;
+	int ret;
+
+	job = job_alloc(wfile);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	ret = job_prepare(file, job, a);
+	if (ret)
+		goto err_free;
+	if (a->out_syncobj) {
+		out_sync = drm_syncobj_find(file, a->out_syncobj);
+		if (!out_sync) {
+			ret = -ENOENT;
+			goto err_free;
+		}
+	}
+	ret = drm_sched_job_init(&job->base, &wfile->jobs->entity, 1, wfile, file->client_id);
+	if (ret)
+		goto err_free;
+	ret = add_in_syncobjs(job, file, a);
+	if (ret)
+		goto err_cleanup;
+	ret = job_push(wfile->jobs, job, a, out_sync, seqno, result);
+	if (ret)
+		goto err_cleanup;
+	if (out_sync)
+		drm_syncobj_put(out_sync);
+	return 0;
+
+err_cleanup:
+	drm_sched_job_cleanup(&job->base);
+err_free:
+	if (out_sync)
+		drm_syncobj_put(out_sync);
+	wdrv_job_free(job);
+	return ret;
+}
+
+int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct drm_wafer_submit *args = data;
+	int idx, ret;
+
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+	ret = wdrv_job_submit(file, &args->job, &args->seqno, NULL);
+	drm_dev_exit(idx);
+	return ret;
+}

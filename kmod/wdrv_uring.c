@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wafer io_uring front end.
+ *
+ * IORING_OP_URING_CMD with cmd_op DRM_WAFER_URING_CMD_SUBMIT carries the
+ * same struct drm_wafer_job as DRM_IOCTL_WAFER_SUBMIT in an SQE128's command
+ * area.  The job is queued exactly as the ioctl queues it; when its finished
+ * fence signals, the command completes from task work with the job's status
+ * as the CQE's res and, on CQE32 rings, its modelled device time in
+ * big_cqe[0].
+ *
+ * Exactly-once completion: the fence callback and cancellation (the ring
+ * going away, e.g. its process exiting) race through
+ * dma_fence_remove_callback(): cancellation completes the command only if
+ * it removed the callback before it ran; otherwise the callback's task work
+ * does.  The job itself still runs (and is freed) in either case.
+ */
+#include <linux/dma-fence.h>
+#include <linux/io_uring/cmd.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+#include <drm/wafer_accel.h>
+
+#include "wdrv_drv.h"
+#include "wdrv_job.h"
+#include "wdrv_uring.h"
+
+/* Bytes of command area in an SQE128 (its second half plus sqe->cmd). */
+#define WDRV_URING_CMD_AREA	80
+
+/**
+ * struct wdrv_uring_req - a submitted io_uring command
+ * @ioucmd: the command
+ * @cb: on the job's finished fence
+ * @result: the job's result (reference held)
+ */
+struct wdrv_uring_req {
+	struct io_uring_cmd *ioucmd;
+	struct dma_fence_cb cb;
+	struct wdrv_job_result *result;
+};
+
+/* What the command keeps in its inline pdu. */
+struct wdrv_uring_pdu {
+	struct wdrv_uring_req *req;
+};
+
+static struct wdrv_uring_req **pdu_req(struct io_uring_cmd *ioucmd)
+{
+	return &io_uring_cmd_to_pdu(ioucmd, struct wdrv_uring_pdu)->req;
+}
+
+/*
+ * Posts the CQE, then frees the request.  io_uring_cmd_done() takes the
+ * command off the cancelable list (under the ring's lock), so until it
+ * returns a cancellation may still look the request up: free it only after.
+ */
+static void req_complete(struct io_uring_cmd *ioucmd, int status, u64 device_ns,
+			 unsigned int issue_flags)
+{
+	struct wdrv_uring_req *req = *pdu_req(ioucmd);
+
+	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
+	wdrv_job_result_put(req->result);
+	kfree(req);
+}
+
+static void wdrv_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct wdrv_job_result *r = (*pdu_req(ioucmd))->result;
+
+	req_complete(ioucmd, r->finished->error, r->device_ns, issue_flags);
+}
+
+/* Runs where the fence signals (may be atomic): defer to task work. */
+static void wdrv_uring_fence_cb(struct dma_fence *f, struct dma_fence_cb *cb)
+{
+	struct wdrv_uring_req *req = container_of(cb, struct wdrv_uring_req, cb);
+
+	io_uring_cmd_complete_in_task(req->ioucmd, wdrv_uring_task_done);
+}
+
+static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct wdrv_uring_req *req = *pdu_req(ioucmd);
+
+	/* Lost the race: the fence callback's task work completes it. */
+	if (!dma_fence_remove_callback(req->result->finished, &req->cb))
+		return 0;
+	req_complete(ioucmd, -ECANCELED, 0, issue_flags);
+	return 0;
+}
+
+/**
+ * wdrv_uring_cmd() - file_operations.uring_cmd of the accel node
+ * @ioucmd: the command
+ * @issue_flags: IO_URING_F_*
+ *
+ * Return: -EIOCBQUEUED once the job is queued (the CQE follows), or a
+ * negative errno: -EINVAL without SQE128, for an unknown cmd_op or non-zero
+ * bytes after the job in the command area, -EAGAIN
+ * when called non-blocking (io_uring retries from a worker), -ENODEV after
+ * unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would return for the job.
+ */
+int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+	struct drm_file *file = ioucmd->file->private_data;
+	struct drm_device *dev = file->minor->dev;
+	struct wdrv_uring_req *req;
+	struct drm_wafer_job job;
+	int idx, ret;
+
+	if (issue_flags & IO_URING_F_CANCEL)
+		return wdrv_uring_cancel(ioucmd, issue_flags);
+	if (ioucmd->cmd_op != DRM_WAFER_URING_CMD_SUBMIT) {
+		drm_dbg(dev, "uring_cmd: unknown cmd_op 0x%x\n", ioucmd->cmd_op);
+		return -EINVAL;
+	}
+	if (!(issue_flags & IO_URING_F_SQE128)) {
+		drm_dbg(dev, "uring_cmd: the ring needs IORING_SETUP_SQE128\n");
+		return -EINVAL;
+	}
+	/* Submission sleeps (locks, allocation, pinning): not here. */
+	if (issue_flags & IO_URING_F_NONBLOCK)
+		return -EAGAIN;
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	BUILD_BUG_ON(sizeof(job) > WDRV_URING_CMD_AREA);
+	/* One copy: userspace may rewrite the SQE while we validate. */
+	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+	/* The area past the job is reserved: zero, so it can carry fields later. */
+	if (memchr_inv((const u8 *)io_uring_sqe_cmd(ioucmd->sqe) + sizeof(job), 0,
+		       WDRV_URING_CMD_AREA - sizeof(job))) {
+		drm_dbg(dev, "uring_cmd: non-zero bytes past the job in the command area\n");
+		ret = -EINVAL;
+		goto out;
+	}
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	req->ioucmd = ioucmd;
+	/* A cancel between marking and adding the callback finds it unlinked. */
+	INIT_LIST_HEAD(&req->cb.node);
+	ret = wdrv_job_submit(file, &job, NULL, &req->result);
+	if (ret) {
+		kfree(req);
+		goto out;
+	}
+	*pdu_req(ioucmd) = req;
+	/*
+	 * Cancelable before the callback can run: once it may have run, its
+	 * task work may have completed the command, and marking it then would
+	 * leave a completed command on the ring's cancelable list.
+	 */
+	io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
+	if (dma_fence_add_callback(req->result->finished, &req->cb, wdrv_uring_fence_cb))
+		wdrv_uring_task_done(ioucmd, issue_flags); /* already done */
+	ret = -EIOCBQUEUED;
+out:
+	drm_dev_exit(idx);
+	return ret;
+}

@@ -1,0 +1,884 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer bench: measured tokens/s and submission cost, every available
+ * backend in one run, printed as three tables:
+ *
+ *   single sequence      greedy decode, one job per token, waiting for each:
+ *                        host tokens/s and modelled tokens/s (the jobs'
+ *                        modelled latencies, summed: the decode serialises)
+ *   concurrent sequences B sequences in one context of B KV slots; each step
+ *                        submits B jobs in one batch and reaps B completions:
+ *                        aggregate host tokens/s and modelled tokens/s (tokens
+ *                        over the device's modelled makespan, see below)
+ *   submission cost      1-token jobs in batches of 1, 8, 32 per path (kernel:
+ *                        ioctl and io_uring; inproc for reference): jobs/s and
+ *                        p50/p99 of each job's submit -> reap host latency
+ *
+ * Modelled aggregate throughput needs the device's modelled clock, because
+ * jobs in flight together overlap in the pipeline (a job's own latency does
+ * not say by how much).  wafer_dev_stats() reports the makespan where the
+ * backend has it (inproc: the firmware's; kernel: a sysfs attribute if the
+ * driver exposes one).  Otherwise, for the kernel backend, it is estimated
+ * from the per-stage modelled busy time in debugfs: per step, the first job
+ * runs unobstructed (its latency L0) and each further one adds the busiest
+ * stage's time, so makespan = sum(L0) + (B-1)/B * busy(bottleneck); such
+ * figures are marked '~'.
+ *
+ * Without MODEL.bin a synthetic checkpoint of stories260K's shape (random
+ * weights) is used: the device's work does not depend on weight values.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_stats.h"
+
+#define MAX_B		16
+#define MAX_STAGES	256
+#define RES_SIZE	WAFER_RESULT_SIZE(0)
+
+static const unsigned int batch_sizes[] = { 1, 2, 4, 8, 16 };
+static const unsigned int submit_batches[] = { 1, 8, 32 };
+
+#define N_B	(sizeof(batch_sizes) / sizeof(batch_sizes[0]))
+#define N_SUB	(sizeof(submit_batches) / sizeof(submit_batches[0]))
+
+/**
+ * struct bench_args - parsed command line
+ * @model: checkpoint, or NULL for the synthetic one
+ * @index: kernel device, -1 for the first
+ * @kernel: run the kernel backend (-1: if a device exists)
+ * @inproc: run the inproc backend
+ * @conv: conversion options
+ * @tokens: decode steps per sequence
+ * @sub_jobs: jobs per submission-cost measurement
+ * @quick: --quick
+ */
+struct bench_args {
+	const char *model;
+	int index;
+	int kernel;
+	int inproc;
+	struct wafer_convert_opts conv;
+	unsigned int tokens;
+	unsigned int sub_jobs;
+	int quick;
+};
+
+/* How a modelled figure was obtained. */
+enum mkind { M_NONE, M_DEVICE, M_SUM, M_EST };
+
+/**
+ * struct decode_res - one decode measurement
+ * @backend: "kernel" / "inproc"
+ * @submit: submission path
+ * @b: sequences
+ * @tokens: tokens decoded, all sequences
+ * @host_ns: host time
+ * @model_ns: modelled device time (0: unknown)
+ * @kind: how @model_ns was obtained
+ */
+struct decode_res {
+	const char *backend;
+	const char *submit;
+	unsigned int b;
+	unsigned int tokens;
+	uint64_t host_ns;
+	uint64_t model_ns;
+	enum mkind kind;
+};
+
+/**
+ * struct sub_res - one submission-cost measurement
+ * @backend: "kernel" / "inproc"
+ * @submit: submission path
+ * @batch: jobs per wafer_submit
+ * @jobs: jobs measured
+ * @host_ns: host time, all of them
+ * @p50_ns: median submit -> reap latency
+ * @p99_ns: 99th percentile
+ * @dev_ns: modelled device time per job, mean
+ * @error: non-zero: the path is unavailable (message in @why)
+ * @why: reason
+ */
+struct sub_res {
+	const char *backend;
+	const char *submit;
+	unsigned int batch;
+	unsigned int jobs;
+	uint64_t host_ns;
+	uint64_t p50_ns;
+	uint64_t p99_ns;
+	uint64_t dev_ns;
+	int error;
+	char why[160];
+};
+
+/**
+ * struct bench - everything measured
+ * @single: single-sequence rows
+ * @n_single: their count
+ * @agg: concurrent rows
+ * @n_agg: their count
+ * @sub: submission-cost rows
+ * @n_sub: their count
+ * @devs: one description line per backend
+ * @n_devs: their count
+ */
+struct bench {
+	struct decode_res single[2];
+	unsigned int n_single;
+	struct decode_res agg[2 * N_B];
+	unsigned int n_agg;
+	struct sub_res sub[3 * N_SUB];
+	unsigned int n_sub;
+	char devs[2][256];
+	unsigned int n_devs;
+};
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "wafer bench: %s: %s\n", what, wafer_last_error());
+	return -1;
+}
+
+/* ------------------------------------------------------------ model -- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1Dull;
+}
+
+/*
+ * A llama2.c checkpoint of stories260K's shape with random weights, in a
+ * memfd: returns its fd (path /proc/self/fd/N) or -1.
+ */
+static int synthetic_model(char *path, size_t len)
+{
+	const int dim = 64, hidden = 172, layers = 5, heads = 8, kv_heads = 4;
+	const int vocab = 512, seq_len = 512, kv_dim = dim * kv_heads / heads;
+	const int32_t hdr[7] = { dim, hidden, layers, heads, kv_heads, vocab, seq_len };
+	/* llama2.c order: tok_emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3,
+	 * rms_final, freq_cis_real, freq_cis_imag (shared classifier). */
+	const size_t sizes[] = {
+		(size_t)vocab * dim, (size_t)layers * dim, (size_t)layers * dim * dim,
+		(size_t)layers * kv_dim * dim, (size_t)layers * kv_dim * dim,
+		(size_t)layers * dim * dim, (size_t)layers * dim,
+		(size_t)layers * hidden * dim, (size_t)layers * dim * hidden,
+		(size_t)layers * hidden * dim, (size_t)dim,
+		(size_t)seq_len * (dim / heads) / 2, (size_t)seq_len * (dim / heads) / 2,
+	};
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	float buf[1024];
+	size_t i, k, left;
+	int fd = memfd_create("wafer-bench-model", MFD_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "wafer bench: memfd_create: %s\n", strerror(errno));
+		return -1;
+	}
+	if (write(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
+		goto err;
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		/* RMS norm weights 1, matrices uniform in +-1/sqrt(dim)-ish. */
+		int norm = k == 1 || k == 6 || k == 10;
+
+		for (left = sizes[k]; left; ) {
+			size_t n = left < 1024 ? left : 1024;
+
+			for (i = 0; i < n; i++)
+				buf[i] = norm ? 1.0f : (float)((double)(rng_next(&rng) >> 11) /
+							       (double)(1ull << 53) - 0.5) * 0.25f;
+			if (write(fd, buf, n * sizeof(float)) != (ssize_t)(n * sizeof(float)))
+				goto err;
+			left -= n;
+		}
+	}
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+err:
+	fprintf(stderr, "wafer bench: writing the synthetic model: %s\n", strerror(errno));
+	close(fd);
+	return -1;
+}
+
+/* ---------------------------------------------------------- helpers -- */
+
+/* Submits all @n jobs (the device may take them in parts); 0 or -1. */
+static int submit_all(struct wafer_dev *dev, const struct wafer_job *jobs, unsigned int n)
+{
+	unsigned int done = 0;
+
+	while (done < n) {
+		int r = wafer_submit(dev, jobs + done, n - done);
+
+		if (r <= 0)
+			return fail("submitting jobs");
+		done += (unsigned int)r;
+	}
+	return 0;
+}
+
+/*
+ * Reaps @n completions into @cpl[0..n); @when[i], if @when, is the host
+ * time the reap that returned @cpl[i] came back.  0, or -1 (message
+ * printed) on a reap error or timeout, or a job with a non-zero status
+ * (@what names the jobs).
+ */
+static int reap_all(struct wafer_dev *dev, struct wafer_completion *cpl, unsigned int n,
+		    uint64_t *when, const char *what)
+{
+	unsigned int got = 0, i;
+
+	while (got < n) {
+		int r = wafer_reap(dev, cpl + got, n - got, 1, -1);
+		uint64_t tr = cli_now_ns();
+
+		if (r <= 0)
+			return fail(r ? "reaping completions" : "waiting for a job (timed out)");
+		for (i = got; i < got + (unsigned int)r; i++) {
+			if (cpl[i].status) {
+				fprintf(stderr, "wafer bench: %s failed: %s\n", what,
+					wafer_strerror(cpl[i].status));
+				return -1;
+			}
+			if (when)
+				when[i] = tr;
+		}
+		got += (unsigned int)r;
+	}
+	return 0;
+}
+
+/**
+ * struct run_bufs - what one measurement submits to
+ * @ctx: a context of the model
+ * @in: token ids
+ * @out: results
+ */
+struct run_bufs {
+	struct wafer_ctx *ctx;
+	struct wafer_bo *in;
+	struct wafer_bo *out;
+};
+
+/* A context of @slots x @ctx_len and the two buffers; 0 or -1 (message printed). */
+static int bufs_create(struct wafer_dev *dev, struct wafer_model *m, unsigned int slots,
+		       unsigned int ctx_len, size_t in_size, size_t out_size, struct run_bufs *rb)
+{
+	memset(rb, 0, sizeof(*rb));
+	if (wafer_ctx_create(m, slots, ctx_len, &rb->ctx))
+		return fail("creating the context");
+	if (wafer_bo_create(dev, in_size, &rb->in) || wafer_bo_create(dev, out_size, &rb->out))
+		return fail("allocating buffers");
+	return 0;
+}
+
+/* Frees what bufs_create() made, also after it failed. */
+static void bufs_destroy(struct run_bufs *rb)
+{
+	wafer_bo_destroy(rb->out);
+	wafer_bo_destroy(rb->in);
+	wafer_ctx_destroy(rb->ctx);
+}
+
+/* Max over stages of the modelled busy time, from debugfs; 0 if unreadable. */
+static uint64_t debugfs_bottleneck(int index, uint64_t *per_stage, int *n)
+{
+	static struct cli_stage_row rows[MAX_STAGES];
+	char err[256];
+	uint64_t max = 0;
+	int i, got = cli_read_stages(index, rows, MAX_STAGES, err, sizeof(err));
+
+	*n = got > 0 ? got : 0;
+	for (i = 0; i < *n; i++) {
+		per_stage[i] = rows[i].modelled_busy_ns;
+		if (per_stage[i] > max)
+			max = per_stage[i];
+	}
+	return max;
+}
+
+/* ----------------------------------------------------------- decode -- */
+
+/*
+ * Greedy decode of @b sequences for @steps positions each; every step
+ * submits the @b jobs in one batch and reaps @b completions.
+ */
+static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
+		  unsigned int steps, struct decode_res *r)
+{
+	static uint64_t busy0[MAX_STAGES], busy1[MAX_STAGES];
+	struct wafer_completion cpl[MAX_B];
+	struct wafer_job jobs[MAX_B];
+	struct wafer_dev_stats s0, s1;
+	struct run_bufs rb;
+	uint32_t tok[MAX_B], *ids;
+	uint64_t t0, sum_dev = 0, sum_first = 0;
+	unsigned int vocab = wafer_model_get_info(m)->vocab_size, pos, i;
+	int kernel = !strcmp(wafer_backend_name(dev), "kernel"), n0 = 0, n1 = 0, ret = -1;
+
+	if (bufs_create(dev, m, b, steps, (size_t)b * steps * 4, (size_t)b * RES_SIZE, &rb))
+		goto out;
+	ids = wafer_bo_map(rb.in);
+	for (i = 0; i < b; i++)	/* distinct sequences: BOS, or a different first token */
+		tok[i] = i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
+	wafer_dev_stats(dev, &s0);
+	if (kernel && !s0.modelled_makespan_ns)
+		debugfs_bottleneck(wafer_device_index(dev), busy0, &n0);
+	t0 = cli_now_ns();
+	for (pos = 0; pos < steps; pos++) {
+		uint64_t first = UINT64_MAX;
+
+		for (i = 0; i < b; i++) {
+			ids[i * steps + pos] = tok[i];
+			jobs[i] = (struct wafer_job){
+				.ctx = rb.ctx, .slot = i, .start_pos = pos, .n_tokens = 1,
+				.in = rb.in, .in_offset = (uint64_t)(i * steps + pos) * 4,
+				.out = rb.out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
+			};
+		}
+		if (submit_all(dev, jobs, b) || reap_all(dev, cpl, b, NULL, "a decode job"))
+			goto out;
+		for (i = 0; i < b; i++) {
+			sum_dev += cpl[i].device_ns;
+			if (cpl[i].device_ns < first)
+				first = cpl[i].device_ns;
+		}
+		sum_first += first;
+		for (i = 0; i < b; i++)
+			tok[i] = wafer_result(rb.out, (uint64_t)i * RES_SIZE, 0, 0)->argmax;
+	}
+	r->host_ns = cli_now_ns() - t0;
+	r->b = b;
+	r->tokens = b * steps;
+	r->kind = M_NONE;
+	r->model_ns = 0;
+	wafer_dev_stats(dev, &s1);
+	if (s1.modelled_makespan_ns > s0.modelled_makespan_ns) {
+		r->model_ns = s1.modelled_makespan_ns - s0.modelled_makespan_ns;
+		r->kind = M_DEVICE;
+	} else if (b == 1) {
+		r->model_ns = sum_dev;	/* one job at a time: latencies add up */
+		r->kind = M_SUM;
+	} else if (kernel && n0) {
+		uint64_t max = 0;
+
+		debugfs_bottleneck(wafer_device_index(dev), busy1, &n1);
+		for (i = 0; i < (unsigned int)n0 && i < (unsigned int)n1; i++)
+			if (busy1[i] - busy0[i] > max)
+				max = busy1[i] - busy0[i];
+		if (max) {
+			r->model_ns = sum_first + max / b * (b - 1);
+			r->kind = M_EST;
+		}
+	}
+	ret = 0;
+out:
+	bufs_destroy(&rb);
+	return ret;
+}
+
+/* The single-sequence figure: modelled time is the sum of the latencies. */
+static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int steps,
+		  struct decode_res *r)
+{
+	struct wafer_completion c;
+	struct run_bufs rb;
+	uint64_t t0, sum = 0;
+	uint32_t *ids, token = WAFER_TOKEN_BOS;
+	unsigned int pos;
+	int ret = -1;
+
+	if (bufs_create(dev, m, 1, steps, (size_t)steps * 4, RES_SIZE, &rb))
+		goto out;
+	ids = wafer_bo_map(rb.in);
+	t0 = cli_now_ns();
+	for (pos = 0; pos < steps; pos++) {
+		struct wafer_job j = {
+			.ctx = rb.ctx, .slot = 0, .start_pos = pos, .n_tokens = 1,
+			.in = rb.in, .in_offset = (uint64_t)pos * 4, .out = rb.out,
+		};
+		int n;
+
+		ids[pos] = token;
+		if (submit_all(dev, &j, 1))
+			goto out;
+		n = wafer_reap(dev, &c, 1, 1, -1);
+		if (n != 1 || c.status) {
+			if (n == 1)
+				fprintf(stderr, "wafer bench: a decode job failed: %s\n",
+					wafer_strerror(c.status));
+			else
+				fail("waiting for a decode job");
+			goto out;
+		}
+		sum += c.device_ns;
+		token = wafer_result(rb.out, 0, 0, 0)->argmax;
+	}
+	r->host_ns = cli_now_ns() - t0;
+	r->b = 1;
+	r->tokens = steps;
+	r->model_ns = sum;
+	r->kind = M_SUM;
+	ret = 0;
+out:
+	bufs_destroy(&rb);
+	return ret;
+}
+
+/* --------------------------------------------------- submission cost -- */
+
+/* @jobs 1-token jobs (position 0 of slots 0..batch-1) in batches of @batch. */
+static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int batch,
+		   unsigned int njobs, struct sub_res *r)
+{
+	struct wafer_completion *cpl = calloc(batch, sizeof(*cpl));
+	struct wafer_job *jobs = calloc(batch, sizeof(*jobs));
+	uint64_t *when = calloc(batch, sizeof(*when));
+	uint64_t *lat = calloc(njobs, sizeof(*lat)), t0, dev_sum = 0;
+	struct run_bufs rb = { 0 };
+	unsigned int done = 0, i, round;
+	int ret = -1;
+
+	if (!cpl || !jobs || !when || !lat) {
+		fprintf(stderr, "wafer bench: %s\n", strerror(ENOMEM));
+		goto out;
+	}
+	if (bufs_create(dev, m, batch, 1, 4, (size_t)batch * RES_SIZE, &rb))
+		goto out;
+	*(uint32_t *)wafer_bo_map(rb.in) = WAFER_TOKEN_BOS;
+	for (i = 0; i < batch; i++)
+		jobs[i] = (struct wafer_job){
+			.ctx = rb.ctx, .slot = i, .start_pos = 0, .n_tokens = 1, .in = rb.in,
+			.out = rb.out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
+		};
+	/* Round 0 warms up (first-use costs), rounds 1.. are measured. */
+	t0 = 0;
+	for (round = 0; done < njobs; round++) {
+		unsigned int nb = round ? (njobs - done < batch ? njobs - done : batch) : batch;
+		uint64_t ts;
+
+		if (round == 1)
+			t0 = cli_now_ns();
+		ts = cli_now_ns();
+		if (submit_all(dev, jobs, nb) || reap_all(dev, cpl, nb, when, "a job"))
+			goto out;
+		if (!round)
+			continue;
+		for (i = 0; i < nb; i++) {
+			lat[done + i] = when[i] - ts;
+			dev_sum += cpl[i].device_ns;
+		}
+		done += nb;
+	}
+	r->host_ns = cli_now_ns() - t0;
+	r->batch = batch;
+	r->jobs = njobs;
+	r->dev_ns = dev_sum / njobs;
+	r->p50_ns = cli_percentile(lat, njobs, 50);
+	r->p99_ns = cli_percentile(lat, njobs, 99);
+	ret = 0;
+out:
+	bufs_destroy(&rb);
+	free(lat);
+	free(when);
+	free(jobs);
+	free(cpl);
+	return ret;
+}
+
+/* ---------------------------------------------------------- backends -- */
+
+static int open_load(const struct wafer_open_opts *o, const void *blob, size_t len,
+		     struct wafer_dev **dev, struct wafer_model **m)
+{
+	*dev = NULL;
+	*m = NULL;
+	if (wafer_open(o, dev))
+		return -1;
+	if (wafer_model_load(*dev, blob, len, m)) {
+		wafer_close(*dev);
+		*dev = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void close_dev(struct wafer_dev *dev, struct wafer_model *m)
+{
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+static void describe(struct bench *bn, struct wafer_dev *dev)
+{
+	struct wafer_info i;
+
+	wafer_query(dev, &i);
+	if (!strcmp(wafer_backend_name(dev), "kernel"))
+		snprintf(bn->devs[bn->n_devs++], sizeof(bn->devs[0]),
+			 "kernel: /dev/accel/accel%d, profile %s, %u stages x %llu KiB, %.2f GHz",
+			 wafer_device_index(dev), i.profile_name, i.stages,
+			 (unsigned long long)i.sram_bytes_per_stage >> 10, i.clock_hz / 1e9);
+	else
+		snprintf(bn->devs[bn->n_devs++], sizeof(bn->devs[0]),
+			 "inproc: firmware-sim in this process, profile %s, %u stages x %llu KiB, "
+			 "%.2f GHz", i.profile_name, i.stages,
+			 (unsigned long long)i.sram_bytes_per_stage >> 10, i.clock_hz / 1e9);
+}
+
+/* Decode figures (single + every B) on an open device. */
+static int run_decode(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
+		      struct wafer_model *m)
+{
+	const char *be = wafer_backend_name(dev), *sp = wafer_submit_name(dev);
+	struct decode_res *r = &bn->single[bn->n_single];
+	unsigned int k;
+
+	fprintf(stderr, "wafer bench: %s: single sequence, %u tokens\n", be, a->tokens);
+	if (single(dev, m, a->tokens, r))
+		return -1;
+	r->backend = be;
+	r->submit = sp;
+	bn->n_single++;
+	for (k = 0; k < N_B; k++) {
+		r = &bn->agg[bn->n_agg];
+		fprintf(stderr, "wafer bench: %s: %u sequences x %u tokens\n", be,
+			batch_sizes[k], a->tokens);
+		if (decode(dev, m, batch_sizes[k], a->tokens, r))
+			return -1;
+		r->backend = be;
+		r->submit = sp;
+		bn->n_agg++;
+	}
+	return 0;
+}
+
+static int run_subcost(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
+		       struct wafer_model *m)
+{
+	unsigned int k;
+
+	for (k = 0; k < N_SUB; k++) {
+		struct sub_res *r = &bn->sub[bn->n_sub];
+
+		fprintf(stderr, "wafer bench: %s/%s: %u jobs in batches of %u\n",
+			wafer_backend_name(dev), wafer_submit_name(dev), a->sub_jobs,
+			submit_batches[k]);
+		if (subcost(dev, m, submit_batches[k], a->sub_jobs, r))
+			return -1;
+		r->backend = wafer_backend_name(dev);
+		r->submit = wafer_submit_name(dev);
+		bn->n_sub++;
+	}
+	return 0;
+}
+
+static int run_kernel(struct bench *bn, const struct bench_args *a, const void *blob,
+		      size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_KERNEL, .index = a->index };
+	char uring_why[160] = "";
+	struct wafer_model *m;
+	struct wafer_dev *dev;
+	int ret;
+
+	/* Decode and the io_uring submission cost on a uring file... */
+	o.submit = WAFER_SUBMIT_URING;
+	if (open_load(&o, blob, len, &dev, &m)) {
+		snprintf(uring_why, sizeof(uring_why), "%s", wafer_last_error());
+		fprintf(stderr, "wafer bench: kernel, io_uring: %s\n", uring_why);
+		o.submit = WAFER_SUBMIT_IOCTL;
+		if (open_load(&o, blob, len, &dev, &m))
+			return fail("opening the kernel device");
+	}
+	describe(bn, dev);
+	ret = run_decode(bn, a, dev, m);
+	if (!ret && !strcmp(wafer_submit_name(dev), "uring")) {
+		ret = run_subcost(bn, a, dev, m);
+		close_dev(dev, m);
+		o.submit = WAFER_SUBMIT_IOCTL;
+		if (!ret && open_load(&o, blob, len, &dev, &m))
+			return fail("opening the kernel device for ioctl submission");
+		if (ret)
+			return ret;
+	}
+	/* ...and the ioctl path on its own file. */
+	if (!ret)
+		ret = run_subcost(bn, a, dev, m);
+	close_dev(dev, m);
+	if (!ret && uring_why[0]) {
+		struct sub_res *r = &bn->sub[bn->n_sub++];
+
+		memset(r, 0, sizeof(*r));
+		r->backend = "kernel";
+		r->submit = "uring";
+		r->error = 1;
+		snprintf(r->why, sizeof(r->why), "%s", uring_why);
+	}
+	return ret;
+}
+
+static int run_inproc(struct bench *bn, const struct bench_args *a, const void *blob,
+		      size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .index = -1 };
+	struct wafer_model *m;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (open_load(&o, blob, len, &dev, &m))
+		return fail("opening the inproc device");
+	describe(bn, dev);
+	ret = run_decode(bn, a, dev, m);
+	if (!ret)
+		ret = run_subcost(bn, a, dev, m);
+	close_dev(dev, m);
+	return ret;
+}
+
+/* ----------------------------------------------------------- output -- */
+
+static double per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? n * 1e9 / (double)ns : 0;
+}
+
+static const char *mark(enum mkind k)
+{
+	return k == M_EST ? "~" : "";
+}
+
+static void print_tables(const struct bench *bn, const struct bench_args *a,
+			 const char *model)
+{
+	unsigned int i, j;
+	int est = 0;
+
+	printf("wafer bench: model %s, int%u group %u, %u tokens per sequence%s\n", model,
+	       a->conv.wbits, a->conv.group_size, a->tokens, a->quick ? " (--quick)" : "");
+	for (i = 0; i < bn->n_devs; i++)
+		printf("  %s\n", bn->devs[i]);
+
+	printf("\nsingle sequence (greedy decode, one job per token)\n");
+	printf("  %-7s %-6s %6s %12s %12s %15s %15s\n", "backend", "submit", "tokens",
+	       "host tok/s", "host us/tok", "modelled tok/s", "modelled us/tok");
+	for (i = 0; i < bn->n_single; i++) {
+		const struct decode_res *r = &bn->single[i];
+
+		printf("  %-7s %-6s %6u %12.1f %12.1f %15.1f %15.2f\n", r->backend, r->submit,
+		       r->tokens, per_s(r->tokens, r->host_ns), r->host_ns / 1e3 / r->tokens,
+		       per_s(r->tokens, r->model_ns), r->model_ns / 1e3 / r->tokens);
+	}
+
+	printf("\nconcurrent sequences (one context with B KV slots; B jobs per batch, "
+	       "B completions reaped per step)\n");
+	printf("  %-7s %-6s %3s %6s %12s %10s %15s %10s\n", "backend", "submit", "B", "tokens",
+	       "host tok/s", "host xB=1", "modelled tok/s", "mod. xB=1");
+	for (i = 0; i < bn->n_agg; i++) {
+		const struct decode_res *r = &bn->agg[i], *base = r;
+		double h = per_s(r->tokens, r->host_ns), md = per_s(r->tokens, r->model_ns);
+
+		for (j = 0; j < bn->n_agg; j++)
+			if (bn->agg[j].backend == r->backend && bn->agg[j].b == 1)
+				base = &bn->agg[j];
+		est |= r->kind == M_EST;
+		printf("  %-7s %-6s %3u %6u %12.1f %9.2fx", r->backend, r->submit, r->b,
+		       r->tokens, h, h / per_s(base->tokens, base->host_ns));
+		if (r->model_ns) {
+			char v[32];
+
+			snprintf(v, sizeof(v), "%s%.1f", mark(r->kind), md);
+			printf(" %15s %9.2fx\n", v, md / per_s(base->tokens, base->model_ns));
+		}
+		else
+			printf(" %15s %10s\n", "n/a", "n/a");
+	}
+	if (est)
+		printf("  ~ estimated: the driver exposes no modelled makespan; sum of each step's "
+		       "first-job latency + (B-1)/B x the busiest stage's modelled busy time "
+		       "(debugfs stages)\n");
+
+	printf("\nsubmission cost (1-token jobs; latency = submit -> reap of each job, host time)\n");
+	printf("  %-7s %-6s %5s %6s %10s %10s %10s %13s\n", "backend", "submit", "batch", "jobs",
+	       "jobs/s", "p50 us", "p99 us", "modelled us/job");
+	for (i = 0; i < bn->n_sub; i++) {
+		const struct sub_res *r = &bn->sub[i];
+
+		if (r->error) {
+			printf("  %-7s %-6s unavailable: %s\n", r->backend, r->submit, r->why);
+			continue;
+		}
+		printf("  %-7s %-6s %5u %6u %10.1f %10.1f %10.1f %13.2f\n", r->backend, r->submit,
+		       r->batch, r->jobs, per_s(r->jobs, r->host_ns), r->p50_ns / 1e3,
+		       r->p99_ns / 1e3, r->dev_ns / 1e3);
+	}
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------ main -- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: wafer bench [MODEL.bin] [options]\n"
+		"  MODEL.bin             llama2.c checkpoint (default: synthetic, stories260K's shape)\n"
+		"  -d N                  kernel device /dev/accel/accelN (default: the first)\n"
+		"  --backend kernel|inproc|all   (default all: kernel when a wafer device exists)\n"
+		"  --quant int8|int4     weight format (default int8)\n"
+		"  --tokens N            decode steps per sequence (default 64; --quick 8)\n"
+		"  --jobs N              jobs per submission-cost figure (default 512; --quick 64)\n"
+		"  --quick               a short run, for tests\n");
+}
+
+enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_HELP };
+
+static const struct option long_opts[] = {
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "quant", required_argument, NULL, OPT_QUANT },
+	{ "tokens", required_argument, NULL, OPT_TOKENS },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse(struct bench_args *a, int argc, char **argv)
+{
+	unsigned int tokens = 0, jobs = 0;
+	int opt, bad;
+
+	memset(a, 0, sizeof(*a));
+	a->index = -1;
+	a->kernel = -1;
+	a->inproc = 1;
+	a->conv.wbits = 8;
+	a->conv.group_size = 32;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:h", long_opts, NULL)) != -1) {
+		bad = 0;
+		switch (opt) {
+		case 'd':
+			bad = cli_parse_index(optarg, &a->index);
+			a->kernel = 1;
+			break;
+		case OPT_BACKEND:
+			if (!strcmp(optarg, "kernel"))
+				a->kernel = 1, a->inproc = 0;
+			else if (!strcmp(optarg, "inproc"))
+				a->kernel = 0, a->inproc = 1;
+			else if (!strcmp(optarg, "all"))
+				a->kernel = -1, a->inproc = 1;
+			else
+				bad = 1;
+			break;
+		case OPT_QUANT:
+			bad = strcmp(optarg, "int8") && strcmp(optarg, "int4");
+			a->conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
+			break;
+		case OPT_TOKENS:
+			bad = parse_uint(optarg, 1, 4096, &tokens);
+			break;
+		case OPT_JOBS:
+			bad = parse_uint(optarg, 1, 1000000, &jobs);
+			break;
+		case OPT_QUICK:
+			a->quick = 1;
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad) {
+			fprintf(stderr, "wafer bench: bad value '%s'\n", optarg);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "wafer bench: at most one MODEL.bin\n");
+		return 2;
+	}
+	a->model = optind < argc ? argv[optind] : NULL;
+	a->tokens = tokens ? tokens : a->quick ? 8 : 64;
+	a->sub_jobs = jobs ? jobs : a->quick ? 64 : 512;
+	return 0;
+}
+
+int cli_cmd_bench(int argc, char **argv)
+{
+	static struct bench bn;
+	struct bench_args a;
+	char synth[64];
+	const char *path, *name;
+	size_t len = 0;
+	void *blob = NULL;
+	int ret = parse(&a, argc, argv), fd = -1, ndev;
+
+	if (ret)
+		return ret;
+	if (a.kernel) {
+		ndev = wafer_list_devices(NULL, 0);
+		if (ndev <= 0 && a.kernel > 0) {
+			fprintf(stderr, "wafer bench: the kernel backend needs a wafer device: %s\n",
+				ndev < 0 ? wafer_last_error() : "none in " WAFER_ACCEL_DIR);
+			return 1;
+		}
+		if (ndev <= 0)
+			fprintf(stderr, "wafer bench: no wafer device%s%s: inproc only\n",
+				ndev < 0 ? ": " : "", ndev < 0 ? wafer_last_error() : "");
+		a.kernel = ndev > 0;
+	}
+	if (a.model) {
+		path = name = a.model;
+	} else {
+		fd = synthetic_model(synth, sizeof(synth));
+		if (fd < 0)
+			return 1;
+		path = synth;
+		name = "synthetic (stories260K shape, random weights)";
+	}
+	ret = wafer_convert(path, &a.conv, &blob, &len);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		fail("converting the model");
+		return 1;
+	}
+	ret = 0;
+	if (a.kernel)
+		ret = run_kernel(&bn, &a, blob, len);
+	if (!ret && a.inproc)
+		ret = run_inproc(&bn, &a, blob, len);
+	free(blob);
+	if (ret)
+		return 1;
+	print_tables(&bn, &a, name);
+	return 0;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/* wafer list, wafer info: finding and describing devices. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_parse_index(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 4095)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int cli_parse_backend(const char *s, enum wafer_backend *out)
+{
+	if (!strcmp(s, "kernel"))
+		*out = WAFER_BACKEND_KERNEL;
+	else if (!strcmp(s, "inproc"))
+		*out = WAFER_BACKEND_INPROC;
+	else if (!strcmp(s, "auto"))
+		*out = WAFER_BACKEND_AUTO;
+	else
+		return -1;
+	return 0;
+}
+
+static void print_desc(const struct wafer_device_desc *d)
+{
+	printf("accel%d  %s  wafer %d.%d.%d  %s\n", d->index, d->path,
+	       d->drv_major, d->drv_minor, d->drv_patchlevel, d->desc);
+}
+
+int cli_cmd_list(int argc, char **argv)
+{
+	struct wafer_device_desc d[64];
+	int n, i;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "wafer list: takes no arguments\n");
+		return 2;
+	}
+	n = wafer_list_devices(d, 64);
+	if (n < 0) {
+		fprintf(stderr, "wafer: %s\n", wafer_last_error());
+		return 1;
+	}
+	if (n == 0)
+		fprintf(stderr, "wafer: no wafer devices in %s\n", WAFER_ACCEL_DIR);
+	for (i = 0; i < n && i < 64; i++)
+		print_desc(&d[i]);
+	return 0;
+}
+
+static void print_caps(uint64_t caps)
+{
+	static const char *const names[] = { "uring-submit", "int4", "int8",
+					     "all-positions", "prime" };
+	unsigned int i;
+
+	printf("caps:     ");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (caps & (1ull << i))
+			printf("%s ", names[i]);
+	printf("\n");
+}
+
+static void print_info(const struct wafer_info *i)
+{
+	printf("profile:  %s (%u)\n", i->profile_name, i->profile);
+	printf("firmware: ABI %u.%u, uAPI %u\n", i->fw_major, i->fw_minor, i->api_version);
+	printf("stages:   %u\n", i->stages);
+	printf("sram:     %llu KiB per stage, %llu KiB total",
+	       (unsigned long long)i->sram_bytes_per_stage >> 10,
+	       (unsigned long long)(i->sram_bytes_per_stage * i->stages) >> 10);
+	if (i->sram_bytes_free)
+		printf(", %llu KiB free", (unsigned long long)i->sram_bytes_free >> 10);
+	printf("\n");
+	printf("clock:    %.3f GHz, %u MACs/cycle per stage\n", i->clock_hz / 1e9,
+	       i->macs_per_cycle);
+	if (i->numa_node >= 0)
+		printf("numa:     node %d\n", i->numa_node);
+	else
+		printf("numa:     none\n");
+	print_caps(i->caps);
+	printf("limits:   %u models, %u contexts, %u jobs in flight, job timeout %u ms\n",
+	       i->max_models, i->max_contexts, i->max_inflight_jobs, i->job_timeout_ms);
+	printf("now:      %u models loaded, %u contexts, %u jobs in flight\n",
+	       i->models_loaded, i->contexts, i->jobs_inflight);
+}
+
+/* The DRM identity line(s) of a kernel device; 0 if found. */
+static int print_node(int index)
+{
+	struct wafer_device_desc d[64];
+	int n = wafer_list_devices(d, 64), i;
+
+	for (i = 0; i < n && i < 64; i++) {
+		if (index >= 0 && d[i].index != index)
+			continue;
+		printf("device:   accel%d (%s)\n", d[i].index, d[i].path);
+		printf("driver:   wafer %d.%d.%d\n", d[i].drv_major, d[i].drv_minor,
+		       d[i].drv_patchlevel);
+		printf("describe: %s\n", d[i].desc);
+		return d[i].index;
+	}
+	if (index >= 0) {
+		/* Opening it says why: missing, another driver's, permission. */
+		int fd = wafer_open_device(index);
+
+		if (fd >= 0) {
+			close(fd);
+			fprintf(stderr, "wafer: accel%d is not a wafer device\n", index);
+		} else {
+			fprintf(stderr, "wafer: %s\n", wafer_last_error());
+		}
+	} else if (n < 0) {
+		fprintf(stderr, "wafer: %s\n", wafer_last_error());
+	} else {
+		fprintf(stderr, "wafer: no wafer devices in %s\n", WAFER_ACCEL_DIR);
+	}
+	return -1;
+}
+
+int cli_cmd_info(int argc, char **argv)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_KERNEL, .index = -1 };
+	struct wafer_info info;
+	struct wafer_dev *dev = NULL;
+	int opt, ret;
+
+	optind = 1;
+	while ((opt = getopt(argc, argv, "d:b:")) != -1) {
+		if ((opt == 'd' && !cli_parse_index(optarg, &o.index)) ||
+		    (opt == 'b' && !cli_parse_backend(optarg, &o.backend)))
+			continue;
+		fprintf(stderr, "wafer info: usage: wafer info [-d N] [-b kernel|inproc]\n");
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wafer info: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (o.backend == WAFER_BACKEND_INPROC) {
+		printf("device:   inproc (firmware-sim in this process)\n");
+	} else {
+		o.backend = WAFER_BACKEND_KERNEL;
+		o.index = print_node(o.index);
+		if (o.index < 0)
+			return 1;
+	}
+	o.submit = WAFER_SUBMIT_IOCTL;
+	ret = wafer_open(&o, &dev);
+	if (!ret)
+		ret = wafer_query(dev, &info);
+	if (ret) {
+		fprintf(stderr, "wafer: %s\n", wafer_last_error());
+		wafer_close(dev);
+		return 1;
+	}
+	print_info(&info);
+	wafer_close(dev);
+	return 0;
+}

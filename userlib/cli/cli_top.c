@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer top: live per-stage utilisation of a kernel device, from what the
+ * driver exposes:
+ *
+ *   /sys/class/accel/accelN/device/{busy_ns,jobs_completed}
+ *   /sys/kernel/debug/accel/wafer.M/stages   (wafer.M: the platform device)
+ *
+ * Every interval it prints the deltas: jobs/s, tokens/s and, per stage,
+ * utilisation = modelled busy time gained / the interval, tokens/s, SRAM use
+ * and FIFO high-water.  On a terminal the screen is redrawn; otherwise one
+ * block per interval.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_stats.h"
+
+#define SYSFS_ACCEL	"/sys/class/accel"
+#define DEBUGFS_ROOT	"/sys/kernel/debug"
+#define MAX_STAGES	256
+
+int cli_sysfs_u64(int index, const char *attr, uint64_t *out)
+{
+	unsigned long long v;
+	char path[PATH_MAX];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), SYSFS_ACCEL "/accel%d/device/%s", index, attr);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &v) == 1)
+		*out = v;
+	else
+		ret = -EIO;
+	fclose(f);
+	return ret;
+}
+
+/* debugfs names the device's directory after the platform device (wafer.M). */
+static int stages_path(int index, char *path, size_t len, char *err, size_t errlen)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), SYSFS_ACCEL "/accel%d/device", index);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s (is accel%d a wafer device?)", link, strerror(e),
+			 index);
+		return -e;
+	}
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) > 64) {
+		snprintf(err, errlen, "%s: unexpected device name", link);
+		return -ENAMETOOLONG;
+	}
+	if (access(DEBUGFS_ROOT "/accel", F_OK)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s/accel: %s: debugfs is not mounted "
+			 "(mount -t debugfs none %s) or not readable (run as root)",
+			 DEBUGFS_ROOT, strerror(e), DEBUGFS_ROOT);
+		return -e;
+	}
+	snprintf(path, len, DEBUGFS_ROOT "/accel/%.64s/stages", base);
+	return 0;
+}
+
+int cli_read_stages(int index, struct cli_stage_row *rows, unsigned int max,
+			  char *err, size_t errlen)
+{
+	char path[PATH_MAX], *text;
+	size_t len = 0, cap = 1 << 16;
+	FILE *f;
+	int ret = stages_path(index, path, sizeof(path), err, errlen);
+
+	if (ret)
+		return ret;
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	text = malloc(cap + 1);
+	if (!text) {
+		fclose(f);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	len = fread(text, 1, cap, f);
+	if (ferror(f)) {
+		ret = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	text[len] = '\0';
+	if (!ret) {
+		ret = cli_stages_parse(text, rows, max);
+		if (ret < 0) {
+			ret = -EPROTO;
+			snprintf(err, errlen, "%s: not a stages table", path);
+		}
+	}
+	free(text);
+	return ret;
+}
+
+/**
+ * struct sample - one reading
+ * @t_ns: CLOCK_MONOTONIC when read
+ * @busy_ns: sysfs busy_ns
+ * @jobs: sysfs jobs_completed
+ * @n: stages
+ * @st: per stage
+ */
+struct sample {
+	uint64_t t_ns;
+	uint64_t busy_ns;
+	uint64_t jobs;
+	int n;
+	struct cli_stage_row st[MAX_STAGES];
+};
+
+static int take(int index, struct sample *s)
+{
+	char err[512];
+	int ret;
+
+	s->t_ns = cli_now_ns();
+	ret = cli_sysfs_u64(index, "busy_ns", &s->busy_ns);
+	if (!ret)
+		ret = cli_sysfs_u64(index, "jobs_completed", &s->jobs);
+	if (ret) {
+		fprintf(stderr, "wafer top: %s/accel%d/device/busy_ns, jobs_completed: %s\n",
+			SYSFS_ACCEL, index, strerror(-ret));
+		return ret;
+	}
+	s->n = cli_read_stages(index, s->st, MAX_STAGES, err, sizeof(err));
+	if (s->n < 0) {
+		fprintf(stderr, "wafer top: %s\n", err);
+		return s->n;
+	}
+	return 0;
+}
+
+static uint64_t delta(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;	/* counters reset with the device */
+}
+
+static void bar(char *out, double frac, int width)
+{
+	int i, fill = (int)(frac * width + 0.5);
+
+	for (i = 0; i < width; i++)
+		out[i] = i < fill ? '#' : '.';
+	out[width] = '\0';
+}
+
+static void print_block(int index, const struct sample *a, const struct sample *b, int tty)
+{
+	double dt = (double)delta(b->t_ns, a->t_ns) / 1e9;
+	uint64_t tokens = 0;
+	int i;
+
+	if (dt <= 0)
+		dt = 1e-9;
+	for (i = 0; i < b->n && i < a->n; i++)
+		tokens = delta(b->st[i].tokens, a->st[i].tokens) > tokens ?
+			 delta(b->st[i].tokens, a->st[i].tokens) : tokens;
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("wafer top: accel%d  interval %.0f ms  jobs %llu (%.1f/s)  tokens %llu (%.1f/s)  "
+	       "modelled job time %.3f ms\n", index, dt * 1e3,
+	       (unsigned long long)delta(b->jobs, a->jobs), delta(b->jobs, a->jobs) / dt,
+	       (unsigned long long)tokens, tokens / dt,
+	       delta(b->busy_ns, a->busy_ns) / 1e6);
+	printf("stage layers     util%%  %-20s   tokens/s  sram used/size KiB  fifo_hw\n",
+	       "busy (modelled)");
+	for (i = 0; i < b->n; i++) {
+		const struct cli_stage_row *r = &b->st[i], *o = i < a->n ? &a->st[i] : r;
+		double util = delta(r->modelled_busy_ns, o->modelled_busy_ns) / 1e9 / dt;
+		char layers[32], graph[24];
+
+		if (r->n_layers)
+			snprintf(layers, sizeof(layers), "%u-%u%s%s", r->first_layer,
+				 r->first_layer + r->n_layers - 1, r->embed ? "E" : "",
+				 r->head ? "H" : "");
+		else
+			snprintf(layers, sizeof(layers), "-%s%s", r->embed ? "E" : "",
+				 r->head ? "H" : "");
+		bar(graph, util > 1 ? 1 : util, 20);
+		printf("%5u %-7s %8.4f  %s %10.1f  %8llu/%-8llu  %7llu\n", r->stage, layers,
+		       util * 100, graph, delta(r->tokens, o->tokens) / dt,
+		       (unsigned long long)r->sram_used >> 10,
+		       (unsigned long long)r->sram_size >> 10, (unsigned long long)r->fifo_hw);
+	}
+	if (!tty)
+		printf("\n");
+	fflush(stdout);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: wafer top [-d N] [-n ITERATIONS] [-i INTERVAL_MS]\n"
+		"  -d N            device /dev/accel/accelN (default: the first wafer device)\n"
+		"  -n ITERATIONS   stop after this many intervals (default: run until killed)\n"
+		"  -i INTERVAL_MS  sampling interval (default 1000)\n"
+		"Reads sysfs and debugfs (root, debugfs mounted); utilisation is the\n"
+		"stage's modelled busy time gained per interval of host time.\n");
+}
+
+static int parse_count(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_cmd_top(int argc, char **argv)
+{
+	static struct sample s[2];
+	long iters = 0, interval = 1000, it;
+	int index = -1, opt, tty = isatty(STDOUT_FILENO), cur = 0;
+	struct timespec ts;
+
+	optind = 1;
+	while ((opt = getopt(argc, argv, "d:n:i:h")) != -1) {
+		if ((opt == 'd' && !cli_parse_index(optarg, &index)) ||
+		    (opt == 'n' && !parse_count(optarg, 1, LONG_MAX, &iters)) ||
+		    (opt == 'i' && !parse_count(optarg, 10, 3600000, &interval)))
+			continue;
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		usage(stderr);
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wafer top: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (index < 0) {
+		struct wafer_device_desc d;
+		int n = wafer_list_devices(&d, 1);
+
+		if (n <= 0) {
+			fprintf(stderr, "wafer top: no wafer device in %s: %s\n", WAFER_ACCEL_DIR,
+				n < 0 ? wafer_last_error() : wafer_strerror(-ENOENT));
+			return 1;
+		}
+		index = d.index;
+	} else {
+		char node[64];
+
+		snprintf(node, sizeof(node), WAFER_ACCEL_DIR "/accel%d", index);
+		if (access(node, F_OK)) {
+			fprintf(stderr, "wafer top: %s: %s\n", node, strerror(errno));
+			return 1;
+		}
+	}
+	if (take(index, &s[cur]))
+		return 1;
+	ts.tv_sec = interval / 1000;
+	ts.tv_nsec = (interval % 1000) * 1000000L;
+	for (it = 0; !iters || it < iters; it++) {
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		ts.tv_sec = interval / 1000;
+		ts.tv_nsec = (interval % 1000) * 1000000L;
+		if (take(index, &s[!cur]))
+			return 1;
+		print_block(index, &s[cur], &s[!cur], tty);
+		cur = !cur;
+	}
+	return 0;
+}
