@@ -64,8 +64,9 @@ static int check_load(const struct wfw_cmd_load_model *p)
 {
 	if (p->flags & ~WFW_LOAD_FLAGS_ALL || !ZERO(p->reserved))
 		return -WFS_EINVAL;
-	if (p->layer_first || p->layer_count)
-		return -WFS_EOPNOTSUPP;
+	/* A range is whole layers: a first layer alone means nothing. */
+	if (p->layer_first && !p->layer_count)
+		return -WFS_EINVAL;
 	if (p->len < sizeof(struct wfs_blob_header))
 		return -WFS_EINVAL;
 	return 0;
@@ -149,16 +150,49 @@ static int prescan_tokens(struct wfs_device *dev,
 	return 0;
 }
 
+/* The job's input and output kinds must be the loaded range's. */
+static int check_job_io(const struct wfs_model_state *m,
+			const struct wfw_cmd_run_job *p)
+{
+	u32 in_act = !!(p->flags & WFW_JOB_IN_ACT);
+	u32 out_act = !!(p->flags & WFW_JOB_OUT_ACT);
+
+	if (in_act == m->embed || out_act == m->head)
+		return -WFS_EINVAL;
+	if (out_act && (p->topk || (p->flags & WFW_JOB_ALL_POSITIONS)))
+		return -WFS_EINVAL;
+	return 0;
+}
+
+/* Input and output buffers: big enough and inside the address space. */
+static int check_job_bufs(const struct wfs_model_state *m,
+			  const struct wfw_cmd_run_job *p)
+{
+	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
+	u64 need, end;
+	u32 records;
+
+	if (p->flags & WFW_JOB_OUT_ACT) {
+		need = (u64)p->n_tokens * m->act_bytes;
+	} else {
+		records = (p->flags & WFW_JOB_ALL_POSITIONS) ? p->n_tokens : 1;
+		need = (u64)records * WFW_OUT_REC_SIZE(p->topk);
+	}
+	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
+	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens, &end))
+		return -WFS_EINVAL;
+	return 0;
+}
+
 /* RUN_JOB against the device's state, then into the job lifecycle. */
 static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 {
 	const struct wfw_cmd_run_job *p = &cmd->job;
+	const struct wfs_model_state *m = &dev->model;
 	struct wfs_ctx *ctx;
-	u64 need, end;
-	u32 records;
 	int ret;
 
-	if (!dev->model.loaded)
+	if (!m->loaded)
 		return -WFS_ENOENT;
 	ctx = wfs_ctx_lookup(dev, p->ctx_id);
 	if (!ctx)
@@ -167,12 +201,11 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;
 	if ((u64)p->start_pos + p->n_tokens > ctx->ctx_len)
 		return -WFS_ERANGE;
-	records = (p->flags & WFW_JOB_ALL_POSITIONS) ? p->n_tokens : 1;
-	need = (u64)records * WFW_OUT_REC_SIZE(p->topk);
-	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
-	    WFS_ADD_OVF(p->in_addr, 4ull * p->n_tokens, &end))
-		return -WFS_EINVAL;
-	ret = prescan_tokens(dev, p);
+	ret = check_job_io(m, p);
+	if (!ret)
+		ret = check_job_bufs(m, p);
+	if (!ret && m->embed)
+		ret = prescan_tokens(dev, p);
 	if (ret)
 		return ret;
 	return wfs_job_submit(dev, cmd->cookie, p, ctx);
@@ -228,7 +261,7 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	case WFW_OP_LOAD_MODEL:
 		pause = dev->cp.pause_load;
 		dev->cp.pause_load = 0;
-		return wfs_load_model(dev, cmd->load.addr, cmd->load.len, pause, c);
+		return wfs_load_model(dev, &cmd->load, pause, c);
 	case WFW_OP_UNLOAD_MODEL:
 		return cmd_unload(dev);
 	case WFW_OP_CREATE_CONTEXT:

@@ -76,7 +76,12 @@ static void info_model(struct wfs_device *dev, struct wfw_info *info)
 	info->model_loaded = 1;
 	info->dim = m->info.dim;
 	info->hidden_dim = m->info.hidden_dim;
-	info->n_layers = m->info.n_layers;
+	info->n_layers = m->n_layers;
+	info->layer_first = m->info.first_layer + m->range_first;
+	info->total_layers = m->info.total_layers;
+	info->act_rec_size = m->act_bytes;
+	info->model_flags = (m->embed ? WFW_MODEL_EMBED : 0) |
+			    (m->head ? WFW_MODEL_HEAD : 0);
 	info->n_heads = m->info.n_heads;
 	info->n_kv_heads = m->info.n_kv_heads;
 	info->vocab = m->info.vocab_size;
@@ -84,7 +89,7 @@ static void info_model(struct wfs_device *dev, struct wfw_info *info)
 	info->stages_used = m->map.stages_used;
 	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev,
 								m->max_ctx));
-	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->info.n_layers;
+	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->n_layers;
 }
 
 int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
@@ -115,11 +120,14 @@ int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 
 static void stage_stats(struct wfs_stage *st, struct wfw_stage_stats *ss)
 {
+	const struct wfs_model_state *m = &st->dev->model;
+
 	WFS_MEMSET(ss, 0, sizeof(*ss));
 	ss->stage = st->idx;
 	ss->flags = (st->mdl.embed ? WFW_STAGE_EMBED : 0) |
 		    (st->mdl.head ? WFW_STAGE_HEAD : 0);
-	ss->first_layer = st->mdl.first_layer;
+	ss->first_layer = st->mdl.n_layers ? m->info.first_layer +
+					     st->mdl.first_layer : 0;
 	ss->n_layers = st->mdl.n_layers;
 	ss->sram_size = st->sram.size;
 	ss->sram_used = st->sram.used;

@@ -55,12 +55,13 @@ out:
 	return job;
 }
 
-/* Copy the job's tokens into stage 0's FIFO, chunk by chunk. */
+/* Copy the job's tokens (or activations) into stage 0's FIFO by chunk. */
 static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 {
 	const struct wfw_cmd_run_job *p = &job->args;
 	struct wfs_fifo *in = &dev->stages[0].in;
 	u32 chunk = dev->hw.prof.chunk_tokens, done, n;
+	u64 rec = (p->flags & WFW_JOB_IN_ACT) ? dev->model.act_bytes : 4;
 	struct wfs_flit *e;
 
 	for (done = 0; done < p->n_tokens; done += chunk) {
@@ -68,10 +69,10 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 		e = wfs_fifo_reserve(&dev->sync, in);
 		if (!e)
 			return;	/* reset: the job is dropped */
-		if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + 4ull * done,
-				     e->buf, 4ull * n)) {
+		if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + rec * done,
+				     e->buf, rec * n)) {
 			job->status = -WFS_EFAULT;
-			WFS_MEMSET(e->buf, 0, 4ull * n);
+			WFS_MEMSET(e->buf, 0, rec * n);
 		}
 		e->job = (u32)(job - dev->job.jobs);
 		e->pos0 = p->start_pos + done;

@@ -69,17 +69,18 @@ static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
 	    sizeof(struct wfs_layer_view));
 	row(t, WFS_A_KV, "ctx%u.kv", WFS_ITEM_LAYER, 1, 1,
 	    wfs_kv_bytes(info, m->min_kv_pos));
-	row(t, WFS_A_EMBED_VIEW, "embed.view", WFS_ITEM_EMBED, 1, 1,
+	row(t, WFS_A_EMBED_VIEW, "embed.view", WFS_ITEM_EMBED, m->embed, 1,
 	    sizeof(struct wfs_embed_view));
-	row(t, WFS_A_EMBED, "embed", WFS_ITEM_EMBED, 1, 1, info->embed.size);
-	row(t, WFS_A_HEAD_VIEW, "head.view", WFS_ITEM_HEAD, 1, 1,
+	row(t, WFS_A_EMBED, "embed", WFS_ITEM_EMBED, m->embed, 1,
+	    info->embed.size);
+	row(t, WFS_A_HEAD_VIEW, "head.view", WFS_ITEM_HEAD, m->head, 1,
 	    sizeof(struct wfs_head_view));
-	row(t, WFS_A_HEAD, "head", WFS_ITEM_HEAD, 1, 1, info->head.size);
-	row(t, WFS_A_HEAD_SCRATCH, "head.scratch", WFS_ITEM_HEAD, 1, 1,
+	row(t, WFS_A_HEAD, "head", WFS_ITEM_HEAD, m->head, 1, info->head.size);
+	row(t, WFS_A_HEAD_SCRATCH, "head.scratch", WFS_ITEM_HEAD, m->head, 1,
 	    wfs_head_scratch_bytes(info));
-	row(t, WFS_A_TOPK, "topk", WFS_ITEM_HEAD, 1, 1,
+	row(t, WFS_A_TOPK, "topk", WFS_ITEM_HEAD, m->head, 1,
 	    WFS_TOPK_MAX * sizeof(struct wfs_topk_entry));
-	row(t, WFS_A_OUT, "out", WFS_ITEM_HEAD, 1, 1,
+	row(t, WFS_A_OUT, "out", WFS_ITEM_HEAD, m->head, 1,
 	    WFW_OUT_REC_SIZE(WFW_MAX_TOPK));
 	for (l = 0; l < info->n_layers; l++) {
 		if (wfs_model_layer_section(info, blob, l, &t->layer[l]) ||
@@ -108,9 +109,11 @@ static void table_budget(struct wfs_device *dev, struct wfs_map_input *in)
 		      a->item == WFS_ITEM_HEAD ? &in->head_bytes : &per_layer;
 		*sum += b;
 	}
-	for (l = 0; l < dev->model.info.n_layers; l++)
-		t->layer_need[l] = blk(t->layer[l].size) + per_layer;
-	in->n_layers = dev->model.info.n_layers;
+	for (l = 0; l < dev->model.n_layers; l++)
+		t->layer_need[l] =
+			blk(t->layer[dev->model.range_first + l].size) +
+			per_layer;
+	in->n_layers = dev->model.n_layers;
 	in->n_stages = dev->hw.prof.stages;
 	in->capacity = dev->stages[0].sram.size;
 	in->layer_bytes = t->layer_need;
@@ -232,11 +235,11 @@ static int load_stage(struct wfs_device *dev, const u8 *blob, u64 len,
 	struct wfs_stage_model *sm = &st->mdl;
 	int ret;
 
-	sm->first_layer = map->first_layer[s];
+	sm->first_layer = dev->model.range_first + map->first_layer[s];
 	sm->n_layers = map->n_layers[s];
-	sm->embed = s == 0;
-	sm->head = s == map->stages_used - 1;
-	sm->last = sm->head;
+	sm->last = s == map->stages_used - 1;
+	sm->embed = dev->model.embed && s == 0;
+	sm->head = dev->model.head && sm->last;
 	sm->free_at = 0;
 
 	ret = stage_buffers(dev, st);
@@ -283,8 +286,42 @@ void wfs_load_release(struct wfs_device *dev)
 	WFS_MEMSET(&dev->model, 0, sizeof(dev->model));
 }
 
+/*
+ * The layers to load: all of the blob's, or [layer_first, +layer_count) of
+ * the full model's numbering, inside the blob.  The range holds the
+ * embedding iff it starts at the model's first layer, the head iff it ends
+ * at its last (the blob has them then).
+ */
+static int load_range(struct wfs_device *dev,
+		      const struct wfw_cmd_load_model *p)
+{
+	struct wfs_model_state *m = &dev->model;
+	const struct wfs_model_info *info = &m->info;
+	u64 end = (u64)p->layer_first + p->layer_count;
+
+	if (p->layer_count && (p->layer_first < info->first_layer ||
+				end > (u64)info->first_layer + info->n_layers)) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: layers %u-%llu are not all in the blob (layers %u-%u of %u)",
+			       p->layer_first, (unsigned long long)end - 1,
+			       info->first_layer,
+			       info->first_layer + info->n_layers - 1,
+			       info->total_layers);
+		return -WFS_EINVAL;
+	}
+	m->range_first = p->layer_count ? p->layer_first - info->first_layer : 0;
+	m->n_layers = p->layer_count ? p->layer_count : info->n_layers;
+	if (m->n_layers > WFS_DEV_MAX_LAYERS)
+		return -WFS_E2BIG;
+	m->embed = info->first_layer + m->range_first == 0;
+	m->head = info->first_layer + m->range_first + m->n_layers ==
+		  info->total_layers;
+	return 0;
+}
+
 /* Validate the blob and derive the sizes every table row uses. */
-static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len)
+static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len,
+		      const struct wfw_cmd_load_model *p)
 {
 	struct wfs_model_state *m = &dev->model;
 	struct wfs_model_info *info = &m->info;
@@ -296,13 +333,9 @@ static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len)
 			       ret);
 		return ret;
 	}
-	if (info->input_kind != WFS_IO_TOKENS ||
-	    info->output_kind != WFS_IO_TOKENS) {
-		wfs_log_printf(&dev->hw.log, 1, "load: layer-range blobs are not supported yet");
-		return -WFS_EOPNOTSUPP;
-	}
-	if (info->n_layers > WFS_DEV_MAX_LAYERS)
-		return -WFS_E2BIG;
+	ret = load_range(dev, p);
+	if (ret)
+		return ret;
 
 	m->act_bytes = (u32)wfs_act_bytes(info);
 	m->flit_bytes = dev->hw.prof.chunk_tokens * WFS_MAX(m->act_bytes, 4u);
@@ -388,8 +421,9 @@ static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 		used += st->sram.used;
 		wfs_log_printf(&dev->hw.log, 0,
 			       "load: stage %u: layers %u..%u%s%s, %llu KiB SRAM",
-			       s, st->mdl.first_layer,
-			       st->mdl.first_layer + st->mdl.n_layers - 1,
+			       s, m->info.first_layer + st->mdl.first_layer,
+			       m->info.first_layer + st->mdl.first_layer +
+			       st->mdl.n_layers - 1,
 			       st->mdl.embed ? " +embed" : "",
 			       st->mdl.head ? " +head" : "",
 			       (unsigned long long)(st->sram.used >> 10));
@@ -397,7 +431,7 @@ static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 	m->sram_used = used;
 	m->loaded = 1;
 	c->result0 = m->map.stages_used;
-	c->result1 = m->info.n_layers;
+	c->result1 = m->n_layers;
 	c->result2 = (u32)WFS_MIN(wfs_load_max_slots(dev, m->max_ctx),
 				  (u64)0xffffffffu);
 	c->value = used;
@@ -405,16 +439,20 @@ static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 				     wfs_timing_hop_cycles(&dev->hw.prof, len));
 	wfs_reg_update(&dev->hw, WFW_REG_STATUS, WFW_STATUS_MODEL, 0);
 	wfs_log_printf(&dev->hw.log, 0,
-		       "load: %u layers on %u stage(s)%s, dim %u, vocab %u, %llu KiB SRAM",
-		       m->info.n_layers, m->map.stages_used,
+		       "load: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s, dim %u, vocab %u, %llu KiB SRAM",
+		       m->info.first_layer + m->range_first,
+		       m->info.first_layer + m->range_first + m->n_layers - 1,
+		       m->info.total_layers, m->embed ? "tokens" : "activations",
+		       m->head ? "results" : "activations", m->map.stages_used,
 		       m->map.greedy ? " (packed)" : "", m->info.dim,
 		       m->info.vocab_size, (unsigned long long)(used >> 10));
 }
 
-int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
-		   struct wfw_cpl *c)
+int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
+		   u32 pause, struct wfw_cpl *c)
 {
 	const struct wfs_dma_ops *dma = &dev->hw.dma;
+	u64 addr = p->addr, len = p->len;
 	const u8 *blob;
 	int ret;
 
@@ -432,7 +470,7 @@ int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
 		wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
 	}
 
-	ret = load_parse(dev, blob, len);
+	ret = load_parse(dev, blob, len, p);
 	if (!ret)
 		ret = table_build(dev, blob, len);
 	if (!ret)

@@ -163,6 +163,12 @@ struct wfs_stage_model {
  *	the workers idle, or by a reset with everything parked)
  * @loaded: 1 if a model is loaded
  * @info: what the blob validator found
+ * @range_first: first layer loaded, as an index into the blob's layers
+ * @n_layers: layers loaded (the device's layer range)
+ * @embed: the range holds the embedding (jobs take tokens, else
+ *	activation records: WFW_JOB_IN_ACT)
+ * @head: the range holds the head (jobs give results, else activation
+ *	records: WFW_JOB_OUT_ACT)
  * @map: the placement
  * @act_bytes: bytes of an activation record
  * @flit_bytes: bytes of one FIFO entry buffer
@@ -177,6 +183,10 @@ struct wfs_stage_model {
 struct wfs_model_state {
 	u32 loaded;
 	struct wfs_model_info info;
+	u32 range_first;
+	u32 n_layers;
+	u32 embed;
+	u32 head;
 	struct wfs_map map;
 	u32 act_bytes;
 	u32 flit_bytes;
@@ -190,18 +200,18 @@ struct wfs_model_state {
 };
 
 /**
- * wfs_load_model() - LOAD_MODEL: validate, place and copy a blob
+ * wfs_load_model() - LOAD_MODEL: validate, place and copy a blob or a
+ *	layer range of it
  * @dev: device (CP thread)
- * @addr: device address of the blob
- * @len: its bytes
+ * @p: the command's payload (blob address and bytes, layer range)
  * @pause: wait for a reset to begin between mapping the blob and reading
  *	it (WFW_FAULT_PAUSE_NEXT_LOAD)
  * @c: completion (results, or on -ENOSPC what was needed)
  *
  * Return: 0 or -errno (see WFW_OP_LOAD_MODEL in wfw_abi.h).
  */
-int wfs_load_model(struct wfs_device *dev, u64 addr, u64 len, u32 pause,
-		   struct wfw_cpl *c);
+int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
+		   u32 pause, struct wfw_cpl *c);
 
 /**
  * wfs_load_release() - forget the model and free all stage SRAM

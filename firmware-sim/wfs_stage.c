@@ -4,6 +4,11 @@
  */
 #include "wfs_device_priv.h"
 
+/* The ABI's activation record is the stages' own (wfs_forward.h). */
+WFS_STATIC_ASSERT(sizeof(struct wfs_act_hdr) == sizeof(struct wfw_act_rec),
+		  "activation record header");
+WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
+
 /**
  * struct chunk_run - one chunk on one stage
  * @f: the FIFO entry (a copy: the entry is popped early)
@@ -29,6 +34,24 @@ static u8 *work_rec(struct wfs_stage *st, const struct chunk_run *r, u32 i)
 	return st->mdl.work + (u64)i * r->act;
 }
 
+/* A record from another device: the header and values stages produce. */
+static int act_rec_ok(const struct wfs_device *dev, const u8 *p)
+{
+	struct wfw_act_rec h;
+	const s32 *x = (const s32 *)(p + sizeof(h));
+	u32 i;
+
+	WFS_MEMCPY(&h, p, sizeof(h));
+	if (h.dim != dev->model.info.dim || h.reserved[0] || h.reserved[1] ||
+	    h.exp > WFW_ACT_EXP_MAX || h.exp < -WFW_ACT_EXP_MAX)
+		return 0;
+	for (i = 0; i < h.dim; i++) {
+		if (x[i] > WFW_ACT_VALUE_MAX || x[i] < -WFW_ACT_VALUE_MAX)
+			return 0;
+	}
+	return 1;
+}
+
 /* Embed the tokens (stage 0) or take the activations; frees the entry. */
 static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 {
@@ -44,6 +67,11 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 		}
 	} else {
 		WFS_MEMCPY(st->mdl.work, r->f.buf, (u64)r->f.n * r->act);
+		/* Stage 0 without an embedding: records from the host. */
+		for (i = 0; st->idx == 0 && i < r->f.n && !job->status; i++) {
+			if (!act_rec_ok(st->dev, work_rec(st, r, i)))
+				job->status = -WFS_EINVAL;
+		}
 	}
 	wfs_fifo_pop(&st->in);
 }
@@ -136,11 +164,37 @@ static void head_output(struct wfs_stage *st, struct wfs_job *job, u32 pos,
 		job->records++;
 }
 
+/* The last stage of a range without a head: activation records out. */
+static void act_outputs(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_hw *hw = &st->dev->hw;
+	struct wfs_job *job = r->job;
+	u32 used = sizeof(struct wfw_act_rec) + 4 * st->dev->model.info.dim, i;
+
+	for (i = 0; i < r->f.n && !job->status; i++) {
+		u8 *rec = work_rec(st, r, i);
+		u64 idx = r->f.pos0 + i - job->args.start_pos;
+
+		WFS_MEMSET(rec + used, 0, r->act - used);
+		if (hw->dma.write(hw->dma_ctx, job->args.out_addr + idx * r->act,
+				  rec, r->act))
+			job->status = -WFS_EFAULT;
+		else
+			job->records++;
+	}
+}
+
 static void chunk_outputs(struct wfs_stage *st, struct chunk_run *r)
 {
 	u32 i;
 
-	if (!st->mdl.head || r->job->status)
+	if (r->job->status)
+		return;
+	if (st->mdl.last && !st->mdl.head) {
+		act_outputs(st, r);
+		return;
+	}
+	if (!st->mdl.head)
 		return;
 	for (i = 0; i < r->f.n && !r->job->status; i++) {
 		if (wants_output(r->job, r->f.last, i, r->f.n))

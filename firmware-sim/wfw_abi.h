@@ -202,7 +202,7 @@ struct wfw_cmd_buf {
 	u64 reserved[3];
 };
 
-/* LOAD_MODEL flags: none defined yet (layer ranges, weight streaming). */
+/* LOAD_MODEL flags: none defined yet (weight streaming). */
 #define WFW_LOAD_FLAGS_ALL	0u
 
 /**
@@ -211,19 +211,31 @@ struct wfw_cmd_buf {
  *	not change until the command completes)
  * @len: blob bytes
  * @flags: WFW_LOAD_* (none defined: must be zero)
- * @layer_first: first layer to load; must be 0 (reserved for multi-device
- *	pipelines that load a contiguous layer range)
- * @layer_count: layers to load; must be 0 (= all)
+ * @layer_first: with @layer_count, the first layer to load, numbered as in
+ *	the full model
+ * @layer_count: layers to load; 0 (with @layer_first 0): every layer of
+ *	the blob
  * @reserved: must be zero
+ *
+ * A device of a multi-device pipeline loads a contiguous layer range: of a
+ * full blob or of a layer-range blob (one whose header has first_layer /
+ * total_layers), the same range numbering either way.  The range must lie
+ * inside the blob (-EINVAL and a log line otherwise; @layer_first without
+ * @layer_count is -EINVAL).  A range starting at layer 0 holds the
+ * embedding and its jobs take token ids; else they take activation
+ * records (WFW_JOB_IN_ACT).  A range ending at the model's last layer
+ * holds the final norm and classifier and its jobs give result records;
+ * else activation records (WFW_JOB_OUT_ACT).  Placement, KV sizing and
+ * -ENOSPC are per range.
  *
  * Completion: status 0, -EBUSY (a model is loaded), -ENOEXEC/-EINVAL/...
  * (the blob failed validation), -ENOSPC (does not fit: value = SRAM bytes
- * the model needs in total, result0 = stages a packed placement needs (0:
+ * the range needs in total, result0 = stages a packed placement needs (0:
  * one layer alone exceeds a stage), result1 = SRAM KiB per stage on the
  * device, result2 = SRAM KiB per stage the default placement needs; a log
  * line says the same).  On success: result0 = stages used, result1 =
- * layers, result2 = slots of max context length that fit, value = SRAM
- * bytes used by the model.
+ * layers loaded, result2 = slots of max context length that fit, value =
+ * SRAM bytes used by the model.
  */
 struct wfw_cmd_load_model {
 	u64 addr;
@@ -263,11 +275,11 @@ struct wfw_cmd_context {
 
 /* RUN_JOB flags */
 #define WFW_JOB_ALL_POSITIONS	WFW_BIT(0)	/* a record per position */
-#define WFW_JOB_IN_ACT		WFW_BIT(1)	/* reserved: activations in */
-#define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* reserved: activations out */
+#define WFW_JOB_IN_ACT		WFW_BIT(1)	/* activation records in */
+#define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* activation records out */
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
 				 WFW_JOB_OUT_ACT)
-#define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_ALL_POSITIONS
+#define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_FLAGS_KNOWN
 
 /* Largest top-k a job may ask for. */
 #define WFW_MAX_TOPK		32
@@ -280,13 +292,18 @@ struct wfw_cmd_context {
  *	exceed the context length.  Positions before start_pos must have been
  *	filled by earlier jobs on the same slot (the KV cache is not checked).
  * @n_tokens: tokens to run, >= 1
- * @in_addr: device address of n_tokens u32 token ids, each < vocab
- * @out_addr: device address of the output (struct wfw_out_rec records)
+ * @in_addr: device address of n_tokens u32 token ids, each < vocab; with
+ *	WFW_JOB_IN_ACT of n_tokens activation records (struct wfw_act_rec)
+ * @out_addr: device address of the output (struct wfw_out_rec records;
+ *	with WFW_JOB_OUT_ACT, n_tokens struct wfw_act_rec)
  * @out_len: bytes at @out_addr; at least records * WFW_OUT_REC_SIZE(@topk)
  *	where records = n_tokens with WFW_JOB_ALL_POSITIONS, else 1 (the last
- *	position)
- * @topk: (token, logit) pairs per record, 0..WFW_MAX_TOPK
- * @flags: WFW_JOB_*; unknown bits -EINVAL, reserved ones -EOPNOTSUPP
+ *	position); with WFW_JOB_OUT_ACT n_tokens * WFW_ACT_REC_SIZE(dim)
+ * @topk: (token, logit) pairs per record, 0..WFW_MAX_TOPK; 0 with
+ *	WFW_JOB_OUT_ACT
+ * @flags: WFW_JOB_*; unknown bits -EINVAL.  IN_ACT is required iff the
+ *	loaded range has no embedding, OUT_ACT iff it has no head, and
+ *	ALL_POSITIONS goes only with result records (-EINVAL otherwise)
  * @reserved: must be zero
  *
  * Jobs run in submission order per stage, so jobs of one slot may be
@@ -300,6 +317,9 @@ struct wfw_cmd_context {
  * fails the job with -EINVAL: if detected before the job enters the
  * pipeline (the firmware scans the input first), nothing ran; if the input
  * changed while the job ran, KV of the positions already run is updated.
+ * An activation record whose header or values are out of range (see
+ * struct wfw_act_rec) fails the job with -EINVAL the same way (records
+ * are checked as the first stage takes them).
  */
 struct wfw_cmd_run_job {
 	u32 ctx_id;
@@ -492,6 +512,33 @@ struct wfw_out_rec {
 
 #define WFW_OUT_REC_SIZE(k)	(16u + 8u * (u32)(k))
 
+/* Activation values are 30-bit: |x[i]| <= this. */
+#define WFW_ACT_VALUE_MAX	(1 << 30)
+/* |exp| <= this. */
+#define WFW_ACT_EXP_MAX		(1 << 20)
+
+/**
+ * struct wfw_act_rec - one position's activations between layer ranges
+ * @dim: values that follow: the model's width
+ * @exp: power-of-two exponent of every value, |exp| <= WFW_ACT_EXP_MAX
+ * @reserved: zero
+ * @x: the residual stream after the range's last layer, value
+ *	x[i] * 2^exp, |x[i]| <= WFW_ACT_VALUE_MAX
+ *
+ * Exactly the record the stages of one device pass each other, so running
+ * a model as N layer ranges changes no bit of its results.  Records are
+ * packed back to back, each WFW_ACT_REC_SIZE(dim) bytes (zero padded),
+ * one per position from start_pos.
+ */
+struct wfw_act_rec {
+	u32 dim;
+	s32 exp;
+	u32 reserved[2];
+	s32 x[];
+};
+
+#define WFW_ACT_REC_SIZE(dim)	((16u + 4u * (u32)(dim) + 63u) & ~63u)
+
 /* ---------------------------------------------------- GET_INFO result -- */
 
 /* struct wfw_info.caps */
@@ -522,7 +569,7 @@ struct wfw_out_rec {
  * @model_loaded: 1 if a model is loaded
  * @dim: model width (0 without a model; same for the fields below)
  * @hidden_dim: feed-forward width
- * @n_layers: layers
+ * @n_layers: layers loaded on this device (its layer range)
  * @n_heads: attention heads
  * @n_kv_heads: key/value heads
  * @vocab: vocabulary size
@@ -541,6 +588,10 @@ struct wfw_out_rec {
  *	job had to wait for an earlier one on the same slot)
  * @modelled_tokens_per_s: tokens / modelled_makespan_ns * 1e9
  * @bottleneck_busy_ns: modelled busy time of the busiest stage
+ * @layer_first: the range's first layer, in the full model's numbering
+ * @total_layers: layers of the full model
+ * @act_rec_size: bytes of one activation record (WFW_ACT_REC_SIZE(dim))
+ * @model_flags: WFW_MODEL_*: what the range's jobs take and give
  * @reserved: zero
  */
 struct wfw_info {
@@ -581,8 +632,16 @@ struct wfw_info {
 	u64 modelled_makespan_ns;
 	u64 modelled_tokens_per_s;
 	u64 bottleneck_busy_ns;
-	u64 reserved[7];
+	u32 layer_first;
+	u32 total_layers;
+	u32 act_rec_size;
+	u32 model_flags;
+	u64 reserved[5];
 };
+
+/* struct wfw_info.model_flags */
+#define WFW_MODEL_EMBED		WFW_BIT(0)	/* jobs take token ids */
+#define WFW_MODEL_HEAD		WFW_BIT(1)	/* jobs give result records */
 
 /* --------------------------------------------------- GET_STATS result -- */
 
