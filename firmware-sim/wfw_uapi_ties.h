@@ -4,8 +4,9 @@
  * kernel/userspace ABI.
  *
  * The device writes struct wfw_out_rec records straight into a user BO
- * that userspace reads as struct drm_wafer_token_result, and the driver
- * passes the firmware's profile id and limits through unchanged.  Any
+ * that userspace reads as struct drm_wafer_token_result (and activation
+ * records as struct drm_wafer_act_rec), and the driver passes the
+ * firmware's profile id, limits and job and model flags through unchanged.  Any
  * translation unit that includes this header fails to build if the two
  * ABIs drift apart.  The userspace build compiles it through
  * tests/unit/device_cmd.c; including it from kmod/wdrv_drv.c (which passes
@@ -51,6 +52,23 @@ WFW_TIE(sizeof(struct wfw_topk_pair) == sizeof(struct drm_wafer_topk),
 	"pair size");
 WFW_TIE_FIELD(wfw_topk_pair, token, drm_wafer_topk, token);
 WFW_TIE_FIELD(wfw_topk_pair, logit, drm_wafer_topk, logit);
+
+/* Activation records pass from device to device through user BOs. */
+WFW_TIE(sizeof(struct wfw_act_rec) == sizeof(struct drm_wafer_act_rec),
+	"activation record header");
+WFW_TIE_FIELD(wfw_act_rec, dim, drm_wafer_act_rec, dim);
+WFW_TIE_FIELD(wfw_act_rec, exp, drm_wafer_act_rec, exp);
+WFW_TIE(__builtin_offsetof(struct wfw_act_rec, x) ==
+	__builtin_offsetof(struct drm_wafer_act_rec, x), "activation values");
+WFW_TIE(WFW_ACT_REC_SIZE(1) == DRM_WAFER_ACT_REC_SIZE(1) &&
+	WFW_ACT_REC_SIZE(4096) == DRM_WAFER_ACT_REC_SIZE(4096),
+	"activation record size");
+/* A range's kinds: GET_INFO's model_flags are the uapi's. */
+WFW_TIE(WFW_MODEL_EMBED == DRM_WAFER_MODEL_EMBED, "model flag embed");
+WFW_TIE(WFW_MODEL_HEAD == DRM_WAFER_MODEL_HEAD, "model flag head");
+WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT &&
+	WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT &&
+	WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flags");
 
 #undef WFW_TIE_FIELD
 #undef WFW_TIE

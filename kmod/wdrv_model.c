@@ -105,10 +105,12 @@ static void model_put(struct wdrv_model *model)
  * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
  * the firmware layer took @blob (the command may still read it).
  */
-static int model_fw_load(struct wdrv_device *wdev, void *blob, u64 len,
+static int model_fw_load(struct wdrv_device *wdev, void *blob,
+			 const struct drm_wafer_model_load *args,
 			 struct wfw_cpl *cpl, bool *taken)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	u64 len = args->blob_size;
 	int ret;
 
 	*taken = false;
@@ -116,6 +118,8 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob, u64 len,
 	if (ret)
 		return ret;
 	cmd.load.len = len;
+	cmd.load.layer_first = args->layer_first;
+	cmd.load.layer_count = args->layer_count;
 	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
 	if (ret == -EBUSY) {
 		/*
@@ -127,6 +131,27 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob, u64 len,
 	}
 	if (!*taken)
 		wdrv_dma_unmap(&wdev->fw.dma, cmd.load.addr);
+	return ret;
+}
+
+/* What the loaded range's jobs take and give, from the firmware. */
+static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
+{
+	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL_ACCOUNT);
+	struct wfw_cpl cpl;
+	int ret;
+
+	if (!fi)
+		return -ENOMEM;
+	ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
+	if (!ret && (!fi->model_loaded || !fi->act_rec_size))
+		ret = -EIO;
+	if (!ret) {
+		model->n_layers = fi->n_layers;
+		model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD);
+		model->act_size = fi->act_rec_size;
+	}
+	kfree(fi);
 	return ret;
 }
 
@@ -187,9 +212,17 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		goto out_unlock;
 	}
 	/* The firmware validates the blob; the driver speaks only its ABI. */
-	ret = load_errno(model_fw_load(wdev, blob, args->blob_size, &cpl, &taken));
+	ret = load_errno(model_fw_load(wdev, blob, args, &cpl, &taken));
 	if (!taken)
 		kvfree(blob);
+	if (!ret) {
+		ret = model_fw_query(wdev, model);
+		if (ret) {
+			drm_dbg(dev, "MODEL_LOAD: the firmware loaded but GET_INFO failed (%d)\n",
+				ret);
+			model_fw_unload(wdev);
+		}
+	}
 	if (ret == -ENOSPC) {
 		args->sram_needed = cpl.value;
 		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM, stages have %u KiB\n",
@@ -203,6 +236,9 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		model->id = ++wdev->next_model_id;
 		wdev->model = model;
 		args->model_id = model->id;
+		args->n_layers = model->n_layers;
+		args->model_flags = model->flags;
+		args->act_size = model->act_size;
 		model = NULL;
 	} else {
 		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);

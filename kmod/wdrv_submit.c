@@ -103,8 +103,8 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 	job->cmd.job.out_addr = job->addr[1];
 	job->cmd.job.out_len = out_len;
 	job->cmd.job.topk = a->top_k;
-	job->cmd.job.flags = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ?
-			     WFW_JOB_ALL_POSITIONS : 0;
+	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h). */
+	job->cmd.job.flags = a->flags;
 }
 
 /*
@@ -116,7 +116,8 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		       const struct drm_wafer_job *a)
 {
 	struct drm_device *dev = file->minor->dev;
-	u64 out_len;
+	struct wdrv_job_shape sh;
+	struct wdrv_job_io io;
 	u32 cookie;
 	int ret;
 
@@ -125,15 +126,19 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
 		return -ENOENT;
 	}
-	ret = wdrv_job_validate(dev, a, job->ctx->slots, job->ctx->ctx_len, &out_len);
+	sh.slots = job->ctx->slots;
+	sh.ctx_len = job->ctx->ctx_len;
+	sh.model_flags = job->ctx->model->flags;
+	sh.act_size = job->ctx->model->act_size;
+	ret = wdrv_job_validate(dev, a, &sh, &io);
 	if (ret)
 		return ret;
 	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
-			     (u64)a->n_tokens * sizeof(u32), 0);
+			     io.in_len, 0);
 	if (ret)
 		return ret;
 	ret = job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
-			     out_len, WDRV_DMA_WRITE);
+			     io.out_len, WDRV_DMA_WRITE);
 	if (ret)
 		return ret;
 	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
@@ -148,7 +153,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	if (ret)
 		return ret;
 	job->cookie = cookie;
-	job_build_cmd(job, a, out_len);
+	job_build_cmd(job, a, io.out_len);
 	return 0;
 }
 

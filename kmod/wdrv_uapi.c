@@ -39,8 +39,13 @@ int wdrv_check_bo_create(struct drm_device *dev, const struct drm_wafer_bo_creat
 int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_load *a,
 			  u64 max_size)
 {
-	if (a->flags || a->pad) {
+	if (a->flags || a->pad || a->pad2) {
 		drm_dbg(dev, "MODEL_LOAD: non-zero flags or padding\n");
+		return -EINVAL;
+	}
+	if (a->layer_first && !a->layer_count) {
+		drm_dbg(dev, "MODEL_LOAD: layer_first %u without a layer_count\n",
+			a->layer_first);
 		return -EINVAL;
 	}
 	if (!a->blob_size || a->blob_size > max_size || !IS_ALIGNED(a->bo_offset, 8)) {
@@ -74,35 +79,74 @@ int wdrv_check_wait(struct drm_device *dev, const struct drm_wafer_wait *a)
 	return 0;
 }
 
+/* Token ids or activation records in, results or records out. */
+static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
+			const struct wdrv_job_shape *sh, struct wdrv_job_io *io)
+{
+	bool in_act = a->flags & DRM_WAFER_JOB_IN_ACT;
+	bool out_act = a->flags & DRM_WAFER_JOB_OUT_ACT;
+	u32 records;
+
+	if (in_act == !!(sh->model_flags & DRM_WAFER_MODEL_EMBED)) {
+		drm_dbg(dev, "SUBMIT: the model's layers %s the model: jobs take %s (flag IN_ACT %s)\n",
+			in_act ? "start" : "do not start",
+			in_act ? "token ids" : "activation records",
+			in_act ? "set" : "missing");
+		return -EINVAL;
+	}
+	if (out_act == !!(sh->model_flags & DRM_WAFER_MODEL_HEAD)) {
+		drm_dbg(dev, "SUBMIT: the model's layers %s the model: jobs give %s (flag OUT_ACT %s)\n",
+			out_act ? "end" : "do not end",
+			out_act ? "results" : "activation records",
+			out_act ? "set" : "missing");
+		return -EINVAL;
+	}
+	if (out_act && (a->top_k || a->flags & DRM_WAFER_JOB_ALL_POSITIONS)) {
+		drm_dbg(dev, "SUBMIT: OUT_ACT gives activation records: top_k %u and ALL_POSITIONS do not apply\n",
+			a->top_k);
+		return -EINVAL;
+	}
+	if ((in_act && !IS_ALIGNED(a->in_offset, 64)) ||
+	    (out_act && !IS_ALIGNED(a->out_offset, 64))) {
+		drm_dbg(dev, "SUBMIT: activation records at in_offset %llu / out_offset %llu: not 64-byte aligned\n",
+			a->in_offset, a->out_offset);
+		return -EINVAL;
+	}
+	io->in_len = (u64)a->n_tokens * (in_act ? sh->act_size : sizeof(u32));
+	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
+	io->out_len = out_act ? (u64)a->n_tokens * sh->act_size :
+		      (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);
+	return 0;
+}
+
 /**
- * wdrv_job_validate() - check a job descriptor against its context
+ * wdrv_job_validate() - check a job descriptor against its context and model
  * @dev: for debug messages (may be NULL)
  * @a: the descriptor
- * @slots: the context's KV slots
- * @ctx_len: the context's positions per slot
- * @out_len: out: bytes of results the job writes
+ * @sh: its context's and model's shape
+ * @io: out: the bytes the job reads and writes
  *
  * Return: 0 or -EINVAL, with a debug message saying which field is wrong.
  */
 int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
-		      u32 slots, u32 ctx_len, u64 *out_len)
+		      const struct wdrv_job_shape *sh, struct wdrv_job_io *io)
 {
-	u32 end, records;
+	u32 end;
 
 	if (a->flags & ~DRM_WAFER_JOB_FLAGS || a->pad) {
 		drm_dbg(dev, "SUBMIT: unknown flags 0x%x or non-zero padding\n", a->flags);
 		return -EINVAL;
 	}
-	if (!a->n_tokens || a->n_tokens > min(ctx_len, WDRV_MAX_TOKENS_PER_JOB) ||
+	if (!a->n_tokens || a->n_tokens > min(sh->ctx_len, WDRV_MAX_TOKENS_PER_JOB) ||
 	    a->top_k > DRM_WAFER_MAX_TOPK) {
 		drm_dbg(dev, "SUBMIT: n_tokens %u or top_k %u out of range\n",
 			a->n_tokens, a->top_k);
 		return -EINVAL;
 	}
-	if (a->slot >= slots || check_add_overflow(a->start_pos, a->n_tokens, &end) ||
-	    end > ctx_len) {
+	if (a->slot >= sh->slots || check_add_overflow(a->start_pos, a->n_tokens, &end) ||
+	    end > sh->ctx_len) {
 		drm_dbg(dev, "SUBMIT: slot %u / positions %u+%u outside the context (%u x %u)\n",
-			a->slot, a->start_pos, a->n_tokens, slots, ctx_len);
+			a->slot, a->start_pos, a->n_tokens, sh->slots, sh->ctx_len);
 		return -EINVAL;
 	}
 	if (!IS_ALIGNED(a->in_offset, 4) || !IS_ALIGNED(a->out_offset, 8)) {
@@ -115,7 +159,5 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 			WDRV_MAX_IN_SYNCOBJS);
 		return -EINVAL;
 	}
-	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
-	*out_len = (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);
-	return 0;
+	return job_check_io(dev, a, sh, io);
 }

@@ -32,7 +32,31 @@ int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_l
 			  u64 max_size);
 int wdrv_check_ctx_create(struct drm_device *dev, const struct drm_wafer_ctx_create *a);
 int wdrv_check_wait(struct drm_device *dev, const struct drm_wafer_wait *a);
+/**
+ * struct wdrv_job_shape - what a job descriptor is checked against
+ * @slots: its context's KV slots
+ * @ctx_len: its context's positions per slot
+ * @model_flags: DRM_WAFER_MODEL_* of the model's layer range
+ * @act_size: bytes of one activation record of the model
+ */
+struct wdrv_job_shape {
+	u32 slots;
+	u32 ctx_len;
+	u32 model_flags;
+	u32 act_size;
+};
+
+/**
+ * struct wdrv_job_io - the buffer spans a valid job reads and writes
+ * @in_len: bytes at in_offset
+ * @out_len: bytes at out_offset
+ */
+struct wdrv_job_io {
+	u64 in_len;
+	u64 out_len;
+};
+
 int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
-		      u32 slots, u32 ctx_len, u64 *out_len);
+		      const struct wdrv_job_shape *sh, struct wdrv_job_io *io);
 
 #endif /* WDRV_UAPI_H */

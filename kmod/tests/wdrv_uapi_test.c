@@ -22,9 +22,28 @@ static struct drm_wafer_job good_job(void)
 	};
 }
 
+#define ACT	320	/* bytes of an activation record (dim 64) */
+
+/* Against a context of the whole model: token ids in, results out. */
+static int check_on(const struct drm_wafer_job *j, u32 model_flags, u32 slots,
+		    u32 ctx_len, struct wdrv_job_io *io)
+{
+	const struct wdrv_job_shape sh = {
+		.slots = slots, .ctx_len = ctx_len,
+		.model_flags = model_flags, .act_size = ACT,
+	};
+
+	return wdrv_job_validate(NULL, j, &sh, io);
+}
+
 static int check(const struct drm_wafer_job *j, u64 *out_len)
 {
-	return wdrv_job_validate(NULL, j, SLOTS, CTX_LEN, out_len);
+	struct wdrv_job_io io;
+	int ret = check_on(j, DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD,
+			   SLOTS, CTX_LEN, &io);
+
+	*out_len = io.out_len;
+	return ret;
 }
 
 static void wdrv_test_job_valid(struct kunit *test)
@@ -69,6 +88,7 @@ static void wdrv_test_job_flags_and_padding(struct kunit *test)
 static void wdrv_test_job_ranges(struct kunit *test)
 {
 	struct drm_wafer_job j;
+	struct wdrv_job_io io;
 	u64 len;
 
 	j = good_job();
@@ -100,7 +120,55 @@ static void wdrv_test_job_ranges(struct kunit *test)
 	j = good_job();
 	j.start_pos = 0;
 	j.n_tokens = WDRV_MAX_TOKENS_PER_JOB + 1;
-	KUNIT_EXPECT_EQ(test, wdrv_job_validate(NULL, &j, 1, U32_MAX, &len), -EINVAL);
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD,
+				       1, U32_MAX, &io), -EINVAL);
+}
+
+/* Layer ranges: the flags must match the range, records are 64-aligned. */
+static void wdrv_test_job_act(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	struct wdrv_job_io io;
+
+	j.top_k = 0;
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * ACT);
+	KUNIT_EXPECT_EQ(test, io.out_len, 5ull * ACT);
+	/* A middle range takes and gives records: each flag is required. */
+	j.flags = DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	j.flags = DRM_WAFER_JOB_IN_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	/* ...and neither where the range has the embedding / the head. */
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED, SLOTS, CTX_LEN, &io),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_HEAD, SLOTS, CTX_LEN, &io),
+			-EINVAL);
+	/* First range: tokens in, records out. */
+	j.flags = DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED, SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * sizeof(u32));
+	/* Last range: records in, results out. */
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_ALL_POSITIONS;
+	j.top_k = 8;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_HEAD, SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * ACT);
+	KUNIT_EXPECT_EQ(test, io.out_len, 5ull * DRM_WAFER_RESULT_SIZE(8));
+	/* Records out carry no top-k and have no "all positions" choice. */
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	j.top_k = 0;
+	j.flags |= DRM_WAFER_JOB_ALL_POSITIONS;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	/* Records sit at 64-byte aligned offsets. */
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	j.in_offset = 32;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	j.in_offset = 64;
+	j.out_offset = 8;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
 }
 
 static void wdrv_test_job_alignment_and_syncobjs(struct kunit *test)
@@ -193,6 +261,14 @@ static void wdrv_test_model_load_args(struct kunit *test)
 	a.blob_size = 16;
 	a.bo_offset = U64_MAX - 7;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	/* A layer range needs its count; the firmware checks it fits the blob. */
+	a.bo_offset = 0;
+	a.layer_first = 2;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.layer_count = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.pad2 = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
 }
 
 static void wdrv_test_ctx_create_args(struct kunit *test)
@@ -235,6 +311,7 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_valid),
 	KUNIT_CASE(wdrv_test_job_flags_and_padding),
 	KUNIT_CASE(wdrv_test_job_ranges),
+	KUNIT_CASE(wdrv_test_job_act),
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),
 	{}

@@ -80,6 +80,13 @@ int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns)
 int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
 		      struct wt_dev_model *m)
 {
+	return wt_dev_load_range(fd, wbits, 0, 0, slots, ctx_len, m);
+}
+
+int wt_dev_load_range(int fd, unsigned int wbits, uint32_t layer_first,
+		      uint32_t layer_count, uint32_t slots, uint32_t ctx_len,
+		      struct wt_dev_model *m)
+{
 	struct wfs_pack_opts po = { .wbits = wbits, .group_size = 32 };
 	struct drm_wafer_model_load ml = { 0 };
 	struct drm_wafer_ctx_create cc = { 0 };
@@ -100,12 +107,17 @@ int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_l
 	memcpy(b.map, m->blob, m->blob_len);
 	ml.bo_handle = b.handle;
 	ml.blob_size = m->blob_len;
+	ml.layer_first = layer_first;
+	ml.layer_count = layer_count;
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	munmap(b.map, b.size);
 	if (ret)
 		return ret;
 	m->model_id = ml.model_id;
 	m->sram_needed = ml.sram_needed;
+	m->n_layers = ml.n_layers;
+	m->model_flags = ml.model_flags;
+	m->act_size = ml.act_size;
 	cc.model_id = ml.model_id;
 	cc.kv_slots = slots;
 	cc.ctx_len = ctx_len;

@@ -26,6 +26,9 @@ struct wt_dev_model {
 	uint32_t ctx_id;
 	uint64_t sram_needed;
 	uint64_t kv_bytes;
+	uint32_t n_layers;
+	uint32_t model_flags;
+	uint32_t act_size;
 };
 
 struct io_uring_sqe;
@@ -42,6 +45,10 @@ int wt_wait_job(int fd, uint64_t seqno, uint64_t *device_ns);
 /* Packs stories260K (int8/int4, group 32) and loads it, with a context of
  * @slots x @ctx_len.  Returns 0 or -errno. */
 int wt_dev_load_model(int fd, unsigned int wbits, uint32_t slots, uint32_t ctx_len,
+		      struct wt_dev_model *m);
+/* The same with MODEL_LOAD's layer range (0, 0: the whole model). */
+int wt_dev_load_range(int fd, unsigned int wbits, uint32_t layer_first,
+		      uint32_t layer_count, uint32_t slots, uint32_t ctx_len,
 		      struct wt_dev_model *m);
 /* Fills @sqe (the first of an SQE128 pair) with DRM_WAFER_URING_CMD_SUBMIT
  * of @job on @fd; callers add flags such as IOSQE_FIXED_FILE afterwards. */

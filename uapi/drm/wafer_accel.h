@@ -160,6 +160,11 @@ struct drm_wafer_bo_info {
 	__u64 mmap_offset;
 };
 
+/** DRM_WAFER_MODEL_EMBED: the loaded layers start the model: jobs take token ids. */
+#define DRM_WAFER_MODEL_EMBED		(1U << 0)
+/** DRM_WAFER_MODEL_HEAD: the loaded layers end the model: jobs give results. */
+#define DRM_WAFER_MODEL_HEAD		(1U << 1)
+
 /**
  * struct drm_wafer_model_load - DRM_IOCTL_WAFER_MODEL_LOAD
  *
@@ -167,6 +172,14 @@ struct drm_wafer_bo_info {
  * firmware-sim/wfs_model.h) from a BO into stage SRAM.  The blob is
  * validated field by field; a model that does not fit fails with -ENOSPC and
  * @sram_needed says how much it would take.
+ *
+ * One model across several devices: each device loads a contiguous range
+ * of its layers (@layer_first, @layer_count), of the full blob or of a
+ * layer-range blob.  A range that does not start the model has jobs take
+ * activation records (DRM_WAFER_JOB_IN_ACT), one that does not end it has
+ * jobs give them (DRM_WAFER_JOB_OUT_ACT); @model_flags says which.
+ * Userspace older than these fields passes a shorter struct, which the
+ * DRM core zero-fills: the whole blob.
  */
 struct drm_wafer_model_load {
 	/** @bo_handle: in: BO holding the blob. */
@@ -186,6 +199,27 @@ struct drm_wafer_model_load {
 	__u32 model_id;
 	/** @pad: must be zero. */
 	__u32 pad;
+	/**
+	 * @layer_first: in: with @layer_count, the first layer to load,
+	 * numbered as in the full model.
+	 */
+	__u32 layer_first;
+	/**
+	 * @layer_count: in: layers to load; 0 (with @layer_first 0) loads
+	 * every layer of the blob.  A range outside the blob is -EINVAL.
+	 */
+	__u32 layer_count;
+	/** @n_layers: out: layers loaded. */
+	__u32 n_layers;
+	/** @model_flags: out: DRM_WAFER_MODEL_* of the loaded range. */
+	__u32 model_flags;
+	/**
+	 * @act_size: out: bytes of one &struct drm_wafer_act_rec of this
+	 * model (DRM_WAFER_ACT_REC_SIZE(dim)).
+	 */
+	__u32 act_size;
+	/** @pad2: must be zero. */
+	__u32 pad2;
 };
 
 /**
@@ -237,7 +271,43 @@ struct drm_wafer_ctx_destroy {
 
 /** DRM_WAFER_JOB_ALL_POSITIONS: return a result for every input position. */
 #define DRM_WAFER_JOB_ALL_POSITIONS	(1U << 0)
-#define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS)
+/**
+ * DRM_WAFER_JOB_IN_ACT: the input BO holds @n_tokens &struct
+ * drm_wafer_act_rec (required iff the model's range lacks DRM_WAFER_MODEL_EMBED).
+ */
+#define DRM_WAFER_JOB_IN_ACT		(1U << 1)
+/**
+ * DRM_WAFER_JOB_OUT_ACT: the output BO receives @n_tokens &struct
+ * drm_wafer_act_rec, one per position (required iff the range lacks
+ * DRM_WAFER_MODEL_HEAD; @top_k must be 0 and ALL_POSITIONS unset).
+ */
+#define DRM_WAFER_JOB_OUT_ACT		(1U << 2)
+#define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
+					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT)
+
+/**
+ * struct drm_wafer_act_rec - one position's activations between devices
+ *
+ * What a device running layers [a, b) of a model gives the device running
+ * [b, c): the residual stream after layer b - 1, exactly as the device's
+ * own stages pass it on, so a model split over devices gives the same
+ * results bit for bit.  Records are DRM_WAFER_ACT_REC_SIZE(dim) bytes
+ * (zero padded), one per position, at 64-byte aligned offsets.  A record
+ * out of range fails the job that reads it with -EINVAL.
+ */
+struct drm_wafer_act_rec {
+	/** @dim: values that follow: the model's width. */
+	__u32 dim;
+	/** @exp: power-of-two exponent of the values, |exp| <= 2^20. */
+	__s32 exp;
+	/** @reserved: zero. */
+	__u32 reserved[2];
+	/** @x: value x[i] * 2^exp, |x[i]| <= 2^30. */
+	__s32 x[];
+};
+
+/** DRM_WAFER_ACT_REC_SIZE: bytes of one activation record of width @dim. */
+#define DRM_WAFER_ACT_REC_SIZE(dim)	((16U + 4U * (__u32)(dim) + 63U) & ~63U)
 
 /**
  * struct drm_wafer_job - one job: run @n_tokens tokens of one sequence
@@ -250,7 +320,11 @@ struct drm_wafer_ctx_destroy {
  * positions @start_pos .. @start_pos + @n_tokens - 1 of sequence @slot.
  * The output BO receives &struct drm_wafer_token_result records at
  * @out_offset, DRM_WAFER_RESULT_SIZE(@top_k) bytes each: one for the last
- * position, or one per position with DRM_WAFER_JOB_ALL_POSITIONS.
+ * position, or one per position with DRM_WAFER_JOB_ALL_POSITIONS.  With
+ * DRM_WAFER_JOB_IN_ACT / DRM_WAFER_JOB_OUT_ACT, input / output are
+ * activation records instead (64-byte aligned offsets): a chain of devices
+ * passes them in BOs shared with PRIME, each job taking the previous
+ * device's out-syncobj as an in-syncobj.
  */
 struct drm_wafer_job {
 	/** @ctx_id: context to run in. */
@@ -265,13 +339,19 @@ struct drm_wafer_job {
 	__u32 flags;
 	/** @top_k: (token, logit) pairs wanted per result, 0..DRM_WAFER_MAX_TOPK. */
 	__u32 top_k;
-	/** @in_handle: BO with the input token ids. */
+	/** @in_handle: BO with the input (token ids or activation records). */
 	__u32 in_handle;
-	/** @out_handle: BO the results are written to. */
+	/** @out_handle: BO the output (results or activation records) goes to. */
 	__u32 out_handle;
-	/** @in_offset: byte offset of the token ids in @in_handle (4-byte aligned). */
+	/**
+	 * @in_offset: byte offset of the input in @in_handle (4-byte aligned;
+	 * 64 with DRM_WAFER_JOB_IN_ACT).
+	 */
 	__u64 in_offset;
-	/** @out_offset: byte offset of the results in @out_handle (8-byte aligned). */
+	/**
+	 * @out_offset: byte offset of the output in @out_handle (8-byte
+	 * aligned; 64 with DRM_WAFER_JOB_OUT_ACT).
+	 */
 	__u64 out_offset;
 	/** @in_syncobjs: user pointer to @in_syncobj_count __u32 syncobj handles to wait for. */
 	__u64 in_syncobjs;

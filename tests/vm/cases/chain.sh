@@ -1,0 +1,18 @@
+# One model across 2..5 devices (tests/vm/progs/chain.c, issue 12): layer
+# ranges loaded with MODEL_LOAD's layer_first/layer_count, activation
+# records in BOs shared with PRIME, each device's job waiting for the
+# previous device's through a shared syncobj, all queued before the first
+# completes; every result identical to one device, int8 and int4, through
+# the SUBMIT ioctl and io_uring.
+. "$(dirname "$0")/../lib.sh"
+prog=$build/tests/vm/chain
+[ -x "$prog" ] || die "$prog missing: run make"
+out=$("$vm" --no-module -- sh -c "
+	insmod \"\$WAFER_MODULE\" num_devices=5 || exit 125
+	rc=0
+	$prog --bits 8 || rc=1
+	$prog --bits 4 --uring || rc=1
+	rmmod wafer || exit 125
+	exit \$rc") || { printf '%s\n' "$out"; die "chain failed"; }
+printf '%s\n' "$out"
+[ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = 8 ] || die "expected 8 chain runs (2..5 devices, twice)"

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * VM test: one model across N devices (issue 12).  Device i of N loads
+ * layers [i * L / N, (i + 1) * L / N) of stories260K (MODEL_LOAD's layer
+ * range); the activation records between devices live in BOs device i
+ * exports and device i + 1 imports (PRIME); device i + 1's job waits for
+ * device i's through a syncobj both files share, so every job of every
+ * device is queued before the first completes and userspace waits only
+ * at the end.  SEQ sequences each run a prefill of PREFILL positions and
+ * DECODE one-token steps: every result must be bit-identical to device 0
+ * running the whole model, for N = 2 .. --devices, through the SUBMIT
+ * ioctl or (--uring) io_uring.
+ *
+ * chain [--devices N] [--bits 8|4] [--uring]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "wt_dev.h"
+#include "wt_util.h"
+
+#define SEQ	4
+#define PREFILL	21
+#define DECODE	6
+#define NPOS	(PREFILL + DECODE)
+#define CTX	64
+#define TOPK	4
+#define REC	DRM_WAFER_RESULT_SIZE(TOPK)
+#define MAXDEV	8
+#define LAYERS	5	/* stories260K */
+
+struct dev {
+	int fd;
+	struct wt_dev_model m;
+	struct wt_bo out;	/* OUT_ACT records, or the results (last) */
+	uint32_t in_handle;	/* this file's handle of the input BO */
+	uint32_t out_sync;	/* this file's syncobj its jobs signal */
+	uint32_t in_sync;	/* the previous device's syncobj, imported */
+	uint64_t seqno[SEQ * (1 + DECODE)];
+	int jobs;
+};
+
+static uint32_t tokens[SEQ][NPOS];
+static int use_uring;
+static struct io_uring ring;
+
+static int syncobj_create(int fd, uint32_t *h)
+{
+	struct drm_syncobj_create c = { 0 };
+	int ret = wt_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c);
+
+	*h = c.handle;
+	return ret;
+}
+
+/* @handle of file @from, as a handle of file @to (PRIME for BOs). */
+static int bo_share(int from, uint32_t handle, int to, uint32_t *out)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = wt_ioctl(from, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+
+	if (ret)
+		return ret;
+	p.handle = 0;
+	ret = wt_ioctl(to, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
+	close(p.fd);
+	*out = p.handle;
+	return ret;
+}
+
+/* The same drm_syncobj, in another file: exported and imported by fd. */
+static int syncobj_share(int from, uint32_t handle, int to, uint32_t *out)
+{
+	struct drm_syncobj_handle p = { .handle = handle };
+	int ret = wt_ioctl(from, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &p);
+
+	if (ret)
+		return ret;
+	p.handle = 0;
+	ret = wt_ioctl(to, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &p);
+	close(p.fd);
+	*out = p.handle;
+	return ret;
+}
+
+static void chain_down(struct dev *d, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (d[i].out.map)
+			munmap(d[i].out.map, d[i].out.size);
+		free(d[i].m.blob);
+		if (d[i].fd >= 0)
+			close(d[i].fd);
+	}
+}
+
+/* Loads the ranges and wires the BOs and syncobjs; 0 or -errno. */
+static int chain_up(struct dev *d, int n, unsigned int bits)
+{
+	struct wt_bo tok;
+	int i, ret = 0;
+
+	memset(d, 0, sizeof(*d) * n);
+	for (i = 0; i < n; i++)
+		d[i].fd = -1;
+	for (i = 0; i < n && !ret; i++) {
+		uint32_t first = (uint32_t)i * LAYERS / n;
+		uint32_t count = (uint32_t)(i + 1) * LAYERS / n - first;
+		size_t rec = i == n - 1 ? REC : 0;
+
+		d[i].fd = wt_dev_open(i);
+		if (d[i].fd < 0)
+			return d[i].fd;
+		ret = wt_dev_load_range(d[i].fd, bits, first, count, SEQ, CTX, &d[i].m);
+		if (!ret && d[i].m.n_layers != count)
+			ret = -EPROTO;
+		if (!ret)
+			ret = wt_bo_new(d[i].fd, &d[i].out, (size_t)SEQ * NPOS *
+					(rec ? rec : d[i].m.act_size));
+		if (!ret)
+			ret = syncobj_create(d[i].fd, &d[i].out_sync);
+		if (!ret && i)
+			ret = bo_share(d[i - 1].fd, d[i - 1].out.handle, d[i].fd,
+				       &d[i].in_handle);
+		if (!ret && i)
+			ret = syncobj_share(d[i - 1].fd, d[i - 1].out_sync, d[i].fd,
+					    &d[i].in_sync);
+	}
+	if (ret)
+		return ret;
+	ret = wt_bo_new(d[0].fd, &tok, sizeof(tokens));
+	if (ret)
+		return ret;
+	memcpy(tok.map, tokens, sizeof(tokens));
+	munmap(tok.map, tok.size);
+	d[0].in_handle = tok.handle;
+	return 0;
+}
+
+static int submit(struct dev *d, struct drm_wafer_job *j)
+{
+	struct drm_wafer_submit s = { .job = *j };
+	struct io_uring_sqe *sqe;
+	int ret;
+
+	if (!use_uring) {
+		ret = wt_ioctl(d->fd, DRM_IOCTL_WAFER_SUBMIT, &s);
+		d->seqno[d->jobs++] = s.seqno;
+		return ret;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	if (!sqe)
+		return -EBUSY;
+	wt_uring_prep_submit(sqe, d->fd, j, (uint64_t)d->jobs++);
+	return io_uring_submit(&ring) == 1 ? 0 : -EIO;
+}
+
+/* Device @i's job for sequence @s at @pos (@n positions). */
+static int chain_job(struct dev *d, int n, int i, int s, uint32_t pos, uint32_t n_pos)
+{
+	size_t at = (size_t)s * NPOS + pos;
+	int last = i == n - 1;
+	struct drm_wafer_job j = {
+		.ctx_id = d[i].m.ctx_id, .slot = (uint32_t)s, .start_pos = pos,
+		.n_tokens = n_pos, .in_handle = d[i].in_handle,
+		.out_handle = d[i].out.handle, .out_syncobj = d[i].out_sync,
+	};
+
+	j.in_offset = i ? at * d[i - 1].m.act_size : at * sizeof(uint32_t);
+	j.out_offset = last ? at * REC : at * d[i].m.act_size;
+	j.flags = (i ? DRM_WAFER_JOB_IN_ACT : 0) | (last ? 0 : DRM_WAFER_JOB_OUT_ACT);
+	if (last) {
+		j.top_k = TOPK;
+		j.flags |= n_pos > 1 ? DRM_WAFER_JOB_ALL_POSITIONS : 0;
+	}
+	if (i) {
+		j.in_syncobjs = (uintptr_t)&d[i].in_sync;
+		j.in_syncobj_count = 1;
+	}
+	return submit(&d[i], &j);
+}
+
+/* Every job queued before any wait; then each job's status. */
+static int chain_run(struct dev *d, int n)
+{
+	int s, i, k, step, bad = 0, total = 0;
+	struct io_uring_cqe *cqe;
+
+	for (step = 0; step <= DECODE; step++) {
+		uint32_t pos = step ? PREFILL + step - 1 : 0;
+
+		for (s = 0; s < SEQ; s++) {
+			for (i = 0; i < n; i++) {
+				bad += !!chain_job(d, n, i, s, pos, step ? 1 : PREFILL);
+				total++;
+			}
+		}
+	}
+	if (use_uring) {
+		for (k = 0; k < total; k++) {
+			if (io_uring_wait_cqe(&ring, &cqe)) {
+				bad++;
+				break;
+			}
+			bad += cqe->res != 0;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		return bad;
+	}
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < d[i].jobs; k++)
+			bad += wt_wait_job(d[i].fd, d[i].seqno[k], NULL) != 0;
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct dev d[MAXDEV];
+	struct wt_rng r;
+	unsigned int bits = 8;
+	size_t total = (size_t)SEQ * NPOS * REC;
+	uint8_t *golden = malloc(total);
+	int max = 5, n, s, p, i, ret;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+			max = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--bits") && i + 1 < argc)
+			bits = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--uring"))
+			use_uring = 1;
+	}
+	if (max > MAXDEV || max > LAYERS)
+		max = LAYERS;
+	if (use_uring && io_uring_queue_init(256, &ring, IORING_SETUP_SQE128)) {
+		printf("not ok - io_uring with SQE128\n");
+		return 1;
+	}
+	wt_rng_seed(&r, 11);
+	for (s = 0; s < SEQ; s++) {
+		tokens[s][0] = 1;
+		for (p = 1; p < NPOS; p++)
+			tokens[s][p] = (uint32_t)wt_rng_range(&r, 3, 511);
+	}
+	wt_diag("int%u, %s, %d sequences x (prefill %d + %d steps)", bits,
+		use_uring ? "io_uring" : "SUBMIT ioctl", SEQ, PREFILL, DECODE);
+
+	ret = chain_up(d, 1, bits);
+	ret = ret ? ret : chain_run(d, 1);
+	if (!wt_ok(!ret, "the whole model on device 0 (%d)", ret))
+		return wt_done();
+	memcpy(golden, d[0].out.map, total);
+	chain_down(d, 1);
+
+	for (n = 2; n <= max; n++) {
+		double t0 = wt_now();
+
+		ret = chain_up(d, n, bits);
+		if (!wt_ok(!ret, "%d devices: layer ranges loaded, BOs and syncobjs shared (%d)",
+			   n, ret)) {
+			chain_down(d, n);
+			continue;
+		}
+		ret = chain_run(d, n);
+		wt_ok(!ret && !memcmp(d[n - 1].out.map, golden, total),
+		      "%d devices: all %d jobs completed and every result is identical to one device (%d failed, %.2f s)",
+		      n, n * SEQ * (1 + DECODE), ret, wt_now() - t0);
+		chain_down(d, n);
+	}
+	if (use_uring)
+		io_uring_queue_exit(&ring);
+	free(golden);
+	return wt_done();
+}
