@@ -60,15 +60,15 @@ WFW_TIE_FIELD(wfw_act_rec, dim, drm_wafer_act_rec, dim);
 WFW_TIE_FIELD(wfw_act_rec, exp, drm_wafer_act_rec, exp);
 WFW_TIE(__builtin_offsetof(struct wfw_act_rec, x) ==
 	__builtin_offsetof(struct drm_wafer_act_rec, x), "activation values");
-WFW_TIE(WFW_ACT_REC_SIZE(1) == DRM_WAFER_ACT_REC_SIZE(1) &&
-	WFW_ACT_REC_SIZE(4096) == DRM_WAFER_ACT_REC_SIZE(4096),
-	"activation record size");
+WFW_TIE(WFW_ACT_REC_SIZE(1) == DRM_WAFER_ACT_REC_SIZE(1), "record size (1)");
+WFW_TIE(WFW_ACT_REC_SIZE(4096) == DRM_WAFER_ACT_REC_SIZE(4096),
+	"activation record size (4096)");
 /* A range's kinds: GET_INFO's model_flags are the uapi's. */
 WFW_TIE(WFW_MODEL_EMBED == DRM_WAFER_MODEL_EMBED, "model flag embed");
 WFW_TIE(WFW_MODEL_HEAD == DRM_WAFER_MODEL_HEAD, "model flag head");
-WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT &&
-	WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT &&
-	WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flags");
+WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT, "job flag in_act");
+WFW_TIE(WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT, "job flag out_act");
+WFW_TIE(WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flag all");
 
 #undef WFW_TIE_FIELD
 #undef WFW_TIE
