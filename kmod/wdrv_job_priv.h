@@ -106,6 +106,9 @@ struct wdrv_file_jobs {
  * @hw_fence: signalled when the firmware completes the job
  * @hw_fence_live: @hw_fence was initialised by run_job
  * @result: shared with the file's wait table
+ * @in_fences: the fences of its in-syncobjs (references held): a job
+ *	whose input failed upstream does not run
+ * @n_in_fences: entries in @in_fences
  * @finished_cb: uncounts the job from @wfile->unfinished when it finishes
  * @counted: the job is still counted in @wfile->unfinished
  * @claimed: someone (completion, failure on reset) took the job to signal
@@ -130,6 +133,8 @@ struct wdrv_job {
 	struct dma_fence *hw_fence;
 	bool hw_fence_live;
 	struct wdrv_job_result *result;
+	struct dma_fence **in_fences;
+	u32 n_in_fences;
 	struct dma_fence_cb finished_cb;
 	atomic_t counted;
 	atomic_t claimed;

@@ -149,6 +149,18 @@ static void job_fence_init(struct wdrv_job *job)
 	job->hw_fence_live = true;
 }
 
+/* -ECANCELED if an input of the job failed upstream (another device's job). */
+static int job_inputs_failed(const struct wdrv_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->n_in_fences; i++) {
+		if (dma_fence_get_status(job->in_fences[i]) < 0)
+			return -ECANCELED;
+	}
+	return 0;
+}
+
 static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
 {
 	struct wdrv_job *job = to_wafer_job(sj);
@@ -169,6 +181,8 @@ static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
 		ret = sj->s_fence->finished.error;
 	else if (unlikely(drm_dev_is_unplugged(&q->wdev->drm)))
 		ret = -ENODEV;
+	else
+		ret = job_inputs_failed(job);
 	if (!ret) {
 		trace_wafer_job_start(q->wdev->index, job->cookie);
 		ret = wdrv_fw_post(&q->wdev->fw, &job->cmd);
@@ -326,6 +340,9 @@ void wdrv_job_free(struct wdrv_job *job)
 		kfree(job->hw_fence);
 	if (job->tl)
 		wdrv_timeline_put(job->tl);
+	while (job->n_in_fences)
+		dma_fence_put(job->in_fences[--job->n_in_fences]);
+	kfree(job->in_fences);
 	if (atomic_dec_and_test(&job->wfile->inflight))
 		wake_up_var(&job->wfile->inflight);
 	wdrv_file_put(job->wfile);

@@ -49,17 +49,36 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			     len, dma_flags, &job->addr[i]);
 }
 
+/*
+ * Each in-syncobj's fence becomes a scheduler dependency; the job keeps a
+ * reference too, so that run_job can see whether it failed (drm_sched
+ * runs a job whose dependency signalled with an error).
+ */
 static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 			   const struct drm_wafer_job *a)
 {
 	u32 __user *handles = u64_to_user_ptr(a->in_syncobjs);
+	struct dma_fence *fence;
 	u32 i, h;
 	int ret;
 
+	if (!a->in_syncobj_count)
+		return 0;
+	job->in_fences = kcalloc(a->in_syncobj_count, sizeof(*job->in_fences),
+				 GFP_KERNEL_ACCOUNT);
+	if (!job->in_fences)
+		return -ENOMEM;
 	for (i = 0; i < a->in_syncobj_count; i++) {
 		if (get_user(h, handles + i))
 			return -EFAULT;
-		ret = drm_sched_job_add_syncobj_dependency(&job->base, file, h, 0);
+		ret = drm_syncobj_find_fence(file, h, 0, 0, &fence);
+		if (ret) {
+			drm_dbg(file->minor->dev, "SUBMIT: in-syncobj %u (handle %u) has no fence (%d)\n",
+				i, h, ret);
+			return ret;
+		}
+		job->in_fences[job->n_in_fences++] = dma_fence_get(fence);
+		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			return ret;
 	}

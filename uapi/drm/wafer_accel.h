@@ -353,7 +353,12 @@ struct drm_wafer_job {
 	 * aligned; 64 with DRM_WAFER_JOB_OUT_ACT).
 	 */
 	__u64 out_offset;
-	/** @in_syncobjs: user pointer to @in_syncobj_count __u32 syncobj handles to wait for. */
+	/**
+	 * @in_syncobjs: user pointer to @in_syncobj_count __u32 syncobj
+	 * handles to wait for.  A job whose in-fence signalled an error (the
+	 * previous device's job failed) does not run: it completes with
+	 * -ECANCELED, and so on down a chain of devices.
+	 */
 	__u64 in_syncobjs;
 	/** @in_syncobj_count: number of handles at @in_syncobjs. */
 	__u32 in_syncobj_count;

@@ -3,16 +3,26 @@
 # records in BOs shared with PRIME, each device's job waiting for the
 # previous device's through a shared syncobj, all queued before the first
 # completes; every result identical to one device, int8 and int4, through
-# the SUBMIT ioctl and io_uring.
+# the SUBMIT ioctl and io_uring.  Then, with fault injection, a hang on
+# the middle device of five: it times out, the jobs downstream of a failed
+# one are cancelled (-ECANCELED), and the chain works again after.
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/chain
 [ -x "$prog" ] || die "$prog missing: run make"
+# A job timeout the hung job reaches soon and healthy ones never do.
+timeout_ms=1000
+[ "${WAFER_VM_KERNEL:-stock}" = debug ] && timeout_ms=3000
 out=$("$vm" --no-module -- sh -c "
 	insmod \"\$WAFER_MODULE\" num_devices=5 || exit 125
 	rc=0
 	$prog --bits 8 || rc=1
 	$prog --bits 4 --uring || rc=1
 	rmmod wafer || exit 125
+	insmod \"\$WAFER_MODULE\" num_devices=5 fault_inject=1 job_timeout_ms=$timeout_ms || exit 125
+	$prog --bits 8 --devices 5 --fault 2 || rc=1
+	rmmod wafer || exit 125
 	exit \$rc") || { printf '%s\n' "$out"; die "chain failed"; }
 printf '%s\n' "$out"
-[ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = 8 ] || die "expected 8 chain runs (2..5 devices, twice)"
+[ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = 12 ] ||
+	die "expected 12 chain runs (2..5 devices, three times)"
+expect_contains "$out" '^ok - a hang on device 2 of 5'

@@ -11,7 +11,14 @@
  * running the whole model, for N = 2 .. --devices, through the SUBMIT
  * ioctl or (--uring) io_uring.
  *
- * chain [--devices N] [--bits 8|4] [--uring]
+ * With --fault DEV (module loaded with fault_inject=1 and a short
+ * job_timeout_ms) the next job of device DEV hangs during one prefill step
+ * of the longest chain: it times out, every job downstream of a failed
+ * job fails with -ECANCELED (its in-fence carries the error), every job
+ * whose inputs all succeeded completes, and the chain then runs the whole
+ * workload again bit-identical to one device.
+ *
+ * chain [--devices N] [--bits 8|4] [--uring] [--fault DEV]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +51,7 @@ struct dev {
 	uint32_t out_sync;	/* this file's syncobj its jobs signal */
 	uint32_t in_sync;	/* the previous device's syncobj, imported */
 	uint64_t seqno[SEQ * (1 + DECODE)];
+	int status[SEQ * (1 + DECODE)];
 	int jobs;
 };
 
@@ -217,10 +225,56 @@ static int chain_run(struct dev *d, int n)
 		return bad;
 	}
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < d[i].jobs; k++)
-			bad += wt_wait_job(d[i].fd, d[i].seqno[k], NULL) != 0;
+		for (k = 0; k < d[i].jobs; k++) {
+			d[i].status[k] = wt_wait_job(d[i].fd, d[i].seqno[k], NULL);
+			bad += d[i].status[k] != 0;
+		}
+		d[i].jobs = 0;
 	}
 	return bad;
+}
+
+/*
+ * One prefill step with device @dev's next job hung: which jobs fail, and
+ * how.  The status of each job: 0 iff every job upstream of it succeeded,
+ * else -ECANCELED, except those of @dev itself (the hung one times out,
+ * those the reset dropped fail with -EIO).
+ */
+static void chain_fault(struct dev *d, int n, int dev)
+{
+	int s, i, upstream_ok, bad = 0, failed = 0, cancelled = 0, ret;
+
+	ret = wt_inject_fault(dev, "hang");
+	if (!wt_ok(!ret, "arm a hang on device %d (%d)", dev, ret))
+		return;
+	for (s = 0; s < SEQ; s++) {
+		for (i = 0; i < n; i++)
+			bad += !!chain_job(d, n, i, s, 0, PREFILL);
+	}
+	for (i = 0; i < n; i++) {
+		for (s = 0; s < d[i].jobs; s++)
+			d[i].status[s] = wt_wait_job(d[i].fd, d[i].seqno[s], NULL);
+	}
+	for (s = 0; s < SEQ; s++) {
+		upstream_ok = 1;
+		for (i = 0; i < n; i++) {
+			int st = d[i].status[s];
+
+			if (i == dev && s == 0 && st != -ETIMEDOUT)
+				bad++;
+			else if (i == dev && s && st && st != -EIO)
+				bad++;
+			else if (i != dev && st != (upstream_ok ? 0 : -ECANCELED))
+				bad++;
+			failed += i == dev && st;
+			cancelled += st == -ECANCELED;
+			upstream_ok = upstream_ok && !st;
+		}
+	}
+	for (i = 0; i < n; i++)
+		d[i].jobs = 0;
+	wt_ok(!bad, "a hang on device %d of %d: it times out, %d of its jobs fail, %d jobs downstream are cancelled, the rest complete (%d wrong)",
+	      dev, n, failed, cancelled, bad);
 }
 
 int main(int argc, char **argv)
@@ -230,7 +284,7 @@ int main(int argc, char **argv)
 	unsigned int bits = 8;
 	size_t total = (size_t)SEQ * NPOS * REC;
 	uint8_t *golden = malloc(total);
-	int max = 5, n, s, p, i, ret;
+	int max = 5, fault = -1, n, s, p, i, ret;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--devices") && i + 1 < argc)
@@ -239,6 +293,8 @@ int main(int argc, char **argv)
 			bits = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--uring"))
 			use_uring = 1;
+		else if (!strcmp(argv[i], "--fault") && i + 1 < argc)
+			fault = atoi(argv[++i]);
 	}
 	if (max > MAXDEV || max > LAYERS)
 		max = LAYERS;
@@ -271,6 +327,8 @@ int main(int argc, char **argv)
 			chain_down(d, n);
 			continue;
 		}
+		if (fault >= 0 && n == max)
+			chain_fault(d, n, fault);
 		ret = chain_run(d, n);
 		wt_ok(!ret && !memcmp(d[n - 1].out.map, golden, total),
 		      "%d devices: all %d jobs completed and every result is identical to one device (%d failed, %.2f s)",
