@@ -50,12 +50,12 @@
  * struct wfs_act_hdr - header of an activation record
  * @dim: number of s32 values that follow (the model width)
  * @exp: exponent of the values
- * @reserved: zero
+ * @t_ns: modelled time (the device's timing, not the math: zero here)
  */
 struct wfs_act_hdr {
 	u32 dim;
 	s32 exp;
-	u32 reserved[2];
+	u64 t_ns;
 };
 
 /**

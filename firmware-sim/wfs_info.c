@@ -38,6 +38,8 @@ static void info_shape(struct wfs_device *dev, struct wfw_info *info)
 	info->sram_bytes_per_cycle = prof->sram_bytes_per_cycle;
 	info->fabric_bytes_per_cycle = prof->fabric_bytes_per_cycle;
 	info->hop_cycles = prof->hop_cycles;
+	info->link_bytes_per_cycle = prof->link_bytes_per_cycle;
+	info->link_hop_cycles = prof->link_hop_cycles;
 	info->chunk_tokens = prof->chunk_tokens;
 	info->max_topk = WFW_MAX_TOPK;
 	info->max_jobs = dev->job.max;

@@ -55,6 +55,19 @@ out:
 	return job;
 }
 
+/* A chunk of records arrives when its latest record does (wfs_timing.h). */
+static u64 chunk_arrival(const struct wfs_flit *e, u64 rec, u64 t)
+{
+	struct wfw_act_rec h;
+	u32 i;
+
+	for (i = 0; i < e->n; i++) {
+		WFS_MEMCPY(&h, e->buf + i * rec, sizeof(h));
+		t = WFS_MAX(t, h.t_ns);
+	}
+	return t;
+}
+
 /* Copy the job's tokens (or activations) into stage 0's FIFO by chunk. */
 static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 {
@@ -79,6 +92,8 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 		e->n = n;
 		e->last = done + n >= p->n_tokens;
 		e->t_arrive = job->t_ready;
+		if (p->flags & WFW_JOB_IN_ACT)
+			e->t_arrive = chunk_arrival(e, rec, e->t_arrive);
 		wfs_fifo_publish(in);
 	}
 }

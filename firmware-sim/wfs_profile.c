@@ -7,6 +7,11 @@
  * 1.1 GHz with a 16-cycle fabric hop; the ASIC a 1 Ki MAC array, 256 B of
  * SRAM bandwidth per cycle at 1 GHz and a 64-cycle link.  SRAM sizes are
  * kept small enough that several simulated devices fit in a test VM.
+ *
+ * Between devices (layer ranges of one model): a wafer's system I/O, 1.2
+ * Tb/s (12 x 100 GbE on CS-3, ../shared/hardware/PUBLISHED.md) = 150 GB/s,
+ * 136 B per 1.1 GHz cycle, with about 2 us per Ethernet hop; the ASIC a
+ * 64 GB/s chip-to-chip link with 0.5 us latency.
  */
 #include "wfs_profile.h"
 
@@ -21,6 +26,8 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.sram_bytes_per_cycle = 65536,
 		.fabric_bytes_per_cycle = 4096,
 		.hop_cycles = 16,
+		.link_bytes_per_cycle = 136,
+		.link_hop_cycles = 2200,
 		.fifo_depth = 4,
 		.chunk_tokens = 16,
 	},
@@ -34,6 +41,8 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.sram_bytes_per_cycle = 256,
 		.fabric_bytes_per_cycle = 64,
 		.hop_cycles = 64,
+		.link_bytes_per_cycle = 64,
+		.link_hop_cycles = 500,
 		.fifo_depth = 2,
 		.chunk_tokens = 16,
 	},

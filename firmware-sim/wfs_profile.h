@@ -48,6 +48,9 @@ enum wfs_profile_id {
  * @sram_bytes_per_cycle: SRAM bandwidth per stage
  * @fabric_bytes_per_cycle: bandwidth of the link from a stage to the next
  * @hop_cycles: latency of one fabric hop, in cycles
+ * @link_bytes_per_cycle: bandwidth of the link to the next device of a
+ *	multi-device pipeline (activation records between layer ranges)
+ * @link_hop_cycles: latency of that link, in cycles
  * @fifo_depth: entries of the bounded FIFO in front of each stage
  * @chunk_tokens: tokens per pipeline transfer (a job of N tokens moves
  *	through the pipeline as ceil(N / chunk_tokens) chunks)
@@ -62,6 +65,8 @@ struct wfs_profile {
 	u32 sram_bytes_per_cycle;
 	u32 fabric_bytes_per_cycle;
 	u32 hop_cycles;
+	u32 link_bytes_per_cycle;
+	u32 link_hop_cycles;
 	u32 fifo_depth;
 	u32 chunk_tokens;
 };

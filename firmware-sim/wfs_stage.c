@@ -42,8 +42,8 @@ static int act_rec_ok(const struct wfs_device *dev, const u8 *p)
 	u32 i;
 
 	WFS_MEMCPY(&h, p, sizeof(h));
-	if (h.dim != dev->model.info.dim || h.reserved[0] || h.reserved[1] ||
-	    h.exp > WFW_ACT_EXP_MAX || h.exp < -WFW_ACT_EXP_MAX)
+	if (h.dim != dev->model.info.dim || h.exp > WFW_ACT_EXP_MAX ||
+	    h.exp < -WFW_ACT_EXP_MAX)
 		return 0;
 	for (i = 0; i < h.dim; i++) {
 		if (x[i] > WFW_ACT_VALUE_MAX || x[i] < -WFW_ACT_VALUE_MAX)
@@ -133,8 +133,13 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
 	r->end = start + r->ns;
 	st->mdl.free_at = r->end;
-	r->hop = wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (u64)r->f.n *
-							   r->act));
+	/* To the next stage, the host, or the next device's first stage. */
+	if (st->mdl.last && !st->mdl.head)
+		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, (u64)r->f.n *
+								    r->act));
+	else
+		r->hop = wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (u64)r->f.n *
+								   r->act));
 	if (st->idx == 0 && r->f.pos0 == r->job->args.start_pos)
 		r->job->t_start = start;
 }
@@ -170,11 +175,16 @@ static void act_outputs(struct wfs_stage *st, struct chunk_run *r)
 	struct wfs_hw *hw = &st->dev->hw;
 	struct wfs_job *job = r->job;
 	u32 used = sizeof(struct wfw_act_rec) + 4 * st->dev->model.info.dim, i;
+	struct wfw_act_rec h;
 
 	for (i = 0; i < r->f.n && !job->status; i++) {
 		u8 *rec = work_rec(st, r, i);
 		u64 idx = r->f.pos0 + i - job->args.start_pos;
 
+		/* When it reaches the next device (see wfs_timing.h). */
+		WFS_MEMCPY(&h, rec, sizeof(h));
+		h.t_ns = r->end + r->hop;
+		WFS_MEMCPY(rec, &h, sizeof(h));
 		WFS_MEMSET(rec + used, 0, r->act - used);
 		if (hw->dma.write(hw->dma_ctx, job->args.out_addr + idx * r->act,
 				  rec, r->act))

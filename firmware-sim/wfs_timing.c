@@ -53,6 +53,12 @@ u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes)
 	return p->hop_cycles + div_round_up(bytes, p->fabric_bytes_per_cycle);
 }
 
+u64 wfs_timing_link_cycles(const struct wfs_profile *p, u64 bytes)
+{
+	return p->link_hop_cycles +
+	       div_round_up(bytes, p->link_bytes_per_cycle);
+}
+
 u64 wfs_timing_ns(const struct wfs_profile *p, u64 cycles)
 {
 	u64 hz = p->clock_hz ? p->clock_hz : 1;

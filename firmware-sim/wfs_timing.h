@@ -41,7 +41,18 @@
  *
  * A job's modelled latency is arrival(last stage + 1) of its last chunk
  * (the results' hop back to the host) minus start(stage 0) of its first
- * chunk.  Its ready time is the latest of
+ * chunk.
+ *
+ * Several devices (layer ranges of one model) share one timeline: the
+ * last stage of a range without the head sends each chunk's activation
+ * records over the inter-device link,
+ *   cycles_link = link_hop_cycles + ceil(n * A / link_bytes_per_cycle),
+ * and stamps them with t_ns = end(last stage) + ns(cycles_link); the next
+ * device's stage 0 takes a chunk no earlier than the latest t_ns of its
+ * records.  A job of such a range completes at that time.  Links are not
+ * a shared resource in this model (no queueing for the link): with many
+ * sequences in flight the chain runs at the rate of its busiest stage,
+ * and a single sequence pays (devices - 1) link latencies more.  Its ready time is the latest of
  *   - 0 (the host queued it ahead: it may enter as soon as stage 0 is free),
  *   - the modelled completion time of the previous job of the same slot,
  *     if that job had completed when the command processor fetched this one
@@ -139,6 +150,16 @@ u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
  * Return: hop_cycles + ceil(bytes / fabric_bytes_per_cycle).
  */
 u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes);
+
+/**
+ * wfs_timing_link_cycles() - cycles to move a chunk's activation records
+ *	to the next device of a multi-device pipeline
+ * @p: profile
+ * @bytes: activation bytes of the chunk
+ *
+ * Return: link_hop_cycles + ceil(bytes / link_bytes_per_cycle).
+ */
+u64 wfs_timing_link_cycles(const struct wfs_profile *p, u64 bytes);
 
 /**
  * wfs_timing_ns() - cycles to nanoseconds at the profile's clock

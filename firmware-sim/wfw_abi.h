@@ -521,7 +521,9 @@ struct wfw_out_rec {
  * struct wfw_act_rec - one position's activations between layer ranges
  * @dim: values that follow: the model's width
  * @exp: power-of-two exponent of every value, |exp| <= WFW_ACT_EXP_MAX
- * @reserved: zero
+ * @t_ns: modelled time the record reaches the next device (the producing
+ *	stage's finish plus the inter-device link, wfs_timing.h) on the
+ *	timeline the devices of one pipeline share; 0 when the host made it
  * @x: the residual stream after the range's last layer, value
  *	x[i] * 2^exp, |x[i]| <= WFW_ACT_VALUE_MAX
  *
@@ -533,7 +535,7 @@ struct wfw_out_rec {
 struct wfw_act_rec {
 	u32 dim;
 	s32 exp;
-	u32 reserved[2];
+	u64 t_ns;
 	s32 x[];
 };
 
@@ -588,6 +590,9 @@ struct wfw_act_rec {
  *	job had to wait for an earlier one on the same slot)
  * @modelled_tokens_per_s: tokens / modelled_makespan_ns * 1e9
  * @bottleneck_busy_ns: modelled busy time of the busiest stage
+ * @link_bytes_per_cycle: inter-device link bandwidth (multi-device
+ *	pipelines)
+ * @link_hop_cycles: inter-device link latency
  * @layer_first: the range's first layer, in the full model's numbering
  * @total_layers: layers of the full model
  * @act_rec_size: bytes of one activation record (WFW_ACT_REC_SIZE(dim))
@@ -632,11 +637,13 @@ struct wfw_info {
 	u64 modelled_makespan_ns;
 	u64 modelled_tokens_per_s;
 	u64 bottleneck_busy_ns;
+	u32 link_bytes_per_cycle;
+	u32 link_hop_cycles;
 	u32 layer_first;
 	u32 total_layers;
 	u32 act_rec_size;
 	u32 model_flags;
-	u64 reserved[5];
+	u64 reserved[4];
 };
 
 /* struct wfw_info.model_flags */

@@ -58,6 +58,7 @@ WFW_TIE(sizeof(struct wfw_act_rec) == sizeof(struct drm_wafer_act_rec),
 	"activation record header");
 WFW_TIE_FIELD(wfw_act_rec, dim, drm_wafer_act_rec, dim);
 WFW_TIE_FIELD(wfw_act_rec, exp, drm_wafer_act_rec, exp);
+WFW_TIE_FIELD(wfw_act_rec, t_ns, drm_wafer_act_rec, t_ns);
 WFW_TIE(__builtin_offsetof(struct wfw_act_rec, x) ==
 	__builtin_offsetof(struct drm_wafer_act_rec, x), "activation values");
 WFW_TIE(WFW_ACT_REC_SIZE(1) == DRM_WAFER_ACT_REC_SIZE(1), "record size (1)");

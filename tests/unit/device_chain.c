@@ -9,6 +9,9 @@
  * NSEQ sequences run a prefill of PREFILL positions (every position's
  * record, crossing a pipeline chunk) and DECODE one-token steps; each step
  * is all sequences' jobs queued at once on device 0, then on device 1, ...
+ * Prints the modelled figures of each chain (tests assert no timing): the
+ * aggregate tokens/s over the chain's shared timeline and the latency of
+ * one decode step through every device, against one device.
  * The job and load fields of a chain are checked too: kinds that do not
  * match the range, buffers too small, activation records out of range,
  * ranges outside the blob, and what GET_INFO says about a range.
@@ -36,6 +39,9 @@ struct chain {
 	u32 act_size;		/* bytes of one record */
 	u8 *out;		/* NSEQ * NPOS result records */
 	u32 *in;
+	const char *profile;	/* of every device; NULL: asic, 4 stages */
+	int nseq;		/* sequences run (NSEQ unless measuring one) */
+	u64 step_ns;		/* modelled, summed over decode steps */
 };
 
 static void make_tokens(u32 vocab)
@@ -95,8 +101,12 @@ static int chain_up(struct chain *ch, int n, u32 n_layers, void **blobs,
 	struct wfw_cpl cpl;
 	int i, ret;
 
+	const char *profile = ch->profile;
+
 	memset(ch, 0, sizeof(*ch));
 	ch->n = n;
+	ch->profile = profile;
+	ch->nseq = NSEQ;
 	ch->in = dh_alloc(sizeof(tokens));
 	ch->out = dh_alloc((size_t)NSEQ * NPOS * REC);
 	memcpy(ch->in, tokens, sizeof(tokens));
@@ -105,7 +115,7 @@ static int chain_up(struct chain *ch, int n, u32 n_layers, void **blobs,
 		u32 count = (u32)(i + 1) * n_layers / n - first;
 		int64_t id;
 
-		ch->h[i] = device_up("asic", 4);
+		ch->h[i] = profile ? device_up(profile, 0) : device_up("asic", 4);
 		if (!ch->h[i])
 			return -1;
 		dh_region_add(ch->h[i], blobs[i], lens[i]);
@@ -176,22 +186,39 @@ static void chain_job(struct chain *ch, int i, struct wfw_cmd *c, int s,
 static int chain_step(struct chain *ch, u32 pos, u32 n)
 {
 	struct wfw_cmd c;
-	struct wfw_cpl cpl;
+	struct wfw_cpl cpl = { 0 };
 	int i, s, bad = 0;
 
 	for (i = 0; i < ch->n; i++) {
-		for (s = 0; s < NSEQ; s++) {
+		for (s = 0; s < ch->nseq; s++) {
 			chain_job(ch, i, &c, s, pos, n);
 			if (dh_submit(ch->h[i], &c))
 				bad++;
 		}
-		for (s = 0; s < NSEQ; s++) {
+		for (s = 0; s < ch->nseq; s++) {
 			if (!dh_poll(ch->h[i], &cpl, 20000) || cpl.status ||
 			    cpl.result1 != (i == ch->n - 1 && n == 1 ? 1 : n))
 				bad++;
+			/* Sequence 0's step: from device 0's start to the end. */
+			if (n != 1 || ((cpl.cookie >> 8) & 0xff))
+				continue;
+			if (i == 0)
+				ch->step_ns -= cpl.value - cpl.device_ns;
+			if (i == ch->n - 1)
+				ch->step_ns += cpl.value;
 		}
 	}
 	return bad;
+}
+
+/* Tokens per modelled second of the last device's (the chain's) timeline. */
+static u64 chain_rate(struct chain *ch)
+{
+	struct wfw_info info;
+
+	if (dh_info(ch->h[ch->n - 1], &info) || !info.modelled_makespan_ns)
+		return 0;
+	return info.tokens * 1000000000ull / info.modelled_makespan_ns;
 }
 
 static int chain_run(struct chain *ch)
@@ -206,7 +233,7 @@ static int chain_run(struct chain *ch)
 /* The whole model on one device: the results every chain must give. */
 static int run_single(void *blob, size_t len, u32 n_layers, u8 *golden)
 {
-	struct chain ch;
+	struct chain ch = { 0 };
 	int bad;
 
 	if (chain_up(&ch, 1, n_layers, &blob, &len, 0))
@@ -258,7 +285,7 @@ static void check_job_fields(struct chain *ch)
 	memcpy(saved, rec, ch->act_size);
 	for (i = 0; i < 4; i++) {
 		static const char *const what[] = { "dim", "exponent",
-						    "reserved", "value" };
+						    "negative value", "value" };
 
 		memcpy(rec, saved, ch->act_size);
 		if (i == 0)
@@ -266,7 +293,7 @@ static void check_job_fields(struct chain *ch)
 		else if (i == 1)
 			rec->exp = WFW_ACT_EXP_MAX + 1;
 		else if (i == 2)
-			rec->reserved[1] = 1;
+			rec->x[0] = -WFW_ACT_VALUE_MAX - 1;
 		else
 			rec->x[3] = WFW_ACT_VALUE_MAX + 1;
 		chain_job(ch, 1, &c, 0, 0, 1);
@@ -356,6 +383,7 @@ static void run_chains(const char *name, const struct wfs_ckpt *ck,
 				if (!ranged && wfs_pack(ck, &r, &blobs[i], &lens[i]))
 					blobs[i] = NULL;
 			}
+			ch.profile = NULL;
 			bad = chain_up(&ch, n, L, blobs, lens, ranged);
 			if (!bad)
 				bad = chain_run(&ch);
@@ -376,6 +404,52 @@ static void run_chains(const char *name, const struct wfs_ckpt *ck,
 	free(golden);
 }
 
+/*
+ * Modelled figures of the wafer profile (16 stages: one layer per stage
+ * on one device already): NSEQ sequences in flight give the aggregate
+ * rate over the chain's timeline; one sequence alone the latency of a
+ * decode step through every device.  Printed, not asserted.
+ */
+static void figures(const struct wfs_ckpt *ck, const struct wfs_pack_opts *o)
+{
+	u64 rate1 = 0, step1 = 0, rate, step;
+	void *blob, *blobs[MAXDEV];
+	size_t len, lens[MAXDEV];
+	struct chain ch;
+	int n, i, bad;
+
+	if (wfs_pack(ck, o, &blob, &len))
+		return;
+	for (n = 1; n <= (int)ck->n_layers && n <= MAXDEV; n += n == 1 ? 1 : 3) {
+		for (i = 0; i < n; i++) {
+			blobs[i] = blob;
+			lens[i] = len;
+		}
+		ch.profile = "wafer";
+		bad = chain_up(&ch, n, (u32)ck->n_layers, blobs, lens, 1);
+		bad = bad ? bad : chain_run(&ch);
+		rate = chain_rate(&ch);
+		chain_down(&ch);
+		ch.profile = "wafer";
+		bad = bad ? bad : chain_up(&ch, n, (u32)ck->n_layers, blobs, lens, 1);
+		ch.nseq = 1;
+		bad = bad ? bad : chain_run(&ch);
+		step = ch.step_ns / DECODE;
+		chain_down(&ch);
+		if (bad)
+			break;
+		if (n == 1) {
+			rate1 = rate;
+			step1 = step;
+		}
+		wt_diag("wafer profile, %d device(s): modelled %llu tok/s with %d sequences in flight (%llu%% of one device); one sequence's decode step %llu ns (+%lld ns)",
+			n, (unsigned long long)rate, NSEQ,
+			(unsigned long long)(rate * 100 / (rate1 ? rate1 : 1)),
+			(unsigned long long)step, (long long)(step - step1));
+	}
+	free(blob);
+}
+
 int main(void)
 {
 	const char *path = wt_model_path("stories260K.bin");
@@ -390,6 +464,7 @@ int main(void)
 	run_chains("int8", &ck, &o8);
 	run_chains("int4", &ck, &o4);
 	check_load_fields(&ck, &o8);
+	figures(&ck, &o8);
 	wfs_ckpt_free(&ck);
 	return wt_done();
 }

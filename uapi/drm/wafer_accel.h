@@ -300,8 +300,12 @@ struct drm_wafer_act_rec {
 	__u32 dim;
 	/** @exp: power-of-two exponent of the values, |exp| <= 2^20. */
 	__s32 exp;
-	/** @reserved: zero. */
-	__u32 reserved[2];
+	/**
+	 * @t_ns: modelled time the record reaches the next device, on the
+	 * timeline the devices of a chain share (the previous device's finish
+	 * plus the inter-device link); 0 from userspace.
+	 */
+	__u64 t_ns;
 	/** @x: value x[i] * 2^exp, |x[i]| <= 2^30. */
 	__s32 x[];
 };
