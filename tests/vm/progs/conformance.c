@@ -839,6 +839,20 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD flags 0x1");
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad = 1 };
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD pad != 0");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad2 = 1 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD pad2 != 0");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
+					    .layer_first = 2 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
+	       "MODEL_LOAD layer_first 2 without a layer_count");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
+					    .layer_first = 3, .layer_count = 5 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
+	       "MODEL_LOAD layers 3..7 of a 5-layer blob");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
+					    .layer_first = 0xffffffffu, .layer_count = 2 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
+	       "MODEL_LOAD layer_first 0xffffffff + layer_count 2 (wraps u32)");
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = 0 };
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD blob_size 0");
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = b.size + 8 };
@@ -889,6 +903,9 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	ml.pad = 0;
 	ml.bo_offset = 8;
 	ml.blob_size = blob_len;
+	ml.layer_first = 0;
+	ml.layer_count = 0;
+	ml.pad2 = 0;
 	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	expect(ret, 0, "MODEL_LOAD valid blob at bo_offset 8");
 	wt_ok(!ret && ml.model_id && ml.model_id != POISON32 && ml.sram_needed != POISON64 &&
@@ -897,6 +914,11 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	      ml.pad == 0 && ml.bo_offset == 8 && ml.blob_size == blob_len,
 	      "MODEL_LOAD output: model_id %u, sram_needed %" PRIu64 ", inputs untouched",
 	      ml.model_id, (uint64_t)ml.sram_needed);
+	wt_ok(!ret && ml.n_layers == 5 &&
+	      ml.model_flags == (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD) &&
+	      ml.act_size == DRM_WAFER_ACT_REC_SIZE(64) && ml.pad2 == 0,
+	      "MODEL_LOAD output of the whole model: %u layers, model_flags 0x%x, act_size %u",
+	      ml.n_layers, ml.model_flags, ml.act_size);
 	*model_id = ret ? 0 : ml.model_id;
 	{
 		struct drm_wafer_device_info d2 = { 0 };
@@ -1061,7 +1083,13 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 
 #define BAD(field, value, want, name) do { j = job_base; j.field = (value); \
 		reject(fa, &j, (want), (name)); } while (0)
-	BAD(flags, 2, -EINVAL, "flags 0x2 (unknown)");
+	BAD(flags, 8, -EINVAL, "flags 0x8 (unknown)");
+	BAD(flags, DRM_WAFER_JOB_IN_ACT, -EINVAL,
+	    "flags IN_ACT on a model whose layers start it (it takes token ids)");
+	j = job_base;
+	j.flags = DRM_WAFER_JOB_OUT_ACT;
+	j.top_k = 0;
+	reject(fa, &j, -EINVAL, "flags OUT_ACT on a model whose layers end it (it gives results)");
 	BAD(flags, 0x80000000u, -EINVAL, "flags 0x80000000");
 	BAD(pad, 1, -EINVAL, "pad != 0");
 	BAD(ctx_id, 0, -ENOENT, "ctx_id 0");
@@ -1615,6 +1643,84 @@ static int setup_blobs(void)
 	return 0;
 }
 
+#define BAD2(field, value, name) do { j = job_base; j.field = (value); \
+		reject(fd, &j, -EINVAL, (name)); } while (0)
+/*
+ * A middle layer range (layers 1-2 of 5): its jobs take and give
+ * activation records, and each field that does not fit that is refused.
+ */
+static void test_layer_range(void)
+{
+	const uint32_t act = DRM_WAFER_ACT_REC_SIZE(64);
+	int fd = open_dev(), ret, st = -1;
+	struct drm_wafer_model_load ml;
+	struct drm_wafer_job j;
+	struct bo b, in, out;
+	uint32_t ctx = 0;
+	uint64_t seq = 0;
+
+	ret = bo_new(fd, &b, blob_len);
+	if (ret || bo_new(fd, &in, 4 * act) || bo_new(fd, &out, 4096)) {
+		wt_ok(0, "layer range: BOs (%s)", ename(ret));
+		close(fd);
+		return;
+	}
+	memcpy(b.map, blob, blob_len);
+	memset(&ml, POISON, sizeof(ml));
+	ml.bo_handle = b.handle;
+	ml.flags = 0;
+	ml.pad = 0;
+	ml.bo_offset = 0;
+	ml.blob_size = blob_len;
+	ml.layer_first = 1;
+	ml.layer_count = 2;
+	ml.pad2 = 0;
+	ret = ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	expect(ret, 0, "MODEL_LOAD layers 1-2 of 5 (a middle range)");
+	wt_ok(!ret && ml.n_layers == 2 && ml.model_flags == 0 && ml.act_size == act,
+	      "MODEL_LOAD output of a middle range: %u layers, model_flags 0x%x, act_size %u",
+	      ml.n_layers, ml.model_flags, ml.act_size);
+	if (!ret)
+		ctx = ctx_new(fd, ml.model_id, 1, 64, &ret);
+	if (!ctx) {
+		wt_ok(0, "layer range: context (%s)", ename(ret));
+		close(fd);
+		return;
+	}
+	/* Records a previous device would give: width 64, all zero. */
+	memset(in.map, 0, in.size);
+	for (ret = 0; ret < 4; ret++)
+		((struct drm_wafer_act_rec *)((char *)in.map + ret * act))->dim = 64;
+	job_base = (struct drm_wafer_job){ .ctx_id = ctx, .n_tokens = 2,
+		.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT,
+		.in_handle = in.handle, .out_handle = out.handle };
+	j = job_base;
+	ret = submit(fd, &j, &seq);
+	ret = ret ? ret : wait_job(fd, seq, 60, &st);
+	expect(ret ? ret : st, 0, "SUBMIT valid on a middle range: records in, records out");
+	wt_ok(((struct drm_wafer_act_rec *)out.map)->dim == 64 &&
+	      ((struct drm_wafer_act_rec *)((char *)out.map + act))->dim == 64,
+	      "its output: 2 records of width 64");
+	BAD2(flags, DRM_WAFER_JOB_OUT_ACT, "on a middle range without IN_ACT (token ids)");
+	BAD2(flags, DRM_WAFER_JOB_IN_ACT, "on a middle range without OUT_ACT (results)");
+	BAD2(top_k, 4, "OUT_ACT with top_k 4");
+	BAD2(flags, job_base.flags | DRM_WAFER_JOB_ALL_POSITIONS,
+	     "OUT_ACT with ALL_POSITIONS");
+	BAD2(in_offset, 32, "IN_ACT in_offset 32 (not 64-byte aligned)");
+	BAD2(out_offset, 8, "OUT_ACT out_offset 8 (not 64-byte aligned)");
+	BAD2(in_offset, in.size - act, "IN_ACT records past the input BO (2 from its last)");
+	BAD2(out_offset, 4096 - act, "OUT_ACT records past the output BO (2 from its last)");
+	((struct drm_wafer_act_rec *)in.map)->dim = 65;
+	j = job_base;
+	ret = submit(fd, &j, &seq);
+	ret = ret ? ret : wait_job(fd, seq, 60, &st);
+	expect(ret ? ret : st, -EINVAL, "SUBMIT with an activation record of width 65: the job fails");
+	bo_free(fd, &b);
+	bo_free(fd, &in);
+	bo_free(fd, &out);
+	close(fd);
+}
+
 static void run_main(void)
 {
 	int fa = open_dev(), fb = open_dev(), fc, ret;
@@ -1779,6 +1885,7 @@ static void run_main(void)
 	}
 	close(fa);
 	close(fb);
+	test_layer_range();
 }
 
 static void run_nospc(void)
@@ -1797,6 +1904,9 @@ static void run_nospc(void)
 	ml.pad = 0;
 	ml.bo_offset = 0;
 	ml.blob_size = blob_len;
+	ml.layer_first = 0;
+	ml.layer_count = 0;
+	ml.pad2 = 0;
 	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	expect(ret, -ENOSPC, "MODEL_LOAD a model larger than SRAM (%u x %" PRIu64 " bytes)",
 	       info.stages, (uint64_t)info.sram_bytes_per_stage);
