@@ -1092,15 +1092,22 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 	}
 	ml.blob_size = blob_len;
 	while (m--) {
-		switch (rn(t, 5)) {
+		switch (rn(t, 6)) {
 		case 0:
 			if (pct(t, 50)) {
 				ml.flags = (uint32_t)v_flags(t);
 				invalid = "flags != 0";
-			} else {
+			} else if (pct(t, 50)) {
 				ml.pad = v_nonzero32(t);
 				invalid = "pad != 0";
+			} else {
+				ml.pad2 = v_nonzero32(t);
+				invalid = "pad2 != 0";
 			}
+			break;
+		case 5:	/* a layer range, often a valid one of the 5 layers */
+			ml.layer_first = pct(t, 70) ? (uint32_t)rn(t, 5) : (uint32_t)rnd(t);
+			ml.layer_count = pct(t, 70) ? (uint32_t)rn(t, 6) : (uint32_t)rnd(t);
 			break;
 		case 1:
 			ml.bo_offset = v_off(t, 0, blob_len);
@@ -1118,13 +1125,18 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 	}
 	if (ml.bo_offset & 7)
 		invalid = "bo_offset not 8-byte aligned";
+	if (ml.layer_first && !ml.layer_count)
+		invalid = "layer_first without layer_count";
+	else if (ml.layer_count && (uint64_t)ml.layer_first + ml.layer_count > 5)
+		invalid = "layer range outside the 5-layer blob";
 	if (!ml.blob_size)
 		invalid = "blob_size 0";
 	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	count(OP_MODEL_LOAD, ret);
 	tlog(t, OP_MODEL_LOAD, fi, ret, "bo %u off %#" PRIx64 " size %#" PRIx64
-	     " flags %#x pad %#x corrupt %d -> id %u", ml.bo_handle, ml.bo_offset,
-	     ml.blob_size, ml.flags, ml.pad, corrupt, ret ? 0 : ml.model_id);
+	     " flags %#x pad %#x layers %u+%u corrupt %d -> id %u", ml.bo_handle,
+	     ml.bo_offset, ml.blob_size, ml.flags, ml.pad, ml.layer_first,
+	     ml.layer_count, corrupt, ret ? 0 : ml.model_id);
 	if (!ret && invalid)
 		sure_bug(t, OP_MODEL_LOAD, ret, "accepted %s", invalid);
 	if (ret == -EFAULT)
@@ -1351,7 +1363,7 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 	if (pct(t, 15))
 		j->out_syncobj = pick_sync(t, fi, 0);
 	while (m--) {
-		switch (rn(t, 14)) {
+		switch (rn(t, 15)) {
 		case 0: j->ctx_id = (uint32_t)v_id(t, j->ctx_id); break;
 		case 1: j->slot = (uint32_t)v_small(t, j->slot, c.slots); break;
 		case 2: j->start_pos = (uint32_t)v_small(t, j->start_pos, c.ctx_len); break;
@@ -1380,6 +1392,11 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 			break;
 		}
 		case 12: j->out_syncobj = (uint32_t)v_id(t, j->out_syncobj); break;
+		case 13:	/* activation records in and/or out (layer ranges) */
+			j->flags |= (uint32_t)(1 + rn(t, 3)) << 1;
+			if (pct(t, 50))
+				j->top_k = 0;
+			break;
 		default: j->pad = v_nonzero(t); break;
 		}
 	}
@@ -1400,6 +1417,13 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		e->invalid = "in_offset not 4-byte aligned";
 	else if (j->out_offset & 7)
 		e->invalid = "out_offset not 8-byte aligned";
+	else if ((j->flags & DRM_WAFER_JOB_IN_ACT) && (j->in_offset & 63))
+		e->invalid = "IN_ACT in_offset not 64-byte aligned";
+	else if ((j->flags & DRM_WAFER_JOB_OUT_ACT) && (j->out_offset & 63))
+		e->invalid = "OUT_ACT out_offset not 64-byte aligned";
+	else if ((j->flags & DRM_WAFER_JOB_OUT_ACT) &&
+		 (j->top_k || (j->flags & DRM_WAFER_JOB_ALL_POSITIONS)))
+		e->invalid = "OUT_ACT with top_k or ALL_POSITIONS";
 	else if (j->in_syncobj_count > dinfo.max_in_syncobjs)
 		e->invalid = "in_syncobj_count > max_in_syncobjs";
 	else if (j->in_syncobj_count && !j->in_syncobjs)
