@@ -73,6 +73,8 @@ static int load_range(struct dh *h, void *blob, size_t len, u32 first,
 	return cpl->status;
 }
 
+static u64 small_sram;	/* SRAM per stage override of device_up(), 0: none */
+
 static struct dh *device_up(const char *profile, u32 stages)
 {
 	struct wfs_device_config cfg;
@@ -82,6 +84,7 @@ static struct dh *device_up(const char *profile, u32 stages)
 	cfg.numa_node = -1;
 	cfg.profile = profile;
 	cfg.stages = stages;
+	cfg.sram_bytes = small_sram;
 	if (!h || dh_init(h, &cfg, 64, 64)) {
 		free(h);
 		return NULL;
@@ -450,6 +453,62 @@ static void figures(const struct wfs_ckpt *ck, const struct wfs_pack_opts *o)
 	free(blob);
 }
 
+/*
+ * A model too big for one device runs across enough of them: asic devices
+ * of 4 stages whose SRAM is shrunk until the whole model no longer loads
+ * (-ENOSPC), then the fewest devices that hold it, bit-identical.
+ */
+static void too_big_for_one(const struct wfs_ckpt *ck,
+			    const struct wfs_pack_opts *o, const u8 *golden)
+{
+	size_t total = (size_t)NSEQ * NPOS * REC, lens[MAXDEV], len;
+	u32 L = (u32)ck->n_layers;
+	void *blob, *blobs[MAXDEV];
+	struct wfw_cpl cpl;
+	struct chain ch;
+	struct dh *h;
+	int n, i, ret = 0, bad = 1;
+
+	if (wfs_pack(ck, o, &blob, &len))
+		return;
+	/* Halve the SRAM until the whole model does not fit. */
+	for (small_sram = 1ull << 20; small_sram >= (64ull << 10); small_sram /= 2) {
+		h = device_up("asic", 4);
+		if (!h)
+			break;
+		dh_region_add(h, blob, len);
+		ret = dh_load(h, blob, len, &cpl);
+		dh_fini(h);
+		free(h);
+		if (ret == -WFS_ENOSPC)
+			break;
+	}
+	if (!wt_ok(ret == -WFS_ENOSPC, "the whole model does not fit an asic device of 4 x %llu KiB (-ENOSPC, %d)",
+		   (unsigned long long)(small_sram >> 10), ret)) {
+		small_sram = 0;
+		free(blob);
+		return;
+	}
+	for (n = 2; n <= (int)L && n <= MAXDEV && bad; n++) {
+		for (i = 0; i < n; i++) {
+			blobs[i] = blob;
+			lens[i] = len;
+		}
+		ch.profile = NULL;
+		bad = chain_up(&ch, n, L, blobs, lens, 1);
+		if (!bad) {
+			bad = chain_run(&ch);
+			wt_ok(!bad && !memcmp(ch.out, golden, total),
+			      "it runs across %d such devices (the fewest that hold it), bit-identical to one large device",
+			      n);
+		}
+		chain_down(&ch);
+	}
+	wt_ok(!bad, "some chain of up to %u devices holds it", L);
+	small_sram = 0;
+	free(blob);
+}
+
 int main(void)
 {
 	const char *path = wt_model_path("stories260K.bin");
@@ -464,6 +523,17 @@ int main(void)
 	run_chains("int8", &ck, &o8);
 	run_chains("int4", &ck, &o4);
 	check_load_fields(&ck, &o8);
+	{
+		void *blob;
+		size_t len;
+		u8 *golden = malloc((size_t)NSEQ * NPOS * REC);
+
+		if (!wfs_pack(&ck, &o8, &blob, &len) &&
+		    !run_single(blob, len, (u32)ck.n_layers, golden))
+			too_big_for_one(&ck, &o8, golden);
+		free(golden);
+		free(blob);
+	}
 	figures(&ck, &o8);
 	wfs_ckpt_free(&ck);
 	return wt_done();
