@@ -5,7 +5,8 @@
 # completes; every result identical to one device, int8 and int4, through
 # the SUBMIT ioctl and io_uring.  Then, with fault injection, a hang on
 # the middle device of five: it times out, the jobs downstream of a failed
-# one are cancelled (-ECANCELED), and the chain works again after.
+# one are cancelled (-ECANCELED), and the chain works again after; the
+# same with the fourth device unbound under a queued workload (-ENODEV).
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/chain
 [ -x "$prog" ] || die "$prog missing: run make"
@@ -20,9 +21,11 @@ out=$("$vm" --no-module -- sh -c "
 	rmmod wafer || exit 125
 	insmod \"\$WAFER_MODULE\" num_devices=5 fault_inject=1 job_timeout_ms=$timeout_ms || exit 125
 	$prog --bits 8 --devices 5 --fault 2 || rc=1
+	$prog --bits 4 --devices 5 --unbind 3 || rc=1
 	rmmod wafer || exit 125
 	exit \$rc") || { printf '%s\n' "$out"; die "chain failed"; }
 printf '%s\n' "$out"
-[ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = 12 ] ||
-	die "expected 12 chain runs (2..5 devices, three times)"
+[ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = 16 ] ||
+	die "expected 16 chain runs (2..5 devices, four times)"
 expect_contains "$out" '^ok - a hang on device 2 of 5'
+expect_contains "$out" '^ok - after the unbind: '

@@ -18,7 +18,12 @@
  * whose inputs all succeeded completes, and the chain then runs the whole
  * workload again bit-identical to one device.
  *
- * chain [--devices N] [--bits 8|4] [--uring] [--fault DEV]
+ * With --unbind DEV, device DEV is unbound (sysfs) while the whole
+ * workload of the longest chain is queued: its jobs complete or fail with
+ * -ENODEV, every job downstream of a failed one fails with -ECANCELED, the
+ * others complete; after DEV is bound again a fresh chain is bit-identical.
+ *
+ * chain [--devices N] [--bits 8|4] [--uring] [--fault DEV] [--unbind DEV]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,7 +130,7 @@ static int chain_up(struct dev *d, int n, unsigned int bits)
 		uint32_t count = (uint32_t)(i + 1) * LAYERS / n - first;
 		size_t rec = i == n - 1 ? REC : 0;
 
-		d[i].fd = wt_dev_open(i);
+		d[i].fd = wt_dev_open(wt_accel_index(i));
 		if (d[i].fd < 0)
 			return d[i].fd;
 		ret = wt_dev_load_range(d[i].fd, bits, first, count, SEQ, CTX, &d[i].m);
@@ -277,6 +282,53 @@ static void chain_fault(struct dev *d, int n, int dev)
 	      dev, n, failed, cancelled, bad);
 }
 
+/*
+ * Device @dev unbound with the chain's workload queued: the statuses obey
+ * the rule above, whatever had completed by then.  Binds it again.
+ */
+static void chain_unbind(struct dev *d, int n, int dev)
+{
+	char name[32];
+	int s, i, k, step, bad = 0, gone = 0, cancelled = 0, ret;
+
+	for (step = 0; step <= DECODE; step++) {
+		for (s = 0; s < SEQ; s++) {
+			for (i = 0; i < n; i++)
+				bad += !!chain_job(d, n, i, s, step ? PREFILL + step - 1 : 0,
+						   step ? 1 : PREFILL);
+		}
+	}
+	snprintf(name, sizeof(name), "wafer.%d", dev);
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/unbind", name);
+	wt_ok(!ret && !bad, "unbind %s with %d jobs queued on the chain (%d)", name,
+	      n * SEQ * (1 + DECODE), ret);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < d[i].jobs; k++)
+			d[i].status[k] = wt_wait_job(d[i].fd, d[i].seqno[k], NULL);
+	}
+	/* Job k of device i is step k / SEQ of sequence k % SEQ. */
+	for (k = 0; k < SEQ * (1 + DECODE); k++) {
+		int upstream_ok = 1;
+
+		for (i = 0; i < n; i++) {
+			int st = d[i].status[k];
+
+			if (i == dev ? st && st != -ENODEV :
+			    st != (upstream_ok ? 0 : -ECANCELED))
+				bad++;
+			gone += st == -ENODEV;
+			cancelled += st == -ECANCELED;
+			upstream_ok = upstream_ok && !st;
+		}
+	}
+	for (i = 0; i < n; i++)
+		d[i].jobs = 0;
+	wt_ok(!bad, "after the unbind: %d jobs of %s failed with -ENODEV, %d downstream were cancelled, the rest completed (%d wrong)",
+	      gone, name, cancelled, bad);
+	ret = wt_sysfs_write("/sys/bus/platform/drivers/wafer/bind", name);
+	wt_ok(!ret, "bind %s again (%d)", name, ret);
+}
+
 int main(int argc, char **argv)
 {
 	struct dev d[MAXDEV];
@@ -284,7 +336,7 @@ int main(int argc, char **argv)
 	unsigned int bits = 8;
 	size_t total = (size_t)SEQ * NPOS * REC;
 	uint8_t *golden = malloc(total);
-	int max = 5, fault = -1, n, s, p, i, ret;
+	int max = 5, fault = -1, unbind = -1, n, s, p, i, ret;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--devices") && i + 1 < argc)
@@ -295,6 +347,8 @@ int main(int argc, char **argv)
 			use_uring = 1;
 		else if (!strcmp(argv[i], "--fault") && i + 1 < argc)
 			fault = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--unbind") && i + 1 < argc)
+			unbind = atoi(argv[++i]);
 	}
 	if (max > MAXDEV || max > LAYERS)
 		max = LAYERS;
@@ -329,6 +383,12 @@ int main(int argc, char **argv)
 		}
 		if (fault >= 0 && n == max)
 			chain_fault(d, n, fault);
+		if (unbind >= 0 && n == max) {
+			chain_unbind(d, n, unbind);
+			chain_down(d, n);
+			ret = chain_up(d, n, bits);
+			wt_ok(!ret, "%d devices again, %d rebound: ranges loaded (%d)", n, unbind, ret);
+		}
 		ret = chain_run(d, n);
 		wt_ok(!ret && !memcmp(d[n - 1].out.map, golden, total),
 		      "%d devices: all %d jobs completed and every result is identical to one device (%d failed, %.2f s)",
