@@ -737,6 +737,22 @@ struct corrupt {
 
 #define HDR(f)	offsetof(struct wfs_blob_header, f)
 
+/* MODEL_LOAD with every output member poisoned and the inputs given. */
+static int model_load_poisoned(int fd, uint32_t bo, uint64_t offset, uint32_t first,
+			       uint32_t count, struct drm_wafer_model_load *ml)
+{
+	memset(ml, POISON, sizeof(*ml));
+	ml->bo_handle = bo;
+	ml->flags = 0;
+	ml->pad = 0;
+	ml->bo_offset = offset;
+	ml->blob_size = blob_len;
+	ml->layer_first = first;
+	ml->layer_count = count;
+	ml->pad2 = 0;
+	return ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, ml);
+}
+
 static void test_model_load(int fa, int fb, uint32_t *model_id)
 {
 	const struct wfs_blob_header *h = blob;
@@ -897,16 +913,7 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	/* Valid: at offset 8, with poisoned outputs. */
 	memset(b.map, 0, b.size);
 	memcpy((char *)b.map + 8, blob, blob_len);
-	memset(&ml, POISON, sizeof(ml));
-	ml.bo_handle = b.handle;
-	ml.flags = 0;
-	ml.pad = 0;
-	ml.bo_offset = 8;
-	ml.blob_size = blob_len;
-	ml.layer_first = 0;
-	ml.layer_count = 0;
-	ml.pad2 = 0;
-	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	ret = model_load_poisoned(fa, b.handle, 8, 0, 0, &ml);
 	expect(ret, 0, "MODEL_LOAD valid blob at bo_offset 8");
 	wt_ok(!ret && ml.model_id && ml.model_id != POISON32 && ml.sram_needed != POISON64 &&
 	      ml.sram_needed > 0 &&
@@ -1666,16 +1673,7 @@ static void test_layer_range(void)
 		return;
 	}
 	memcpy(b.map, blob, blob_len);
-	memset(&ml, POISON, sizeof(ml));
-	ml.bo_handle = b.handle;
-	ml.flags = 0;
-	ml.pad = 0;
-	ml.bo_offset = 0;
-	ml.blob_size = blob_len;
-	ml.layer_first = 1;
-	ml.layer_count = 2;
-	ml.pad2 = 0;
-	ret = ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	ret = model_load_poisoned(fd, b.handle, 0, 1, 2, &ml);
 	expect(ret, 0, "MODEL_LOAD layers 1-2 of 5 (a middle range)");
 	wt_ok(!ret && ml.n_layers == 2 && ml.model_flags == 0 && ml.act_size == act,
 	      "MODEL_LOAD output of a middle range: %u layers, model_flags 0x%x, act_size %u",
@@ -1898,16 +1896,7 @@ static void run_nospc(void)
 	if (!expect(ret, 0, "BO for the model blob"))
 		return;
 	memcpy(b.map, blob, blob_len);
-	memset(&ml, POISON, sizeof(ml));
-	ml.bo_handle = b.handle;
-	ml.flags = 0;
-	ml.pad = 0;
-	ml.bo_offset = 0;
-	ml.blob_size = blob_len;
-	ml.layer_first = 0;
-	ml.layer_count = 0;
-	ml.pad2 = 0;
-	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	ret = model_load_poisoned(fa, b.handle, 0, 0, 0, &ml);
 	expect(ret, -ENOSPC, "MODEL_LOAD a model larger than SRAM (%u x %" PRIu64 " bytes)",
 	       info.stages, (uint64_t)info.sram_bytes_per_stage);
 	wt_ok(ml.sram_needed != POISON64 && ml.sram_needed > info.sram_bytes_per_stage,
