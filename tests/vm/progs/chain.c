@@ -165,9 +165,11 @@ static int chain_up(struct dev *d, int n, unsigned int bits)
 
 /*
  * io_uring issues SQEs in any order (a command may go to an io-wq
- * worker), and a job takes its in-syncobj's fence when it is issued: the
- * SQEs of one token's trip through the chain are linked (@link), so each
- * is issued once the previous device's command has completed.
+ * worker): a job would take its in-syncobj's fence before the previous
+ * device's job is queued, and two jobs of one sequence could reach a
+ * device out of position order.  So the SQEs of one sequence, all its
+ * steps through all devices, are one link chain (@link: another follows);
+ * sequences run side by side.
  */
 static int submit(struct dev *d, struct drm_wafer_job *j, int link)
 {
@@ -192,7 +194,8 @@ static int submit(struct dev *d, struct drm_wafer_job *j, int link)
 }
 
 /* Device @i's job for sequence @s at @pos (@n positions). */
-static int chain_job(struct dev *d, int n, int i, int s, uint32_t pos, uint32_t n_pos)
+static int chain_job(struct dev *d, int n, int i, int s, uint32_t pos, uint32_t n_pos,
+		     int link)
 {
 	size_t at = (size_t)s * NPOS + pos;
 	int last = i == n - 1;
@@ -213,7 +216,7 @@ static int chain_job(struct dev *d, int n, int i, int s, uint32_t pos, uint32_t 
 		j.in_syncobjs = (uintptr_t)&d[i].in_sync;
 		j.in_syncobj_count = 1;
 	}
-	return submit(&d[i], &j, !last);
+	return submit(&d[i], &j, link);
 }
 
 /* Every job queued before any wait; then each job's status. */
@@ -222,13 +225,25 @@ static int chain_run(struct dev *d, int n)
 	int s, i, k, step, bad = 0, total = 0;
 	struct io_uring_cqe *cqe;
 
-	for (step = 0; step <= DECODE; step++) {
-		uint32_t pos = step ? PREFILL + step - 1 : 0;
-
+	if (use_uring) {
 		for (s = 0; s < SEQ; s++) {
-			for (i = 0; i < n; i++) {
-				bad += !!chain_job(d, n, i, s, pos, step ? 1 : PREFILL);
-				total++;
+			for (step = 0; step <= DECODE; step++) {
+				for (i = 0; i < n; i++) {
+					bad += !!chain_job(d, n, i, s,
+							   step ? PREFILL + step - 1 : 0,
+							   step ? 1 : PREFILL,
+							   step < DECODE || i < n - 1);
+					total++;
+				}
+			}
+		}
+	} else {
+		for (step = 0; step <= DECODE; step++) {
+			for (s = 0; s < SEQ; s++) {
+				for (i = 0; i < n; i++)
+					bad += !!chain_job(d, n, i, s,
+							   step ? PREFILL + step - 1 : 0,
+							   step ? 1 : PREFILL, 0);
 			}
 		}
 	}
@@ -270,7 +285,7 @@ static void chain_fault(struct dev *d, int n, int dev)
 		return;
 	for (s = 0; s < SEQ; s++) {
 		for (i = 0; i < n; i++)
-			bad += !!chain_job(d, n, i, s, 0, PREFILL);
+			bad += !!chain_job(d, n, i, s, 0, PREFILL, 0);
 	}
 	for (i = 0; i < n; i++) {
 		for (s = 0; s < d[i].jobs; s++)
@@ -311,7 +326,7 @@ static void chain_unbind(struct dev *d, int n, int dev)
 		for (s = 0; s < SEQ; s++) {
 			for (i = 0; i < n; i++)
 				bad += !!chain_job(d, n, i, s, step ? PREFILL + step - 1 : 0,
-						   step ? 1 : PREFILL);
+						   step ? 1 : PREFILL, 0);
 		}
 	}
 	snprintf(name, sizeof(name), "wafer.%d", dev);
