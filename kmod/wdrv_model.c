@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
 #include <drm/wafer_accel.h>
@@ -172,6 +173,16 @@ static int check_blob_size(struct wdrv_device *wdev, u64 size)
 	return -EINVAL;
 }
 
+/*
+ * A control command that failed while the device went away failed because
+ * it did (an unbind resets the firmware under it): say so, not what the
+ * firmware said after losing its state.
+ */
+static int fw_errno(struct drm_device *dev, int ret)
+{
+	return ret && drm_dev_is_unplugged(dev) ? -ENODEV : ret;
+}
+
 /* Firmware validation errors: a range outside the blob is bad input. */
 static int load_errno(int ret)
 {
@@ -212,7 +223,7 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		goto out_unlock;
 	}
 	/* The firmware validates the blob; the driver speaks only its ABI. */
-	ret = load_errno(model_fw_load(wdev, blob, args, &cpl, &taken));
+	ret = fw_errno(dev, load_errno(model_fw_load(wdev, blob, args, &cpl, &taken)));
 	if (!taken)
 		kvfree(blob);
 	if (!ret) {
@@ -421,7 +432,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: firmware said %d\n", ret);
 		/* ctx_len above the model's maximum is an out-of-range field. */
-		return ret == -E2BIG ? -EINVAL : ret;
+		return fw_errno(dev, ret == -E2BIG ? -EINVAL : ret);
 	}
 	ctx->fw_id = cpl.result0;
 	ctx->model = wdev->model;
