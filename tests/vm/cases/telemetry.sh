@@ -1,5 +1,8 @@
 # Telemetry: sysfs attributes, fdinfo, debugfs files and tracepoints
-# reflect a real run of the shared model.
+# reflect a real run of the shared model.  Stock kernel only: it checks
+# values; the paths behind them run on the debug kernel in
+# front_sysfs_readers, load and conformance.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 out=$("$vm" -- bash -c '
 	set -e
