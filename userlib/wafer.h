@@ -7,6 +7,8 @@
  *   devices      find, open (backend "kernel" = /dev/accel/accelN through
  *                the DRM driver, or "inproc" = firmware-sim linked into
  *                this process), query
+ *   pipelines    several devices opened as one: a model's layers split
+ *                across them, activations handed from device to device
  *   buffers      memory the device reads job inputs from and writes results to
  *   models       convert a llama2.c checkpoint and load it into stage SRAM
  *   contexts     KV cache for a number of sequences ("slots")
@@ -276,6 +278,82 @@ struct wafer_dev_stats {
  */
 int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st);
 
+/* --------------------------------------------------------- pipelines -- */
+
+/** Most devices in a pipeline. */
+#define WAFER_PIPE_MAX_DEVICES	16
+
+/**
+ * struct wafer_pipe_opts - wafer_open_pipeline() parameters
+ * @n_devices: members, 1..WAFER_PIPE_MAX_DEVICES
+ * @devices: each member's wafer_open() options; all members must get the
+ *	same backend (for the inproc backend each entry makes a new device,
+ *	with its own profile, stages and SRAM)
+ * @split: NULL to split automatically (wafer_split_layers()); else
+ *	@n_devices layer counts, each >= 1, in member order, summing to the
+ *	model's layers (checked when the model is loaded)
+ */
+struct wafer_pipe_opts {
+	unsigned int n_devices;
+	const struct wafer_open_opts *devices;
+	const unsigned int *split;
+};
+
+/**
+ * wafer_open_pipeline() - open several devices as one
+ * @po: members and split
+ * @out: receives the pipeline, a struct wafer_dev like any other
+ *
+ * Everything that takes a device takes a pipeline.  A model loaded on it is
+ * split into contiguous layer ranges, one per member (the first holds the
+ * embedding, the last the classifier); a job runs on each member in turn,
+ * its activations passed on in buffers shared between neighbours (PRIME on
+ * the kernel backend), so results are bit-identical to one device running
+ * the whole model.  Buffers of the pipeline are usable by every member.
+ * wafer_query() reports the members combined: stages and free SRAM summed,
+ * limits the smallest member's; jobs take at most WAFER_PIPE_MAX_TOKENS
+ * tokens (wafer_generate() splits a longer prompt).
+ *
+ * Return: 0 or a negative errno (-EINVAL: bad options, mixed backends; a
+ * member's wafer_open() error).
+ */
+int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out);
+
+/** Most tokens of one job through a pipeline. */
+#define WAFER_PIPE_MAX_TOKENS	128
+
+/** wafer_pipe_size() - members of a pipeline; 1 for a single device. */
+unsigned int wafer_pipe_size(const struct wafer_dev *dev);
+
+/**
+ * wafer_pipe_member() - the @i-th member of a pipeline
+ * @dev: pipeline or device (a device is its own member 0)
+ * @i: index, < wafer_pipe_size()
+ *
+ * For wafer_query(), wafer_dev_stats() and the like; objects of the
+ * pipeline must not be used with a member directly.
+ *
+ * Return: the member, or NULL if @i is out of range.
+ */
+struct wafer_dev *wafer_pipe_member(struct wafer_dev *dev, unsigned int i);
+
+/**
+ * wafer_split_layers() - the automatic split of a model across devices
+ * @n_layers: layers of the model
+ * @n_devices: devices, 1..WAFER_PIPE_MAX_DEVICES
+ * @capacity: each device's SRAM bytes (weights go where there is room), or
+ *	NULL for devices of one kind
+ * @out: @n_devices layer counts, contiguous in device order
+ *
+ * One layer per device when there are at least as many devices as layers
+ * (the devices beyond get 0); else layers in proportion to @capacity
+ * (largest remainder, every device at least one).
+ *
+ * Return: the number of devices used (those with a count > 0), or -EINVAL.
+ */
+int wafer_split_layers(unsigned int n_layers, unsigned int n_devices,
+		       const uint64_t *capacity, unsigned int *out);
+
 /* ----------------------------------------------------------- buffers -- */
 
 /** A buffer the device can read and write (opaque). */
@@ -393,6 +471,41 @@ int wafer_model_load_file(struct wafer_dev *dev, const char *ckpt_path,
 
 /** wafer_model_get_info() - dimensions and sizes of a loaded model. */
 const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m);
+
+/**
+ * struct wafer_model_part - where one layer range of a model sits
+ * @member: pipeline member index (0 on a single device)
+ * @device_index: that device's N of /dev/accel/accelN, or -1 (inproc)
+ * @layer_first: first layer of the range
+ * @layer_count: layers
+ * @sram_bytes: SRAM the range's weights take on the device
+ * @kv_bytes: SRAM the range's KV caches take there (contexts alive)
+ * @embed: the range holds the token embedding
+ * @head: the range holds the final norm and classifier
+ */
+struct wafer_model_part {
+	unsigned int member;
+	int device_index;
+	unsigned int layer_first;
+	unsigned int layer_count;
+	uint64_t sram_bytes;
+	uint64_t kv_bytes;
+	int embed;
+	int head;
+};
+
+/** wafer_model_parts() - layer ranges of a model: 1 on a single device. */
+unsigned int wafer_model_parts(const struct wafer_model *m);
+
+/**
+ * wafer_model_part() - describe the @i-th layer range of a model
+ * @m: model
+ * @i: range, < wafer_model_parts()
+ * @p: filled
+ *
+ * Return: 0, or -EINVAL for an out-of-range @i.
+ */
+int wafer_model_part(const struct wafer_model *m, unsigned int i, struct wafer_model_part *p);
 
 /** wafer_model_unload() - unload (its contexts must be gone); NULL is a no-op. */
 void wafer_model_unload(struct wafer_model *m);

@@ -25,12 +25,18 @@ struct wafer_dev;
  * @map: CPU mapping
  * @size: bytes (page-rounded)
  * @handle: kernel: GEM handle; inproc: 0
+ * @view_of: set when the buffer is another device's buffer made usable on
+ *	@dev (@bo_import): @map is that buffer's, and destroying the view
+ *	releases only what the import took
+ * @priv: the pipeline backend's state of the buffer
  */
 struct wafer_bo {
 	struct wafer_dev *dev;
 	void *map;
 	size_t size;
 	uint32_t handle;
+	const struct wafer_bo *view_of;
+	void *priv;
 };
 
 /**
@@ -39,12 +45,19 @@ struct wafer_bo {
  * @id: the backend's model id
  * @info: dimensions, from the blob
  * @contexts: contexts alive (unload refuses while non-zero)
+ * @kv_bytes: SRAM their KV caches take
+ * @embed: what the backend said the loaded range holds (a whole model on
+ *	one device: both)
+ * @head: see @embed
  */
 struct wafer_model {
 	struct wafer_dev *dev;
 	uint32_t id;
 	struct wafer_model_info info;
 	unsigned int contexts;
+	uint64_t kv_bytes;
+	int embed;
+	int head;
 };
 
 /**
@@ -64,12 +77,38 @@ struct wafer_ctx {
 };
 
 /**
+ * struct wafer_load_hw - one backend model load
+ * @layer_first: in: first layer of the range to load (full-model numbering)
+ * @layer_count: in: layers to load; 0 with @layer_first 0: all of them
+ * @id: out: the backend's model id
+ * @sram_bytes: out: SRAM the range's weights take
+ * @n_layers: out: layers loaded
+ * @embed: out: the range holds the embedding (its jobs take tokens)
+ * @head: out: the range holds the classifier (its jobs give results)
+ * @act_size: out: bytes of one activation record of the model
+ */
+struct wafer_load_hw {
+	uint32_t layer_first;
+	uint32_t layer_count;
+	uint32_t id;
+	uint64_t sram_bytes;
+	uint32_t n_layers;
+	int embed;
+	int head;
+	uint32_t act_size;
+};
+
+/* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */
+#define WAFER_JOB_HW_IN_ACT	(1u << 30)	/* @in holds activation records */
+#define WAFER_JOB_HW_OUT_ACT	(1u << 31)	/* @out receives activation records */
+
+/**
  * struct wafer_job_hw - a validated job in backend terms
  * @ctx_id: the context's backend id
  * @slot: see struct wafer_job
  * @start_pos: see struct wafer_job
  * @n_tokens: see struct wafer_job
- * @flags: WAFER_JOB_*
+ * @flags: WAFER_JOB_* and WAFER_JOB_HW_*
  * @top_k: see struct wafer_job
  * @in: input buffer
  * @in_offset: see struct wafer_job
@@ -100,8 +139,12 @@ struct wafer_job_hw {
  * @close: release everything @open acquired
  * @submit_name: the submission path in use
  * @bo_create: allocate and map @bo->size bytes (zeroed): set map, handle
- * @bo_destroy: undo @bo_create
- * @model_load: load the blob held in @bo[0, len): set *id, *sram_bytes
+ * @bo_destroy: undo @bo_create or @bo_import
+ * @bo_import: make @src, a buffer of another device of this backend,
+ *	usable on @dev as @bo (kernel: PRIME export and import; inproc: the
+ *	device's DMA window); NULL if the backend cannot share buffers
+ * @model_load: load the layer range @ld asks for of the blob held in
+ *	@bo[0, len); fill @ld's outputs
  * @model_unload: unload model @id
  * @ctx_create: allocate a context: set *id, *kv_bytes
  * @ctx_destroy: free context @id
@@ -110,6 +153,9 @@ struct wafer_job_hw {
  * @reap: collect up to @max completions, waiting until @min arrived or the
  *	absolute CLOCK_MONOTONIC @deadline_ns passed; return the count
  * @stats: fill the device's counters (struct wafer_dev_stats, zeroed)
+ * @model_parts: the layer ranges of model @id, at most @max into @out;
+ *	return their count (NULL: one range, the whole model, on @dev)
+ * @members: pipelines: the member count and member @i (NULL: a device)
  */
 struct wafer_backend_ops {
 	const char *name;
@@ -118,8 +164,9 @@ struct wafer_backend_ops {
 	const char *(*submit_name)(const struct wafer_dev *dev);
 	int (*bo_create)(struct wafer_dev *dev, struct wafer_bo *bo);
 	void (*bo_destroy)(struct wafer_dev *dev, struct wafer_bo *bo);
+	int (*bo_import)(struct wafer_dev *dev, const struct wafer_bo *src, struct wafer_bo *bo);
 	int (*model_load)(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
-			  uint32_t *id, uint64_t *sram_bytes);
+			  struct wafer_load_hw *ld);
 	int (*model_unload)(struct wafer_dev *dev, uint32_t id);
 	int (*ctx_create)(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
 			  unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes);
@@ -128,6 +175,9 @@ struct wafer_backend_ops {
 	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 	int (*stats)(struct wafer_dev *dev, struct wafer_dev_stats *st);
+	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
+			   struct wafer_model_part *out, unsigned int max);
+	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
 };
 
 /**
@@ -148,6 +198,14 @@ struct wafer_dev {
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;
+extern const struct wafer_backend_ops wafer_pipe_backend;
+
+/*
+ * For the pipeline backend (wafer_bo.c): @src, a buffer of another device
+ * of the same backend, made usable on @dev (struct wafer_bo.view_of);
+ * wafer_bo_destroy() releases the view, never @src.
+ */
+int wafer_bo_import(struct wafer_dev *dev, const struct wafer_bo *src, struct wafer_bo **out);
 
 /* The most jobs a backend converts and posts at once. */
 #define WAFER_SUBMIT_BATCH	64

@@ -33,6 +33,29 @@ int wafer_bo_create(struct wafer_dev *dev, size_t size, struct wafer_bo **out)
 	return 0;
 }
 
+int wafer_bo_import(struct wafer_dev *dev, const struct wafer_bo *src, struct wafer_bo **out)
+{
+	struct wafer_bo *bo;
+	int ret;
+
+	*out = NULL;
+	if (dev->ops != src->dev->ops || !dev->ops->bo_import)
+		return wafer_set_error(-EINVAL, "a %s buffer cannot be shared with a %s device",
+				       src->dev->ops->name, dev->ops->name);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	bo->dev = dev;
+	bo->view_of = src;
+	ret = dev->ops->bo_import(dev, src, bo);
+	if (ret) {
+		free(bo);
+		return ret;
+	}
+	*out = bo;
+	return 0;
+}
+
 void *wafer_bo_map(const struct wafer_bo *bo)
 {
 	return bo->map;

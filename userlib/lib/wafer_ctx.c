@@ -33,6 +33,7 @@ int wafer_ctx_create(struct wafer_model *m, unsigned int slots, unsigned int ctx
 	c->slots = slots;
 	c->ctx_len = ctx_len;
 	m->contexts++;
+	m->kv_bytes += c->kv_bytes;
 	*out = c;
 	return 0;
 }
@@ -58,5 +59,6 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx)
 		return;
 	ctx->model->dev->ops->ctx_destroy(ctx->model->dev, ctx->id);
 	ctx->model->contexts--;
+	ctx->model->kv_bytes -= ctx->kv_bytes;
 	free(ctx);
 }

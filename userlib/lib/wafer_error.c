@@ -20,6 +20,19 @@ int wafer_set_error(int err, const char *fmt, ...)
 	return err < 0 ? err : -err;
 }
 
+int wafer_prefix_error(int err, const char *fmt, ...)
+{
+	char prefix[128], was[sizeof(last_error)];
+	va_list ap;
+
+	memcpy(was, last_error, sizeof(was));
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	snprintf(last_error, sizeof(last_error), "%s: %s", prefix, was);
+	return err < 0 ? err : -err;
+}
+
 const char *wafer_last_error(void)
 {
 	return last_error;

@@ -157,30 +157,17 @@ static int inproc_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 static void inproc_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	wip_hw_region_del(hw(dev), bo->map);
-	wafer_numa_free(bo->map, bo->size);
+	if (!bo->view_of)
+		wafer_numa_free(bo->map, bo->size);
 }
 
-static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
-			     uint32_t *id, uint64_t *sram_bytes)
+/* Another in-process device's buffer: the same memory in this DMA window. */
+static int inproc_bo_import(struct wafer_dev *dev, const struct wafer_bo *src,
+			    struct wafer_bo *bo)
 {
-	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
-	struct wfw_cpl cpl;
-	int ret;
-
-	cmd.load.addr = (uintptr_t)bo->map;
-	cmd.load.len = len;
-	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
-	if (ret == -ENOSPC)
-		return wafer_set_error(ret, "the model does not fit: stage %u needs %llu bytes "
-				       "of SRAM, each stage has %u KiB", cpl.result0,
-				       (unsigned long long)cpl.value, cpl.result1);
-	if (ret == -EBUSY)
-		return wafer_set_error(ret, "a model is loaded on the device already");
-	if (ret)
-		return wafer_set_error(ret, "loading the model failed: %s", wafer_strerror(ret));
-	*id = 1;
-	*sram_bytes = cpl.value;
-	return 0;
+	bo->map = src->map;
+	bo->size = src->size;
+	return wip_hw_region_add(hw(dev), bo->map, bo->size);
 }
 
 static int simple(struct wafer_dev *dev, struct wfw_cmd *cmd, const char *what)
@@ -199,6 +186,44 @@ static int inproc_model_unload(struct wafer_dev *dev, uint32_t id)
 
 	(void)id;
 	return simple(dev, &cmd, "UNLOAD_MODEL");
+}
+
+static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			     struct wafer_load_hw *ld)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	struct wfw_info fi;
+	struct wfw_cpl cpl;
+	int ret;
+
+	cmd.load.addr = (uintptr_t)bo->map;
+	cmd.load.len = len;
+	cmd.load.layer_first = ld->layer_first;
+	cmd.load.layer_count = ld->layer_count;
+	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
+	if (ret == -ENOSPC)
+		return wafer_set_error(ret, "the model does not fit: it needs %llu bytes of "
+				       "SRAM (%u stages packed; 0: a layer exceeds a stage), "
+				       "the device has %u stages of %u KiB",
+				       (unsigned long long)cpl.value, cpl.result0,
+				       dev->info.stages, cpl.result1);
+	if (ret == -EBUSY)
+		return wafer_set_error(ret, "a model is loaded on the device already");
+	if (ret)
+		return wafer_set_error(ret, "loading the model failed: %s", wafer_strerror(ret));
+	ld->id = 1;
+	ld->sram_bytes = cpl.value;
+	ld->n_layers = cpl.result1;
+	/* What the range holds, as the kernel driver learns it (GET_INFO). */
+	ret = fw_info(dev, &fi);
+	if (ret) {
+		inproc_model_unload(dev, 1);
+		return ret;
+	}
+	ld->embed = !!(fi.model_flags & WFW_MODEL_EMBED);
+	ld->head = !!(fi.model_flags & WFW_MODEL_HEAD);
+	ld->act_size = fi.act_rec_size;
+	return 0;
 }
 
 static int inproc_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
@@ -254,7 +279,9 @@ static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 		c->job.out_addr = (uintptr_t)j->out->map + j->out_offset;
 		c->job.out_len = (u32)j->out_len;
 		c->job.topk = (u16)j->top_k;
-		c->job.flags = (j->flags & WAFER_JOB_ALL_POSITIONS) ? WFW_JOB_ALL_POSITIONS : 0;
+		c->job.flags = ((j->flags & WAFER_JOB_ALL_POSITIONS) ? WFW_JOB_ALL_POSITIONS : 0) |
+			       ((j->flags & WAFER_JOB_HW_IN_ACT) ? WFW_JOB_IN_ACT : 0) |
+			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0);
 		ud[i] = j->user_data;
 	}
 	return wip_hw_post_jobs(hw(dev), cmds, ud, n);
@@ -298,6 +325,7 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.submit_name = inproc_submit_name,
 	.bo_create = inproc_bo_create,
 	.bo_destroy = inproc_bo_destroy,
+	.bo_import = inproc_bo_import,
 	.model_load = inproc_model_load,
 	.model_unload = inproc_model_unload,
 	.ctx_create = inproc_ctx_create,

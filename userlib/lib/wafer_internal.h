@@ -19,6 +19,10 @@
 int wafer_set_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The same, keeping the message already recorded after "@fmt: ". */
+int wafer_prefix_error(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wafer_now_ns(void);
 

@@ -5,6 +5,7 @@
  * (wafer_submit.h): io_uring or the SUBMIT/WAIT ioctls.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,14 +192,38 @@ err:
 
 static void kernel_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
-	munmap(bo->map, bo->size);
+	if (!bo->view_of)
+		munmap(bo->map, bo->size);
 	gem_close(dev, bo->handle);
 }
 
-static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
-			     uint32_t *id, uint64_t *sram_bytes)
+/* The same pages on this device: a dma-buf of @src's device imported here. */
+static int kernel_bo_import(struct wafer_dev *dev, const struct wafer_bo *src,
+			    struct wafer_bo *bo)
 {
-	struct drm_wafer_model_load ml = { .bo_handle = bo->handle, .blob_size = len };
+	int fd, ret;
+
+	if (drmPrimeHandleToFD(kd(src->dev)->fd, src->handle, DRM_CLOEXEC | DRM_RDWR, &fd))
+		return wafer_set_error(-errno, "PRIME export from accel%d failed: %s",
+				       src->dev->index, strerror(errno));
+	ret = drmPrimeFDToHandle(kd(dev)->fd, fd, &bo->handle);
+	ret = ret ? -errno : 0;
+	close(fd);
+	if (ret)
+		return wafer_set_error(ret, "PRIME import into accel%d failed: %s",
+				       dev->index, strerror(-ret));
+	bo->map = src->map;
+	bo->size = src->size;
+	return 0;
+}
+
+static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			     struct wafer_load_hw *ld)
+{
+	struct drm_wafer_model_load ml = {
+		.bo_handle = bo->handle, .blob_size = len,
+		.layer_first = ld->layer_first, .layer_count = ld->layer_count,
+	};
 
 	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml)) {
 		if (errno == ENOSPC)
@@ -210,8 +235,12 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		return wafer_set_error(-errno, "DRM_IOCTL_WAFER_MODEL_LOAD failed: %s",
 				       strerror(errno));
 	}
-	*id = ml.model_id;
-	*sram_bytes = ml.sram_needed;
+	ld->id = ml.model_id;
+	ld->sram_bytes = ml.sram_needed;
+	ld->n_layers = ml.n_layers;
+	ld->embed = !!(ml.model_flags & DRM_WAFER_MODEL_EMBED);
+	ld->head = !!(ml.model_flags & DRM_WAFER_MODEL_HEAD);
+	ld->act_size = ml.act_size;
 	return 0;
 }
 
@@ -243,6 +272,13 @@ static int kernel_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	return ioc(dev, DRM_IOCTL_WAFER_CTX_DESTROY, &d, "DRM_IOCTL_WAFER_CTX_DESTROY");
 }
 
+static uint32_t job_flags(uint32_t f)
+{
+	return (f & WAFER_JOB_ALL_POSITIONS) |
+	       ((f & WAFER_JOB_HW_IN_ACT) ? DRM_WAFER_JOB_IN_ACT : 0) |
+	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0);
+}
+
 /* Hands @n <= WAFER_SUBMIT_BATCH jobs to the submission path. */
 static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
@@ -257,7 +293,7 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 		dj[i] = (struct drm_wafer_job){
 			.ctx_id = j->ctx_id, .slot = j->slot,
 			.start_pos = j->start_pos, .n_tokens = j->n_tokens,
-			.flags = j->flags, .top_k = j->top_k,
+			.flags = job_flags(j->flags), .top_k = j->top_k,
 			.in_handle = j->in->handle, .out_handle = j->out->handle,
 			.in_offset = j->in_offset, .out_offset = j->out_offset,
 		};
@@ -319,6 +355,7 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.submit_name = kernel_submit_name,
 	.bo_create = kernel_bo_create,
 	.bo_destroy = kernel_bo_destroy,
+	.bo_import = kernel_bo_import,
 	.model_load = kernel_model_load,
 	.model_unload = kernel_model_unload,
 	.ctx_create = kernel_ctx_create,

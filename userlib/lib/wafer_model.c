@@ -10,6 +10,7 @@
 int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 		     struct wafer_model **out)
 {
+	struct wafer_load_hw ld = { 0 };	/* every layer */
 	struct wfs_model_info mi;
 	struct wafer_model *m;
 	struct wafer_bo *bo;
@@ -32,13 +33,17 @@ int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 		return ret;
 	}
 	memcpy(wafer_bo_map(bo), blob, len);
-	ret = dev->ops->model_load(dev, bo, len, &m->id, &m->info.sram_bytes);
+	ret = dev->ops->model_load(dev, bo, len, &ld);
 	wafer_bo_destroy(bo);	/* the device keeps its own copy */
 	if (ret) {
 		free(m);
 		return ret;
 	}
 	m->dev = dev;
+	m->id = ld.id;
+	m->info.sram_bytes = ld.sram_bytes;
+	m->embed = ld.embed;
+	m->head = ld.head;
 	m->info.dim = mi.dim;
 	m->info.hidden_dim = mi.hidden_dim;
 	m->info.n_layers = mi.n_layers;
@@ -71,6 +76,37 @@ int wafer_model_load_file(struct wafer_dev *dev, const char *ckpt_path,
 const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m)
 {
 	return &m->info;
+}
+
+unsigned int wafer_model_parts(const struct wafer_model *m)
+{
+	if (!m->dev->ops->model_parts)
+		return 1;
+	return (unsigned int)m->dev->ops->model_parts(m->dev, m->id, NULL, 0);
+}
+
+int wafer_model_part(const struct wafer_model *m, unsigned int i, struct wafer_model_part *p)
+{
+	struct wafer_model_part parts[WAFER_PIPE_MAX_DEVICES];
+	unsigned int n = 1;
+
+	if (!m || !p)
+		return wafer_set_error(-EINVAL, "wafer_model_part: NULL argument");
+	if (m->dev->ops->model_parts) {
+		n = (unsigned int)m->dev->ops->model_parts(m->dev, m->id, parts,
+							   WAFER_PIPE_MAX_DEVICES);
+	} else {
+		parts[0] = (struct wafer_model_part){
+			.member = 0, .device_index = m->dev->index,
+			.layer_first = 0, .layer_count = m->info.n_layers,
+			.sram_bytes = m->info.sram_bytes, .kv_bytes = m->kv_bytes,
+			.embed = m->embed, .head = m->head,
+		};
+	}
+	if (i >= n)
+		return wafer_set_error(-EINVAL, "layer range %u: the model has %u", i, n);
+	*p = parts[i];
+	return 0;
 }
 
 void wafer_model_unload(struct wafer_model *m)

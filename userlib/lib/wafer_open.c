@@ -74,6 +74,26 @@ void wafer_close(struct wafer_dev *dev)
 	free(dev);
 }
 
+unsigned int wafer_pipe_size(const struct wafer_dev *dev)
+{
+	unsigned int n = 1;
+
+	if (dev->ops->member)
+		dev->ops->member((struct wafer_dev *)dev, 0, &n);
+	return n;
+}
+
+struct wafer_dev *wafer_pipe_member(struct wafer_dev *dev, unsigned int i)
+{
+	unsigned int n = 1;
+
+	if (!dev)
+		return NULL;
+	if (dev->ops->member)
+		return dev->ops->member(dev, i, &n);
+	return i ? NULL : dev;
+}
+
 const char *wafer_backend_name(const struct wafer_dev *dev)
 {
 	return dev->ops->name;

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "pipe" backend: several devices opened as one (wafer_open_pipeline()).
+ * This file holds the members, buffers, models and contexts; jobs move
+ * through the members in wafer_pipe_flow.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer_pipe.h"
+#include "wfs_model.h"
+
+#define MIN_NZ(a, b)	((a) == 0 ? (b) : (b) == 0 ? (a) : (a) < (b) ? (a) : (b))
+
+/* The pipeline's wafer_info: members combined (see wafer_open_pipeline()). */
+static void pipe_info(struct wafer_dev *dev)
+{
+	struct pipe *p = pipe_of(dev);
+	struct wafer_info *i = &dev->info;
+	unsigned int k;
+
+	*i = p->m[0]->info;
+	i->numa_node = -1;
+	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, WAFER_PIPE_MAX_TOKENS);
+	i->max_inflight_jobs = MIN_NZ(i->max_inflight_jobs, PIPE_MAX_INFLIGHT);
+	i->max_models = MIN_NZ(i->max_models, PIPE_MAX_MODELS);
+	i->max_contexts = MIN_NZ(i->max_contexts, PIPE_MAX_CTX);
+	for (k = 1; k < p->n; k++) {
+		const struct wafer_info *o = &p->m[k]->info;
+
+		i->caps &= o->caps;
+		if (strcmp(i->profile_name, o->profile_name))
+			strcpy(i->profile_name, "mixed");
+		i->stages += o->stages;
+		i->sram_bytes_free += o->sram_bytes_free;
+		i->max_bo_size = MIN_NZ(i->max_bo_size, o->max_bo_size);
+		i->max_models = MIN_NZ(i->max_models, o->max_models);
+		i->max_contexts = MIN_NZ(i->max_contexts, o->max_contexts);
+		i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, o->max_tokens_per_job);
+		i->max_inflight_jobs = MIN_NZ(i->max_inflight_jobs, o->max_inflight_jobs);
+		/* A job waits on every member in turn. */
+		i->job_timeout_ms += o->job_timeout_ms;
+	}
+}
+
+static void pipe_close(struct wafer_dev *dev)
+{
+	struct pipe *p = pipe_of(dev);
+	unsigned int k;
+
+	for (k = 0; k < p->n; k++)
+		wafer_close(p->m[k]);
+	free(p);
+}
+
+int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out)
+{
+	struct wafer_dev *dev;
+	struct pipe *p;
+	unsigned int k;
+	int ret = 0;
+
+	if (!out)
+		return wafer_set_error(-EINVAL, "wafer_open_pipeline: no output pointer");
+	*out = NULL;
+	if (!po || !po->devices || !po->n_devices || po->n_devices > PIPE_MAX)
+		return wafer_set_error(-EINVAL, "a pipeline takes 1..%d devices", PIPE_MAX);
+	for (k = 0; po->split && k < po->n_devices; k++)
+		if (!po->split[k])
+			return wafer_set_error(-EINVAL, "split: device %u gets no layer", k);
+	dev = calloc(1, sizeof(*dev));
+	p = calloc(1, sizeof(*p));
+	if (!dev || !p) {
+		free(dev);
+		free(p);
+		return wafer_set_error(-ENOMEM, "out of memory");
+	}
+	dev->ops = &wafer_pipe_backend;
+	dev->priv = p;
+	for (k = 0; k < po->n_devices && !ret; k++) {
+		ret = wafer_open(&po->devices[k], &p->m[k]);
+		if (!ret)
+			p->n++;
+		if (!ret && p->m[k]->ops != p->m[0]->ops)
+			ret = wafer_set_error(-EINVAL, "device %u: a %s device in a pipeline of "
+					      "%s devices", k, p->m[k]->ops->name,
+					      p->m[0]->ops->name);
+		if (!ret && !p->m[k]->ops->bo_import)
+			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot share buffers",
+					      p->m[k]->ops->name);
+	}
+	if (ret) {
+		pipe_close(dev);
+		free(dev);
+		return ret;
+	}
+	if (po->split)
+		memcpy(p->split, po->split, p->n * sizeof(*p->split));
+	dev->index = p->m[0]->index;
+	pipe_info(dev);
+	*out = dev;
+	return 0;
+}
+
+static const char *pipe_submit_name(const struct wafer_dev *dev)
+{
+	return wafer_submit_name(pipe_of(dev)->m[0]);
+}
+
+static struct wafer_dev *pipe_member(struct wafer_dev *dev, unsigned int i, unsigned int *n)
+{
+	struct pipe *p = pipe_of(dev);
+
+	*n = p->n;
+	return i < p->n ? p->m[i] : NULL;
+}
+
+static void pipe_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	struct pipe_bo *pb = bo->priv;
+	unsigned int k = pipe_of(dev)->n;
+
+	while (k--)
+		wafer_bo_destroy(pb->on[k]);	/* the views before the buffer */
+	free(pb);
+}
+
+/* Allocated on member 0, a view on every other (a model may use any). */
+static int pipe_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	struct pipe *p = pipe_of(dev);
+	struct pipe_bo *pb = calloc(1, sizeof(*pb));
+	unsigned int k;
+	int ret;
+
+	if (!pb)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	bo->priv = pb;
+	ret = wafer_bo_create(p->m[0], bo->size, &pb->on[0]);
+	for (k = 1; k < p->n && !ret; k++)
+		ret = wafer_bo_import(p->m[k], pb->on[0], &pb->on[k]);
+	if (ret) {
+		pipe_bo_destroy(dev, bo);
+		return ret;
+	}
+	bo->map = pb->on[0]->map;
+	bo->size = pb->on[0]->size;
+	return 0;
+}
+
+/* Frees the links made and unloads the first @loaded parts. */
+static void model_free(struct pipe *p, struct pipe_model *pm, unsigned int loaded)
+{
+	unsigned int k;
+
+	for (k = 0; k + 1 < pm->n; k++) {
+		wafer_bo_destroy(pm->link_in[k]);
+		wafer_bo_destroy(pm->link[k]);
+	}
+	for (k = 0; k < loaded; k++)
+		p->m[k]->ops->model_unload(p->m[k], pm->part[k].id);
+	memset(pm, 0, sizeof(*pm));
+}
+
+/* The layer counts of the parts: the caller's split, or by free SRAM. */
+static int model_split(struct pipe *p, unsigned int n_layers, unsigned int *count)
+{
+	uint64_t cap[PIPE_MAX];
+	unsigned int k, sum = 0;
+
+	if (!p->split[0]) {
+		for (k = 0; k < p->n; k++) {
+			const struct wafer_info *i = &p->m[k]->info;
+
+			cap[k] = i->sram_bytes_free ? i->sram_bytes_free :
+				 (uint64_t)i->stages * i->sram_bytes_per_stage;
+		}
+		return wafer_split_layers(n_layers, p->n, cap, count);
+	}
+	for (k = 0; k < p->n; k++)
+		sum += p->split[k];
+	if (sum != n_layers)
+		return wafer_set_error(-EINVAL, "split: %u layers given, the model has %u",
+				       sum, n_layers);
+	memcpy(count, p->split, p->n * sizeof(*count));
+	return (int)p->n;
+}
+
+/* Part @k: layers [first, first + count) on member @k. */
+static int model_load_part(struct pipe *p, struct pipe_model *pm, struct wafer_bo *blob,
+			   size_t len, unsigned int k, unsigned int count)
+{
+	struct wafer_load_hw *ld = &pm->part[k];
+	int ret;
+
+	ld->layer_first = pm->first[k];
+	ld->layer_count = count;
+	ret = p->m[k]->ops->model_load(p->m[k], pipe_bo_on(blob, k), len, ld);
+	if (ret)
+		return wafer_prefix_error(ret, "device %u (layers %u..%u)", k, pm->first[k],
+					  pm->first[k] + count - 1);
+	pm->act_size = ld->act_size;
+	return 0;
+}
+
+/* Link @k: slots of OUT_ACT records of member @k, imported into @k + 1. */
+static int model_link(struct pipe *p, struct pipe_model *pm, unsigned int k)
+{
+	int ret = wafer_bo_create(p->m[k], pm->stride * PIPE_MAX_INFLIGHT, &pm->link[k]);
+
+	if (!ret)
+		ret = wafer_bo_import(p->m[k + 1], pm->link[k], &pm->link_in[k]);
+	if (ret && pm->link[k]) {
+		wafer_bo_destroy(pm->link[k]);
+		pm->link[k] = NULL;
+	}
+	return ret;
+}
+
+static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			   struct wafer_load_hw *out)
+{
+	struct pipe *p = pipe_of(dev);
+	unsigned int count[PIPE_MAX], k, id;
+	struct wfs_model_info mi;
+	struct pipe_model *pm;
+	int ret, n;
+
+	ret = wfs_model_parse(bo->map, len, &mi);
+	if (ret)
+		return wafer_set_error(ret, "the model blob is not valid");
+	for (id = 0; id < PIPE_MAX_MODELS && p->models[id].used; id++)
+		;
+	if (id == PIPE_MAX_MODELS)
+		return wafer_set_error(-EBUSY, "%d models are loaded on the pipeline already",
+				       PIPE_MAX_MODELS);
+	n = model_split(p, mi.n_layers, count);
+	if (n < 0)
+		return n;
+	pm = &p->models[id];
+	pm->used = 1;
+	pm->n = (unsigned int)n;
+	for (k = 0; k < pm->n; k++) {
+		pm->first[k] = k ? pm->first[k - 1] + count[k - 1] : 0;
+		ret = model_load_part(p, pm, bo, len, k, count[k]);
+		if (ret) {
+			model_free(p, pm, k);
+			return ret;
+		}
+	}
+	pm->stride = (uint64_t)pm->act_size * WAFER_PIPE_MAX_TOKENS;
+	for (k = 0; k + 1 < pm->n && !ret; k++)
+		ret = model_link(p, pm, k);
+	if (ret) {
+		model_free(p, pm, pm->n);
+		return ret;
+	}
+	out->id = id + 1;
+	out->n_layers = mi.n_layers;
+	out->embed = pm->part[0].embed;
+	out->head = pm->part[pm->n - 1].head;
+	out->act_size = pm->act_size;
+	for (k = 0; k < pm->n; k++)
+		out->sram_bytes += pm->part[k].sram_bytes;
+	return 0;
+}
+
+static int pipe_model_unload(struct wafer_dev *dev, uint32_t id)
+{
+	struct pipe *p = pipe_of(dev);
+
+	model_free(p, &p->models[id - 1], p->models[id - 1].n);
+	return 0;
+}
+
+static int pipe_model_parts(const struct wafer_dev *dev, uint32_t id,
+			    struct wafer_model_part *out, unsigned int max)
+{
+	const struct pipe *p = pipe_of(dev);
+	const struct pipe_model *pm = &p->models[id - 1];
+	unsigned int k, c;
+
+	for (k = 0; k < pm->n && k < max; k++) {
+		out[k] = (struct wafer_model_part){
+			.member = k, .device_index = p->m[k]->index,
+			.layer_first = pm->first[k], .layer_count = pm->part[k].n_layers,
+			.sram_bytes = pm->part[k].sram_bytes,
+			.embed = pm->part[k].embed, .head = pm->part[k].head,
+		};
+		for (c = 0; c < PIPE_MAX_CTX; c++)
+			if (p->ctxs[c].used && p->ctxs[c].model == id - 1)
+				out[k].kv_bytes += p->ctxs[c].kv[k];
+	}
+	return (int)pm->n;
+}
+
+static void ctx_free(struct pipe *p, struct pipe_ctx *pc, unsigned int parts)
+{
+	unsigned int k;
+
+	for (k = 0; k < parts; k++)
+		p->m[k]->ops->ctx_destroy(p->m[k], pc->id[k]);
+	memset(pc, 0, sizeof(*pc));
+}
+
+static int pipe_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
+			   unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes)
+{
+	struct pipe *p = pipe_of(dev);
+	struct pipe_model *pm = &p->models[model_id - 1];
+	struct pipe_ctx *pc;
+	unsigned int c, k;
+	int ret = 0;
+
+	for (c = 0; c < PIPE_MAX_CTX && p->ctxs[c].used; c++)
+		;
+	if (c == PIPE_MAX_CTX)
+		return wafer_set_error(-EBUSY, "%d contexts exist on the pipeline already",
+				       PIPE_MAX_CTX);
+	pc = &p->ctxs[c];
+	*kv_bytes = 0;
+	for (k = 0; k < pm->n && !ret; k++) {
+		ret = p->m[k]->ops->ctx_create(p->m[k], pm->part[k].id, slots, ctx_len,
+					       &pc->id[k], &pc->kv[k]);
+		if (ret)
+			ret = wafer_prefix_error(ret, "device %u", k);
+		else
+			*kv_bytes += pc->kv[k];
+	}
+	if (ret) {
+		ctx_free(p, pc, k - 1);
+		return ret;
+	}
+	pc->used = 1;
+	pc->model = model_id - 1;
+	*id = c + 1;
+	return 0;
+}
+
+static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
+{
+	struct pipe *p = pipe_of(dev);
+	struct pipe_ctx *pc = &p->ctxs[id - 1];
+
+	ctx_free(p, pc, p->models[pc->model].n);
+	return 0;
+}
+
+/*
+ * The chain's counters: jobs and tokens are the last member's (every job
+ * ends there), the modelled clock the latest member's, busy time summed.
+ */
+static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
+{
+	struct pipe *p = pipe_of(dev);
+	struct wafer_dev_stats s;
+	unsigned int k;
+	int ret;
+
+	for (k = 0; k < p->n; k++) {
+		ret = wafer_dev_stats(p->m[k], &s);
+		if (ret)
+			return ret;
+		if (s.jobs_completed) {
+			st->jobs_completed = s.jobs_completed;
+			st->tokens = s.tokens;
+		}
+		st->modelled_busy_ns += s.modelled_busy_ns;
+		if (s.modelled_makespan_ns > st->modelled_makespan_ns)
+			st->modelled_makespan_ns = s.modelled_makespan_ns;
+		if (s.bottleneck_busy_ns > st->bottleneck_busy_ns)
+			st->bottleneck_busy_ns = s.bottleneck_busy_ns;
+	}
+	return 0;
+}
+
+const struct wafer_backend_ops wafer_pipe_backend = {
+	.name = "pipe",
+	.close = pipe_close,
+	.submit_name = pipe_submit_name,
+	.bo_create = pipe_bo_create,
+	.bo_destroy = pipe_bo_destroy,
+	.model_load = pipe_model_load,
+	.model_unload = pipe_model_unload,
+	.ctx_create = pipe_ctx_create,
+	.ctx_destroy = pipe_ctx_destroy,
+	.submit = wafer_pipe_submit,
+	.reap = wafer_pipe_reap,
+	.stats = pipe_stats,
+	.model_parts = pipe_model_parts,
+	.member = pipe_member,
+};

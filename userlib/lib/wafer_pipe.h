@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wafer_pipe.h - the pipeline backend's state, shared by wafer_pipe.c
+ * (members, buffers, models, contexts) and wafer_pipe_flow.c (jobs).
+ *
+ * A pipeline is a struct wafer_dev whose backend drives other devices (its
+ * members) through their backend ops: it sits above the kernel and inproc
+ * backends and below the generic front ends, which see one device.
+ *
+ * A model of the pipeline is one layer range ("part") per member, parts
+ * 0..n-1 on members 0..n-1.  Between part i and part i+1 sits link i: a
+ * buffer of member i (its jobs' OUT_ACT records) imported into member i+1
+ * (its jobs' IN_ACT records), cut into one slot per job in flight.
+ */
+#ifndef WAFER_PIPE_H
+#define WAFER_PIPE_H
+
+#include "wafer_backend.h"
+
+/* Jobs in flight through a pipeline at once (and slots per link). */
+#define PIPE_MAX_INFLIGHT	64
+#define PIPE_MAX_MODELS		4
+#define PIPE_MAX_CTX		64
+#define PIPE_MAX		WAFER_PIPE_MAX_DEVICES
+
+/**
+ * struct pipe_bo - a buffer of the pipeline
+ * @on: the buffer on each member: on[0] allocated there, the others views
+ */
+struct pipe_bo {
+	struct wafer_bo *on[PIPE_MAX];
+};
+
+/**
+ * struct pipe_model - a model split over the members
+ * @used: the entry holds a model
+ * @n: parts (members it occupies)
+ * @part: each part's load, as its member's backend answered
+ * @first: each part's first layer
+ * @link: link i's buffer on member i
+ * @link_in: link i's view on member i + 1
+ * @stride: bytes of one slot of a link (WAFER_PIPE_MAX_TOKENS records)
+ * @act_size: bytes of one activation record
+ */
+struct pipe_model {
+	int used;
+	unsigned int n;
+	struct wafer_load_hw part[PIPE_MAX];
+	unsigned int first[PIPE_MAX];
+	struct wafer_bo *link[PIPE_MAX];
+	struct wafer_bo *link_in[PIPE_MAX];
+	uint64_t stride;
+	uint32_t act_size;
+};
+
+/**
+ * struct pipe_ctx - a context: one per part
+ * @used: the entry holds a context
+ * @model: its pipe_model index
+ * @id: each part's context id on its member
+ * @kv: each part's KV bytes
+ */
+struct pipe_ctx {
+	int used;
+	unsigned int model;
+	uint32_t id[PIPE_MAX];
+	uint64_t kv[PIPE_MAX];
+};
+
+/**
+ * struct pipe_rec - a job on its way through the parts
+ * @used: in flight
+ * @job: the job as the caller gave it (pipeline buffers and ids)
+ * @seq: submission order
+ * @at: the part now running it
+ * @done: @at's member completed it (waiting for its turn to move on)
+ * @status: that completion's status
+ * @device_ns: modelled device time, the parts so far
+ */
+struct pipe_rec {
+	int used;
+	struct wafer_job_hw job;
+	uint64_t seq;
+	unsigned int at;
+	int done;
+	int status;
+	uint64_t device_ns;
+};
+
+/** struct pipe_fifo - record indices in order */
+struct pipe_fifo {
+	unsigned int head;
+	unsigned int n;
+	uint8_t r[PIPE_MAX_INFLIGHT];
+};
+
+/**
+ * struct pipe - the pipeline backend's state (struct wafer_dev.priv)
+ * @n: members
+ * @m: the members
+ * @split: the caller's layer counts, or all 0 (automatic)
+ * @models: loaded models
+ * @ctxs: contexts
+ * @rec: jobs in flight
+ * @seq: next submission number
+ * @at: per member, the records it runs, in the order they went there
+ * @busy: per member, jobs it has in flight
+ * @finished: records done everywhere, not reaped yet
+ */
+struct pipe {
+	unsigned int n;
+	struct wafer_dev *m[PIPE_MAX];
+	unsigned int split[PIPE_MAX];
+	struct pipe_model models[PIPE_MAX_MODELS];
+	struct pipe_ctx ctxs[PIPE_MAX_CTX];
+	struct pipe_rec rec[PIPE_MAX_INFLIGHT];
+	uint64_t seq;
+	struct pipe_fifo at[PIPE_MAX];
+	unsigned int busy[PIPE_MAX];
+	struct pipe_fifo finished;
+};
+
+static inline struct pipe *pipe_of(const struct wafer_dev *dev)
+{
+	return dev->priv;
+}
+
+/* A pipeline buffer's view on member @i. */
+static inline struct wafer_bo *pipe_bo_on(const struct wafer_bo *bo, unsigned int i)
+{
+	return ((struct pipe_bo *)bo->priv)->on[i];
+}
+
+/* wafer_pipe_flow.c */
+int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
+int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		    unsigned int min, uint64_t deadline_ns);
+
+#endif /* WAFER_PIPE_H */
