@@ -43,10 +43,16 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 	job->host_t0 = wfs_os_now_ns();
 	job->hang = jt->hang_armed;
 	jt->hang_armed = 0;
-	/* Modelled ready time: see "Timeline" in wfs_timing.h. */
+	/*
+	 * Modelled ready time: see "Timeline" in wfs_timing.h.  Activation
+	 * records carry their own (the sender's timeline): when the host got
+	 * them here says nothing about the modelled machine.
+	 */
 	job->t_ready = sl->pending ? 0 : sl->done_ns;
 	if (!jt->active && jt->makespan_ns > job->t_ready)
 		job->t_ready = jt->makespan_ns;
+	if (p->flags & WFW_JOB_IN_ACT)
+		job->t_ready = 0;
 	sl->pending++;
 	ctx->active_jobs++;
 	jt->active++;

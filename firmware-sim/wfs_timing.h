@@ -52,7 +52,10 @@
  * records.  A job of such a range completes at that time.  Links are not
  * a shared resource in this model (no queueing for the link): with many
  * sequences in flight the chain runs at the rate of its busiest stage,
- * and a single sequence pays (devices - 1) link latencies more.  Its ready time is the latest of
+ * and a single sequence pays (devices - 1) link latencies more.  Such a
+ * job's ready time is its records' t_ns alone: when the host handed them
+ * on (at once, or after the previous device's completion) is not modelled
+ * time.  Any other job's ready time is the latest of
  *   - 0 (the host queued it ahead: it may enter as soon as stage 0 is free),
  *   - the modelled completion time of the previous job of the same slot,
  *     if that job had completed when the command processor fetched this one

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "ref_llama.h"
 #include "wafer.h"
@@ -125,8 +126,15 @@ int main(void)
 	      "Once upon a time, there was a dog", 64);
 	check("int8, prompt longer than -n", "-i 'One day, Tom and Lily went to the park'", &c,
 	      "One day, Tom and Lily went to the park", 5);
-	if (wt_ok(wfs_pack_dequant(&c, &o4, &dq) == 0, "de-quantised int4 weights"))
+	if (wt_ok(wfs_pack_dequant(&c, &o4, &dq) == 0, "de-quantised int4 weights")) {
 		check("int4 vs its de-quantised float model", "--quant int4", &dq, "", 256);
+		check("int4 over 3 devices vs its de-quantised float model", "--quant int4 -d 0-2",
+		      &dq, "", 256);
+	}
+	/* The model over five in-process devices, and over two by an explicit split. */
+	check("int8 over 5 devices", "-d 0-4", &c, "", 100);
+	check("int8 over 2 devices split 4+1, prompt", "-d 0,1 --split 4,1 "
+	      "-i 'Once upon a time, there was a dog'", &c, "Once upon a time, there was a dog", 64);
 
 	/* Sampling: a seed makes it reproducible. */
 	{
@@ -150,6 +158,12 @@ int main(void)
 	rc = cli("--backend kernel -d 4000 -n 8", out);
 	wt_ok(rc != 0 && !out[0], "a device that does not exist fails");
 	wt_ok(cli("second.bin", out) != 0 && !out[0], "a second model argument is a usage error");
+	rc = cli("--backend inproc -d 0-4 --split 1,1 -n 8", out);
+	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "--split of 2 counts for 5 devices is a usage error");
+	rc = cli("--backend inproc -d 0-1 --split 2,2 -n 8", out);
+	wt_ok(WEXITSTATUS(rc) == 1 && !out[0], "--split of 4 layers for a 5-layer model fails at load");
+	rc = cli("--backend inproc -d 3-1 -n 8", out);
+	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "-d 3-1 is a usage error");
 
 	wafer_tokenizer_free(tok);
 	free(out);

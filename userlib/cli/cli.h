@@ -3,6 +3,8 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdio.h>
+
 #include "wafer.h"
 
 int cli_cmd_list(int argc, char **argv);
@@ -15,6 +17,36 @@ int cli_cmd_top(int argc, char **argv);
 int cli_parse_index(const char *s, int *out);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int cli_parse_backend(const char *s, enum wafer_backend *out);
+/*
+ * Parses a list of numbers in [lo, hi]: "3", "0-4", "0,2,3", "0-1,4"; at
+ * most @max into @out.  Returns the count, or -1.
+ */
+int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
+		   unsigned int max);
+
+/**
+ * struct cli_devices - the devices a command runs on (-d, --split)
+ * @base: options of every device (backend, submit path, profile...)
+ * @n: devices listed with -d (0: none, the default device)
+ * @index: their indices (the kernel's accelN; inproc: only the count counts)
+ * @n_split: layer counts given with --split (0: automatic)
+ * @split: those counts
+ */
+struct cli_devices {
+	struct wafer_open_opts base;
+	unsigned int n;
+	unsigned int index[WAFER_PIPE_MAX_DEVICES];
+	unsigned int n_split;
+	unsigned int split[WAFER_PIPE_MAX_DEVICES];
+};
+
+/* 0, or 2 with a message when --split does not match -d. */
+int cli_devices_check(const struct cli_devices *d, const char *cmd);
+/* One device, or a pipeline when several are listed or a split is given. */
+int cli_open(const struct cli_devices *d, struct wafer_dev **dev);
+/* One line per layer range of @m: device, layers, SRAM of weights and KV. */
+void cli_print_parts(const struct wafer_model *m, FILE *f);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cli_now_ns(void);
 

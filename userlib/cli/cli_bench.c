@@ -13,6 +13,12 @@
  *   submission cost      1-token jobs in batches of 1, 8, 32 per path (kernel:
  *                        ioctl and io_uring; inproc for reference): jobs/s and
  *                        p50/p99 of each job's submit -> reap host latency
+ *   devices              the model split over N = 1..--devices devices (a
+ *                        pipeline, wafer_open_pipeline()): modelled latency of
+ *                        one sequence's token, modelled and host aggregate
+ *                        tokens/s of B = 16 sequences, each against N = 1;
+ *                        N where the model does not fit say so, and the first
+ *                        N that fits is named
  *
  * Modelled aggregate throughput needs the device's modelled clock, because
  * jobs in flight together overlap in the pipeline (a job's own latency does
@@ -38,15 +44,19 @@
 #include "cli.h"
 #include "cli_stats.h"
 
-#define MAX_B		16
+#define MAX_B		64
+#define MAX_AXIS	8
 #define MAX_STAGES	256
 #define RES_SIZE	WAFER_RESULT_SIZE(0)
 
 static const unsigned int batch_sizes[] = { 1, 2, 4, 8, 16 };
 static const unsigned int submit_batches[] = { 1, 8, 32 };
+/* Sequences of the device axis: one alone, and enough to hide link hops. */
+static const unsigned int axis_b[] = { 1, 16, 64 };
 
 #define N_B	(sizeof(batch_sizes) / sizeof(batch_sizes[0]))
 #define N_SUB	(sizeof(submit_batches) / sizeof(submit_batches[0]))
+#define N_AXB	(sizeof(axis_b) / sizeof(axis_b[0]))
 
 /**
  * struct bench_args - parsed command line
@@ -58,6 +68,9 @@ static const unsigned int submit_batches[] = { 1, 8, 32 };
  * @tokens: decode steps per sequence
  * @sub_jobs: jobs per submission-cost measurement
  * @quick: --quick
+ * @devices: longest chain of the device axis (0: no device axis)
+ * @member: inproc options of each device of the axis (--profile, --stages,
+ *	--sram-kib)
  */
 struct bench_args {
 	const char *model;
@@ -68,6 +81,8 @@ struct bench_args {
 	unsigned int tokens;
 	unsigned int sub_jobs;
 	int quick;
+	unsigned int devices;
+	struct wafer_open_opts member;
 };
 
 /* How a modelled figure was obtained. */
@@ -120,6 +135,22 @@ struct sub_res {
 };
 
 /**
+ * struct axis_res - one row of the device axis
+ * @backend: "kernel" / "inproc"
+ * @n: devices
+ * @split: layers per device, "2+2+1"
+ * @why: empty, or why the model did not load
+ * @r: figures for each axis_b[] sequence count
+ */
+struct axis_res {
+	const char *backend;
+	unsigned int n;
+	char split[64];
+	char why[200];
+	struct decode_res r[N_AXB];
+};
+
+/**
  * struct bench - everything measured
  * @single: single-sequence rows
  * @n_single: their count
@@ -129,6 +160,8 @@ struct sub_res {
  * @n_sub: their count
  * @devs: one description line per backend
  * @n_devs: their count
+ * @axis: device-axis rows
+ * @n_axis: their count
  */
 struct bench {
 	struct decode_res single[2];
@@ -139,6 +172,8 @@ struct bench {
 	unsigned int n_sub;
 	char devs[2][256];
 	unsigned int n_devs;
+	struct axis_res axis[2 * MAX_AXIS];
+	unsigned int n_axis;
 };
 
 static int fail(const char *what)
@@ -646,6 +681,78 @@ static int run_inproc(struct bench *bn, const struct bench_args *a, const void *
 	return ret;
 }
 
+/* --------------------------------------------------------- devices -- */
+
+static void split_text(struct wafer_model *m, char *buf, size_t len)
+{
+	struct wafer_model_part p;
+	unsigned int i, n = wafer_model_parts(m);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && !wafer_model_part(m, i, &p) && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "+" : "",
+					 p.layer_count);
+}
+
+/* One row: the model over @n devices opened with @o. */
+static int axis_row(struct bench *bn, const struct bench_args *a, const char *be,
+		    const struct wafer_open_opts *o, unsigned int n, const void *blob,
+		    size_t len)
+{
+	struct axis_res *r = &bn->axis[bn->n_axis++];
+	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev = NULL;
+	unsigned int k;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->backend = be;
+	r->n = n;
+	fprintf(stderr, "wafer bench: %s: the model over %u device%s\n", be, n, n > 1 ? "s" : "");
+	ret = n > 1 ? wafer_open_pipeline(&po, &dev) : wafer_open(o, &dev);
+	if (ret)
+		return fail("opening the devices");
+	if (wafer_model_load(dev, blob, len, &m)) {
+		snprintf(r->why, sizeof(r->why), "%s", wafer_last_error());
+		wafer_close(dev);
+		return 0;
+	}
+	split_text(m, r->split, sizeof(r->split));
+	for (k = 0; k < N_AXB && !ret; k++)
+		ret = axis_b[k] == 1 ? single(dev, m, a->tokens, &r->r[k]) :
+		      decode(dev, m, axis_b[k], a->tokens, &r->r[k]);
+	close_dev(dev, m);
+	return ret;
+}
+
+/* The device axis of one backend: 1..a->devices devices. */
+static int run_devices(struct bench *bn, const struct bench_args *a, int kernel,
+		       const void *blob, size_t len)
+{
+	struct wafer_device_desc d[MAX_AXIS];
+	struct wafer_open_opts o[MAX_AXIS];
+	unsigned int n, max = a->devices, i;
+	int ret = 0, found;
+
+	if (kernel) {
+		found = wafer_list_devices(d, MAX_AXIS);
+		if (found < 0)
+			return fail("listing devices");
+		if ((unsigned int)found < max)
+			max = (unsigned int)found;
+	}
+	for (i = 0; i < max; i++) {
+		o[i] = a->member;
+		o[i].backend = kernel ? WAFER_BACKEND_KERNEL : WAFER_BACKEND_INPROC;
+		o[i].index = kernel ? d[i].index : -1;
+	}
+	for (n = 1; n <= max && !ret; n++)
+		ret = axis_row(bn, a, kernel ? "kernel" : "inproc", o, n, blob, len);
+	return ret;
+}
+
 /* ----------------------------------------------------------- output -- */
 
 static double per_s(uint64_t n, uint64_t ns)
@@ -656,6 +763,53 @@ static double per_s(uint64_t n, uint64_t ns)
 static const char *mark(enum mkind k)
 {
 	return k == M_EST ? "~" : "";
+}
+
+/* The device axis: each row against the same backend's first N that ran. */
+static void print_axis(const struct bench *bn)
+{
+	const struct axis_res *base = NULL;
+	const char *be = NULL;
+	unsigned int i, k;
+
+	printf("\ndevices (the model's layers split over N devices; B sequences, one job per "
+	       "token each; us/tok: modelled latency of one sequence's token)\n");
+	printf("  %-7s %2s %-10s %3s %11s %9s %15s %8s %12s %8s\n", "backend", "N", "layers",
+	       "B", "mod. us/tok", "+us vs 1", "modelled tok/s", "x first", "host tok/s",
+	       "x first");
+	for (i = 0; i < bn->n_axis; i++) {
+		const struct axis_res *r = &bn->axis[i];
+
+		if (r->backend != be) {
+			be = r->backend;
+			base = NULL;
+		}
+		if (r->why[0]) {
+			printf("  %-7s %2u does not fit: %s\n", r->backend, r->n, r->why);
+			continue;
+		}
+		if (!base) {
+			base = r;
+			if (r->n > 1)
+				printf("  %-7s    the model needs %u devices of this kind\n",
+				       r->backend, r->n);
+		}
+		for (k = 0; k < N_AXB; k++) {
+			const struct decode_res *d = &r->r[k], *b0 = &base->r[k];
+			double md = per_s(d->tokens, d->model_ns), h = per_s(d->tokens, d->host_ns);
+
+			printf("  %-7s %2u %-10s %3u", r->backend, r->n, r->split, d->b);
+			if (d->b == 1)
+				printf(" %11.2f %9.2f", d->model_ns / 1e3 / d->tokens,
+				       (d->model_ns / (double)d->tokens -
+					b0->model_ns / (double)b0->tokens) / 1e3);
+			else
+				printf(" %11s %9s", "", "");
+			printf(" %15.1f %7.2fx %12.1f %7.2fx\n", md,
+			       md / per_s(b0->tokens, b0->model_ns), h,
+			       h / per_s(b0->tokens, b0->host_ns));
+		}
+	}
 }
 
 static void print_tables(const struct bench *bn, const struct bench_args *a,
@@ -722,6 +876,8 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 		       r->batch, r->jobs, per_s(r->jobs, r->host_ns), r->p50_ns / 1e3,
 		       r->p99_ns / 1e3, r->dev_ns / 1e3);
 	}
+	if (bn->n_axis)
+		print_axis(bn);
 	fflush(stdout);
 }
 
@@ -737,10 +893,15 @@ static void usage(FILE *f)
 		"  --quant int8|int4     weight format (default int8)\n"
 		"  --tokens N            decode steps per sequence (default 64; --quick 8)\n"
 		"  --jobs N              jobs per submission-cost figure (default 512; --quick 64)\n"
+		"  --devices N           device axis: the model over 1..N devices (default 5;\n"
+		"                        kernel: as many as exist; 0: none)\n"
+		"  --profile P, --stages N, --sram-kib K   inproc devices of the device axis\n"
+		"                        (e.g. asic with little SRAM: a model too big for one)\n"
 		"  --quick               a short run, for tests\n");
 }
 
-enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_HELP };
+enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -748,6 +909,10 @@ static const struct option long_opts[] = {
 	{ "tokens", required_argument, NULL, OPT_TOKENS },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "devices", required_argument, NULL, OPT_DEVICES },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "stages", required_argument, NULL, OPT_STAGES },
+	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -767,7 +932,7 @@ static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned 
 
 static int parse(struct bench_args *a, int argc, char **argv)
 {
-	unsigned int tokens = 0, jobs = 0;
+	unsigned int tokens = 0, jobs = 0, v;
 	int opt, bad;
 
 	memset(a, 0, sizeof(*a));
@@ -776,6 +941,7 @@ static int parse(struct bench_args *a, int argc, char **argv)
 	a->inproc = 1;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
+	a->devices = 5;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:h", long_opts, NULL)) != -1) {
 		bad = 0;
@@ -806,6 +972,21 @@ static int parse(struct bench_args *a, int argc, char **argv)
 			break;
 		case OPT_QUICK:
 			a->quick = 1;
+			break;
+		case OPT_DEVICES:
+			bad = parse_uint(optarg, 0, MAX_AXIS, &a->devices);
+			break;
+		case OPT_PROFILE:
+			bad = strcmp(optarg, "wafer") && strcmp(optarg, "asic");
+			a->member.profile = optarg;
+			break;
+		case OPT_STAGES:
+			bad = parse_uint(optarg, 1, 256, &v);
+			a->member.stages = v;
+			break;
+		case OPT_SRAM:
+			bad = parse_uint(optarg, 1, 1 << 20, &v);
+			a->member.sram_bytes = (uint64_t)v << 10;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -876,6 +1057,10 @@ int cli_cmd_bench(int argc, char **argv)
 		ret = run_kernel(&bn, &a, blob, len);
 	if (!ret && a.inproc)
 		ret = run_inproc(&bn, &a, blob, len);
+	if (!ret && a.kernel && a.devices)
+		ret = run_devices(&bn, &a, 1, blob, len);
+	if (!ret && a.inproc && a.devices)
+		ret = run_devices(&bn, &a, 0, blob, len);
 	free(blob);
 	if (ret)
 		return 1;

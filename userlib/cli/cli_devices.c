@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* wafer list, wafer info: finding and describing devices. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,34 +133,35 @@ static int print_node(int index)
 	return -1;
 }
 
-int cli_cmd_info(int argc, char **argv)
+static int info_usage(void)
 {
-	struct wafer_open_opts o = { .backend = WAFER_BACKEND_KERNEL, .index = -1 };
+	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
+		"[-m MODEL.bin [-q int8|int4] [--split LIST]]\n"
+		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
+		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
+		"            which layers sit on which device and the SRAM each uses\n"
+		"            (weights, and the KV cache of one sequence of full length)\n");
+	return 2;
+}
+
+/* Device @k of @d: its identity and wafer_query() answer; 0 or 1. */
+static int info_device(const struct cli_devices *d, unsigned int k)
+{
+	struct wafer_open_opts o = d->base;
 	struct wafer_info info;
 	struct wafer_dev *dev = NULL;
-	int opt, ret;
+	int ret;
 
-	optind = 1;
-	while ((opt = getopt(argc, argv, "d:b:")) != -1) {
-		if ((opt == 'd' && !cli_parse_index(optarg, &o.index)) ||
-		    (opt == 'b' && !cli_parse_backend(optarg, &o.backend)))
-			continue;
-		fprintf(stderr, "wafer info: usage: wafer info [-d N] [-b kernel|inproc]\n");
-		return 2;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "wafer info: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	if (d->n > 1)
+		printf("%s== device %u of %u\n", k ? "\n" : "", k, d->n);
 	if (o.backend == WAFER_BACKEND_INPROC) {
 		printf("device:   inproc (firmware-sim in this process)\n");
 	} else {
 		o.backend = WAFER_BACKEND_KERNEL;
-		o.index = print_node(o.index);
+		o.index = print_node(d->n ? (int)d->index[k] : -1);
 		if (o.index < 0)
 			return 1;
 	}
-	o.submit = WAFER_SUBMIT_IOCTL;
 	ret = wafer_open(&o, &dev);
 	if (!ret)
 		ret = wafer_query(dev, &info);
@@ -171,4 +173,81 @@ int cli_cmd_info(int argc, char **argv)
 	print_info(&info);
 	wafer_close(dev);
 	return 0;
+}
+
+/* -m: the model over the devices, where its layers went. */
+static int info_model(const struct cli_devices *d, const char *path,
+		      const struct wafer_convert_opts *conv)
+{
+	struct wafer_model *m = NULL;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_dev *dev = NULL;
+	int ret = cli_open(d, &dev);
+
+	if (!ret)
+		ret = wafer_model_load_file(dev, path, conv, &m);
+	if (!ret)
+		ret = wafer_ctx_create(m, 1, wafer_model_get_info(m)->seq_len, &ctx);
+	if (ret) {
+		fprintf(stderr, "wafer: %s: %s\n", path, wafer_last_error());
+	} else {
+		printf("\nmodel:    %s, %u layers, int%u, over %u device%s\n", path,
+		       wafer_model_get_info(m)->n_layers, conv->wbits, wafer_model_parts(m),
+		       wafer_model_parts(m) == 1 ? "" : "s");
+		cli_print_parts(m, stdout);
+	}
+	wafer_ctx_destroy(ctx);
+	wafer_model_unload(m);
+	wafer_close(dev);
+	return ret ? 1 : 0;
+}
+
+int cli_cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "split", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
+					   .submit = WAFER_SUBMIT_IOCTL } };
+	struct wafer_convert_opts conv = { .wbits = 8 };
+	const char *model = NULL;
+	unsigned int k;
+	int opt, ret = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:b:m:q:", opts, NULL)) != -1) {
+		if (opt == 'd')
+			ret = cli_parse_list(optarg, 0, 4095, d.index, WAFER_PIPE_MAX_DEVICES);
+		else if (opt == 's')
+			ret = cli_parse_list(optarg, 1, 4096, d.split, WAFER_PIPE_MAX_DEVICES);
+		else if (opt == 'b')
+			ret = cli_parse_backend(optarg, &d.base.backend);
+		else if (opt == 'm')
+			model = optarg;
+		else if (opt == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
+			conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
+		else
+			ret = -1;
+		if (ret < 0)
+			return info_usage();
+		if (opt == 'd')
+			d.n = (unsigned int)ret;
+		if (opt == 's')
+			d.n_split = (unsigned int)ret;
+		ret = 0;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wafer info: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (cli_devices_check(&d, "info"))
+		return 2;
+	if (d.base.backend != WAFER_BACKEND_INPROC)
+		d.base.backend = WAFER_BACKEND_KERNEL;
+	for (k = 0; k < (d.n ? d.n : 1) && !ret; k++)
+		ret = info_device(&d, k);
+	if (!ret && model)
+		ret = info_model(&d, model, &conv);
+	return ret;
 }

@@ -23,8 +23,7 @@
  * @seed: -s (0: time)
  * @steps: -n (0: the model's context)
  * @conv: --quant, --group, --keep-int8, --kv-int8
- * @open: --backend, --submit, -d
- * @device_given: -d was given
+ * @devs: --backend, --submit, -d, --split
  */
 struct run_args {
 	const char *model;
@@ -35,8 +34,7 @@ struct run_args {
 	unsigned long long seed;
 	int steps;
 	struct wafer_convert_opts conv;
-	struct wafer_open_opts open;
-	int device_given;
+	struct cli_devices devs;
 };
 
 static void usage(FILE *f)
@@ -49,7 +47,11 @@ static void usage(FILE *f)
 		"  -n STEPS       positions to run, prompt included (default 256, 0 = max)\n"
 		"  -i PROMPT      input prompt\n"
 		"  -z PATH        llama2.c tokenizer.bin\n"
-		"  -d N           device /dev/accel/accelN (implies --backend kernel)\n"
+		"  -d LIST        devices: N (/dev/accel/accelN), or several (0-4, 0,2,3) to\n"
+		"                 split the model's layers over them (implies --backend\n"
+		"                 kernel; with --backend inproc, that many in-process devices)\n"
+		"  --split LIST   layers per device, e.g. 2,1,1,1 (default: by SRAM, one\n"
+		"                 layer per device when there are enough)\n"
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  --group N            weights per quantisation scale (default 32)\n"
 		"  --keep-int8          int4: keep embedding and classifier at int8\n"
@@ -58,7 +60,8 @@ static void usage(FILE *f)
 		"  --submit ioctl|uring     kernel job submission (default: uring if available)\n");
 }
 
-enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_HELP };
+enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
+       OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -67,6 +70,7 @@ static const struct option long_opts[] = {
 	{ "kv-int8", no_argument, NULL, OPT_KV8 },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "submit", required_argument, NULL, OPT_SUBMIT },
+	{ "split", required_argument, NULL, OPT_SPLIT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -86,6 +90,7 @@ static int num(const char *s, double lo, double hi, double *out)
 static int parse_opt(struct run_args *a, int opt, const char *arg)
 {
 	double v;
+	int ret;
 
 	switch (opt) {
 	case 't':
@@ -115,9 +120,16 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		a->tokenizer = arg;
 		return 0;
 	case 'd':
-		if (cli_parse_index(arg, &a->open.index))
+		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
 			break;
-		a->device_given = 1;
+		a->devs.n = (unsigned int)ret;
+		return 0;
+	case OPT_SPLIT:
+		ret = cli_parse_list(arg, 1, 4096, a->devs.split, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
+			break;
+		a->devs.n_split = (unsigned int)ret;
 		return 0;
 	case OPT_QUANT:
 		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
@@ -136,14 +148,14 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		a->conv.kv_int8 = 1;
 		return 0;
 	case OPT_BACKEND:
-		if (cli_parse_backend(arg, &a->open.backend))
+		if (cli_parse_backend(arg, &a->devs.base.backend))
 			break;
 		return 0;
 	case OPT_SUBMIT:
 		if (!strcmp(arg, "ioctl"))
-			a->open.submit = WAFER_SUBMIT_IOCTL;
+			a->devs.base.submit = WAFER_SUBMIT_IOCTL;
 		else if (!strcmp(arg, "uring"))
-			a->open.submit = WAFER_SUBMIT_URING;
+			a->devs.base.submit = WAFER_SUBMIT_URING;
 		else
 			break;
 		return 0;
@@ -168,7 +180,7 @@ static int parse(struct run_args *a, int argc, char **argv)
 	a->steps = 256;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
-	a->open.index = -1;
+	a->devs.base.index = -1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:p:s:n:i:z:d:", long_opts, NULL)) != -1) {
 		ret = parse_opt(a, opt, optarg);
@@ -181,8 +193,11 @@ static int parse(struct run_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = argv[optind];
-	if (a->device_given && a->open.backend == WAFER_BACKEND_AUTO)
-		a->open.backend = WAFER_BACKEND_KERNEL;
+	if (a->devs.n && a->devs.base.backend == WAFER_BACKEND_AUTO)
+		a->devs.base.backend = WAFER_BACKEND_KERNEL;
+	ret = cli_devices_check(&a->devs, "run");
+	if (ret)
+		return ret;
 	if (!a->seed)
 		a->seed = (unsigned long long)time(NULL);
 	return 0;
@@ -216,10 +231,15 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 	struct wafer_info i;
 
 	wafer_query(dev, &i);
-	if (!strcmp(wafer_backend_name(dev), "inproc"))
+	if (wafer_pipe_size(dev) > 1)
+		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "
+			"profile %s\n", wafer_pipe_size(dev),
+			wafer_backend_name(wafer_pipe_member(dev, 0)), wafer_submit_name(dev),
+			i.stages, i.profile_name);
+	else if (!strcmp(wafer_backend_name(dev), "inproc"))
 		fprintf(stderr, "wafer: backend inproc (firmware-sim in this process%s), "
 			"%u stages x %llu KiB, profile %s\n",
-			a->open.backend == WAFER_BACKEND_AUTO ? "; no wafer device found" : "",
+			a->devs.base.backend == WAFER_BACKEND_AUTO ? "; no wafer device found" : "",
 			i.stages, (unsigned long long)i.sram_bytes_per_stage >> 10,
 			i.profile_name);
 	else
@@ -269,7 +289,7 @@ int cli_cmd_run(int argc, char **argv)
 		return ret;
 	if (isatty(STDERR_FILENO))
 		a.conv.progress = progress;
-	if (wafer_open(&a.open, &dev))
+	if (cli_open(&a.devs, &dev))
 		return fail("opening the device");
 	announce(dev, &a);
 	t0 = cli_now_ns();
@@ -290,6 +310,12 @@ int cli_cmd_run(int argc, char **argv)
 		ret = fail("creating the context");
 		goto out;
 	}
+	if (wafer_pipe_size(dev) > 1) {
+		fprintf(stderr, "wafer: the model's %u layers over %u devices:\n",
+			mi->n_layers, wafer_model_parts(model));
+		cli_print_parts(model, stderr);
+	}
+
 	go.steps = steps;
 	go.temperature = a.temperature;
 	go.top_p = a.top_p;

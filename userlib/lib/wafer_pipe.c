@@ -348,8 +348,10 @@ static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 }
 
 /*
- * The chain's counters: jobs and tokens are the last member's (every job
- * ends there), the modelled clock the latest member's, busy time summed.
+ * The chain's counters: jobs, tokens and the modelled clock are those of
+ * the last member that ran jobs (every job ends there, and the members
+ * share one timeline through their activation records); busy time summed,
+ * the bottleneck the busiest member's.
  */
 static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
@@ -365,10 +367,9 @@ static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 		if (s.jobs_completed) {
 			st->jobs_completed = s.jobs_completed;
 			st->tokens = s.tokens;
+			st->modelled_makespan_ns = s.modelled_makespan_ns;
 		}
 		st->modelled_busy_ns += s.modelled_busy_ns;
-		if (s.modelled_makespan_ns > st->modelled_makespan_ns)
-			st->modelled_makespan_ns = s.modelled_makespan_ns;
 		if (s.bottleneck_busy_ns > st->bottleneck_busy_ns)
 			st->bottleneck_busy_ns = s.bottleneck_busy_ns;
 	}

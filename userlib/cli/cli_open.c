@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/* wafer CLI: device lists (-d 0-4, -d 0,2,3), splits, and opening them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
+		   unsigned int max)
+{
+	unsigned long a, b, v;
+	unsigned int n = 0;
+	char *end;
+
+	for (;;) {
+		errno = 0;
+		a = strtoul(s, &end, 10);
+		if (errno || end == s || a < lo || a > hi)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (errno || end == s || b < a || b > hi)
+				return -1;
+		}
+		for (v = a; v <= b; v++) {
+			if (n == max)
+				return -1;
+			out[n++] = (unsigned int)v;
+		}
+		if (!*end)
+			return (int)n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+int cli_devices_check(const struct cli_devices *d, const char *cmd)
+{
+	if (!d->n_split || d->n_split == (d->n ? d->n : 1))
+		return 0;
+	fprintf(stderr, "wafer %s: --split gives %u layer counts for %u devices\n", cmd,
+		d->n_split, d->n ? d->n : 1);
+	return 2;
+}
+
+int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
+{
+	struct wafer_open_opts o[WAFER_PIPE_MAX_DEVICES];
+	struct wafer_pipe_opts po = { .n_devices = d->n ? d->n : 1, .devices = o,
+				      .split = d->n_split ? d->split : NULL };
+	unsigned int i;
+
+	if (d->n <= 1 && !d->n_split) {
+		struct wafer_open_opts one = d->base;
+
+		if (d->n)
+			one.index = (int)d->index[0];
+		return wafer_open(&one, dev);
+	}
+	for (i = 0; i < po.n_devices; i++) {
+		o[i] = d->base;
+		if (d->n)
+			o[i].index = (int)d->index[i];
+	}
+	return wafer_open_pipeline(&po, dev);
+}
+
+void cli_print_parts(const struct wafer_model *m, FILE *f)
+{
+	struct wafer_model_part p;
+	unsigned int i, n = wafer_model_parts(m);
+
+	for (i = 0; i < n && !wafer_model_part(m, i, &p); i++) {
+		char where[32];
+
+		if (p.device_index >= 0)
+			snprintf(where, sizeof(where), "accel%d", p.device_index);
+		else
+			snprintf(where, sizeof(where), "inproc %u", p.member);
+		fprintf(f, "  %-9s layers %2u-%-2u %s%s  weights %8llu KiB  KV %8llu KiB\n", where,
+			p.layer_first, p.layer_first + p.layer_count - 1,
+			p.embed ? "+embed " : "       ", p.head ? "+head" : "     ",
+			(unsigned long long)p.sram_bytes >> 10,
+			(unsigned long long)p.kv_bytes >> 10);
+	}
+}
