@@ -1,0 +1,77 @@
+# `wafer run -d LIST` on the kernel driver with num_devices=5: the shared
+# model split over 5 devices (one layer each), over 0,2,3 and by an explicit
+# --split, prints exactly what one device prints and what the in-process
+# pipeline prints, int8 and int4, submitting by ioctl and by io_uring
+# (libwafer's pipeline: layer ranges, activation buffers exported and
+# imported with PRIME between neighbours).  `wafer info -d 0-4 -m` shows a
+# layer on each device; `wafer bench --devices 5` prints the device axis.
+# Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
+# between devices, several devices) are the debug tier's through `chain`.
+# wafer-vm: stock-only
+. "$(dirname "$0")/../lib.sh"
+models=${WAFER_MODELS:-$repo/../shared/models}
+wafer=$build/bin/wafer
+common="$models/stories260K.bin -z $models/tok512.bin -t 0"
+
+# name|devices|submission|arguments
+runs=(
+	"int8-1|-d 0|ioctl|--quant int8 -n 200"
+	"int8-5|-d 0-4|ioctl|--quant int8 -n 200"
+	"int8-5-uring|-d 0-4|uring|--quant int8 -n 200"
+	"int4-3|-d 0,2,3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
+	"int4-split|-d 1-2 --split 4,1|ioctl|--quant int4 -n 128 -i 'Once upon a time, a dog'"
+)
+
+script='set -e
+insmod "$WAFER_MODULE" num_devices=5'
+for r in "${runs[@]}"; do
+	IFS='|' read -r name devs submit args <<<"$r"
+	script+="
+$wafer run $common $args $devs --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
+done
+script+="
+for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
+echo '=== run-err'; cat \"\$WAFER_RESULTS/int8-5-uring.err\"
+echo '=== info'; $wafer info -d 0-4 -m $models/stories260K.bin
+echo '=== bench'; $wafer bench $models/stories260K.bin --quick --backend kernel --devices 5
+rmmod wafer"
+vm_out=$("$vm" --no-module -- sh -c "$script") || { printf '%s\n' "$vm_out"; die "the guest failed"; }
+
+section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next } /^=== / { on = 0 } on'; }
+
+for r in "${runs[@]}"; do
+	IFS='|' read -r name devs submit args <<<"$r"
+	want=$(eval "\"$wafer\" run $common $args --backend inproc" 2>/dev/null)
+	inproc=$(eval "\"$wafer\" run $common $args --backend inproc $devs" 2>/dev/null)
+	got=$(section "$name.out")
+	[ -n "$want" ] || die "$name: the inproc backend printed nothing"
+	[ "$inproc" = "$want" ] || die "$name: the in-process pipeline over $devs differs from one device"
+	if [ "$got" != "$want" ]; then
+		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -20
+		die "$name: the kernel pipeline over $devs differs from one in-process device"
+	fi
+	echo "$name: kernel $devs ($submit) == inproc $devs == one device ($(printf '%s' "$got" | wc -c) bytes)"
+done
+
+err=$(section run-err)
+printf '%s\n' "$err"
+expect_contains "$err" '^wafer: pipeline of 5 kernel devices \(submit uring\)'
+for i in 0 1 2 3 4; do
+	expect_contains "$err" "^  accel$i +layers +$i-$i "
+done
+
+info=$(section info)
+printf '%s\n' "$info" | sed -n '/^model:/,$p'
+expect_contains "$info" '^model: .* 5 layers, int8, over 5 devices$'
+expect_contains "$info" '^  accel0 +layers +0-0 +\+embed +weights +[1-9][0-9]* KiB +KV +[1-9][0-9]* KiB$'
+expect_contains "$info" '^  accel4 +layers +4-4 +\+head +weights'
+[ "$(grep -c '^== device [0-4] of 5$' <<<"$info")" = 5 ] || die "info: not 5 device sections"
+
+bench=$(section bench)
+printf '%s\n' "$bench" | sed -n '/^devices/,$p'
+num='[0-9]+\.[0-9]+'
+for n in 1 2 3 4 5; do
+	for b in 1 16 64; do
+		expect_contains "$bench" "^  kernel +$n +[0-9+]+ +$b .*$num +${num}x +$num +${num}x\$"
+	done
+done
