@@ -204,9 +204,6 @@ static void wdrv_dev_release(struct drm_device *drm, void *arg)
 static int wdrv_probe(struct platform_device *pdev)
 {
 	struct wdrv_fw_config cfg = {
-		.profile = wdrv_profile,
-		.stages = wdrv_stages,
-		.sram_bytes = (u64)wdrv_sram_kib << 10,
 		.fault_inject = wdrv_fault_inject,
 		/*
 		 * A control command queued behind a hung job must not time out
@@ -216,9 +213,12 @@ static int wdrv_probe(struct platform_device *pdev)
 		.job_cpl = wdrv_job_fw_cpl,
 		.fault = wdrv_job_fw_fault,
 	};
+	unsigned int sram_kib;
 	struct wdrv_device *wdev;
 	int ret;
 
+	wdrv_shape_param(pdev->id, &cfg.profile, &cfg.stages, &sram_kib);
+	cfg.sram_bytes = (u64)sram_kib << 10;
 	wdev = devm_drm_dev_alloc(&pdev->dev, &wdrv_drm_driver,
 				  struct wdrv_device, drm);
 	if (IS_ERR(wdev))

@@ -14,17 +14,25 @@ unsigned int wdrv_num_devices = 1;
 module_param_named(num_devices, wdrv_num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-16, default 1)");
 
-char *wdrv_profile = "wafer";
-module_param_named(profile, wdrv_profile, charp, 0444);
-MODULE_PARM_DESC(profile, "Device profile: wafer (many stages, large SRAM) or asic (few, small)");
+/*
+ * Device shape: one value for every device, or a comma separated list, one
+ * per device, the last value going on to the devices beyond the list
+ * (profile=asic,wafer: device 0 asic, the rest wafer).
+ */
+static char *profile_arr[WDRV_MAX_DEVICES];
+static unsigned int profile_count;
+module_param_array_named(profile, profile_arr, charp, &profile_count, 0444);
+MODULE_PARM_DESC(profile, "Device profile, per device, comma separated: wafer (many stages, large SRAM, default) or asic (few, small)");
 
-unsigned int wdrv_stages;
-module_param_named(stages, wdrv_stages, uint, 0444);
-MODULE_PARM_DESC(stages, "Pipeline stages per device (0: the profile's)");
+static unsigned int stages_arr[WDRV_MAX_DEVICES];
+static unsigned int stages_count;
+module_param_array_named(stages, stages_arr, uint, &stages_count, 0444);
+MODULE_PARM_DESC(stages, "Pipeline stages, per device, comma separated (0: the profile's)");
 
-unsigned int wdrv_sram_kib;
-module_param_named(sram_kib, wdrv_sram_kib, uint, 0444);
-MODULE_PARM_DESC(sram_kib, "SRAM per stage in KiB (0: the profile's)");
+static unsigned int sram_kib_arr[WDRV_MAX_DEVICES];
+static unsigned int sram_kib_count;
+module_param_array_named(sram_kib, sram_kib_arr, uint, &sram_kib_count, 0444);
+MODULE_PARM_DESC(sram_kib, "SRAM per stage in KiB, per device, comma separated (0: the profile's)");
 
 static int numa_node_arr[WDRV_MAX_DEVICES] = {
 	[0 ... WDRV_MAX_DEVICES - 1] = NUMA_NO_NODE
@@ -87,6 +95,27 @@ int wdrv_check_num_devices(unsigned int n)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Entry @index of a per-device list of @count values; the last one goes on. */
+static unsigned int per_device(unsigned int count, unsigned int index)
+{
+	return index < count ? index : count - 1;
+}
+
+/**
+ * wdrv_shape_param() - the profile, stages and SRAM asked for device @index
+ * @index: device index
+ * @profile: set to the profile's name
+ * @stages: set to the stage count (0: the profile's)
+ * @sram_kib: set to the SRAM per stage in KiB (0: the profile's)
+ */
+void wdrv_shape_param(unsigned int index, const char **profile, unsigned int *stages,
+		      unsigned int *sram_kib)
+{
+	*profile = profile_count ? profile_arr[per_device(profile_count, index)] : "wafer";
+	*stages = stages_count ? stages_arr[per_device(stages_count, index)] : 0;
+	*sram_kib = sram_kib_count ? sram_kib_arr[per_device(sram_kib_count, index)] : 0;
 }
 
 /**

@@ -11,9 +11,6 @@
 #define WDRV_MAX_DEVICES	16
 
 extern unsigned int wdrv_num_devices;
-extern char *wdrv_profile;
-extern unsigned int wdrv_stages;
-extern unsigned int wdrv_sram_kib;
 extern unsigned int wdrv_job_timeout_ms;
 extern unsigned int wdrv_max_file_bo_mib;
 extern unsigned int wdrv_max_file_contexts;
@@ -22,5 +19,7 @@ extern bool wdrv_fault_inject;
 
 int wdrv_check_num_devices(unsigned int n);
 int wdrv_numa_node_param(unsigned int index);
+void wdrv_shape_param(unsigned int index, const char **profile, unsigned int *stages,
+		      unsigned int *sram_kib);
 
 #endif /* WDRV_PARAMS_H */

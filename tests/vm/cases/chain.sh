@@ -7,6 +7,8 @@
 # the middle device of five: it times out, the jobs downstream of a failed
 # one are cancelled (-ECANCELED), and the chain works again after; the
 # same with the fourth device unbound under a queued workload (-ENODEV).
+# On the stock kernel also over devices of mixed profiles (profile=asic,
+# wafer,...): the same results.
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/chain
 [ -x "$prog" ] || die "$prog missing: run make"
@@ -15,6 +17,17 @@ timeout_ms=1000 only= runs=16
 # The debug kernel checks the same paths (PRIME between devices, the
 # in-fences, GET_INFO at load, unbind) on the five-device chain alone.
 [ "${WAFER_VM_KERNEL:-stock}" = debug ] && timeout_ms=3000 only=--only runs=4
+# Stock: a boot with mixed profiles (asic, wafer, ...), the five-device chain.
+mixed=
+if [ "${WAFER_VM_KERNEL:-stock}" != debug ]; then
+	runs=$((runs + 1))
+	mixed='insmod "$WAFER_MODULE" num_devices=5 profile=asic,wafer,asic,wafer,asic || exit 125
+	p=$(cat /sys/class/accel/accel*/device/profile | tr "\n" ,)
+	[ "$p" = asic,wafer,asic,wafer,asic, ] || { echo "FAILED: profiles $p"; rc=1; }
+	echo "profiles: $p"
+	'"$prog"' --only --bits 8 || rc=1
+	rmmod wafer || exit 125'
+fi
 out=$("$vm" --no-module -- sh -c "
 	insmod \"\$WAFER_MODULE\" num_devices=5 || exit 125
 	rc=0
@@ -25,6 +38,7 @@ out=$("$vm" --no-module -- sh -c "
 	$prog $only --bits 8 --devices 5 --fault 2 || rc=1
 	$prog $only --bits 4 --devices 5 --unbind 3 || rc=1
 	rmmod wafer || exit 125
+	$mixed
 	exit \$rc") || { printf '%s\n' "$out"; die "chain failed"; }
 printf '%s\n' "$out"
 [ "$(grep -c '^ok - [0-9] devices: all' <<<"$out")" = "$runs" ] ||
