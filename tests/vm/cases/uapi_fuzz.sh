@@ -1,5 +1,6 @@
 # Structure-aware uapi fuzzer (tests/vm/progs/uapi_fuzz.c): 4 threads on 3
-# files of the device with live and stale handles, mutated ioctl, mmap,
+# files of two devices (num_devices=2: file 1 is accel1's, so BOs, syncobjs and
+# fences cross devices) with live and stale handles, mutated ioctl, mmap,
 # PRIME, syncobj and io_uring arguments, fork, close/reopen; afterwards the
 # device must still decode the shared model exactly as firmware-sim does,
 # and the guest kernel log must be clean.  Two boots: default parameters,
@@ -27,7 +28,9 @@ if [ -n "${WAFER_FUZZ_ITERS:-}" ] || [ -z "${WAFER_FUZZ_TIME:-}" ]; then
 	args+=(--iters "${WAFER_FUZZ_ITERS:-$iters}")
 fi
 rc=0
-"$vm" --timeout "$timeout" -- "$prog" --seed "$seed" "${args[@]}" || rc=1
+# Two devices: file 1 is accel1's, so BOs, syncobjs and fences cross devices.
+"$vm" --timeout "$timeout" --params num_devices=2 -- "$prog" --seed "$seed" --devices 2 \
+	"${args[@]}" || rc=1
 [ "${WAFER_VM_KERNEL:-stock}" = debug ] ||
 	"$vm" --timeout "$timeout" \
 		--params 'max_file_bo_mib=8 max_file_contexts=2 max_file_inflight=4 job_timeout_ms=2000' \

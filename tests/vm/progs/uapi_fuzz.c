@@ -2,7 +2,10 @@
 /*
  * VM test: structure-aware fuzzer of the wafer uapi.
  *
- * Several threads share 2-3 open files of /dev/accel/accel0 and a pool of
+ * Several threads share 2-3 open files of /dev/accel/accel0 (with --devices
+ * N, file i is of accel(i % N), so PRIME buffers, syncobjs and their fences
+ * cross devices: jobs of one device read BOs of another and wait for its
+ * jobs, as the devices of a layer-range chain do) and a pool of
  * live and stale objects per file (BO handles including closed ones, mmaps,
  * the model id, context ids including destroyed ones, seqnos, syncobjs,
  * PRIME fds).  Each iteration picks an operation (every wafer ioctl, DRM
@@ -22,12 +25,12 @@
  * Other surprising errnos are printed as "# unexpected" lines.
  *
  * Afterwards the device must still work: everything is closed, the SRAM
- * the device reports free is back to its value before the run, no job is in
+ * each device reports free is back to its value before the run, no job is in
  * flight (debugfs), and the shared model, loaded fresh, decodes greedily
  * exactly as firmware-sim does in this process.
  *
  * Usage: uapi_fuzz [--seed N] [--iters N] [--time SECONDS] [--threads N]
- *                  [--files N] [--trace]
+ *                  [--files N] [--devices N] [--trace]
  *   --iters  operations in total (default 3000; 0 with --time: unbounded)
  *   --time   stop after this many seconds as well
  *   --trace  print every operation (with --threads 1 the sequence of
@@ -165,7 +168,7 @@ static struct map_rec maps[NMAP];
 static struct prime_rec primes[NPRIME];
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static int nfiles = 3, nthreads = 4, trace;
+static int nfiles = 3, nthreads = 4, ndevs = 1, trace;
 static uint64_t seed = 1;
 static long iters_max = 3000;
 static double time_max;
@@ -1931,7 +1934,7 @@ static void op_uring_reset(struct tctx *t)
 static int open_file(int fi)
 {
 	struct file_slot *f = &files[fi];
-	int fd = wt_dev_open(0), i;
+	int fd = wt_dev_open(fi % ndevs), i;
 
 	pthread_mutex_lock(&pool_mu);
 	f->fd = fd;
@@ -2346,7 +2349,7 @@ static int get_info(int fd, struct drm_wafer_device_info *info)
 }
 
 /* The device still runs the shared model exactly as firmware-sim does. */
-static void final_check(uint64_t sram_free0)
+static void final_check(const uint64_t *sram_free0)
 {
 	struct wfs_topk_entry ref_topk[NCHECK][TOPK_CHECK];
 	uint32_t toks[NCHECK + 1], ref_arg[NCHECK], pos;
@@ -2355,8 +2358,8 @@ static void final_check(uint64_t sram_free0)
 	struct wt_model ref;
 	struct wt_bo in, out;
 	double t0 = now();
-	int fd, ret, ok;
-	unsigned int left;
+	int fd, ret, ok, d;
+	unsigned int left = 0;
 
 	/* Rings torn down release their files from a work item: retry. */
 	do {
@@ -2429,20 +2432,23 @@ static void final_check(uint64_t sram_free0)
 	close(fd);
 
 	/* Everything closed: SRAM is free again and no job is left. */
-	t0 = now();
-	do {
-		left = wt_debugfs_inflight();
-		fd = wt_dev_open(0);
-		ret = fd < 0 ? fd : get_info(fd, &info);
-		if (fd >= 0)
-			close(fd);
-		if (!ret && info.sram_bytes_free == sram_free0 && (left == 0 || left == ~0u))
-			break;
-		usleep(200000);
-	} while (now() - t0 < 15);
-	wt_ok(!ret && info.sram_bytes_free == sram_free0,
-	      "after everything closed SRAM free is back to %llu (%llu)",
-	      (unsigned long long)sram_free0, (unsigned long long)info.sram_bytes_free);
+	for (d = 0; d < ndevs; d++) {
+		t0 = now();
+		do {
+			left = wt_debugfs_inflight();
+			fd = wt_dev_open(d);
+			ret = fd < 0 ? fd : get_info(fd, &info);
+			if (fd >= 0)
+				close(fd);
+			if (!ret && info.sram_bytes_free == sram_free0[d] &&
+			    (left == 0 || left == ~0u))
+				break;
+			usleep(200000);
+		} while (now() - t0 < 15);
+		wt_ok(!ret && info.sram_bytes_free == sram_free0[d],
+		      "after everything closed SRAM free of accel%d is back to %llu (%llu)", d,
+		      (unsigned long long)sram_free0[d], (unsigned long long)info.sram_bytes_free);
+	}
 	wt_ok(left == 0 || left == ~0u, "no job in flight afterwards (debugfs: %d)", (int)left);
 }
 
@@ -2472,7 +2478,7 @@ static void seed_model(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: uapi_fuzz [--seed N] [--iters N] [--time S] [--threads N] "
-			"[--files N] [--trace]\n");
+			"[--files N] [--devices N] [--trace]\n");
 	exit(2);
 }
 
@@ -2482,7 +2488,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	struct wfs_ckpt ck;
 	pthread_t wd;
-	uint64_t sram_free0;
+	uint64_t sram_free0[MAX_FILES];
 	double secs;
 	int i, fd, time_set = 0, iters_set = 0;
 
@@ -2497,6 +2503,8 @@ int main(int argc, char **argv)
 			nthreads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--files") && i + 1 < argc)
 			nfiles = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+			ndevs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--trace"))
 			trace = 1;
 		else
@@ -2504,7 +2512,8 @@ int main(int argc, char **argv)
 	}
 	if (time_set && !iters_set)
 		iters_max = 0;
-	if (nthreads < 1 || nthreads > MAX_THREADS || nfiles < 2 || nfiles > MAX_FILES)
+	if (nthreads < 1 || nthreads > MAX_THREADS || nfiles < 2 || nfiles > MAX_FILES ||
+	    ndevs < 1 || ndevs > nfiles)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -2538,19 +2547,22 @@ int main(int argc, char **argv)
 	}
 	wfs_ckpt_free(&ck);
 
-	fd = wt_dev_open(0);
-	if (fd < 0 || get_info(fd, &dinfo)) {
-		printf("not ok - open and query /dev/accel/accel0 (%d)\n", fd);
-		return 1;
+	for (i = ndevs - 1; i >= 0; i--) {	/* device 0's answer stays in dinfo */
+		fd = wt_dev_open(i);
+		if (fd < 0 || get_info(fd, &dinfo)) {
+			printf("not ok - open and query /dev/accel/accel%d (%d)\n", i, fd);
+			return 1;
+		}
+		close(fd);
+		sram_free0[i] = dinfo.sram_bytes_free;
 	}
-	close(fd);
-	sram_free0 = dinfo.sram_bytes_free;
-	wt_diag("uapi_fuzz: seed %" PRIu64 ", %ld ops%s, %.0f s max, %d threads, %d files; "
-		"device: max_bo %llu, contexts %u, inflight %u, timeout %u ms, SRAM free %llu",
-		seed, iters_max, iters_max ? "" : " (unbounded)", time_max, nthreads, nfiles,
+	wt_diag("uapi_fuzz: seed %" PRIu64 ", %ld ops%s, %.0f s max, %d threads, %d files on "
+		"%d device%s; device: max_bo %llu, contexts %u, inflight %u, timeout %u ms, "
+		"SRAM free %llu", seed, iters_max, iters_max ? "" : " (unbounded)", time_max,
+		nthreads, nfiles, ndevs, ndevs > 1 ? "s" : "",
 		(unsigned long long)dinfo.max_bo_size, dinfo.max_contexts,
 		dinfo.max_inflight_jobs, dinfo.job_timeout_ms,
-		(unsigned long long)sram_free0);
+		(unsigned long long)sram_free0[0]);
 
 	for (i = 0; i < nfiles; i++) {
 		pthread_rwlockattr_t a;
