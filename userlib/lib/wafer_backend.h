@@ -155,7 +155,10 @@ struct wafer_job_hw {
  * @stats: fill the device's counters (struct wafer_dev_stats, zeroed)
  * @model_parts: the layer ranges of model @id, at most @max into @out;
  *	return their count (NULL: one range, the whole model, on @dev)
- * @members: pipelines: the member count and member @i (NULL: a device)
+ * @member: pipelines: the member count and member @i (NULL: a device)
+ * @set_cpl_hook: hand every job completion to @fn (called from the
+ *	device's completion thread, no lock of the backend held) instead of
+ *	queuing it for @reap; NULL where the backend cannot
  */
 struct wafer_backend_ops {
 	const char *name;
@@ -178,6 +181,8 @@ struct wafer_backend_ops {
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
 			   struct wafer_model_part *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
+	void (*set_cpl_hook)(struct wafer_dev *dev,
+			     void (*fn)(void *arg, const struct wafer_completion *c), void *arg);
 };
 
 /**

@@ -304,6 +304,12 @@ static int inproc_reap(struct wafer_dev *dev, struct wafer_completion *out, unsi
 	return wip_hw_reap(hw(dev), out, max, min, deadline_ns);
 }
 
+static void inproc_set_cpl_hook(struct wafer_dev *dev,
+				void (*fn)(void *arg, const struct wafer_completion *c), void *arg)
+{
+	wip_hw_set_hook(hw(dev), fn, arg);
+}
+
 static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct wfw_info fi;
@@ -333,4 +339,5 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.submit = inproc_submit,
 	.reap = inproc_reap,
 	.stats = inproc_stats,
+	.set_cpl_hook = inproc_set_cpl_hook,
 };

@@ -29,10 +29,15 @@ static void wr(struct wip_hw *h, u32 off, u32 val)
 	wfs_device_mmio_write32(h->dev, off, val);
 }
 
-/* Hands a completion to the control waiter or the job queue; caller holds lock. */
-static void dispatch(struct wip_hw *h, const struct wfw_cpl *c)
+/*
+ * Hands a completion to the control waiter, the job queue or (a hook set)
+ * @hooked, for irq() to pass on after unlocking; caller holds lock.
+ */
+static void dispatch(struct wip_hw *h, const struct wfw_cpl *c, struct wafer_completion *hooked,
+		     unsigned int *n_hooked)
 {
 	uint64_t idx = c->cookie - 1;
+	struct wafer_completion wc;
 
 	if (c->cookie & WFW_HOST_COOKIE_CTRL) {
 		if (h->ctrl_cookie && c->cookie == h->ctrl_cookie) {
@@ -46,10 +51,13 @@ static void dispatch(struct wip_hw *h, const struct wfw_cpl *c)
 		h->fault = 1;
 		return;
 	}
-	h->done[(h->done_head + h->done_count) % h->max_jobs] = (struct wafer_completion){
+	wc = (struct wafer_completion){
 		.user_data = h->job_ud[idx], .status = c->status, .device_ns = c->device_ns,
 	};
-	h->done_count++;
+	if (h->hook)
+		hooked[(*n_hooked)++] = wc;
+	else
+		h->done[(h->done_head + h->done_count++) % h->max_jobs] = wc;
 	h->job_free[h->n_free++] = (unsigned int)idx;
 }
 
@@ -61,6 +69,8 @@ static void irq(void *ctx)
 {
 	struct wip_hw *h = ctx;
 	u32 status = wfw_host_irq_ack(h->dev), tail;
+	struct wafer_completion hooked[WIP_CPL_ENTRIES];
+	unsigned int n_hooked = 0, i;
 
 	tail = rd(h, WFW_REG_CPL_TAIL);
 	pthread_mutex_lock(&h->lock);
@@ -80,12 +90,23 @@ static void irq(void *ctx)
 			continue;
 		}
 		h->cpl_seq = c.seq;
-		dispatch(h, &c);
+		dispatch(h, &c, hooked, &n_hooked);
 	}
 	tail = h->cpl_head;
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
 	wr(h, WFW_REG_CPL_HEAD, tail);
+	for (i = 0; i < n_hooked; i++)
+		h->hook(h->hook_arg, &hooked[i]);
+}
+
+void wip_hw_set_hook(struct wip_hw *h, void (*hook)(void *arg, const struct wafer_completion *c),
+		     void *arg)
+{
+	pthread_mutex_lock(&h->lock);
+	h->hook_arg = arg;
+	h->hook = hook;
+	pthread_mutex_unlock(&h->lock);
 }
 
 int wip_hw_region_add(struct wip_hw *h, void *p, uint64_t len)

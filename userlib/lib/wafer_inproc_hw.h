@@ -69,11 +69,20 @@ struct wip_hw {
 	unsigned int done_head;
 	unsigned int done_count;
 	int fault;
+	void (*hook)(void *arg, const struct wafer_completion *c);
+	void *hook_arg;
 };
 
 /* Create the device (@cfg's dma/irq fields are filled in) and enable the rings. */
 int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int max_jobs);
 void wip_hw_fini(struct wip_hw *h);
+
+/*
+ * From now on hand job completions to @hook (from the completion thread, no
+ * lock of @h held) instead of queuing them for wip_hw_reap().
+ */
+void wip_hw_set_hook(struct wip_hw *h, void (*hook)(void *arg, const struct wafer_completion *c),
+		     void *arg);
 
 /* Make [p, p + len) reachable by the device, or not any more. */
 int wip_hw_region_add(struct wip_hw *h, void *p, uint64_t len);

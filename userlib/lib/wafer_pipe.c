@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wafer_pipe.h"
 #include "wfs_model.h"
@@ -51,7 +52,27 @@ static void pipe_close(struct wafer_dev *dev)
 
 	for (k = 0; k < p->n; k++)
 		wafer_close(p->m[k]);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+/* The lock and condition the completion hooks use. */
+static int pipe_sync_init(struct pipe *p)
+{
+	pthread_condattr_t ca;
+	int ret;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	ret = pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ret || pthread_mutex_init(&p->lock, NULL)) {
+		if (!ret)
+			pthread_cond_destroy(&p->cond);
+		return wafer_set_error(-ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out)
@@ -78,6 +99,11 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 	}
 	dev->ops = &wafer_pipe_backend;
 	dev->priv = p;
+	if (pipe_sync_init(p)) {
+		free(p);
+		free(dev);
+		return -ENOMEM;
+	}
 	for (k = 0; k < po->n_devices && !ret; k++) {
 		ret = wafer_open(&po->devices[k], &p->m[k]);
 		if (!ret)
@@ -97,6 +123,14 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 	}
 	if (po->split)
 		memcpy(p->split, po->split, p->n * sizeof(*p->split));
+	/* Completions straight from every member's thread, where they can. */
+	p->hooked = 1;
+	for (k = 0; k < p->n; k++)
+		p->hooked &= p->m[k]->ops->set_cpl_hook != NULL;
+	for (k = 0; k < p->n && p->hooked; k++) {
+		p->hook[k] = (struct pipe_hook){ .p = p, .k = k };
+		p->m[k]->ops->set_cpl_hook(p->m[k], wafer_pipe_hook, &p->hook[k]);
+	}
 	dev->index = p->m[0]->index;
 	pipe_info(dev);
 	*out = dev;

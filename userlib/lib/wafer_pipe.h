@@ -15,6 +15,8 @@
 #ifndef WAFER_PIPE_H
 #define WAFER_PIPE_H
 
+#include <pthread.h>
+
 #include "wafer_backend.h"
 
 /* Jobs in flight through a pipeline at once (and slots per link). */
@@ -94,6 +96,14 @@ struct pipe_fifo {
 	uint8_t r[PIPE_MAX_INFLIGHT];
 };
 
+struct pipe;
+
+/** struct pipe_hook - what a member's completion hook gets: its pipe, its index */
+struct pipe_hook {
+	struct pipe *p;
+	unsigned int k;
+};
+
 /**
  * struct pipe - the pipeline backend's state (struct wafer_dev.priv)
  * @n: members
@@ -106,6 +116,12 @@ struct pipe_fifo {
  * @at: per member, the records it runs, in the order they went there
  * @busy: per member, jobs it has in flight
  * @finished: records done everywhere, not reaped yet
+ * @hooked: the members hand completions to wafer_pipe_hook() as they
+ *	come (inproc), which moves jobs on at once; else wafer_pipe_reap()
+ *	moves them on when the caller reaps
+ * @hook: the hooks' arguments
+ * @lock: guards the records and FIFOs (the hooks run on members' threads)
+ * @cond: signalled when a record finished (hooked)
  */
 struct pipe {
 	unsigned int n;
@@ -118,6 +134,10 @@ struct pipe {
 	struct pipe_fifo at[PIPE_MAX];
 	unsigned int busy[PIPE_MAX];
 	struct pipe_fifo finished;
+	int hooked;
+	struct pipe_hook hook[PIPE_MAX];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 };
 
 static inline struct pipe *pipe_of(const struct wafer_dev *dev)
@@ -135,5 +155,6 @@ static inline struct wafer_bo *pipe_bo_on(const struct wafer_bo *bo, unsigned in
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
+void wafer_pipe_hook(void *arg, const struct wafer_completion *c);
 
 #endif /* WAFER_PIPE_H */

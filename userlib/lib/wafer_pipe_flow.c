@@ -8,12 +8,16 @@
  * jobs of a slot reach every part in submission order.  A job that fails on
  * a member goes no further: it completes with that member's status.
  *
- * The host hands a job from member to member when reaping (wafer_reap()
- * on the pipeline drains every member), so a token crosses the members
- * with one reap per member.
+ * Who hands a job from member to member: where the members' backend gives
+ * completions as they come (inproc: wafer_pipe_hook() on each member's
+ * completion thread), the completion itself posts the next part's job and
+ * the caller only waits for finished ones; otherwise (kernel) wafer_reap()
+ * on the pipeline drains every member and moves their jobs on.  The lock
+ * guards the records either way.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "wafer_pipe.h"
 
@@ -65,22 +69,27 @@ static void part_job(const struct pipe *p, const struct pipe_rec *r, unsigned in
 	}
 }
 
-/* Gives record @ri to part @k's member; 0 or -errno. */
-static int part_post(struct pipe *p, unsigned int ri, unsigned int k)
+/*
+ * Gives records @ri[0..n) to part @k's member in one submission (so that
+ * its command processor sees them together, as it would one caller's
+ * batch); returns how many it took, or -errno if none.
+ */
+static int parts_post(struct pipe *p, const unsigned int *ri, unsigned int n, unsigned int k)
 {
-	struct pipe_rec *r = &p->rec[ri];
-	struct wafer_job_hw j;
+	struct wafer_job_hw j[PIPE_MAX_INFLIGHT];
+	unsigned int i;
 	int ret;
 
-	part_job(p, r, k, &j);
-	ret = p->m[k]->ops->submit(p->m[k], &j, 1);
-	if (ret != 1)
-		return ret < 0 ? ret : -EAGAIN;
-	r->at = k;
-	r->done = 0;
-	fifo_push(&p->at[k], ri);
-	p->busy[k]++;
-	return 0;
+	for (i = 0; i < n; i++)
+		part_job(p, &p->rec[ri[i]], k, &j[i]);
+	ret = p->m[k]->ops->submit(p->m[k], j, n);
+	for (i = 0; ret > 0 && i < (unsigned int)ret; i++) {
+		p->rec[ri[i]].at = k;
+		p->rec[ri[i]].done = 0;
+		fifo_push(&p->at[k], ri[i]);
+		p->busy[k]++;
+	}
+	return ret ? ret : -EAGAIN;
 }
 
 static void rec_finish(struct pipe *p, unsigned int ri, int status)
@@ -93,34 +102,32 @@ static void rec_finish(struct pipe *p, unsigned int ri, int status)
 static void member_advance(struct pipe *p, unsigned int k)
 {
 	struct pipe_fifo *f = &p->at[k];
-	unsigned int ri;
-	int ret;
+	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, i, ri;
+	int ret = 0;
 
 	while (f->n && p->rec[f->r[f->head]].done) {
 		ri = fifo_pop(f);
-		if (p->rec[ri].status || k + 1 == rec_model(p, &p->rec[ri])->n) {
+		if (p->rec[ri].status || k + 1 == rec_model(p, &p->rec[ri])->n)
 			rec_finish(p, ri, p->rec[ri].status);
-			continue;
-		}
-		/* Room is certain: no member holds more than the pipeline's jobs. */
-		ret = part_post(p, ri, k + 1);
-		if (ret)
-			rec_finish(p, ri, wafer_prefix_error(ret, "device %u", k + 1));
+		else
+			next[n++] = ri;
 	}
+	/* Room is certain: no member holds more than the pipeline's jobs. */
+	if (n)
+		ret = parts_post(p, next, n, k + 1);
+	if (ret < 0)
+		ret = wafer_prefix_error(ret, "device %u", k + 1);
+	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++)
+		rec_finish(p, next[i], ret < 0 ? ret : -EAGAIN);
 }
 
-/* Reaps member @k (waiting until @deadline for @min) and moves jobs on. */
-static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_t deadline)
+/* Member @k completed @n jobs: mark their records, move what can go on. */
+static void member_completed(struct pipe *p, unsigned int k, const struct wafer_completion *c,
+			     unsigned int n)
 {
-	struct wafer_completion c[PIPE_MAX_INFLIGHT];
 	struct pipe_rec *r;
-	int n, i;
+	unsigned int i;
 
-	if (!p->busy[k])
-		return 0;
-	n = p->m[k]->ops->reap(p->m[k], c, PIPE_MAX_INFLIGHT, min, deadline);
-	if (n < 0)
-		return n;
 	for (i = 0; i < n; i++) {
 		if (c[i].user_data >= PIPE_MAX_INFLIGHT || !p->rec[c[i].user_data].used)
 			continue;	/* cannot happen: every job here is a record's */
@@ -131,33 +138,68 @@ static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_
 		p->busy[k]--;
 	}
 	member_advance(p, k);
+}
+
+void wafer_pipe_hook(void *arg, const struct wafer_completion *c)
+{
+	struct pipe_hook *h = arg;
+	struct pipe *p = h->p;
+
+	pthread_mutex_lock(&p->lock);
+	member_completed(p, h->k, c, 1);
+	if (p->finished.n)
+		pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Reaps member @k (waiting until @deadline for @min) and moves jobs on. */
+static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_t deadline)
+{
+	struct wafer_completion c[PIPE_MAX_INFLIGHT];
+	int n;
+
+	if (!p->busy[k])
+		return 0;
+	n = p->m[k]->ops->reap(p->m[k], c, PIPE_MAX_INFLIGHT, min, deadline);
+	if (n > 0)
+		member_completed(p, k, c, (unsigned int)n);
 	return n;
+}
+
+static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	unsigned int ri[PIPE_MAX_INFLIGHT], i, r = 0, m = 0;
+	int ret;
+
+	for (i = 0; i < n && r < PIPE_MAX_INFLIGHT; i++, r++) {
+		while (r < PIPE_MAX_INFLIGHT && p->rec[r].used)
+			r++;
+		if (r == PIPE_MAX_INFLIGHT)
+			break;
+		p->rec[r] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq + i };
+		ri[m++] = r;
+	}
+	if (!m)
+		return wafer_set_error(-EAGAIN, "%d jobs in flight already", PIPE_MAX_INFLIGHT);
+	ret = parts_post(p, ri, m, 0);
+	for (i = ret < 0 ? 0 : (unsigned int)ret; i < m; i++)
+		p->rec[ri[i]].used = 0;
+	if (ret == -EAGAIN)
+		return wafer_set_error(ret, "the pipeline's first device is full");
+	if (ret > 0)
+		p->seq += (unsigned int)ret;
+	return ret;
 }
 
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
 	struct pipe *p = pipe_of(dev);
-	unsigned int i, ri = 0;
 	int ret;
 
-	for (i = 0; i < n; i++) {
-		while (ri < PIPE_MAX_INFLIGHT && p->rec[ri].used)
-			ri++;
-		if (ri == PIPE_MAX_INFLIGHT)
-			break;
-		p->rec[ri] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq };
-		ret = part_post(p, ri, 0);
-		if (ret) {
-			p->rec[ri].used = 0;
-			if (i)
-				break;
-			return ret == -EAGAIN ?
-			       wafer_set_error(ret, "the pipeline's first device is full") : ret;
-		}
-		p->seq++;
-	}
-	return i ? (int)i : wafer_set_error(-EAGAIN, "%d jobs in flight already",
-					    PIPE_MAX_INFLIGHT);
+	pthread_mutex_lock(&p->lock);
+	ret = submit_locked(p, jobs, n);
+	pthread_mutex_unlock(&p->lock);
+	return ret;
 }
 
 /* The member holding the oldest job still running, or -1. */
@@ -178,12 +220,44 @@ static int oldest_member(const struct pipe *p)
 	return m;
 }
 
-int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
-		    unsigned int min, uint64_t deadline_ns)
+/* Finished records into @out, up to @max in all; the new count. */
+static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, unsigned int got,
+				  unsigned int max)
 {
-	struct pipe *p = pipe_of(dev);
-	unsigned int got = 0, k;
 	struct pipe_rec *r;
+
+	while (p->finished.n && got < max) {
+		r = &p->rec[fifo_pop(&p->finished)];
+		out[got++] = (struct wafer_completion){
+			.user_data = r->job.user_data, .status = r->status,
+			.device_ns = r->device_ns,
+		};
+		r->used = 0;
+	}
+	return got;
+}
+
+/* The members move jobs on themselves: wait for finished ones. */
+static int reap_hooked(struct pipe *p, struct wafer_completion *out, unsigned int max,
+		       unsigned int min, uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+	unsigned int got = 0;
+
+	for (;;) {
+		got = take_finished(p, out, got, max);
+		if (got >= min || got == max ||
+		    pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+			return (int)take_finished(p, out, got, max);
+	}
+}
+
+/* The caller moves jobs on: drain every member, wait on the oldest job's. */
+static int reap_polled(struct pipe *p, struct wafer_completion *out, unsigned int max,
+		       unsigned int min, uint64_t deadline_ns)
+{
+	unsigned int got = 0, k;
 	int ret, m;
 
 	for (;;) {
@@ -193,14 +267,7 @@ int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigne
 			if (ret < 0)
 				return got ? (int)got : ret;
 		}
-		while (p->finished.n && got < max) {
-			r = &p->rec[fifo_pop(&p->finished)];
-			out[got++] = (struct wafer_completion){
-				.user_data = r->job.user_data, .status = r->status,
-				.device_ns = r->device_ns,
-			};
-			r->used = 0;
-		}
+		got = take_finished(p, out, got, max);
 		if (got >= min || got == max || wafer_now_ns() >= deadline_ns)
 			return (int)got;
 		m = oldest_member(p);
@@ -210,4 +277,17 @@ int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigne
 		if (ret < 0)
 			return got ? (int)got : ret;
 	}
+}
+
+int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		    unsigned int min, uint64_t deadline_ns)
+{
+	struct pipe *p = pipe_of(dev);
+	int ret;
+
+	pthread_mutex_lock(&p->lock);
+	ret = p->hooked ? reap_hooked(p, out, max, min, deadline_ns) :
+			  reap_polled(p, out, max, min, deadline_ns);
+	pthread_mutex_unlock(&p->lock);
+	return ret;
 }
