@@ -310,6 +310,12 @@ struct wafer_pipe_opts {
  * its activations passed on in buffers shared between neighbours (PRIME on
  * the kernel backend), so results are bit-identical to one device running
  * the whole model.  Buffers of the pipeline are usable by every member.
+ * Kernel members submit by ioctl unless a member's @submit says otherwise:
+ * then all parts of a job are queued at once, each member's job waiting
+ * for the previous member's through a shared syncobj, and a token crosses
+ * the members with no return to userspace (with io_uring, whose commands
+ * may be issued out of order, the library posts each part when the
+ * previous one completed, as it does in process).
  * wafer_query() reports the members combined: stages and free SRAM summed,
  * limits the smallest member's; jobs take at most WAFER_PIPE_MAX_TOKENS
  * tokens (wafer_generate() splits a longer prompt).
@@ -482,6 +488,9 @@ const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m)
  * @kv_bytes: SRAM the range's KV caches take there (contexts alive)
  * @embed: the range holds the token embedding
  * @head: the range holds the final norm and classifier
+ * @chained: a job of this range waits in the device for the previous
+ *	range's (a fence), rather than being posted by the library when that
+ *	one completed (0 for the first range)
  */
 struct wafer_model_part {
 	unsigned int member;
@@ -492,6 +501,7 @@ struct wafer_model_part {
 	uint64_t kv_bytes;
 	int embed;
 	int head;
+	int chained;
 };
 
 /** wafer_model_parts() - layer ranges of a model: 1 on a single device. */

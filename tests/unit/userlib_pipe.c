@@ -200,11 +200,12 @@ static void check_parts(struct wafer_dev *dev, const void *blob, size_t len)
 	for (i = 0; i < n && ok; i++) {
 		ok = !wafer_model_part(m, i, &p) && p.member == i && p.layer_first == next &&
 		     p.layer_count == 1 && p.sram_bytes && p.kv_bytes &&
-		     p.embed == (i == 0) && p.head == (i == n - 1) && p.device_index == -1;
+		     p.embed == (i == 0) && p.head == (i == n - 1) && p.device_index == -1 &&
+		     !p.chained;
 		next += p.layer_count;
 	}
 	wt_ok(ok, "5 devices: one layer each, embedding on the first, classifier on the last, "
-	      "SRAM and KV on each (%u parts)", n);
+	      "SRAM and KV on each, posted by the library (%u parts)", n);
 	wt_ok(wafer_model_part(m, n, &p) == -EINVAL, "part %u of %u: -EINVAL (%s)", n, n,
 	      wafer_last_error());
 out:

@@ -82,10 +82,11 @@ void cli_print_parts(const struct wafer_model *m, FILE *f)
 			snprintf(where, sizeof(where), "accel%d", p.device_index);
 		else
 			snprintf(where, sizeof(where), "inproc %u", p.member);
-		fprintf(f, "  %-9s layers %2u-%-2u %s%s  weights %8llu KiB  KV %8llu KiB\n", where,
+		fprintf(f, "  %-9s layers %2u-%-2u %s%s  weights %8llu KiB  KV %8llu KiB%s\n", where,
 			p.layer_first, p.layer_first + p.layer_count - 1,
 			p.embed ? "+embed " : "       ", p.head ? "+head" : "     ",
 			(unsigned long long)p.sram_bytes >> 10,
-			(unsigned long long)p.kv_bytes >> 10);
+			(unsigned long long)p.kv_bytes >> 10,
+			!i ? "" : p.chained ? "  (waits in the driver)" : "  (posted by the host)");
 	}
 }

@@ -116,6 +116,9 @@ struct wafer_load_hw {
  * @out_offset: see struct wafer_job
  * @out_len: bytes of results the job writes
  * @user_data: see struct wafer_job
+ * @in_sync: a syncobj of the device whose fence the job waits for, or 0
+ *	(@sync_link; the kernel backend's ioctl path only)
+ * @out_sync: a syncobj that receives the job's fence, or 0
  */
 struct wafer_job_hw {
 	uint32_t ctx_id;
@@ -130,6 +133,8 @@ struct wafer_job_hw {
 	uint64_t out_offset;
 	uint64_t out_len;
 	uint64_t user_data;
+	uint32_t in_sync;
+	uint32_t out_sync;
 };
 
 /**
@@ -156,6 +161,12 @@ struct wafer_job_hw {
  * @model_parts: the layer ranges of model @id, at most @max into @out;
  *	return their count (NULL: one range, the whole model, on @dev)
  * @member: pipelines: the member count and member @i (NULL: a device)
+ * @sync_link: a syncobj of @dev (*@h) shared with @to (*@h_to), for
+ *	jobs of @to to wait for jobs of @dev with no return to the caller
+ *	(@in_sync, @out_sync); -EOPNOTSUPP where jobs cannot take them
+ *	(inproc; the kernel backend's io_uring path, whose commands may be
+ *	issued out of order); NULL likewise
+ * @sync_free: destroy syncobj @h of @dev
  * @set_cpl_hook: hand every job completion to @fn (called from the
  *	device's completion thread, no lock of the backend held) instead of
  *	queuing it for @reap; NULL where the backend cannot
@@ -181,6 +192,8 @@ struct wafer_backend_ops {
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
 			   struct wafer_model_part *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
+	int (*sync_link)(struct wafer_dev *dev, struct wafer_dev *to, uint32_t *h, uint32_t *h_to);
+	void (*sync_free)(struct wafer_dev *dev, uint32_t h);
 	void (*set_cpl_hook)(struct wafer_dev *dev,
 			     void (*fn)(void *arg, const struct wafer_completion *c), void *arg);
 };

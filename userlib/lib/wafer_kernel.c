@@ -296,6 +296,10 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			.flags = job_flags(j->flags), .top_k = j->top_k,
 			.in_handle = j->in->handle, .out_handle = j->out->handle,
 			.in_offset = j->in_offset, .out_offset = j->out_offset,
+			/* Read during the SUBMIT ioctl (sync_link: ioctl path only). */
+			.in_syncobjs = j->in_sync ? (uintptr_t)&j->in_sync : 0,
+			.in_syncobj_count = j->in_sync ? 1 : 0,
+			.out_syncobj = j->out_sync,
 		};
 		ud[i] = j->user_data;
 	}
@@ -319,6 +323,34 @@ static int kernel_reap(struct wafer_dev *dev, struct wafer_completion *out, unsi
 	struct kernel_dev *k = kd(dev);
 
 	return k->sub->reap(k->sub_priv, out, max, min, deadline_ns);
+}
+
+static void kernel_sync_free(struct wafer_dev *dev, uint32_t h)
+{
+	drmSyncobjDestroy(kd(dev)->fd, h);
+}
+
+static int kernel_sync_link(struct wafer_dev *dev, struct wafer_dev *to, uint32_t *h,
+			    uint32_t *h_to)
+{
+	int fd, ret;
+
+	if (kd(dev)->sub != &wafer_submit_ioctl || kd(to)->sub != &wafer_submit_ioctl)
+		return wafer_set_error(-EOPNOTSUPP, "syncobj chains need the ioctl path");
+	if (drmSyncobjCreate(kd(dev)->fd, 0, h))
+		return wafer_set_error(-errno, "DRM_IOCTL_SYNCOBJ_CREATE on accel%d failed: %s",
+				       dev->index, strerror(errno));
+	ret = drmSyncobjHandleToFD(kd(dev)->fd, *h, &fd) ? -errno : 0;
+	if (!ret) {
+		ret = drmSyncobjFDToHandle(kd(to)->fd, fd, h_to) ? -errno : 0;
+		close(fd);
+	}
+	if (ret) {
+		kernel_sync_free(dev, *h);
+		return wafer_set_error(ret, "sharing a syncobj of accel%d with accel%d: %s",
+				       dev->index, to->index, strerror(-ret));
+	}
+	return 0;
 }
 
 /* One unsigned sysfs attribute of the device; 0 when absent or unreadable. */
@@ -363,4 +395,6 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.submit = kernel_submit,
 	.reap = kernel_reap,
 	.stats = kernel_stats,
+	.sync_link = kernel_sync_link,
+	.sync_free = kernel_sync_free,
 };

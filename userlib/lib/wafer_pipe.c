@@ -105,7 +105,12 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 		return -ENOMEM;
 	}
 	for (k = 0; k < po->n_devices && !ret; k++) {
-		ret = wafer_open(&po->devices[k], &p->m[k]);
+		struct wafer_open_opts o = po->devices[k];
+
+		/* The ioctl path lets the driver chain the parts (see wafer.h). */
+		if (o.submit == WAFER_SUBMIT_AUTO)
+			o.submit = WAFER_SUBMIT_IOCTL;
+		ret = wafer_open(&o, &p->m[k]);
 		if (!ret)
 			p->n++;
 		if (!ret && p->m[k]->ops != p->m[0]->ops)
@@ -183,12 +188,25 @@ static int pipe_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 	return 0;
 }
 
+/* The syncobjs of link @k, slots [0, @n). */
+static void link_syncs_free(struct pipe *p, struct pipe_model *pm, unsigned int k, unsigned int n)
+{
+	unsigned int r;
+
+	for (r = 0; r < n; r++) {
+		p->m[k + 1]->ops->sync_free(p->m[k + 1], pm->sync_in[k][r]);
+		p->m[k]->ops->sync_free(p->m[k], pm->sync_out[k][r]);
+	}
+}
+
 /* Frees the links made and unloads the first @loaded parts. */
 static void model_free(struct pipe *p, struct pipe_model *pm, unsigned int loaded)
 {
 	unsigned int k;
 
 	for (k = 0; k + 1 < pm->n; k++) {
+		if (pm->chained)
+			link_syncs_free(p, pm, k, PIPE_MAX_INFLIGHT);
 		wafer_bo_destroy(pm->link_in[k]);
 		wafer_bo_destroy(pm->link[k]);
 	}
@@ -252,6 +270,35 @@ static int model_link(struct pipe *p, struct pipe_model *pm, unsigned int k)
 	return ret;
 }
 
+/*
+ * Chains the parts with syncobjs where every member can: one per link and
+ * job slot.  pm->chained stays 0 (the caller moves jobs on) where a member
+ * cannot; any other failure fails the load.
+ */
+static int model_chain(struct pipe *p, struct pipe_model *pm)
+{
+	unsigned int k, r;
+	int ret = 0;
+
+	for (k = 0; k + 1 < pm->n; k++)
+		if (!p->m[k]->ops->sync_link)
+			return 0;
+	for (k = 0; k + 1 < pm->n && !ret; k++) {
+		for (r = 0; r < PIPE_MAX_INFLIGHT && !ret; r++)
+			ret = p->m[k]->ops->sync_link(p->m[k], p->m[k + 1], &pm->sync_out[k][r],
+						      &pm->sync_in[k][r]);
+		if (ret)
+			link_syncs_free(p, pm, k, r - 1);
+	}
+	if (!ret) {
+		pm->chained = pm->n > 1;
+		return 0;
+	}
+	while (--k > 0)
+		link_syncs_free(p, pm, k - 1, PIPE_MAX_INFLIGHT);
+	return ret == -EOPNOTSUPP ? 0 : ret;
+}
+
 static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
 			   struct wafer_load_hw *out)
 {
@@ -286,6 +333,8 @@ static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t le
 	pm->stride = (uint64_t)pm->act_size * WAFER_PIPE_MAX_TOKENS;
 	for (k = 0; k + 1 < pm->n && !ret; k++)
 		ret = model_link(p, pm, k);
+	if (!ret)
+		ret = model_chain(p, pm);
 	if (ret) {
 		model_free(p, pm, pm->n);
 		return ret;
@@ -321,6 +370,7 @@ static int pipe_model_parts(const struct wafer_dev *dev, uint32_t id,
 			.layer_first = pm->first[k], .layer_count = pm->part[k].n_layers,
 			.sram_bytes = pm->part[k].sram_bytes,
 			.embed = pm->part[k].embed, .head = pm->part[k].head,
+			.chained = pm->chained && k,
 		};
 		for (c = 0; c < PIPE_MAX_CTX; c++)
 			if (p->ctxs[c].used && p->ctxs[c].model == id - 1)

@@ -43,6 +43,10 @@ struct pipe_bo {
  * @link_in: link i's view on member i + 1
  * @stride: bytes of one slot of a link (WAFER_PIPE_MAX_TOKENS records)
  * @act_size: bytes of one activation record
+ * @chained: the members take syncobjs (kernel, ioctl path): a job's parts
+ *	are all queued at once, part k + 1 waiting for part k's fence
+ * @sync_out: per link and job slot, the syncobj part k signals (member k)
+ * @sync_in: the same syncobj on member k + 1
  */
 struct pipe_model {
 	int used;
@@ -53,6 +57,9 @@ struct pipe_model {
 	struct wafer_bo *link_in[PIPE_MAX];
 	uint64_t stride;
 	uint32_t act_size;
+	int chained;
+	uint32_t sync_out[PIPE_MAX][PIPE_MAX_INFLIGHT];
+	uint32_t sync_in[PIPE_MAX][PIPE_MAX_INFLIGHT];
 };
 
 /**
@@ -74,18 +81,17 @@ struct pipe_ctx {
  * @used: in flight
  * @job: the job as the caller gave it (pipeline buffers and ids)
  * @seq: submission order
- * @at: the part now running it
- * @done: @at's member completed it (waiting for its turn to move on)
- * @status: that completion's status
+ * @done: bit k: part k's member completed it (its job may still wait
+ *	for its turn to move on)
+ * @status: each part's completion status
  * @device_ns: modelled device time, the parts so far
  */
 struct pipe_rec {
 	int used;
 	struct wafer_job_hw job;
 	uint64_t seq;
-	unsigned int at;
-	int done;
-	int status;
+	uint32_t done;
+	int status[PIPE_MAX];
 	uint64_t device_ns;
 };
 

@@ -4,16 +4,22 @@
  * on member 0, then (its activation records in link 0) on member 1, and so
  * on; the last member's results are the job's.
  *
- * Each member's jobs move on in the order they were given to it, so the
- * jobs of a slot reach every part in submission order.  A job that fails on
- * a member goes no further: it completes with that member's status.
- *
- * Who hands a job from member to member: where the members' backend gives
- * completions as they come (inproc: wafer_pipe_hook() on each member's
- * completion thread), the completion itself posts the next part's job and
- * the caller only waits for finished ones; otherwise (kernel) wafer_reap()
- * on the pipeline drains every member and moves their jobs on.  The lock
- * guards the records either way.
+ * Who hands a job from member to member:
+ *   - chained models (kernel members on the ioctl path): nobody.  All parts
+ *     are queued at once, part k + 1 waiting for part k's fence through a
+ *     syncobj shared by the two members, so a token crosses every member
+ *     with no return to the caller; a part whose wait failed completes
+ *     with -ECANCELED (the driver's rule).  wafer_reap() collects every
+ *     member's completions.
+ *   - otherwise each part is posted when the previous one completed: from
+ *     the member's completion thread where its backend has a completion
+ *     hook (inproc: wafer_pipe_hook()), else when the caller reaps
+ *     (wafer_reap() drains every member).  A job that fails on a member
+ *     goes no further.
+ * Either way a member's jobs are taken in the order they were given to it,
+ * so the jobs of a slot reach every part in submission order, and a job
+ * completes with the status of its first part that failed.  The lock
+ * guards the records.
  */
 #include <errno.h>
 #include <string.h>
@@ -51,6 +57,8 @@ static void part_job(const struct pipe *p, const struct pipe_rec *r, unsigned in
 	*j = r->job;
 	j->ctx_id = p->ctxs[r->job.ctx_id - 1].id[k];
 	j->user_data = ri;
+	j->in_sync = pm->chained && k ? pm->sync_in[k - 1][ri] : 0;
+	j->out_sync = pm->chained && k + 1 < pm->n ? pm->sync_out[k][ri] : 0;
 	if (k) {
 		j->in = pm->link_in[k - 1];
 		j->in_offset = slot;
@@ -84,41 +92,81 @@ static int parts_post(struct pipe *p, const unsigned int *ri, unsigned int n, un
 		part_job(p, &p->rec[ri[i]], k, &j[i]);
 	ret = p->m[k]->ops->submit(p->m[k], j, n);
 	for (i = 0; ret > 0 && i < (unsigned int)ret; i++) {
-		p->rec[ri[i]].at = k;
-		p->rec[ri[i]].done = 0;
 		fifo_push(&p->at[k], ri[i]);
 		p->busy[k]++;
 	}
 	return ret ? ret : -EAGAIN;
 }
 
-static void rec_finish(struct pipe *p, unsigned int ri, int status)
+/* The first failed part's status, or 0. */
+static int rec_status(const struct pipe *p, const struct pipe_rec *r)
 {
-	p->rec[ri].status = status;
-	fifo_push(&p->finished, ri);
+	unsigned int k, n = rec_model(p, r)->n;
+
+	for (k = 0; k < n; k++)
+		if (r->status[k])
+			return r->status[k];
+	return 0;
+}
+
+/* Parts @k.. of record @ri will not run: they count as done with @status. */
+static void rec_fail_from(struct pipe *p, unsigned int ri, unsigned int k, int status)
+{
+	struct pipe_rec *r = &p->rec[ri];
+
+	for (; k < rec_model(p, r)->n; k++) {
+		r->done |= 1u << k;
+		r->status[k] = status;
+	}
+}
+
+/* Every part of record @ri completed: it is the caller's to reap. */
+static void rec_finish_if_done(struct pipe *p, unsigned int ri)
+{
+	if (p->rec[ri].done == (1u << rec_model(p, &p->rec[ri])->n) - 1)
+		fifo_push(&p->finished, ri);
+}
+
+/*
+ * Posts records @ri[0..n) to part @k's member; those it did not take (and
+ * their later parts) fail with its error.
+ */
+static void parts_post_or_fail(struct pipe *p, const unsigned int *ri, unsigned int n,
+				       unsigned int k)
+{
+	int ret = parts_post(p, ri, n, k);
+	unsigned int i;
+
+	if (ret < 0)
+		ret = wafer_prefix_error(ret, "device %u", k);
+	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++) {
+		rec_fail_from(p, ri[i], k, ret < 0 ? ret : -EAGAIN);
+		rec_finish_if_done(p, ri[i]);
+	}
 }
 
 /* Moves member @k's completed jobs on, oldest first, while they are done. */
 static void member_advance(struct pipe *p, unsigned int k)
 {
 	struct pipe_fifo *f = &p->at[k];
-	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, i, ri;
-	int ret = 0;
+	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, ri;
+	struct pipe_rec *r;
 
-	while (f->n && p->rec[f->r[f->head]].done) {
+	while (f->n && (p->rec[f->r[f->head]].done & (1u << k))) {
 		ri = fifo_pop(f);
-		if (p->rec[ri].status || k + 1 == rec_model(p, &p->rec[ri])->n)
-			rec_finish(p, ri, p->rec[ri].status);
-		else
-			next[n++] = ri;
+		r = &p->rec[ri];
+		if (!rec_model(p, r)->chained && k + 1 < rec_model(p, r)->n) {
+			if (!r->status[k]) {
+				next[n++] = ri;
+				continue;
+			}
+			rec_fail_from(p, ri, k + 1, r->status[k]);
+		}
+		rec_finish_if_done(p, ri);
 	}
 	/* Room is certain: no member holds more than the pipeline's jobs. */
 	if (n)
-		ret = parts_post(p, next, n, k + 1);
-	if (ret < 0)
-		ret = wafer_prefix_error(ret, "device %u", k + 1);
-	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++)
-		rec_finish(p, next[i], ret < 0 ? ret : -EAGAIN);
+		parts_post_or_fail(p, next, n, k + 1);
 }
 
 /* Member @k completed @n jobs: mark their records, move what can go on. */
@@ -132,8 +180,8 @@ static void member_completed(struct pipe *p, unsigned int k, const struct wafer_
 		if (c[i].user_data >= PIPE_MAX_INFLIGHT || !p->rec[c[i].user_data].used)
 			continue;	/* cannot happen: every job here is a record's */
 		r = &p->rec[c[i].user_data];
-		r->done = 1;
-		r->status = c[i].status;
+		r->done |= 1u << k;
+		r->status[k] = c[i].status;
 		r->device_ns += c[i].device_ns;
 		p->busy[k]--;
 	}
@@ -168,7 +216,7 @@ static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_
 
 static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n)
 {
-	unsigned int ri[PIPE_MAX_INFLIGHT], i, r = 0, m = 0;
+	unsigned int ri[PIPE_MAX_INFLIGHT], chain[PIPE_MAX_INFLIGHT], i, r = 0, m = 0, k;
 	int ret;
 
 	for (i = 0; i < n && r < PIPE_MAX_INFLIGHT; i++, r++) {
@@ -186,8 +234,22 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 		p->rec[ri[i]].used = 0;
 	if (ret == -EAGAIN)
 		return wafer_set_error(ret, "the pipeline's first device is full");
-	if (ret > 0)
-		p->seq += (unsigned int)ret;
+	if (ret < 0)
+		return ret;
+	p->seq += (unsigned int)ret;
+	/* Chained: every later part at once, each waiting for the one before. */
+	for (k = 1, m = 0; k < PIPE_MAX; k++, m = 0) {
+		for (i = 0; i < (unsigned int)ret; i++) {
+			const struct pipe_model *pm = rec_model(p, &p->rec[ri[i]]);
+			int failed = !!(p->rec[ri[i]].done & (1u << k));
+
+			if (pm->chained && k < pm->n && !failed)
+				chain[m++] = ri[i];
+		}
+		if (!m)
+			break;
+		parts_post_or_fail(p, chain, m, k);
+	}
 	return ret;
 }
 
@@ -229,7 +291,7 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 	while (p->finished.n && got < max) {
 		r = &p->rec[fifo_pop(&p->finished)];
 		out[got++] = (struct wafer_completion){
-			.user_data = r->job.user_data, .status = r->status,
+			.user_data = r->job.user_data, .status = rec_status(p, r),
 			.device_ns = r->device_ns,
 		};
 		r->used = 0;

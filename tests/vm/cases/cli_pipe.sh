@@ -3,8 +3,11 @@
 # --split, prints exactly what one device prints and what the in-process
 # pipeline prints, int8 and int4, submitting by ioctl and by io_uring
 # (libwafer's pipeline: layer ranges, activation buffers exported and
-# imported with PRIME between neighbours).  `wafer info -d 0-4 -m` shows a
-# layer on each device; `wafer bench --devices 5` prints the device axis.
+# imported with PRIME between neighbours; by ioctl the parts wait for each
+# other on syncobjs, by io_uring the library posts each).  `wafer info -d
+# 0-4 -m` shows a layer on each device; `wafer bench --devices 5` prints the
+# device axis.  A hang injected on the middle device fails the run with the
+# timeout (both paths) and the next run matches again.
 # Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
 # between devices, several devices) are the debug tier's through `chain`.
 # wafer-vm: stock-only
@@ -32,8 +35,20 @@ done
 script+="
 for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
 echo '=== run-err'; cat \"\$WAFER_RESULTS/int8-5-uring.err\"
+echo '=== run-err-ioctl'; cat \"\$WAFER_RESULTS/int8-5.err\"
 echo '=== info'; $wafer info -d 0-4 -m $models/stories260K.bin
 echo '=== bench'; $wafer bench $models/stories260K.bin --quick --backend kernel --devices 5
+rmmod wafer
+# A hang on the middle device: the step fails with its timeout, then works.
+insmod \"\$WAFER_MODULE\" num_devices=5 fault_inject=1 job_timeout_ms=1000
+for s in ioctl uring; do
+	echo hang >/sys/kernel/debug/accel/wafer.2/inject_fault
+	if $wafer run $common -n 40 -d 0-4 --submit \$s >/dev/null 2>\"\$WAFER_RESULTS/hang.err\"; then
+		echo \"FAILED: a run through a hung device succeeded\"; exit 1
+	fi
+	echo \"=== hang-\$s\"; cat \"\$WAFER_RESULTS/hang.err\"
+	echo \"=== after-\$s\"; $wafer run $common -n 40 -d 0-4 --submit \$s 2>/dev/null
+done
 rmmod wafer"
 vm_out=$("$vm" --no-module -- sh -c "$script") || { printf '%s\n' "$vm_out"; die "the guest failed"; }
 
@@ -59,6 +74,13 @@ expect_contains "$err" '^wafer: pipeline of 5 kernel devices \(submit uring\)'
 for i in 0 1 2 3 4; do
 	expect_contains "$err" "^  accel$i +layers +$i-$i "
 done
+# io_uring: the library posts each part; ioctl: the parts wait on syncobjs.
+expect_contains "$err" '^  accel4 .*\(posted by the host\)$'
+err=$(section run-err-ioctl)
+expect_contains "$err" '^wafer: pipeline of 5 kernel devices \(submit ioctl\)'
+for i in 1 2 3 4; do
+	expect_contains "$err" "^  accel$i .*\\(waits in the driver\\)\$"
+done
 
 info=$(section info)
 printf '%s\n' "$info" | sed -n '/^model:/,$p'
@@ -66,6 +88,13 @@ expect_contains "$info" '^model: .* 5 layers, int8, over 5 devices$'
 expect_contains "$info" '^  accel0 +layers +0-0 +\+embed +weights +[1-9][0-9]* KiB +KV +[1-9][0-9]* KiB$'
 expect_contains "$info" '^  accel4 +layers +4-4 +\+head +weights'
 [ "$(grep -c '^== device [0-4] of 5$' <<<"$info")" = 5 ] || die "info: not 5 device sections"
+
+want=$("$wafer" run $common -n 40 --backend inproc 2>/dev/null)
+for s in ioctl uring; do
+	expect_contains "$(section hang-$s)" '^wafer run: generating: .*Connection timed out'
+	[ "$(section after-$s)" = "$want" ] || die "$s: the pipeline after the hang differs"
+	echo "hang on device 2 of 5 ($s): the step failed with -ETIMEDOUT, the next run matches"
+done
 
 bench=$(section bench)
 printf '%s\n' "$bench" | sed -n '/^devices/,$p'
