@@ -464,6 +464,10 @@ static void test_get_info(int fd)
 		long infl = param("max_file_inflight"), tmo = param("job_timeout_ms");
 		long kib = param("sram_kib"), nst = param("stages");
 
+		/* Per-device lists: empty (unparsed, < 0) when not given. */
+		kib = kib < 0 ? 0 : kib;
+		nst = nst < 0 ? 0 : nst;
+
 		wt_ok(bo_mib < 0 || d->max_bo_size == (uint64_t)bo_mib << 20,
 		      "GET_INFO max_bo_size == max_file_bo_mib MiB (%ld)", bo_mib);
 		wt_ok(nctx < 0 || d->max_contexts == (uint32_t)nctx,
