@@ -889,8 +889,8 @@ static void reap(struct sup *s)
 
 static int has_jobs(struct sup *s, int t);
 
-/* SIGKILLs a running tenant with its submitters, or one submitter. */
-static void kill_some(struct sup *s, int whole)
+/* SIGKILLs a running tenant with its submitters, or one submitter: whether it did. */
+static int kill_some(struct sup *s, int whole)
 {
 	int d0 = (int)wt_rng_range(&s->rng, 0, ndev - 1), d, t = -1, i;
 
@@ -900,12 +900,12 @@ static void kill_some(struct sup *s, int whole)
 			t = s->cur[d];
 	}
 	if (t < 0)
-		return;
+		return 0;
 	if (whole) {
 		sh->tenant[t].killed = 1;
 		kill(-sh->tenant[t].pid, SIGKILL);
 		s->tenant_kills++;
-		return;
+		return 1;
 	}
 	for (i = sh->nsubs - 1; i >= 0; i--) {
 		struct sub_rec *r = &sh->sub[i];
@@ -914,9 +914,10 @@ static void kill_some(struct sup *s, int whole)
 			r->killed = 1;
 			kill(r->pid, SIGKILL);
 			s->sub_kills++;
-			return;
+			return 1;
 		}
 	}
+	return 0;
 }
 
 static void inject_hang(struct sup *s)
@@ -1027,12 +1028,17 @@ static void supervise(struct sup *s)
 	int64_t t_unbind = wt_deadline_ms(secs * 400ll);
 	int did_unbind = unbind_dev >= ndev;
 
-	/* Each action in turn (on a random device), so that each happens. */
+	/*
+	 * Each action in turn (on a random device), so that each happens: a
+	 * kill that finds no tenant with jobs enough is tried again (a few
+	 * times) before the plan moves on.
+	 */
 	static const char plan[] = "khsh.k.h";
-	unsigned int step = 0;
+	unsigned int step = 0, tries = 0;
 
 	while (now_ns() < s->t_end && s->failed < 10) {
-		char r = plan[step++ % (sizeof(plan) - 1)];
+		char r = plan[step % (sizeof(plan) - 1)];
+		int done = 1;
 
 		usleep((unsigned int)wt_rng_range(&s->rng, 300, 1200) * 1000);
 		reap(s);
@@ -1043,9 +1049,13 @@ static void supervise(struct sup *s)
 			continue;
 		}
 		if (r == 'k' || r == 's')
-			kill_some(s, r == 'k');
+			done = kill_some(s, r == 'k');
 		else if (r == 'h')
 			inject_hang(s);
+		if (done || ++tries == 8) {
+			step++;
+			tries = 0;
+		}
 	}
 }
 
