@@ -2,8 +2,8 @@
 # a message in the kernel log naming the parameter; the bounds themselves
 # load and read back; 16 devices come up; the test-only debugfs triggers
 # exist only with fault_inject=1.  All in one guest (the module loaded and
-# unloaded by the command); then once through the harness, which must
-# report a failed load instead of running the command.
+# unloaded by the command); then, on the stock kernel, once through the
+# harness, which must report a failed load instead of running the command.
 . "$(dirname "$0")/../lib.sh"
 out=$("$vm" --no-module -- bash -c '
 	set -u
@@ -43,6 +43,9 @@ out=$("$vm" --no-module -- bash -c '
 printf '%s\n' "$out"
 expect_contains "$out" '^module_params: ok$'
 
+# The harness's refusal is the same on both kernels, and a failed command
+# stops its kept guest (a reboot: ~75 s on the debug kernel).
+[ "${WAFER_VM_KERNEL:-stock}" != debug ] || exit 0
 rc=0
 out=$("$vm" --params num_devices=0 -- echo ran 2>&1) || rc=$?
 [ "$rc" != 0 ] || die "num_devices=0 loaded through the harness"
