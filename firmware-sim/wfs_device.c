@@ -260,6 +260,8 @@ static int config_check(const struct wfs_device_config *cfg,
 	ret = wfs_profile_apply_overrides(prof, cfg->stages, cfg->sram_bytes);
 	if (ret)
 		return ret;
+	if ((u64)prof->stages * prof->sram_bytes > WFS_MAX_DEVICE_SRAM_BYTES)
+		return -WFS_E2BIG;
 	if (cfg->max_jobs > WFS_LIMIT_JOBS ||
 	    cfg->max_contexts > WFS_LIMIT_CTXS)
 		return -WFS_EINVAL;

@@ -12,8 +12,21 @@
  * Tb/s (12 x 100 GbE on CS-3, ../shared/hardware/PUBLISHED.md) = 150 GB/s,
  * 136 B per 1.1 GHz cycle, with about 2 us per Ethernet hop; the ASIC a
  * 64 GB/s chip-to-chip link with 0.5 us latency.
+ *
+ * wse3 and wse2 are the public figures of Cerebras's wafers divided over
+ * 44 and 40 stages of 1 GB (../shared/hardware/PUBLISHED.md; docs/TIMING.md
+ * lists each parameter with its source or why it is assumed).  Their mesh
+ * hop is the one parameter fitted: to Llama 3.1 8B at 1,800 tok/s on one
+ * CS-3 (WSE3_MESH_HOP); everything else about them is arithmetic on the
+ * published figures or a stated assumption.
  */
 #include "wfs_profile.h"
+
+/* Fitted, see docs/TIMING.md; WSE-2 assumed to have the same fabric. */
+#define WSE3_MESH_HOP	9
+/* Side of a stage's square of cores: 900,000 / 44 and 850,000 / 40. */
+#define WSE3_STAGE_SIDE	143
+#define WSE2_STAGE_SIDE	146
 
 static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 	[WFS_PROFILE_WAFER] = {
@@ -45,6 +58,40 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.link_hop_cycles = 500,
 		.fifo_depth = 2,
 		.chunk_tokens = 16,
+	},
+	[WFS_PROFILE_WSE3] = {
+		.name = "wse3",
+		.id = WFS_PROFILE_WSE3,
+		.stages = 44,				/* 44 GB of SRAM */
+		.sram_bytes = 1000000000ull,
+		.clock_hz = 1100000000ull,		/* assumed */
+		.macs_per_cycle = 322830,		/* 125 PFLOPS sparse / 4 */
+		.sram_bytes_per_cycle = 433884,		/* 21 PB/s */
+		.fabric_bytes_per_cycle = 552686,	/* 214 Pb/s */
+		.hop_cycles = WSE3_STAGE_SIDE * WSE3_MESH_HOP,
+		.link_bytes_per_cycle = 136,		/* 12 x 100 GbE */
+		.link_hop_cycles = 2200,
+		.fifo_depth = 4,
+		.chunk_tokens = 16,
+		.core_sram_bytes = 48889,		/* 44 GB / 900,000 */
+		.mesh_hop_cycles = WSE3_MESH_HOP,
+	},
+	[WFS_PROFILE_WSE2] = {
+		.name = "wse2",
+		.id = WFS_PROFILE_WSE2,
+		.stages = 40,				/* 40 GB of SRAM */
+		.sram_bytes = 1000000000ull,
+		.clock_hz = 1100000000ull,		/* assumed */
+		.macs_per_cycle = 167650,		/* assumed: WSE-3's / 2 */
+		.sram_bytes_per_cycle = 454545,		/* 20 PB/s */
+		.fabric_bytes_per_cycle = 625000,	/* 220 Pb/s */
+		.hop_cycles = WSE2_STAGE_SIDE * WSE3_MESH_HOP,
+		.link_bytes_per_cycle = 136,		/* assumed: CS-3's */
+		.link_hop_cycles = 2200,
+		.fifo_depth = 4,
+		.chunk_tokens = 16,
+		.core_sram_bytes = 48000,		/* 48 kB per core */
+		.mesh_hop_cycles = WSE3_MESH_HOP,
 	},
 };
 

@@ -3,12 +3,17 @@
  * wfs_profile.h - hardware profiles of the simulated device.
  *
  * A profile is a table of the parameters the device model and the timing
- * model (wfs_timing.h) are built from.  Two are built in:
+ * model (wfs_timing.h) are built from.  Built in:
  *
- *   wafer  a wafer-scale engine: many pipeline stages (wafer regions), each
- *          with a large SRAM, wide MAC arrays and a fast on-wafer fabric;
- *   asic   a custom inference ASIC: a few stages, small SRAM, narrower MAC
- *          arrays, slower chip-to-chip links.
+ *   wafer  a wafer-scale engine for the test suite: many pipeline stages
+ *          (wafer regions), each with a large SRAM, wide MAC arrays and a
+ *          fast on-wafer fabric, small enough that several fit in a VM;
+ *   asic   a custom inference ASIC for the test suite: a few stages, small
+ *          SRAM, narrower MAC arrays, slower chip-to-chip links;
+ *   wse3   a Cerebras WSE-3 (CS-3) from its public figures, and
+ *   wse2   a WSE-2 (CS-2): 44 and 40 stages of 1 GB, each stage a region
+ *          of the wafer's core mesh (docs/TIMING.md has every parameter
+ *          with its source or the reason for the assumption).
  *
  * The stage count and the SRAM per stage can be overridden when a device is
  * created (module parameters in the driver); everything else comes from the
@@ -23,23 +28,33 @@
 #define WFS_MAX_STAGES		64
 #define WFS_MIN_SRAM_BYTES	(64ull << 10)
 #define WFS_MAX_SRAM_BYTES	(1024ull * 1024 * 1024)
+/*
+ * SRAM a simulated device may allocate in all (its stages are host memory):
+ * wse3's 44 GB are for projections (wafer plan) and for the timing of a
+ * device whose stages or SRAM per stage are given smaller.
+ */
+#define WFS_MAX_DEVICE_SRAM_BYTES (1024ull * 1024 * 1024)
 #define WFS_PROFILE_NAME_LEN	16
 
 /**
  * enum wfs_profile_id - built-in profiles (values are ABI: GET_INFO reports them)
  * @WFS_PROFILE_WAFER: wafer-scale engine (default)
  * @WFS_PROFILE_ASIC: inference ASIC
+ * @WFS_PROFILE_WSE3: Cerebras WSE-3
+ * @WFS_PROFILE_WSE2: Cerebras WSE-2
  * @WFS_PROFILE_COUNT: number of profiles
  */
 enum wfs_profile_id {
 	WFS_PROFILE_WAFER = 0,
 	WFS_PROFILE_ASIC = 1,
+	WFS_PROFILE_WSE3 = 2,
+	WFS_PROFILE_WSE2 = 3,
 	WFS_PROFILE_COUNT
 };
 
 /**
  * struct wfs_profile - parameters of one hardware generation
- * @name: "wafer" or "asic"
+ * @name: "wafer", "asic", "wse3" or "wse2"
  * @id: enum wfs_profile_id
  * @stages: pipeline stages
  * @sram_bytes: SRAM per stage
@@ -54,6 +69,10 @@ enum wfs_profile_id {
  * @fifo_depth: entries of the bounded FIFO in front of each stage
  * @chunk_tokens: tokens per pipeline transfer (a job of N tokens moves
  *	through the pipeline as ceil(N / chunk_tokens) chunks)
+ * @core_sram_bytes: SRAM of one core of the stage's 2-D mesh of cores: a
+ *	layer's weights spread over ceil(W / core_sram_bytes) cores, whose
+ *	side every reduction crosses (0: no mesh, the test profiles)
+ * @mesh_hop_cycles: cycles of one core-to-core hop of that mesh
  */
 struct wfs_profile {
 	char name[WFS_PROFILE_NAME_LEN];
@@ -69,6 +88,8 @@ struct wfs_profile {
 	u32 link_hop_cycles;
 	u32 fifo_depth;
 	u32 chunk_tokens;
+	u32 core_sram_bytes;
+	u32 mesh_hop_cycles;
 };
 
 /**
@@ -82,7 +103,7 @@ int wfs_profile_get(u32 id, struct wfs_profile *out);
 
 /**
  * wfs_profile_find() - a built-in profile by name
- * @name: "wafer" or "asic" (NULL or "" selects the default, "wafer")
+ * @name: a profile's name (NULL or "" selects the default, "wafer")
  * @out: filled with a copy of the profile
  *
  * Return: 0, or -WFS_ENOENT for an unknown name.

@@ -113,7 +113,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	struct wfs_device *dev = st->dev;
 	const struct wfs_model_state *m = &dev->model;
 	const struct wfs_profile *prof = &dev->hw.prof;
-	struct wfs_cost cost = { 0, 0 };
+	struct wfs_cost cost = { 0, 0, 0 };
 	u64 start;
 	u32 i, l;
 
@@ -124,11 +124,12 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	if (st->mdl.embed)
 		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
 	for (l = 0; l < st->mdl.n_layers; l++)
-		wfs_timing_layer_cost(&m->dims, st->mdl.lviews[l].weight_bytes,
+		wfs_timing_layer_cost(prof, &m->dims,
+				      st->mdl.lviews[l].weight_bytes,
 				      r->f.pos0, r->f.n, &cost);
 	if (st->mdl.head)
-		wfs_timing_head_cost(&m->dims, m->head_weight_bytes, r->n_out,
-				     &cost);
+		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
+				     r->n_out, &cost);
 	r->ns = wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &cost));
 	start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
 	r->end = start + r->ns;

@@ -2,6 +2,7 @@
 /*
  * wfs_timing.c - modelled device time (formulas in wfs_timing.h).
  */
+#include "wfs_math.h"
 #include "wfs_timing.h"
 
 #define NS_PER_S	1000000000ull
@@ -11,7 +12,21 @@ static u64 div_round_up(u64 a, u64 b)
 	return b ? wfs_div64_u64(a + b - 1, b) : 0;
 }
 
-void wfs_timing_layer_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
+{
+	u64 cores, side;
+
+	if (!p->core_sram_bytes)
+		return 0;
+	cores = div_round_up(weight_bytes, p->core_sram_bytes);
+	side = wfs_isqrt64(cores);
+	if (side * side < cores)
+		side++;
+	return 2 * side * p->mesh_hop_cycles;
+}
+
+void wfs_timing_layer_cost(const struct wfs_profile *p,
+			   const struct wfs_timing_dims *d, u64 weight_bytes,
 			   u32 pos0, u32 n, struct wfs_cost *c)
 {
 	u64 dd = d->dim, kv = d->kv_dim, h = d->hidden_dim;
@@ -22,6 +37,8 @@ void wfs_timing_layer_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
 	c->macs += (u64)n * proj + 2 * dd * span;
 	c->bytes += weight_bytes + span * d->kv_pos_bytes +
 		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+	c->latency += WFS_TIMING_LAYER_REDUCTIONS *
+		      wfs_timing_reduce_cycles(p, weight_bytes);
 }
 
 void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
@@ -30,13 +47,15 @@ void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
 	c->bytes += (u64)n * d->act_bytes;
 }
 
-void wfs_timing_head_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+void wfs_timing_head_cost(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes,
 			  u32 n_out, struct wfs_cost *c)
 {
 	if (!n_out)
 		return;
 	c->macs += (u64)n_out * d->vocab * d->dim;
 	c->bytes += weight_bytes + (u64)n_out * d->act_bytes;
+	c->latency += wfs_timing_reduce_cycles(p, weight_bytes);
 }
 
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
@@ -45,7 +64,7 @@ u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
 	u64 compute = div_round_up(c->macs, p->macs_per_cycle);
 	u64 mem = div_round_up(c->bytes, p->sram_bytes_per_cycle);
 
-	return WFS_MAX(compute, mem);
+	return WFS_MAX(compute, mem) + c->latency;
 }
 
 u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes)

@@ -27,6 +27,18 @@
  *
  *   cycles_stage = max(ceil(MACs / macs_per_cycle),
  *                      ceil(bytes / sram_bytes_per_cycle))
+ *                + mesh latency, where
+ *   latency      = sum over the stage's layers of R * reduce(W_layer)
+ *                  (+ reduce(W_head) for the head)
+ *   reduce(W)    = 2 * ceil(sqrt(ceil(W / core_sram_bytes))) * mesh_hop_cycles
+ *   A profile with a mesh of cores (core_sram_bytes != 0: wse3, wse2)
+ *   spreads a layer's weights over as many cores as their bytes need; a
+ *   matrix-vector product there ends in a reduction along the rows of that
+ *   square of cores and a broadcast down its columns, 2 * side hops, and a
+ *   layer has R = WFS_TIMING_LAYER_REDUCTIONS such steps one after the
+ *   other.  A chunk pays them once, whatever its token count: this is what
+ *   makes single-sequence decode latency-bound on a wafer while batches
+ *   and prefill amortise it.  The test profiles have no mesh (latency 0).
  *   cycles_hop   = hop_cycles + ceil(n * A / fabric_bytes_per_cycle)
  *   ns(c)        = c * 1e9 / clock_hz                 (integer, truncated)
  *
@@ -77,14 +89,24 @@
 #include "wfs_compat.h"
 #include "wfs_profile.h"
 
+/*
+ * Reductions a layer waits for one after the other: the attention RMSNorm
+ * (sum of squares), the Q/K/V projections, the scores q.k, the softmax's
+ * max and its sum, the weighted sum over positions, the output projection,
+ * the FFN RMSNorm, the gate and up projections, the down projection.
+ */
+#define WFS_TIMING_LAYER_REDUCTIONS	10
+
 /**
  * struct wfs_cost - work of one chunk on one stage
  * @macs: multiply-accumulates
  * @bytes: SRAM bytes moved
+ * @latency: cycles of reductions over the mesh, paid once per chunk
  */
 struct wfs_cost {
 	u64 macs;
 	u64 bytes;
+	u64 latency;
 };
 
 /**
@@ -106,14 +128,26 @@ struct wfs_timing_dims {
 };
 
 /**
+ * wfs_timing_reduce_cycles() - one reduction over the cores holding W bytes
+ * @p: profile
+ * @weight_bytes: weights spread over the cores
+ *
+ * Return: 2 * ceil(sqrt(ceil(W / core_sram_bytes))) * mesh_hop_cycles, or 0
+ * for a profile without a mesh.
+ */
+u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
+
+/**
  * wfs_timing_layer_cost() - add one layer's work for a chunk
+ * @p: profile
  * @d: model shape
  * @weight_bytes: the layer's weight bytes W
  * @pos0: position of the chunk's first token
  * @n: tokens in the chunk
  * @c: accumulated into
  */
-void wfs_timing_layer_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+void wfs_timing_layer_cost(const struct wfs_profile *p,
+			   const struct wfs_timing_dims *d, u64 weight_bytes,
 			   u32 pos0, u32 n, struct wfs_cost *c);
 
 /**
@@ -127,12 +161,14 @@ void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
 
 /**
  * wfs_timing_head_cost() - add the head's work for a chunk
+ * @p: profile
  * @d: model shape
  * @weight_bytes: final norm + classifier bytes
  * @n_out: positions of the chunk that need logits (0: no head work)
  * @c: accumulated into
  */
-void wfs_timing_head_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
+void wfs_timing_head_cost(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes,
 			  u32 n_out, struct wfs_cost *c);
 
 /**
@@ -140,7 +176,8 @@ void wfs_timing_head_cost(const struct wfs_timing_dims *d, u64 weight_bytes,
  * @p: profile
  * @c: work
  *
- * Return: max(ceil(macs / macs_per_cycle), ceil(bytes / sram_bytes_per_cycle)).
+ * Return: max(ceil(macs / macs_per_cycle), ceil(bytes / sram_bytes_per_cycle))
+ * + latency.
  */
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
 			    const struct wfs_cost *c);

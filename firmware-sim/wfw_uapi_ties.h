@@ -32,7 +32,9 @@ WFW_TIE(WFW_LOGIT_FRAC_BITS == DRM_WAFER_LOGIT_FRAC_BITS, "logit format");
 /* Profile ids: GET_INFO's value is the uapi's drm_wafer_info.profile. */
 WFW_TIE(WFS_PROFILE_WAFER == DRM_WAFER_PROFILE_WAFER, "profile wafer");
 WFW_TIE(WFS_PROFILE_ASIC == DRM_WAFER_PROFILE_ASIC, "profile asic");
-WFW_TIE(WFS_PROFILE_COUNT == 2, "a new profile needs a DRM_WAFER_PROFILE_*");
+WFW_TIE(WFS_PROFILE_WSE3 == DRM_WAFER_PROFILE_WSE3, "profile wse3");
+WFW_TIE(WFS_PROFILE_WSE2 == DRM_WAFER_PROFILE_WSE2, "profile wse2");
+WFW_TIE(WFS_PROFILE_COUNT == 4, "a new profile needs a DRM_WAFER_PROFILE_*");
 
 /* Result records: same size for every k, same fields at the same places. */
 WFW_TIE(WFW_OUT_REC_SIZE(0) == DRM_WAFER_RESULT_SIZE(0), "record size (k = 0)");

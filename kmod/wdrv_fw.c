@@ -468,7 +468,10 @@ static int device_create(struct wdrv_fw *fw)
 	};
 	int ret = wfs_device_create(&dc, &fw->wfs);
 
-	if (ret)
+	if (ret == -E2BIG)
+		pr_err("wafer: device %d: profile %s: stages x SRAM per stage exceed what the simulator allocates (give stages= or sram_kib=)\n",
+		       cfg->index, cfg->profile);
+	else if (ret)
 		pr_err("wafer: device %d: creating the simulated device failed: %d\n",
 		       cfg->index, ret);
 	return ret;

@@ -22,7 +22,7 @@ static void test_formulas(void)
 	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
 				     .vocab = 512, .act_bytes = 320,
 				     .kv_pos_bytes = 144 };
-	struct wfs_cost c = { 0, 0 };
+	struct wfs_cost c = { 0, 0, 0 };
 	u64 proj = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172;
 
 	wfs_profile_find("asic", &p);
@@ -32,13 +32,13 @@ static void test_formulas(void)
 	wfs_profile_find("wafer", &p);
 	wt_ok(wfs_timing_ns(&p, 1100) == 1000 && wfs_timing_ns(&p, 11) == 10,
 	      "1.1 GHz: 1100 cycles = 1000 ns");
-	wfs_timing_layer_cost(&d, 50000, 0, 1, &c);
+	wfs_timing_layer_cost(&p, &d, 50000, 0, 1, &c);
 	wt_ok(c.macs == proj + 2 * 64 * 1 &&
-	      c.bytes == 50000 + 144 + 144 + 2 * 320,
+	      c.bytes == 50000 + 144 + 144 + 2 * 320 && !c.latency,
 	      "layer cost of one token at position 0: %llu MACs, %llu bytes",
 	      (unsigned long long)c.macs, (unsigned long long)c.bytes);
 	c.macs = c.bytes = 0;
-	wfs_timing_layer_cost(&d, 50000, 10, 4, &c);
+	wfs_timing_layer_cost(&p, &d, 50000, 10, 4, &c);
 	wt_ok(c.macs == 4 * proj + 2 * 64 * (11 + 12 + 13 + 14) &&
 	      c.bytes == 50000 + (11 + 12 + 13 + 14) * 144 + 4 * 144 + 8 * 320,
 	      "layer cost of positions 10..13: attention over 11..14 keys");
@@ -53,6 +53,40 @@ static void test_formulas(void)
 	      wfs_timing_rate(5, 0) == 0 &&
 	      wfs_timing_rate(1ull << 40, 1000000000ull) == 1ull << 40,
 	      "rate: tokens * 1e9 / ns, no overflow");
+}
+
+/* The mesh term of wse3: reductions across the square of cores a layer fills. */
+static void test_mesh(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
+				     .vocab = 512, .act_bytes = 320,
+				     .kv_pos_bytes = 144 };
+	struct wfs_cost c = { 0, 0, 0 }, c16 = { 0, 0, 0 };
+	u64 w = 48889ull * 100;	/* 100 cores: a 10 x 10 square */
+
+	wt_ok(!wfs_profile_find("wse3", &p) && p.core_sram_bytes == 48889 &&
+	      p.stages * p.sram_bytes == 44000000000ull, "wse3: 44 GB in 44 stages");
+	wt_ok(wfs_timing_reduce_cycles(&p, w) == 2 * 10 * p.mesh_hop_cycles,
+	      "reduce over 100 cores: 2 x 10 hops");
+	wt_ok(wfs_timing_reduce_cycles(&p, w + 1) == 2 * 11 * p.mesh_hop_cycles,
+	      "101 cores: the side rounds up to 11");
+	wt_ok(wfs_timing_reduce_cycles(&p, 1) == 2 * p.mesh_hop_cycles,
+	      "one core: one hop each way");
+	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
+	wfs_timing_layer_cost(&p, &d, w, 0, 16, &c16);
+	wt_ok(c.latency == WFS_TIMING_LAYER_REDUCTIONS * 20ull * p.mesh_hop_cycles &&
+	      c16.latency == c.latency,
+	      "a layer pays %d reductions per chunk, whatever its tokens",
+	      WFS_TIMING_LAYER_REDUCTIONS);
+	wt_ok(wfs_timing_stage_cycles(&p, &c) ==
+	      c.latency + (c.bytes + p.sram_bytes_per_cycle - 1) / p.sram_bytes_per_cycle,
+	      "stage cycles: roofline + latency");
+	c.latency = 0;
+	wfs_timing_head_cost(&p, &d, w, 1, &c);
+	wt_ok(c.latency == 20ull * p.mesh_hop_cycles, "the head: one reduction");
+	wfs_profile_find("wafer", &p);
+	wt_ok(!wfs_timing_reduce_cycles(&p, w), "the test profiles have no mesh");
 }
 
 struct run {
@@ -221,6 +255,7 @@ int main(void)
 	size_t len;
 
 	test_formulas();
+	test_mesh();
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();

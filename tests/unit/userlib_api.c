@@ -144,6 +144,35 @@ static void small_device(const void *blob, size_t len)
 	wafer_close(dev);
 }
 
+/*
+ * wse3's 44 GB are refused as a simulated device (host memory); with its
+ * SRAM per stage given smaller it runs, named wse3.
+ */
+static void wse3_device(const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = "wse3" };
+	struct wafer_model *m = NULL;
+	struct wafer_info info;
+	struct wafer_dev *dev;
+	int ret = wafer_open(&o, &dev);
+
+	wt_ok(ret == -E2BIG && strstr(wafer_last_error(), "1 GiB"),
+	      "wse3 at full size is -E2BIG: %s", wafer_last_error());
+	o.sram_bytes = 1 << 20;
+	ret = wafer_open(&o, &dev);
+	if (!wt_ok(ret == 0, "wse3 with 1 MiB per stage opens"))
+		return;
+	ret = wafer_query(dev, &info);
+	wt_ok(!ret && !strcmp(info.profile_name, "wse3") && info.stages == 44 &&
+	      info.clock_hz == 1100000000ull, "query: profile %s, %u stages", info.profile_name,
+	      info.stages);
+	ret = wafer_model_load(dev, blob, len, &m);
+	wt_ok(ret == 0, "the model loads on it");
+	if (m)
+		wafer_model_unload(m);
+	wafer_close(dev);
+}
+
 int main(void)
 {
 	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
@@ -218,6 +247,7 @@ int main(void)
 	wafer_close(dev);
 
 	small_device(blob, len);
+	wse3_device(blob, len);
 	o.submit = WAFER_SUBMIT_URING;
 	ret = wafer_open(&o, &dev);
 	wt_ok(ret == -EOPNOTSUPP, "inproc refuses io_uring submission: %s", wafer_last_error());

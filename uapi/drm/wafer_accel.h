@@ -57,6 +57,10 @@ extern "C" {
 #define DRM_WAFER_PROFILE_WAFER		0
 /** DRM_WAFER_PROFILE_ASIC: few stages with small SRAM. */
 #define DRM_WAFER_PROFILE_ASIC		1
+/** DRM_WAFER_PROFILE_WSE3: a Cerebras WSE-3 from its public figures. */
+#define DRM_WAFER_PROFILE_WSE3		2
+/** DRM_WAFER_PROFILE_WSE2: a Cerebras WSE-2 from its public figures. */
+#define DRM_WAFER_PROFILE_WSE2		3
 
 /** DRM_WAFER_MAX_TOPK: most (token, logit) pairs a job returns per position. */
 #define DRM_WAFER_MAX_TOPK		32

@@ -284,9 +284,11 @@ int wip_hw_init(struct wip_hw *h, struct wfs_device_config *cfg, unsigned int ma
 	if (ret) {
 		wip_hw_fini(h);
 		return wafer_set_error(ret, "inproc: creating the simulated device failed "
-				       "(profile '%s', %u stages, %llu bytes SRAM)",
+				       "(profile '%s', %u stages, %llu bytes SRAM%s)",
 				       cfg->profile ? cfg->profile : "wafer", cfg->stages,
-				       (unsigned long long)cfg->sram_bytes);
+				       (unsigned long long)cfg->sram_bytes,
+				       ret == -E2BIG ? ": stages x SRAM per stage exceed the "
+				       "simulator's 1 GiB, give fewer stages or less SRAM" : "");
 	}
 	abi = rd(h, WFW_REG_ABI_VERSION);
 	if (WFW_ABI_VERSION_MAJOR(abi) != WFW_ABI_MAJOR) {

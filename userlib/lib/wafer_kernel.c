@@ -16,6 +16,7 @@
 
 #include "drm/wafer_accel.h"
 #include "wafer_backend.h"
+#include "wfs_profile.h"
 #include "wafer_submit.h"
 
 _Static_assert(sizeof(struct wafer_token_result) == sizeof(struct drm_wafer_token_result),
@@ -56,6 +57,7 @@ static int query(struct wafer_dev *dev)
 	struct drm_wafer_device_info di = { 0 };
 	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&di, .info_size = sizeof(di) };
 	struct wafer_info *i = &dev->info;
+	struct wfs_profile prof;
 	int ret = ioc(dev, DRM_IOCTL_WAFER_GET_INFO, &gi, "DRM_IOCTL_WAFER_GET_INFO");
 
 	if (ret)
@@ -66,8 +68,11 @@ static int query(struct wafer_dev *dev)
 	i->fw_major = di.fw_version_major;
 	i->fw_minor = di.fw_version_minor;
 	i->profile = di.profile;
-	strcpy(i->profile_name, di.profile == DRM_WAFER_PROFILE_ASIC ? "asic" :
-	       di.profile == DRM_WAFER_PROFILE_WAFER ? "wafer" : "unknown");
+	if (wfs_profile_get(di.profile, &prof))
+		strcpy(i->profile_name, "unknown");
+	else
+		memcpy(i->profile_name, prof.name, sizeof(i->profile_name));
+	i->profile_name[sizeof(i->profile_name) - 1] = '\0';
 	i->stages = di.stages;
 	i->sram_bytes_per_stage = di.sram_bytes_per_stage;
 	i->sram_bytes_free = di.sram_bytes_free;
