@@ -32,13 +32,15 @@ CSTD      := -std=c11
 DEPFLAGS   = -MMD -MP
 DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
 DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
+JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSON_LIBS  := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,
 # optimised so the matmul loops vectorise.
 WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN) -Ifirmware-sim
 # libwafer, the CLI and the tests.
 USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-sim \
-	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS)
+	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS)
 
 # ------------------------------------------------------------- sources ----
 WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
@@ -149,7 +151,7 @@ $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(B)|' $< >$@
 
-USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) -luring -lnuma -lpthread -lm
+USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
 
 $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 	@mkdir -p $(@D)

@@ -129,7 +129,9 @@ enum wafer_submit_path {
  * @submit: enum wafer_submit_path
  * @index: kernel: accel index, or -1 for the first wafer device (NB: a
  *	zeroed struct means accel0; set -1 explicitly for "first")
- * @profile: inproc: "wafer" or "asic" (NULL: "wafer")
+ * @profile: inproc: "wafer", "asic", "wse3" or "wse2" (NULL: "wafer"; the
+ *	wse profiles need @stages or @sram_bytes smaller: a simulated device
+ *	allocates at most 1 GiB of SRAM)
  * @stages: inproc: stage count (0: the profile's)
  * @sram_bytes: inproc: SRAM bytes per stage (0: the profile's)
  * @numa_node: inproc: NUMA node of the simulated device (-1 or 0 with
@@ -836,6 +838,118 @@ struct wafer_gen_stats {
 int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
 		   const char *prompt, const struct wafer_gen_opts *opts,
 		   struct wafer_gen_stats *stats);
+
+/* ---- projection (wafer plan) ---- */
+
+/**
+ * struct wafer_plan_shape - a dense decoder's shape
+ * @name: preset name, or what the caller calls it
+ * @n_layers: transformer layers
+ * @dim: model width
+ * @hidden_dim: feed-forward width
+ * @n_heads: query heads
+ * @n_kv_heads: key/value heads (divides @n_heads)
+ * @head_dim: width of one head
+ * @vocab: vocabulary size
+ */
+struct wafer_plan_shape {
+	const char *name;
+	unsigned int n_layers;
+	unsigned int dim;
+	unsigned int hidden_dim;
+	unsigned int n_heads;
+	unsigned int n_kv_heads;
+	unsigned int head_dim;
+	unsigned int vocab;
+};
+
+/**
+ * struct wafer_plan_opts - what to project
+ * @profile: device profile (NULL: "wse3")
+ * @devices: device count, 0 for as few as hold the model
+ * @weight_bits: 4, 8 or 16
+ * @batch: sequences decoding at once
+ * @context: positions of each sequence (its KV cache and the position the
+ *	decode step is modelled at)
+ * @prompt: prompt tokens for the time to first token (0: min(context, 1024))
+ */
+struct wafer_plan_opts {
+	const char *profile;
+	unsigned int devices;
+	unsigned int weight_bits;
+	unsigned int batch;
+	unsigned int context;
+	unsigned int prompt;
+};
+
+/**
+ * struct wafer_plan - a projection, from the firmware's timing model
+ * @profile: the profile's name
+ * @devices: devices used
+ * @layers_per_device: layers of each device (the last may have fewer)
+ * @stages: stages used over all devices (a device's layers over at most
+ *	its profile's stages, as the firmware places them)
+ * @why: why that many devices
+ * @device_sram_bytes: SRAM of one device
+ * @weight_bytes: weights of the whole model
+ * @layer_bytes: weights of one layer
+ * @kv_bytes_per_seq: KV cache of one sequence over all layers
+ * @sequences_fit: sequences whose KV fits beside the weights (fullest device)
+ * @prompt: tokens of the prompt @ttft_ns is for
+ * @ttft_ns: modelled time to the first token of that prompt
+ * @token_ns: modelled time of one decode step of a lone sequence
+ * @link_ns: of which inter-device links
+ * @stage_ns: the slowest stage's time for one token
+ * @tok_s_single: tokens/s of a lone sequence
+ * @tok_s_aggregate: tokens/s of the batch
+ * @bound: what bounds the batch: "compute", "sram", "latency" (the mesh
+ *	reductions of the slowest stage), "links", or "latency (too few
+ *	sequences to fill the pipeline)"
+ * @single_bound: what bounds a lone sequence's step
+ */
+struct wafer_plan {
+	char profile[16];
+	unsigned int devices;
+	unsigned int layers_per_device;
+	unsigned int stages;
+	const char *why;
+	uint64_t device_sram_bytes;
+	uint64_t weight_bytes;
+	uint64_t layer_bytes;
+	uint64_t kv_bytes_per_seq;
+	uint64_t sequences_fit;
+	unsigned int prompt;
+	uint64_t ttft_ns;
+	uint64_t token_ns;
+	uint64_t link_ns;
+	uint64_t stage_ns;
+	uint64_t tok_s_single;
+	uint64_t tok_s_aggregate;
+	const char *bound;
+	const char *single_bound;
+};
+
+/** wafer_plan_preset() - the @i-th built-in shape, NULL past the last. */
+const struct wafer_plan_shape *wafer_plan_preset(unsigned int i);
+
+/** wafer_plan_preset_find() - a built-in shape by name, or NULL. */
+const struct wafer_plan_shape *wafer_plan_preset_find(const char *name);
+
+/**
+ * wafer_plan() - project a shape onto devices of a profile
+ * @shape: the model
+ * @opts: profile, devices, precision, batch, context
+ * @out: the projection
+ *
+ * Layers go to devices in contiguous ranges and to stages as the firmware
+ * places them; the modelled times come from the same functions and
+ * timeline the firmware accounts a real run with.
+ *
+ * Return: 0; -EINVAL for a bad field (wafer_last_error() names it);
+ * -ENOSPC when the model cannot be placed.
+ */
+int wafer_plan(const struct wafer_plan_shape *shape, const struct wafer_plan_opts *opts,
+	       struct wafer_plan *out);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@ static void usage(FILE *f)
 		"  run MODEL.bin -z TOK.bin ...  generate text (wafer run --help)\n"
 		"  bench [MODEL.bin] [options]   tokens/s and submission cost (wafer bench --help)\n"
 		"  top [-d N] [-n IT] [-i MS]    live per-stage utilisation of a device\n"
+		"  plan PRESET|MODEL.bin [opts]  devices, KV and tokens/s of a model projected\n"
+		"                                onto a profile (wafer plan --help)\n"
 		"  help                          this text\n");
 }
 
@@ -34,6 +36,8 @@ int main(int argc, char **argv)
 		return cli_cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cli_cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "plan"))
+		return cli_cmd_plan(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cli_cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit test: wafer_plan() and `wafer plan`.
+ *
+ * - a lone decode step and a prefill of the shared model, projected for a
+ *   wse3 device, against what the firmware models for the same steps in a
+ *   real (in-process) run: the same timing code, so they agree but for the
+ *   bytes the plan does not know (quantisation scales, record headers);
+ * - byte counts against a hand computation; more devices never fit fewer
+ *   sequences; a longer context never needs fewer KV bytes; a batch never
+ *   lowers aggregate tokens/s;
+ * - bad input: every field named in the error; a model no device count holds;
+ * - the CLI on every preset and on the shared checkpoint, as text and as
+ *   JSON (parsed with json-c, its fields checked).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <json.h>
+
+#include "wafer.h"
+#include "wt_util.h"
+
+/* stories260K (the shared checkpoint) */
+static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512 };
+
+/* Modelled ns of a prefill of @n tokens and of the decode step after it, real run. */
+static int real_run(const void *blob, size_t len, unsigned int n, uint64_t *prefill,
+		    uint64_t *step)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = "wse3",
+				     .sram_bytes = 1 << 20 };
+	struct wafer_completion c;
+	struct wafer_bo *in = NULL, *out = NULL;
+	struct wafer_model *m = NULL;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_dev *dev;
+	unsigned int i;
+	int ret;
+
+	if (wafer_open(&o, &dev))
+		return -1;
+	ret = wafer_model_load(dev, blob, len, &m) || wafer_ctx_create(m, 1, n + 1, &ctx) ||
+	      wafer_bo_create(dev, (n + 1) * 4, &in) ||
+	      wafer_bo_create(dev, WAFER_RESULT_SIZE(1), &out);
+	for (i = 0; !ret && i <= n; i++)
+		((uint32_t *)wafer_bo_map(in))[i] = 1 + i * 7 % 500;
+	for (i = 0; !ret && i < 2; i++) {
+		struct wafer_job j = { .ctx = ctx, .start_pos = i ? n : 0, .n_tokens = i ? 1 : n,
+				       .top_k = 1, .in = in, .in_offset = i ? n * 4 : 0, .out = out };
+
+		ret = wafer_submit(dev, &j, 1) != 1 || wafer_reap(dev, &c, 1, 1, -1) != 1 ||
+		      c.status;
+		*(i ? step : prefill) = c.device_ns;
+	}
+	wafer_bo_destroy(in);
+	wafer_bo_destroy(out);
+	wafer_ctx_destroy(ctx);
+	wafer_model_unload(m);
+	wafer_close(dev);
+	return ret ? -1 : 0;
+}
+
+/* |a - b| within @pct percent of b. */
+static int near(uint64_t a, uint64_t b, unsigned int pct)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return d * 100 <= b * pct;
+}
+
+static void agreement(void)
+{
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 64 };
+	struct wafer_plan_opts o = { .profile = "wse3", .devices = 1, .weight_bits = 8,
+				     .batch = 1, .context = 33, .prompt = 32 };
+	const char *path = wt_model_path("stories260K.bin");
+	uint64_t prefill = 0, step = 0;
+	struct wafer_plan p;
+	size_t len;
+	void *blob;
+	int ret;
+
+	if (!wt_ok(path && !wafer_convert(path, &co, &blob, &len), "convert the shared model"))
+		return;
+	ret = real_run(blob, len, 32, &prefill, &step);
+	wt_ok(!ret, "a real run on a wse3 device: prefill %.2f us, then a decode step %.2f us "
+	      "(modelled)", prefill / 1e3, step / 1e3);
+	ret = wafer_plan(&s260k, &o, &p);
+	wt_ok(!ret && p.devices == 1 && p.stages == 5, "the plan of the same: 1 device, 5 stages");
+	wt_ok(near(p.token_ns, step, 2),
+	      "decode step: plan %.2f us, real run %.2f us (within 2 %%)", p.token_ns / 1e3,
+	      step / 1e3);
+	wt_ok(near(p.ttft_ns, prefill, 2),
+	      "prefill of 32 tokens: plan %.2f us, real run %.2f us (within 2 %%)",
+	      p.ttft_ns / 1e3, prefill / 1e3);
+	free(blob);
+}
+
+static void arithmetic(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("llama3.1-8b");
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 16, .batch = 1,
+				     .context = 1024 };
+	uint64_t layer = 2ull * 4096 * 4096 + 2ull * 4096 * 1024 + 3ull * 4096 * 14336 + 2 * 4096;
+	uint64_t prev_fit = 0, prev_kv = 0, prev_tps = 0;
+	struct wafer_plan p;
+	unsigned int n;
+	int mono = 1;
+	int ret = s ? wafer_plan(s, &o, &p) : -1;
+
+	wt_ok(!ret && p.layer_bytes == layer * 2 &&
+	      p.kv_bytes_per_seq == 1024ull * 32 * 2 * 1024 * 2 && p.devices == 1,
+	      "llama3.1-8b, 16-bit: %llu bytes per layer, %llu KV bytes per sequence, 1 device",
+	      (unsigned long long)p.layer_bytes, (unsigned long long)p.kv_bytes_per_seq);
+	wt_ok(p.tok_s_single > 1800 * 3 / 4 && p.tok_s_single < 1800 * 5 / 4,
+	      "the calibration point: %llu tok/s against the published 1,800",
+	      (unsigned long long)p.tok_s_single);
+	for (n = 1; n <= 8; n++) {
+		o.devices = n;
+		mono &= !wafer_plan(s, &o, &p) && p.sequences_fit >= prev_fit;
+		prev_fit = p.sequences_fit;
+	}
+	wt_ok(mono, "more devices never fit fewer sequences (%llu on 8)",
+	      (unsigned long long)prev_fit);
+	o.devices = 0;
+	for (n = 256, mono = 1; n <= 65536; n *= 4) {
+		o.context = n;
+		mono &= !wafer_plan(s, &o, &p) && p.kv_bytes_per_seq > prev_kv;
+		prev_kv = p.kv_bytes_per_seq;
+	}
+	wt_ok(mono, "a longer context never needs fewer KV bytes");
+	o.context = 1024;
+	for (n = 1, mono = 1; n <= 256; n *= 2) {
+		o.batch = n;
+		mono &= !wafer_plan(s, &o, &p) && p.tok_s_aggregate >= prev_tps;
+		prev_tps = p.tok_s_aggregate;
+	}
+	wt_ok(mono && !strcmp(p.bound, "latency"),
+	      "a larger batch never lowers aggregate tokens/s (%llu at 256, bound %s)",
+	      (unsigned long long)prev_tps, p.bound);
+}
+
+static void bad_input(void)
+{
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
+				     .context = 128 };
+	struct wafer_plan_shape s = s260k;
+	struct wafer_plan p;
+
+	o.profile = "h100";
+	wt_ok(wafer_plan(&s, &o, &p) == -EINVAL && strstr(wafer_last_error(), "h100"),
+	      "unknown profile: %s", wafer_last_error());
+	o.profile = "wse3";
+	o.weight_bits = 3;
+	wt_ok(wafer_plan(&s, &o, &p) == -EINVAL && strstr(wafer_last_error(), "weight_bits"),
+	      "3-bit weights: %s", wafer_last_error());
+	o.weight_bits = 4;
+	s.n_kv_heads = 3;
+	wt_ok(wafer_plan(&s, &o, &p) == -EINVAL && strstr(wafer_last_error(), "KV heads"),
+	      "KV heads not dividing heads: %s", wafer_last_error());
+	s = s260k;
+	s.n_layers = 0;
+	wt_ok(wafer_plan(&s, &o, &p) == -EINVAL && strstr(wafer_last_error(), "n_layers"),
+	      "no layers: %s", wafer_last_error());
+	s = s260k;
+	s.dim = 1u << 20;
+	s.hidden_dim = 1u << 22;
+	s.n_heads = 1024;
+	s.n_kv_heads = 1024;
+	s.head_dim = 1024;
+	wt_ok(wafer_plan(&s, &o, &p) == -ENOSPC && strstr(wafer_last_error(), "no number"),
+	      "a layer larger than a device: %s", wafer_last_error());
+	o.prompt = 200;
+	wt_ok(wafer_plan(&s260k, &o, &p) == -EINVAL && strstr(wafer_last_error(), "prompt"),
+	      "a prompt longer than the context: %s", wafer_last_error());
+}
+
+/* Runs the CLI; its stdout into @buf; the exit status. */
+static int cli(const char *args, char *buf, size_t size)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[768];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer plan %s 2>&1", build, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = 0;
+	return WEXITSTATUS(pclose(f));
+}
+
+static void command_line(void)
+{
+	static const char *const fields[] = { "devices", "ttft_ms", "tok_s_single",
+					      "tok_s_aggregate", "kv_bytes_per_seq",
+					      "sequences_fit", "bound" };
+	const struct wafer_plan_shape *s;
+	char buf[8192], args[512];
+	unsigned int i, k;
+	int ok = 1;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		json_object *j = NULL, *v;
+
+		snprintf(args, sizeof(args), "%s --batch 64 --json", s->name);
+		ok = !cli(args, buf, sizeof(buf)) && (j = json_tokener_parse(buf));
+		for (k = 0; ok && k < sizeof(fields) / sizeof(fields[0]); k++)
+			ok = json_object_object_get_ex(j, fields[k], &v);
+		ok = ok && json_object_get_int64(json_object_object_get(j, "tok_s_aggregate")) >=
+			   json_object_get_int64(json_object_object_get(j, "tok_s_single"));
+		wt_ok(ok, "wafer plan %s --json: the fields, aggregate >= single (%.60s...)",
+		      s->name, buf);
+		if (j)
+			json_object_put(j);
+		snprintf(args, sizeof(args), "%s --weight-bits 8", s->name);
+		wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "tok/s") && strstr(buf, "TTFT"),
+		      "wafer plan %s: the table", s->name);
+	}
+	snprintf(args, sizeof(args), "%s --profile wafer --devices 2",
+		 wt_model_path("stories260K.bin"));
+	wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "5 layers, dim 64") &&
+	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
+	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
+		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
+	wt_ok(cli("gpt-7", buf, sizeof(buf)) == 1 && strstr(buf, "gpt-7"),
+	      "an unknown preset: %.80s", buf);
+	wt_ok(cli("llama3.1-8b --batch x", buf, sizeof(buf)) == 2 && strstr(buf, "--batch"),
+	      "a bad number names its option: %.80s", buf);
+	wt_ok(cli("llama3.1-405b --weight-bits 16 --profile asic", buf, sizeof(buf)) == 1 &&
+	      strstr(buf, "no number of devices"), "a model too big for any count: %.90s", buf);
+}
+
+int main(void)
+{
+	agreement();
+	arithmetic();
+	bad_input();
+	command_line();
+	return wt_done();
+}

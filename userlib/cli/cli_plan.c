@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer plan: project a model shape (a preset, a llama2.c checkpoint's
+ * header, or dimensions given) onto devices of a profile with libwafer's
+ * wafer_plan(), as a table or as JSON (json-c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	const struct wafer_plan_shape *s;
+	unsigned int i;
+
+	fprintf(f,
+		"usage: wafer plan PRESET|MODEL.bin|custom [OPTIONS]\n"
+		"  PRESET                one of:");
+	for (i = 0; (s = wafer_plan_preset(i)); i++)
+		fprintf(f, " %s", s->name);
+	fprintf(f,
+		"\n"
+		"  MODEL.bin             a llama2.c checkpoint (its header's shape)\n"
+		"  custom                the shape from --layers --dim --hidden --heads\n"
+		"                        --kv-heads --head-dim --vocab\n"
+		"  --profile P           wse3 (default), wse2, wafer, asic\n"
+		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
+		"  --weight-bits 4|8|16  weight precision (default 4)\n"
+		"  --batch B             sequences decoding at once (default 1)\n"
+		"  --context C           positions per sequence (default 8192)\n"
+		"  --prompt N            prompt tokens for the time to first token\n"
+		"                        (default min(context, 1024))\n"
+		"  --json                one JSON object instead of the table\n");
+}
+
+enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
+       OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
+       OPT_VOCAB, OPT_HELP };
+
+static const struct option opts[] = {
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "devices", required_argument, NULL, OPT_DEVICES },
+	{ "weight-bits", required_argument, NULL, OPT_BITS },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "context", required_argument, NULL, OPT_CONTEXT },
+	{ "prompt", required_argument, NULL, OPT_PROMPT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "layers", required_argument, NULL, OPT_LAYERS },
+	{ "dim", required_argument, NULL, OPT_DIM },
+	{ "hidden", required_argument, NULL, OPT_HIDDEN },
+	{ "heads", required_argument, NULL, OPT_HEADS },
+	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+	{ "head-dim", required_argument, NULL, OPT_HEAD_DIM },
+	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_u(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 0xffffffffu)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* The shape in a llama2.c checkpoint's header (7 int32). */
+static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
+{
+	int32_t h[7];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "wafer plan: %s: %s (not a preset either; see --help)\n", path,
+			strerror(errno));
+		return -1;
+	}
+	n = fread(h, sizeof(h[0]), 7, f);
+	fclose(f);
+	if (n != 7 || h[0] <= 0 || h[1] <= 0 || h[2] <= 0 || h[3] <= 0 || h[4] <= 0 ||
+	    h[0] % h[3]) {
+		fprintf(stderr, "wafer plan: %s: not a llama2.c checkpoint header\n", path);
+		return -1;
+	}
+	*s = (struct wafer_plan_shape){
+		.name = path, .dim = (unsigned int)h[0], .hidden_dim = (unsigned int)h[1],
+		.n_layers = (unsigned int)h[2], .n_heads = (unsigned int)h[3],
+		.n_kv_heads = (unsigned int)h[4],
+		.vocab = (unsigned int)(h[5] < 0 ? -(int64_t)h[5] : h[5]),
+		.head_dim = (unsigned int)(h[0] / h[3]),
+	};
+	return 0;
+}
+
+static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
+		       const struct wafer_plan *p)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "model", json_object_new_string(s->name));
+	json_object_object_add(j, "profile", json_object_new_string(p->profile));
+	json_object_object_add(j, "weight_bits", json_object_new_int(o->weight_bits));
+	json_object_object_add(j, "batch", json_object_new_int64(o->batch));
+	json_object_object_add(j, "context", json_object_new_int64(o->context));
+	json_object_object_add(j, "devices", json_object_new_int64(p->devices));
+	json_object_object_add(j, "devices_why", json_object_new_string(p->why));
+	json_object_object_add(j, "layers_per_device", json_object_new_int64(p->layers_per_device));
+	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
+	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
+	json_object_object_add(j, "device_sram_bytes",
+			       json_object_new_int64((int64_t)p->device_sram_bytes));
+	json_object_object_add(j, "kv_bytes_per_seq",
+			       json_object_new_int64((int64_t)p->kv_bytes_per_seq));
+	json_object_object_add(j, "sequences_fit", json_object_new_int64((int64_t)p->sequences_fit));
+	json_object_object_add(j, "prompt", json_object_new_int64(p->prompt));
+	json_object_object_add(j, "ttft_ms", json_object_new_double((double)p->ttft_ns / 1e6));
+	json_object_object_add(j, "token_us", json_object_new_double((double)p->token_ns / 1e3));
+	json_object_object_add(j, "link_us", json_object_new_double((double)p->link_ns / 1e3));
+	json_object_object_add(j, "tok_s_single", json_object_new_int64((int64_t)p->tok_s_single));
+	json_object_object_add(j, "tok_s_aggregate",
+			       json_object_new_int64((int64_t)p->tok_s_aggregate));
+	json_object_object_add(j, "bound", json_object_new_string(p->bound));
+	json_object_object_add(j, "bound_single", json_object_new_string(p->single_bound));
+	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
+	json_object_put(j);
+}
+
+static void print_table(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
+			const struct wafer_plan *p)
+{
+	printf("model     %s: %u layers, dim %u, hidden %u, %u/%u heads, vocab %u, %u-bit weights\n",
+	       s->name, s->n_layers, s->dim, s->hidden_dim, s->n_heads, s->n_kv_heads, s->vocab,
+	       o->weight_bits);
+	printf("weights   %.2f GB (%.1f MB per layer)\n", p->weight_bytes / 1e9,
+	       p->layer_bytes / 1e6);
+	printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
+	       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device, p->stages,
+	       p->why);
+	printf("KV        %.1f MB per sequence of %u positions; %llu sequences fit\n",
+	       p->kv_bytes_per_seq / 1e6, o->context, (unsigned long long)p->sequences_fit);
+	printf("TTFT      %.3f ms for a %u-token prompt\n", p->ttft_ns / 1e6, p->prompt);
+	printf("single    %llu tok/s (%.1f us per token, %.1f us of it links; bound: %s)\n",
+	       (unsigned long long)p->tok_s_single, p->token_ns / 1e3, p->link_ns / 1e3,
+	       p->single_bound);
+	printf("batch %-4u%llu tok/s aggregate (slowest stage %.2f us per token; bound: %s)\n",
+	       o->batch, (unsigned long long)p->tok_s_aggregate, p->stage_ns / 1e3, p->bound);
+}
+
+static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
+{
+	unsigned int *f = c == OPT_LAYERS ? &s->n_layers : c == OPT_DIM ? &s->dim :
+			  c == OPT_HIDDEN ? &s->hidden_dim : c == OPT_HEADS ? &s->n_heads :
+			  c == OPT_KV_HEADS ? &s->n_kv_heads : c == OPT_HEAD_DIM ? &s->head_dim :
+			  &s->vocab;
+
+	return parse_u(arg, f);
+}
+
+int cli_cmd_plan(int argc, char **argv)
+{
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
+				     .context = 8192 };
+	struct wafer_plan_shape custom = { .name = "custom" }, shape;
+	const struct wafer_plan_shape *preset;
+	struct wafer_plan p;
+	int c, json = 0, bad;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		bad = 0;
+		switch (c) {
+		case OPT_PROFILE:
+			o.profile = optarg;
+			break;
+		case OPT_DEVICES:
+			if (!strcmp(optarg, "auto"))
+				o.devices = 0;
+			else
+				bad = parse_u(optarg, &o.devices) || !o.devices;
+			break;
+		case OPT_BITS:
+			bad = parse_u(optarg, &o.weight_bits);
+			break;
+		case OPT_BATCH:
+			bad = parse_u(optarg, &o.batch);
+			break;
+		case OPT_CONTEXT:
+			bad = parse_u(optarg, &o.context);
+			break;
+		case OPT_PROMPT:
+			bad = parse_u(optarg, &o.prompt) || !o.prompt;
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
+		case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB:
+			bad = set_dims(c, optarg, &custom);
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad) {
+			fprintf(stderr, "wafer plan: bad value '%s' for --%s\n", optarg,
+				opts[c - OPT_PROFILE].name);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 2;
+	}
+	preset = wafer_plan_preset_find(argv[optind]);
+	if (preset) {
+		shape = *preset;
+	} else if (!strcmp(argv[optind], "custom")) {
+		shape = custom;
+		if (!shape.head_dim && shape.n_heads)
+			shape.head_dim = shape.dim / shape.n_heads;
+		if (!shape.n_kv_heads)
+			shape.n_kv_heads = shape.n_heads;
+	} else if (shape_from_checkpoint(argv[optind], &shape)) {
+		return 1;
+	}
+	if (wafer_plan(&shape, &o, &p)) {
+		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		return 1;
+	}
+	if (json)
+		print_json(&shape, &o, &p);
+	else
+		print_table(&shape, &o, &p);
+	return 0;
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer_plan.c - projection of a model shape onto devices of a profile:
+ * placement by SRAM, KV capacity, and the modelled time of a prefill, a
+ * lone decode step and a batch of decoding sequences, with the firmware's
+ * own timing functions (firmware-sim/wfs_timing.h) on the firmware's
+ * timeline: one layer per stage, each stage busy until its chunk is done,
+ * a fabric hop between stages, a link hop between devices.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer.h"
+#include "wafer_internal.h"
+#include "wfs_profile.h"
+#include "wfs_timing.h"
+
+#define PLAN_GROUP	64	/* weights per quantisation group */
+
+/* Dense decoder shapes (published configurations). */
+static const struct wafer_plan_shape presets[] = {
+	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256 },
+	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256 },
+	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256 },
+	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936 },
+};
+
+const struct wafer_plan_shape *wafer_plan_preset(unsigned int i)
+{
+	return i < sizeof(presets) / sizeof(presets[0]) ? &presets[i] : NULL;
+}
+
+const struct wafer_plan_shape *wafer_plan_preset_find(const char *name)
+{
+	const struct wafer_plan_shape *s;
+	unsigned int i;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+/* The shape in the timing model's terms, and its byte counts. */
+struct plan_geom {
+	struct wfs_timing_dims dims;
+	uint64_t layer_bytes, embed_bytes, head_bytes, kv_pos_bytes;
+};
+
+static int check_shape(const struct wafer_plan_shape *s)
+{
+	if (!s->n_layers || s->n_layers > 4096)
+		return wafer_set_error(-EINVAL, "plan: n_layers %u (1..4096)", s->n_layers);
+	if (!s->dim || s->dim > (1u << 20) || !s->hidden_dim || s->hidden_dim > (1u << 22))
+		return wafer_set_error(-EINVAL, "plan: dim %u, hidden_dim %u (1..2^20, 1..2^22)",
+				       s->dim, s->hidden_dim);
+	if (!s->n_heads || !s->n_kv_heads || s->n_heads % s->n_kv_heads || !s->head_dim ||
+	    s->head_dim > 4096 || s->n_heads > 4096)
+		return wafer_set_error(-EINVAL, "plan: %u heads, %u KV heads, head_dim %u (KV heads "
+				       "must divide heads)", s->n_heads, s->n_kv_heads, s->head_dim);
+	if (!s->vocab || s->vocab > (1u << 24))
+		return wafer_set_error(-EINVAL, "plan: vocab %u (1..2^24)", s->vocab);
+	return 0;
+}
+
+/* Weights of @n parameters: below 16 bits, a 16-bit scale per group of 64. */
+static uint64_t quant_bytes(uint64_t n, unsigned int bits)
+{
+	return n * bits / 8 + (bits < 16 ? (n + PLAN_GROUP - 1) / PLAN_GROUP * 2 : 0);
+}
+
+static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
+		     struct plan_geom *g)
+{
+	uint64_t q = (uint64_t)s->n_heads * s->head_dim, kv = (uint64_t)s->n_kv_heads * s->head_dim;
+	uint64_t d = s->dim, params = 2 * d * q + 2 * d * kv + 3 * d * s->hidden_dim + 2 * d;
+
+	g->layer_bytes = quant_bytes(params, o->weight_bits);
+	g->embed_bytes = quant_bytes((uint64_t)s->vocab * d, o->weight_bits);
+	g->head_bytes = g->embed_bytes + d * 2;
+	g->kv_pos_bytes = 2 * kv * 2;	/* K and V, 16-bit */
+	g->dims = (struct wfs_timing_dims){
+		.dim = s->dim, .kv_dim = (u32)kv, .hidden_dim = s->hidden_dim,
+		.vocab = s->vocab, .act_bytes = s->dim * 2,
+		.kv_pos_bytes = (u32)g->kv_pos_bytes,
+	};
+}
+
+/* Placement: contiguous layer ranges, as even as SRAM allows. */
+static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
+		 const struct plan_geom *g, uint64_t dev_bytes, struct wafer_plan *p)
+{
+	unsigned int n = o->devices, per;
+	uint64_t first_extra = g->embed_bytes, last_extra = g->head_bytes;
+
+	if (g->layer_bytes + first_extra > dev_bytes || g->layer_bytes + last_extra > dev_bytes)
+		return wafer_set_error(-ENOSPC, "plan: a layer (%llu bytes) with the embedding or "
+				       "head does not fit one %s device (%llu bytes): no number of "
+				       "devices holds this model", (unsigned long long)g->layer_bytes,
+				       o->profile, (unsigned long long)dev_bytes);
+	if (!n) {
+		/* As few as hold the weights, with room for one sequence's KV. */
+		uint64_t need = (uint64_t)s->n_layers * g->layer_bytes + first_extra + last_extra;
+
+		n = (unsigned int)((need + dev_bytes - 1) / dev_bytes);
+		for (;; n++) {
+			per = (s->n_layers + n - 1) / n;
+			if ((uint64_t)per * (g->layer_bytes + g->kv_pos_bytes * o->context) +
+			    WFS_MAX(first_extra, last_extra) <= dev_bytes)
+				break;
+			if (per == 1)
+				return wafer_set_error(-ENOSPC, "plan: one layer and one sequence's "
+						       "KV do not fit a %s device", o->profile);
+		}
+		p->why = n >= s->n_layers ? "one layer per device" : "SRAM: weights + KV of one sequence";
+	} else {
+		p->why = "as asked";
+	}
+	if (n > s->n_layers)
+		n = s->n_layers;
+	per = (s->n_layers + n - 1) / n;
+	n = (s->n_layers + per - 1) / per;
+	if ((uint64_t)per * g->layer_bytes + WFS_MAX(first_extra, last_extra) > dev_bytes)
+		return wafer_set_error(-ENOSPC, "plan: %u layers of %llu bytes per device do not fit "
+				       "%s's %llu bytes: give more devices or --devices auto", per,
+				       (unsigned long long)g->layer_bytes, o->profile,
+				       (unsigned long long)dev_bytes);
+	p->devices = n;
+	p->layers_per_device = per;
+	return 0;
+}
+
+/*
+ * The stages of all devices in order, as the firmware places layers: a
+ * device's layers over min(layers, stages) stages, the first layers %
+ * stages of them taking one layer more.
+ */
+struct plan_stage {
+	unsigned int first, count;	/* layers */
+	int last_of_device;
+};
+
+static struct plan_stage *stage_table(const struct wfs_profile *prof,
+				      const struct wafer_plan_shape *s,
+				      const struct wafer_plan *p, unsigned int *n_out)
+{
+	unsigned int d, k, layer = 0, n = 0;
+	struct plan_stage *t = calloc((size_t)s->n_layers, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	for (d = 0; d < p->devices; d++) {
+		unsigned int left = s->n_layers - layer, count = WFS_MIN(p->layers_per_device, left);
+		unsigned int used = WFS_MIN(count, prof->stages);
+
+		for (k = 0; k < used; k++) {
+			t[n].first = layer;
+			t[n].count = count / used + (k < count % used);
+			layer += t[n].count;
+			t[n].last_of_device = k + 1 == used;
+			n++;
+		}
+	}
+	*n_out = n;
+	return t;
+}
+
+/* One chunk's modelled ns on a stage (with the embedding and head where they are). */
+static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			 const struct plan_geom *g, const struct plan_stage *st, u32 pos0, u32 n,
+			 struct wfs_cost *out)
+{
+	struct wfs_cost c = { 0, 0, 0 };
+	unsigned int l;
+
+	if (st->first == 0)
+		wfs_timing_embed_cost(&g->dims, n, &c);
+	for (l = 0; l < st->count; l++)
+		wfs_timing_layer_cost(prof, &g->dims, g->layer_bytes, pos0, n, &c);
+	if (st->first + st->count == s->n_layers)
+		wfs_timing_head_cost(prof, &g->dims, g->head_bytes, 1, &c);
+	if (out)
+		*out = c;
+	return wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &c));
+}
+
+/* Modelled ns from a stage to the next: a fabric hop, or a link at a device's end. */
+static uint64_t hop_ns(const struct wfs_profile *prof, const struct plan_geom *g,
+		       const struct plan_stage *st, u32 n)
+{
+	uint64_t bytes = (uint64_t)n * g->dims.act_bytes;
+
+	if (st->last_of_device)
+		return wfs_timing_ns(prof, wfs_timing_link_cycles(prof, bytes));
+	return wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, bytes));
+}
+
+/*
+ * The firmware's timeline for a prompt of @len tokens from position 0 in
+ * chunks: the time its last chunk leaves the last stage.
+ */
+static uint64_t prefill_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			   const struct plan_geom *g, const struct plan_stage *t,
+			   unsigned int n_stages, u32 len)
+{
+	uint64_t *free_at = calloc(n_stages, sizeof(*free_at)), time = 0;
+	unsigned int k;
+	u32 pos, n;
+
+	if (!free_at)
+		return 0;
+	for (pos = 0; pos < len; pos += n) {
+		n = WFS_MIN(prof->chunk_tokens, len - pos);
+		time = 0;
+		for (k = 0; k < n_stages; k++) {
+			uint64_t start = WFS_MAX(time, free_at[k]);
+
+			free_at[k] = start + stage_ns(prof, s, g, &t[k], pos, n, NULL);
+			/* To the next stage, or the result's hop back to the host. */
+			time = free_at[k] + (k + 1 < n_stages ? hop_ns(prof, g, &t[k], n) :
+					     wfs_timing_ns(prof, wfs_timing_hop_cycles(prof,
+						(uint64_t)n * g->dims.act_bytes)));
+		}
+	}
+	free(free_at);
+	return time;
+}
+
+/* Which term of a stage's modelled time is the largest. */
+static const char *stage_bound(const struct wfs_profile *prof, const struct wfs_cost *c)
+{
+	uint64_t compute = c->macs / prof->macs_per_cycle;
+	uint64_t sram = c->bytes / prof->sram_bytes_per_cycle;
+
+	if (c->latency >= compute && c->latency >= sram)
+		return "latency";
+	return compute >= sram ? "compute" : "sram";
+}
+
+static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+		   const struct plan_geom *g, const struct wafer_plan_opts *o,
+		   const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
+{
+	uint64_t lat = 0, links = 0, worst = 0, ns, period;
+	struct wfs_cost c, worst_c = { 0, 0, 0 };
+	u32 pos = o->context - 1;
+	unsigned int k;
+
+	for (k = 0; k < n_stages; k++) {
+		ns = stage_ns(prof, s, g, &t[k], pos, 1, &c);
+		if (ns > worst) {
+			worst = ns;
+			worst_c = c;
+		}
+		lat += ns;
+		if (k + 1 < n_stages) {
+			uint64_t h = hop_ns(prof, g, &t[k], 1);
+
+			lat += h;
+			if (t[k].last_of_device)
+				links += h;
+		}
+	}
+	/* The result's hop back to the host, as the firmware counts it. */
+	lat += wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, g->dims.act_bytes));
+	p->stages = n_stages;
+	p->token_ns = lat;
+	p->link_ns = links;
+	p->stage_ns = worst;
+	p->tok_s_single = wfs_timing_rate(1, lat);
+	/* B sequences in a decode loop: each waits for its token; a stage takes one at a time. */
+	period = WFS_MAX(lat, (uint64_t)o->batch * worst);
+	p->tok_s_aggregate = wfs_timing_rate(o->batch, period);
+	p->single_bound = links * 4 >= lat ? "links" : stage_bound(prof, &worst_c);
+	if (lat >= (uint64_t)o->batch * worst)
+		p->bound = "latency (too few sequences to fill the pipeline)";
+	else
+		p->bound = stage_bound(prof, &worst_c);
+}
+
+int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
+	       struct wafer_plan *p)
+{
+	struct wafer_plan_opts o = *opts;
+	struct plan_stage *stages;
+	unsigned int n_stages;
+	struct wfs_profile prof;
+	struct plan_geom g;
+	uint64_t dev_bytes, kv_room;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = check_shape(s);
+	if (ret)
+		return ret;
+	if (!o.profile)
+		o.profile = "wse3";
+	if (wfs_profile_find(o.profile, &prof))
+		return wafer_set_error(-EINVAL, "plan: unknown profile '%s' (wafer, asic, wse3, wse2)",
+				       o.profile);
+	if (o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
+		return wafer_set_error(-EINVAL, "plan: weight_bits %u (4, 8 or 16)", o.weight_bits);
+	if (!o.batch || o.batch > 1u << 20)
+		return wafer_set_error(-EINVAL, "plan: batch %u (1..2^20)", o.batch);
+	if (!o.context || o.context > 1u << 24)
+		return wafer_set_error(-EINVAL, "plan: context %u (1..2^24)", o.context);
+	if (!o.prompt)
+		o.prompt = WFS_MIN(o.context, 1024u);
+	if (o.prompt > o.context)
+		return wafer_set_error(-EINVAL, "plan: prompt %u longer than the context %u",
+				       o.prompt, o.context);
+	geometry(s, &o, &g);
+	dev_bytes = (uint64_t)prof.stages * prof.sram_bytes;
+	ret = place(s, &o, &g, dev_bytes, p);
+	if (ret)
+		return ret;
+	memcpy(p->profile, prof.name, sizeof(p->profile));
+	p->profile[sizeof(p->profile) - 1] = '\0';
+	p->device_sram_bytes = dev_bytes;
+	p->weight_bytes = (uint64_t)s->n_layers * g.layer_bytes + g.embed_bytes + g.head_bytes;
+	p->layer_bytes = g.layer_bytes;
+	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
+	/* The fullest device: its layers' weights, plus the embedding or head. */
+	kv_room = dev_bytes - (uint64_t)p->layers_per_device * g.layer_bytes -
+		  WFS_MAX(g.embed_bytes, g.head_bytes);
+	p->sequences_fit = kv_room / ((uint64_t)p->layers_per_device * g.kv_pos_bytes * o.context);
+	stages = stage_table(&prof, s, p, &n_stages);
+	if (!stages)
+		return wafer_set_error(-ENOMEM, "plan: out of memory");
+	p->prompt = o.prompt;
+	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt);
+	decode(&prof, s, &g, &o, stages, n_stages, p);
+	free(stages);
+	return 0;
+}
