@@ -872,6 +872,10 @@ struct wafer_plan_shape {
  * @context: positions of each sequence (its KV cache and the position the
  *	decode step is modelled at)
  * @prompt: prompt tokens for the time to first token (0: min(context, 1024))
+ * @draft_params: speculative decoding: parameters of the draft model (0:
+ *	none); its shape is wafer_plan_draft_shape()'s, on devices of its own
+ * @draft_accept: probability that the target accepts a draft token (0..1)
+ * @draft_tokens: tokens the draft proposes per verify step (1..64)
  */
 struct wafer_plan_opts {
 	const char *profile;
@@ -880,6 +884,9 @@ struct wafer_plan_opts {
 	unsigned int batch;
 	unsigned int context;
 	unsigned int prompt;
+	uint64_t draft_params;
+	double draft_accept;
+	unsigned int draft_tokens;
 };
 
 /**
@@ -906,6 +913,13 @@ struct wafer_plan_opts {
  *	reductions of the slowest stage), "links", or "latency (too few
  *	sequences to fill the pipeline)"
  * @single_bound: what bounds a lone sequence's step
+ * @draft_devices: speculative decoding: the draft's devices
+ * @draft_token_ns: the draft's lone decode step
+ * @verify_ns: the target's step over @draft_tokens + 1 positions (one
+ *	chunk: the mesh latency paid once)
+ * @tokens_per_step: expected tokens a verify step yields,
+ *	(1 - a^(k+1)) / (1 - a)
+ * @tok_s_spec: a lone sequence's tokens/s with the draft
  */
 struct wafer_plan {
 	char profile[16];
@@ -927,7 +941,22 @@ struct wafer_plan {
 	uint64_t tok_s_aggregate;
 	const char *bound;
 	const char *single_bound;
+	unsigned int draft_devices;
+	uint64_t draft_token_ns;
+	uint64_t verify_ns;
+	double tokens_per_step;
+	uint64_t tok_s_spec;
 };
+
+/**
+ * wafer_plan_draft_shape() - an assumed dense shape with about @params
+ *	parameters: 16 layers below 2 B parameters, else 32; 64-wide heads, a
+ *	quarter of them for K/V; FFN 3.5 x dim; the target's @vocab
+ * @params: parameters
+ * @vocab: vocabulary (shared with the target)
+ * @out: the shape (named "draft")
+ */
+void wafer_plan_draft_shape(uint64_t params, unsigned int vocab, struct wafer_plan_shape *out);
 
 /** wafer_plan_preset() - the @i-th built-in shape, NULL past the last. */
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i);

@@ -144,6 +144,42 @@ static void arithmetic(void)
 	      (unsigned long long)prev_tps, p.bound);
 }
 
+/* Speculative decoding: the expected tokens per step, and when it pays. */
+static void speculative(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("llama3.1-70b");
+	struct wafer_plan_opts o = { .profile = "wse3", .devices = 4, .weight_bits = 16,
+				     .batch = 1, .context = 1024, .draft_params = 1000000000ull,
+				     .draft_accept = 0.5, .draft_tokens = 3 };
+	struct wafer_plan p, q;
+	int ret = wafer_plan(s, &o, &p);
+
+	wt_ok(!ret && p.tokens_per_step > 1.8749 && p.tokens_per_step < 1.8751 &&
+	      p.draft_devices == 1 && p.verify_ns >= p.token_ns,
+	      "a = 0.5, k = 3: %.4f tokens per step ((1 - a^4) / (1 - a) = 1.875); verifying 4 "
+	      "positions %.1f us >= one %.1f us", p.tokens_per_step, p.verify_ns / 1e3,
+	      p.token_ns / 1e3);
+	o.draft_accept = 0;
+	ret = wafer_plan(s, &o, &q);
+	wt_ok(!ret && q.tok_s_spec < q.tok_s_single,
+	      "a draft never accepted costs: %llu < %llu tok/s", (unsigned long long)q.tok_s_spec,
+	      (unsigned long long)q.tok_s_single);
+	o.draft_accept = 0.9;
+	o.draft_tokens = 8;
+	ret = wafer_plan(s, &o, &q);
+	wt_ok(!ret && q.tok_s_spec > 2 * q.tok_s_single,
+	      "a small draft at 90 %% with 8 tokens more than doubles a lone sequence: %llu vs "
+	      "%llu tok/s", (unsigned long long)q.tok_s_spec, (unsigned long long)q.tok_s_single);
+	o.draft_accept = 1;
+	wt_ok(wafer_plan(s, &o, &q) == -EINVAL && strstr(wafer_last_error(), "draft_accept") &&
+	      !strstr(wafer_last_error(), "draft_tokens"),
+	      "acceptance 1: %s", wafer_last_error());
+	o.draft_accept = 0.5;
+	o.draft_tokens = 0;
+	wt_ok(wafer_plan(s, &o, &q) == -EINVAL && strstr(wafer_last_error(), "draft_tokens"),
+	      "no draft tokens: %s", wafer_last_error());
+}
+
 static void bad_input(void)
 {
 	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
@@ -229,6 +265,22 @@ static void command_line(void)
 	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
 	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
 		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
+	{
+		json_object *j = NULL, *d = NULL, *v = NULL;
+		int ok;
+
+		ok = !cli("llama3.1-70b --devices 4 --weight-bits 16 --draft-params 1B --json", buf,
+			  sizeof(buf)) && (j = json_tokener_parse(buf)) &&
+		     json_object_object_get_ex(j, "speculative", &d) &&
+		     json_object_object_get_ex(d, "tok_s_single", &v) &&
+		     json_object_get_int64(v) > 0;
+		wt_ok(ok, "wafer plan --draft-params 1B --json: a speculative object (%lld tok/s)",
+		      v ? (long long)json_object_get_int64(v) : -1ll);
+		if (j)
+			json_object_put(j);
+	}
+	wt_ok(cli("llama3.1-8b --draft-accept 1.5", buf, sizeof(buf)) == 2 &&
+	      strstr(buf, "--draft-accept"), "acceptance above 1 names its option: %.80s", buf);
 	wt_ok(cli("gpt-7", buf, sizeof(buf)) == 1 && strstr(buf, "gpt-7"),
 	      "an unknown preset: %.80s", buf);
 	wt_ok(cli("llama3.1-8b --batch x", buf, sizeof(buf)) == 2 && strstr(buf, "--batch"),
@@ -241,6 +293,7 @@ int main(void)
 {
 	agreement();
 	arithmetic();
+	speculative();
 	bad_input();
 	command_line();
 	return wt_done();

@@ -37,12 +37,16 @@ static void usage(FILE *f)
 		"  --context C           positions per sequence (default 8192)\n"
 		"  --prompt N            prompt tokens for the time to first token\n"
 		"                        (default min(context, 1024))\n"
+		"  --draft-params N      speculative decoding with a draft of N parameters\n"
+		"                        (suffix M, B or T; an assumed dense shape, own devices)\n"
+		"  --draft-accept A      probability a draft token is accepted (default 0.8)\n"
+		"  --draft-tokens K      draft tokens per verify step (default 4)\n"
 		"  --json                one JSON object instead of the table\n");
 }
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
-       OPT_VOCAB, OPT_HELP };
+       OPT_VOCAB, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -59,6 +63,9 @@ static const struct option opts[] = {
 	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
 	{ "head-dim", required_argument, NULL, OPT_HEAD_DIM },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ "draft-params", required_argument, NULL, OPT_DRAFT },
+	{ "draft-accept", required_argument, NULL, OPT_ACCEPT },
+	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -74,6 +81,37 @@ static int parse_u(const char *s, unsigned int *out)
 		return -1;
 	*out = (unsigned int)v;
 	return 0;
+}
+
+/* A parameter count: digits with an optional M, B or T. */
+static int parse_params(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v <= 0)
+		return -1;
+	if (*end == 'M')
+		v *= 1e6, end++;
+	else if (*end == 'B')
+		v *= 1e9, end++;
+	else if (*end == 'T')
+		v *= 1e12, end++;
+	if (*end || v > 1e15)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int parse_prob(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || !(*out >= 0 && *out < 1) ? -1 : 0;
 }
 
 /* The shape in a llama2.c checkpoint's header (7 int32). */
@@ -134,6 +172,23 @@ static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan
 			       json_object_new_int64((int64_t)p->tok_s_aggregate));
 	json_object_object_add(j, "bound", json_object_new_string(p->bound));
 	json_object_object_add(j, "bound_single", json_object_new_string(p->single_bound));
+	if (o->draft_params) {
+		json_object *d = json_object_new_object();
+
+		json_object_object_add(d, "params", json_object_new_int64((int64_t)o->draft_params));
+		json_object_object_add(d, "accept", json_object_new_double(o->draft_accept));
+		json_object_object_add(d, "tokens", json_object_new_int64(o->draft_tokens));
+		json_object_object_add(d, "devices", json_object_new_int64(p->draft_devices));
+		json_object_object_add(d, "draft_token_us",
+				       json_object_new_double((double)p->draft_token_ns / 1e3));
+		json_object_object_add(d, "verify_us",
+				       json_object_new_double((double)p->verify_ns / 1e3));
+		json_object_object_add(d, "tokens_per_step",
+				       json_object_new_double(p->tokens_per_step));
+		json_object_object_add(d, "tok_s_single",
+				       json_object_new_int64((int64_t)p->tok_s_spec));
+		json_object_object_add(j, "speculative", d);
+	}
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	json_object_put(j);
 }
@@ -157,6 +212,12 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 	       p->single_bound);
 	printf("batch %-4u%llu tok/s aggregate (slowest stage %.2f us per token; bound: %s)\n",
 	       o->batch, (unsigned long long)p->tok_s_aggregate, p->stage_ns / 1e3, p->bound);
+	if (o->draft_params)
+		printf("draft     %.2g B parameters on %u device(s), %u tokens per step at %.0f %%: "
+		       "%.2f tokens per %.1f us verify + %u x %.1f us drafting = %llu tok/s single\n",
+		       o->draft_params / 1e9, p->draft_devices, o->draft_tokens,
+		       o->draft_accept * 100, p->tokens_per_step, p->verify_ns / 1e3,
+		       o->draft_tokens, p->draft_token_ns / 1e3, (unsigned long long)p->tok_s_spec);
 }
 
 static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
@@ -172,7 +233,7 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
 int cli_cmd_plan(int argc, char **argv)
 {
 	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
-				     .context = 8192 };
+				     .context = 8192, .draft_accept = 0.8, .draft_tokens = 4 };
 	struct wafer_plan_shape custom = { .name = "custom" }, shape;
 	const struct wafer_plan_shape *preset;
 	struct wafer_plan p;
@@ -205,6 +266,15 @@ int cli_cmd_plan(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_DRAFT:
+			bad = parse_params(optarg, &o.draft_params);
+			break;
+		case OPT_ACCEPT:
+			bad = parse_prob(optarg, &o.draft_accept);
+			break;
+		case OPT_DRAFT_TOKENS:
+			bad = parse_u(optarg, &o.draft_tokens);
 			break;
 		case OPT_HELP:
 			usage(stdout);

@@ -279,6 +279,71 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 		p->bound = stage_bound(prof, &worst_c);
 }
 
+void wafer_plan_draft_shape(uint64_t params, unsigned int vocab, struct wafer_plan_shape *out)
+{
+	unsigned int layers = params < 2000000000ull ? 16 : 32, d = 128;
+
+	/* A layer has ~13 d^2 parameters with this shape, plus 2 V d embedding and head. */
+	while (d < (1u << 16) && 13ull * layers * (d + 128) * (d + 128) +
+	       2ull * vocab * (d + 128) <= params)
+		d += 128;
+	*out = (struct wafer_plan_shape){
+		.name = "draft", .n_layers = layers, .dim = d, .hidden_dim = d / 2 * 7,
+		.n_heads = d / 64, .n_kv_heads = WFS_MAX(d / 256, 1u), .head_dim = 64,
+		.vocab = vocab,
+	};
+	if (out->n_heads % out->n_kv_heads)
+		out->n_kv_heads = 1;
+}
+
+/* The target's step over k + 1 positions in one chunk, ending at the context. */
+static uint64_t verify_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			  const struct plan_geom *g, const struct plan_stage *t,
+			  unsigned int n_stages, u32 pos0, u32 n)
+{
+	uint64_t ns = 0;
+	unsigned int k;
+
+	for (k = 0; k < n_stages; k++)
+		ns += stage_ns(prof, s, g, &t[k], pos0, n, NULL) +
+		      (k + 1 < n_stages ? hop_ns(prof, g, &t[k], n) : 0);
+	return ns + wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (uint64_t)n *
+							      g->dims.act_bytes));
+}
+
+static int speculate(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+		     const struct plan_geom *g, const struct wafer_plan_opts *o,
+		     const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
+{
+	struct wafer_plan_opts od = *o;
+	struct wafer_plan_shape ds;
+	struct wafer_plan dp;
+	double a = o->draft_accept, e = 1, ak = 1;
+	unsigned int k = o->draft_tokens, i;
+	uint64_t step;
+	int ret;
+
+	wafer_plan_draft_shape(o->draft_params, s->vocab, &ds);
+	od.devices = 0;
+	od.batch = 1;
+	od.draft_params = 0;
+	ret = wafer_plan(&ds, &od, &dp);
+	if (ret)
+		return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
+					  (unsigned long long)o->draft_params);
+	for (i = 1; i <= k; i++) {
+		ak *= a;
+		e += ak;	/* sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a) */
+	}
+	p->draft_devices = dp.devices;
+	p->draft_token_ns = dp.token_ns;
+	p->verify_ns = verify_ns(prof, s, g, t, n_stages, o->context - k - 1, k + 1);
+	p->tokens_per_step = e;
+	step = (uint64_t)k * dp.token_ns + p->verify_ns;
+	p->tok_s_spec = (uint64_t)(e * 1e9 / (double)step);
+	return 0;
+}
+
 int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 	       struct wafer_plan *p)
 {
@@ -310,6 +375,13 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	if (o.prompt > o.context)
 		return wafer_set_error(-EINVAL, "plan: prompt %u longer than the context %u",
 				       o.prompt, o.context);
+	if (o.draft_params && !(o.draft_accept >= 0 && o.draft_accept < 1))
+		return wafer_set_error(-EINVAL, "plan: draft_accept %g (0 to below 1)",
+				       o.draft_accept);
+	if (o.draft_params && (!o.draft_tokens || o.draft_tokens > 64 ||
+			       o.draft_tokens + 1 > o.context))
+		return wafer_set_error(-EINVAL, "plan: draft_tokens %u (1..64, below the context)",
+				       o.draft_tokens);
 	geometry(s, &o, &g);
 	dev_bytes = (uint64_t)prof.stages * prof.sram_bytes;
 	ret = place(s, &o, &g, dev_bytes, p);
@@ -331,6 +403,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	p->prompt = o.prompt;
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
+	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, p) : 0;
 	free(stages);
-	return 0;
+	return ret;
 }

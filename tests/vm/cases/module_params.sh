@@ -1,6 +1,7 @@
 # Out-of-range num_devices and job_timeout_ms are refused at load time with
 # a message in the kernel log naming the parameter; the bounds themselves
-# load and read back; 16 devices come up; the test-only debugfs triggers
+# load and read back; 16 devices come up; wse3 loads only scaled down (its
+# 44 GB refused with a message); the test-only debugfs triggers
 # exist only with fault_inject=1.  All in one guest (the module loaded and
 # unloaded by the command); then, on the stock kernel, once through the
 # harness, which must report a failed load instead of running the command.
@@ -29,6 +30,16 @@ out=$("$vm" --no-module -- bash -c '
 	[ -c /dev/accel/accel15 ] || fail "no /dev/accel/accel15"
 	rmmod wafer || fail "rmmod after 16 devices"
 	echo "loaded: 16 devices"
+	# wse3 at full size (44 GB) is refused with a message; scaled, it loads.
+	dmesg -C
+	! insmod "$m" profile=wse3 2>/dev/null || fail "profile=wse3 at 44 GB loaded"
+	dmesg | grep -q "profile wse3: stages x SRAM per stage exceed" ||
+		fail "no message for profile=wse3: $(dmesg | tail -n 3)"
+	insmod "$m" profile=wse3 sram_kib=1024 || fail "profile=wse3 sram_kib=1024 did not load"
+	p=$(cat /sys/class/accel/accel0/device/profile)
+	[ "$p" = wse3 ] || fail "profile reads $p"
+	rmmod wafer || fail "rmmod after wse3"
+	echo "loaded: wse3 with 1 MiB stages; refused at 44 GB"
 	insmod "$m" || fail "no load with defaults"
 	[ -e $dbg/jobs ] || fail "no $dbg/jobs"
 	! [ -e $dbg/inject_warn ] && ! [ -e $dbg/inject_fault ] ||
@@ -42,6 +53,7 @@ out=$("$vm" --no-module -- bash -c '
 ' 2>&1) || { printf '%s\n' "$out"; die "module parameters"; }
 printf '%s\n' "$out"
 expect_contains "$out" '^module_params: ok$'
+expect_contains "$out" '^loaded: wse3 with 1 MiB stages'
 
 # The harness's refusal is the same on both kernels, and a failed command
 # stops its kept guest (a reboot: ~75 s on the debug kernel).
