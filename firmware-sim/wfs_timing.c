@@ -41,6 +41,32 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 		      wfs_timing_reduce_cycles(p, weight_bytes);
 }
 
+/* Of a layer's reductions, those of attention (the rest are the FFN's). */
+#define ATTN_REDUCTIONS	7
+
+void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
+			       const struct wfs_timing_dims *d,
+			       const struct wfs_timing_moe *m, u32 pos0, u32 n,
+			       struct wfs_cost *c)
+{
+	u64 dd = d->dim, kv = d->kv_dim;
+	u64 attn = dd * dd * 2 + 2 * dd * kv + dd * m->n_experts;
+	u64 ffn = (u64)(m->n_active + m->n_shared) * 3 * dd * m->expert_hidden;
+	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
+	u64 touched = WFS_MIN((u64)m->n_experts, (u64)n * m->n_active);
+	u64 all = m->attn_bytes +
+		  (u64)(m->n_experts + m->n_shared) * m->expert_bytes;
+
+	c->macs += (u64)n * (attn + ffn) + 2 * dd * span;
+	c->bytes += m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
+		    span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
+		    2ull * n * d->act_bytes;
+	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, m->attn_bytes) +
+		      (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
+		      wfs_timing_reduce_cycles(p, all);
+}
+
 void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
 			   struct wfs_cost *c)
 {

@@ -151,6 +151,46 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 			   u32 pos0, u32 n, struct wfs_cost *c);
 
 /**
+ * struct wfs_timing_moe - a mixture-of-experts layer, as the timing model
+ *	needs it
+ * @n_experts: routed experts E
+ * @n_active: routed experts each token takes
+ * @n_shared: experts every token takes
+ * @expert_hidden: feed-forward width of one expert
+ * @attn_bytes: the layer's attention and router weights
+ * @expert_bytes: one expert's weights
+ */
+struct wfs_timing_moe {
+	u32 n_experts;
+	u32 n_active;
+	u32 n_shared;
+	u32 expert_hidden;
+	u64 attn_bytes;
+	u64 expert_bytes;
+};
+
+/**
+ * wfs_timing_moe_layer_cost() - add one mixture-of-experts layer's work
+ * @p: profile
+ * @d: model shape (@d->hidden_dim unused)
+ * @m: the experts
+ * @pos0: position of the chunk's first token
+ * @n: tokens in the chunk
+ * @c: accumulated into
+ *
+ * As a dense layer for attention (and the router, d * E MACs per token);
+ * the FFN runs (n_active + n_shared) experts per token and reads the
+ * weights of at most min(E, n * n_active) routed experts plus the shared
+ * ones.  Latency: 7 reductions over the attention's cores, 3 over one
+ * expert's, and the dispatch of tokens to their experts and back across
+ * the whole layer's cores (one reduce() of all its bytes).
+ */
+void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
+			       const struct wfs_timing_dims *d,
+			       const struct wfs_timing_moe *m, u32 pos0, u32 n,
+			       struct wfs_cost *c);
+
+/**
  * wfs_timing_embed_cost() - add the embedding's work for a chunk
  * @d: model shape
  * @n: tokens in the chunk

@@ -842,7 +842,7 @@ int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
 /* ---- projection (wafer plan) ---- */
 
 /**
- * struct wafer_plan_shape - a dense decoder's shape
+ * struct wafer_plan_shape - a decoder's shape, dense or mixture-of-experts
  * @name: preset name, or what the caller calls it
  * @n_layers: transformer layers
  * @dim: model width
@@ -851,6 +851,10 @@ int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
  * @n_kv_heads: key/value heads (divides @n_heads)
  * @head_dim: width of one head
  * @vocab: vocabulary size
+ * @n_experts: mixture of experts in every layer: routed experts (0: dense)
+ * @n_active: routed experts per token
+ * @n_shared: experts every token takes
+ * @expert_hidden: feed-forward width of one expert (@hidden_dim is unused)
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -861,6 +865,10 @@ struct wafer_plan_shape {
 	unsigned int n_kv_heads;
 	unsigned int head_dim;
 	unsigned int vocab;
+	unsigned int n_experts;
+	unsigned int n_active;
+	unsigned int n_shared;
+	unsigned int expert_hidden;
 };
 
 /**
@@ -899,6 +907,7 @@ struct wafer_plan_opts {
  * @why: why that many devices
  * @device_sram_bytes: SRAM of one device
  * @weight_bytes: weights of the whole model
+ * @active_params: parameters a token uses (all of a dense model's)
  * @layer_bytes: weights of one layer
  * @kv_bytes_per_seq: KV cache of one sequence over all layers
  * @sequences_fit: sequences whose KV fits beside the weights (fullest device)
@@ -929,6 +938,7 @@ struct wafer_plan {
 	const char *why;
 	uint64_t device_sram_bytes;
 	uint64_t weight_bytes;
+	uint64_t active_params;
 	uint64_t layer_bytes;
 	uint64_t kv_bytes_per_seq;
 	uint64_t sequences_fit;

@@ -89,6 +89,33 @@ static void test_mesh(void)
 	wt_ok(!wfs_timing_reduce_cycles(&p, w), "the test profiles have no mesh");
 }
 
+/* A mixture-of-experts layer against a hand computation. */
+static void test_moe(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .act_bytes = 128,
+				     .kv_pos_bytes = 128 };
+	struct wfs_timing_moe m = { .n_experts = 8, .n_active = 2, .n_shared = 1,
+				    .expert_hidden = 32, .attn_bytes = 48889ull * 4,
+				    .expert_bytes = 48889ull * 9 };
+	struct wfs_cost c = { 0, 0, 0 }, c4 = { 0, 0, 0 };
+	u64 attn = 64 * 64 * 2 + 2 * 64 * 32 + 64 * 8, ffn = 3ull * 3 * 64 * 32;
+	u64 all = m.attn_bytes + 9 * m.expert_bytes;	/* 85 cores: side 10 */
+
+	wfs_profile_find("wse3", &p);
+	wfs_timing_moe_layer_cost(&p, &d, &m, 0, 1, &c);
+	wt_ok(c.macs == attn + ffn + 2 * 64 &&
+	      c.bytes == m.attn_bytes + 3 * m.expert_bytes + 128 + 128 + 2 * 128,
+	      "one token: attention + router + 3 experts' MACs, 2 routed + 1 shared read");
+	wt_ok(c.latency == (7 * 2 * 2 + 3 * 2 * 3 + 2 * 10) * (u64)p.mesh_hop_cycles,
+	      "latency: 7 reductions over 4 cores, 3 over 9, dispatch over %llu cores",
+	      (unsigned long long)(all / 48889));
+	wfs_timing_moe_layer_cost(&p, &d, &m, 0, 4, &c4);
+	wt_ok(c4.bytes - 4 * (128 + 2 * 128) - (1 + 2 + 3 + 4) * 128 ==
+	      m.attn_bytes + 9 * m.expert_bytes && c4.latency == c.latency,
+	      "4 tokens read at most all 8 routed experts once; latency once per chunk");
+}
+
 struct run {
 	u64 tps;
 	u64 makespan;
@@ -256,6 +283,7 @@ int main(void)
 
 	test_formulas();
 	test_mesh();
+	test_moe();
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();

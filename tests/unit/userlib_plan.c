@@ -25,7 +25,8 @@
 #include "wt_util.h"
 
 /* stories260K (the shared checkpoint) */
-static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512 };
+static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
+					       0, 0, 0, 0 };
 
 /* Modelled ns of a prefill of @n tokens and of the decode step after it, real run. */
 static int real_run(const void *blob, size_t len, unsigned int n, uint64_t *prefill,
@@ -142,6 +143,31 @@ static void arithmetic(void)
 	wt_ok(mono && !strcmp(p.bound, "latency"),
 	      "a larger batch never lowers aggregate tokens/s (%llu at 256, bound %s)",
 	      (unsigned long long)prev_tps, p.bound);
+}
+
+/* The MoE presets' parameter counts against their published totals. */
+static void moe_presets(void)
+{
+	static const struct { const char *name; double total, active; } want[] = {
+		{ "qwen3-235b-a22b", 235e9, 22e9 }, { "gpt-oss-120b", 117e9, 5.1e9 },
+		{ "kimi-k2", 1.0e12, 32e9 }, { "sol", 3.0e12, 150e9 },
+	};
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 8, .batch = 1,
+				     .context = 1024 };
+	struct wafer_plan p;
+	unsigned int i;
+
+	/* 8-bit weights: a byte per parameter and a 2-byte scale per 64. */
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int ret = wafer_plan(wafer_plan_preset_find(want[i].name), &o, &p);
+		double total = (double)p.weight_bytes / (1 + 2.0 / 64), active = (double)p.active_params;
+
+		wt_ok(!ret && total > want[i].total * 0.9 && total < want[i].total * 1.1 &&
+		      active > want[i].active * 0.8 && active < want[i].active * 1.2,
+		      "%s: %.0f B parameters, %.1f B active (published %.0f B, %.1f B)",
+		      want[i].name, total / 1e9, active / 1e9, want[i].total / 1e9,
+		      want[i].active / 1e9);
+	}
 }
 
 /* Speculative decoding: the expected tokens per step, and when it pays. */
@@ -293,6 +319,7 @@ int main(void)
 {
 	agreement();
 	arithmetic();
+	moe_presets();
 	speculative();
 	bad_input();
 	command_line();

@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		"\n"
 		"  MODEL.bin             a llama2.c checkpoint (its header's shape)\n"
 		"  custom                the shape from --layers --dim --hidden --heads\n"
-		"                        --kv-heads --head-dim --vocab\n"
+		"                        --kv-heads --head-dim --vocab [--experts E --active A\n"
+		"                        --shared S --expert-hidden H]\n"
 		"  --profile P           wse3 (default), wse2, wafer, asic\n"
 		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
 		"  --weight-bits 4|8|16  weight precision (default 4)\n"
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
-       OPT_VOCAB, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_HELP };
+       OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -63,6 +64,10 @@ static const struct option opts[] = {
 	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
 	{ "head-dim", required_argument, NULL, OPT_HEAD_DIM },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ "experts", required_argument, NULL, OPT_EXPERTS },
+	{ "active", required_argument, NULL, OPT_ACTIVE },
+	{ "shared", required_argument, NULL, OPT_SHARED },
+	{ "expert-hidden", required_argument, NULL, OPT_EXPERT_HIDDEN },
 	{ "draft-params", required_argument, NULL, OPT_DRAFT },
 	{ "draft-accept", required_argument, NULL, OPT_ACCEPT },
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
@@ -158,6 +163,8 @@ static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan
 	json_object_object_add(j, "layers_per_device", json_object_new_int64(p->layers_per_device));
 	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
 	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
+	json_object_object_add(j, "active_params", json_object_new_int64((int64_t)p->active_params));
+	json_object_object_add(j, "experts", json_object_new_int64(s->n_experts));
 	json_object_object_add(j, "device_sram_bytes",
 			       json_object_new_int64((int64_t)p->device_sram_bytes));
 	json_object_object_add(j, "kv_bytes_per_seq",
@@ -196,11 +203,16 @@ static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan
 static void print_table(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
 			const struct wafer_plan *p)
 {
-	printf("model     %s: %u layers, dim %u, hidden %u, %u/%u heads, vocab %u, %u-bit weights\n",
-	       s->name, s->n_layers, s->dim, s->hidden_dim, s->n_heads, s->n_kv_heads, s->vocab,
+	printf("model     %s: %u layers, dim %u, ", s->name, s->n_layers, s->dim);
+	if (s->n_experts)
+		printf("%u experts (%u active, %u shared) of hidden %u, ", s->n_experts,
+		       s->n_active, s->n_shared, s->expert_hidden);
+	else
+		printf("hidden %u, ", s->hidden_dim);
+	printf("%u/%u heads, vocab %u, %u-bit weights\n", s->n_heads, s->n_kv_heads, s->vocab,
 	       o->weight_bits);
-	printf("weights   %.2f GB (%.1f MB per layer)\n", p->weight_bytes / 1e9,
-	       p->layer_bytes / 1e6);
+	printf("weights   %.2f GB (%.1f MB per layer), %.1f B parameters active per token\n",
+	       p->weight_bytes / 1e9, p->layer_bytes / 1e6, p->active_params / 1e9);
 	printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
 	       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device, p->stages,
 	       p->why);
@@ -225,7 +237,9 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
 	unsigned int *f = c == OPT_LAYERS ? &s->n_layers : c == OPT_DIM ? &s->dim :
 			  c == OPT_HIDDEN ? &s->hidden_dim : c == OPT_HEADS ? &s->n_heads :
 			  c == OPT_KV_HEADS ? &s->n_kv_heads : c == OPT_HEAD_DIM ? &s->head_dim :
-			  &s->vocab;
+			  c == OPT_EXPERTS ? &s->n_experts : c == OPT_ACTIVE ? &s->n_active :
+			  c == OPT_SHARED ? &s->n_shared : c == OPT_EXPERT_HIDDEN ?
+			  &s->expert_hidden : &s->vocab;
 
 	return parse_u(arg, f);
 }
@@ -280,7 +294,8 @@ int cli_cmd_plan(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
-		case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB:
+		case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB: case OPT_EXPERTS:
+		case OPT_ACTIVE: case OPT_SHARED: case OPT_EXPERT_HIDDEN:
 			bad = set_dims(c, optarg, &custom);
 			break;
 		default:

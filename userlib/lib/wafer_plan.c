@@ -18,12 +18,22 @@
 
 #define PLAN_GROUP	64	/* weights per quantisation group */
 
-/* Dense decoder shapes (published configurations). */
+/*
+ * Published configurations.  Mixture-of-experts presets have experts in
+ * every layer: kimi-k2's one dense first layer is counted as the others,
+ * its latent attention as 2 x 128-wide KV heads (576 cached values per
+ * position and layer).  sol is the seed articles' estimate (~3 T total,
+ * ~150 B active, 80 layers), not a published shape.
+ */
 static const struct wafer_plan_shape presets[] = {
-	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256 },
-	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256 },
-	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256 },
-	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936 },
+	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0 },
+	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0 },
+	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0 },
+	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0 },
+	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536 },
+	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880 },
+	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048 },
+	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144 },
 };
 
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i)
@@ -45,22 +55,33 @@ const struct wafer_plan_shape *wafer_plan_preset_find(const char *name)
 /* The shape in the timing model's terms, and its byte counts. */
 struct plan_geom {
 	struct wfs_timing_dims dims;
-	uint64_t layer_bytes, embed_bytes, head_bytes, kv_pos_bytes;
+	struct wfs_timing_moe moe;	/* n_experts 0: dense */
+	uint64_t layer_bytes, embed_bytes, head_bytes, kv_pos_bytes, active_params;
 };
 
 static int check_shape(const struct wafer_plan_shape *s)
 {
 	if (!s->n_layers || s->n_layers > 4096)
 		return wafer_set_error(-EINVAL, "plan: n_layers %u (1..4096)", s->n_layers);
-	if (!s->dim || s->dim > (1u << 20) || !s->hidden_dim || s->hidden_dim > (1u << 22))
-		return wafer_set_error(-EINVAL, "plan: dim %u, hidden_dim %u (1..2^20, 1..2^22)",
-				       s->dim, s->hidden_dim);
+	if (!s->dim || s->dim > (1u << 20))
+		return wafer_set_error(-EINVAL, "plan: dim %u (1..2^20)", s->dim);
 	if (!s->n_heads || !s->n_kv_heads || s->n_heads % s->n_kv_heads || !s->head_dim ||
 	    s->head_dim > 4096 || s->n_heads > 4096)
 		return wafer_set_error(-EINVAL, "plan: %u heads, %u KV heads, head_dim %u (KV heads "
 				       "must divide heads)", s->n_heads, s->n_kv_heads, s->head_dim);
 	if (!s->vocab || s->vocab > (1u << 24))
 		return wafer_set_error(-EINVAL, "plan: vocab %u (1..2^24)", s->vocab);
+	if (s->n_experts && (s->n_experts > 4096 || !s->n_active || s->n_active > s->n_experts ||
+			     s->n_shared > 64 || !s->expert_hidden ||
+			     s->expert_hidden > (1u << 20)))
+		return wafer_set_error(-EINVAL, "plan: %u experts, %u active, %u shared, "
+				       "expert_hidden %u (1..4096, 1..experts, 0..64, 1..2^20)",
+				       s->n_experts, s->n_active, s->n_shared, s->expert_hidden);
+	if (!s->n_experts && (s->n_active || s->n_shared || s->expert_hidden))
+		return wafer_set_error(-EINVAL, "plan: n_active, n_shared or expert_hidden "
+				       "without n_experts");
+	if (!s->n_experts && (!s->hidden_dim || s->hidden_dim > (1u << 22)))
+		return wafer_set_error(-EINVAL, "plan: hidden_dim %u (1..2^22)", s->hidden_dim);
 	return 0;
 }
 
@@ -74,8 +95,18 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 		     struct plan_geom *g)
 {
 	uint64_t q = (uint64_t)s->n_heads * s->head_dim, kv = (uint64_t)s->n_kv_heads * s->head_dim;
-	uint64_t d = s->dim, params = 2 * d * q + 2 * d * kv + 3 * d * s->hidden_dim + 2 * d;
+	uint64_t d = s->dim, attn = 2 * d * q + 2 * d * kv + 2 * d + d * s->n_experts;
+	uint64_t expert = 3 * d * s->expert_hidden;
+	uint64_t params = s->n_experts ? attn + (uint64_t)(s->n_experts + s->n_shared) * expert :
+			  attn + 3 * d * s->hidden_dim;
 
+	g->moe = (struct wfs_timing_moe){
+		.n_experts = s->n_experts, .n_active = s->n_active, .n_shared = s->n_shared,
+		.expert_hidden = s->expert_hidden, .attn_bytes = quant_bytes(attn, o->weight_bits),
+		.expert_bytes = quant_bytes(expert, o->weight_bits),
+	};
+	g->active_params = s->n_layers * (s->n_experts ? attn + (uint64_t)(s->n_active +
+			   s->n_shared) * expert : params) + 2ull * s->vocab * d;
 	g->layer_bytes = quant_bytes(params, o->weight_bits);
 	g->embed_bytes = quant_bytes((uint64_t)s->vocab * d, o->weight_bits);
 	g->head_bytes = g->embed_bytes + d * 2;
@@ -121,6 +152,9 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 		n = s->n_layers;
 	per = (s->n_layers + n - 1) / n;
 	n = (s->n_layers + per - 1) / per;
+	if (o->devices && n < o->devices)
+		p->why = n == s->n_layers ? "fewer than asked: one layer per device" :
+			 "fewer than asked: even layer ranges fill these";
 	if ((uint64_t)per * g->layer_bytes + WFS_MAX(first_extra, last_extra) > dev_bytes)
 		return wafer_set_error(-ENOSPC, "plan: %u layers of %llu bytes per device do not fit "
 				       "%s's %llu bytes: give more devices or --devices auto", per,
@@ -176,8 +210,12 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 
 	if (st->first == 0)
 		wfs_timing_embed_cost(&g->dims, n, &c);
-	for (l = 0; l < st->count; l++)
-		wfs_timing_layer_cost(prof, &g->dims, g->layer_bytes, pos0, n, &c);
+	for (l = 0; l < st->count; l++) {
+		if (g->moe.n_experts)
+			wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, pos0, n, &c);
+		else
+			wfs_timing_layer_cost(prof, &g->dims, g->layer_bytes, pos0, n, &c);
+	}
 	if (st->first + st->count == s->n_layers)
 		wfs_timing_head_cost(prof, &g->dims, g->head_bytes, 1, &c);
 	if (out)
@@ -392,6 +430,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	p->device_sram_bytes = dev_bytes;
 	p->weight_bytes = (uint64_t)s->n_layers * g.layer_bytes + g.embed_bytes + g.head_bytes;
 	p->layer_bytes = g.layer_bytes;
+	p->active_params = g.active_params;
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
 	/* The fullest device: its layers' weights, plus the embedding or head. */
 	kv_room = dev_bytes - (uint64_t)p->layers_per_device * g.layer_bytes -
