@@ -919,8 +919,9 @@ struct wafer_plan_opts {
  * @tok_s_single: tokens/s of a lone sequence
  * @tok_s_aggregate: tokens/s of the batch
  * @bound: what bounds the batch: "compute", "sram", "latency" (the mesh
- *	reductions of the slowest stage), "links", or "latency (too few
- *	sequences to fill the pipeline)"
+ *	reductions of the slowest stage), "latency (too few sequences to
+ *	fill the pipeline)", or "kv (fewer sequences fit than the batch)"
+ *	(then @tok_s_aggregate is that of the sequences that fit)
  * @single_bound: what bounds a lone sequence's step
  * @draft_devices: speculative decoding: the draft's devices
  * @draft_token_ns: the draft's lone decode step

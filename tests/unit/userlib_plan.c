@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <json.h>
 
@@ -108,7 +109,7 @@ static void arithmetic(void)
 				     .context = 1024 };
 	uint64_t layer = 2ull * 4096 * 4096 + 2ull * 4096 * 1024 + 3ull * 4096 * 14336 + 2 * 4096;
 	uint64_t prev_fit = 0, prev_kv = 0, prev_tps = 0;
-	struct wafer_plan p;
+	struct wafer_plan p, q;
 	unsigned int n;
 	int mono = 1;
 	int ret = s ? wafer_plan(s, &o, &p) : -1;
@@ -140,9 +141,21 @@ static void arithmetic(void)
 		mono &= !wafer_plan(s, &o, &p) && p.tok_s_aggregate >= prev_tps;
 		prev_tps = p.tok_s_aggregate;
 	}
-	wt_ok(mono && !strcmp(p.bound, "latency"),
-	      "a larger batch never lowers aggregate tokens/s (%llu at 256, bound %s)",
-	      (unsigned long long)prev_tps, p.bound);
+	wt_ok(mono, "a larger batch never lowers aggregate tokens/s (%llu at 256)",
+	      (unsigned long long)prev_tps);
+	o.batch = 64;
+	ret = wafer_plan(s, &o, &p);
+	wt_ok(!ret && p.sequences_fit >= 64 && !strcmp(p.bound, "latency"),
+	      "64 sequences fill the pipeline: bound by the slowest stage's mesh latency (%s)",
+	      p.bound);
+	o.batch = (unsigned int)p.sequences_fit + 1;
+	prev_tps = p.sequences_fit;
+	ret = wafer_plan(s, &o, &p);
+	o.batch--;
+	wt_ok(!ret && !strncmp(p.bound, "kv", 2) && !wafer_plan(s, &o, &q) &&
+	      p.tok_s_aggregate == q.tok_s_aggregate,
+	      "a batch beyond the %llu sequences whose KV fits is bound by KV, at their rate",
+	      (unsigned long long)prev_tps);
 }
 
 /* The MoE presets' parameter counts against their published totals. */
@@ -264,7 +277,8 @@ static void command_line(void)
 					      "tok_s_aggregate", "kv_bytes_per_seq",
 					      "sequences_fit", "bound" };
 	const struct wafer_plan_shape *s;
-	char buf[8192], args[512];
+	static char buf[65536];
+	char args[512];
 	unsigned int i, k;
 	int ok = 1;
 
@@ -304,6 +318,37 @@ static void command_line(void)
 		      v ? (long long)json_object_get_int64(v) : -1ll);
 		if (j)
 			json_object_put(j);
+	}
+	{
+		char svg[] = "/tmp/wafer-plan-XXXXXX";
+		int fd = mkstemp(svg), rows = 0;
+		json_object *j = NULL;
+		char *l;
+
+		snprintf(args, sizeof(args), "llama3.1-70b --sweep devices --plot %s", svg);
+		wt_ok(fd >= 0 && !cli(args, buf, sizeof(buf)), "wafer plan --sweep devices --plot");
+		for (l = strchr(buf, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
+			rows++;
+		wt_ok(rows == 8 && strstr(buf, "used"), "a row per device count 1..8 (%d)", rows);
+		if (fd >= 0) {
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+			buf[n > 0 ? n : 0] = 0;
+			close(fd);
+			unlink(svg);
+		}
+		wt_ok(strstr(buf, "<svg") && strstr(buf, "one sequence") && strstr(buf, "aggregate"),
+		      "gnuplot drew the curve as SVG");
+		ok = !cli("sol --sweep batch --context 1024 --json", buf, sizeof(buf)) &&
+		     (j = json_tokener_parse(buf)) && json_object_is_type(j, json_type_array) &&
+		     json_object_array_length(j) == 13;
+		wt_ok(ok, "--sweep batch --json: an array of 13 plans (batch 1..4096)");
+		if (j)
+			json_object_put(j);
+		wt_ok(cli("sol --plot x.svg", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
+		      "--plot without --sweep: %.60s", buf);
+		wt_ok(cli("sol --sweep layers", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
+		      "an unknown axis: %.60s", buf);
 	}
 	wt_ok(cli("llama3.1-8b --draft-accept 1.5", buf, sizeof(buf)) == 2 &&
 	      strstr(buf, "--draft-accept"), "acceptance above 1 names its option: %.80s", buf);

@@ -2,7 +2,8 @@
 /*
  * wafer plan: project a model shape (a preset, a llama2.c checkpoint's
  * header, or dimensions given) onto devices of a profile with libwafer's
- * wafer_plan(), as a table or as JSON (json-c).
+ * wafer_plan(), as a table or as JSON (json-c); or a sweep of one axis as
+ * a curve, with a plot drawn by gnuplot.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,12 +43,16 @@ static void usage(FILE *f)
 		"                        (suffix M, B or T; an assumed dense shape, own devices)\n"
 		"  --draft-accept A      probability a draft token is accepted (default 0.8)\n"
 		"  --draft-tokens K      draft tokens per verify step (default 4)\n"
-		"  --json                one JSON object instead of the table\n");
+		"  --json                one JSON object instead of the table\n"
+		"  --sweep AXIS          devices (the fewest..2x or 8), batch (1..4096) or context\n"
+		"                        (256..131072): one row per value (JSON: an array)\n"
+		"  --plot FILE.svg       with --sweep: the curve drawn by gnuplot\n");
 }
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
-       OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_HELP };
+       OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
+       OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -71,6 +76,8 @@ static const struct option opts[] = {
 	{ "draft-params", required_argument, NULL, OPT_DRAFT },
 	{ "draft-accept", required_argument, NULL, OPT_ACCEPT },
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
+	{ "sweep", required_argument, NULL, OPT_SWEEP },
+	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -148,8 +155,8 @@ static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 	return 0;
 }
 
-static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
-		       const struct wafer_plan *p)
+static json_object *plan_json(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
+			      const struct wafer_plan *p)
 {
 	json_object *j = json_object_new_object();
 
@@ -196,8 +203,102 @@ static void print_json(const struct wafer_plan_shape *s, const struct wafer_plan
 				       json_object_new_int64((int64_t)p->tok_s_spec));
 		json_object_object_add(j, "speculative", d);
 	}
+	return j;
+}
+
+static void print_json(json_object *j)
+{
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	json_object_put(j);
+}
+
+enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
+
+/* The next value of the axis after @v (0: the first), or 0 past the last. */
+static unsigned int sweep_next(enum sweep_axis axis, unsigned int v, unsigned int fewest)
+{
+	if (axis == SWEEP_DEVICES)
+		return !v ? 1 : v < 2 * fewest || v < 8 ? v + 1 : 0;
+	if (axis == SWEEP_BATCH)
+		return !v ? 1 : v < 4096 ? v * 2 : 0;
+	return !v ? 256 : v < 131072 ? v * 2 : 0;
+}
+
+static int plot(const char *file, const char *axis, const char *model, const unsigned int *x,
+		const struct wafer_plan *p, unsigned int n)
+{
+	FILE *g = popen("gnuplot", "w");
+	unsigned int i;
+
+	if (!g) {
+		fprintf(stderr, "wafer plan: gnuplot: %s\n", strerror(errno));
+		return -1;
+	}
+	fprintf(g, "set terminal svg size 800,480\nset output '%s'\n"
+		"set title '%s: modelled tokens/s against %s'\nset xlabel '%s'\n"
+		"set ylabel 'tokens/s'\nset logscale y\nset key top left\n%s"
+		"plot '-' using 1:2 with linespoints title 'one sequence', "
+		"'-' using 1:2 with linespoints title 'aggregate'\n",
+		file, model, axis, axis, strcmp(axis, "devices") ? "set logscale x 2\n" : "");
+	for (i = 0; i < n; i++)
+		fprintf(g, "%u %llu\n", x[i], (unsigned long long)p[i].tok_s_single);
+	fprintf(g, "e\n");
+	for (i = 0; i < n; i++)
+		fprintf(g, "%u %llu\n", x[i], (unsigned long long)p[i].tok_s_aggregate);
+	fprintf(g, "e\n");
+	if (pclose(g)) {
+		fprintf(stderr, "wafer plan: gnuplot failed drawing %s\n", file);
+		return -1;
+	}
+	return 0;
+}
+
+/* One plan per value of @axis: a table (or a JSON array), and a plot. */
+static int sweep(const struct wafer_plan_shape *s, struct wafer_plan_opts o,
+		 enum sweep_axis axis, const char *axis_name, int json, const char *plot_file)
+{
+	struct wafer_plan p[64], first;
+	unsigned int x[64], n = 0, v, fewest;
+	json_object *arr = json ? json_object_new_array() : NULL;
+	int ret = 0;
+
+	o.devices = 0;
+	if (wafer_plan(s, &o, &first)) {
+		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		return 1;
+	}
+	fewest = first.devices;
+	if (!json)
+		printf("%-8s %7s %8s %10s %12s %14s  %s\n", axis_name, "used", "seq fit",
+		       "TTFT ms", "tok/s single", "tok/s aggregate", "bound");
+	for (v = sweep_next(axis, 0, fewest); v && n < 64; v = sweep_next(axis, v, fewest)) {
+		struct wafer_plan_opts ov = o;
+
+		if (axis == SWEEP_DEVICES && v < fewest)
+			continue;
+		if (axis == SWEEP_DEVICES)
+			ov.devices = v;
+		else if (axis == SWEEP_BATCH)
+			ov.batch = v;
+		else
+			ov.context = v, ov.prompt = 0;
+		if (wafer_plan(s, &ov, &p[n]))
+			continue;	/* a point that does not fit: not on the curve */
+		x[n] = v;
+		if (json)
+			json_object_array_add(arr, plan_json(s, &ov, &p[n]));
+		else
+			printf("%-8u %7u %8llu %10.3f %12llu %14llu  %s\n", v, p[n].devices,
+			       (unsigned long long)p[n].sequences_fit, p[n].ttft_ns / 1e6,
+			       (unsigned long long)p[n].tok_s_single,
+			       (unsigned long long)p[n].tok_s_aggregate, p[n].bound);
+		n++;
+	}
+	if (json)
+		print_json(arr);
+	if (plot_file && plot(plot_file, axis_name, s->name, x, p, n))
+		ret = 1;
+	return ret;
 }
 
 static void print_table(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
@@ -250,6 +351,8 @@ int cli_cmd_plan(int argc, char **argv)
 				     .context = 8192, .draft_accept = 0.8, .draft_tokens = 4 };
 	struct wafer_plan_shape custom = { .name = "custom" }, shape;
 	const struct wafer_plan_shape *preset;
+	const char *sweep_name = NULL, *plot_file = NULL;
+	enum sweep_axis axis = SWEEP_NONE;
 	struct wafer_plan p;
 	int c, json = 0, bad;
 
@@ -290,6 +393,16 @@ int cli_cmd_plan(int argc, char **argv)
 		case OPT_DRAFT_TOKENS:
 			bad = parse_u(optarg, &o.draft_tokens);
 			break;
+		case OPT_SWEEP:
+			sweep_name = optarg;
+			axis = !strcmp(optarg, "devices") ? SWEEP_DEVICES :
+			       !strcmp(optarg, "batch") ? SWEEP_BATCH :
+			       !strcmp(optarg, "context") ? SWEEP_CONTEXT : SWEEP_NONE;
+			bad = axis == SWEEP_NONE;
+			break;
+		case OPT_PLOT:
+			plot_file = optarg;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -312,6 +425,10 @@ int cli_cmd_plan(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (plot_file && axis == SWEEP_NONE) {
+		fprintf(stderr, "wafer plan: --plot needs --sweep devices|batch|context\n");
+		return 2;
+	}
 	preset = wafer_plan_preset_find(argv[optind]);
 	if (preset) {
 		shape = *preset;
@@ -324,12 +441,14 @@ int cli_cmd_plan(int argc, char **argv)
 	} else if (shape_from_checkpoint(argv[optind], &shape)) {
 		return 1;
 	}
+	if (axis != SWEEP_NONE)
+		return sweep(&shape, o, axis, sweep_name, json, plot_file);
 	if (wafer_plan(&shape, &o, &p)) {
 		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
 		return 1;
 	}
 	if (json)
-		print_json(&shape, &o, &p);
+		print_json(plan_json(&shape, &o, &p));
 	else
 		print_table(&shape, &o, &p);
 	return 0;

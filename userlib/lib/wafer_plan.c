@@ -280,7 +280,7 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 		   const struct plan_geom *g, const struct wafer_plan_opts *o,
 		   const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
 {
-	uint64_t lat = 0, links = 0, worst = 0, ns, period;
+	uint64_t lat = 0, links = 0, worst = 0, ns, period, b;
 	struct wfs_cost c, worst_c = { 0, 0, 0 };
 	u32 pos = o->context - 1;
 	unsigned int k;
@@ -307,11 +307,17 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 	p->link_ns = links;
 	p->stage_ns = worst;
 	p->tok_s_single = wfs_timing_rate(1, lat);
-	/* B sequences in a decode loop: each waits for its token; a stage takes one at a time. */
-	period = WFS_MAX(lat, (uint64_t)o->batch * worst);
-	p->tok_s_aggregate = wfs_timing_rate(o->batch, period);
+	/*
+	 * B sequences in a decode loop: each waits for its token; a stage
+	 * takes one at a time; no more decode at once than have their KV.
+	 */
+	b = WFS_MIN((uint64_t)o->batch, p->sequences_fit);
+	period = WFS_MAX(lat, b * worst);
+	p->tok_s_aggregate = wfs_timing_rate(b, period);
 	p->single_bound = links * 4 >= lat ? "links" : stage_bound(prof, &worst_c);
-	if (lat >= (uint64_t)o->batch * worst)
+	if (b < o->batch)
+		p->bound = "kv (fewer sequences fit than the batch)";
+	else if (lat >= b * worst)
 		p->bound = "latency (too few sequences to fill the pipeline)";
 	else
 		p->bound = stage_bound(prof, &worst_c);
@@ -436,6 +442,10 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	kv_room = dev_bytes - (uint64_t)p->layers_per_device * g.layer_bytes -
 		  WFS_MAX(g.embed_bytes, g.head_bytes);
 	p->sequences_fit = kv_room / ((uint64_t)p->layers_per_device * g.kv_pos_bytes * o.context);
+	if (!p->sequences_fit)
+		return wafer_set_error(-ENOSPC, "plan: not one sequence's KV (%u positions) fits "
+				       "beside the weights of %u devices: give more devices or a "
+				       "shorter context", o.context, p->devices);
 	stages = stage_table(&prof, s, p, &n_stages);
 	if (!stages)
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
