@@ -872,6 +872,38 @@ struct wafer_plan_shape {
 };
 
 /**
+ * enum wafer_plan_event_kind - what a traced interval is
+ * @WAFER_PLAN_EV_STAGE: a stage working on a chunk
+ * @WAFER_PLAN_EV_HOP: a chunk's fabric hop to the next stage (or the host)
+ * @WAFER_PLAN_EV_LINK: a chunk's link hop to the next device
+ */
+enum wafer_plan_event_kind {
+	WAFER_PLAN_EV_STAGE,
+	WAFER_PLAN_EV_HOP,
+	WAFER_PLAN_EV_LINK,
+};
+
+/**
+ * struct wafer_plan_event - one interval of the modelled timeline
+ * @kind: enum wafer_plan_event_kind
+ * @device: device index
+ * @stage: stage index on that device
+ * @pos0: the chunk's first position
+ * @n_tokens: the chunk's tokens
+ * @start_ns: modelled start
+ * @dur_ns: modelled duration
+ */
+struct wafer_plan_event {
+	enum wafer_plan_event_kind kind;
+	unsigned int device;
+	unsigned int stage;
+	unsigned int pos0;
+	unsigned int n_tokens;
+	uint64_t start_ns;
+	uint64_t dur_ns;
+};
+
+/**
  * struct wafer_plan_opts - what to project
  * @profile: device profile (NULL: "wse3")
  * @devices: device count, 0 for as few as hold the model
@@ -884,6 +916,9 @@ struct wafer_plan_shape {
  *	none); its shape is wafer_plan_draft_shape()'s, on devices of its own
  * @draft_accept: probability that the target accepts a draft token (0..1)
  * @draft_tokens: tokens the draft proposes per verify step (1..64)
+ * @trace: called for every interval of the prompt's timeline and of the
+ *	decode step after it, in simulation order (NULL: none)
+ * @trace_arg: passed to @trace
  */
 struct wafer_plan_opts {
 	const char *profile;
@@ -895,6 +930,8 @@ struct wafer_plan_opts {
 	uint64_t draft_params;
 	double draft_accept;
 	unsigned int draft_tokens;
+	void (*trace)(void *arg, const struct wafer_plan_event *e);
+	void *trace_arg;
 };
 
 /**

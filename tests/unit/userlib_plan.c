@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <json.h>
+#include <json_util.h>
 
 #include "wafer.h"
 #include "wt_util.h"
@@ -271,6 +272,66 @@ static int cli(const char *args, char *buf, size_t size)
 	return WEXITSTATUS(pclose(f));
 }
 
+/*
+ * --trace: valid JSON of complete ("X") events; on every track (device,
+ * stage) they follow each other without overlap; every chunk passes the
+ * stages in order, each entered no earlier than the previous one's hop
+ * ended.
+ */
+static void trace_file(void)
+{
+	char path[] = "/tmp/wafer-trace-XXXXXX", args[256], out[4096];
+	double last_end[4][128] = { { 0 } }, chunk_end[8] = { 0 };
+	int fd = mkstemp(path), ok = 1, fields = 1;
+	json_object *root = NULL, *evs = NULL;
+	size_t i, n = 0;
+
+	snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 8 --prompt 48 "
+		 "--context 64 --trace %s", path);
+	wt_ok(fd >= 0 && !cli(args, out, sizeof(out)), "wafer plan --trace");
+	if (fd >= 0)
+		close(fd);
+	root = json_object_from_file(path);
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs) &&
+	     json_object_is_type(evs, json_type_array);
+	n = ok ? json_object_array_length(evs) : 0;
+	for (i = 0; ok && i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i), *v, *a;
+		double ts, dur;
+		int pid, tid, pos;
+
+		fields &= json_object_object_get_ex(e, "name", &v) &&
+			  json_object_object_get_ex(e, "ph", &v) &&
+			  !strcmp(json_object_get_string(v), "X") &&
+			  json_object_object_get_ex(e, "ts", &v) &&
+			  json_object_object_get_ex(e, "dur", &v) &&
+			  json_object_object_get_ex(e, "pid", &v) &&
+			  json_object_object_get_ex(e, "tid", &v) &&
+			  json_object_object_get_ex(e, "args", &a);
+		if (!fields)
+			break;
+		ts = json_object_get_double(json_object_object_get(e, "ts"));
+		dur = json_object_get_double(json_object_object_get(e, "dur"));
+		pid = json_object_get_int(json_object_object_get(e, "pid"));
+		tid = json_object_get_int(json_object_object_get(e, "tid"));
+		pos = json_object_get_int(json_object_object_get(a, "pos0")) / 16;
+		if (pid < 0 || pid >= 4 || tid < 0 || tid >= 128 || pos < 0 || pos >= 8 ||
+		    dur < 0 || ts + 1e-6 < last_end[pid][tid] || ts + 1e-6 < chunk_end[pos]) {
+			ok = 0;
+			break;
+		}
+		last_end[pid][tid] = ts + dur;
+		chunk_end[pos] = ts + dur;
+	}
+	/* 3 prompt chunks and a decode step, 80 stages, a stage event and a hop each. */
+	wt_ok(ok && fields && n == 4 * 80 * 2,
+	      "the trace: %zu events with the trace-event fields, in time order on every "
+	      "track and along every chunk", n);
+	if (root)
+		json_object_put(root);
+}
+
 static void command_line(void)
 {
 	static const char *const fields[] = { "devices", "ttft_ms", "tok_s_single",
@@ -368,5 +429,6 @@ int main(void)
 	speculative();
 	bad_input();
 	command_line();
+	trace_file();
 	return wt_done();
 }

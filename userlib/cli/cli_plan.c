@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <json.h>
+#include <json_util.h>
 
 #include "cli.h"
 
@@ -46,13 +47,15 @@ static void usage(FILE *f)
 		"  --json                one JSON object instead of the table\n"
 		"  --sweep AXIS          devices (the fewest..2x or 8), batch (1..4096) or context\n"
 		"                        (256..131072): one row per value (JSON: an array)\n"
-		"  --plot FILE.svg       with --sweep: the curve drawn by gnuplot\n");
+		"  --plot FILE.svg       with --sweep: the curve drawn by gnuplot\n"
+		"  --trace FILE.json     the modelled timeline of the prompt and the decode\n"
+		"                        step after it, as Chrome trace events (Perfetto)\n");
 }
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_HELP };
+       OPT_TRACE, OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -78,6 +81,7 @@ static const struct option opts[] = {
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -210,6 +214,44 @@ static void print_json(json_object *j)
 {
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	json_object_put(j);
+}
+
+/*
+ * Chrome trace events: a process per device, a thread per stage (its
+ * chunks, then their hop out); times in microseconds.
+ */
+static void trace_event(void *arg, const struct wafer_plan_event *e)
+{
+	static const char *const kind[] = { "stage", "hop", "link" };
+	json_object *ev = json_object_new_object(), *args = json_object_new_object();
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s %u+%u", kind[e->kind], e->pos0, e->n_tokens);
+	json_object_object_add(ev, "name", json_object_new_string(name));
+	json_object_object_add(ev, "cat", json_object_new_string(kind[e->kind]));
+	json_object_object_add(ev, "ph", json_object_new_string("X"));
+	json_object_object_add(ev, "ts", json_object_new_double(e->start_ns / 1e3));
+	json_object_object_add(ev, "dur", json_object_new_double(e->dur_ns / 1e3));
+	json_object_object_add(ev, "pid", json_object_new_int(e->device));
+	json_object_object_add(ev, "tid", json_object_new_int(e->stage * 2 + (e->kind != 0)));
+	json_object_object_add(args, "pos0", json_object_new_int(e->pos0));
+	json_object_object_add(args, "tokens", json_object_new_int(e->n_tokens));
+	json_object_object_add(ev, "args", args);
+	json_object_array_add(arg, ev);
+}
+
+static int write_trace(const char *file, json_object *events)
+{
+	json_object *root = json_object_new_object();
+	int ret;
+
+	json_object_object_add(root, "traceEvents", events);
+	json_object_object_add(root, "displayTimeUnit", json_object_new_string("ns"));
+	ret = json_object_to_file_ext(file, root, JSON_C_TO_STRING_PLAIN);
+	if (ret)
+		fprintf(stderr, "wafer plan: writing %s: %s\n", file, json_util_get_last_err());
+	json_object_put(root);
+	return ret ? -1 : 0;
 }
 
 enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
@@ -351,7 +393,8 @@ int cli_cmd_plan(int argc, char **argv)
 				     .context = 8192, .draft_accept = 0.8, .draft_tokens = 4 };
 	struct wafer_plan_shape custom = { .name = "custom" }, shape;
 	const struct wafer_plan_shape *preset;
-	const char *sweep_name = NULL, *plot_file = NULL;
+	const char *sweep_name = NULL, *plot_file = NULL, *trace_file = NULL;
+	json_object *events = NULL;
 	enum sweep_axis axis = SWEEP_NONE;
 	struct wafer_plan p;
 	int c, json = 0, bad;
@@ -403,6 +446,9 @@ int cli_cmd_plan(int argc, char **argv)
 		case OPT_PLOT:
 			plot_file = optarg;
 			break;
+		case OPT_TRACE:
+			trace_file = optarg;
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -443,10 +489,18 @@ int cli_cmd_plan(int argc, char **argv)
 	}
 	if (axis != SWEEP_NONE)
 		return sweep(&shape, o, axis, sweep_name, json, plot_file);
+	if (trace_file) {
+		events = json_object_new_array();
+		o.trace = trace_event;
+		o.trace_arg = events;
+	}
 	if (wafer_plan(&shape, &o, &p)) {
 		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		json_object_put(events);
 		return 1;
 	}
+	if (trace_file && write_trace(trace_file, events))
+		return 1;
 	if (json)
 		print_json(plan_json(&shape, &o, &p));
 	else

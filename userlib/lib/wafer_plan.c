@@ -172,6 +172,7 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
  */
 struct plan_stage {
 	unsigned int first, count;	/* layers */
+	unsigned int device, index;	/* the device, the stage's index on it */
 	int last_of_device;
 };
 
@@ -193,6 +194,8 @@ static struct plan_stage *stage_table(const struct wfs_profile *prof,
 			t[n].count = count / used + (k < count % used);
 			layer += t[n].count;
 			t[n].last_of_device = k + 1 == used;
+			t[n].device = d;
+			t[n].index = k;
 			n++;
 		}
 	}
@@ -234,33 +237,63 @@ static uint64_t hop_ns(const struct wfs_profile *prof, const struct plan_geom *g
 	return wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, bytes));
 }
 
-/*
- * The firmware's timeline for a prompt of @len tokens from position 0 in
- * chunks: the time its last chunk leaves the last stage.
- */
-static uint64_t prefill_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
-			   const struct plan_geom *g, const struct plan_stage *t,
-			   unsigned int n_stages, u32 len)
+static void emit(const struct wafer_plan_opts *o, const struct plan_stage *st,
+		 enum wafer_plan_event_kind kind, u32 pos0, u32 n, uint64_t start, uint64_t dur)
 {
-	uint64_t *free_at = calloc(n_stages, sizeof(*free_at)), time = 0;
+	struct wafer_plan_event e = { .kind = kind, .device = st->device, .stage = st->index,
+				      .pos0 = pos0, .n_tokens = n, .start_ns = start,
+				      .dur_ns = dur };
+
+	if (o->trace)
+		o->trace(o->trace_arg, &e);
+}
+
+/*
+ * The firmware's timeline: @len tokens from position @pos0 in chunks, the
+ * first entering stage 0 at @t0, each stage busy until @free_at; the time
+ * the last chunk's results are back at the host.
+ */
+static uint64_t run_chunks(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			   const struct plan_geom *g, const struct plan_stage *t,
+			   unsigned int n_stages, u32 pos0, u32 len, uint64_t t0,
+			   uint64_t *free_at, const struct wafer_plan_opts *o)
+{
+	uint64_t time = t0;
 	unsigned int k;
 	u32 pos, n;
 
-	if (!free_at)
-		return 0;
-	for (pos = 0; pos < len; pos += n) {
-		n = WFS_MIN(prof->chunk_tokens, len - pos);
-		time = 0;
+	for (pos = pos0; pos < pos0 + len; pos += n) {
+		n = WFS_MIN(prof->chunk_tokens, pos0 + len - pos);
+		time = t0;
 		for (k = 0; k < n_stages; k++) {
-			uint64_t start = WFS_MAX(time, free_at[k]);
+			uint64_t start = WFS_MAX(time, free_at[k]), hop;
 
 			free_at[k] = start + stage_ns(prof, s, g, &t[k], pos, n, NULL);
 			/* To the next stage, or the result's hop back to the host. */
-			time = free_at[k] + (k + 1 < n_stages ? hop_ns(prof, g, &t[k], n) :
-					     wfs_timing_ns(prof, wfs_timing_hop_cycles(prof,
-						(uint64_t)n * g->dims.act_bytes)));
+			hop = k + 1 < n_stages ? hop_ns(prof, g, &t[k], n) :
+			      wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (uint64_t)n *
+									g->dims.act_bytes));
+			emit(o, &t[k], WAFER_PLAN_EV_STAGE, pos, n, start, free_at[k] - start);
+			emit(o, &t[k], t[k].last_of_device && k + 1 < n_stages ?
+			     WAFER_PLAN_EV_LINK : WAFER_PLAN_EV_HOP, pos, n, free_at[k], hop);
+			time = free_at[k] + hop;
 		}
 	}
+	return time;
+}
+
+/* A prompt of @len tokens, then (traced) one decode step once it is done. */
+static uint64_t prefill_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			   const struct plan_geom *g, const struct plan_stage *t,
+			   unsigned int n_stages, u32 len, const struct wafer_plan_opts *o)
+{
+	uint64_t *free_at = calloc(n_stages, sizeof(*free_at)), time;
+
+	if (!free_at)
+		return 0;
+	time = run_chunks(prof, s, g, t, n_stages, 0, len, 0, free_at, o);
+	if (o->trace && len < o->context)
+		run_chunks(prof, s, g, t, n_stages, len, 1, time, free_at, o);
 	free(free_at);
 	return time;
 }
@@ -371,6 +404,7 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	od.devices = 0;
 	od.batch = 1;
 	od.draft_params = 0;
+	od.trace = NULL;
 	ret = wafer_plan(&ds, &od, &dp);
 	if (ret)
 		return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
@@ -450,7 +484,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	if (!stages)
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
 	p->prompt = o.prompt;
-	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt);
+	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
 	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, p) : 0;
 	free(stages);
