@@ -4,4 +4,4 @@
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/front_sysfs_readers
 [ -x "$prog" ] || die "$prog missing: run make"
-"$vm" -- "$prog" --jobs 32 --tokens 32
+"$vm" -- "$prog" --jobs 48 --tokens 64

@@ -7,7 +7,10 @@
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/lifetime_kill
 [ -x "$prog" ] || die "$prog missing: run make"
-"$vm" -- "$prog" --seed "${WAFER_KILL_SEED:-1}" --rounds 8
+# The debug kernel: half the rounds (each variant once; ~30 s a round there).
+rounds=8
+[ "${WAFER_VM_KERNEL:-stock}" != debug ] || rounds=4
+"$vm" -- "$prog" --seed "${WAFER_KILL_SEED:-1}" --rounds "$rounds"
 # A victim with seconds of work queued (64 jobs of 64 tokens): the GET_INFO
 # taken before the kill waits behind all of it, and must not be mistaken for
 # a stuck firmware (which reset the device: 0 models, jobs failed).
