@@ -86,6 +86,16 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const char *opt_name(int val)
+{
+	const struct option *o;
+
+	for (o = opts; o->name; o++)
+		if (o->val == val)
+			return o->name;
+	return "?";
+}
+
 static int parse_u(const char *s, unsigned int *out)
 {
 	char *end;
@@ -463,7 +473,7 @@ int cli_cmd_plan(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "wafer plan: bad value '%s' for --%s\n", optarg,
-				opts[c - OPT_PROFILE].name);
+				opt_name(c));
 			return 2;
 		}
 	}

@@ -118,6 +118,13 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 	};
 }
 
+/* Bytes the fullest device holds beside its layers: the embedding or head, both on one. */
+static uint64_t extra_bytes(const struct plan_geom *g, unsigned int devices)
+{
+	return devices == 1 ? g->embed_bytes + g->head_bytes : WFS_MAX(g->embed_bytes,
+								       g->head_bytes);
+}
+
 /* Placement: contiguous layer ranges, as even as SRAM allows. */
 static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
 		 const struct plan_geom *g, uint64_t dev_bytes, struct wafer_plan *p)
@@ -138,7 +145,7 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 		for (;; n++) {
 			per = (s->n_layers + n - 1) / n;
 			if ((uint64_t)per * (g->layer_bytes + g->kv_pos_bytes * o->context) +
-			    WFS_MAX(first_extra, last_extra) <= dev_bytes)
+			    extra_bytes(g, n) <= dev_bytes)
 				break;
 			if (per == 1)
 				return wafer_set_error(-ENOSPC, "plan: one layer and one sequence's "
@@ -155,7 +162,7 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 	if (o->devices && n < o->devices)
 		p->why = n == s->n_layers ? "fewer than asked: one layer per device" :
 			 "fewer than asked: even layer ranges fill these";
-	if ((uint64_t)per * g->layer_bytes + WFS_MAX(first_extra, last_extra) > dev_bytes)
+	if ((uint64_t)per * g->layer_bytes + extra_bytes(g, n) > dev_bytes)
 		return wafer_set_error(-ENOSPC, "plan: %u layers of %llu bytes per device do not fit "
 				       "%s's %llu bytes: give more devices or --devices auto", per,
 				       (unsigned long long)g->layer_bytes, o->profile,
@@ -474,7 +481,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
 	/* The fullest device: its layers' weights, plus the embedding or head. */
 	kv_room = dev_bytes - (uint64_t)p->layers_per_device * g.layer_bytes -
-		  WFS_MAX(g.embed_bytes, g.head_bytes);
+		  extra_bytes(&g, p->devices);
 	p->sequences_fit = kv_room / ((uint64_t)p->layers_per_device * g.kv_pos_bytes * o.context);
 	if (!p->sequences_fit)
 		return wafer_set_error(-ENOSPC, "plan: not one sequence's KV (%u positions) fits "
