@@ -854,7 +854,10 @@ int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
  * @n_experts: mixture of experts in every layer: routed experts (0: dense)
  * @n_active: routed experts per token
  * @n_shared: experts every token takes
- * @expert_hidden: feed-forward width of one expert (@hidden_dim is unused)
+ * @expert_hidden: feed-forward width of one expert
+ * @moe_every: with experts: every @moe_every-th layer has them (layers
+ *	moe_every-1, 2*moe_every-1, ...), the others a dense FFN of
+ *	@hidden_dim; 0 or 1: every layer
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -869,6 +872,7 @@ struct wafer_plan_shape {
 	unsigned int n_active;
 	unsigned int n_shared;
 	unsigned int expert_hidden;
+	unsigned int moe_every;
 };
 
 /**
@@ -945,7 +949,7 @@ struct wafer_plan_opts {
  * @device_sram_bytes: SRAM of one device
  * @weight_bytes: weights of the whole model
  * @active_params: parameters a token uses (all of a dense model's)
- * @layer_bytes: weights of one layer
+ * @layer_bytes: weights of the largest layer
  * @kv_bytes_per_seq: KV cache of one sequence over all layers
  * @sequences_fit: sequences whose KV fits beside the weights (fullest device)
  * @prompt: tokens of the prompt @ttft_ns is for

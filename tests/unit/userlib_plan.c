@@ -28,7 +28,7 @@
 
 /* stories260K (the shared checkpoint) */
 static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
-					       0, 0, 0, 0 };
+					       0, 0, 0, 0, 0 };
 
 /* Modelled ns of a prefill of @n tokens and of the decode step after it, real run. */
 static int real_run(const void *blob, size_t len, unsigned int n, uint64_t *prefill,
@@ -164,7 +164,8 @@ static void moe_presets(void)
 {
 	static const struct { const char *name; double total, active; } want[] = {
 		{ "qwen3-235b-a22b", 235e9, 22e9 }, { "gpt-oss-120b", 117e9, 5.1e9 },
-		{ "kimi-k2", 1.0e12, 32e9 }, { "sol", 3.0e12, 150e9 },
+		{ "kimi-k2", 1.0e12, 32e9 }, { "llama4-maverick", 400e9, 17e9 },
+		{ "sol", 3.0e12, 150e9 },
 	};
 	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 8, .batch = 1,
 				     .context = 1024 };

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 		"  MODEL.bin             a llama2.c checkpoint (its header's shape)\n"
 		"  custom                the shape from --layers --dim --hidden --heads\n"
 		"                        --kv-heads --head-dim --vocab [--experts E --active A\n"
-		"                        --shared S --expert-hidden H]\n"
+		"                        --shared S --expert-hidden H [--moe-every K]]\n"
 		"  --profile P           wse3 (default), wse2, wafer, asic\n"
 		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
 		"  --weight-bits 4|8|16  weight precision (default 4)\n"
@@ -54,7 +54,8 @@ static void usage(FILE *f)
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
-       OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
+       OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
+       OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
        OPT_TRACE, OPT_HELP };
 
 static const struct option opts[] = {
@@ -76,6 +77,7 @@ static const struct option opts[] = {
 	{ "active", required_argument, NULL, OPT_ACTIVE },
 	{ "shared", required_argument, NULL, OPT_SHARED },
 	{ "expert-hidden", required_argument, NULL, OPT_EXPERT_HIDDEN },
+	{ "moe-every", required_argument, NULL, OPT_MOE_EVERY },
 	{ "draft-params", required_argument, NULL, OPT_DRAFT },
 	{ "draft-accept", required_argument, NULL, OPT_ACCEPT },
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
@@ -360,6 +362,9 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 	if (s->n_experts)
 		printf("%u experts (%u active, %u shared) of hidden %u, ", s->n_experts,
 		       s->n_active, s->n_shared, s->expert_hidden);
+	if (s->n_experts && s->moe_every > 1)
+		printf("in one layer of %u (the others dense, hidden %u), ", s->moe_every,
+		       s->hidden_dim);
 	else
 		printf("hidden %u, ", s->hidden_dim);
 	printf("%u/%u heads, vocab %u, %u-bit weights\n", s->n_heads, s->n_kv_heads, s->vocab,
@@ -392,7 +397,7 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
 			  c == OPT_KV_HEADS ? &s->n_kv_heads : c == OPT_HEAD_DIM ? &s->head_dim :
 			  c == OPT_EXPERTS ? &s->n_experts : c == OPT_ACTIVE ? &s->n_active :
 			  c == OPT_SHARED ? &s->n_shared : c == OPT_EXPERT_HIDDEN ?
-			  &s->expert_hidden : &s->vocab;
+			  &s->expert_hidden : c == OPT_MOE_EVERY ? &s->moe_every : &s->vocab;
 
 	return parse_u(arg, f);
 }
@@ -464,7 +469,7 @@ int cli_cmd_plan(int argc, char **argv)
 			return 0;
 		case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
 		case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB: case OPT_EXPERTS:
-		case OPT_ACTIVE: case OPT_SHARED: case OPT_EXPERT_HIDDEN:
+		case OPT_ACTIVE: case OPT_SHARED: case OPT_EXPERT_HIDDEN: case OPT_MOE_EVERY:
 			bad = set_dims(c, optarg, &custom);
 			break;
 		default:

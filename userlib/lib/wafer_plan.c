@@ -20,20 +20,22 @@
 
 /*
  * Published configurations.  Mixture-of-experts presets have experts in
- * every layer: kimi-k2's one dense first layer is counted as the others,
+ * every layer but llama4-maverick (every other one; the rest dense):
+ * kimi-k2's one dense first layer is counted as the others,
  * its latent attention as 2 x 128-wide KV heads (576 cached values per
  * position and layer).  sol is the seed articles' estimate (~3 T total,
  * ~150 B active, 80 layers), not a published shape.
  */
 static const struct wafer_plan_shape presets[] = {
-	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0 },
-	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0 },
-	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0 },
-	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0 },
-	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536 },
-	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880 },
-	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048 },
-	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144 },
+	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0, 0 },
+	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0, 0 },
+	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0, 0 },
+	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0, 0 },
+	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536, 1 },
+	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880, 1 },
+	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048, 1 },
+	{ "llama4-maverick", 48, 5120, 16384, 40, 8, 128, 202048, 128, 1, 1, 8192, 2 },
+	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144, 1 },
 };
 
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i)
@@ -56,8 +58,37 @@ const struct wafer_plan_shape *wafer_plan_preset_find(const char *name)
 struct plan_geom {
 	struct wfs_timing_dims dims;
 	struct wfs_timing_moe moe;	/* n_experts 0: dense */
-	uint64_t layer_bytes, embed_bytes, head_bytes, kv_pos_bytes, active_params;
+	unsigned int moe_every;		/* layer l has experts if (l + 1) % moe_every == 0 */
+	uint64_t dense_bytes, moe_bytes, layer_bytes;	/* layer_bytes: the larger */
+	uint64_t embed_bytes, head_bytes, kv_pos_bytes, active_params;
 };
+
+static int is_moe(const struct plan_geom *g, unsigned int l)
+{
+	return g->moe.n_experts && (l + 1) % g->moe_every == 0;
+}
+
+static uint64_t range_bytes(const struct plan_geom *g, unsigned int first, unsigned int count)
+{
+	uint64_t b = 0;
+	unsigned int l;
+
+	for (l = first; l < first + count; l++)
+		b += is_moe(g, l) ? g->moe_bytes : g->dense_bytes;
+	return b;
+}
+
+/* Weights of the fullest of the devices holding @per layers each. */
+static uint64_t max_device_bytes(const struct plan_geom *g, unsigned int n_layers,
+				 unsigned int per)
+{
+	uint64_t worst = 0;
+	unsigned int l;
+
+	for (l = 0; l < n_layers; l += per)
+		worst = WFS_MAX(worst, range_bytes(g, l, WFS_MIN(per, n_layers - l)));
+	return worst;
+}
 
 static int check_shape(const struct wafer_plan_shape *s)
 {
@@ -77,10 +108,13 @@ static int check_shape(const struct wafer_plan_shape *s)
 		return wafer_set_error(-EINVAL, "plan: %u experts, %u active, %u shared, "
 				       "expert_hidden %u (1..4096, 1..experts, 0..64, 1..2^20)",
 				       s->n_experts, s->n_active, s->n_shared, s->expert_hidden);
-	if (!s->n_experts && (s->n_active || s->n_shared || s->expert_hidden))
-		return wafer_set_error(-EINVAL, "plan: n_active, n_shared or expert_hidden "
-				       "without n_experts");
-	if (!s->n_experts && (!s->hidden_dim || s->hidden_dim > (1u << 22)))
+	if (!s->n_experts && (s->n_active || s->n_shared || s->expert_hidden || s->moe_every))
+		return wafer_set_error(-EINVAL, "plan: n_active, n_shared, expert_hidden or "
+				       "moe_every without n_experts");
+	if (s->moe_every > s->n_layers)
+		return wafer_set_error(-EINVAL, "plan: moe_every %u beyond the %u layers",
+				       s->moe_every, s->n_layers);
+	if ((!s->n_experts || s->moe_every > 1) && (!s->hidden_dim || s->hidden_dim > (1u << 22)))
 		return wafer_set_error(-EINVAL, "plan: hidden_dim %u (1..2^22)", s->hidden_dim);
 	return 0;
 }
@@ -95,19 +129,27 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 		     struct plan_geom *g)
 {
 	uint64_t q = (uint64_t)s->n_heads * s->head_dim, kv = (uint64_t)s->n_kv_heads * s->head_dim;
-	uint64_t d = s->dim, attn = 2 * d * q + 2 * d * kv + 2 * d + d * s->n_experts;
-	uint64_t expert = 3 * d * s->expert_hidden;
-	uint64_t params = s->n_experts ? attn + (uint64_t)(s->n_experts + s->n_shared) * expert :
-			  attn + 3 * d * s->hidden_dim;
+	uint64_t d = s->dim, attn = 2 * d * q + 2 * d * kv + 2 * d;
+	uint64_t expert = 3 * d * s->expert_hidden, dense = attn + 3 * d * s->hidden_dim;
+	uint64_t moe = attn + d * s->n_experts + (uint64_t)(s->n_experts + s->n_shared) * expert;
+	uint64_t moe_active = attn + d * s->n_experts + (uint64_t)(s->n_active + s->n_shared) *
+			      expert;
+	unsigned int l;
 
 	g->moe = (struct wfs_timing_moe){
 		.n_experts = s->n_experts, .n_active = s->n_active, .n_shared = s->n_shared,
-		.expert_hidden = s->expert_hidden, .attn_bytes = quant_bytes(attn, o->weight_bits),
+		.expert_hidden = s->expert_hidden,
+		.attn_bytes = quant_bytes(attn + d * s->n_experts, o->weight_bits),
 		.expert_bytes = quant_bytes(expert, o->weight_bits),
 	};
-	g->active_params = s->n_layers * (s->n_experts ? attn + (uint64_t)(s->n_active +
-			   s->n_shared) * expert : params) + 2ull * s->vocab * d;
-	g->layer_bytes = quant_bytes(params, o->weight_bits);
+	g->moe_every = s->moe_every > 1 ? s->moe_every : 1;
+	g->dense_bytes = quant_bytes(dense, o->weight_bits);
+	g->moe_bytes = quant_bytes(moe, o->weight_bits);
+	g->active_params = 2ull * s->vocab * d;
+	for (l = 0; l < s->n_layers; l++)
+		g->active_params += is_moe(g, l) ? moe_active : dense;
+	g->layer_bytes = s->n_experts ? WFS_MAX(g->moe_bytes, g->moe_every > 1 ?
+						g->dense_bytes : 0) : g->dense_bytes;
 	g->embed_bytes = quant_bytes((uint64_t)s->vocab * d, o->weight_bits);
 	g->head_bytes = g->embed_bytes + d * 2;
 	g->kv_pos_bytes = 2 * kv * 2;	/* K and V, 16-bit */
@@ -139,12 +181,13 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 				       o->profile, (unsigned long long)dev_bytes);
 	if (!n) {
 		/* As few as hold the weights, with room for one sequence's KV. */
-		uint64_t need = (uint64_t)s->n_layers * g->layer_bytes + first_extra + last_extra;
+		uint64_t need = range_bytes(g, 0, s->n_layers) + first_extra + last_extra;
 
 		n = (unsigned int)((need + dev_bytes - 1) / dev_bytes);
 		for (;; n++) {
 			per = (s->n_layers + n - 1) / n;
-			if ((uint64_t)per * (g->layer_bytes + g->kv_pos_bytes * o->context) +
+			if (max_device_bytes(g, s->n_layers, per) +
+			    (uint64_t)per * g->kv_pos_bytes * o->context +
 			    extra_bytes(g, n) <= dev_bytes)
 				break;
 			if (per == 1)
@@ -162,7 +205,7 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 	if (o->devices && n < o->devices)
 		p->why = n == s->n_layers ? "fewer than asked: one layer per device" :
 			 "fewer than asked: even layer ranges fill these";
-	if ((uint64_t)per * g->layer_bytes + extra_bytes(g, n) > dev_bytes)
+	if (max_device_bytes(g, s->n_layers, per) + extra_bytes(g, n) > dev_bytes)
 		return wafer_set_error(-ENOSPC, "plan: %u layers of %llu bytes per device do not fit "
 				       "%s's %llu bytes: give more devices or --devices auto", per,
 				       (unsigned long long)g->layer_bytes, o->profile,
@@ -220,11 +263,11 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 
 	if (st->first == 0)
 		wfs_timing_embed_cost(&g->dims, n, &c);
-	for (l = 0; l < st->count; l++) {
-		if (g->moe.n_experts)
+	for (l = st->first; l < st->first + st->count; l++) {
+		if (is_moe(g, l))
 			wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, pos0, n, &c);
 		else
-			wfs_timing_layer_cost(prof, &g->dims, g->layer_bytes, pos0, n, &c);
+			wfs_timing_layer_cost(prof, &g->dims, g->dense_bytes, pos0, n, &c);
 	}
 	if (st->first + st->count == s->n_layers)
 		wfs_timing_head_cost(prof, &g->dims, g->head_bytes, 1, &c);
@@ -475,12 +518,12 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	memcpy(p->profile, prof.name, sizeof(p->profile));
 	p->profile[sizeof(p->profile) - 1] = '\0';
 	p->device_sram_bytes = dev_bytes;
-	p->weight_bytes = (uint64_t)s->n_layers * g.layer_bytes + g.embed_bytes + g.head_bytes;
+	p->weight_bytes = range_bytes(&g, 0, s->n_layers) + g.embed_bytes + g.head_bytes;
 	p->layer_bytes = g.layer_bytes;
 	p->active_params = g.active_params;
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
 	/* The fullest device: its layers' weights, plus the embedding or head. */
-	kv_room = dev_bytes - (uint64_t)p->layers_per_device * g.layer_bytes -
+	kv_room = dev_bytes - max_device_bytes(&g, s->n_layers, p->layers_per_device) -
 		  extra_bytes(&g, p->devices);
 	p->sequences_fit = kv_room / ((uint64_t)p->layers_per_device * g.kv_pos_bytes * o.context);
 	if (!p->sequences_fit)
