@@ -75,6 +75,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.chunk_tokens = 16,
 		.core_sram_bytes = 48889,		/* 44 GB / 900,000 */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
+		.stream_bytes_per_cycle = 136,		/* MemoryX over the system I/O */
 	},
 	[WFS_PROFILE_WSE2] = {
 		.name = "wse2",
@@ -92,6 +93,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.chunk_tokens = 16,
 		.core_sram_bytes = 48000,		/* 48 kB per core */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
+		.stream_bytes_per_cycle = 136,		/* assumed: CS-3's */
 	},
 };
 

@@ -73,6 +73,8 @@ enum wfs_profile_id {
  *	layer's weights spread over ceil(W / core_sram_bytes) cores, whose
  *	side every reduction crosses (0: no mesh, the test profiles)
  * @mesh_hop_cycles: cycles of one core-to-core hop of that mesh
+ * @stream_bytes_per_cycle: bandwidth from the external weight store of
+ *	weight streaming (0: none, the test profiles)
  */
 struct wfs_profile {
 	char name[WFS_PROFILE_NAME_LEN];
@@ -90,6 +92,7 @@ struct wfs_profile {
 	u32 chunk_tokens;
 	u32 core_sram_bytes;
 	u32 mesh_hop_cycles;
+	u32 stream_bytes_per_cycle;
 };
 
 /**

@@ -104,6 +104,11 @@ u64 wfs_timing_link_cycles(const struct wfs_profile *p, u64 bytes)
 	       div_round_up(bytes, p->link_bytes_per_cycle);
 }
 
+u64 wfs_timing_stream_cycles(const struct wfs_profile *p, u64 bytes)
+{
+	return div_round_up(bytes, p->stream_bytes_per_cycle);
+}
+
 u64 wfs_timing_ns(const struct wfs_profile *p, u64 cycles)
 {
 	u64 hz = p->clock_hz ? p->clock_hz : 1;

@@ -242,6 +242,18 @@ u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes);
 u64 wfs_timing_link_cycles(const struct wfs_profile *p, u64 bytes);
 
 /**
+ * wfs_timing_stream_cycles() - cycles to stream weights from the external
+ *	store (weight streaming: a layer's weights arrive while the previous
+ *	layer computes, so a layer takes the longer of the two)
+ * @p: profile
+ * @bytes: weight bytes
+ *
+ * Return: ceil(bytes / stream_bytes_per_cycle), or 0 for a profile without
+ * a weight store.
+ */
+u64 wfs_timing_stream_cycles(const struct wfs_profile *p, u64 bytes);
+
+/**
  * wfs_timing_ns() - cycles to nanoseconds at the profile's clock
  * @p: profile
  * @cycles: cycles

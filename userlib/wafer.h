@@ -920,6 +920,10 @@ struct wafer_plan_event {
  *	none); its shape is wafer_plan_draft_shape()'s, on devices of its own
  * @draft_accept: probability that the target accepts a draft token (0..1)
  * @draft_tokens: tokens the draft proposes per verify step (1..64)
+ * @stream: weight streaming: the weights stay in the profile's external
+ *	store and pass through one device layer by layer, its SRAM holding
+ *	two layers and the KV cache; each decode step streams them all once
+ *	for the whole batch
  * @trace: called for every interval of the prompt's timeline and of the
  *	decode step after it, in simulation order (NULL: none)
  * @trace_arg: passed to @trace
@@ -934,6 +938,7 @@ struct wafer_plan_opts {
 	uint64_t draft_params;
 	double draft_accept;
 	unsigned int draft_tokens;
+	int stream;
 	void (*trace)(void *arg, const struct wafer_plan_event *e);
 	void *trace_arg;
 };

@@ -221,6 +221,37 @@ static void speculative(void)
 	      "no draft tokens: %s", wafer_last_error());
 }
 
+/* Weight streaming: a pass streams every weight once, for the whole batch. */
+static void streaming(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("llama3.1-70b");
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 16, .batch = 1,
+				     .context = 1024, .stream = 1 };
+	struct wafer_plan p, q;
+	int ret = wafer_plan(s, &o, &p);
+	/* 141 GB over 136 B per 1.1 GHz cycle (149.6 GB/s): ~0.94 s a pass */
+	double pass = (double)p.weight_bytes / 136 / 1.1e9;
+
+	wt_ok(!ret && p.devices == 1 && !strcmp(p.single_bound, "streaming") &&
+	      p.token_ns > pass * 1e9 * 0.99 && p.token_ns < pass * 1e9 * 1.05,
+	      "70B streamed: one device, a step %.3f s against %.3f s of streaming",
+	      p.token_ns / 1e9, pass);
+	o.batch = (unsigned int)p.sequences_fit;
+	ret = wafer_plan(s, &o, &q);
+	wt_ok(!ret && q.tok_s_aggregate >= (uint64_t)(o.batch * 9 / 10) * p.tok_s_single &&
+	      !strcmp(q.bound, "streaming"),
+	      "a batch of the %u sequences that fit shares each pass: %llu tok/s (one: %llu)",
+	      o.batch, (unsigned long long)q.tok_s_aggregate,
+	      (unsigned long long)p.tok_s_single);
+	o.profile = "wafer";
+	wt_ok(wafer_plan(s, &o, &q) == -EINVAL && strstr(wafer_last_error(), "weight store"),
+	      "no weight store: %s", wafer_last_error());
+	o.profile = "wse3";
+	o.devices = 2;
+	wt_ok(wafer_plan(s, &o, &q) == -EINVAL && strstr(wafer_last_error(), "one device"),
+	      "streaming on two devices: %s", wafer_last_error());
+}
+
 static void bad_input(void)
 {
 	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
@@ -428,6 +459,7 @@ int main(void)
 	arithmetic();
 	moe_presets();
 	speculative();
+	streaming();
 	bad_input();
 	command_line();
 	trace_file();

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"                        (suffix M, B or T; an assumed dense shape, own devices)\n"
 		"  --draft-accept A      probability a draft token is accepted (default 0.8)\n"
 		"  --draft-tokens K      draft tokens per verify step (default 4)\n"
+		"  --stream              weight streaming: weights from the external store,\n"
+		"                        one device (wse3, wse2)\n"
 		"  --json                one JSON object instead of the table\n"
 		"  --sweep AXIS          devices (the fewest..2x or 8), batch (1..4096) or context\n"
 		"                        (256..131072): one row per value (JSON: an array)\n"
@@ -56,7 +58,7 @@ enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PRO
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
        OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_TRACE, OPT_HELP };
+       OPT_TRACE, OPT_STREAM, OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -84,6 +86,7 @@ static const struct option opts[] = {
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -183,6 +186,7 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "context", json_object_new_int64(o->context));
 	json_object_object_add(j, "devices", json_object_new_int64(p->devices));
 	json_object_object_add(j, "devices_why", json_object_new_string(p->why));
+	json_object_object_add(j, "weight_streaming", json_object_new_boolean(o->stream));
 	json_object_object_add(j, "layers_per_device", json_object_new_int64(p->layers_per_device));
 	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
 	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
@@ -463,6 +467,9 @@ int cli_cmd_plan(int argc, char **argv)
 			break;
 		case OPT_TRACE:
 			trace_file = optarg;
+			break;
+		case OPT_STREAM:
+			o.stream = 1;
 			break;
 		case OPT_HELP:
 			usage(stdout);

@@ -472,6 +472,75 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	return 0;
 }
 
+/*
+ * One layer of a weight-streaming pass over @b sequences at the end of
+ * their context (@n = 1 each) or over a prompt (@b = 1, @n tokens): the
+ * longer of its compute (the weights read once for all) and its streaming.
+ */
+static uint64_t stream_layer_cycles(const struct wfs_profile *prof, const struct plan_geom *g,
+				    unsigned int l, u32 pos0, u32 n, uint64_t b, int *streamed)
+{
+	struct wfs_cost c = { 0, 0, 0 };
+	uint64_t w = is_moe(g, l) ? g->moe_bytes : g->dense_bytes, cycles, st;
+
+	if (is_moe(g, l))
+		wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, pos0, n, &c);
+	else
+		wfs_timing_layer_cost(prof, &g->dims, w, pos0, n, &c);
+	c.macs *= b;
+	c.bytes = w + b * (c.bytes - WFS_MIN(c.bytes, w));
+	cycles = wfs_timing_stage_cycles(prof, &c);
+	st = wfs_timing_stream_cycles(prof, w);
+	*streamed += st > cycles;
+	return WFS_MAX(cycles, st);
+}
+
+/* Weight streaming on one device: weights pass through, SRAM holds two layers and the KV. */
+static int stream_plan(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+		       const struct plan_geom *g, const struct wafer_plan_opts *o,
+		       struct wafer_plan *p)
+{
+	uint64_t dev = (uint64_t)prof->stages * prof->sram_bytes, resident = 2 * g->layer_bytes;
+	uint64_t one = 0, all = 0, prompt = 0, b;
+	int streamed = 0, dummy = 0;
+	unsigned int l;
+
+	if (!prof->stream_bytes_per_cycle)
+		return wafer_set_error(-EINVAL, "plan: profile %s has no external weight store "
+				       "to stream from (wse3, wse2)", prof->name);
+	if (o->devices > 1)
+		return wafer_set_error(-EINVAL, "plan: weight streaming is projected on one "
+				       "device, not %u", o->devices);
+	if (resident + (uint64_t)s->n_layers * g->kv_pos_bytes * o->context > dev)
+		return wafer_set_error(-ENOSPC, "plan: two layers and one sequence's KV do not "
+				       "fit a %s device", prof->name);
+	p->devices = 1;
+	p->layers_per_device = s->n_layers;
+	p->stages = 1;
+	p->why = "weight streaming";
+	p->sequences_fit = (dev - resident) / ((uint64_t)s->n_layers * g->kv_pos_bytes *
+					       o->context);
+	b = WFS_MIN((uint64_t)o->batch, p->sequences_fit);
+	for (l = 0; l < s->n_layers; l++) {
+		one += stream_layer_cycles(prof, g, l, o->context - 1, 1, 1, &dummy);
+		all += stream_layer_cycles(prof, g, l, o->context - 1, 1, b, &streamed);
+		prompt += stream_layer_cycles(prof, g, l, 0, o->prompt, 1, &dummy);
+	}
+	/* The embedding and head stream too. */
+	one += wfs_timing_stream_cycles(prof, g->embed_bytes + g->head_bytes);
+	all += wfs_timing_stream_cycles(prof, g->embed_bytes + g->head_bytes);
+	prompt += wfs_timing_stream_cycles(prof, g->embed_bytes + g->head_bytes);
+	p->token_ns = wfs_timing_ns(prof, one);
+	p->stage_ns = wfs_timing_ns(prof, all);
+	p->ttft_ns = wfs_timing_ns(prof, prompt);
+	p->tok_s_single = wfs_timing_rate(1, p->token_ns);
+	p->tok_s_aggregate = wfs_timing_rate(b, p->stage_ns);
+	p->single_bound = "streaming";
+	p->bound = b < o->batch ? "kv (fewer sequences fit than the batch)" :
+		   streamed * 2 > (int)s->n_layers ? "streaming" : "compute";
+	return 0;
+}
+
 int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 	       struct wafer_plan *p)
 {
@@ -512,9 +581,6 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 				       o.draft_tokens);
 	geometry(s, &o, &g);
 	dev_bytes = (uint64_t)prof.stages * prof.sram_bytes;
-	ret = place(s, &o, &g, dev_bytes, p);
-	if (ret)
-		return ret;
 	memcpy(p->profile, prof.name, sizeof(p->profile));
 	p->profile[sizeof(p->profile) - 1] = '\0';
 	p->device_sram_bytes = dev_bytes;
@@ -522,6 +588,14 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	p->layer_bytes = g.layer_bytes;
 	p->active_params = g.active_params;
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
+	p->prompt = o.prompt;
+	if (o.stream)
+		return o.draft_params ? wafer_set_error(-EINVAL, "plan: a draft with weight "
+							"streaming is not modelled") :
+		       stream_plan(&prof, s, &g, &o, p);
+	ret = place(s, &o, &g, dev_bytes, p);
+	if (ret)
+		return ret;
 	/* The fullest device: its layers' weights, plus the embedding or head. */
 	kv_room = dev_bytes - max_device_bytes(&g, s->n_layers, p->layers_per_device) -
 		  extra_bytes(&g, p->devices);
@@ -533,7 +607,6 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	stages = stage_table(&prof, s, p, &n_stages);
 	if (!stages)
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
-	p->prompt = o.prompt;
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
 	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, p) : 0;
