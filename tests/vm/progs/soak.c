@@ -994,22 +994,14 @@ static int has_jobs(struct sup *s, int t)
 
 /*
  * Unbinds device @d under its running tenant, which must stop by itself
- * (-ENODEV) with every job accounted for, then binds it again: 0, -1 when
- * that failed, 1 when its tenant is not one to unbind under (try later).
+ * (-ENODEV) with every job accounted for, then binds it again: 0, or -1
+ * when that failed.
  */
 static int unbind_cycle(struct sup *s, int d)
 {
 	char name[32];
 	int t = s->cur[d], ret;
 
-	/*
-	 * Not now (1) if its submitters are about to stop by themselves (their
-	 * time up within 2 s: a slow guest's tenant may have none left
-	 * running), unless the run nears its end.
-	 */
-	if (t >= 0 && __atomic_load_n(&sh->tenant[t].t_end, __ATOMIC_RELAXED) - now_ns() <
-		      2000000000ll && now_ns() < s->t_end - 10000000000ll)
-		return 1;
 	/* It must still be running when the device goes. */
 	if (t >= 0)
 		__atomic_store_n(&sh->tenant[t].t_end, hard_deadline, __ATOMIC_RELAXED);
@@ -1025,9 +1017,9 @@ static int unbind_cycle(struct sup *s, int d)
 	ret = !ret && wait_until(s, tenant_gone, t, 60000);
 	/*
 	 * Those of its submitters not killed before, nor done before (their
-	 * time up: a slow guest), stop on -ENODEV.
+	 * time up: on a slow guest all three may be), stop on -ENODEV.
 	 */
-	wt_ok(ret && sh->tenant[t].nodev_subs > 0 &&
+	wt_ok(ret && (sh->tenant[t].nodev_subs > 0 || sh->tenant[t].ok_subs > 0) &&
 	      sh->tenant[t].nodev_subs + sh->tenant[t].killed_subs + sh->tenant[t].ok_subs == NSUB,
 	      "tenant %d stopped by itself after the unbind, %d of its %d submitters on -ENODEV "
 	      "(%d killed before, %d done before)", t, sh->tenant[t].nodev_subs, NSUB,
@@ -1067,10 +1059,8 @@ static void supervise(struct sup *s)
 		usleep((unsigned int)wt_rng_range(&s->rng, 300, 1200) * 1000);
 		reap(s);
 		if (!did_unbind && now_ns() > t_unbind) {
-			int r = unbind_cycle(s, unbind_dev);
-
-			did_unbind = r != 1;
-			if (r < 0)
+			did_unbind = 1;
+			if (unbind_cycle(s, unbind_dev))
 				s->failed++;
 			continue;
 		}
