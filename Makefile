@@ -34,6 +34,9 @@ DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
 DRM_LIBS   := $(shell pkg-config --libs libdrm 2>/dev/null || echo -ldrm)
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS  := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+# wafer serve's HTTP server, and the HTTP client of its tests.
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+CURL_LIBS  := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,
 # optimised so the matmul loops vectorise.
@@ -155,11 +158,14 @@ USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -
 
 $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -o $@ $(CLI_OBJS) $(USER_LIBS)
+	$(Q)$(CC) -o $@ $(CLI_OBJS) $(USER_LIBS) $(MHD_LIBS)
 
 TEST_DEPS := $(COMMON_OBJS) $(TOOLS_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 
-link_test = $(CC) -o $@ $< $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS)
+link_test = $(CC) -o $@ $< $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(TEST_LIBS)
+
+# Tests that talk HTTP to wafer serve.
+$(B)/tests/unit/userlib_serve $(B)/tests/bench/serve_load: TEST_LIBS := $(CURL_LIBS)
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)

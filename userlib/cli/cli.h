@@ -13,6 +13,7 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
+int cli_cmd_serve(int argc, char **argv);
 
 /* Parses a device index 0..4095; returns 0 or -1. */
 int cli_parse_index(const char *s, int *out);

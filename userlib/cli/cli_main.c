@@ -19,6 +19,8 @@ static void usage(FILE *f)
 		"  top [-d N] [-n IT] [-i MS]    live per-stage utilisation of a device\n"
 		"  plan PRESET|MODEL.bin [opts]  devices, KV and tokens/s of a model projected\n"
 		"                                onto a profile (wafer plan --help)\n"
+		"  serve MODEL.bin -z TOK.bin    OpenAI-compatible HTTP server with continuous\n"
+		"                                batching (wafer serve --help)\n"
 		"  help                          this text\n");
 }
 
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
 		return cli_cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "plan"))
 		return cli_cmd_plan(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cli_cmd_serve(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cli_cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {

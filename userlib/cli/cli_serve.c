@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer serve: an OpenAI-compatible HTTP server over one model (libmicrohttpd,
+ * a thread per connection).  A connection's thread parses its request and
+ * queues it for the engine thread, then waits for text: all of it (JSON
+ * response) or as it comes (server-sent events).  While waiting it watches
+ * its socket, so a client that goes away frees its slot at the next step.
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish until the
+ * drain deadline, end the rest with 503, exit 0.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "cli.h"
+#include "cli_serve.h"
+
+/* How often a waiting connection looks at its socket. */
+#define WATCH_MS	50
+
+/**
+ * struct serve_args - parsed command line
+ * @model: checkpoint path
+ * @tokenizer: tokenizer path
+ * @host: address to listen on
+ * @port: TCP port (0: any free one, printed)
+ * @slots: sequences in the batch
+ * @queue: requests waiting for a slot at most
+ * @ctx_len: positions per sequence (0: the model's)
+ * @chunk: prompt tokens per sequence per step
+ * @max_tokens: largest max_tokens (0: the context)
+ * @max_body: largest request body, bytes
+ * @max_conn: connections at once
+ * @idle_timeout: seconds a connection may stay silent
+ * @drain: seconds SIGTERM waits for in-flight requests
+ * @conv: --quant
+ * @devs: --backend, -d
+ */
+struct serve_args {
+	const char *model;
+	const char *tokenizer;
+	const char *host;
+	unsigned int port;
+	unsigned int slots;
+	unsigned int queue;
+	unsigned int ctx_len;
+	unsigned int chunk;
+	unsigned int max_tokens;
+	unsigned int max_body;
+	unsigned int max_conn;
+	unsigned int idle_timeout;
+	unsigned int drain;
+	struct wafer_convert_opts conv;
+	struct cli_devices devs;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: wafer serve MODEL.bin -z TOKENIZER.bin [options]\n"
+		"  -z PATH              llama2.c tokenizer.bin\n"
+		"  --host ADDR          address to listen on (default 127.0.0.1)\n"
+		"  --port N             TCP port (default 8000; 0: a free one, printed)\n"
+		"  --slots N            sequences decoded together, 1..256 (default 16)\n"
+		"  --queue N            requests waiting for a slot before 429 (default 64)\n"
+		"  --ctx N              positions per sequence (default: the model's)\n"
+		"  --prefill-chunk N    prompt tokens per sequence per step (default 32)\n"
+		"  --max-tokens N       largest max_tokens accepted (default: the context)\n"
+		"  --max-body BYTES     largest request body (default 1048576)\n"
+		"  --max-connections N  connections at once (default 256)\n"
+		"  --idle-timeout S     seconds a connection may stay silent (default 30)\n"
+		"  --drain-timeout S    on SIGTERM, seconds in-flight requests may finish\n"
+		"                       (default 30; then they end with 503)\n"
+		"  --quant int8|int4    weight format (default int8)\n"
+		"  -d LIST              devices (as wafer run)\n"
+		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n");
+}
+
+enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
+       OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_DRAIN, OPT_QUANT, OPT_BACKEND, OPT_HELP };
+
+static const struct option long_opts[] = {
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "slots", required_argument, NULL, OPT_SLOTS },
+	{ "queue", required_argument, NULL, OPT_QUEUE },
+	{ "ctx", required_argument, NULL, OPT_CTX },
+	{ "prefill-chunk", required_argument, NULL, OPT_CHUNK },
+	{ "max-tokens", required_argument, NULL, OPT_MAXTOK },
+	{ "max-body", required_argument, NULL, OPT_MAXBODY },
+	{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "drain-timeout", required_argument, NULL, OPT_DRAIN },
+	{ "quant", required_argument, NULL, OPT_QUANT },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int unum(const char *s, unsigned long lo, unsigned long hi, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_opt(struct serve_args *a, int opt, const char *arg)
+{
+	int ret, bad;
+
+	switch (opt) {
+	case 'z':
+		a->tokenizer = arg;
+		return 0;
+	case 'd':
+		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
+		bad = ret < 0;
+		if (!bad)
+			a->devs.n = (unsigned int)ret;
+		break;
+	case OPT_HOST:
+		a->host = arg;
+		return 0;
+	case OPT_PORT:
+		bad = unum(arg, 0, 65535, &a->port);
+		break;
+	case OPT_SLOTS:
+		bad = unum(arg, 1, 256, &a->slots);
+		break;
+	case OPT_QUEUE:
+		bad = unum(arg, 0, 1 << 20, &a->queue);
+		break;
+	case OPT_CTX:
+		bad = unum(arg, 1, 1 << 20, &a->ctx_len);
+		break;
+	case OPT_CHUNK:
+		bad = unum(arg, 1, 4096, &a->chunk);
+		break;
+	case OPT_MAXTOK:
+		bad = unum(arg, 1, 1 << 20, &a->max_tokens);
+		break;
+	case OPT_MAXBODY:
+		bad = unum(arg, 64, 1 << 30, &a->max_body);
+		break;
+	case OPT_MAXCONN:
+		bad = unum(arg, 1, 65536, &a->max_conn);
+		break;
+	case OPT_IDLE:
+		bad = unum(arg, 1, 86400, &a->idle_timeout);
+		break;
+	case OPT_DRAIN:
+		bad = unum(arg, 0, 86400, &a->drain);
+		break;
+	case OPT_QUANT:
+		bad = strcmp(arg, "int8") && strcmp(arg, "int4");
+		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
+		break;
+	case OPT_BACKEND:
+		bad = cli_parse_backend(arg, &a->devs.base.backend);
+		break;
+	case OPT_HELP:
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		return 2;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "wafer serve: bad value '%s' for -%c%s\n", arg ? arg : "",
+		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_HOST].name);
+	return 2;
+}
+
+static int parse(struct serve_args *a, int argc, char **argv)
+{
+	int opt, ret;
+
+	memset(a, 0, sizeof(*a));
+	a->host = "127.0.0.1";
+	a->port = 8000;
+	a->slots = 16;
+	a->queue = 64;
+	a->max_body = 1 << 20;
+	a->max_conn = 256;
+	a->idle_timeout = 30;
+	a->drain = 30;
+	a->conv.wbits = 8;
+	a->conv.group_size = 32;
+	a->devs.base.index = -1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "z:d:", long_opts, NULL)) != -1) {
+		ret = parse_opt(a, opt, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind != argc - 1 || !a->tokenizer) {
+		fprintf(stderr, "wafer serve: need exactly one MODEL.bin and -z TOKENIZER.bin\n");
+		usage(stderr);
+		return 2;
+	}
+	a->model = argv[optind];
+	if (a->devs.n && a->devs.base.backend == WAFER_BACKEND_AUTO)
+		a->devs.base.backend = WAFER_BACKEND_KERNEL;
+	return 0;
+}
+
+/**
+ * struct conn - one HTTP request's upload
+ * @body: the body so far
+ * @len: its bytes
+ * @too_big: it passed --max-body (the rest is dropped)
+ */
+struct conn {
+	char *body;
+	size_t len;
+	int too_big;
+};
+
+static unsigned int max_body;
+
+/* The peer closed its end (EOF or error); pipelined bytes do not count. */
+static int peer_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	char c;
+
+	if (fd < 0 || poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLERR | POLLHUP | POLLRDHUP | POLLNVAL))
+		return 1;
+	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* Waits on @r->cond for at most WATCH_MS (lock held). */
+static void wait_a_bit(struct srv_req *r)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_nsec += WATCH_MS * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&r->cond, &r->srv->lock, &t);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, struct srv *s, int status,
+			     const char *type, char *body)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (!body) {
+		status = 500;
+		body = strdup("{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\","
+			      "\"param\":null,\"code\":null}}");
+		if (!body)
+			return MHD_NO;
+	}
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	ret = MHD_queue_response(c, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		if (status >= 100 && status < 600)
+			s->m.requests[status / 100]++;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return ret;
+}
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, struct srv *s,
+				   const struct srv_error *e)
+{
+	return reply(c, s, e->status, "application/json", srv_error_json(e));
+}
+
+/* Appends one "data: ..." event to the request's stream buffer (lock held). */
+static int sse(struct srv_req *r, char *json)
+{
+	size_t n;
+	char *p;
+
+	if (!json)
+		return -1;
+	n = strlen(json);
+	p = realloc(r->sse, r->sse_len + n + 9);
+	if (!p) {
+		free(json);
+		return -1;
+	}
+	r->sse = p;
+	r->sse_len += (size_t)sprintf(p + r->sse_len, "data: %s\n\n", json);
+	free(json);
+	return 0;
+}
+
+/* Turns what the engine produced into events (lock held). */
+static int build_events(struct srv_req *r)
+{
+	struct srv *s = r->srv;
+
+	if (r->chat && !r->role_sent) {
+		r->role_sent = 1;
+		if (sse(r, srv_chunk_json(s, r, 1, NULL, 0, NULL, 0)))
+			return -1;
+	}
+	if (r->safe > r->sent) {
+		if (sse(r, srv_chunk_json(s, r, 0, r->text + r->sent, r->safe - r->sent, NULL, 0)))
+			return -1;
+		r->sent = r->safe;
+	}
+	if (r->state != SRV_DONE || r->sent < r->len)
+		return 0;
+	if (r->err.status) {
+		if (sse(r, srv_error_json(&r->err)))
+			return -1;
+	} else {
+		if (sse(r, srv_chunk_json(s, r, 0, NULL, 0, r->finish, 0)))
+			return -1;
+		if (r->include_usage && sse(r, srv_chunk_json(s, r, 0, NULL, 0, NULL, 1)))
+			return -1;
+	}
+	r->final_sent = 1;
+	return sse(r, strdup("[DONE]"));
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct srv_req *r = cls;
+	struct srv *s = r->srv;
+	ssize_t n;
+
+	(void)pos;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		if (r->sse_off < r->sse_len) {
+			n = (ssize_t)(r->sse_len - r->sse_off < max ? r->sse_len - r->sse_off : max);
+			memcpy(buf, r->sse + r->sse_off, (size_t)n);
+			r->sse_off += (size_t)n;
+			pthread_mutex_unlock(&s->lock);
+			return n;
+		}
+		r->sse_len = r->sse_off = 0;
+		if (r->final_sent)
+			break;
+		if (build_events(r))
+			goto gone;
+		if (r->sse_len)
+			continue;
+		wait_a_bit(r);
+		if (r->state != SRV_DONE && peer_gone(r->fd))
+			goto gone;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return MHD_CONTENT_READER_END_OF_STREAM;
+gone:
+	srv_req_cancel(r);
+	pthread_mutex_unlock(&s->lock);
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+	struct srv_req *r = cls;
+	struct srv *s = r->srv;
+
+	pthread_mutex_lock(&s->lock);
+	srv_req_cancel(r);	/* no-op once done */
+	srv_req_put(r);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static enum MHD_Result completion(struct MHD_Connection *c, struct srv *s, struct conn *cn,
+				  int chat)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct MHD_Response *resp;
+	struct srv_error e = { 0 };
+	struct srv_req *r = srv_req_new(s);
+	enum MHD_Result ret;
+	int status;
+	char *body;
+
+	if (!r) {
+		srv_fail(&e, 500, "server_error", NULL, NULL, "out of memory");
+		return reply_error(c, s, &e);
+	}
+	if (cn->too_big) {
+		srv_fail(&e, 413, "invalid_request_error", NULL, "request_too_large",
+			 "the request body is above %u bytes", max_body);
+		goto fail;
+	}
+	if (srv_parse_request(s, cn->body, cn->len, chat, r, &e))
+		goto fail;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	r->fd = ci ? ci->connect_fd : -1;
+	r->created = (long long)time(NULL);
+	r->t_arrive = cli_now_ns();
+	pthread_mutex_lock(&s->lock);
+	snprintf(r->id, sizeof(r->id), "%s-%llu", chat ? "chatcmpl" : "cmpl",
+		 (unsigned long long)++s->next_id);
+	if (!r->seq.seed)
+		r->seq.seed = r->t_arrive ^ s->next_id << 32;
+	if (srv_enqueue(s, r, &e)) {
+		pthread_mutex_unlock(&s->lock);
+		goto fail;
+	}
+	if (r->stream) {
+		pthread_mutex_unlock(&s->lock);
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, r,
+							 stream_free);
+		if (!resp) {
+			stream_free(r);
+			return MHD_NO;
+		}
+		MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+		ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+		MHD_destroy_response(resp);
+		pthread_mutex_lock(&s->lock);
+		s->m.requests[2]++;
+		pthread_mutex_unlock(&s->lock);
+		return ret;
+	}
+	while (r->state != SRV_DONE) {
+		wait_a_bit(r);
+		if (r->state != SRV_DONE && peer_gone(r->fd))
+			srv_req_cancel(r);
+	}
+	e = r->err;
+	status = e.status;
+	body = status ? NULL : srv_response_json(s, r);
+	srv_req_put(r);
+	pthread_mutex_unlock(&s->lock);
+	if (status)
+		return reply_error(c, s, &e);
+	return reply(c, s, 200, "application/json", body);
+fail:
+	pthread_mutex_lock(&s->lock);
+	srv_req_put(r);
+	pthread_mutex_unlock(&s->lock);
+	return reply_error(c, s, &e);
+}
+
+static enum MHD_Result route(struct MHD_Connection *c, struct srv *s, struct conn *cn,
+			     const char *url, const char *method)
+{
+	int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	struct srv_error e = { 0 };
+	char *body;
+	int draining;
+
+	if (!strcmp(url, "/v1/completions") || !strcmp(url, "/v1/chat/completions")) {
+		if (post)
+			return completion(c, s, cn, !strcmp(url, "/v1/chat/completions"));
+	} else if (!strcmp(url, "/v1/models")) {
+		if (get)
+			return reply(c, NULL, 200, "application/json", srv_models_json(s));
+	} else if (!strcmp(url, "/health")) {
+		if (get) {
+			pthread_mutex_lock(&s->lock);
+			draining = s->draining;
+			pthread_mutex_unlock(&s->lock);
+			return reply(c, NULL, draining ? 503 : 200, "application/json",
+				     strdup(draining ? "{\"status\":\"draining\"}" :
+					    "{\"status\":\"ok\"}"));
+		}
+	} else if (!strcmp(url, "/metrics")) {
+		if (get) {
+			pthread_mutex_lock(&s->lock);
+			body = srv_metrics_text(s);
+			pthread_mutex_unlock(&s->lock);
+			return reply(c, NULL, 200, "text/plain; version=0.0.4", body);
+		}
+	} else {
+		srv_fail(&e, 404, "invalid_request_error", NULL, "unknown_url",
+			 "Unknown request URL: %s %.100s", method, url);
+		return reply_error(c, NULL, &e);
+	}
+	srv_fail(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
+		 "%s is not allowed on %.100s", method, url);
+	return reply_error(c, NULL, &e);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct srv *s = cls;
+	struct conn *cn = *con_cls;
+	const char *cl;
+	char *p;
+
+	(void)version;
+	if (!cn) {
+		cn = calloc(1, sizeof(*cn));
+		if (!cn)
+			return MHD_NO;
+		*con_cls = cn;
+		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > max_body)
+			cn->too_big = 1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!cn->too_big && cn->len + *upload_size > max_body)
+			cn->too_big = 1;
+		if (!cn->too_big) {
+			p = realloc(cn->body, cn->len + *upload_size + 1);
+			if (!p)
+				return MHD_NO;
+			cn->body = p;
+			memcpy(p + cn->len, upload, *upload_size);
+			cn->len += *upload_size;
+			p[cn->len] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return route(c, s, cn, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn *cn = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (cn) {
+		free(cn->body);
+		free(cn);
+		*con_cls = NULL;
+	}
+}
+
+static struct MHD_Daemon *listen_on(struct srv *s, const struct serve_args *a,
+				    unsigned int *port)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *di;
+	char service[8];
+	int err;
+
+	snprintf(service, sizeof(service), "%u", a->port);
+	err = getaddrinfo(a->host, service, &hints, &ai);
+	if (err) {
+		fprintf(stderr, "wafer serve: --host %s: %s\n", a->host, gai_strerror(err));
+		return NULL;
+	}
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+			     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, on_request, s,
+			     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+			     MHD_OPTION_CONNECTION_LIMIT, a->max_conn,
+			     MHD_OPTION_CONNECTION_TIMEOUT, a->idle_timeout,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+			     MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!d) {
+		fprintf(stderr, "wafer serve: cannot listen on %s port %u\n", a->host, a->port);
+		return NULL;
+	}
+	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = di ? di->port : a->port;
+	return d;
+}
+
+/* SIGTERM: refuse new work, wait for in-flight requests, cut what is left. */
+static void drain(struct srv *s, struct MHD_Daemon *d, unsigned int seconds)
+{
+	uint64_t deadline = cli_now_ns() + (uint64_t)seconds * 1000000000ull;
+	MHD_socket fd;
+	unsigned int left;
+
+	pthread_mutex_lock(&s->lock);
+	s->draining = 1;
+	left = s->admitted;
+	pthread_mutex_unlock(&s->lock);
+	fd = MHD_quiesce_daemon(d);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	printf("wafer serve: draining: %u requests in flight, %u s to finish\n", left, seconds);
+	fflush(stdout);
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		left = s->admitted;
+		if (left && cli_now_ns() >= deadline && !s->abort_all) {
+			s->abort_all = 1;
+			pthread_cond_signal(&s->wake);
+			printf("wafer serve: drain deadline: ending %u requests with 503\n", left);
+			fflush(stdout);
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!left)
+			break;
+		usleep(10000);
+	}
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "wafer serve: %s: %s\n", what, wafer_last_error());
+	return 1;
+}
+
+static void model_name(char *out, size_t n, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t len;
+
+	b = b ? b + 1 : path;
+	len = strlen(b);
+	if (len > 4 && !strcmp(b + len - 4, ".bin"))
+		len -= 4;
+	snprintf(out, n, "%.*s", (int)len, b);
+}
+
+int cli_cmd_serve(int argc, char **argv)
+{
+	struct wafer_batch_opts bo = { 0 };
+	struct wafer_model *model = NULL;
+	struct MHD_Daemon *d = NULL;
+	struct srv s = { 0 };
+	struct serve_args a;
+	unsigned int port;
+	pthread_t engine;
+	sigset_t sigs;
+	int ret = parse(&a, argc, argv), sig;
+
+	if (ret)
+		return ret;
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.wake, NULL);
+	max_body = a.max_body;
+	if (cli_open(&a.devs, &s.dev))
+		return fail("opening the device");
+	if (wafer_model_load_file(s.dev, a.model, &a.conv, &model)) {
+		ret = fail("loading the model");
+		goto out;
+	}
+	if (wafer_tokenizer_load(a.tokenizer, wafer_model_get_info(model)->vocab_size, &s.tok)) {
+		ret = fail("loading the tokenizer");
+		goto out;
+	}
+	bo.slots = a.slots;
+	bo.ctx_len = a.ctx_len;
+	bo.prefill_chunk = a.chunk;
+	if (wafer_batch_create(model, &bo, &s.batch)) {
+		ret = fail("creating the batch");
+		goto out;
+	}
+	model_name(s.model_id, sizeof(s.model_id), a.model);
+	s.created = (long long)time(NULL);
+	s.ctx_len = wafer_batch_ctx_len(s.batch);
+	s.max_tokens = a.max_tokens ? a.max_tokens : s.ctx_len;
+	s.queue_max = a.queue;
+	s.running = calloc(a.slots, sizeof(*s.running));
+	if (!s.running) {
+		ret = fail("allocating");
+		goto out;
+	}
+	/* Every thread started from here on leaves these signals to sigwait(). */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (srv_engine_start(&s, &engine)) {
+		ret = fail("starting the engine");
+		goto out;
+	}
+	d = listen_on(&s, &a, &port);
+	if (!d) {
+		srv_engine_stop(&s, engine);
+		ret = 1;
+		goto out;
+	}
+	printf("wafer serve: model %s (%s backend), %u slots x %u positions, queue %u; "
+	       "listening on http://%s:%u\n", s.model_id, wafer_backend_name(s.dev),
+	       a.slots, s.ctx_len, a.queue, a.host, port);
+	fflush(stdout);
+	sigwait(&sigs, &sig);
+	drain(&s, d, a.drain);
+	srv_engine_stop(&s, engine);
+	MHD_stop_daemon(d);
+	printf("wafer serve: stopped (%s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	fflush(stdout);
+	ret = 0;
+out:
+	wafer_batch_destroy(s.batch);
+	wafer_tokenizer_free(s.tok);
+	wafer_model_unload(model);
+	wafer_close(s.dev);
+	free(s.running);
+	pthread_cond_destroy(&s.wake);
+	pthread_mutex_destroy(&s.lock);
+	return ret;
+}

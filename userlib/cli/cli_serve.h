@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wafer serve: the objects shared by its files.  cli_serve.c is the HTTP
+ * side (libmicrohttpd), cli_serve_api.c the OpenAI JSON shapes (json-c),
+ * cli_serve_engine.c the thread that owns the batch, cli_serve_metrics.c
+ * the Prometheus counters.
+ */
+#ifndef CLI_SERVE_H
+#define CLI_SERVE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wafer.h"
+
+#define SRV_MAX_STOP		4
+#define SRV_MAX_STOP_LEN	64
+#define SRV_HIST_BUCKETS	14
+
+/**
+ * struct srv_error - an OpenAI error object and its HTTP status
+ * @status: HTTP status (4xx, 5xx)
+ * @type: "invalid_request_error", "not_found_error", ...
+ * @code: OpenAI's code ("context_length_exceeded", ...), or NULL
+ * @param: the request field at fault ("": none)
+ * @message: what is wrong
+ */
+struct srv_error {
+	int status;
+	const char *type;
+	const char *code;
+	char param[64];
+	char message[256];
+};
+
+enum srv_state { SRV_QUEUED, SRV_RUNNING, SRV_DONE };
+
+struct srv;
+
+/**
+ * struct srv_req - one completion request, shared by its connection's
+ * thread and the engine; the fields after @state are guarded by srv->lock
+ * @srv: the server
+ * @chat: /v1/chat/completions
+ * @stream: answer with server-sent events
+ * @include_usage: stream_options.include_usage
+ * @prompt: token ids, BOS first
+ * @n_prompt: how many
+ * @seq: sampling parameters for the batch
+ * @stop: stop strings
+ * @n_stop: how many
+ * @id: the response id
+ * @created: Unix time of arrival
+ * @fd: the connection's socket, to notice a client gone
+ * @t_arrive: CLOCK_MONOTONIC ns at arrival
+ * @state: enum srv_state
+ * @cancel: the client is gone or the server drops it: free the slot
+ * @refs: the connection's reference and the engine's
+ * @slot: batch slot while running
+ * @text: generated text so far (valid UTF-8)
+ * @len: its bytes
+ * @cap: allocated
+ * @safe: bytes that can be sent (no stop string can start before)
+ * @sent: bytes already sent (streaming)
+ * @n_new: tokens generated
+ * @finish: "stop" or "length" once done
+ * @err: set when the request failed after it was accepted
+ * @t_first: time of the first token
+ * @t_last: time of the last
+ * @cond: signalled when text arrives or the request ends
+ * @next: queue link
+ * @sse: streaming: events built, not yet handed to the connection
+ * @sse_len: their bytes
+ * @sse_off: bytes handed over
+ * @role_sent: chat streaming: the role chunk went out
+ * @final_sent: the stream's last event went out
+ */
+struct srv_req {
+	struct srv *srv;
+	int chat;
+	int stream;
+	int include_usage;
+	int *prompt;
+	unsigned int n_prompt;
+	struct wafer_batch_seq seq;
+	char stop[SRV_MAX_STOP][SRV_MAX_STOP_LEN + 1];
+	unsigned int n_stop;
+	char id[40];
+	long long created;
+	int fd;
+	uint64_t t_arrive;
+
+	int state;
+	int cancel;
+	int refs;
+	int slot;
+	char *text;
+	size_t len;
+	size_t cap;
+	size_t safe;
+	size_t sent;
+	unsigned int n_new;
+	const char *finish;
+	struct srv_error err;
+	uint64_t t_first;
+	uint64_t t_last;
+	pthread_cond_t cond;
+	struct srv_req *next;
+	char *sse;
+	size_t sse_len;
+	size_t sse_off;
+	int role_sent;
+	int final_sent;
+};
+
+/**
+ * struct srv_hist - a Prometheus histogram of seconds
+ * @count: observations per bucket (not cumulative)
+ * @n: observations
+ * @sum_ns: their sum
+ */
+struct srv_hist {
+	uint64_t count[SRV_HIST_BUCKETS + 1];
+	uint64_t n;
+	uint64_t sum_ns;
+};
+
+/**
+ * struct srv_metrics - counters (guarded by srv->lock)
+ * @requests: answered requests by status class (index status / 100)
+ * @rejected_full: 429s for a full queue
+ * @cancelled: requests whose client went away or that the drain cut
+ * @prompt_tokens: prompt tokens admitted
+ * @completion_tokens: tokens generated
+ * @steps: engine steps
+ * @jobs: device jobs
+ * @device_ns: modelled device time of those jobs
+ * @ttft: time to first token
+ * @tpot: time per output token after the first
+ */
+struct srv_metrics {
+	uint64_t requests[6];
+	uint64_t rejected_full;
+	uint64_t cancelled;
+	uint64_t prompt_tokens;
+	uint64_t completion_tokens;
+	uint64_t steps;
+	uint64_t jobs;
+	uint64_t device_ns;
+	struct srv_hist ttft;
+	struct srv_hist tpot;
+};
+
+/**
+ * struct srv - the server
+ * @model_id: the name clients give as "model"
+ * @created: Unix time the model was loaded
+ * @tok: tokenizer
+ * @dev: device
+ * @batch: the batch (the engine thread's alone)
+ * @ctx_len: positions per sequence
+ * @max_tokens: largest max_tokens accepted
+ * @queue_max: requests waiting for a slot at most
+ * @lock: guards everything below and the requests' shared fields
+ * @wake: signalled when the engine has work or must stop
+ * @head: waiting requests, oldest first
+ * @tail: the newest
+ * @queued: how many wait
+ * @running: the request in each slot
+ * @admitted: queued + running
+ * @draining: SIGTERM came: new requests get 503
+ * @abort_all: the drain deadline passed: the engine ends everything
+ * @stop: the engine thread returns
+ * @next_id: counter for response ids
+ * @events: the engine's step events
+ * @m: metrics
+ */
+struct srv {
+	char model_id[128];
+	long long created;
+	struct wafer_tokenizer *tok;
+	struct wafer_dev *dev;
+	struct wafer_batch *batch;
+	unsigned int ctx_len;
+	unsigned int max_tokens;
+	unsigned int queue_max;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct srv_req *head;
+	struct srv_req *tail;
+	unsigned int queued;
+	struct srv_req **running;
+	unsigned int admitted;
+	int draining;
+	int abort_all;
+	int stop;
+	uint64_t next_id;
+	struct wafer_batch_event *events;
+	struct srv_metrics m;
+};
+
+/* ---- cli_serve_api.c: OpenAI JSON shapes ---- */
+
+/* Fills @e; returns e->status. */
+int srv_fail(struct srv_error *e, int status, const char *type, const char *param,
+	     const char *code, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/*
+ * Parses and checks a request body into @r (prompt tokenised, limits
+ * applied).  Returns 0, or an HTTP status with @e filled.
+ */
+int srv_parse_request(struct srv *s, const char *body, size_t len, int chat,
+		      struct srv_req *r, struct srv_error *e);
+/* malloc'd JSON texts; NULL when out of memory. */
+char *srv_error_json(const struct srv_error *e);
+char *srv_models_json(const struct srv *s);
+/* A finished request's whole response (r->text, r->finish, usage). */
+char *srv_response_json(const struct srv *s, const struct srv_req *r);
+/*
+ * A streaming chunk: @role for chat's first, else @n bytes of @text, or
+ * the final one with @finish, or (@usage_only) the usage chunk.
+ */
+char *srv_chunk_json(const struct srv *s, const struct srv_req *r, int role, const char *text,
+		     size_t n, const char *finish, int usage_only);
+
+/* ---- cli_serve_engine.c: the batch's thread, the queue ---- */
+
+int srv_engine_start(struct srv *s, pthread_t *thr);
+/* Stops and joins the engine (every request must be done). */
+void srv_engine_stop(struct srv *s, pthread_t thr);
+/* Queues @r (lock held); returns 0 or fills @e (429 full, 503 draining). */
+int srv_enqueue(struct srv *s, struct srv_req *r, struct srv_error *e);
+/* A new request (refs 1), or NULL. */
+struct srv_req *srv_req_new(struct srv *s);
+/* Drops a reference (lock held); frees on the last. */
+void srv_req_put(struct srv_req *r);
+/* Marks @r cancelled (lock held) so its slot is freed at the next step. */
+void srv_req_cancel(struct srv_req *r);
+
+/* ---- cli_serve_metrics.c ---- */
+
+void srv_hist_observe(struct srv_hist *h, uint64_t ns);
+/* The Prometheus text of @s (lock held); malloc'd. */
+char *srv_metrics_text(struct srv *s);
+
+#endif /* CLI_SERVE_H */

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer serve: the engine thread.  It alone drives the batch: between steps
+ * it frees the slots of cancelled requests and admits queued ones into free
+ * slots; each step's tokens become text on their requests (stop strings
+ * cut there), and the connections waiting on them are woken.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_serve.h"
+
+struct srv_req *srv_req_new(struct srv *s)
+{
+	struct srv_req *r = calloc(1, sizeof(*r));
+	pthread_condattr_t ca;
+
+	if (!r)
+		return NULL;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r->srv = s;
+	r->refs = 1;
+	r->slot = -1;
+	r->fd = -1;
+	return r;
+}
+
+void srv_req_put(struct srv_req *r)
+{
+	if (!r || --r->refs)
+		return;
+	pthread_cond_destroy(&r->cond);
+	free(r->prompt);
+	free(r->text);
+	free(r->sse);
+	free(r);
+}
+
+void srv_req_cancel(struct srv_req *r)
+{
+	if (r->state == SRV_DONE || r->cancel)
+		return;
+	r->cancel = 1;
+	pthread_cond_signal(&r->srv->wake);
+}
+
+int srv_enqueue(struct srv *s, struct srv_req *r, struct srv_error *e)
+{
+	if (s->draining)
+		return srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
+				"the server is shutting down");
+	if (s->admitted >= wafer_batch_slots(s->batch) + s->queue_max) {
+		s->m.rejected_full++;
+		return srv_fail(e, 429, "rate_limit_error", NULL, "queue_full",
+				"all %u slots are busy and %u requests wait: retry later",
+				wafer_batch_slots(s->batch), s->queued);
+	}
+	r->state = SRV_QUEUED;
+	r->refs++;	/* the engine's */
+	r->next = NULL;
+	if (s->tail)
+		s->tail->next = r;
+	else
+		s->head = r;
+	s->tail = r;
+	s->queued++;
+	s->admitted++;
+	s->m.prompt_tokens += r->n_prompt;
+	pthread_cond_signal(&s->wake);
+	return 0;
+}
+
+/* Ends @r (lock held): wakes its connection, drops the engine's reference. */
+static void done(struct srv *s, struct srv_req *r, const char *finish)
+{
+	r->state = SRV_DONE;
+	r->finish = finish;
+	r->safe = r->len;
+	if (r->cancel)
+		s->m.cancelled++;
+	if (r->n_new > 1)
+		srv_hist_observe(&s->m.tpot, (r->t_last - r->t_first) / (r->n_new - 1));
+	s->admitted--;
+	pthread_cond_broadcast(&r->cond);
+	srv_req_put(r);
+}
+
+static int grow(struct srv_req *r, size_t more)
+{
+	size_t cap = r->cap ? r->cap : 256;
+	char *p;
+
+	while (cap < r->len + more + 1)
+		cap *= 2;
+	if (cap == r->cap)
+		return 0;
+	p = realloc(r->text, cap);
+	if (!p)
+		return -1;
+	r->text = p;
+	r->cap = cap;
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at @p (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] < 0xe0)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] < 0xf0)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] < 0xf5)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Appends @piece as valid UTF-8 (an invalid byte becomes U+FFFD). */
+static int append(struct srv_req *r, const char *piece)
+{
+	const unsigned char *p = (const unsigned char *)piece;
+	size_t n = strlen(piece), i = 0, k;
+
+	if (grow(r, n * 3))
+		return -1;
+	while (i < n) {
+		k = utf8_len(p + i, n - i);
+		if (k) {
+			memcpy(r->text + r->len, p + i, k);
+			r->len += k;
+			i += k;
+		} else {
+			memcpy(r->text + r->len, "\xef\xbf\xbd", 3);
+			r->len += 3;
+			i++;
+		}
+	}
+	r->text[r->len] = '\0';
+	return 0;
+}
+
+/*
+ * After text was appended from @from on: 1 if a stop string now appears
+ * (the text is cut there), else 0 with @r->safe past everything that no
+ * stop string can still begin in.
+ */
+static int check_stop(struct srv_req *r, size_t from)
+{
+	size_t best = r->len + 1, hold = 0, i, k;
+
+	for (i = 0; i < r->n_stop; i++) {
+		size_t sl = strlen(r->stop[i]), start = from >= sl - 1 ? from - (sl - 1) : 0;
+		char *hit = memmem(r->text + start, r->len - start, r->stop[i], sl);
+
+		if (hit && (size_t)(hit - r->text) < best)
+			best = (size_t)(hit - r->text);
+		for (k = sl - 1 < r->len ? sl - 1 : r->len; k > hold; k--)
+			if (!memcmp(r->text + r->len - k, r->stop[i], k)) {
+				hold = k;
+				break;
+			}
+	}
+	if (best <= r->len) {
+		r->len = best;
+		r->text[best] = '\0';
+		return 1;
+	}
+	r->safe = r->len - hold;
+	return 0;
+}
+
+/* One event of a step (lock held). */
+static void event(struct srv *s, const struct wafer_batch_event *ev, uint64_t now)
+{
+	static const char *const why[] = {
+		[WAFER_BATCH_BOS] = "stop", [WAFER_BATCH_MAX_NEW] = "length",
+		[WAFER_BATCH_CONTEXT] = "length",
+	};
+	struct srv_req *r = s->running[ev->slot];
+	const char *piece;
+	size_t from;
+
+	if (!r)
+		return;
+	if (ev->token >= 0) {
+		r->n_new++;
+		s->m.completion_tokens++;
+		if (!r->t_first) {
+			r->t_first = now;
+			srv_hist_observe(&s->m.ttft, now - r->t_arrive);
+		}
+		r->t_last = now;
+		piece = wafer_tokenizer_decode(s->tok, ev->prev, ev->token);
+		from = r->len;
+		if (piece && wafer_piece_printable(piece) && append(r, piece)) {
+			srv_fail(&r->err, 500, "server_error", NULL, NULL, "out of memory");
+			if (!ev->end)
+				wafer_batch_cancel(s->batch, ev->slot);
+			s->running[ev->slot] = NULL;
+			done(s, r, NULL);
+			return;
+		}
+		if (r->n_stop && check_stop(r, from)) {
+			if (!ev->end)
+				wafer_batch_cancel(s->batch, ev->slot);
+			s->running[ev->slot] = NULL;
+			done(s, r, "stop");
+			return;
+		}
+		if (!r->n_stop)
+			r->safe = r->len;
+		pthread_cond_broadcast(&r->cond);
+	}
+	if (ev->end == WAFER_BATCH_RUNNING)
+		return;
+	s->running[ev->slot] = NULL;
+	if (ev->end == WAFER_BATCH_FAILED) {
+		srv_fail(&r->err, 500, "server_error", NULL, NULL, "the device failed: %s",
+			 wafer_strerror(ev->status));
+		done(s, r, NULL);
+		return;
+	}
+	done(s, r, why[ev->end]);
+}
+
+/* Between steps (lock held): free cancelled slots, fill free ones. */
+static void schedule(struct srv *s)
+{
+	unsigned int i, slots = wafer_batch_slots(s->batch);
+	struct srv_req *r;
+	int slot;
+
+	for (i = 0; i < slots; i++) {
+		r = s->running[i];
+		if (r && (r->cancel || s->abort_all)) {
+			wafer_batch_cancel(s->batch, i);
+			s->running[i] = NULL;
+			if (s->abort_all)
+				srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
+					 "the server shut down before the request finished");
+			r->cancel = 1;
+			done(s, r, NULL);
+		}
+	}
+	while (s->head && (s->abort_all || s->head->cancel ||
+			   wafer_batch_active(s->batch) < slots)) {
+		r = s->head;
+		s->head = r->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->queued--;
+		if (s->abort_all || r->cancel) {
+			if (s->abort_all)
+				srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
+					 "the server shut down before the request started");
+			r->cancel = 1;
+			done(s, r, NULL);
+			continue;
+		}
+		slot = wafer_batch_start(s->batch, r->prompt, r->n_prompt, &r->seq, 0);
+		if (slot < 0) {
+			srv_fail(&r->err, 500, "server_error", NULL, NULL, "%s",
+				 wafer_last_error());
+			done(s, r, NULL);
+			continue;
+		}
+		r->slot = slot;
+		r->state = SRV_RUNNING;
+		s->running[slot] = r;
+	}
+}
+
+static void *engine(void *arg)
+{
+	struct srv *s = arg;
+	unsigned int slots = wafer_batch_slots(s->batch);
+	struct wafer_batch_event *ev = s->events;
+	struct wafer_batch_stats st;
+	int i, n;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		schedule(s);
+		if (!wafer_batch_active(s->batch)) {
+			if (s->stop)
+				break;
+			pthread_cond_wait(&s->wake, &s->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&s->lock);
+		memset(&st, 0, sizeof(st));
+		n = wafer_batch_step(s->batch, ev, slots, &st);
+		pthread_mutex_lock(&s->lock);
+		s->m.steps++;
+		s->m.jobs += st.jobs;
+		s->m.device_ns += st.device_ns;
+		if (n < 0) {
+			fprintf(stderr, "wafer serve: step: %s\n", wafer_last_error());
+			n = 0;
+		}
+		for (i = 0; i < n; i++)
+			event(s, &ev[i], cli_now_ns());
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int srv_engine_start(struct srv *s, pthread_t *thr)
+{
+	int ret;
+
+	s->events = calloc(wafer_batch_slots(s->batch), sizeof(*s->events));
+	if (!s->events)
+		return -ENOMEM;
+	ret = pthread_create(thr, NULL, engine, s);
+	if (ret) {
+		free(s->events);
+		s->events = NULL;
+	}
+	return -ret;
+}
+
+void srv_engine_stop(struct srv *s, pthread_t thr)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(thr, NULL);
+	free(s->events);
+	s->events = NULL;
+}

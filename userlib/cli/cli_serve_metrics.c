@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/* wafer serve: GET /metrics, the Prometheus text exposition format 0.0.4. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_serve.h"
+
+/* Bucket upper bounds in seconds (the last bucket is +Inf). */
+static const double bounds[SRV_HIST_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+
+void srv_hist_observe(struct srv_hist *h, uint64_t ns)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRV_HIST_BUCKETS && ns / 1e9 > bounds[i]; i++)
+		;
+	h->count[i]++;
+	h->n++;
+	h->sum_ns += ns;
+}
+
+struct buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *np;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		np = realloc(b->p, b->cap * 2);
+		if (!np) {
+			free(b->p);
+			b->p = NULL;
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap *= 2;
+	}
+}
+
+static void metric(struct buf *b, const char *name, const char *type, const char *help)
+{
+	put(b, "# HELP wafer_serve_%s %s\n# TYPE wafer_serve_%s %s\n", name, help, name, type);
+}
+
+static void hist(struct buf *b, const char *name, const char *help, const struct srv_hist *h)
+{
+	uint64_t cum = 0;
+	unsigned int i;
+
+	metric(b, name, "histogram", help);
+	for (i = 0; i < SRV_HIST_BUCKETS; i++) {
+		cum += h->count[i];
+		put(b, "wafer_serve_%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
+		    (unsigned long long)cum);
+	}
+	put(b, "wafer_serve_%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->n);
+	put(b, "wafer_serve_%s_sum %.9f\n", name, h->sum_ns / 1e9);
+	put(b, "wafer_serve_%s_count %llu\n", name, (unsigned long long)h->n);
+}
+
+char *srv_metrics_text(struct srv *s)
+{
+	const struct srv_metrics *m = &s->m;
+	struct buf b = { .cap = 8192 };
+	struct wafer_dev_stats ds;
+	unsigned int i;
+
+	b.p = malloc(b.cap);
+	if (!b.p)
+		return NULL;
+	metric(&b, "requests_total", "counter", "Completion requests answered, by status class.");
+	for (i = 1; i < 6; i++)
+		put(&b, "wafer_serve_requests_total{code=\"%uxx\"} %llu\n", i,
+		    (unsigned long long)m->requests[i]);
+	metric(&b, "rejected_queue_full_total", "counter", "Requests refused with 429: queue full.");
+	put(&b, "wafer_serve_rejected_queue_full_total %llu\n", (unsigned long long)m->rejected_full);
+	metric(&b, "cancelled_total", "counter",
+	       "Requests ended early: client gone, or cut by the shutdown deadline.");
+	put(&b, "wafer_serve_cancelled_total %llu\n", (unsigned long long)m->cancelled);
+	metric(&b, "prompt_tokens_total", "counter", "Prompt tokens admitted (BOS included).");
+	put(&b, "wafer_serve_prompt_tokens_total %llu\n", (unsigned long long)m->prompt_tokens);
+	metric(&b, "completion_tokens_total", "counter", "Tokens generated.");
+	put(&b, "wafer_serve_completion_tokens_total %llu\n",
+	    (unsigned long long)m->completion_tokens);
+	metric(&b, "queue_depth", "gauge", "Requests waiting for a slot.");
+	put(&b, "wafer_serve_queue_depth %u\n", s->queued);
+	metric(&b, "slots", "gauge", "Sequence slots of the batch.");
+	put(&b, "wafer_serve_slots %u\n", wafer_batch_slots(s->batch));
+	metric(&b, "slots_in_use", "gauge", "Slots holding a request.");
+	put(&b, "wafer_serve_slots_in_use %u\n", s->admitted - s->queued);
+	metric(&b, "steps_total", "counter", "Batch steps run.");
+	put(&b, "wafer_serve_steps_total %llu\n", (unsigned long long)m->steps);
+	metric(&b, "device_jobs_total", "counter", "Device jobs run by this server.");
+	put(&b, "wafer_serve_device_jobs_total %llu\n", (unsigned long long)m->jobs);
+	metric(&b, "device_modelled_seconds_total", "counter",
+	       "Modelled device time of this server's jobs, summed.");
+	put(&b, "wafer_serve_device_modelled_seconds_total %.9f\n", m->device_ns / 1e9);
+	if (!wafer_dev_stats(s->dev, &ds)) {
+		metric(&b, "device_busy_seconds_total", "counter",
+		       "The device's modelled busy time, all its users (0: not reported).");
+		put(&b, "wafer_serve_device_busy_seconds_total %.9f\n", ds.modelled_busy_ns / 1e9);
+		metric(&b, "device_makespan_seconds_total", "counter",
+		       "The device's modelled clock: time with jobs in flight (0: not reported).");
+		put(&b, "wafer_serve_device_makespan_seconds_total %.9f\n",
+		    ds.modelled_makespan_ns / 1e9);
+	}
+	hist(&b, "time_to_first_token_seconds", "From arrival to the first generated token.",
+	     &m->ttft);
+	hist(&b, "time_per_output_token_seconds",
+	     "Per request: (last token - first token) / (tokens - 1).", &m->tpot);
+	if (b.oom)
+		return NULL;
+	return b.p;
+}

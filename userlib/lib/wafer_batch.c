@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libwafer: continuous batching.  One context of N slots; a sequence joins
+ * a free slot at any step and leaves when it ends.  Each step submits one
+ * job per active sequence together (a chunk of its prompt, or its last
+ * sampled token), reaps them all and samples with the sequence's own
+ * sampler, so a sequence's text is the same alone or batched: its jobs
+ * touch only its slot, and the device's integer arithmetic does not depend
+ * on how a prompt is chunked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer_backend.h"
+
+#define TOP_K			WAFER_MAX_TOPK
+#define DEFAULT_CHUNK		32
+
+/**
+ * struct seq - one slot
+ * @used: holds a sequence
+ * @n_prompt: prompt tokens
+ * @pos: positions run so far
+ * @n_new: tokens sampled so far
+ * @last: the last token fed (prompt or sampled)
+ * @opt: sampling parameters
+ * @sampler: its sampler
+ * @user_data: the caller's
+ * @job_n: positions of this step's job (0: none)
+ */
+struct seq {
+	int used;
+	unsigned int n_prompt;
+	unsigned int pos;
+	unsigned int n_new;
+	int last;
+	struct wafer_batch_seq opt;
+	struct wafer_sampler sampler;
+	uint64_t user_data;
+	unsigned int job_n;
+};
+
+/**
+ * struct wafer_batch - the batch
+ * @dev: the model's device
+ * @ctx: the context, one slot per sequence
+ * @in: token ids, ctx_len per slot
+ * @out: one result per slot
+ * @seq: the slots
+ * @jobs: a step's jobs
+ * @cpl: a step's completions
+ * @slots: slot count
+ * @ctx_len: positions per slot
+ * @chunk: prompt tokens per job at most
+ * @active: slots in use
+ */
+struct wafer_batch {
+	struct wafer_dev *dev;
+	struct wafer_ctx *ctx;
+	struct wafer_bo *in;
+	struct wafer_bo *out;
+	struct seq *seq;
+	struct wafer_job *jobs;
+	struct wafer_completion *cpl;
+	unsigned int slots;
+	unsigned int ctx_len;
+	unsigned int chunk;
+	unsigned int active;
+};
+
+int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
+		       struct wafer_batch **out)
+{
+	const struct wafer_model_info *mi;
+	struct wafer_batch *b;
+	struct wafer_info di;
+	int ret;
+
+	if (!m || !o || !out)
+		return wafer_set_error(-EINVAL, "wafer_batch_create: NULL argument");
+	*out = NULL;
+	mi = wafer_model_get_info(m);
+	if (o->slots < 1 || o->slots > 256)
+		return wafer_set_error(-EINVAL, "slots %u: 1..256", o->slots);
+	if (o->ctx_len > mi->seq_len)
+		return wafer_set_error(-EINVAL, "ctx_len %u above the model's %u", o->ctx_len,
+				       mi->seq_len);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	b->dev = m->dev;
+	b->slots = o->slots;
+	b->ctx_len = o->ctx_len ? o->ctx_len : mi->seq_len;
+	b->chunk = o->prefill_chunk ? o->prefill_chunk : DEFAULT_CHUNK;
+	ret = wafer_query(b->dev, &di);
+	if (!ret && di.max_tokens_per_job && b->chunk > di.max_tokens_per_job)
+		b->chunk = di.max_tokens_per_job;
+	b->seq = calloc(b->slots, sizeof(*b->seq));
+	b->jobs = calloc(b->slots, sizeof(*b->jobs));
+	b->cpl = calloc(b->slots, sizeof(*b->cpl));
+	if (!ret && (!b->seq || !b->jobs || !b->cpl))
+		ret = wafer_set_error(-ENOMEM, "out of memory");
+	if (!ret)
+		ret = wafer_ctx_create(m, b->slots, b->ctx_len, &b->ctx);
+	if (!ret)
+		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->ctx_len * 4, &b->in);
+	if (!ret)
+		ret = wafer_bo_create(b->dev, (size_t)b->slots * WAFER_RESULT_SIZE(TOP_K), &b->out);
+	if (ret) {
+		wafer_batch_destroy(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+void wafer_batch_destroy(struct wafer_batch *b)
+{
+	if (!b)
+		return;
+	wafer_bo_destroy(b->out);
+	wafer_bo_destroy(b->in);
+	wafer_ctx_destroy(b->ctx);
+	free(b->cpl);
+	free(b->jobs);
+	free(b->seq);
+	free(b);
+}
+
+int wafer_batch_start(struct wafer_batch *b, const int *prompt, unsigned int n,
+		      const struct wafer_batch_seq *o, uint64_t user_data)
+{
+	uint32_t *ids;
+	unsigned int i, slot;
+
+	if (!b || !prompt || !o || !n || !o->max_new)
+		return wafer_set_error(-EINVAL, "wafer_batch_start: empty prompt or max_new 0");
+	if (n > b->ctx_len)
+		return wafer_set_error(-E2BIG, "a prompt of %u tokens; the context holds %u",
+				       n, b->ctx_len);
+	for (i = 0; i < n; i++)
+		if (prompt[i] < 0)
+			return wafer_set_error(-EINVAL, "token %d of the prompt", prompt[i]);
+	for (slot = 0; slot < b->slots && b->seq[slot].used; slot++)
+		;
+	if (slot == b->slots)
+		return wafer_set_error(-EBUSY, "all %u slots are in use", b->slots);
+	ids = (uint32_t *)wafer_bo_map(b->in) + (size_t)slot * b->ctx_len;
+	for (i = 0; i < n; i++)
+		ids[i] = (uint32_t)prompt[i];
+	b->seq[slot] = (struct seq){ .used = 1, .n_prompt = n, .last = prompt[n - 1],
+				     .opt = *o, .user_data = user_data };
+	wafer_sampler_init(&b->seq[slot].sampler, o->temperature, o->top_p, o->seed);
+	b->active++;
+	return (int)slot;
+}
+
+int wafer_batch_cancel(struct wafer_batch *b, unsigned int slot)
+{
+	if (!b || slot >= b->slots || !b->seq[slot].used)
+		return wafer_set_error(-EINVAL, "slot %u holds no sequence", slot);
+	b->seq[slot].used = 0;
+	b->active--;
+	return 0;
+}
+
+unsigned int wafer_batch_active(const struct wafer_batch *b)
+{
+	return b->active;
+}
+
+unsigned int wafer_batch_slots(const struct wafer_batch *b)
+{
+	return b->slots;
+}
+
+unsigned int wafer_batch_ctx_len(const struct wafer_batch *b)
+{
+	return b->ctx_len;
+}
+
+/* Ends @s with @end; fills @ev. */
+static void finish(struct wafer_batch *b, struct seq *s, int end, int status,
+		   struct wafer_batch_event *ev)
+{
+	ev->end = end;
+	ev->status = status;
+	s->used = 0;
+	b->active--;
+}
+
+/* The step's result for slot @i: sample, feed the token back, maybe end. */
+static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_event *ev)
+{
+	struct seq *s = &b->seq[i];
+	const struct wafer_token_result *r;
+	uint32_t *ids;
+	int next;
+
+	*ev = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data, .token = -1,
+					  .prev = s->last };
+	s->pos += s->job_n;
+	if (s->pos < s->n_prompt)
+		return;	/* more prompt to run: no event */
+	r = wafer_result(b->out, (uint64_t)i * WAFER_RESULT_SIZE(TOP_K), TOP_K, 0);
+	next = wafer_sample(&s->sampler, r);
+	if (next == WAFER_TOKEN_BOS) {
+		finish(b, s, WAFER_BATCH_BOS, 0, ev);
+		return;
+	}
+	ev->token = next;
+	s->n_new++;
+	s->last = next;
+	if (s->n_new >= s->opt.max_new)
+		finish(b, s, WAFER_BATCH_MAX_NEW, 0, ev);
+	else if (s->pos >= b->ctx_len)
+		finish(b, s, WAFER_BATCH_CONTEXT, 0, ev);
+	else {
+		ids = (uint32_t *)wafer_bo_map(b->in) + (size_t)i * b->ctx_len;
+		ids[s->pos] = (uint32_t)next;
+	}
+}
+
+int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsigned int max,
+		     struct wafer_batch_stats *st)
+{
+	struct wafer_batch_stats local = { 0 };
+	unsigned int i, n = 0, sent = 0, got = 0, nev = 0;
+	int ret = 0, r;
+
+	if (!b || (!ev && max))
+		return wafer_set_error(-EINVAL, "wafer_batch_step: NULL argument");
+	if (max < b->active)
+		return wafer_set_error(-EINVAL, "room for %u events, %u sequences", max, b->active);
+	for (i = 0; i < b->slots; i++) {
+		struct seq *s = &b->seq[i];
+		unsigned int left;
+
+		s->job_n = 0;
+		if (!s->used)
+			continue;
+		left = s->pos < s->n_prompt ? s->n_prompt - s->pos : 1;
+		s->job_n = left < b->chunk ? left : b->chunk;
+		b->jobs[n++] = (struct wafer_job){
+			.ctx = b->ctx, .slot = i, .start_pos = s->pos, .n_tokens = s->job_n,
+			.top_k = TOP_K, .in = b->in,
+			.in_offset = ((uint64_t)i * b->ctx_len + s->pos) * 4,
+			.out = b->out, .out_offset = (uint64_t)i * WAFER_RESULT_SIZE(TOP_K),
+			.user_data = i,
+		};
+		local.tokens += s->job_n;
+	}
+	/* All together; when the device's in-flight limit is reached, reap one and go on. */
+	while (sent < n && !ret) {
+		r = wafer_submit(b->dev, b->jobs + sent, n - sent);
+		if (r > 0) {
+			sent += (unsigned int)r;
+			continue;
+		}
+		if (r == -EAGAIN && wafer_inflight(b->dev)) {
+			r = wafer_reap(b->dev, b->cpl + got, n - got, 1, -1);
+			if (r > 0) {
+				got += (unsigned int)r;
+				continue;
+			}
+		}
+		ret = r ? r : wafer_set_error(-ETIMEDOUT, "no job completed in time");
+	}
+	while (got < sent) {
+		r = wafer_reap(b->dev, b->cpl + got, sent - got, sent - got, -1);
+		if (r <= 0) {
+			ret = r ? r : wafer_set_error(-ETIMEDOUT, "no job completed in time");
+			break;
+		}
+		got += (unsigned int)r;
+	}
+	local.jobs = got;
+	for (i = 0; i < got; i++) {
+		struct seq *s = &b->seq[b->cpl[i].user_data];
+
+		local.device_ns += b->cpl[i].device_ns;
+		s->job_n = b->cpl[i].status ? 0 : s->job_n;
+		if (b->cpl[i].status) {
+			ev[nev] = (struct wafer_batch_event){ .slot = (unsigned int)b->cpl[i].user_data,
+							       .user_data = s->user_data, .token = -1,
+							       .prev = s->last };
+			finish(b, s, WAFER_BATCH_FAILED, b->cpl[i].status, &ev[nev++]);
+		} else {
+			advance(b, (unsigned int)b->cpl[i].user_data, &ev[nev]);
+			if (ev[nev].token >= 0 || ev[nev].end)
+				nev++;
+		}
+	}
+	/* Jobs never submitted or never reaped: their sequences cannot go on. */
+	if (ret) {
+		for (i = 0; i < b->slots; i++) {
+			struct seq *s = &b->seq[i];
+			unsigned int k;
+
+			if (!s->used || !s->job_n)
+				continue;
+			for (k = 0; k < got && b->cpl[k].user_data != i; k++)
+				;
+			if (k < got)
+				continue;
+			ev[nev] = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data,
+							       .token = -1, .prev = s->last };
+			finish(b, s, WAFER_BATCH_FAILED, ret, &ev[nev++]);
+		}
+	}
+	if (st)
+		*st = local;
+	return ret && !nev ? ret : (int)nev;
+}
