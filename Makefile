@@ -162,10 +162,8 @@ $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 
 TEST_DEPS := $(COMMON_OBJS) $(TOOLS_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 
-link_test = $(CC) -o $@ $< $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(TEST_LIBS)
-
-# Tests that talk HTTP to wafer serve.
-$(B)/tests/unit/userlib_serve $(B)/tests/bench/serve_load: TEST_LIBS := $(CURL_LIBS)
+# libcurl: tests/common/wt_http.c talks to wafer serve.
+link_test = $(CC) -o $@ $< $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(CURL_LIBS)
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)

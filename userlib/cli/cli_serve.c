@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -559,6 +560,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
+/* libmicrohttpd's messages (a connection dropped, a limit hit), marked as ours. */
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("wafer serve: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 static struct MHD_Daemon *listen_on(struct srv *s, const struct serve_args *a,
 				    unsigned int *port)
 {
@@ -579,6 +588,7 @@ static struct MHD_Daemon *listen_on(struct srv *s, const struct serve_args *a,
 			     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 			     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, on_request, s,
+			     MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
 			     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 			     MHD_OPTION_CONNECTION_LIMIT, a->max_conn,
 			     MHD_OPTION_CONNECTION_TIMEOUT, a->idle_timeout,

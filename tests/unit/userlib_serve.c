@@ -1,0 +1,768 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `wafer serve --backend inproc` over HTTP (libcurl): every endpoint; greedy
+ * completions, streamed and not, equal to wafer_generate() run alone in
+ * this process, also when 48 clients of mixed prompt lengths run at once
+ * (batching must not change a byte); a seeded sampled request the same
+ * alone and batched; stop strings; the bad-input table (each case with the
+ * status it gets and an OpenAI error object); queue full -> 429; a client
+ * gone mid-stream frees its slot; SIGTERM drains (and with a zero deadline
+ * cuts with 503); the server exits 0.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "wafer.h"
+#include "wt_http.h"
+#include "wt_util.h"
+
+#define MODEL_ID	"stories260K"
+#define CLIENTS		48
+
+static const char *model, *tokpath;
+static struct wafer_tokenizer *tok;
+static struct wafer_ctx *ref_ctx;
+
+static const char *const prompts[] = {
+	"", "Once", "Once upon a time", "The cat sat on the mat and",
+	"Lily and Ben went to the park. They saw a big dog. The dog was",
+	"One day, a little girl named Sue found a shiny red ball in the garden. She wanted to "
+	"play with it, but her mom said it was time for lunch. Sue was sad. After lunch, she "
+	"ran back to the garden, but the ball was gone. She looked under the tree and behind "
+	"the flowers. Then she heard a bark. A small puppy had the ball in its mouth, and",
+};
+#define N_PROMPTS	(sizeof(prompts) / sizeof(prompts[0]))
+
+struct piece_buf {
+	char text[16384];
+};
+
+static int collect(void *arg, int token, const char *piece, int from_prompt)
+{
+	struct piece_buf *b = arg;
+
+	(void)token;
+	if (!from_prompt && wafer_piece_printable(piece) &&
+	    strlen(b->text) + strlen(piece) < sizeof(b->text))
+		strcat(b->text, piece);
+	return 0;
+}
+
+/* The text wafer_generate() gives for @prompt and @max_new tokens, alone. */
+static int reference(const char *prompt, unsigned int max_new, float temp, uint64_t seed,
+		     char *out, size_t n, unsigned int *np)
+{
+	int toks[1024];
+	struct wafer_gen_opts go = { .temperature = temp, .top_p = 1.0f, .seed = seed,
+				     .on_piece = collect };
+	struct piece_buf *b = calloc(1, sizeof(*b));
+	int k = wafer_tokenizer_encode(tok, prompt, 1, 0, toks, 1024), ret;
+
+	if (!b || k < 1)
+		return -1;
+	*np = (unsigned int)k;
+	go.steps = (unsigned int)k + max_new - 1;
+	go.arg = b;
+	ret = wafer_generate(ref_ctx, tok, prompt, &go, NULL);
+	snprintf(out, n, "%s", b->text);
+	free(b);
+	return ret;
+}
+
+/* A JSON string of @s (escaped by json-c); malloc'd. */
+static char *jstr(const char *s)
+{
+	struct json_object *o = json_object_new_string(s);
+	char *r = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+
+	json_object_put(o);
+	return r;
+}
+
+static char *body_for(int chat, const char *prompt, unsigned int max_new, int stream,
+		      const char *extra)
+{
+	char *p = jstr(prompt), *b = malloc(strlen(p) + 512);
+
+	if (chat)
+		sprintf(b, "{\"model\":\"%s\",\"messages\":[{\"role\":\"user\",\"content\":%s}],"
+			"\"max_tokens\":%u,\"temperature\":0,\"stream\":%s%s}", MODEL_ID, p,
+			max_new, stream ? "true" : "false", extra ? extra : "");
+	else
+		sprintf(b, "{\"model\":\"%s\",\"prompt\":%s,\"max_tokens\":%u,\"temperature\":0,"
+			"\"stream\":%s%s}", MODEL_ID, p, max_new, stream ? "true" : "false",
+			extra ? extra : "");
+	free(p);
+	return b;
+}
+
+/**
+ * struct answer - a completion's text, however it came
+ * @text: the text
+ * @finish: finish_reason
+ * @prompt_tokens: usage
+ * @completion_tokens: usage
+ * @ok: the shape was right (streams: events in order, then [DONE])
+ */
+struct answer {
+	char text[16384];
+	char finish[16];
+	int prompt_tokens;
+	int completion_tokens;
+	int ok;
+};
+
+static const char *choice_text(struct json_object *c, int chat)
+{
+	struct json_object *m, *t;
+
+	if (chat)
+		return (json_object_object_get_ex(c, "message", &m) ||
+			json_object_object_get_ex(c, "delta", &m)) &&
+			json_object_object_get_ex(m, "content", &t) ? json_object_get_string(t) : "";
+	return json_object_object_get_ex(c, "text", &t) ? json_object_get_string(t) : NULL;
+}
+
+static void take_usage(struct json_object *o, struct answer *a)
+{
+	struct json_object *u, *v;
+
+	if (!json_object_object_get_ex(o, "usage", &u) || !u)
+		return;
+	if (json_object_object_get_ex(u, "prompt_tokens", &v))
+		a->prompt_tokens = json_object_get_int(v);
+	if (json_object_object_get_ex(u, "completion_tokens", &v))
+		a->completion_tokens = json_object_get_int(v);
+}
+
+/* One choice object's text and finish_reason into @a; 0 or -1. */
+static int take_choice(struct json_object *o, int chat, struct answer *a)
+{
+	struct json_object *ch, *c, *f;
+	const char *t;
+
+	if (!json_object_object_get_ex(o, "choices", &ch) ||
+	    !json_object_is_type(ch, json_type_array))
+		return -1;
+	if (!json_object_array_length(ch))
+		return 0;	/* the usage chunk */
+	c = json_object_array_get_idx(ch, 0);
+	t = choice_text(c, chat);
+	if (!t)
+		return -1;
+	if (strlen(a->text) + strlen(t) < sizeof(a->text))
+		strcat(a->text, t);
+	if (json_object_object_get_ex(c, "finish_reason", &f) && f)
+		snprintf(a->finish, sizeof(a->finish), "%s", json_object_get_string(f));
+	return 0;
+}
+
+static void parse_answer(const struct wt_http *r, int chat, int stream, struct answer *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (r->status != 200)
+		return;
+	if (!stream) {
+		struct json_object *o = json_tokener_parse(r->body), *v;
+
+		a->ok = o && !take_choice(o, chat, a) &&
+			json_object_object_get_ex(o, "object", &v) &&
+			!strcmp(json_object_get_string(v), chat ? "chat.completion" :
+				"text_completion");
+		if (o)
+			take_usage(o, a);
+		json_object_put(o);
+		return;
+	}
+	a->ok = 1;
+	{
+		char *copy = strdup(r->body), *ev = copy, *next;
+		int done = 0;
+
+		for (; ev && *ev; ev = next) {
+			struct json_object *o;
+
+			next = strstr(ev, "\n\n");
+			if (next) {
+				*next = '\0';
+				next += 2;
+			}
+			if (strncmp(ev, "data: ", 6) || done) {
+				a->ok = 0;
+				break;
+			}
+			if (!strcmp(ev + 6, "[DONE]")) {
+				done = 1;
+				continue;
+			}
+			o = json_tokener_parse(ev + 6);
+			if (!o || take_choice(o, chat, a))
+				a->ok = 0;
+			if (o)
+				take_usage(o, a);
+			json_object_put(o);
+		}
+		a->ok &= done;
+		free(copy);
+	}
+}
+
+/* ---------------------------------------------------------------- clients */
+
+/**
+ * struct client - one concurrent request and its expected text
+ * @port: server
+ * @body: request
+ * @chat: chat endpoint
+ * @stream: streaming
+ * @r: answer
+ */
+struct client {
+	unsigned int port;
+	char *body;
+	int chat;
+	int stream;
+	struct wt_http r;
+};
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+
+	wt_http(c->port, "POST", c->chat ? "/v1/chat/completions" : "/v1/completions", c->body,
+		0, &c->r);
+	return NULL;
+}
+
+static int ask(unsigned int port, int chat, const char *body, int stream, struct answer *a)
+{
+	struct wt_http r;
+	int st;
+
+	wt_http(port, "POST", chat ? "/v1/chat/completions" : "/v1/completions", body, 0, &r);
+	parse_answer(&r, chat, stream, a);
+	st = (int)r.status;
+	wt_http_free(&r);
+	return st;
+}
+
+/* ------------------------------------------------------------------ parts */
+
+static void endpoints(const struct wt_server *s)
+{
+	struct wt_http r;
+
+	wt_http(s->port, "GET", "/health", NULL, 0, &r);
+	wt_ok(r.status == 200 && strstr(r.body, "\"ok\""), "GET /health: 200 ok");
+	wt_http_free(&r);
+	wt_http(s->port, "GET", "/v1/models", NULL, 0, &r);
+	wt_ok(r.status == 200 && strstr(r.body, "\"id\":\"" MODEL_ID "\"") &&
+	      strstr(r.body, "\"object\":\"list\""), "GET /v1/models lists " MODEL_ID);
+	wt_http_free(&r);
+	wt_http(s->port, "GET", "/metrics", NULL, 0, &r);
+	wt_ok(r.status == 200 && strstr(r.body, "# TYPE wafer_serve_time_to_first_token_seconds "
+					 "histogram") &&
+	      strstr(r.body, "wafer_serve_queue_depth 0") &&
+	      strstr(r.body, "wafer_serve_slots_in_use 0") &&
+	      strstr(r.body, "wafer_serve_device_modelled_seconds_total"),
+	      "GET /metrics: Prometheus text with the histograms and gauges");
+	wt_http_free(&r);
+}
+
+/* Each prompt alone: completions and chat, streamed and not, against wafer_generate(). */
+static void alone(const struct wt_server *s)
+{
+	static char ref[16384];
+	unsigned int i, np, m;
+	int chat, stream, st;
+	struct answer a;
+	char *b;
+
+	for (i = 0; i < N_PROMPTS; i++) {
+		m = 24 + 40 * i;
+		if (reference(prompts[i], m, 0, 0, ref, sizeof(ref), &np)) {
+			wt_ok(0, "reference for prompt %u", i);
+			continue;
+		}
+		for (chat = 0; chat < 2; chat++)
+			for (stream = 0; stream < 2; stream++) {
+				b = body_for(chat, prompts[i], m, stream,
+					     stream ? ",\"stream_options\":{\"include_usage\":true}" :
+					     NULL);
+				st = ask(s->port, chat, b, stream, &a);
+				free(b);
+				if (!wt_ok(st == 200 && a.ok && !strcmp(a.text, ref) &&
+					   a.prompt_tokens == (int)np && a.completion_tokens > 0 &&
+					   a.completion_tokens <= (int)m &&
+					   (a.completion_tokens == (int)m ?
+					    !strcmp(a.finish, "length") : !strcmp(a.finish, "stop")),
+					   "%s %s, prompt of %u tokens, max_tokens %u: wafer_generate's "
+					   "text, usage and finish_reason", chat ? "chat" : "completion",
+					   stream ? "streamed" : "whole", np, m))
+					wt_diag("status %d ok %d finish '%s' usage %d/%d\n#  got '%s'\n"
+						"# want '%s'", st, a.ok, a.finish, a.prompt_tokens,
+						a.completion_tokens, a.text, ref);
+			}
+	}
+}
+
+static void stops(const struct wt_server *s)
+{
+	static char ref[16384];
+	const char *stop = " Lily";
+	unsigned int np;
+	struct answer a;
+	char *b, want[16384], *hit;
+	int stream;
+
+	reference("Once upon a time", 60, 0, 0, ref, sizeof(ref), &np);
+	hit = strstr(ref, stop);
+	if (!wt_ok(hit != NULL, "the reference text holds the stop string '%s'", stop))
+		return;
+	snprintf(want, sizeof(want), "%.*s", (int)(hit - ref), ref);
+	for (stream = 0; stream < 2; stream++) {
+		b = body_for(0, "Once upon a time", 60, stream, ",\"stop\":[\"zzz\",\" Lily\"]");
+		ask(s->port, 0, b, stream, &a);
+		free(b);
+		wt_ok(a.ok && !strcmp(a.text, want) && !strcmp(a.finish, "stop"),
+		      "stop [\"zzz\", \" Lily\"] %s: the text ends before it, finish_reason stop",
+		      stream ? "streamed (nothing of it was sent)" : "whole");
+	}
+}
+
+/**
+ * struct bad_case - one bad request
+ * @name: what is wrong
+ * @method: HTTP method
+ * @path: URL path
+ * @body: body (NULL: none)
+ * @status: the status it must get
+ * @param: the error's param (NULL: not checked)
+ */
+struct bad_case {
+	const char *name;
+	const char *method;
+	const char *path;
+	const char *body;
+	int status;
+	const char *param;
+};
+
+#define C	"/v1/completions"
+#define CH	"/v1/chat/completions"
+#define M	"\"model\":\"" MODEL_ID "\""
+
+static const struct bad_case bad_cases[] = {
+	{ "malformed JSON", "POST", C, "{\"model\":", 400, NULL },
+	{ "JSON syntax error", "POST", C, "{" M ",}", 400, NULL },
+	{ "data after the JSON", "POST", C, "{" M "} x", 400, NULL },
+	{ "empty body", "POST", C, "", 400, NULL },
+	{ "body is an array", "POST", C, "[1,2]", 400, NULL },
+	{ "body is null", "POST", C, "null", 400, NULL },
+	{ "non-UTF-8 string", "POST", C, "{" M ",\"prompt\":\"caf\xe9\"}", 400, NULL },
+	{ "nesting 64 deep", "POST", C,
+	  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 400, NULL },
+	{ "unknown field", "POST", C, "{" M ",\"prompt\":\"a\",\"frobnicate\":1}", 400,
+	  "frobnicate" },
+	{ "model missing", "POST", C, "{\"prompt\":\"a\"}", 400, "model" },
+	{ "model not a string", "POST", C, "{\"model\":7,\"prompt\":\"a\"}", 400, "model" },
+	{ "unknown model", "POST", C, "{\"model\":\"gpt-9\",\"prompt\":\"a\"}", 404, "model" },
+	{ "prompt a number", "POST", C, "{" M ",\"prompt\":12}", 400, "prompt" },
+	{ "prompt of two strings", "POST", C, "{" M ",\"prompt\":[\"a\",\"b\"]}", 400, "prompt" },
+	{ "prompt with NUL", "POST", C, "{" M ",\"prompt\":\"a\\u0000b\"}", 400, "prompt" },
+	{ "max_tokens a string", "POST", C, "{" M ",\"max_tokens\":\"5\"}", 400, "max_tokens" },
+	{ "max_tokens 0", "POST", C, "{" M ",\"max_tokens\":0}", 400, "max_tokens" },
+	{ "max_tokens negative", "POST", C, "{" M ",\"max_tokens\":-3}", 400, "max_tokens" },
+	{ "max_tokens 1.5", "POST", C, "{" M ",\"max_tokens\":1.5}", 400, "max_tokens" },
+	{ "max_tokens past the context", "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":512}",
+	  400, "max_tokens" },
+	{ "temperature 3", "POST", C, "{" M ",\"temperature\":3}", 400, "temperature" },
+	{ "temperature a string", "POST", C, "{" M ",\"temperature\":\"hot\"}", 400,
+	  "temperature" },
+	{ "top_p 0", "POST", C, "{" M ",\"top_p\":0}", 400, "top_p" },
+	{ "top_p 1.5", "POST", C, "{" M ",\"top_p\":1.5}", 400, "top_p" },
+	{ "seed 1.5", "POST", C, "{" M ",\"seed\":1.5}", 400, "seed" },
+	{ "stream a string", "POST", C, "{" M ",\"stream\":\"yes\"}", 400, "stream" },
+	{ "stream_options without stream", "POST", C,
+	  "{" M ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options" },
+	{ "stream_options unknown key", "POST", C,
+	  "{" M ",\"stream\":true,\"stream_options\":{\"x\":1}}", 400, "stream_options" },
+	{ "n 2", "POST", C, "{" M ",\"n\":2}", 400, "n" },
+	{ "stop a number", "POST", C, "{" M ",\"stop\":1}", 400, "stop" },
+	{ "stop empty", "POST", C, "{" M ",\"stop\":\"\"}", 400, "stop" },
+	{ "five stops", "POST", C, "{" M ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 400, "stop" },
+	{ "user a number", "POST", C, "{" M ",\"user\":1}", 400, "user" },
+	{ "chat without messages", "POST", CH, "{" M "}", 400, "messages" },
+	{ "chat messages not an array", "POST", CH, "{" M ",\"messages\":\"hi\"}", 400,
+	  "messages" },
+	{ "chat messages empty", "POST", CH, "{" M ",\"messages\":[]}", 400, "messages" },
+	{ "chat role unknown", "POST", CH,
+	  "{" M ",\"messages\":[{\"role\":\"robot\",\"content\":\"a\"}]}", 400, "messages" },
+	{ "chat content a number", "POST", CH,
+	  "{" M ",\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400, "messages" },
+	{ "chat message with an unknown field", "POST", CH,
+	  "{" M ",\"messages\":[{\"role\":\"user\",\"content\":\"a\",\"x\":1}]}", 400,
+	  "messages" },
+	{ "chat with a prompt field", "POST", CH,
+	  "{" M ",\"prompt\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400,
+	  "prompt" },
+	{ "GET on completions", "GET", C, NULL, 405, NULL },
+	{ "POST on models", "POST", "/v1/models", "{}", 405, NULL },
+	{ "unknown path", "GET", "/v1/nothing", NULL, 404, NULL },
+};
+
+/* The body is {"error": {"message": STRING, "type": STRING, "param": ..., "code": ...}}. */
+static int error_object(const char *body, const char *param)
+{
+	struct json_object *o = json_tokener_parse(body), *e, *m, *t, *p, *c;
+	int ok = o && json_object_object_get_ex(o, "error", &e) &&
+		json_object_object_get_ex(e, "message", &m) &&
+		json_object_is_type(m, json_type_string) &&
+		json_object_object_get_ex(e, "type", &t) &&
+		json_object_is_type(t, json_type_string) &&
+		json_object_object_get_ex(e, "param", &p) &&
+		json_object_object_get_ex(e, "code", &c) &&
+		(!param || (p && !strcmp(json_object_get_string(p), param)));
+
+	json_object_put(o);
+	return ok;
+}
+
+static void bad_input(const struct wt_server *s)
+{
+	unsigned int i;
+	struct wt_http r;
+	char *big, *over;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *b = &bad_cases[i];
+
+		wt_http(s->port, b->method, b->path, b->body, 0, &r);
+		if (!wt_ok(r.status == b->status && error_object(r.body, b->param),
+			   "bad input: %s -> %d%s%s", b->name, b->status,
+			   b->param ? ", param " : "", b->param ? b->param : ""))
+			wt_diag("got %ld: %s", r.status, r.body);
+		wt_http_free(&r);
+	}
+	/* A prompt longer than the context: ~700 tokens of " the". */
+	big = malloc(8192);
+	over = malloc(8192 + 64);
+	big[0] = '\0';
+	for (i = 0; i < 1400; i++)
+		strcat(big, " the");
+	sprintf(over, "{" M ",\"prompt\":\"%.2800s\"}", big);
+	wt_http(s->port, "POST", C, over, 0, &r);
+	wt_ok(r.status == 400 && error_object(r.body, "prompt") &&
+	      strstr(r.body, "context_length_exceeded"),
+	      "bad input: a prompt longer than the context -> 400 context_length_exceeded");
+	wt_http_free(&r);
+	/* Above --max-body 4096. */
+	sprintf(over, "{" M ",\"prompt\":\"%s\"}", big);
+	wt_http(s->port, "POST", C, over, 0, &r);
+	if (!wt_ok(r.status == 413 && error_object(r.body, NULL),
+		   "bad input: a body of %zu bytes, above --max-body 4096 -> 413", strlen(over)))
+		wt_diag("got %ld: %s", r.status, r.body);
+	wt_http_free(&r);
+	free(big);
+	free(over);
+	wt_http(s->port, "GET", "/health", NULL, 0, &r);
+	wt_ok(r.status == 200, "the server still answers after the bad input");
+	wt_http_free(&r);
+}
+
+/* CLIENTS at once, mixed prompts, lengths, endpoints and streaming; each vs alone. */
+static void concurrent(const struct wt_server *s)
+{
+	static struct client cl[CLIENTS];
+	static char ref[CLIENTS][4096];
+	static char sampled_alone[16384];
+	unsigned int i, np, same = 0, shaped = 0;
+	struct answer a;
+	double peak;
+
+	/* A sampled request alone first; it runs again among the others. */
+	{
+		char *b = strdup("{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":80,"
+			   "\"temperature\":0.9,\"top_p\":0.95,\"seed\":4242}");
+		ask(s->port, 0, b, 0, &a);
+		snprintf(sampled_alone, sizeof(sampled_alone), "%s", a.text);
+		free(b);
+		wt_ok(a.ok && a.text[0], "a sampled request (temperature 0.9, seed 4242) alone");
+	}
+	for (i = 0; i < CLIENTS; i++) {
+		unsigned int m = 8 + (i * 37) % 120;
+
+		cl[i].port = s->port;
+		cl[i].chat = i % 3 == 1;
+		cl[i].stream = i % 2;
+		if (i == CLIENTS - 1) {
+			cl[i].chat = cl[i].stream = 0;
+			cl[i].body = strdup("{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":80,"
+					    "\"temperature\":0.9,\"top_p\":0.95,\"seed\":4242}");
+			continue;
+		}
+		reference(prompts[i % N_PROMPTS], m, 0, 0, ref[i], sizeof(ref[i]), &np);
+		cl[i].body = body_for(cl[i].chat, prompts[i % N_PROMPTS], m, cl[i].stream, NULL);
+	}
+	{
+		pthread_t t[CLIENTS];
+
+		for (i = 0; i < CLIENTS; i++)
+			pthread_create(&t[i], NULL, client_main, &cl[i]);
+		peak = 0;
+		for (i = 0; i < 20; i++) {
+			double v = wt_server_metric(s, "wafer_serve_slots_in_use");
+
+			peak = v > peak ? v : peak;
+			usleep(2000);
+		}
+		for (i = 0; i < CLIENTS; i++)
+			pthread_join(t[i], NULL);
+	}
+	for (i = 0; i < CLIENTS; i++) {
+		parse_answer(&cl[i].r, cl[i].chat, cl[i].stream, &a);
+		shaped += a.ok;
+		if (i == CLIENTS - 1) {
+			wt_ok(a.ok && !strcmp(a.text, sampled_alone),
+			      "the sampled request among %d others: the same text as alone",
+			      CLIENTS - 1);
+			continue;
+		}
+		if (a.ok && !strcmp(a.text, ref[i]))
+			same++;
+		else
+			wt_diag("client %u (%s%s): status %ld\n#  got '%s'\n# want '%s'", i,
+				cl[i].chat ? "chat" : "completion", cl[i].stream ? ", streamed" : "",
+				cl[i].r.status, a.text, ref[i]);
+		wt_http_free(&cl[i].r);
+		free(cl[i].body);
+	}
+	wt_http_free(&cl[CLIENTS - 1].r);
+	free(cl[CLIENTS - 1].body);
+	wt_ok(shaped == CLIENTS, "%d concurrent clients: every answer well formed (%u)", CLIENTS,
+	      shaped);
+	wt_ok(same == CLIENTS - 1, "%d concurrent greedy clients of mixed prompts: each text "
+	      "byte-identical to the request run alone (%u)", CLIENTS - 1, same);
+	wt_diag("slots in use seen during the burst: up to %.0f", peak);
+	wt_ok(wt_server_metric(s, "wafer_serve_slots_in_use") == 0 &&
+	      wt_server_metric(s, "wafer_serve_queue_depth") == 0,
+	      "after the burst: no slot in use, nothing queued");
+}
+
+static void cancellation(const struct wt_server *s)
+{
+	double before = wt_server_metric(s, "wafer_serve_completion_tokens_total"), after, busy;
+	double cancelled = wt_server_metric(s, "wafer_serve_cancelled_total");
+	char *b = body_for(0, "Once", 508, 1, NULL);
+	struct wt_http r;
+	int i;
+
+	/* Drop the connection once the first event came. */
+	wt_http(s->port, "POST", C, b, 1, &r);
+	free(b);
+	wt_ok(r.status == 200 && !strncmp(r.body, "data: ", 6),
+	      "a streaming client reads its first event and hangs up");
+	wt_http_free(&r);
+	for (i = 0; i < 200; i++) {
+		busy = wt_server_metric(s, "wafer_serve_slots_in_use");
+		if (busy == 0)
+			break;
+		usleep(10000);
+	}
+	after = wt_server_metric(s, "wafer_serve_completion_tokens_total");
+	wt_ok(busy == 0 && wt_server_metric(s, "wafer_serve_cancelled_total") == cancelled + 1,
+	      "its slot is freed and counted as cancelled");
+	wt_ok(after - before < 508, "it stopped early: %.0f of 508 tokens generated",
+	      after - before);
+}
+
+/* SIGTERM with requests in flight: they finish, new connections are refused, exit 0. */
+static void drain(struct wt_server *s)
+{
+	static struct client cl[16];
+	static char ref[16][4096];
+	pthread_t t[16];
+	unsigned int i, np, same = 0;
+	struct answer a;
+	struct wt_http r;
+	char line[256];
+	int st, inflight = 0;
+
+	for (i = 0; i < 16; i++)
+		reference(prompts[i % N_PROMPTS], 300, 0, 0, ref[i], sizeof(ref[i]), &np);
+	for (i = 0; i < 16; i++) {
+		cl[i] = (struct client){ .port = s->port, .stream = i % 2,
+					 .body = body_for(0, prompts[i % N_PROMPTS], 300, i % 2,
+							  NULL) };
+		pthread_create(&t[i], NULL, client_main, &cl[i]);
+	}
+	/* Every one admitted (8 running, 8 queued) before the signal. */
+	for (i = 0; i < 2000 && wt_server_metric(s, "wafer_serve_slots_in_use") +
+	     wt_server_metric(s, "wafer_serve_queue_depth") < 16; i++)
+		usleep(1000);
+	kill(s->pid, SIGTERM);
+	if (!wt_server_wait_line(s, "draining", line, sizeof(line)))
+		inflight = atoi(strstr(line, "draining: ") + 10);
+	wt_ok(inflight > 0, "SIGTERM with %d requests in flight", inflight);
+	wt_ok(wt_http(s->port, "GET", "/health", NULL, 0, &r) && !r.status,
+	      "while draining, a new connection is refused");
+	wt_http_free(&r);
+	for (i = 0; i < 16; i++) {
+		pthread_join(t[i], NULL);
+		parse_answer(&cl[i].r, 0, cl[i].stream, &a);
+		if (a.ok && !strcmp(a.text, ref[i]))
+			same++;
+		else
+			wt_diag("request %u: status %ld, curl %d: %.200s", i, cl[i].r.status,
+				cl[i].r.curl_err, cl[i].r.body);
+		wt_http_free(&cl[i].r);
+		free(cl[i].body);
+	}
+	wt_ok(same == 16, "every request in flight finished whole (%u of 16)", same);
+	st = wt_server_stop(s, 0);
+	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server exits 0 after the drain");
+}
+
+/* --slots 1 --queue 1: one running, one waiting, the next gets 429. */
+static void queue_full(void)
+{
+	struct wt_server s;
+	struct client cl[2];
+	pthread_t t[2];
+	struct wt_http r;
+	int i, try, got429 = 0, held;
+
+	if (!wt_ok(!wt_server_start(&s, model, tokpath, "--slots 1 --queue 1"),
+		   "a server with 1 slot and a queue of 1 starts"))
+		return;
+	for (try = 0; try < 5 && !got429; try++) {
+		for (i = 0; i < 2; i++) {
+			cl[i] = (struct client){ .port = s.port,
+						 .body = body_for(0, "Once", 508, 0, NULL) };
+			pthread_create(&t[i], NULL, client_main, &cl[i]);
+		}
+		for (i = 0; i < 500 && wt_server_metric(&s, "wafer_serve_queue_depth") < 1; i++)
+			usleep(1000);
+		wt_http(s.port, "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":4}", 0, &r);
+		/* Only a fair test if both were still there when the third was answered. */
+		held = wt_server_metric(&s, "wafer_serve_queue_depth") == 1;
+		if (held) {
+			got429 = r.status == 429 && error_object(r.body, NULL) &&
+				strstr(r.body, "rate_limit") != NULL;
+			if (!got429)
+				wt_diag("third request: %ld %s", r.status, r.body);
+		}
+		wt_http_free(&r);
+		for (i = 0; i < 2; i++) {
+			pthread_join(t[i], NULL);
+			if (cl[i].r.status != 200)
+				got429 = -1000;
+			wt_http_free(&cl[i].r);
+			free(cl[i].body);
+		}
+		if (!held)
+			wt_diag("try %d: the slot freed before the third request was answered", try);
+	}
+	wt_ok(got429 == 1, "1 running + 1 queued: the next request gets 429 with an OpenAI "
+	      "error object, the two others 200");
+	wt_ok(wt_server_metric(&s, "wafer_serve_rejected_queue_full_total") >= 1,
+	      "/metrics counts the rejection");
+	i = wt_server_stop(&s, SIGTERM);
+	wt_ok(WIFEXITED(i) && WEXITSTATUS(i) == 0, "SIGTERM on an idle server: exit 0");
+}
+
+/* --drain-timeout 0: SIGTERM cuts what runs with 503, still exits 0. */
+static void drain_cut(void)
+{
+	struct client cl[4];
+	struct wt_server s;
+	pthread_t t[4];
+	int i, n503 = 0, other = 0, st;
+
+	if (!wt_ok(!wt_server_start(&s, model, tokpath, "--slots 2 --drain-timeout 0"),
+		   "a server with a drain deadline of 0 starts"))
+		return;
+	for (i = 0; i < 4; i++) {
+		cl[i] = (struct client){ .port = s.port, .stream = i == 3,
+					 .body = body_for(0, "Once", 508, i == 3, NULL) };
+		pthread_create(&t[i], NULL, client_main, &cl[i]);
+	}
+	for (i = 0; i < 500 && wt_server_metric(&s, "wafer_serve_slots_in_use") < 2; i++)
+		usleep(1000);
+	st = wt_server_stop(&s, SIGTERM);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		if (i < 3 && cl[i].r.status == 503 && error_object(cl[i].r.body, NULL))
+			n503++;
+		else if (i == 3 && cl[i].r.status == 200 && strstr(cl[i].r.body, "\"error\""))
+			n503++;
+		else if (cl[i].r.status != 200)
+			other++;
+		wt_http_free(&cl[i].r);
+		free(cl[i].body);
+	}
+	wt_ok(n503 >= 2 && !other, "past the deadline the requests in flight end with 503 "
+	      "(streams with an error event): %d of 4", n503);
+	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "and the server exits 0");
+}
+
+static double t_part;
+
+static void part_done(const char *what)
+{
+	wt_diag("%s: %.2f s", what, wt_now() - t_part);
+	t_part = wt_now();
+}
+
+int main(void)
+{
+	struct wafer_open_opts oo = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev = NULL;
+	struct wt_server s;
+
+	signal(SIGPIPE, SIG_IGN);
+	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
+	tokpath = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
+	if (!wt_ok(model && tokpath, "shared model and tokenizer found"))
+		return wt_done();
+	if (!wt_ok(!wafer_open(&oo, &dev) && !wafer_model_load_file(dev, model, &co, &m) &&
+		   !wafer_tokenizer_load(tokpath, 512, &tok) &&
+		   !wafer_ctx_create(m, 1, 512, &ref_ctx), "the reference: the model in process"))
+		return wt_done();
+	wt_http_init();
+	if (!wt_ok(!wt_server_start(&s, model, tokpath,
+				    "--slots 8 --queue 64 --max-body 4096 --prefill-chunk 16"),
+		   "wafer serve starts (8 slots, prefill chunks of 16)"))
+		return wt_done();
+	t_part = wt_now();
+	endpoints(&s);
+	alone(&s);
+	stops(&s);
+	part_done("endpoints, alone, stops");
+	bad_input(&s);
+	part_done("bad input");
+	concurrent(&s);
+	part_done("concurrent");
+	cancellation(&s);
+	drain(&s);
+	part_done("cancellation, drain");
+	queue_full();
+	part_done("queue full");
+	drain_cut();
+	part_done("drain cut");
+	wafer_ctx_destroy(ref_ctx);
+	wafer_model_unload(m);
+	wafer_close(dev);
+	wafer_tokenizer_free(tok);
+	return wt_done();
+}
