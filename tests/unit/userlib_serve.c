@@ -313,6 +313,69 @@ static void alone(const struct wt_server *s)
 	}
 }
 
+static int jeq(struct json_object *o, const char *path1, const char *key, const char *want)
+{
+	struct json_object *a, *b;
+
+	return json_object_object_get_ex(o, path1, &a) && json_object_object_get_ex(a, key, &b) &&
+		b && !strcmp(json_object_get_string(b), want);
+}
+
+/* The openai npm client (tests/unit/serve_openai.cjs under node). */
+static void openai_client(const struct wt_server *s)
+{
+	const char *cache = getenv("WAFER_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+	static char ref[16384], out[65536], cmd[1024], npm[512];
+	struct json_object *o, *v, *u;
+	unsigned int np;
+	size_t n = 0, r;
+	FILE *p;
+	int rc, ok;
+
+	if (cache)
+		snprintf(npm, sizeof(npm), "%s/npm", cache);
+	else if (xdg)
+		snprintf(npm, sizeof(npm), "%s/wafer/npm", xdg);
+	else
+		snprintf(npm, sizeof(npm), "%s/.cache/wafer/npm", getenv("HOME"));
+	reference("Once upon a time", 40, 0, 0, ref, sizeof(ref), &np);
+	snprintf(cmd, sizeof(cmd), "WAFER_NPM='%s' node tests/unit/serve_openai.cjs %u "
+		 "'Once upon a time' 40 2>&1", npm, s->port);
+	p = popen(cmd, "r");
+	while (p && (r = fread(out + n, 1, sizeof(out) - 1 - n, p)) > 0)
+		n += r;
+	out[n] = '\0';
+	rc = p ? pclose(p) : -1;
+	o = json_tokener_parse(out);
+	if (!wt_ok(rc == 0 && o, "the openai npm client (node) ran against the server")) {
+		wt_diag("%s: %.500s", cmd, out);
+		json_object_put(o);
+		return;
+	}
+	wt_ok(json_object_object_get_ex(o, "models", &v) &&
+	      strstr(json_object_to_json_string(v), "\"" MODEL_ID "\"") != NULL,
+	      "openai client: models.list() has " MODEL_ID);
+	ok = jeq(o, "completion", "text", ref) && jeq(o, "completion", "finish", "length") &&
+		json_object_object_get_ex(o, "completion", &v) &&
+		json_object_object_get_ex(v, "usage", &u) &&
+		json_object_object_get_ex(u, "prompt_tokens", &v) &&
+		json_object_get_int(v) == (int)np;
+	wt_ok(ok, "openai client: completions.create() gives wafer_generate's text, usage");
+	wt_ok(jeq(o, "completion_stream", "text", ref) &&
+	      jeq(o, "completion_stream", "finish", "length") &&
+	      json_object_object_get_ex(o, "completion_stream", &v) &&
+	      json_object_object_get_ex(v, "usage", &u) && u,
+	      "openai client: the same streamed, with the usage chunk");
+	wt_ok(jeq(o, "chat", "text", ref) && jeq(o, "chat", "role", "assistant"),
+	      "openai client: chat.completions.create() gives the same text as the assistant");
+	wt_ok(jeq(o, "chat_stream", "text", ref) && jeq(o, "chat_stream", "role", "assistant") &&
+	      jeq(o, "chat_stream", "finish", "length"), "openai client: chat streamed, the same");
+	wt_ok(jeq(o, "error", "status", "404") && jeq(o, "error", "code", "model_not_found") &&
+	      jeq(o, "error", "param", "model"),
+	      "openai client: an unknown model raises its APIError 404 model_not_found");
+	json_object_put(o);
+}
+
 static void stops(const struct wt_server *s)
 {
 	static char ref[16384];
@@ -747,6 +810,7 @@ int main(void)
 	t_part = wt_now();
 	endpoints(&s);
 	alone(&s);
+	openai_client(&s);
 	stops(&s);
 	part_done("endpoints, alone, stops");
 	bad_input(&s);
