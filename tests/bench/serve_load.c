@@ -224,7 +224,8 @@ int main(int argc, char **argv)
 	s.port = port;
 	srv = &s;
 	printf("wafer serve load: %u streamed greedy requests per client, max_tokens %u, "
-	       "port %u%s\n", requests, max_tokens, port, own ? " (inproc, 64 slots of 128 positions)" : "");
+	       "port %u%s\n", requests, max_tokens, port,
+	       own ? " (inproc, 64 slots of 128 positions)" : "");
 	printf("%7s %9s %10s %10s %10s %10s %10s %6s %14s\n", "clients", "requests", "tok/s",
 	       "ttft p50ms", "ttft p99ms", "tpot p50ms", "tpot p99ms", "errors",
 	       "modelled tok/s");

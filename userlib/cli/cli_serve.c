@@ -250,7 +250,7 @@ static int peer_gone(int fd)
 }
 
 /* Waits on @r->cond for at most WATCH_MS (lock held). */
-static void wait_a_bit(struct srv_req *r)
+static void wait_a_bit(struct cli_srv_req *r)
 {
 	struct timespec t;
 
@@ -263,7 +263,7 @@ static void wait_a_bit(struct srv_req *r)
 	pthread_cond_timedwait(&r->cond, &r->srv->lock, &t);
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, struct srv *s, int status,
+static enum MHD_Result reply(struct MHD_Connection *c, struct cli_srv *s, int status,
 			     const char *type, char *body)
 {
 	struct MHD_Response *resp;
@@ -293,14 +293,14 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct srv *s, int status
 	return ret;
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *c, struct srv *s,
-				   const struct srv_error *e)
+static enum MHD_Result reply_error(struct MHD_Connection *c, struct cli_srv *s,
+				   const struct cli_srv_error *e)
 {
-	return reply(c, s, e->status, "application/json", srv_error_json(e));
+	return reply(c, s, e->status, "application/json", cli_srv_error_json(e));
 }
 
 /* Appends one "data: ..." event to the request's stream buffer (lock held). */
-static int sse(struct srv_req *r, char *json)
+static int sse(struct cli_srv_req *r, char *json)
 {
 	size_t n;
 	char *p;
@@ -320,29 +320,29 @@ static int sse(struct srv_req *r, char *json)
 }
 
 /* Turns what the engine produced into events (lock held). */
-static int build_events(struct srv_req *r)
+static int build_events(struct cli_srv_req *r)
 {
-	struct srv *s = r->srv;
+	struct cli_srv *s = r->srv;
 
 	if (r->chat && !r->role_sent) {
 		r->role_sent = 1;
-		if (sse(r, srv_chunk_json(s, r, 1, NULL, 0, NULL, 0)))
+		if (sse(r, cli_srv_chunk_json(s, r, 1, NULL, 0, NULL, 0)))
 			return -1;
 	}
 	if (r->safe > r->sent) {
-		if (sse(r, srv_chunk_json(s, r, 0, r->text + r->sent, r->safe - r->sent, NULL, 0)))
+		if (sse(r, cli_srv_chunk_json(s, r, 0, r->text + r->sent, r->safe - r->sent, NULL, 0)))
 			return -1;
 		r->sent = r->safe;
 	}
-	if (r->state != SRV_DONE || r->sent < r->len)
+	if (r->state != CLI_SRV_DONE || r->sent < r->len)
 		return 0;
 	if (r->err.status) {
-		if (sse(r, srv_error_json(&r->err)))
+		if (sse(r, cli_srv_error_json(&r->err)))
 			return -1;
 	} else {
-		if (sse(r, srv_chunk_json(s, r, 0, NULL, 0, r->finish, 0)))
+		if (sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, r->finish, 0)))
 			return -1;
-		if (r->include_usage && sse(r, srv_chunk_json(s, r, 0, NULL, 0, NULL, 1)))
+		if (r->include_usage && sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, NULL, 1)))
 			return -1;
 	}
 	r->final_sent = 1;
@@ -351,8 +351,8 @@ static int build_events(struct srv_req *r)
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct srv_req *r = cls;
-	struct srv *s = r->srv;
+	struct cli_srv_req *r = cls;
+	struct cli_srv *s = r->srv;
 	ssize_t n;
 
 	(void)pos;
@@ -373,49 +373,49 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (r->sse_len)
 			continue;
 		wait_a_bit(r);
-		if (r->state != SRV_DONE && peer_gone(r->fd))
+		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
 			goto gone;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return MHD_CONTENT_READER_END_OF_STREAM;
 gone:
-	srv_req_cancel(r);
+	cli_srv_req_cancel(r);
 	pthread_mutex_unlock(&s->lock);
 	return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
 static void stream_free(void *cls)
 {
-	struct srv_req *r = cls;
-	struct srv *s = r->srv;
+	struct cli_srv_req *r = cls;
+	struct cli_srv *s = r->srv;
 
 	pthread_mutex_lock(&s->lock);
-	srv_req_cancel(r);	/* no-op once done */
-	srv_req_put(r);
+	cli_srv_req_cancel(r);	/* no-op once done */
+	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 }
 
-static enum MHD_Result completion(struct MHD_Connection *c, struct srv *s, struct conn *cn,
+static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
 				  int chat)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct MHD_Response *resp;
-	struct srv_error e = { 0 };
-	struct srv_req *r = srv_req_new(s);
+	struct cli_srv_error e = { 0 };
+	struct cli_srv_req *r = cli_srv_req_new(s);
 	enum MHD_Result ret;
 	int status;
 	char *body;
 
 	if (!r) {
-		srv_fail(&e, 500, "server_error", NULL, NULL, "out of memory");
+		cli_srv_fail(&e, 500, "server_error", NULL, NULL, "out of memory");
 		return reply_error(c, s, &e);
 	}
 	if (cn->too_big) {
-		srv_fail(&e, 413, "invalid_request_error", NULL, "request_too_large",
+		cli_srv_fail(&e, 413, "invalid_request_error", NULL, "request_too_large",
 			 "the request body is above %u bytes", max_body);
 		goto fail;
 	}
-	if (srv_parse_request(s, cn->body, cn->len, chat, r, &e))
+	if (cli_srv_parse_request(s, cn->body, cn->len, chat, r, &e))
 		goto fail;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	r->fd = ci ? ci->connect_fd : -1;
@@ -426,7 +426,7 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct srv *s, struc
 		 (unsigned long long)++s->next_id);
 	if (!r->seq.seed)
 		r->seq.seed = r->t_arrive ^ s->next_id << 32;
-	if (srv_enqueue(s, r, &e)) {
+	if (cli_srv_enqueue(s, r, &e)) {
 		pthread_mutex_unlock(&s->lock);
 		goto fail;
 	}
@@ -447,31 +447,31 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct srv *s, struc
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}
-	while (r->state != SRV_DONE) {
+	while (r->state != CLI_SRV_DONE) {
 		wait_a_bit(r);
-		if (r->state != SRV_DONE && peer_gone(r->fd))
-			srv_req_cancel(r);
+		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
+			cli_srv_req_cancel(r);
 	}
 	e = r->err;
 	status = e.status;
-	body = status ? NULL : srv_response_json(s, r);
-	srv_req_put(r);
+	body = status ? NULL : cli_srv_response_json(s, r);
+	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 	if (status)
 		return reply_error(c, s, &e);
 	return reply(c, s, 200, "application/json", body);
 fail:
 	pthread_mutex_lock(&s->lock);
-	srv_req_put(r);
+	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 	return reply_error(c, s, &e);
 }
 
-static enum MHD_Result route(struct MHD_Connection *c, struct srv *s, struct conn *cn,
+static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
 			     const char *url, const char *method)
 {
 	int get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
-	struct srv_error e = { 0 };
+	struct cli_srv_error e = { 0 };
 	char *body;
 	int draining;
 
@@ -480,7 +480,7 @@ static enum MHD_Result route(struct MHD_Connection *c, struct srv *s, struct con
 			return completion(c, s, cn, !strcmp(url, "/v1/chat/completions"));
 	} else if (!strcmp(url, "/v1/models")) {
 		if (get)
-			return reply(c, NULL, 200, "application/json", srv_models_json(s));
+			return reply(c, NULL, 200, "application/json", cli_srv_models_json(s));
 	} else if (!strcmp(url, "/health")) {
 		if (get) {
 			pthread_mutex_lock(&s->lock);
@@ -493,16 +493,16 @@ static enum MHD_Result route(struct MHD_Connection *c, struct srv *s, struct con
 	} else if (!strcmp(url, "/metrics")) {
 		if (get) {
 			pthread_mutex_lock(&s->lock);
-			body = srv_metrics_text(s);
+			body = cli_srv_metrics_text(s);
 			pthread_mutex_unlock(&s->lock);
 			return reply(c, NULL, 200, "text/plain; version=0.0.4", body);
 		}
 	} else {
-		srv_fail(&e, 404, "invalid_request_error", NULL, "unknown_url",
+		cli_srv_fail(&e, 404, "invalid_request_error", NULL, "unknown_url",
 			 "Unknown request URL: %s %.100s", method, url);
 		return reply_error(c, NULL, &e);
 	}
-	srv_fail(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
+	cli_srv_fail(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
 		 "%s is not allowed on %.100s", method, url);
 	return reply_error(c, NULL, &e);
 }
@@ -511,7 +511,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version,
 				  const char *upload, size_t *upload_size, void **con_cls)
 {
-	struct srv *s = cls;
+	struct cli_srv *s = cls;
 	struct conn *cn = *con_cls;
 	const char *cl;
 	char *p;
@@ -568,7 +568,7 @@ static void http_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-static struct MHD_Daemon *listen_on(struct srv *s, const struct serve_args *a,
+static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *a,
 				    unsigned int *port)
 {
 	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM };
@@ -606,7 +606,7 @@ static struct MHD_Daemon *listen_on(struct srv *s, const struct serve_args *a,
 }
 
 /* SIGTERM: refuse new work, wait for in-flight requests, cut what is left. */
-static void drain(struct srv *s, struct MHD_Daemon *d, unsigned int seconds)
+static void drain(struct cli_srv *s, struct MHD_Daemon *d, unsigned int seconds)
 {
 	uint64_t deadline = cli_now_ns() + (uint64_t)seconds * 1000000000ull;
 	MHD_socket fd;
@@ -660,7 +660,7 @@ int cli_cmd_serve(int argc, char **argv)
 	struct wafer_batch_opts bo = { 0 };
 	struct wafer_model *model = NULL;
 	struct MHD_Daemon *d = NULL;
-	struct srv s = { 0 };
+	struct cli_srv s = { 0 };
 	struct serve_args a;
 	unsigned int port;
 	pthread_t engine;
@@ -705,13 +705,13 @@ int cli_cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (srv_engine_start(&s, &engine)) {
+	if (cli_srv_engine_start(&s, &engine)) {
 		ret = fail("starting the engine");
 		goto out;
 	}
 	d = listen_on(&s, &a, &port);
 	if (!d) {
-		srv_engine_stop(&s, engine);
+		cli_srv_engine_stop(&s, engine);
 		ret = 1;
 		goto out;
 	}
@@ -721,7 +721,7 @@ int cli_cmd_serve(int argc, char **argv)
 	fflush(stdout);
 	sigwait(&sigs, &sig);
 	drain(&s, d, a.drain);
-	srv_engine_stop(&s, engine);
+	cli_srv_engine_stop(&s, engine);
 	MHD_stop_daemon(d);
 	printf("wafer serve: stopped (%s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	fflush(stdout);

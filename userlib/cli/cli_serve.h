@@ -14,19 +14,19 @@
 
 #include "wafer.h"
 
-#define SRV_MAX_STOP		4
-#define SRV_MAX_STOP_LEN	64
-#define SRV_HIST_BUCKETS	14
+#define CLI_SRV_MAX_STOP		4
+#define CLI_SRV_MAX_STOP_LEN	64
+#define CLI_SRV_HIST_BUCKETS	14
 
 /**
- * struct srv_error - an OpenAI error object and its HTTP status
+ * struct cli_srv_error - an OpenAI error object and its HTTP status
  * @status: HTTP status (4xx, 5xx)
  * @type: "invalid_request_error", "not_found_error", ...
  * @code: OpenAI's code ("context_length_exceeded", ...), or NULL
  * @param: the request field at fault ("": none)
  * @message: what is wrong
  */
-struct srv_error {
+struct cli_srv_error {
 	int status;
 	const char *type;
 	const char *code;
@@ -34,12 +34,12 @@ struct srv_error {
 	char message[256];
 };
 
-enum srv_state { SRV_QUEUED, SRV_RUNNING, SRV_DONE };
+enum cli_srv_state { CLI_SRV_QUEUED, CLI_SRV_RUNNING, CLI_SRV_DONE };
 
-struct srv;
+struct cli_srv;
 
 /**
- * struct srv_req - one completion request, shared by its connection's
+ * struct cli_srv_req - one completion request, shared by its connection's
  * thread and the engine; the fields after @state are guarded by srv->lock
  * @srv: the server
  * @chat: /v1/chat/completions
@@ -54,7 +54,7 @@ struct srv;
  * @created: Unix time of arrival
  * @fd: the connection's socket, to notice a client gone
  * @t_arrive: CLOCK_MONOTONIC ns at arrival
- * @state: enum srv_state
+ * @state: enum cli_srv_state
  * @cancel: the client is gone or the server drops it: free the slot
  * @refs: the connection's reference and the engine's
  * @slot: batch slot while running
@@ -76,15 +76,15 @@ struct srv;
  * @role_sent: chat streaming: the role chunk went out
  * @final_sent: the stream's last event went out
  */
-struct srv_req {
-	struct srv *srv;
+struct cli_srv_req {
+	struct cli_srv *srv;
 	int chat;
 	int stream;
 	int include_usage;
 	int *prompt;
 	unsigned int n_prompt;
 	struct wafer_batch_seq seq;
-	char stop[SRV_MAX_STOP][SRV_MAX_STOP_LEN + 1];
+	char stop[CLI_SRV_MAX_STOP][CLI_SRV_MAX_STOP_LEN + 1];
 	unsigned int n_stop;
 	char id[40];
 	long long created;
@@ -102,11 +102,11 @@ struct srv_req {
 	size_t sent;
 	unsigned int n_new;
 	const char *finish;
-	struct srv_error err;
+	struct cli_srv_error err;
 	uint64_t t_first;
 	uint64_t t_last;
 	pthread_cond_t cond;
-	struct srv_req *next;
+	struct cli_srv_req *next;
 	char *sse;
 	size_t sse_len;
 	size_t sse_off;
@@ -115,19 +115,19 @@ struct srv_req {
 };
 
 /**
- * struct srv_hist - a Prometheus histogram of seconds
+ * struct cli_srv_hist - a Prometheus histogram of seconds
  * @count: observations per bucket (not cumulative)
  * @n: observations
  * @sum_ns: their sum
  */
-struct srv_hist {
-	uint64_t count[SRV_HIST_BUCKETS + 1];
+struct cli_srv_hist {
+	uint64_t count[CLI_SRV_HIST_BUCKETS + 1];
 	uint64_t n;
 	uint64_t sum_ns;
 };
 
 /**
- * struct srv_metrics - counters (guarded by srv->lock)
+ * struct cli_srv_metrics - counters (guarded by srv->lock)
  * @requests: answered requests by status class (index status / 100)
  * @rejected_full: 429s for a full queue
  * @cancelled: requests whose client went away or that the drain cut
@@ -139,7 +139,7 @@ struct srv_hist {
  * @ttft: time to first token
  * @tpot: time per output token after the first
  */
-struct srv_metrics {
+struct cli_srv_metrics {
 	uint64_t requests[6];
 	uint64_t rejected_full;
 	uint64_t cancelled;
@@ -148,12 +148,12 @@ struct srv_metrics {
 	uint64_t steps;
 	uint64_t jobs;
 	uint64_t device_ns;
-	struct srv_hist ttft;
-	struct srv_hist tpot;
+	struct cli_srv_hist ttft;
+	struct cli_srv_hist tpot;
 };
 
 /**
- * struct srv - the server
+ * struct cli_srv - the server
  * @model_id: the name clients give as "model"
  * @created: Unix time the model was loaded
  * @tok: tokenizer
@@ -176,7 +176,7 @@ struct srv_metrics {
  * @events: the engine's step events
  * @m: metrics
  */
-struct srv {
+struct cli_srv {
 	char model_id[128];
 	long long created;
 	struct wafer_tokenizer *tok;
@@ -187,60 +187,61 @@ struct srv {
 	unsigned int queue_max;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct srv_req *head;
-	struct srv_req *tail;
+	struct cli_srv_req *head;
+	struct cli_srv_req *tail;
 	unsigned int queued;
-	struct srv_req **running;
+	struct cli_srv_req **running;
 	unsigned int admitted;
 	int draining;
 	int abort_all;
 	int stop;
 	uint64_t next_id;
 	struct wafer_batch_event *events;
-	struct srv_metrics m;
+	struct cli_srv_metrics m;
 };
 
 /* ---- cli_serve_api.c: OpenAI JSON shapes ---- */
 
 /* Fills @e; returns e->status. */
-int srv_fail(struct srv_error *e, int status, const char *type, const char *param,
+int cli_srv_fail(struct cli_srv_error *e, int status, const char *type, const char *param,
 	     const char *code, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /*
  * Parses and checks a request body into @r (prompt tokenised, limits
  * applied).  Returns 0, or an HTTP status with @e filled.
  */
-int srv_parse_request(struct srv *s, const char *body, size_t len, int chat,
-		      struct srv_req *r, struct srv_error *e);
+int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int chat,
+		      struct cli_srv_req *r, struct cli_srv_error *e);
 /* malloc'd JSON texts; NULL when out of memory. */
-char *srv_error_json(const struct srv_error *e);
-char *srv_models_json(const struct srv *s);
+char *cli_srv_error_json(const struct cli_srv_error *e);
+char *cli_srv_models_json(const struct cli_srv *s);
 /* A finished request's whole response (r->text, r->finish, usage). */
-char *srv_response_json(const struct srv *s, const struct srv_req *r);
+char *cli_srv_response_json(const struct cli_srv *s, const struct cli_srv_req *r);
 /*
  * A streaming chunk: @role for chat's first, else @n bytes of @text, or
  * the final one with @finish, or (@usage_only) the usage chunk.
  */
-char *srv_chunk_json(const struct srv *s, const struct srv_req *r, int role, const char *text,
+char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, int role,
+			 const char *text,
 		     size_t n, const char *finish, int usage_only);
 
 /* ---- cli_serve_engine.c: the batch's thread, the queue ---- */
 
-int srv_engine_start(struct srv *s, pthread_t *thr);
+int cli_srv_engine_start(struct cli_srv *s, pthread_t *thr);
 /* Stops and joins the engine (every request must be done). */
-void srv_engine_stop(struct srv *s, pthread_t thr);
+void cli_srv_engine_stop(struct cli_srv *s, pthread_t thr);
 /* Queues @r (lock held); returns 0 or fills @e (429 full, 503 draining). */
-int srv_enqueue(struct srv *s, struct srv_req *r, struct srv_error *e);
+int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_error *e);
 /* A new request (refs 1), or NULL. */
-struct srv_req *srv_req_new(struct srv *s);
+struct cli_srv_req *cli_srv_req_new(struct cli_srv *s);
 /* Drops a reference (lock held); frees on the last. */
-void srv_req_put(struct srv_req *r);
+void cli_srv_req_put(struct cli_srv_req *r);
 /* Marks @r cancelled (lock held) so its slot is freed at the next step. */
-void srv_req_cancel(struct srv_req *r);
+void cli_srv_req_cancel(struct cli_srv_req *r);
 
 /* ---- cli_serve_metrics.c ---- */
 
-void srv_hist_observe(struct srv_hist *h, uint64_t ns);
+void cli_srv_hist_observe(struct cli_srv_hist *h, uint64_t ns);
 /* The Prometheus text of @s (lock held); malloc'd. */
-char *srv_metrics_text(struct srv *s);
+char *cli_srv_metrics_text(struct cli_srv *s);
 
 #endif /* CLI_SERVE_H */

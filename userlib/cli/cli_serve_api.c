@@ -25,7 +25,7 @@
 /* Completions default to OpenAI's 16 tokens; chat to the room left. */
 #define DEFAULT_MAX_TOKENS	16
 
-int srv_fail(struct srv_error *e, int status, const char *type, const char *param,
+int cli_srv_fail(struct cli_srv_error *e, int status, const char *type, const char *param,
 	     const char *code, const char *fmt, ...)
 {
 	va_list ap;
@@ -40,13 +40,13 @@ int srv_fail(struct srv_error *e, int status, const char *type, const char *para
 	return status;
 }
 
-static int bad(struct srv_error *e, const char *param, const char *fmt, ...)
+static int bad(struct cli_srv_error *e, const char *param, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int bad(struct srv_error *e, const char *param, const char *fmt, ...)
+static int bad(struct cli_srv_error *e, const char *param, const char *fmt, ...)
 {
 	va_list ap;
 
-	srv_fail(e, 400, "invalid_request_error", param, NULL, "%s", "");
+	cli_srv_fail(e, 400, "invalid_request_error", param, NULL, "%s", "");
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
@@ -64,7 +64,7 @@ static char *dump(struct json_object *o)
 	return s;
 }
 
-char *srv_error_json(const struct srv_error *e)
+char *cli_srv_error_json(const struct cli_srv_error *e)
 {
 	struct json_object *o = json_object_new_object(), *err = json_object_new_object();
 
@@ -76,7 +76,7 @@ char *srv_error_json(const struct srv_error *e)
 	return dump(o);
 }
 
-char *srv_models_json(const struct srv *s)
+char *cli_srv_models_json(const struct cli_srv *s)
 {
 	struct json_object *o = json_object_new_object(), *list = json_object_new_array();
 	struct json_object *m = json_object_new_object();
@@ -92,7 +92,7 @@ char *srv_models_json(const struct srv *s)
 	return dump(o);
 }
 
-static struct json_object *usage(const struct srv_req *r)
+static struct json_object *usage(const struct cli_srv_req *r)
 {
 	struct json_object *u = json_object_new_object();
 
@@ -102,7 +102,8 @@ static struct json_object *usage(const struct srv_req *r)
 	return u;
 }
 
-static struct json_object *head(const struct srv *s, const struct srv_req *r, const char *object)
+static struct json_object *head(const struct cli_srv *s, const struct cli_srv_req *r,
+				const char *object)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -118,7 +119,7 @@ static struct json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-char *srv_response_json(const struct srv *s, const struct srv_req *r)
+char *cli_srv_response_json(const struct cli_srv *s, const struct cli_srv_req *r)
 {
 	struct json_object *o = head(s, r, r->chat ? "chat.completion" : "text_completion");
 	struct json_object *choices = json_object_new_array(), *c = json_object_new_object();
@@ -142,7 +143,8 @@ char *srv_response_json(const struct srv *s, const struct srv_req *r)
 	return dump(o);
 }
 
-char *srv_chunk_json(const struct srv *s, const struct srv_req *r, int role, const char *text,
+char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, int role,
+			 const char *text,
 		     size_t n, const char *finish, int usage_only)
 {
 	struct json_object *o = head(s, r, r->chat ? "chat.completion.chunk" : "text_completion");
@@ -214,12 +216,12 @@ static const char *text_of(struct json_object *v, size_t *len)
 }
 
 /* Appends @s to the prompt text being built (malloc'd *@p). */
-static int cat(char **p, size_t *len, const char *s, size_t n, struct srv_error *e)
+static int cat(char **p, size_t *len, const char *s, size_t n, struct cli_srv_error *e)
 {
 	char *q = realloc(*p, *len + n + 2);
 
 	if (!q)
-		return srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	*p = q;
 	if (*len)
 		q[(*len)++] = ' ';
@@ -230,7 +232,7 @@ static int cat(char **p, size_t *len, const char *s, size_t n, struct srv_error 
 }
 
 /* One message's content: a string, or an array of {"type":"text","text":...} parts. */
-static int content(struct json_object *c, char **p, size_t *len, struct srv_error *e)
+static int content(struct json_object *c, char **p, size_t *len, struct cli_srv_error *e)
 {
 	const char *s;
 	size_t i, n;
@@ -255,7 +257,7 @@ static int content(struct json_object *c, char **p, size_t *len, struct srv_erro
 	return 0;
 }
 
-static int chat_prompt(struct json_object *msgs, char **p, size_t *len, struct srv_error *e)
+static int chat_prompt(struct json_object *msgs, char **p, size_t *len, struct cli_srv_error *e)
 {
 	static const char *const roles[] = { "system", "developer", "user", "assistant", NULL };
 	size_t i, k;
@@ -289,7 +291,7 @@ static int chat_prompt(struct json_object *msgs, char **p, size_t *len, struct s
 	return 0;
 }
 
-static int completion_prompt(struct json_object *v, char **p, size_t *len, struct srv_error *e)
+static int completion_prompt(struct json_object *v, char **p, size_t *len, struct cli_srv_error *e)
 {
 	const char *s;
 	size_t n;
@@ -302,7 +304,7 @@ static int completion_prompt(struct json_object *v, char **p, size_t *len, struc
 	return cat(p, len, s, n, e);
 }
 
-static int stops(struct json_object *v, struct srv_req *r, struct srv_error *e)
+static int stops(struct json_object *v, struct cli_srv_req *r, struct cli_srv_error *e)
 {
 	size_t i, n, cnt = 1;
 	const char *s;
@@ -311,24 +313,24 @@ static int stops(struct json_object *v, struct srv_req *r, struct srv_error *e)
 		return 0;
 	if (json_object_is_type(v, json_type_array))
 		cnt = json_object_array_length(v);
-	if (cnt > SRV_MAX_STOP)
-		return bad(e, "stop", "at most %d stop sequences", SRV_MAX_STOP);
+	if (cnt > CLI_SRV_MAX_STOP)
+		return bad(e, "stop", "at most %d stop sequences", CLI_SRV_MAX_STOP);
 	for (i = 0; i < cnt; i++) {
 		struct json_object *x = json_object_is_type(v, json_type_array) ?
 			json_object_array_get_idx(v, i) : v;
 
 		s = text_of(x, &n);
-		if (!s || !n || n > SRV_MAX_STOP_LEN)
+		if (!s || !n || n > CLI_SRV_MAX_STOP_LEN)
 			return bad(e, "stop", "'stop' must be a string or an array of strings, "
-				   "each 1..%d bytes", SRV_MAX_STOP_LEN);
+				   "each 1..%d bytes", CLI_SRV_MAX_STOP_LEN);
 		memcpy(r->stop[r->n_stop++], s, n + 1);
 	}
 	return 0;
 }
 
 /* The scalar fields; 0 or 400. */
-static int params(struct json_object *o, int chat, struct srv_req *r, int *max_tokens,
-		  struct srv_error *e)
+static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *max_tokens,
+		  struct cli_srv_error *e)
 {
 	struct json_object *v;
 	double d;
@@ -392,8 +394,8 @@ static int params(struct json_object *o, int chat, struct srv_req *r, int *max_t
 	return stops(json_object_object_get_ex(o, "stop", &v) ? v : NULL, r, e);
 }
 
-static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_req *r,
-		     struct srv_error *e)
+static int parse_obj(struct cli_srv *s, struct json_object *o, int chat, struct cli_srv_req *r,
+		     struct cli_srv_error *e)
 {
 	struct json_object *v;
 	char *text = NULL;
@@ -411,7 +413,7 @@ static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_
 	if (!json_object_object_get_ex(o, "model", &v) || !json_object_is_type(v, json_type_string))
 		return bad(e, "model", "'model' must be a string (GET /v1/models lists it)");
 	if (strcmp(json_object_get_string(v), s->model_id))
-		return srv_fail(e, 404, "invalid_request_error", "model", "model_not_found",
+		return cli_srv_fail(e, 404, "invalid_request_error", "model", "model_not_found",
 				"The model '%.100s' does not exist; this server serves '%s'",
 				json_object_get_string(v), s->model_id);
 	ret = params(o, chat, r, &max_tokens, e);
@@ -431,7 +433,7 @@ static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_
 	r->prompt = malloc(max * sizeof(*r->prompt));
 	if (!r->prompt) {
 		free(text);
-		return srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	}
 	np = wafer_tokenizer_encode(s->tok, text, 1, 0, r->prompt, max);
 	free(text);
@@ -441,7 +443,7 @@ static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_
 	r->n_prompt = (unsigned int)np;
 	/* The last prompt position and each sampled token but the last run on the device. */
 	if (r->n_prompt > s->ctx_len)
-		return srv_fail(e, 400, "invalid_request_error", chat ? "messages" : "prompt",
+		return cli_srv_fail(e, 400, "invalid_request_error", chat ? "messages" : "prompt",
 				"context_length_exceeded", "the prompt is %u tokens; this model's "
 				"context holds %u", r->n_prompt, s->ctx_len);
 	room = s->ctx_len - r->n_prompt + 1;
@@ -449,7 +451,7 @@ static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_
 		return bad(e, "max_tokens", "'max_tokens' %d is above this server's limit %u",
 			   max_tokens, s->max_tokens);
 	if (max_tokens > (int)room)
-		return srv_fail(e, 400, "invalid_request_error", "max_tokens",
+		return cli_srv_fail(e, 400, "invalid_request_error", "max_tokens",
 				"context_length_exceeded", "%u prompt tokens + max_tokens %d exceed "
 				"the context of %u (at most %u new tokens)", r->n_prompt,
 				max_tokens, s->ctx_len, room);
@@ -462,8 +464,8 @@ static int parse_obj(struct srv *s, struct json_object *o, int chat, struct srv_
 	return 0;
 }
 
-int srv_parse_request(struct srv *s, const char *body, size_t len, int chat,
-		      struct srv_req *r, struct srv_error *e)
+int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int chat,
+		      struct cli_srv_req *r, struct cli_srv_error *e)
 {
 	struct json_tokener *tk = json_tokener_new_ex(JSON_DEPTH);
 	enum json_tokener_error je;
@@ -472,7 +474,7 @@ int srv_parse_request(struct srv *s, const char *body, size_t len, int chat,
 	int ret;
 
 	if (!tk)
-		return srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	json_tokener_set_flags(tk, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = len ? json_tokener_parse_ex(tk, body, (int)len) : NULL;
 	end = json_tokener_get_parse_end(tk);

@@ -13,9 +13,9 @@
 #include "cli.h"
 #include "cli_serve.h"
 
-struct srv_req *srv_req_new(struct srv *s)
+struct cli_srv_req *cli_srv_req_new(struct cli_srv *s)
 {
-	struct srv_req *r = calloc(1, sizeof(*r));
+	struct cli_srv_req *r = calloc(1, sizeof(*r));
 	pthread_condattr_t ca;
 
 	if (!r)
@@ -31,7 +31,7 @@ struct srv_req *srv_req_new(struct srv *s)
 	return r;
 }
 
-void srv_req_put(struct srv_req *r)
+void cli_srv_req_put(struct cli_srv_req *r)
 {
 	if (!r || --r->refs)
 		return;
@@ -42,26 +42,26 @@ void srv_req_put(struct srv_req *r)
 	free(r);
 }
 
-void srv_req_cancel(struct srv_req *r)
+void cli_srv_req_cancel(struct cli_srv_req *r)
 {
-	if (r->state == SRV_DONE || r->cancel)
+	if (r->state == CLI_SRV_DONE || r->cancel)
 		return;
 	r->cancel = 1;
 	pthread_cond_signal(&r->srv->wake);
 }
 
-int srv_enqueue(struct srv *s, struct srv_req *r, struct srv_error *e)
+int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_error *e)
 {
 	if (s->draining)
-		return srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
+		return cli_srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
 				"the server is shutting down");
 	if (s->admitted >= wafer_batch_slots(s->batch) + s->queue_max) {
 		s->m.rejected_full++;
-		return srv_fail(e, 429, "rate_limit_error", NULL, "queue_full",
+		return cli_srv_fail(e, 429, "rate_limit_error", NULL, "queue_full",
 				"all %u slots are busy and %u requests wait: retry later",
 				wafer_batch_slots(s->batch), s->queued);
 	}
-	r->state = SRV_QUEUED;
+	r->state = CLI_SRV_QUEUED;
 	r->refs++;	/* the engine's */
 	r->next = NULL;
 	if (s->tail)
@@ -77,21 +77,21 @@ int srv_enqueue(struct srv *s, struct srv_req *r, struct srv_error *e)
 }
 
 /* Ends @r (lock held): wakes its connection, drops the engine's reference. */
-static void done(struct srv *s, struct srv_req *r, const char *finish)
+static void done(struct cli_srv *s, struct cli_srv_req *r, const char *finish)
 {
-	r->state = SRV_DONE;
+	r->state = CLI_SRV_DONE;
 	r->finish = finish;
 	r->safe = r->len;
 	if (r->cancel)
 		s->m.cancelled++;
 	if (r->n_new > 1)
-		srv_hist_observe(&s->m.tpot, (r->t_last - r->t_first) / (r->n_new - 1));
+		cli_srv_hist_observe(&s->m.tpot, (r->t_last - r->t_first) / (r->n_new - 1));
 	s->admitted--;
 	pthread_cond_broadcast(&r->cond);
-	srv_req_put(r);
+	cli_srv_req_put(r);
 }
 
-static int grow(struct srv_req *r, size_t more)
+static int grow(struct cli_srv_req *r, size_t more)
 {
 	size_t cap = r->cap ? r->cap : 256;
 	char *p;
@@ -138,7 +138,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 }
 
 /* Appends @piece as valid UTF-8 (an invalid byte becomes U+FFFD). */
-static int append(struct srv_req *r, const char *piece)
+static int append(struct cli_srv_req *r, const char *piece)
 {
 	const unsigned char *p = (const unsigned char *)piece;
 	size_t n = strlen(piece), i = 0, k;
@@ -166,7 +166,7 @@ static int append(struct srv_req *r, const char *piece)
  * (the text is cut there), else 0 with @r->safe past everything that no
  * stop string can still begin in.
  */
-static int check_stop(struct srv_req *r, size_t from)
+static int check_stop(struct cli_srv_req *r, size_t from)
 {
 	size_t best = r->len + 1, hold = 0, i, k;
 
@@ -192,13 +192,13 @@ static int check_stop(struct srv_req *r, size_t from)
 }
 
 /* One event of a step (lock held). */
-static void event(struct srv *s, const struct wafer_batch_event *ev, uint64_t now)
+static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_t now)
 {
 	static const char *const why[] = {
 		[WAFER_BATCH_BOS] = "stop", [WAFER_BATCH_MAX_NEW] = "length",
 		[WAFER_BATCH_CONTEXT] = "length",
 	};
-	struct srv_req *r = s->running[ev->slot];
+	struct cli_srv_req *r = s->running[ev->slot];
 	const char *piece;
 	size_t from;
 
@@ -209,13 +209,13 @@ static void event(struct srv *s, const struct wafer_batch_event *ev, uint64_t no
 		s->m.completion_tokens++;
 		if (!r->t_first) {
 			r->t_first = now;
-			srv_hist_observe(&s->m.ttft, now - r->t_arrive);
+			cli_srv_hist_observe(&s->m.ttft, now - r->t_arrive);
 		}
 		r->t_last = now;
 		piece = wafer_tokenizer_decode(s->tok, ev->prev, ev->token);
 		from = r->len;
 		if (piece && wafer_piece_printable(piece) && append(r, piece)) {
-			srv_fail(&r->err, 500, "server_error", NULL, NULL, "out of memory");
+			cli_srv_fail(&r->err, 500, "server_error", NULL, NULL, "out of memory");
 			if (!ev->end)
 				wafer_batch_cancel(s->batch, ev->slot);
 			s->running[ev->slot] = NULL;
@@ -237,7 +237,7 @@ static void event(struct srv *s, const struct wafer_batch_event *ev, uint64_t no
 		return;
 	s->running[ev->slot] = NULL;
 	if (ev->end == WAFER_BATCH_FAILED) {
-		srv_fail(&r->err, 500, "server_error", NULL, NULL, "the device failed: %s",
+		cli_srv_fail(&r->err, 500, "server_error", NULL, NULL, "the device failed: %s",
 			 wafer_strerror(ev->status));
 		done(s, r, NULL);
 		return;
@@ -246,10 +246,10 @@ static void event(struct srv *s, const struct wafer_batch_event *ev, uint64_t no
 }
 
 /* Between steps (lock held): free cancelled slots, fill free ones. */
-static void schedule(struct srv *s)
+static void schedule(struct cli_srv *s)
 {
 	unsigned int i, slots = wafer_batch_slots(s->batch);
-	struct srv_req *r;
+	struct cli_srv_req *r;
 	int slot;
 
 	for (i = 0; i < slots; i++) {
@@ -258,7 +258,7 @@ static void schedule(struct srv *s)
 			wafer_batch_cancel(s->batch, i);
 			s->running[i] = NULL;
 			if (s->abort_all)
-				srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
+				cli_srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
 					 "the server shut down before the request finished");
 			r->cancel = 1;
 			done(s, r, NULL);
@@ -273,7 +273,7 @@ static void schedule(struct srv *s)
 		s->queued--;
 		if (s->abort_all || r->cancel) {
 			if (s->abort_all)
-				srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
+				cli_srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
 					 "the server shut down before the request started");
 			r->cancel = 1;
 			done(s, r, NULL);
@@ -281,20 +281,20 @@ static void schedule(struct srv *s)
 		}
 		slot = wafer_batch_start(s->batch, r->prompt, r->n_prompt, &r->seq, 0);
 		if (slot < 0) {
-			srv_fail(&r->err, 500, "server_error", NULL, NULL, "%s",
+			cli_srv_fail(&r->err, 500, "server_error", NULL, NULL, "%s",
 				 wafer_last_error());
 			done(s, r, NULL);
 			continue;
 		}
 		r->slot = slot;
-		r->state = SRV_RUNNING;
+		r->state = CLI_SRV_RUNNING;
 		s->running[slot] = r;
 	}
 }
 
 static void *engine(void *arg)
 {
-	struct srv *s = arg;
+	struct cli_srv *s = arg;
 	unsigned int slots = wafer_batch_slots(s->batch);
 	struct wafer_batch_event *ev = s->events;
 	struct wafer_batch_stats st;
@@ -327,7 +327,7 @@ static void *engine(void *arg)
 	return NULL;
 }
 
-int srv_engine_start(struct srv *s, pthread_t *thr)
+int cli_srv_engine_start(struct cli_srv *s, pthread_t *thr)
 {
 	int ret;
 
@@ -342,7 +342,7 @@ int srv_engine_start(struct srv *s, pthread_t *thr)
 	return -ret;
 }
 
-void srv_engine_stop(struct srv *s, pthread_t thr)
+void cli_srv_engine_stop(struct cli_srv *s, pthread_t thr)
 {
 	pthread_mutex_lock(&s->lock);
 	s->stop = 1;

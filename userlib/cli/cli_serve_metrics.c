@@ -8,15 +8,15 @@
 #include "cli_serve.h"
 
 /* Bucket upper bounds in seconds (the last bucket is +Inf). */
-static const double bounds[SRV_HIST_BUCKETS] = {
+static const double bounds[CLI_SRV_HIST_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 };
 
-void srv_hist_observe(struct srv_hist *h, uint64_t ns)
+void cli_srv_hist_observe(struct cli_srv_hist *h, uint64_t ns)
 {
 	unsigned int i;
 
-	for (i = 0; i < SRV_HIST_BUCKETS && ns / 1e9 > bounds[i]; i++)
+	for (i = 0; i < CLI_SRV_HIST_BUCKETS && ns / 1e9 > bounds[i]; i++)
 		;
 	h->count[i]++;
 	h->n++;
@@ -64,13 +64,13 @@ static void metric(struct buf *b, const char *name, const char *type, const char
 	put(b, "# HELP wafer_serve_%s %s\n# TYPE wafer_serve_%s %s\n", name, help, name, type);
 }
 
-static void hist(struct buf *b, const char *name, const char *help, const struct srv_hist *h)
+static void hist(struct buf *b, const char *name, const char *help, const struct cli_srv_hist *h)
 {
 	uint64_t cum = 0;
 	unsigned int i;
 
 	metric(b, name, "histogram", help);
-	for (i = 0; i < SRV_HIST_BUCKETS; i++) {
+	for (i = 0; i < CLI_SRV_HIST_BUCKETS; i++) {
 		cum += h->count[i];
 		put(b, "wafer_serve_%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
 		    (unsigned long long)cum);
@@ -80,9 +80,9 @@ static void hist(struct buf *b, const char *name, const char *help, const struct
 	put(b, "wafer_serve_%s_count %llu\n", name, (unsigned long long)h->n);
 }
 
-char *srv_metrics_text(struct srv *s)
+char *cli_srv_metrics_text(struct cli_srv *s)
 {
-	const struct srv_metrics *m = &s->m;
+	const struct cli_srv_metrics *m = &s->m;
 	struct buf b = { .cap = 8192 };
 	struct wafer_dev_stats ds;
 	unsigned int i;

@@ -1,0 +1,85 @@
+# `wafer serve --backend kernel`: 16 clients at once (greedy of mixed
+# prompt lengths and max_tokens, chat and completions, one seeded sampled)
+# against the kernel driver in the guest get, byte for byte, the answers
+# the in-process backend gives each request alone on the host (ids and
+# timestamps aside); SIGTERM then stops the server with exit 0.
+# Stock-only: the driver paths it uses (MODEL_LOAD, SUBMIT, WAIT) are the
+# debug tier's through model_e2e and conformance.
+# wafer-vm: stock-only
+. "$(dirname "$0")/../lib.sh"
+models=${WAFER_MODELS:-$repo/../shared/models}
+wafer=$build/bin/wafer
+serve_args="$models/stories260K.bin -z $models/tok512.bin --slots 8 --queue 64"
+
+prompts=("" "Once" "Once upon a time" "The cat sat on the mat and"
+	"Lily and Ben went to the park. They saw a big dog. The dog was")
+bodies=() paths=()
+for i in $(seq 0 15); do
+	p=${prompts[i % ${#prompts[@]}]}
+	m=$((8 + (i * 37) % 120))
+	if [ "$i" = 15 ]; then
+		bodies+=("{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":60,\"temperature\":0.9,\"top_p\":0.95,\"seed\":77}")
+		paths+=(/v1/completions)
+	elif [ $((i % 3)) = 1 ]; then
+		bodies+=("{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"$p\"}],\"max_tokens\":$m,\"temperature\":0}")
+		paths+=(/v1/chat/completions)
+	else
+		bodies+=("{\"model\":\"stories260K\",\"prompt\":\"$p\",\"max_tokens\":$m,\"temperature\":0}")
+		paths+=(/v1/completions)
+	fi
+done
+
+# The id and created fields differ between runs; the rest must not.
+norm() { sed -e 's/"id":"[^"]*",//' -e 's/"created":[0-9]*,//'; }
+
+script="set -e
+PATH=$PATH:/usr/sbin:/sbin; ip link set lo up
+$wafer serve $serve_args --backend kernel --port 8000 >\"\$WAFER_RESULTS/serve.out\" 2>\"\$WAFER_RESULTS/serve.err\" &
+srv=\$!
+up=0
+for t in \$(seq 150); do curl -sf http://127.0.0.1:8000/health >/dev/null && { up=1; break; }; sleep 0.2; done
+[ \$up = 1 ] || { cat \"\$WAFER_RESULTS/serve.err\"; exit 1; }
+pids=''"
+for i in "${!bodies[@]}"; do
+	script+="
+curl -s -d $(printf '%q' "${bodies[i]}") http://127.0.0.1:8000${paths[i]} >\"\$WAFER_RESULTS/r$i.json\" & pids=\"\$pids \$!\""
+done
+script+="
+for p in \$pids; do wait \$p; done
+curl -s http://127.0.0.1:8000/metrics | grep -E '^wafer_serve_(completion_tokens_total|device_jobs_total|steps_total) ' >\"\$WAFER_RESULTS/metrics\"
+kill -TERM \$srv
+rc=0; wait \$srv || rc=\$?
+echo \"=== rc\"; echo \$rc
+for i in \$(seq 0 $((${#bodies[@]} - 1))); do echo \"=== r\$i\"; cat \"\$WAFER_RESULTS/r\$i.json\"; echo; done
+echo '=== metrics'; cat \"\$WAFER_RESULTS/metrics\"
+echo '=== serve'; cat \"\$WAFER_RESULTS/serve.out\" \"\$WAFER_RESULTS/serve.err\""
+vm_out=$("$vm" -- sh -c "$script")
+
+section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next } /^=== / { on = 0 } on'; }
+
+printf '%s\n' "$(section serve)"
+expect_contains "$(section serve)" 'kernel backend'
+[ "$(section rc)" = 0 ] || die "wafer serve exited $(section rc) after SIGTERM"
+printf '%s\n' "$(section metrics)"
+
+# The same requests, one at a time, in process on the host.
+out=$(mktemp)
+trap 'rm -f "$out"; [ -n "${hpid:-}" ] && kill "$hpid" 2>/dev/null; true' EXIT
+"$wafer" serve $serve_args --backend inproc --port 0 >"$out" 2>/dev/null &
+hpid=$!
+for _ in $(seq 100); do grep -q 'listening on' "$out" && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on http:.*:\([0-9]*\)$/\1/p' "$out")
+[ -n "$port" ] || die "the host's inproc server did not start"
+for i in "${!bodies[@]}"; do
+	want=$(curl -s -d "${bodies[i]}" "http://127.0.0.1:$port${paths[i]}" | norm)
+	got=$(section "r$i" | norm)
+	expect_contains "$want" '"finish_reason":"(stop|length)"'
+	if [ "$got" != "$want" ]; then
+		printf 'want %s\n got %s\n' "$want" "$got"
+		die "request $i: kernel backend, batched, differs from inproc alone"
+	fi
+done
+kill -TERM "$hpid"
+wait "$hpid" || die "the host's server exited $?"
+hpid=
+echo "16 concurrent requests through the kernel driver == inproc alone, byte for byte"
