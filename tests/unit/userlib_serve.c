@@ -5,7 +5,9 @@
  * this process, also when 48 clients of mixed prompt lengths run at once
  * (batching must not change a byte); a seeded sampled request the same
  * alone and batched; stop strings; the bad-input table (each case with the
- * status it gets and an OpenAI error object); queue full -> 429; a client
+ * status it gets and an OpenAI error object); 2,400 mutated bodies from 8
+ * threads each answered in shape, the server's memory flat over them; the
+ * openai npm client; queue full -> 429; a client
  * gone mid-stream frees its slot; SIGTERM drains (and with a zero deadline
  * cuts with 503); the server exits 0.
  */
@@ -39,6 +41,7 @@ static const char *const prompts[] = {
 	"the flowers. Then she heard a bark. A small puppy had the ball in its mouth, and",
 };
 #define N_PROMPTS	(sizeof(prompts) / sizeof(prompts[0]))
+#define N_FUZZ_SEEDS	4
 
 struct piece_buf {
 	char text[16384];
@@ -541,6 +544,167 @@ static void bad_input(const struct wt_server *s)
 	wt_http_free(&r);
 }
 
+/* ------------------------------------------------- fuzz and memory soak */
+
+static const char *const fuzz_seeds[] = {
+	"{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":3,\"temperature\":0}",
+	"{" M ",\"prompt\":[\"The cat\"],\"max_tokens\":2,\"stop\":[\" the\"],\"seed\":5,"
+	"\"temperature\":0.7,\"top_p\":0.9}",
+	"{" M ",\"prompt\":\"a\",\"max_tokens\":2,\"stream\":true,"
+	"\"stream_options\":{\"include_usage\":true}}",
+	"{" M ",\"messages\":[{\"role\":\"system\",\"content\":\"x\"},{\"role\":\"user\","
+	"\"content\":[{\"type\":\"text\",\"text\":\"Once\"}]}],\"max_tokens\":3}",
+};
+
+/**
+ * struct fuzzer - one thread of mutated requests
+ * @port: server
+ * @seed: its RNG seed
+ * @n: requests
+ * @bad: answers outside {200, 400, 404, 413} or not in their shape
+ * @n200: answers 200
+ * @last: the last such answer, for the log
+ */
+struct fuzzer {
+	unsigned int port;
+	uint64_t seed;
+	unsigned int n;
+	unsigned int bad;
+	unsigned int n200;
+	char last[256];
+};
+
+static void mutate(struct wt_rng *g, char *b, size_t cap)
+{
+	size_t len = strlen(b), at;
+	int k, i, n = (int)wt_rng_range(g, 0, 3);
+
+	for (i = 0; i < n && len; i++) {
+		at = (size_t)wt_rng_range(g, 0, (int64_t)len - 1);
+		k = (int)wt_rng_range(g, 0, 4);
+		if (k == 0) {			/* any byte, NUL and invalid UTF-8 included */
+			b[at] = (char)wt_rng_range(g, 1, 255);
+		} else if (k == 1) {		/* cut */
+			b[at] = '\0';
+			len = at;
+		} else if (k == 2 && len + 1 < cap) {	/* insert */
+			memmove(b + at + 1, b + at, len - at + 1);
+			b[at] = "{}[]\",:0-9e\\\xff\xc3 "[wt_rng_range(g, 0, 16)];
+			len++;
+		} else if (k == 3 && len + 6 < cap) {	/* a digit becomes a big number */
+			if (b[at] >= '0' && b[at] <= '9') {
+				memmove(b + at + 5, b + at, len - at + 1);
+				memcpy(b + at, "99999", 5);
+				len += 5;
+			}
+		} else {			/* swap two bytes */
+			size_t o = (size_t)wt_rng_range(g, 0, (int64_t)len - 1);
+			char c = b[at];
+
+			b[at] = b[o];
+			b[o] = c;
+		}
+	}
+}
+
+static int shaped(const struct wt_http *r, const char *body)
+{
+	struct json_object *o, *x;
+	int ok;
+
+	if (r->status == 200 && strstr(body, "\"stream\":true"))
+		return !strncmp(r->body, "data: ", 6) && strstr(r->body, "data: [DONE]\n\n");
+	if (r->status == 200) {
+		o = json_tokener_parse(r->body);
+		ok = o && json_object_object_get_ex(o, "choices", &x);
+		json_object_put(o);
+		return ok;
+	}
+	if (r->status == 400 || r->status == 404 || r->status == 413)
+		return error_object(r->body, NULL);
+	return 0;
+}
+
+static void *fuzz_main(void *arg)
+{
+	struct fuzzer *f = arg;
+	struct wt_rng g;
+	struct wt_http r;
+	char body[1024];
+	unsigned int i;
+	int chat;
+
+	wt_rng_seed(&g, f->seed);
+	for (i = 0; i < f->n; i++) {
+		unsigned int k = (unsigned int)wt_rng_range(&g, 0, N_FUZZ_SEEDS - 1);
+
+		snprintf(body, sizeof(body), "%s", fuzz_seeds[k]);
+		chat = k == 3;
+		if (i % 4)	/* one in four stays valid */
+			mutate(&g, body, sizeof(body));
+		if (wt_http(f->port, "POST", chat ? CH : C, body, 0, &r) || !shaped(&r, body)) {
+			f->bad++;
+			snprintf(f->last, sizeof(f->last), "%ld for %.120s: %.100s", r.status, body,
+				 r.body ? r.body : "");
+		}
+		f->n200 += r.status == 200;
+		wt_http_free(&r);
+	}
+	return NULL;
+}
+
+/* Resident KiB of @pid, or -1. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			v = atol(line + 6);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * Rounds of mutated and valid requests from 8 threads: every answer is a
+ * 200 or a 4xx in its shape, and the server's resident memory does not
+ * grow from the first round to the last.
+ */
+static void fuzz_soak(const struct wt_server *s)
+{
+	struct fuzzer f[8];
+	pthread_t t[8];
+	unsigned int round, i, bad = 0, total = 0, n200 = 0;
+	long rss[3];
+
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 8; i++) {
+			f[i] = (struct fuzzer){ .port = s->port, .seed = 1000 * round + i, .n = 100 };
+			pthread_create(&t[i], NULL, fuzz_main, &f[i]);
+		}
+		for (i = 0; i < 8; i++) {
+			pthread_join(t[i], NULL);
+			bad += f[i].bad;
+			total += f[i].n;
+			n200 += f[i].n200;
+			if (f[i].bad)
+				wt_diag("fuzz: %s", f[i].last);
+		}
+		rss[round] = rss_kib(s->pid);
+	}
+	wt_ok(!bad, "fuzz: %u mutated or valid bodies from 8 threads, each answered 200 or "
+	      "4xx in its shape (%u not; %u were 200)", total, bad, n200);
+	wt_ok(rss[0] > 0 && rss[2] - rss[0] < 1024,
+	      "soak: the server's resident memory stays flat (%ld -> %ld -> %ld KiB)",
+	      rss[0], rss[1], rss[2]);
+	wt_ok(wt_server_metric(s, "wafer_serve_slots_in_use") == 0, "after the fuzz: no slot held");
+}
+
 /* CLIENTS at once, mixed prompts, lengths, endpoints and streaming; each vs alone. */
 static void concurrent(const struct wt_server *s)
 {
@@ -815,6 +979,8 @@ int main(void)
 	part_done("endpoints, alone, stops");
 	bad_input(&s);
 	part_done("bad input");
+	fuzz_soak(&s);
+	part_done("fuzz and soak");
 	concurrent(&s);
 	part_done("concurrent");
 	cancellation(&s);
