@@ -11,7 +11,8 @@
 #                   build wafer.ko for your own (>= 6.12) kernel
 #   make install [DESTDIR=] [PREFIX=/usr/local]
 #                   install the wafer CLI, libwafer, its header and .pc file,
-#                   and the udev rule that gives group "wafer" the devices
+#                   the udev rule that gives group "wafer" the devices, and
+#                   the systemd unit wafer-serve.service
 #
 # Everything is written under $(BUILD) (default build/).
 
@@ -219,6 +220,7 @@ demo: all
 # "wafer": create it with groupadd --system wafer.
 PREFIX       ?= /usr/local
 UDEVRULESDIR ?= /lib/udev/rules.d
+SYSTEMDUNITDIR ?= /lib/systemd/system
 
 install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
 	$(Q)install -Dm755 $(WAFER_CLI) $(DESTDIR)$(PREFIX)/bin/wafer
@@ -229,6 +231,9 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
 	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
 	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules
+	$(Q)mkdir -p $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 
 clean:
 	rm -rf $(BUILD)
