@@ -234,6 +234,7 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
 	$(Q)mkdir -p $(DESTDIR)$(SYSTEMDUNITDIR)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
+	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 
 clean:
 	rm -rf $(BUILD)
