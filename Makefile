@@ -9,6 +9,9 @@
 #                   the kernel driver
 #   make module KDIR=/lib/modules/$(uname -r)/build
 #                   build wafer.ko for your own (>= 6.12) kernel
+#   make dkms-install [DESTDIR=]
+#                   the module's source into /usr/src/wafer-VERSION and
+#                   dkms add/build/install (dkms-src: the source only)
 #   make install [DESTDIR=] [PREFIX=/usr/local]
 #                   install the wafer CLI, libwafer, its header and .pc file,
 #                   the udev rule that gives group "wafer" the devices, and
@@ -235,6 +238,20 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
+
+# DKMS: the module's sources as Kbuild sees them, and dkms.conf.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC     := $(DESTDIR)/usr/src/wafer-$(DKMS_VERSION)
+
+.PHONY: dkms-src dkms-install
+dkms-src:
+	$(Q)rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	$(Q)cp -r Kbuild dkms.conf kmod firmware-sim uapi $(DKMS_SRC)/
+
+dkms-install: dkms-src
+	$(Q)dkms add -m wafer -v $(DKMS_VERSION)
+	$(Q)dkms build -m wafer -v $(DKMS_VERSION)
+	$(Q)dkms install -m wafer -v $(DKMS_VERSION)
 
 clean:
 	rm -rf $(BUILD)
