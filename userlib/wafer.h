@@ -399,6 +399,9 @@ void wafer_bo_destroy(struct wafer_bo *bo);
  * @keep_embed_cls_int8: with @wbits 4, keep the token embedding and the
  *	classifier at 8 bits
  * @kv_int8: int8 KV cache with per-head scales (default: int16)
+ * @early_layers: an early-exit model (a speculative draft): only the first
+ *	@early_layers layers, then the final norm and the classifier (0: all
+ *	layers; at most the checkpoint's layers)
  * @progress: if set, called as conversion proceeds with the phase's name and
  *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
@@ -408,6 +411,7 @@ struct wafer_convert_opts {
 	unsigned int group_size;
 	int keep_embed_cls_int8;
 	int kv_int8;
+	unsigned int early_layers;
 	void (*progress)(void *arg, const char *what, double done);
 	void *progress_arg;
 };
@@ -977,6 +981,136 @@ unsigned int wafer_batch_ctx_len(const struct wafer_batch *b);
  */
 int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsigned int max,
 		     struct wafer_batch_stats *st);
+
+/* ---------------------------------------------- speculative decoding -- */
+
+/** Most tokens a draft proposes per verify job (K). */
+#define WAFER_SPEC_MAX_DRAFT	16
+
+/**
+ * enum wafer_draft_kind - where draft tokens come from
+ * @WAFER_DRAFT_NGRAM: no model: prompt lookup, the continuation of the
+ *	latest earlier occurrence of the longest suffix (at most @n tokens)
+ *	of the prompt and output so far
+ * @WAFER_DRAFT_INT4: the target's checkpoint quantised to int4
+ * @WAFER_DRAFT_EARLY: the target's first @n layers, its final norm and
+ *	classifier (an early-exit model, struct wafer_convert_opts.early_layers)
+ * @WAFER_DRAFT_FILE: another llama2.c checkpoint with the same vocabulary
+ */
+enum wafer_draft_kind {
+	WAFER_DRAFT_NGRAM = 1,
+	WAFER_DRAFT_INT4,
+	WAFER_DRAFT_EARLY,
+	WAFER_DRAFT_FILE,
+};
+
+/**
+ * struct wafer_draft_spec - a draft, as wafer_draft_parse() reads it
+ * @kind: enum wafer_draft_kind
+ * @n: n-gram: longest suffix matched (1..16, default 3); early: layers
+ * @path: file: the checkpoint (points into the parsed string)
+ */
+struct wafer_draft_spec {
+	enum wafer_draft_kind kind;
+	unsigned int n;
+	const char *path;
+};
+
+/**
+ * wafer_draft_parse() - "ngram[:N]", "int4", "early:N" or a checkpoint path
+ * @s: the text
+ * @out: filled
+ *
+ * Return: 0, or -EINVAL with a message.
+ */
+int wafer_draft_parse(const char *s, struct wafer_draft_spec *out);
+
+/**
+ * wafer_draft_load() - convert and load a draft model for a target
+ * @dev: the device to load it on (one model per device: not the target's)
+ * @d: the draft (not n-gram)
+ * @target_ckpt: the target's checkpoint (int4 and early drafts are made
+ *	from it)
+ * @target_conv: the target's conversion options (NULL: defaults); the
+ *	draft keeps its group size and KV format
+ * @target: the loaded target, whose vocabulary the draft must share
+ * @out: receives the draft model
+ *
+ * Return: 0 or a negative errno (-EINVAL: another vocabulary, early layers
+ * out of range; nothing is left loaded on failure).
+ */
+int wafer_draft_load(struct wafer_dev *dev, const struct wafer_draft_spec *d,
+		     const char *target_ckpt, const struct wafer_convert_opts *target_conv,
+		     const struct wafer_model *target, struct wafer_model **out);
+
+/**
+ * struct wafer_spec_opts - wafer_generate_spec() parameters
+ * @draft_tokens: K, tokens proposed per verify job, 1..WAFER_SPEC_MAX_DRAFT
+ * @draft: the draft model's context, on a device of its own; NULL for the
+ *	n-gram draft
+ * @draft_slot: the slot of @draft to use
+ * @ngram: n-gram draft: longest suffix matched, 1..16 (0: 3)
+ */
+struct wafer_spec_opts {
+	unsigned int draft_tokens;
+	struct wafer_ctx *draft;
+	unsigned int draft_slot;
+	unsigned int ngram;
+};
+
+/**
+ * struct wafer_spec_stats - what speculation did
+ * @verifies: target jobs that checked draft tokens (one per round)
+ * @drafted: tokens the draft proposed
+ * @accepted: of which the target accepted
+ * @draft_jobs: jobs of the draft model (prompt included)
+ * @verify_ns: modelled time of the verify jobs
+ * @draft_ns: modelled time of the draft's jobs after the prompt
+ *
+ * Tokens per verify = generated tokens / @verifies; the acceptance rate
+ * @accepted / @drafted.  The rounds' modelled time, @verify_ns + @draft_ns
+ * (draft and target take turns), is also struct wafer_gen_stats'
+ * decode_device_ns.
+ */
+struct wafer_spec_stats {
+	unsigned int verifies;
+	unsigned int drafted;
+	unsigned int accepted;
+	unsigned int draft_jobs;
+	uint64_t verify_ns;
+	uint64_t draft_ns;
+};
+
+/**
+ * wafer_generate_spec() - wafer_generate() with speculative decoding
+ * @ctx: the target's context
+ * @tok: tokenizer of the target's model
+ * @prompt: text, or NULL / "" for none
+ * @opts: as wafer_generate()'s
+ * @so: the draft and K
+ * @stats: filled (may be NULL)
+ * @sst: filled (may be NULL)
+ *
+ * Each round the draft proposes up to K tokens, and the target runs its
+ * last token and the proposals in one job with a result per position
+ * (WAFER_JOB_ALL_POSITIONS).  Greedy: the longest prefix equal to the
+ * target's argmax is accepted, then the target's token at the first
+ * mismatch (or a bonus token when all match), so the text is exactly
+ * wafer_generate()'s.  Sampling: a proposal x is accepted with probability
+ * min(1, p(x) / q(x)), on rejection a token is drawn from
+ * norm(max(0, p - q)) (Leviathan et al. 2023), p and q being the
+ * distributions wafer_sample() draws from for the target's and the draft's
+ * results, so tokens follow plain sampling's distribution; the same seed
+ * gives the same text.  Rejected positions are rewritten by the next round
+ * (the target's and the draft's jobs restart at an earlier position).
+ *
+ * Return: 0 or a negative errno (-EINVAL: K out of range, a draft with
+ * another vocabulary, bad slot).
+ */
+int wafer_generate_spec(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
+			const char *prompt, const struct wafer_gen_opts *opts,
+			const struct wafer_spec_opts *so, struct wafer_gen_stats *stats,
+			struct wafer_spec_stats *sst);
 
 /* ---- projection (wafer plan) ---- */
 

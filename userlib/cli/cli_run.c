@@ -24,6 +24,10 @@
  * @steps: -n (0: the model's context)
  * @conv: --quant, --group, --keep-int8, --kv-int8
  * @devs: --backend, --submit, -d, --split
+ * @draft: --draft (NULL: plain decoding)
+ * @draft_tokens: --draft-tokens
+ * @draft_device: --draft-device (-1: the device after the target's)
+ * @no_plain: --no-plain: no plain run to compare with
  */
 struct run_args {
 	const char *model;
@@ -35,6 +39,10 @@ struct run_args {
 	int steps;
 	struct wafer_convert_opts conv;
 	struct cli_devices devs;
+	const char *draft;
+	unsigned int draft_tokens;
+	int draft_device;
+	int no_plain;
 };
 
 static void usage(FILE *f)
@@ -57,11 +65,20 @@ static void usage(FILE *f)
 		"  --keep-int8          int4: keep embedding and classifier at int8\n"
 		"  --kv-int8            int8 KV cache (default int16)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n"
-		"  --submit ioctl|uring     kernel job submission (default: uring if available)\n");
+		"  --submit ioctl|uring     kernel job submission (default: uring if available)\n"
+		"  --draft int4|early:N|FILE.bin|ngram[:N]\n"
+		"                 speculative decoding: a draft proposes tokens the model\n"
+		"                 checks in one job (int4: this checkpoint at int4; early:N:\n"
+		"                 its first N layers; FILE.bin: a checkpoint with the same\n"
+		"                 vocabulary; ngram: lookup in the text so far, no model)\n"
+		"  --draft-tokens K     tokens proposed per check, 1..16 (default 4)\n"
+		"  --draft-device D     the draft model's device (kernel: accelD, default the\n"
+		"                       one after the model's; inproc: a device of its own)\n"
+		"  --no-plain           with --draft: no plain run to compare with\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
-       OPT_HELP };
+       OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -72,6 +89,10 @@ static const struct option long_opts[] = {
 	{ "submit", required_argument, NULL, OPT_SUBMIT },
 	{ "split", required_argument, NULL, OPT_SPLIT },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "draft", required_argument, NULL, OPT_DRAFT },
+	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
+	{ "draft-device", required_argument, NULL, OPT_DRAFT_DEVICE },
+	{ "no-plain", no_argument, NULL, OPT_NO_PLAIN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -159,6 +180,21 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		else
 			break;
 		return 0;
+	case OPT_DRAFT:
+		a->draft = arg;
+		return 0;
+	case OPT_DRAFT_TOKENS:
+		if (num(arg, 1, WAFER_SPEC_MAX_DRAFT, &v) || v != (int)v)
+			break;
+		a->draft_tokens = (unsigned int)v;
+		return 0;
+	case OPT_DRAFT_DEVICE:
+		if (cli_parse_index(arg, &a->draft_device))
+			break;
+		return 0;
+	case OPT_NO_PLAIN:
+		a->no_plain = 1;
+		return 0;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -181,6 +217,8 @@ static int parse(struct run_args *a, int argc, char **argv)
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
 	a->devs.base.index = -1;
+	a->draft_tokens = 4;
+	a->draft_device = -1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "t:p:s:n:i:z:d:", long_opts, NULL)) != -1) {
 		ret = parse_opt(a, opt, optarg);
@@ -193,6 +231,14 @@ static int parse(struct run_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = argv[optind];
+	if (a->draft) {
+		struct wafer_draft_spec d;
+
+		if (wafer_draft_parse(a->draft, &d)) {
+			fprintf(stderr, "wafer run: --draft: %s\n", wafer_last_error());
+			return 2;
+		}
+	}
 	if (a->devs.n && a->devs.base.backend == WAFER_BACKEND_AUTO)
 		a->devs.base.backend = WAFER_BACKEND_KERNEL;
 	ret = cli_devices_check(&a->devs, "run");
@@ -214,15 +260,45 @@ static void progress(void *arg, const char *what, double done)
 	fprintf(stderr, "] %3.0f%% %-12s%s", done * 100, what, done >= 1.0 ? "\n" : "");
 }
 
+/**
+ * struct text - what a run printed, kept to compare with the plain run's
+ * @buf: the pieces, NUL-terminated
+ * @len: bytes in @buf
+ * @cap: its capacity
+ * @print: also print them (the speculative or only run)
+ */
+struct text {
+	char *buf;
+	size_t len;
+	size_t cap;
+	int print;
+};
+
 static int print_piece(void *arg, int token, const char *piece, int from_prompt)
 {
-	(void)arg;
+	struct text *t = arg;
+	size_t n;
+
 	(void)token;
 	(void)from_prompt;
-	if (wafer_piece_printable(piece)) {
+	if (!wafer_piece_printable(piece))
+		return 0;
+	if (t->print) {
 		fputs(piece, stdout);
 		fflush(stdout);
 	}
+	n = strlen(piece);
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = (t->len + n + 1) * 2;
+		char *b = realloc(t->buf, cap);
+
+		if (!b)
+			return 0;	/* only the comparison loses */
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, piece, n + 1);
+	t->len += n;
 	return 0;
 }
 
@@ -265,16 +341,132 @@ static void report(const struct wafer_gen_stats *s, double load_s)
 			s->decode_device_ns / 1e3 / decoded);
 }
 
+/*
+ * Speculative figures: a round's tokens come from its verify job, so the
+ * modelled rate is generated tokens over the rounds' modelled time (verify
+ * jobs and the draft's jobs, which take turns); plain decoding's is a token
+ * per decode job.  Host rates are tokens after the first over the time
+ * from the first to the last, for both.
+ */
+static void report_spec(const struct run_args *a, const struct wafer_gen_stats *s,
+			const struct wafer_spec_stats *ss, const struct wafer_gen_stats *plain,
+			int same)
+{
+	unsigned int decoded = s->generated_tokens > 1 ? s->generated_tokens - 1 : 0;
+	double host = decoded && s->decode_ns ? decoded / (s->decode_ns / 1e9) : 0;
+	double model = s->decode_device_ns ? s->generated_tokens / (s->decode_device_ns / 1e9) : 0;
+
+	fprintf(stderr, "wafer: speculative decoding, draft %s, K = %u: %u verify jobs, %u draft "
+		"jobs; acceptance %.1f %% (%u of %u drafted), %.2f tokens per verify\n", a->draft,
+		a->draft_tokens, ss->verifies, ss->draft_jobs,
+		ss->drafted ? 100.0 * ss->accepted / ss->drafted : 0.0, ss->accepted, ss->drafted,
+		ss->verifies ? (double)s->generated_tokens / ss->verifies : 0.0);
+	fprintf(stderr, "wafer: speculative: host %.1f tok/s, modelled %.1f tok/s (verify %.3f us, "
+		"draft %.3f us per verify)\n", host, model,
+		ss->verifies ? ss->verify_ns / 1e3 / ss->verifies : 0.0,
+		ss->verifies ? ss->draft_ns / 1e3 / ss->verifies : 0.0);
+	if (plain) {
+		unsigned int pd = plain->generated_tokens > 1 ? plain->generated_tokens - 1 : 0;
+		double ph = pd && plain->decode_ns ? pd / (plain->decode_ns / 1e9) : 0;
+		double pm = pd && plain->decode_device_ns ?
+			    pd / (plain->decode_device_ns / 1e9) : 0;
+
+		fprintf(stderr, "wafer: plain decoding: host %.1f tok/s, modelled %.1f tok/s; "
+			"speculative/plain: host %.2fx, modelled %.2fx%s\n", ph, pm,
+			ph > 0 ? host / ph : 0.0, pm > 0 ? model / pm : 0.0,
+			a->temperature > 0 ? "" : same ? "; text identical (greedy)" :
+			"; TEXT DIFFERS from plain greedy decoding");
+	}
+}
+
 static int fail(const char *what)
 {
 	fprintf(stderr, "wafer run: %s: %s\n", what, wafer_last_error());
 	return 1;
 }
 
+/* The draft model's device: its own in process, else --draft-device or the next one. */
+static int open_draft_dev(const struct run_args *a, struct wafer_dev *target,
+			  struct wafer_dev **out)
+{
+	struct wafer_open_opts o = a->devs.base;
+	struct wafer_dev *last = wafer_pipe_member(target, wafer_pipe_size(target) - 1);
+
+	if (!strcmp(wafer_backend_name(last), "inproc")) {
+		o.backend = WAFER_BACKEND_INPROC;
+		o.index = 0;
+	} else {
+		o.backend = WAFER_BACKEND_KERNEL;
+		o.index = a->draft_device >= 0 ? a->draft_device : wafer_device_index(last) + 1;
+		if (wafer_device_index(target) >= 0 && o.index == wafer_device_index(target)) {
+			fprintf(stderr, "wafer run: --draft-device %d: the model is there (one model "
+				"per device)\n", o.index);
+			return -1;
+		}
+	}
+	if (wafer_open(&o, out)) {
+		fprintf(stderr, "wafer run: opening the draft's device%s: %s\n",
+			a->draft_device < 0 && o.backend == WAFER_BACKEND_KERNEL ?
+			" (give --draft-device)" : "", wafer_last_error());
+		return -1;
+	}
+	if (o.backend == WAFER_BACKEND_KERNEL)
+		fprintf(stderr, "wafer: draft on accel%d (submit %s)\n", wafer_device_index(*out),
+			wafer_submit_name(*out));
+	else
+		fprintf(stderr, "wafer: draft on a second in-process device\n");
+	return 0;
+}
+
+/**
+ * struct draft - the speculative side of a run
+ * @spec: what --draft names
+ * @dev: the draft model's device (NULL: n-gram)
+ * @model: the draft model
+ * @ctx: its context
+ */
+struct draft {
+	struct wafer_draft_spec spec;
+	struct wafer_dev *dev;
+	struct wafer_model *model;
+	struct wafer_ctx *ctx;
+};
+
+static int draft_setup(const struct run_args *a, struct wafer_dev *dev,
+		       const struct wafer_model *model, unsigned int steps, struct draft *d)
+{
+	const struct wafer_model_info *mi;
+
+	wafer_draft_parse(a->draft, &d->spec);	/* checked in parse() */
+	if (d->spec.kind == WAFER_DRAFT_NGRAM)
+		return 0;
+	if (open_draft_dev(a, dev, &d->dev))
+		return 1;
+	if (wafer_draft_load(d->dev, &d->spec, a->model, &a->conv, model, &d->model))
+		return fail("loading the draft");
+	mi = wafer_model_get_info(d->model);
+	if (wafer_ctx_create(d->model, 1, steps < mi->seq_len ? steps : mi->seq_len, &d->ctx))
+		return fail("creating the draft's context");
+	fprintf(stderr, "wafer: draft model %u layers, dim %u, %llu KiB of SRAM\n", mi->n_layers,
+		mi->dim, (unsigned long long)mi->sram_bytes >> 10);
+	return 0;
+}
+
+static void draft_free(struct draft *d)
+{
+	wafer_ctx_destroy(d->ctx);
+	wafer_model_unload(d->model);
+	wafer_close(d->dev);
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
 	struct wafer_gen_opts go = { 0 };
-	struct wafer_gen_stats st;
+	struct wafer_gen_stats st, plain;
+	struct wafer_spec_stats ss;
+	struct wafer_spec_opts so = { 0 };
+	struct text text = { .print = 1 }, ptext = { 0 };
+	struct draft d = { 0 };
 	struct wafer_tokenizer *tok = NULL;
 	struct wafer_model *model = NULL;
 	struct wafer_ctx *ctx = NULL;
@@ -315,13 +507,24 @@ int cli_cmd_run(int argc, char **argv)
 			mi->n_layers, wafer_model_parts(model));
 		cli_print_parts(model, stderr);
 	}
+	if (a.draft) {
+		ret = draft_setup(&a, dev, model, steps, &d);
+		if (ret)
+			goto out;
+		so.draft_tokens = a.draft_tokens;
+		so.draft = d.ctx;
+		so.ngram = d.spec.kind == WAFER_DRAFT_NGRAM ? d.spec.n : 0;
+	}
 
 	go.steps = steps;
 	go.temperature = a.temperature;
 	go.top_p = a.top_p;
 	go.seed = a.seed;
 	go.on_piece = print_piece;
-	if (wafer_generate(ctx, tok, a.prompt, &go, &st)) {
+	go.arg = &text;
+	ret = a.draft ? wafer_generate_spec(ctx, tok, a.prompt, &go, &so, &st, &ss) :
+		wafer_generate(ctx, tok, a.prompt, &go, &st);
+	if (ret) {
 		printf("\n");
 		ret = fail("generating");
 		goto out;
@@ -329,11 +532,26 @@ int cli_cmd_run(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 	report(&st, t0 / 1e9);
+	if (a.draft && !a.no_plain) {
+		/* The same prompt and seed, plain, for its figures (output kept, not printed). */
+		go.arg = &ptext;
+		if (wafer_generate(ctx, tok, a.prompt, &go, &plain)) {
+			ret = fail("generating plainly to compare");
+			goto out;
+		}
+		report_spec(&a, &st, &ss, &plain, text.len == ptext.len &&
+			    (!text.len || !memcmp(text.buf, ptext.buf, text.len)));
+	} else if (a.draft) {
+		report_spec(&a, &st, &ss, NULL, 0);
+	}
 	ret = 0;
 out:
+	draft_free(&d);
 	wafer_ctx_destroy(ctx);
 	wafer_tokenizer_free(tok);
 	wafer_model_unload(model);
 	wafer_close(dev);
+	free(text.buf);
+	free(ptext.buf);
 	return ret;
 }

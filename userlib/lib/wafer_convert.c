@@ -54,6 +54,16 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 		return wafer_set_error(ret, "cannot read the llama2.c checkpoint %s: %s%s",
 				       ckpt_path, wafer_strerror(ret),
 				       ret == -EINVAL ? " (bad header dimensions)" : "");
+	if (o->early_layers > (unsigned int)ck.n_layers) {
+		int layers = ck.n_layers;
+
+		wfs_ckpt_free(&ck);
+		return wafer_set_error(-EINVAL, "early_layers %u: %s has %d layers", o->early_layers,
+				       ckpt_path, layers);
+	}
+	/* Layer tensors are [L][...]: the first N are the same arrays, shorter. */
+	if (o->early_layers)
+		ck.n_layers = (int)o->early_layers;
 	progress(o, "quantising", 0.3);
 	ret = wfs_pack(&ck, &po, blob, len);
 	wfs_ckpt_free(&ck);

@@ -23,6 +23,20 @@ int wafer_set_error(int err, const char *fmt, ...)
 int wafer_prefix_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+struct wafer_sampler;
+struct wafer_token_result;
+
+/*
+ * The distribution wafer_sample() draws from for @r (speculative decoding's
+ * p and q): tokens and probabilities, best first, at most WAFER_MAX_TOPK;
+ * returns their count, 0 when @s is greedy.
+ */
+unsigned int wafer_sample_dist(const struct wafer_sampler *s, const struct wafer_token_result *r,
+			       uint32_t *tokens, double *prob);
+
+/* A uniform number in [0, 1) from @s's generator (as wafer_sample()'s coin). */
+double wafer_sample_uniform(struct wafer_sampler *s);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wafer_now_ns(void);
 

@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "wafer.h"
+#include "wafer_internal.h"
 
 void wafer_sampler_init(struct wafer_sampler *s, float temperature, float top_p,
 			uint64_t seed)
@@ -32,13 +33,19 @@ static float random_f32(uint64_t *state)
 	return (float)(random_u32(state) >> 8) / 16777216.0f;
 }
 
-int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r)
+/*
+ * The weights wafer_sample() draws from: p[0..last] (softmax of the top-k
+ * logits / temperature, best first), of which the first @last + 1 carry
+ * mass @cum (top-p).  Returns 0, or -1 for greedy (no distribution).
+ */
+static int weights(const struct wafer_sampler *s, const struct wafer_token_result *r,
+		   float *p, unsigned int *last_out, float *cum_out)
 {
-	float p[WAFER_MAX_TOPK], sum = 0.0f, coin, cum = 0.0f, cdf = 0.0f;
 	unsigned int k = r->top_k < WAFER_MAX_TOPK ? r->top_k : WAFER_MAX_TOPK, i, last;
+	float sum = 0.0f, cum = 0.0f;
 
 	if (s->temperature <= 0.0f || k == 0)
-		return (int)r->argmax;
+		return -1;
 	/* softmax of logit / temperature; the pairs come best first */
 	for (i = 0; i < k; i++) {
 		float l = (float)r->topk[i].logit / (float)(1 << WAFER_LOGIT_FRAC_BITS);
@@ -49,7 +56,6 @@ int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r)
 	}
 	for (i = 0; i < k; i++)
 		p[i] /= sum;
-	coin = random_f32(&s->rng);
 	/* top-p: the smallest prefix whose mass exceeds top_p (all of it otherwise) */
 	last = k - 1;
 	if (s->top_p > 0.0f && s->top_p < 1.0f) {
@@ -63,6 +69,19 @@ int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r)
 	} else {
 		cum = 1.0f;
 	}
+	*last_out = last;
+	*cum_out = cum;
+	return 0;
+}
+
+int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r)
+{
+	float p[WAFER_MAX_TOPK], coin, cum, cdf = 0.0f;
+	unsigned int i, last;
+
+	if (weights(s, r, p, &last, &cum))
+		return (int)r->argmax;
+	coin = random_f32(&s->rng);
 	coin *= cum;
 	for (i = 0; i <= last; i++) {
 		cdf += p[i];
@@ -70,4 +89,25 @@ int wafer_sample(struct wafer_sampler *s, const struct wafer_token_result *r)
 			return (int)r->topk[i].token;
 	}
 	return (int)r->topk[last].token;
+}
+
+unsigned int wafer_sample_dist(const struct wafer_sampler *s, const struct wafer_token_result *r,
+			       uint32_t *tokens, double *prob)
+{
+	float p[WAFER_MAX_TOPK], cum;
+	unsigned int i, last;
+
+	if (weights(s, r, p, &last, &cum))
+		return 0;
+	/* coin * cum against the running sum: token i has p[i] / cum */
+	for (i = 0; i <= last; i++) {
+		tokens[i] = r->topk[i].token;
+		prob[i] = (double)p[i] / (double)cum;
+	}
+	return last + 1;
+}
+
+double wafer_sample_uniform(struct wafer_sampler *s)
+{
+	return random_f32(&s->rng);
 }
