@@ -291,6 +291,9 @@ struct wfw_cmd_context {
  * @start_pos: position of the first token; start_pos + n_tokens must not
  *	exceed the context length.  Positions before start_pos must have been
  *	filled by earlier jobs on the same slot (the KV cache is not checked).
+ *	It may be earlier than the end of the slot's last job: the positions
+ *	run are rewritten (attention at a position reads only positions up
+ *	to it), which is how speculative decoding drops rejected tokens.
  * @n_tokens: tokens to run, >= 1
  * @in_addr: device address of n_tokens u32 token ids, each < vocab; with
  *	WFW_JOB_IN_ACT of n_tokens activation records (struct wfw_act_rec)

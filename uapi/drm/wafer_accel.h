@@ -339,7 +339,16 @@ struct drm_wafer_job {
 	__u32 ctx_id;
 	/** @slot: KV slot (sequence) within the context. */
 	__u32 slot;
-	/** @start_pos: position of the first token; start_pos + n_tokens <= ctx_len. */
+	/**
+	 * @start_pos: position of the first token; start_pos + n_tokens <=
+	 * ctx_len.  Positions before it must have run on @slot (the KV cache
+	 * is not checked).  A job may start at any such position, also one
+	 * earlier than where the slot's previous job ended: the positions it
+	 * runs get their KV rewritten (attention at a position reads only the
+	 * positions up to it), and the stale ones after them count as not run
+	 * by the rule above.  Speculative decoding drops rejected draft tokens
+	 * this way, starting its next job at the first rejected position.
+	 */
 	__u32 start_pos;
 	/** @n_tokens: tokens to run, 1..max_tokens_per_job. */
 	__u32 n_tokens;
