@@ -517,6 +517,27 @@ static void test_cli(void)
 	rc = cli(args, b, cap);
 	wt_ok(WEXITSTATUS(rc) == 1 && !b[0], "--draft with another vocabulary fails before "
 	      "generating");
+	/* wafer bench's speculative section: a row per profile and draft, same text */
+	{
+		const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+		char cmd[1024], line[512];
+		unsigned int rows = 0, same = 0;
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc "
+			 "--devices 0 -z %s 2>/dev/null", build, model_path, tok_path);
+		p = popen(cmd, "r");
+		while (p && fgets(line, sizeof(line), p)) {
+			if (strncmp(line, "  wafer ", 8) && strncmp(line, "  asic ", 7))
+				continue;
+			rows++;
+			same += strstr(line, " tok/v") == NULL && strstr(line, "  same\n") != NULL;
+		}
+		rc = p ? pclose(p) : -1;
+		wt_ok(!rc && rows == 8 && same == 8, "wafer bench -z: the speculative section has "
+		      "ngram, int4, early:4, early:1 on the wafer and asic profiles, each with "
+		      "plain decoding's text (%u rows, %u same)", rows, same);
+	}
 out:
 	free(a);
 	free(b);

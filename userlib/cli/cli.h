@@ -49,6 +49,14 @@ int cli_open(const struct cli_devices *d, struct wafer_dev **dev);
 /* One line per layer range of @m: device, layers, SRAM of weights and KV. */
 void cli_print_parts(const struct wafer_model *m, FILE *f);
 
+/*
+ * wafer bench's speculative section (cli_bench_spec.c): greedy decoding of
+ * @positions with each draft kind against plain, per profile, K = @k;
+ * 0, or 1 when a row failed.
+ */
+int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_convert_opts *conv,
+		   unsigned int positions, unsigned int k);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cli_now_ns(void);
 

@@ -71,6 +71,8 @@ static const unsigned int axis_b[] = { 1, 16, 64 };
  * @devices: longest chain of the device axis (0: no device axis)
  * @member: inproc options of each device of the axis (--profile, --stages,
  *	--sram-kib)
+ * @tokenizer: -z: the speculative section (needs MODEL.bin)
+ * @draft_tokens: --draft-tokens: its K
  */
 struct bench_args {
 	const char *model;
@@ -83,6 +85,8 @@ struct bench_args {
 	int quick;
 	unsigned int devices;
 	struct wafer_open_opts member;
+	const char *tokenizer;
+	unsigned int draft_tokens;
 };
 
 /* How a modelled figure was obtained. */
@@ -897,11 +901,14 @@ static void usage(FILE *f)
 		"                        kernel: as many as exist; 0: none)\n"
 		"  --profile P, --stages N, --sram-kib K   inproc devices of the device axis\n"
 		"                        (e.g. asic with little SRAM: a model too big for one)\n"
-		"  --quick               a short run, for tests\n");
+		"  --quick               a short run, for tests\n"
+		"  -z TOK.bin            with MODEL.bin: a speculative decoding section, each\n"
+		"                        draft kind against plain greedy decoding per profile\n"
+		"  --draft-tokens K      its tokens proposed per verify (default 4)\n");
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
-       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP };
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -914,6 +921,7 @@ static const struct option long_opts[] = {
 	{ "stages", required_argument, NULL, OPT_STAGES },
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -943,7 +951,8 @@ static int parse(struct bench_args *a, int argc, char **argv)
 	a->conv.group_size = 32;
 	a->devices = 5;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:h", long_opts, NULL)) != -1) {
+	a->draft_tokens = 4;
+	while ((opt = getopt_long(argc, argv, "d:hz:", long_opts, NULL)) != -1) {
 		bad = 0;
 		switch (opt) {
 		case 'd':
@@ -988,6 +997,12 @@ static int parse(struct bench_args *a, int argc, char **argv)
 			bad = parse_uint(optarg, 1, 1 << 20, &v);
 			a->member.sram_bytes = (uint64_t)v << 10;
 			break;
+		case 'z':
+			a->tokenizer = optarg;
+			break;
+		case OPT_DRAFT_TOKENS:
+			bad = parse_uint(optarg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
+			break;
 		case 'h':
 		case OPT_HELP:
 			usage(stdout);
@@ -1007,6 +1022,10 @@ static int parse(struct bench_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = optind < argc ? argv[optind] : NULL;
+	if (a->tokenizer && !a->model) {
+		fprintf(stderr, "wafer bench: -z needs MODEL.bin (the drafts are made from it)\n");
+		return 2;
+	}
 	a->tokens = tokens ? tokens : a->quick ? 8 : 64;
 	a->sub_jobs = jobs ? jobs : a->quick ? 64 : 512;
 	return 0;
@@ -1065,5 +1084,8 @@ int cli_cmd_bench(int argc, char **argv)
 	if (ret)
 		return 1;
 	print_tables(&bn, &a, name);
+	if (a.tokenizer && a.inproc &&
+	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens))
+		return 1;
 	return 0;
 }
