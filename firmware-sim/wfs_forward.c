@@ -226,26 +226,6 @@ static s16 wfs_kv_put(const s64 *val, u32 n, s32 e, u32 bits, u8 *dst)
 	return (s16)es;
 }
 
-static s64 wfs_dot_qk16(const s16 *q, const s16 *k, u32 n)
-{
-	s64 s = 0;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		s += (s32)q[i] * k[i];
-	return s;
-}
-
-static s64 wfs_dot_qk8(const s16 *q, const s8 *k, u32 n)
-{
-	s64 s = 0;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		s += (s32)q[i] * k[i];
-	return s;
-}
-
 /* Attention of all heads at @pos; output in o (s64) with hexp per head. */
 static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 			  u32 pos, const s16 *q16, s32 eq, s64 *sc, s64 *o,
@@ -261,51 +241,34 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 		const s16 *q = q16 + (u64)h * hs;
 		s64 *oh = o + (u64)h * hs;
 		s32 evmax = -WFS_KV_EXP_LIMIT;
+		const u8 *kp0, *vp0;
 
+		/* raw dot products first, scaled per position below */
+		kp0 = kv + koff + (u64)kh * hs * esz;
+		wfs_attn_dots(q, kp0, v->kv_stride, pos + 1, hs, esz, sc);
 		for (t = 0; t <= pos; t++) {
 			const u8 *rec = kv + (u64)t * v->kv_stride;
-			const u8 *kp = rec + koff + (u64)kh * hs * esz;
 			s16 ke, ve;
-			s64 dot;
 
 			WFS_MEMCPY(&ke, rec + 2 * kh, 2);
 			WFS_MEMCPY(&ve, rec + 2 * (nkv + kh), 2);
-			if (esz == 1)
-				dot = wfs_dot_qk8(q, (const s8 *)kp, hs);
-			else
-				dot = wfs_dot_qk16(q, (const s16 *)kp, hs);
-			sc[t] = wfs_scale_pow2(dot, eq + ke + 24,
+			sc[t] = wfs_scale_pow2(sc[t], eq + ke + 24,
 					       WFS_SCORE_LIMIT);
 			evmax = WFS_MAX(evmax, (s32)ve);
 		}
 		wfs_softmax_q30(sc, pos + 1);
 		for (d = 0; d < hs; d++)
 			oh[d] = 0;
+		/* p * 2^-sh: each position's weight at exponent evmax */
 		for (t = 0; t <= pos; t++) {
 			const u8 *rec = kv + (u64)t * v->kv_stride;
-			const u8 *vp = rec + voff + (u64)kh * hs * esz;
-			s64 p = sc[t];
-			u32 sh;
 			s16 ve;
 
 			WFS_MEMCPY(&ve, rec + 2 * (nkv + kh), 2);
-			sh = (u32)(evmax - ve);
-			/* p * 2^-sh: this position's weight at exponent evmax */
-			p = wfs_rshr(p, sh);
-			if (!p)
-				continue;
-			if (esz == 1) {
-				const s8 *vv = (const s8 *)vp;
-
-				for (d = 0; d < hs; d++)
-					oh[d] += p * vv[d];
-			} else {
-				const s16 *vv = (const s16 *)vp;
-
-				for (d = 0; d < hs; d++)
-					oh[d] += p * vv[d];
-			}
+			sc[t] = wfs_rshr(sc[t], (u32)(evmax - ve));
 		}
+		vp0 = kv + voff + (u64)kh * hs * esz;
+		wfs_attn_accum(sc, vp0, v->kv_stride, pos + 1, hs, esz, oh);
 		hexp[h] = evmax - 30;
 		if (h == 0 || hexp[h] > emax)
 			emax = hexp[h];

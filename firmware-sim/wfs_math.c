@@ -3,9 +3,12 @@
  * wfs_math.c - integer-only numeric kernels (see wfs_math.h for formats).
  *
  * Every function here is pure: no state, no allocation, no floating point.
+ * The matvec runs the vector kernels of wfs_simd.h when the host has them;
+ * the loops here are the reference they are tested against, bit for bit.
  * Error bounds quoted below are the ones tests/unit/test_math.c checks.
  */
 #include "wfs_math.h"
+#include "wfs_simd.h"
 
 /* ln(2) in Q32 and pi/4 in Q30. */
 #define WFS_LN2_Q32	2977044472ULL
@@ -582,6 +585,8 @@ void wfs_matvec_rows(const struct wfs_qmat *w, const s16 *x, s64 *y,
 {
 	u32 r, g, j, gs = w->group_size, ng = w->n_groups, cols = w->cols;
 
+	if (wfs_simd_matvec_rows(w, x, y, row_begin, row_end))
+		return;
 	for (r = row_begin; r < row_end; r++) {
 		const u8 *row = w->data + (u64)r * w->row_bytes;
 		const u16 *sc = w->scales + (u64)r * ng;
@@ -612,4 +617,71 @@ void wfs_matvec_rows(const struct wfs_qmat *w, const s16 *x, s64 *y,
 void wfs_matvec(const struct wfs_qmat *w, const s16 *x, s64 *y)
 {
 	wfs_matvec_rows(w, x, y, 0, w->rows);
+}
+
+/**
+ * wfs_attn_dots() - attention scores before scaling, for many positions
+ * @q: @hs queries, each in [-32767, 32767] (as wfs_vec_to_s16() makes them)
+ * @k: keys of position 0 (@hs values of @esz bytes, 2-byte aligned for
+ *	s16); position t at @k + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: values per head
+ * @esz: 1 (s8 keys) or 2 (s16 keys)
+ * @dots: @npos outputs, sum_d q[d] * k_t[d], exact
+ */
+void wfs_attn_dots(const s16 *q, const u8 *k, u64 stride, u32 npos, u32 hs,
+		   u32 esz, s64 *dots)
+{
+	u32 t, i;
+
+	if (wfs_simd_attn_dots(q, k, stride, npos, hs, esz, dots))
+		return;
+	for (t = 0; t < npos; t++, k += stride) {
+		s64 s = 0;
+
+		if (esz == 1)
+			for (i = 0; i < hs; i++)
+				s += (s32)q[i] * ((const s8 *)k)[i];
+		else
+			for (i = 0; i < hs; i++)
+				s += (s32)q[i] * ((const s16 *)k)[i];
+		dots[t] = s;
+	}
+}
+
+/**
+ * wfs_attn_accum() - weighted sum of value vectors
+ * @p: @npos weights (Q30 probabilities, already shifted to a common
+ *	exponent)
+ * @v: values of position 0 (@hs values of @esz bytes); position t at
+ *	@v + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: values per head
+ * @esz: 1 (s8 values) or 2 (s16 values)
+ * @o: @hs accumulators: o[d] += sum_t p[t] * v_t[d], exact in s64
+ */
+void wfs_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos, u32 hs,
+		    u32 esz, s64 *o)
+{
+	u32 t, d;
+
+	if (wfs_simd_attn_accum(p, v, stride, npos, hs, esz, o))
+		return;
+	for (t = 0; t < npos; t++, v += stride) {
+		if (!p[t])
+			continue;
+		if (esz == 1) {
+			const s8 *vv = (const s8 *)v;
+
+			for (d = 0; d < hs; d++)
+				o[d] += p[t] * vv[d];
+		} else {
+			const s16 *vv = (const s16 *)v;
+
+			for (d = 0; d < hs; d++)
+				o[d] += p[t] * vv[d];
+		}
+	}
 }

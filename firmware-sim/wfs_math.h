@@ -163,5 +163,9 @@ void wfs_matvec(const struct wfs_qmat *w, const s16 *x, s64 *y);
 void wfs_matvec_rows(const struct wfs_qmat *w, const s16 *x, s64 *y,
 		     u32 row_begin, u32 row_end);
 u64 wfs_qmat_row_bytes(u32 qtype, u32 cols, u32 group_size);
+void wfs_attn_dots(const s16 *q, const u8 *k, u64 stride, u32 npos, u32 hs,
+		   u32 esz, s64 *dots);
+void wfs_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos, u32 hs,
+		    u32 esz, s64 *o);
 
 #endif /* WFS_MATH_H */

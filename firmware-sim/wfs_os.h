@@ -253,4 +253,46 @@ void wfs_os_wmb(void);
  */
 void wfs_os_log_console(int dev_idx, int level, const char *line);
 
+/* ------------------------------------------------------------- SIMD ---- */
+
+/* Bits of wfs_os_simd_caps(). */
+#define WFS_OS_SIMD_AVX2	BIT(0)	/* x86-64 AVX2 (integer ymm ops) */
+
+/**
+ * wfs_os_simd_caps() - vector instruction sets the forward pass may use now
+ *
+ * A set is offered when the CPU has it, the OS saves its registers, and
+ * vector kernels are not switched off: the WAFER_SIMD=0 environment
+ * variable (read once) in userspace, the wafer.simd=0 module parameter in
+ * the kernel (also when in_interrupt() or the FPU is not usable here, in
+ * which case the scalar code runs).  Cheap enough to call per matvec.
+ *
+ * Return: a mask of WFS_OS_SIMD_* bits, 0 for scalar code only.
+ */
+u32 wfs_os_simd_caps(void);
+
+/**
+ * wfs_os_simd_enable() - switch the vector kernels on or off
+ * @on: 0 forces the scalar code, nonzero allows what the CPU offers
+ *
+ * For tests that compare the two paths (the scalar code is the reference).
+ * Takes effect for the next call of wfs_os_simd_caps().
+ */
+void wfs_os_simd_enable(int on);
+
+/**
+ * wfs_os_simd_begin() - enter a section that uses vector registers
+ *
+ * kernel_fpu_begin() in the kernel (preemption is off until
+ * wfs_os_simd_end(): callers keep sections short, a bounded number of rows
+ * or positions); nothing in userspace.  Call only after wfs_os_simd_caps()
+ * offered the set; no sleeping and no other wfs_os_* call inside.
+ */
+void wfs_os_simd_begin(void);
+
+/**
+ * wfs_os_simd_end() - leave a section begun with wfs_os_simd_begin()
+ */
+void wfs_os_simd_end(void);
+
 #endif /* WFS_OS_H */

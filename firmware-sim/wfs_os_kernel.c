@@ -7,11 +7,19 @@
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+
+#if defined(CONFIG_X86_64) && !defined(CONFIG_UML)
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+#include <asm/simd.h>
+#define WFS_OS_X86_SIMD	1
+#endif
 
 #include "wfs_os.h"
 
@@ -236,4 +244,37 @@ void wfs_os_log_console(int dev_idx, int level, const char *line)
 		pr_warn_ratelimited("wafer%d: firmware: %s\n", dev_idx, line);
 	else
 		pr_debug("wafer%d: firmware: %s\n", dev_idx, line);
+}
+
+static bool wfs_os_simd_on = true;
+module_param_named(simd, wfs_os_simd_on, bool, 0644);
+MODULE_PARM_DESC(simd, "Run the forward pass with the AVX2 kernels when the CPU has them (default: 1; 0: the scalar reference code, bit-identical)");
+
+u32 wfs_os_simd_caps(void)
+{
+#ifdef WFS_OS_X86_SIMD
+	if (READ_ONCE(wfs_os_simd_on) && boot_cpu_has(X86_FEATURE_AVX2) &&
+	    boot_cpu_has(X86_FEATURE_OSXSAVE) && may_use_simd())
+		return WFS_OS_SIMD_AVX2;
+#endif
+	return 0;
+}
+
+void wfs_os_simd_enable(int on)
+{
+	WRITE_ONCE(wfs_os_simd_on, !!on);
+}
+
+void wfs_os_simd_begin(void)
+{
+#ifdef WFS_OS_X86_SIMD
+	kernel_fpu_begin();
+#endif
+}
+
+void wfs_os_simd_end(void)
+{
+#ifdef WFS_OS_X86_SIMD
+	kernel_fpu_end();
+#endif
 }

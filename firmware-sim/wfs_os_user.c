@@ -254,3 +254,44 @@ void wfs_os_log_console(int dev_idx, int level, const char *line)
 		fprintf(stderr, "wfs%d: %s%s\n", dev_idx,
 			level ? "warning: " : "", line);
 }
+
+/* -1: not yet read from the environment; then 0 or 1. */
+static int wfs_os_simd_on = -1;
+
+u32 wfs_os_simd_caps(void)
+{
+	int on = __atomic_load_n(&wfs_os_simd_on, __ATOMIC_RELAXED);
+
+	if (on < 0) {
+		const char *e = getenv("WAFER_SIMD");
+
+		on = !(e && e[0] == '0' && !e[1]);
+		/* a racing wfs_os_simd_enable() wins */
+		__atomic_compare_exchange_n(&wfs_os_simd_on, &(int){ -1 }, on,
+					    0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+		on = __atomic_load_n(&wfs_os_simd_on, __ATOMIC_RELAXED);
+	}
+	if (!on)
+		return 0;
+#if defined(__x86_64__)
+	/* checks the CPUID bit and that the OS enabled the ymm state */
+	if (__builtin_cpu_supports("avx2"))
+		return WFS_OS_SIMD_AVX2;
+#endif
+	return 0;
+}
+
+void wfs_os_simd_enable(int on)
+{
+	__atomic_store_n(&wfs_os_simd_on, !!on, __ATOMIC_RELAXED);
+}
+
+/* Userspace owns its vector registers: nothing to save. */
+void wfs_os_simd_begin(void)
+{
+}
+
+void wfs_os_simd_end(void)
+{
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_simd.c - run-time choice between the vector kernels and the scalar
+ * code, and the vector sections (see wfs_simd.h).  No vector code here:
+ * this file is compiled with the build's normal flags.
+ */
+#include "wfs_os.h"
+#include "wfs_simd.h"
+
+/* Items (rows, positions) of @macs_each per vector section, at least 1. */
+static u32 wfs_simd_chunk(u64 macs_each)
+{
+	u64 n = macs_each ? WFS_SIMD_CHUNK_MACS / macs_each : 1;
+
+	return n ? (u32)WFS_MIN(n, (u64)1 << 30) : 1;
+}
+
+/**
+ * wfs_simd_matvec_rows() - wfs_matvec_rows() with vector kernels
+ * @w: quantised matrix (INT8 or INT4)
+ * @x: @w->cols inputs
+ * @y: outputs y[row_begin..row_end)
+ * @row_begin: first row
+ * @row_end: one past the last row
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_matvec_rows(const struct wfs_qmat *w, const s16 *x, s64 *y,
+			 u32 row_begin, u32 row_end)
+{
+#ifdef WFS_SIMD_X86
+	u32 r, n, step;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	step = wfs_simd_chunk(w->cols);
+	for (r = row_begin; r < row_end; r += n) {
+		n = WFS_MIN(step, row_end - r);
+		wfs_os_simd_begin();
+		wfs_simd_x86_matvec_rows(w, x, y, r, r + n);
+		wfs_os_simd_end();
+	}
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_attn_dots() - attention scores before scaling
+ * @q: @hs s16 query values (the kernels need them in [-32767, 32767]:
+ *	otherwise this returns 0)
+ * @k: key of position 0 (@hs values of @esz bytes); position t at
+ *	@k + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 keys) or 2 (s16 keys)
+ * @dots: @npos outputs, sum_d q[d] * k_t[d]
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_attn_dots(const s16 *q, const u8 *k, u64 stride, u32 npos,
+		       u32 hs, u32 esz, s64 *dots)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, n, step;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	/* vpmaddwd wraps on (-32768)^2 + (-32768)^2: keep one factor off it */
+	for (t = 0; t < hs; t++)
+		if (q[t] == -32768)
+			return 0;
+	step = wfs_simd_chunk(hs);
+	for (t = 0; t < npos; t += n) {
+		n = WFS_MIN(step, npos - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_dots(q, k + t * stride, stride, n, hs, esz,
+				       dots + t);
+		wfs_os_simd_end();
+	}
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_attn_accum() - o[d] += sum_t p[t] * v_t[d]
+ * @p: @npos weights, each in [0, 2^31)
+ * @v: values of position 0 (@hs values of @esz bytes); position t at
+ *	@v + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 values) or 2 (s16 values)
+ * @o: @hs accumulators
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code (also when a
+ * weight is out of range: the kernels multiply 32-bit lanes).
+ */
+int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
+			u32 hs, u32 esz, s64 *o)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, n, step;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (t = 0; t < npos; t++)
+		if (p[t] < 0 || p[t] > 0x7fffffff)
+			return 0;
+	step = wfs_simd_chunk(hs);
+	for (t = 0; t < npos; t += n) {
+		n = WFS_MIN(step, npos - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_accum(p + t, v + t * stride, stride, n, hs,
+					esz, o);
+		wfs_os_simd_end();
+	}
+	return 1;
+#else
+	return 0;
+#endif
+}

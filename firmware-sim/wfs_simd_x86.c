@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_simd_x86.c - AVX2 kernels of the forward pass (see wfs_simd.h).
+ *
+ * Integer vector code only, written with the compiler's vector extensions
+ * and two builtins (vpmaddwd, vpmuldq), so no intrinsics header is needed
+ * in the kernel.  wafer.ko compiles this one file with -mavx2 (Kbuild);
+ * its functions may only run between wfs_os_simd_begin() and _end(), which
+ * is why nothing else lives here.  Userspace compiles it with the build's
+ * normal flags and marks each function target("avx2") instead.
+ *
+ * Exactness: every product and partial sum below is exact, so the results
+ * equal the scalar code's bit for bit whatever the order of additions:
+ * - vpmaddwd adds two s16 x s16 products into s32; it wraps only for
+ *   (-32768)^2 twice, and one factor is never -32768 here (weights are
+ *   s8 or int4, queries are clamped to +-32767);
+ * - a matvec group sums at most WFS_MAX_GROUP products of |q| <= 128 and
+ *   |x| <= 32768 (< 2^31) in s32 lanes, then each lane times its u16
+ *   scale goes to s64 (vpmuldq);
+ * - attention sums go to s64 lanes after each vpmaddwd; p * v uses vpmuldq
+ *   on p < 2^31 (the caller checks) and a sign-extended value.
+ */
+#include "wfs_simd.h"
+
+#ifdef WFS_SIMD_X86
+
+#ifdef __KERNEL__
+#define WFS_AVX2
+#else
+#define WFS_AVX2	__attribute__((target("avx2")))
+#endif
+
+typedef s8 wfs_v16qi __attribute__((vector_size(16)));
+typedef u8 wfs_v16qu __attribute__((vector_size(16)));
+typedef s8 wfs_v8qi __attribute__((vector_size(8)));
+typedef u8 wfs_v8qu __attribute__((vector_size(8)));
+typedef s8 wfs_v4qi __attribute__((vector_size(4)));
+typedef s16 wfs_v16hi __attribute__((vector_size(32)));
+typedef s16 wfs_v8hi __attribute__((vector_size(16)));
+typedef s16 wfs_v4hi __attribute__((vector_size(8)));
+typedef s32 wfs_v8si __attribute__((vector_size(32)));
+typedef s32 wfs_v4si __attribute__((vector_size(16)));
+typedef s64 wfs_v4di __attribute__((vector_size(32)));
+typedef u64 wfs_v4du __attribute__((vector_size(32)));
+
+/* Unaligned, aliasing views for loads and stores. */
+typedef s8 wfs_v16qi_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef u8 wfs_v16qu_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef s8 wfs_v8qi_u __attribute__((vector_size(8), aligned(1), may_alias));
+typedef u8 wfs_v8qu_u __attribute__((vector_size(8), aligned(1), may_alias));
+typedef s8 wfs_v4qi_u __attribute__((vector_size(4), aligned(1), may_alias));
+typedef s16 wfs_v16hi_u __attribute__((vector_size(32), aligned(1), may_alias));
+typedef s16 wfs_v8hi_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef s16 wfs_v4hi_u __attribute__((vector_size(8), aligned(1), may_alias));
+typedef s64 wfs_v4di_u __attribute__((vector_size(32), aligned(1), may_alias));
+
+/* s16 pairs multiplied and added into s32 lanes (vpmaddwd). */
+static inline WFS_AVX2 wfs_v8si wfs_madd256(wfs_v16hi a, wfs_v16hi b)
+{
+	return (wfs_v8si)__builtin_ia32_pmaddwd256(a, b);
+}
+
+static inline WFS_AVX2 wfs_v4si wfs_madd128(wfs_v8hi a, wfs_v8hi b)
+{
+	return (wfs_v4si)__builtin_ia32_pmaddwd128(a, b);
+}
+
+/* Even s32 lanes of a and b multiplied into s64 lanes (vpmuldq). */
+static inline WFS_AVX2 wfs_v4di wfs_mul_even(wfs_v8si a, wfs_v8si b)
+{
+	return (wfs_v4di)__builtin_ia32_pmuldq256(a, b);
+}
+
+/* The s32 lanes of @a times @b, summed into s64 lanes. */
+static inline WFS_AVX2 wfs_v4di wfs_widen_mul(wfs_v8si a, wfs_v8si b)
+{
+	wfs_v8si odd = (wfs_v8si)((wfs_v4du)a >> 32);
+
+	return wfs_mul_even(a, b) + wfs_mul_even(odd, b);
+}
+
+static inline WFS_AVX2 s64 wfs_hsum4(wfs_v4di a)
+{
+	return a[0] + a[1] + a[2] + a[3];
+}
+
+static inline WFS_AVX2 s32 wfs_hsum4si(wfs_v4si a)
+{
+	return a[0] + a[1] + a[2] + a[3];
+}
+
+/* One int8 group: full 16-wide steps into @s, the rest returned. */
+static inline WFS_AVX2 s32 wfs_grp_i8(const s8 *w, const s16 *x, u32 n,
+				      wfs_v8si *s)
+{
+	wfs_v8si acc = { 0 };
+	s32 rest = 0;
+	u32 i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		wfs_v16hi wv = __builtin_convertvector(*(const wfs_v16qi_u *)(w + i),
+						       wfs_v16hi);
+
+		acc += wfs_madd256(wv, *(const wfs_v16hi_u *)(x + i));
+	}
+	if (i + 8 <= n) {
+		wfs_v8hi wv = __builtin_convertvector(*(const wfs_v8qi_u *)(w + i),
+						      wfs_v8hi);
+
+		rest = wfs_hsum4si(wfs_madd128(wv, *(const wfs_v8hi_u *)(x + i)));
+		i += 8;
+	}
+	for (; i < n; i++)
+		rest += (s32)w[i] * x[i];
+	*s = acc;
+	return rest;
+}
+
+/*
+ * One int4 group in split-halves order (see struct wfs_qmat): byte i holds
+ * weight i (low nibble) and weight h + i (high nibble), each q + 8.
+ */
+static inline WFS_AVX2 s32 wfs_grp_i4(const u8 *b, const s16 *x, u32 n,
+				      wfs_v8si *s)
+{
+	u32 h = (n + 1) >> 1, m = n - h, i;
+	const s16 *xh = x + h;
+	wfs_v8si acc = { 0 };
+	s32 rest = 0;
+
+	for (i = 0; i + 16 <= m; i += 16) {
+		wfs_v16hi v = __builtin_convertvector(*(const wfs_v16qu_u *)(b + i),
+						      wfs_v16hi);
+		wfs_v16hi lo = (v & 15) - 8, hi = (v >> 4) - 8;
+
+		acc += wfs_madd256(lo, *(const wfs_v16hi_u *)(x + i));
+		acc += wfs_madd256(hi, *(const wfs_v16hi_u *)(xh + i));
+	}
+	if (i + 8 <= m) {
+		wfs_v8hi v = __builtin_convertvector(*(const wfs_v8qu_u *)(b + i),
+						     wfs_v8hi);
+		wfs_v8hi lo = (v & 15) - 8, hi = (v >> 4) - 8;
+
+		rest = wfs_hsum4si(wfs_madd128(lo, *(const wfs_v8hi_u *)(x + i)) +
+				   wfs_madd128(hi, *(const wfs_v8hi_u *)(xh + i)));
+		i += 8;
+	}
+	for (; i < m; i++)
+		rest += ((s32)(b[i] & 15) - 8) * x[i] +
+			((s32)(b[i] >> 4) - 8) * xh[i];
+	if (h != m)
+		rest += ((s32)(b[h - 1] & 15) - 8) * x[h - 1];
+	*s = acc;
+	return rest;
+}
+
+/**
+ * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
+ * @w: quantised matrix (INT8 or INT4)
+ * @x: @w->cols inputs
+ * @y: outputs y[row_begin..row_end)
+ * @row_begin: first row
+ * @row_end: one past the last row
+ */
+WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
+				       const s16 *x, s64 *y, u32 row_begin,
+				       u32 row_end)
+{
+	u32 r, g, j, gs = w->group_size, ng = w->n_groups, cols = w->cols;
+	int i8 = w->qtype == WFS_QT_INT8;
+
+	for (r = row_begin; r < row_end; r++) {
+		const u8 *row = w->data + (u64)r * w->row_bytes;
+		const u16 *sc = w->scales + (u64)r * ng;
+		wfs_v4di acc = { 0 };
+		s64 rest = 0;
+
+		for (g = 0, j = 0; g < ng; g++, j += gs) {
+			u32 n = WFS_MIN(gs, cols - j);
+			wfs_v8si s, scale = { 0 };
+			s32 t;
+
+			if (i8)
+				t = wfs_grp_i8((const s8 *)row + j, x + j, n, &s);
+			else
+				t = wfs_grp_i4(row + j / 2, x + j, n, &s);
+			scale += (s32)sc[g];
+			acc += wfs_widen_mul(s, scale);
+			rest += (s64)t * sc[g];
+		}
+		y[r] = wfs_hsum4(acc) + rest;
+	}
+}
+
+/**
+ * wfs_simd_x86_attn_dots() - attention dot products with AVX2
+ * @q: @hs queries in [-32767, 32767]
+ * @k: position 0's keys, position t at @k + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 keys) or 2 (s16 keys)
+ * @dots: @npos outputs
+ */
+WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
+				     u32 npos, u32 hs, u32 esz, s64 *dots)
+{
+	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	u32 t, i;
+
+	for (t = 0; t < npos; t++, k += stride) {
+		wfs_v4di acc = { 0 };
+		s64 rest = 0;
+
+		for (i = 0; i + 16 <= hs; i += 16) {
+			wfs_v16hi kv;
+
+			if (esz == 1)
+				kv = __builtin_convertvector(*(const wfs_v16qi_u *)(k + i),
+							     wfs_v16hi);
+			else
+				kv = *(const wfs_v16hi_u *)(k + 2 * i);
+
+			acc += wfs_widen_mul(wfs_madd256(*(const wfs_v16hi_u *)(q + i), kv),
+					     one);
+		}
+		if (i + 8 <= hs) {
+			wfs_v8hi kv;
+
+			if (esz == 1)
+				kv = __builtin_convertvector(*(const wfs_v8qi_u *)(k + i),
+							     wfs_v8hi);
+			else
+				kv = *(const wfs_v8hi_u *)(k + 2 * i);
+
+			acc += __builtin_convertvector(wfs_madd128(*(const wfs_v8hi_u *)(q + i),
+								   kv),
+						       wfs_v4di);
+			i += 8;
+		}
+		for (; i < hs; i++)
+			rest += (s32)q[i] * (esz == 1 ? ((const s8 *)k)[i] :
+						      ((const s16 *)k)[i]);
+		dots[t] = wfs_hsum4(acc) + rest;
+	}
+}
+
+/* Four values of position @vp at index @d, sign-extended to s64 lanes. */
+static inline WFS_AVX2 wfs_v8si wfs_ld4v(const u8 *vp, u32 d, u32 esz)
+{
+	if (esz == 1)
+		return (wfs_v8si)__builtin_convertvector(*(const wfs_v4qi_u *)(vp + d),
+							 wfs_v4di);
+	return (wfs_v8si)__builtin_convertvector(*(const wfs_v4hi_u *)(vp + 2 * d),
+						 wfs_v4di);
+}
+
+/**
+ * wfs_simd_x86_attn_accum() - o[d] += sum_t p[t] * v_t[d] with AVX2
+ * @p: @npos weights in [0, 2^31)
+ * @v: position 0's values, position t at @v + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 values) or 2 (s16 values)
+ * @o: @hs accumulators
+ */
+WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
+				      u32 npos, u32 hs, u32 esz, s64 *o)
+{
+	const u8 *vp;
+	u32 t, d;
+
+	for (d = 0; d + 8 <= hs; d += 8) {
+		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
+		wfs_v4di a1 = *(const wfs_v4di_u *)(o + d + 4);
+
+		for (t = 0, vp = v; t < npos; t++, vp += stride) {
+			wfs_v8si pv = { 0 };
+
+			pv += (s32)p[t];
+			a0 += wfs_mul_even(wfs_ld4v(vp, d, esz), pv);
+			a1 += wfs_mul_even(wfs_ld4v(vp, d + 4, esz), pv);
+		}
+		*(wfs_v4di_u *)(o + d) = a0;
+		*(wfs_v4di_u *)(o + d + 4) = a1;
+	}
+	if (d + 4 <= hs) {
+		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
+
+		for (t = 0, vp = v; t < npos; t++, vp += stride) {
+			wfs_v8si pv = { 0 };
+
+			pv += (s32)p[t];
+			a0 += wfs_mul_even(wfs_ld4v(vp, d, esz), pv);
+		}
+		*(wfs_v4di_u *)(o + d) = a0;
+		d += 4;
+	}
+	for (; d < hs; d++)
+		for (t = 0, vp = v; t < npos; t++, vp += stride)
+			o[d] += p[t] * (esz == 1 ? ((const s8 *)vp)[d] :
+						   ((const s16 *)vp)[d]);
+}
+
+#endif /* WFS_SIMD_X86 */

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_simd.c - the vector kernels of the forward pass (wfs_simd.h) against
+ * the scalar code, bit for bit: int8 and int4 matvec over random shapes
+ * (odd sizes, short last groups, every tail length, unaligned buffers) and
+ * extreme values, the attention dot products and weighted sums likewise,
+ * and whole forward passes (every activation, KV byte and top-k logit) of
+ * the shared model and of random small models.  wfs_os_simd_enable(0) is
+ * the scalar path (WAFER_SIMD=0 in the environment does the same).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wfs_os.h"
+#include "wfs_pack.h"
+#include "wt_model.h"
+#include "wt_util.h"
+
+#define K	8
+
+static struct wt_rng rng;
+
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+	return wt_rng_range(&rng, lo, hi);
+}
+
+/* Random bytes; one time in four every byte is @ext (an extreme). */
+static void fill(void *p, size_t n, int ext)
+{
+	uint8_t *b = p;
+	int mode = (int)rnd(0, 3);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = mode == 0 ? (uint8_t)ext : (uint8_t)wt_rng_u64(&rng);
+}
+
+static void fill16(int16_t *x, size_t n)
+{
+	int mode = (int)rnd(0, 4);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = mode == 0 ? -32768 : mode == 1 ? 32767 :
+		       mode == 2 ? (int16_t)(i & 1 ? -32768 : 32767) :
+		       (int16_t)wt_rng_u64(&rng);
+}
+
+/* Run fn with the scalar code (simd 0) or the vector kernels (simd 1). */
+#define BOTH(out0, out1, n, call)					\
+	do {								\
+		wfs_os_simd_enable(0);					\
+		call(out0);						\
+		wfs_os_simd_enable(1);					\
+		call(out1);						\
+		same &= !memcmp(out0, out1, n);				\
+	} while (0)
+
+static void test_matvec(void)
+{
+	int it, same = 1, n = 0;
+
+	for (it = 0; it < 400; it++) {
+		struct wfs_qmat w = { .qtype = rnd(0, 1) ? WFS_QT_INT8 : WFS_QT_INT4 };
+		uint32_t rb, re, off = (uint32_t)rnd(0, 1);
+		uint8_t *data;
+		uint16_t *sc;
+		int16_t *x;
+		int64_t *y0, *y1;
+		uint32_t i;
+
+		w.group_size = (uint32_t)rnd(1, WFS_MAX_GROUP);
+		if (it % 5 == 0)
+			w.group_size = 32;
+		if (w.qtype == WFS_QT_INT4)
+			w.group_size = (w.group_size + 1) & ~1u;
+		w.cols = (uint32_t)rnd(1, 700);
+		w.rows = (uint32_t)rnd(1, 9);
+		w.n_groups = (w.cols + w.group_size - 1) / w.group_size;
+		w.row_bytes = (uint32_t)wfs_qmat_row_bytes(w.qtype, w.cols, w.group_size);
+		data = wt_alloc((size_t)w.rows * w.row_bytes + 1);
+		sc = wt_alloc(2ull * w.rows * w.n_groups);
+		x = wt_alloc(2ull * w.cols + 2);
+		y0 = wt_alloc(8ull * w.rows);
+		y1 = wt_alloc(8ull * w.rows);
+		/* int8 -128 and int4 nibble 0 (-8) are the largest weights */
+		fill(data + off, (size_t)w.rows * w.row_bytes,
+		     w.qtype == WFS_QT_INT8 ? 0x80 : 0x00);
+		w.data = data + off;
+		for (i = 0; i < w.rows * w.n_groups; i++)
+			sc[i] = rnd(0, 3) ? (uint16_t)wt_rng_u64(&rng) : 65535;
+		w.scales = sc;
+		fill16(x + off, w.cols);
+		rb = (uint32_t)rnd(0, w.rows - 1);
+		re = (uint32_t)rnd(rb + 1, w.rows);
+#define MV(y)	(memset(y, 0, 8ull * w.rows), wfs_matvec_rows(&w, x + off, y, rb, re))
+		BOTH(y0, y1, 8ull * w.rows, MV);
+#undef MV
+		if (!same && !n++)
+			wt_diag("matvec differs: qtype %u rows %u cols %u group %u",
+				w.qtype, w.rows, w.cols, w.group_size);
+		free(data);
+		free(sc);
+		free(x);
+		free(y0);
+		free(y1);
+	}
+	wt_ok(same, "matvec int8/int4: vector == scalar on 400 random shapes (tails, short groups, extremes, unaligned)");
+}
+
+static void test_attn(void)
+{
+	int it, same = 1, n = 0;
+
+	for (it = 0; it < 400; it++) {
+		uint32_t hs = (uint32_t)rnd(1, 300), npos = (uint32_t)rnd(1, 70);
+		uint32_t esz = (uint32_t)rnd(1, 2), t;
+		uint64_t stride = ((uint64_t)hs * esz + (uint64_t)rnd(0, 9)) & ~1ull;
+		uint8_t *kv;
+		int16_t *q;
+		int64_t *d0, *d1, *p, *o0, *o1;
+
+		if (stride < (uint64_t)hs * esz)
+			stride += 2;
+		kv = wt_alloc(stride * npos + 2);
+		q = wt_alloc(2ull * hs);
+		d0 = wt_alloc(8ull * npos);
+		d1 = wt_alloc(8ull * npos);
+		p = wt_alloc(8ull * npos);
+		o0 = wt_alloc(8ull * hs);
+		o1 = wt_alloc(8ull * hs);
+		fill(kv, stride * npos + 2, 0x80);
+		fill16(q, hs);
+		/* -32768 queries take the scalar path inside: still equal */
+		for (t = 0; t < hs && rnd(0, 3); t++)
+			if (q[t] == -32768)
+				q[t] = -32767;
+#define DOTS(d)	wfs_attn_dots(q, kv, stride, npos, hs, esz, d)
+		BOTH(d0, d1, 8ull * npos, DOTS);
+#undef DOTS
+		for (t = 0; t < npos; t++)
+			p[t] = rnd(0, 4) == 0 ? 0 : rnd(0, 5) == 0 ? 0x7fffffff :
+			       rnd(0, 1 << 30);
+		if (it % 17 == 0)
+			p[rnd(0, npos - 1)] = -5;	/* out of the kernels' range */
+		fill(o0, 8ull * hs, 0);
+		memcpy(o1, o0, 8ull * hs);
+#define ACC(o)	wfs_attn_accum(p, kv, stride, npos, hs, esz, o)
+		{
+			wfs_os_simd_enable(0);
+			ACC(o0);
+			wfs_os_simd_enable(1);
+			ACC(o1);
+			same &= !memcmp(o0, o1, 8ull * hs);
+		}
+#undef ACC
+		if (!same && !n++)
+			wt_diag("attention differs: hs %u npos %u esz %u stride %llu",
+				hs, npos, esz, (unsigned long long)stride);
+		free(kv);
+		free(q);
+		free(d0);
+		free(d1);
+		free(p);
+		free(o0);
+		free(o1);
+	}
+	wt_ok(same, "attention dots and weighted sums: vector == scalar on 400 random shapes");
+}
+
+static uint64_t fnv64(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Greedy run of npos positions: hash of every activation, top-k and KV. */
+static uint64_t run_hash(const void *blob, size_t len, uint32_t npos,
+			 unsigned int kv_bits)
+{
+	struct wfs_topk_entry tk[K];
+	struct wt_model m;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t tok = 1, pos, l;
+
+	if (wt_model_open(&m, blob, len, npos, kv_bits))
+		return 0;
+	for (pos = 0; pos < npos; pos++) {
+		memset(tk, 0, sizeof(tk));
+		tok = wt_model_step(&m, tok, pos, K, tk);
+		h = fnv64(h, tk, sizeof(tk));
+		h = fnv64(h, m.act, wfs_act_bytes(&m.info));
+	}
+	for (l = 0; l < m.info.n_layers; l++)
+		h = fnv64(h, m.kv[l], wfs_kv_bytes(&m.info, npos));
+	wt_model_close(&m);
+	return h;
+}
+
+static int compare_model(const struct wfs_ckpt *c, unsigned int wbits,
+			 unsigned int gs, uint32_t npos, unsigned int kv_bits)
+{
+	struct wfs_pack_opts o = { .wbits = wbits, .group_size = gs };
+	uint64_t h0, h1;
+	size_t len;
+	void *blob;
+
+	if (wfs_pack(c, &o, &blob, &len))
+		return 0;
+	wfs_os_simd_enable(0);
+	h0 = run_hash(blob, len, npos, kv_bits);
+	wfs_os_simd_enable(1);
+	h1 = run_hash(blob, len, npos, kv_bits);
+	free(blob);
+	return h0 && h0 == h1;
+}
+
+static void test_shared_model(void)
+{
+	const char *path = wt_model_path("stories260K.bin");
+	static const unsigned int wb[] = { 8, 4 }, kb[] = { 16, 8 };
+	struct wfs_ckpt c;
+	int i, j;
+
+	if (!path || wfs_ckpt_load(path, &c)) {
+		wt_ok(0, "stories260K.bin loads");
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 2; j++)
+			wt_ok(compare_model(&c, wb[i], 32, 200, kb[j]),
+			      "stories260K int%u weights, int%u KV: 200 positions, vector == scalar (activations, KV, top-%d)",
+			      wb[i], kb[j], K);
+	wfs_ckpt_free(&c);
+}
+
+/* Small models of odd shapes with random weights. */
+static void test_random_models(void)
+{
+	int it, ok = 1;
+
+	for (it = 0; it < 6 && ok; it++) {
+		struct wfs_ckpt c = { 0 };
+		unsigned int gs;
+		size_t i;
+
+		c.n_kv_heads = (int)rnd(1, 2);
+		c.n_heads = c.n_kv_heads * (int)rnd(1, 3);
+		c.dim = c.n_heads * 2 * (int)rnd(1, 12);	/* head_size even */
+		c.hidden_dim = (int)rnd(1, 150);
+		c.n_layers = (int)rnd(1, 2);
+		c.vocab_size = (int)rnd(8, 90);
+		c.seq_len = 64;
+		c.shared_cls = (int)rnd(0, 1);
+		if (wfs_ckpt_alloc(&c)) {
+			ok = 0;
+			break;
+		}
+		for (i = 0; i < c.mem_floats; i++)
+			c.mem[i] = (float)(wt_rng_gauss(&rng) * 0.3);
+		gs = 2 * (unsigned int)rnd(1, 40);
+		ok = compare_model(&c, 8, gs, 40, 16) &&
+		     compare_model(&c, 4, gs, 40, 8);
+		if (!ok)
+			wt_diag("model dim %d hidden %d heads %d/%d group %u differs",
+				c.dim, c.hidden_dim, c.n_heads, c.n_kv_heads, gs);
+		wfs_ckpt_free(&c);
+	}
+	wt_ok(ok, "random small models (odd hidden, head sizes, groups): vector == scalar");
+}
+
+int main(void)
+{
+	wt_rng_seed(&rng, 0x51d51d);
+	wfs_os_simd_enable(1);
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2)) {
+		wt_diag("no AVX2 on this host: only the scalar path exists");
+		wt_ok(1, "nothing to compare");
+		return wt_done();
+	}
+	test_matvec();
+	test_attn();
+	test_shared_model();
+	test_random_models();
+	return wt_done();
+}
