@@ -22,7 +22,8 @@
  */
 #include "wfs_simd.h"
 
-#ifdef WFS_SIMD_X86
+/* sparse (__CHECKER__) does not model GCC's vector extensions */
+#if defined(WFS_SIMD_X86) && !defined(__CHECKER__)
 
 #ifdef __KERNEL__
 #define WFS_AVX2
@@ -303,4 +304,4 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 						   ((const s16 *)vp)[d]);
 }
 
-#endif /* WFS_SIMD_X86 */
+#endif /* WFS_SIMD_X86 && !__CHECKER__ */
