@@ -139,6 +139,10 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
+# The fp32 reference stands in for llama2.c's `run` in make bench: -O3 as
+# llama2.c builds it (no -ffast-math: the tests' numerics are unchanged).
+$(B)/obj/tests/common/ref_llama.o: USER_CFLAGS += -O3
+
 $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^

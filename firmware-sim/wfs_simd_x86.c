@@ -30,6 +30,7 @@
 #else
 #define WFS_AVX2	__attribute__((target("avx2")))
 #endif
+#define WFS_ALWAYS_INLINE	__attribute__((__always_inline__))
 
 typedef s8 wfs_v16qi __attribute__((vector_size(16)));
 typedef u8 wfs_v16qu __attribute__((vector_size(16)));
@@ -155,6 +156,54 @@ static inline WFS_AVX2 s32 wfs_grp_i4(const u8 *b, const s16 *x, u32 n,
 	return rest;
 }
 
+/*
+ * Full int8 groups of a row when @gs is a multiple of 16: no tails inside
+ * the loop.  Inlined with a constant @gs for the common group size so the
+ * inner loop unrolls.
+ */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE wfs_v4di
+wfs_row_i8(const s8 *w, const u16 *sc, const s16 *x, u32 ng, u32 gs)
+{
+	wfs_v4di acc = { 0 };
+	u32 g, i;
+
+	for (g = 0; g < ng; g++, w += gs, x += gs) {
+		wfs_v8si s = { 0 }, scale = { 0 };
+
+		for (i = 0; i < gs; i += 16)
+			s += wfs_madd256(__builtin_convertvector(*(const wfs_v16qi_u *)(w + i),
+								 wfs_v16hi),
+					 *(const wfs_v16hi_u *)(x + i));
+		scale += (s32)sc[g];
+		acc += wfs_widen_mul(s, scale);
+	}
+	return acc;
+}
+
+/* Full int4 groups of a row when @gs is a multiple of 32 (h = @gs / 2). */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE wfs_v4di
+wfs_row_i4(const u8 *b, const u16 *sc, const s16 *x, u32 ng, u32 gs)
+{
+	u32 g, i, h = gs / 2;
+	wfs_v4di acc = { 0 };
+
+	for (g = 0; g < ng; g++, b += h, x += gs) {
+		wfs_v8si s = { 0 }, scale = { 0 };
+
+		for (i = 0; i < h; i += 16) {
+			wfs_v16hi v = __builtin_convertvector(*(const wfs_v16qu_u *)(b + i),
+							      wfs_v16hi);
+			wfs_v16hi lo = (v & 15) - 8, hi = (v >> 4) - 8;
+
+			s += wfs_madd256(lo, *(const wfs_v16hi_u *)(x + i)) +
+			     wfs_madd256(hi, *(const wfs_v16hi_u *)(x + h + i));
+		}
+		scale += (s32)sc[g];
+		acc += wfs_widen_mul(s, scale);
+	}
+	return acc;
+}
+
 /**
  * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
  * @w: quantised matrix (INT8 or INT4)
@@ -162,6 +211,9 @@ static inline WFS_AVX2 s32 wfs_grp_i4(const u8 *b, const s16 *x, u32 n,
  * @y: outputs y[row_begin..row_end)
  * @row_begin: first row
  * @row_end: one past the last row
+ *
+ * Full groups take the unrolled paths above when the group size allows;
+ * other group sizes and a short last group go through wfs_grp_i8/i4().
  */
 WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 				       const s16 *x, s64 *y, u32 row_begin,
@@ -169,14 +221,24 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 {
 	u32 r, g, j, gs = w->group_size, ng = w->n_groups, cols = w->cols;
 	int i8 = w->qtype == WFS_QT_INT8;
+	/* groups done by the fast paths: all full ones, or none */
+	u32 nfast = (i8 ? gs % 16 : gs % 32) ? 0 : cols / gs;
 
 	for (r = row_begin; r < row_end; r++) {
 		const u8 *row = w->data + (u64)r * w->row_bytes;
 		const u16 *sc = w->scales + (u64)r * ng;
-		wfs_v4di acc = { 0 };
+		wfs_v4di acc;
 		s64 rest = 0;
 
-		for (g = 0, j = 0; g < ng; g++, j += gs) {
+		if (i8 && gs == 32)
+			acc = wfs_row_i8((const s8 *)row, sc, x, nfast, 32);
+		else if (i8)
+			acc = wfs_row_i8((const s8 *)row, sc, x, nfast, gs);
+		else if (gs == 32)
+			acc = wfs_row_i4(row, sc, x, nfast, 32);
+		else
+			acc = wfs_row_i4(row, sc, x, nfast, gs);
+		for (g = nfast, j = nfast * gs; g < ng; g++, j += gs) {
 			u32 n = WFS_MIN(gs, cols - j);
 			wfs_v8si s, scale = { 0 };
 			s32 t;
