@@ -46,12 +46,13 @@ void wdrv_dma_fini(struct wdrv_dma *dma)
  * @vaddr: kernel address
  * @size: bytes (> 0)
  * @flags: WDRV_DMA_*
+ * @gfp: for the window's allocations (GFP_NOWAIT where it may not sleep)
  * @addr: out: device address of @vaddr
  *
  * Return: 0, -ENOMEM, or -EBUSY when every window id is in use.
  */
 int wdrv_dma_map(struct wdrv_dma *dma, void *vaddr, u64 size, u32 flags,
-		 u64 *addr)
+		 gfp_t gfp, u64 *addr)
 {
 	struct wdrv_dma_window *w;
 	u32 id;
@@ -59,7 +60,7 @@ int wdrv_dma_map(struct wdrv_dma *dma, void *vaddr, u64 size, u32 flags,
 
 	if (!size || size > BIT_ULL(WDRV_DMA_OFFSET_BITS))
 		return -EINVAL;
-	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	w = kzalloc(sizeof(*w), gfp);
 	if (!w)
 		return -ENOMEM;
 	kref_init(&w->ref);
@@ -67,7 +68,7 @@ int wdrv_dma_map(struct wdrv_dma *dma, void *vaddr, u64 size, u32 flags,
 	w->size = size;
 	w->flags = flags;
 	ret = xa_alloc(&dma->windows, &id, w,
-		       XA_LIMIT(1, WDRV_DMA_MAX_WINDOWS), GFP_KERNEL);
+		       XA_LIMIT(1, WDRV_DMA_MAX_WINDOWS), gfp);
 	if (ret) {
 		kfree(w);
 		return ret == -EBUSY ? -EBUSY : ret;

@@ -33,7 +33,7 @@ struct wdrv_dma {
 void wdrv_dma_init(struct wdrv_dma *dma);
 void wdrv_dma_fini(struct wdrv_dma *dma);
 int wdrv_dma_map(struct wdrv_dma *dma, void *vaddr, u64 size, u32 flags,
-		 u64 *addr);
+		 gfp_t gfp, u64 *addr);
 void wdrv_dma_unmap(struct wdrv_dma *dma, u64 addr);
 
 extern const struct wfs_dma_ops wdrv_dma_ops;

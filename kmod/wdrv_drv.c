@@ -151,13 +151,19 @@ static const struct drm_ioctl_desc wdrv_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WAFER_WAIT, wdrv_wait_ioctl, 0),
 };
 
-/* fdinfo: the file's modelled device time and its buffer memory. */
+/*
+ * fdinfo: the file's modelled device time, its buffer memory, and how its
+ * io_uring submissions were issued (wdrv_uring.c).
+ */
 static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct wdrv_file *wfile = to_wafer_file(file);
 
 	drm_printf(p, "drm-engine-wafer:\t%llu ns\n", atomic64_read(&wfile->busy_ns));
 	drm_printf(p, "drm-wafer-jobs-inflight:\t%d\n", atomic_read(&wfile->unfinished));
+	drm_printf(p, "drm-wafer-uring-inline:\t%lld\n", atomic64_read(&wfile->uring_inline));
+	drm_printf(p, "drm-wafer-uring-punted:\t%lld\n", atomic64_read(&wfile->uring_punted));
+	drm_printf(p, "drm-wafer-uring-blocking:\t%lld\n", atomic64_read(&wfile->uring_blocking));
 	drm_show_memory_stats(p, file);
 }
 

@@ -114,6 +114,12 @@ struct wdrv_device {
  * @inflight: jobs submitted through this file and not yet freed
  * @unfinished: jobs submitted and not yet finished (max_file_inflight)
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
+ * @uring_inline: io_uring commands issued inline (non-blocking) to the end,
+ *	queued or failed (fdinfo)
+ * @uring_punted: inline issues that returned -EAGAIN, to be retried from
+ *	an io-wq worker (fdinfo)
+ * @uring_blocking: commands issued blocking: such retries and IOSQE_ASYNC
+ *	(fdinfo)
  * @owns_model: the device's model is this file's (set and cleared under
  *	@wdev->model_lock; read without it once the file is closing)
  * @lock: Protects @contexts
@@ -127,6 +133,9 @@ struct wdrv_file {
 	atomic_t inflight;
 	atomic_t unfinished;
 	atomic64_t busy_ns;
+	atomic64_t uring_inline;
+	atomic64_t uring_punted;
+	atomic64_t uring_blocking;
 	bool owns_model;
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;

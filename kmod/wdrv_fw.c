@@ -440,13 +440,13 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 	fw->ctrl_buf = kvzalloc_node(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL, node);
 	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf)
 		return -ENOMEM;
-	ret = wdrv_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, &fw->cmd_addr);
+	ret = wdrv_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, GFP_KERNEL, &fw->cmd_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WDRV_DMA_WRITE,
-				   &fw->cpl_addr);
+				   GFP_KERNEL, &fw->cpl_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&fw->dma, fw->ctrl_buf, WDRV_FW_CTRL_BUF_SIZE,
-				   WDRV_DMA_WRITE, &fw->ctrl_buf_addr);
+				   WDRV_DMA_WRITE, GFP_KERNEL, &fw->ctrl_buf_addr);
 	return ret;
 }
 

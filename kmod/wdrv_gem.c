@@ -4,6 +4,7 @@
  * shmem-backed GEM objects; userspace maps them through the device fd.
  * Each file is charged for the BOs it creates, up to max_file_bo_mib.
  */
+#include <linux/dma-resv.h>
 #include <linux/iosys-map.h>
 #include <linux/slab.h>
 
@@ -21,6 +22,8 @@ static void wdrv_bo_free(struct drm_gem_object *obj)
 	struct wdrv_file *owner = bo->owner;
 	size_t size = obj->size;
 
+	if (!iosys_map_is_null(&bo->kept))
+		drm_gem_vunmap_unlocked(obj, &bo->kept);
 	drm_gem_shmem_free(&bo->base);
 	if (owner) {
 		atomic64_sub(size, &owner->bo_bytes);
@@ -74,6 +77,53 @@ int wdrv_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/*
+ * A BO this driver backs with shmem: the ones it imported from another
+ * exporter are mapped by that exporter, which may sleep every time.
+ */
+static bool bo_is_own_shmem(struct drm_gem_object *obj)
+{
+	return obj->funcs == &wdrv_bo_funcs && !obj->import_attach;
+}
+
+/**
+ * wdrv_gem_vmap_job() - map a job's buffer, without sleeping if asked to
+ * @obj: the BO
+ * @map: out: its kernel mapping; release with drm_gem_vunmap_unlocked()
+ * @nowait: io_uring's inline issue: fail rather than sleep
+ *
+ * The first job of one of our BOs maps it once more and keeps that mapping
+ * (and so its pages) until the BO is freed: later jobs then only count a
+ * use of it under a dma_resv trylock, which never sleeps.
+ *
+ * Return: 0, -EAGAIN when @nowait and mapping would sleep (the BO is not
+ * mapped yet, is imported, or its lock is held), or wdrv_gem_vmap()'s error.
+ */
+int wdrv_gem_vmap_job(struct drm_gem_object *obj, struct iosys_map *map, bool nowait)
+{
+	struct wdrv_bo *bo;
+	int ret = 0;
+
+	if (!bo_is_own_shmem(obj))
+		return nowait ? -EAGAIN : wdrv_gem_vmap(obj, map);
+	bo = to_wafer_bo(obj);
+	if (!nowait)
+		dma_resv_lock(obj->resv, NULL);
+	else if (!dma_resv_trylock(obj->resv))
+		return -EAGAIN;
+	if (iosys_map_is_null(&bo->kept)) {
+		if (nowait)
+			ret = -EAGAIN;
+		else
+			ret = drm_gem_shmem_vmap(&bo->base, &bo->kept);
+	}
+	/* With the kept mapping in place this only counts a use. */
+	if (!ret)
+		ret = drm_gem_shmem_vmap(&bo->base, map);
+	dma_resv_unlock(obj->resv);
+	return ret;
 }
 
 int wdrv_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)

@@ -44,7 +44,7 @@ struct wdrv_job_result {
 };
 
 int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
-		    u64 *seqno, struct wdrv_job_result **result);
+		    u64 *seqno, struct wdrv_job_result **result, bool nowait);
 void wdrv_job_result_put(struct wdrv_job_result *r);
 int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int wdrv_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

@@ -116,6 +116,8 @@ struct wdrv_file_jobs {
  * @done: completed; its fence signals once the earlier jobs of @tl have
  *	(under the queue's fence_lock)
  * @status: the status it completed with (under the queue's fence_lock)
+ * @nowait: being submitted from io_uring's inline issue, where no step may
+ *	sleep (wdrv_submit.c)
  */
 struct wdrv_job {
 	struct drm_sched_job base;
@@ -140,6 +142,7 @@ struct wdrv_job {
 	atomic_t claimed;
 	bool done;
 	int status;
+	bool nowait;
 };
 
 static inline struct wdrv_job *to_wafer_job(struct drm_sched_job *sj)
@@ -148,6 +151,7 @@ static inline struct wdrv_job *to_wafer_job(struct drm_sched_job *sj)
 }
 
 void wdrv_job_free(struct wdrv_job *job);
+void wdrv_job_free_later(struct wdrv_job *job);
 void wdrv_job_uncount(struct wdrv_job *job);
 void wdrv_job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb);
 void wdrv_timeline_put(struct wdrv_timeline *tl);

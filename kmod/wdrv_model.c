@@ -115,7 +115,8 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	int ret;
 
 	*taken = false;
-	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, &cmd.load.addr);
+	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL,
+			   &cmd.load.addr);
 	if (ret)
 		return ret;
 	cmd.load.len = len;
@@ -360,19 +361,22 @@ void wdrv_ctx_put(struct wdrv_ctx *ctx)
  * wdrv_ctx_get() - look up a context of this file
  * @wfile: the file
  * @id: its context id
+ * @nowait: fail with -EAGAIN rather than wait for the file's lock
+ * @ctx: out: the context with a reference held
  *
- * Return: the context with a reference held, or NULL.
+ * Return: 0, -ENOENT for no such context, or -EAGAIN.
  */
-struct wdrv_ctx *wdrv_ctx_get(struct wdrv_file *wfile, u32 id)
+int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, bool nowait, struct wdrv_ctx **ctx)
 {
-	struct wdrv_ctx *ctx;
-
-	mutex_lock(&wfile->lock);
-	ctx = xa_load(&wfile->contexts, id);
-	if (ctx)
-		kref_get(&ctx->ref);
+	if (!nowait)
+		mutex_lock(&wfile->lock);
+	else if (!mutex_trylock(&wfile->lock))
+		return -EAGAIN;
+	*ctx = xa_load(&wfile->contexts, id);
+	if (*ctx)
+		kref_get(&(*ctx)->ref);
 	mutex_unlock(&wfile->lock);
-	return ctx;
+	return *ctx ? 0 : -ENOENT;
 }
 
 int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)

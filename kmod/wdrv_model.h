@@ -60,7 +60,7 @@ struct wdrv_ctx {
 	struct work_struct release_work;
 };
 
-struct wdrv_ctx *wdrv_ctx_get(struct wdrv_file *wfile, u32 id);
+int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, bool nowait, struct wdrv_ctx **ctx);
 void wdrv_ctx_put(struct wdrv_ctx *ctx);
 void wdrv_file_release_models(struct wdrv_file *wfile);
 

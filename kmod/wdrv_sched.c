@@ -359,6 +359,20 @@ static void wdrv_free_work(struct work_struct *work)
 }
 
 /*
+ * Frees the job from free_work, for callers that may not sleep.  It stops
+ * counting against its file's limit at once: a submission that failed
+ * here is retried, and must not find its own job in the way.
+ */
+void wdrv_job_free_later(struct wdrv_job *job)
+{
+	struct wdrv_job_queue *q = job->q;
+
+	wdrv_job_uncount(job);
+	if (llist_add(&job->free_node, &q->free_list))
+		queue_work(system_unbound_wq, &q->free_work);
+}
+
+/*
  * Also called by drm_sched_stop() in recovery, inside its signalling
  * section: the job leaves q->jobs here (no allocation), the rest is
  * released from free_work.
@@ -371,8 +385,7 @@ static void wdrv_free_job(struct drm_sched_job *sj)
 	drm_sched_job_cleanup(sj);
 	xa_erase(&q->jobs, job->cookie);
 	job->cookie = 0;
-	if (llist_add(&job->free_node, &q->free_list))
-		queue_work(system_unbound_wq, &q->free_work);
+	wdrv_job_free_later(job);
 }
 
 static const struct drm_sched_backend_ops wdrv_sched_ops = {

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wafer jobs: submission.  A job is validated and its buffers pinned and
- * mapped into the device address space here, in the ioctl (where sleeping
- * and allocating are fine), with everything run_job and completion need;
- * drm_sched then orders it behind its in-fences (wdrv_sched.c).
+ * mapped into the device address space here, with everything run_job and
+ * completion need; drm_sched then orders it behind its in-fences
+ * (wdrv_sched.c).
+ *
+ * The ioctl (and io_uring's io-wq worker) may sleep here.  io_uring's
+ * inline issue may not: with @nowait every step allocates GFP_NOWAIT,
+ * takes locks by trylock, and fails with -EAGAIN where it would have had
+ * to wait (a BO's first mapping, jobs with in-syncobjs), undoing what it
+ * did without sleeping; io_uring then retries it from a worker.  The one
+ * allocation left that may reclaim is drm_sched_job_init()'s scheduler
+ * fence (a slab object; the scheduler takes no gfp flags).
  */
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -20,6 +28,18 @@
 #include "wdrv_model.h"
 #include "wdrv_trace.h"
 #include "wdrv_uapi.h"
+
+/* What a step allocates with: @nowait ones must not sleep. */
+static gfp_t job_gfp(const struct wdrv_job *job)
+{
+	return job->nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL;
+}
+
+/* An allocation that failed: retried blocking if it was not allowed to wait. */
+static int job_nomem(const struct wdrv_job *job)
+{
+	return job->nowait ? -EAGAIN : -ENOMEM;
+}
 
 /* Looks up, range-checks, pins, maps a job buffer into the device. */
 static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
@@ -39,20 +59,23 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			offset, len, handle, job->bo[i]->size);
 		return -EINVAL;
 	}
-	ret = wdrv_gem_vmap(job->bo[i], &job->map[i]);
+	ret = wdrv_gem_vmap_job(job->bo[i], &job->map[i], job->nowait);
 	if (ret == -EOPNOTSUPP)
 		drm_dbg(dev, "SUBMIT: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
 			handle);
 	if (ret)
 		return ret;
-	return wdrv_dma_map(&job->q->wdev->fw.dma, job->map[i].vaddr + offset,
-			     len, dma_flags, &job->addr[i]);
+	ret = wdrv_dma_map(&job->q->wdev->fw.dma, job->map[i].vaddr + offset,
+			   len, dma_flags, job_gfp(job), &job->addr[i]);
+	return ret == -ENOMEM ? job_nomem(job) : ret;
 }
 
 /*
  * Each in-syncobj's fence becomes a scheduler dependency; the job keeps a
  * reference too, so that run_job can see whether it failed (drm_sched
- * runs a job whose dependency signalled with an error).
+ * runs a job whose dependency signalled with an error).  Adding a
+ * dependency allocates GFP_KERNEL: a @nowait job with in-syncobjs is
+ * retried blocking.
  */
 static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 			   const struct drm_wafer_job *a)
@@ -64,6 +87,8 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 
 	if (!a->in_syncobj_count)
 		return 0;
+	if (job->nowait)
+		return -EAGAIN;
 	job->in_fences = kcalloc(a->in_syncobj_count, sizeof(*job->in_fences),
 				 GFP_KERNEL_ACCOUNT);
 	if (!job->in_fences)
@@ -85,13 +110,24 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 	return 0;
 }
 
-/* Allocates a job and counts it against its file's limit of jobs in flight. */
-static struct wdrv_job *job_alloc(struct wdrv_file *wfile)
+/* Frees a job that was not queued; from free_work where we may not sleep. */
+static void job_discard(struct wdrv_job *job)
 {
-	struct wdrv_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (job->nowait)
+		wdrv_job_free_later(job);
+	else
+		wdrv_job_free(job);
+}
 
+/* Allocates a job and counts it against its file's limit of jobs in flight. */
+static struct wdrv_job *job_alloc(struct wdrv_file *wfile, bool nowait)
+{
+	struct wdrv_job *job;
+
+	job = kzalloc(sizeof(*job), nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
 	if (!job)
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(nowait ? -EAGAIN : -ENOMEM);
+	job->nowait = nowait;
 	job->q = wfile->wdev->queue;
 	kref_get(&wfile->ref);
 	job->wfile = wfile;
@@ -103,7 +139,7 @@ static struct wdrv_job *job_alloc(struct wdrv_file *wfile)
 	if (atomic_inc_return(&wfile->unfinished) > wdrv_max_file_inflight) {
 		drm_dbg(&wfile->wdev->drm, "SUBMIT: %u jobs in flight already\n",
 			wdrv_max_file_inflight);
-		wdrv_job_free(job);
+		job_discard(job);
 		return ERR_PTR(-EBUSY);
 	}
 	return job;
@@ -140,11 +176,11 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	u32 cookie;
 	int ret;
 
-	job->ctx = wdrv_ctx_get(job->wfile, a->ctx_id);
-	if (!job->ctx) {
+	ret = wdrv_ctx_get(job->wfile, a->ctx_id, job->nowait, &job->ctx);
+	if (ret == -ENOENT)
 		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
-		return -ENOENT;
-	}
+	if (ret)
+		return ret;
 	sh.slots = job->ctx->slots;
 	sh.ctx_len = job->ctx->ctx_len;
 	sh.model_flags = job->ctx->model->flags;
@@ -160,17 +196,17 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 			     io.out_len, WDRV_DMA_WRITE);
 	if (ret)
 		return ret;
-	job->result = kzalloc(sizeof(*job->result), GFP_KERNEL);
+	job->result = kzalloc(sizeof(*job->result), job_gfp(job));
 	if (!job->result)
-		return -ENOMEM;
+		return job_nomem(job);
 	/* wdrv_job_free() drops this reference, whatever fails next. */
 	kref_init(&job->result->ref);
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), job_gfp(job));
 	if (!job->hw_fence)
-		return -ENOMEM;
-	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL);
+		return job_nomem(job);
+	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, job_gfp(job));
 	if (ret)
-		return ret;
+		return ret == -ENOMEM ? job_nomem(job) : ret;
 	job->cookie = cookie;
 	job_build_cmd(job, a, io.out_len);
 	return 0;
@@ -180,19 +216,19 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
  * Gives the job its seqno (and its place in the file's results, for
  * WAIT) and queues it.  Nothing can fail once the job is armed.
  */
-static int job_push(struct wdrv_file_jobs *fj, struct wdrv_job *job,
-		    const struct drm_wafer_job *a, struct drm_syncobj *out_sync,
-		    u64 *seqno, struct wdrv_job_result **result)
+static int job_push_locked(struct wdrv_file_jobs *fj, struct wdrv_job *job,
+			   const struct drm_wafer_job *a, struct drm_syncobj *out_sync,
+			   u64 *seqno, struct wdrv_job_result **result)
 {
 	u64 s;
 	int ret;
 
-	guard(mutex)(&fj->lock);
+	lockdep_assert_held(&fj->lock);
 	s = fj->next_seqno + 1;
 	if (seqno) {
-		ret = xa_insert(&fj->results, s, job->result, GFP_KERNEL);
+		ret = xa_insert(&fj->results, s, job->result, job_gfp(job));
 		if (ret)
-			return ret;
+			return ret == -ENOMEM ? job_nomem(job) : ret;
 		fj->n_results++;
 		atomic64_inc(&job->q->results);
 	}
@@ -216,6 +252,22 @@ static int job_push(struct wdrv_file_jobs *fj, struct wdrv_job *job,
 	return 0;
 }
 
+/* Pushes the job under its file's lock, which @nowait jobs only try. */
+static int job_push(struct wdrv_file_jobs *fj, struct wdrv_job *job,
+		    const struct drm_wafer_job *a, struct drm_syncobj *out_sync,
+		    u64 *seqno, struct wdrv_job_result **result)
+{
+	int ret;
+
+	if (!job->nowait)
+		mutex_lock(&fj->lock);
+	else if (!mutex_trylock(&fj->lock))
+		return -EAGAIN;
+	ret = job_push_locked(fj, job, a, out_sync, seqno, result);
+	mutex_unlock(&fj->lock);
+	return ret;
+}
+
 /**
  * wdrv_job_submit() - validate and queue a job
  * @file: submitting DRM file
@@ -223,18 +275,20 @@ static int job_push(struct wdrv_file_jobs *fj, struct wdrv_job *job,
  * @seqno: out: the job's sequence number in this file, for
  *	DRM_IOCTL_WAFER_WAIT; NULL when the caller reaps the job itself
  * @result: out, when @seqno is NULL: a reference to the job's result
+ * @nowait: io_uring's inline issue: sleep nowhere (see the top of this file)
  *
- * Return: 0 or a negative errno; nothing was queued on error.
+ * Return: 0 or a negative errno; nothing was queued on error.  -EAGAIN
+ * only with @nowait: the same call without it may succeed.
  */
 int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
-		    u64 *seqno, struct wdrv_job_result **result)
+		    u64 *seqno, struct wdrv_job_result **result, bool nowait)
 {
 	struct wdrv_file *wfile = to_wafer_file(file);
 	struct drm_syncobj *out_sync = NULL;
 	struct wdrv_job *job;
 	int ret;
 
-	job = job_alloc(wfile);
+	job = job_alloc(wfile, nowait);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 	ret = job_prepare(file, job, a);
@@ -265,7 +319,7 @@ err_cleanup:
 err_free:
 	if (out_sync)
 		drm_syncobj_put(out_sync);
-	wdrv_job_free(job);
+	job_discard(job);
 	return ret;
 }
 
@@ -276,7 +330,7 @@ int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
-	ret = wdrv_job_submit(file, &args->job, &args->seqno, NULL);
+	ret = wdrv_job_submit(file, &args->job, &args->seqno, NULL, false);
 	drm_dev_exit(idx);
 	return ret;
 }

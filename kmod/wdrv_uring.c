@@ -9,6 +9,12 @@
  * as the CQE's res and, on CQE32 rings, its modelled device time in
  * big_cqe[0].
  *
+ * io_uring first issues a command inline, from the submitting task with
+ * IO_URING_F_NONBLOCK: the job is then submitted without sleeping
+ * (wdrv_job_submit()'s @nowait) and only what would have had to wait
+ * returns -EAGAIN, which io_uring retries blocking from an io-wq worker.
+ * The file counts the three outcomes (fdinfo: drm-wafer-uring-*).
+ *
  * Exactly-once completion: the fence callback and cancellation (the ring
  * going away, e.g. its process exiting) race through
  * dma_fence_remove_callback(): cancellation completes the command only if
@@ -95,6 +101,17 @@ static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fla
 	return 0;
 }
 
+/* Counts how a submission went: inline, retried from a worker, or blocking. */
+static void count_issue(struct wdrv_file *wfile, bool nowait, int ret)
+{
+	if (!nowait)
+		atomic64_inc(&wfile->uring_blocking);
+	else if (ret == -EAGAIN)
+		atomic64_inc(&wfile->uring_punted);
+	else
+		atomic64_inc(&wfile->uring_inline);
+}
+
 /**
  * wdrv_uring_cmd() - file_operations.uring_cmd of the accel node
  * @ioucmd: the command
@@ -102,14 +119,16 @@ static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fla
  *
  * Return: -EIOCBQUEUED once the job is queued (the CQE follows), or a
  * negative errno: -EINVAL without SQE128, for an unknown cmd_op or non-zero
- * bytes after the job in the command area, -EAGAIN
- * when called non-blocking (io_uring retries from a worker), -ENODEV after
- * unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would return for the job.
+ * bytes after the job in the command area, -EAGAIN when called
+ * non-blocking and submitting would sleep (io_uring retries from a
+ * worker), -ENODEV after unplug, or whatever DRM_IOCTL_WAFER_SUBMIT would
+ * return for the job.
  */
 int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
 	struct drm_file *file = ioucmd->file->private_data;
 	struct drm_device *dev = file->minor->dev;
+	bool nowait = issue_flags & IO_URING_F_NONBLOCK;
 	struct wdrv_uring_req *req;
 	struct drm_wafer_job job;
 	int idx, ret;
@@ -124,9 +143,6 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		drm_dbg(dev, "uring_cmd: the ring needs IORING_SETUP_SQE128\n");
 		return -EINVAL;
 	}
-	/* Submission sleeps (locks, allocation, pinning): not here. */
-	if (issue_flags & IO_URING_F_NONBLOCK)
-		return -EAGAIN;
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 
@@ -141,15 +157,15 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		goto out;
 	}
 
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc(sizeof(*req), nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
 	if (!req) {
-		ret = -ENOMEM;
+		ret = nowait ? -EAGAIN : -ENOMEM;
 		goto out;
 	}
 	req->ioucmd = ioucmd;
 	/* A cancel between marking and adding the callback finds it unlinked. */
 	INIT_LIST_HEAD(&req->cb.node);
-	ret = wdrv_job_submit(file, &job, NULL, &req->result);
+	ret = wdrv_job_submit(file, &job, NULL, &req->result, nowait);
 	if (ret) {
 		kfree(req);
 		goto out;
@@ -165,6 +181,7 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		wdrv_uring_task_done(ioucmd, issue_flags); /* already done */
 	ret = -EIOCBQUEUED;
 out:
+	count_issue(to_wafer_file(file), nowait, ret);
 	drm_dev_exit(idx);
 	return ret;
 }

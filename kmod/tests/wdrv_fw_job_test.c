@@ -81,7 +81,7 @@ static int fixture_init(struct kunit *test)
 	test->priv = f;
 
 	len = wt_tiny_build(blob, WT_TINY_INT8);
-	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, &addr);
+	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &addr);
 	if (ret)
 		return ret;
 	cmd.load.addr = addr;
@@ -99,10 +99,10 @@ static int fixture_init(struct kunit *test)
 	if (ret)
 		return ret;
 	f->ctx_id = cpl.result0;
-	ret = wdrv_dma_map(&f->fw.dma, f->in, PAGE_SIZE, 0, &f->in_addr);
+	ret = wdrv_dma_map(&f->fw.dma, f->in, PAGE_SIZE, 0, GFP_KERNEL, &f->in_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&f->fw.dma, f->out, PAGE_SIZE, WDRV_DMA_WRITE,
-				   &f->out_addr);
+				   GFP_KERNEL, &f->out_addr);
 	return ret;
 }
 

@@ -214,6 +214,25 @@ unsigned int wt_debugfs_inflight(void)
 	return n;
 }
 
+long long wt_fdinfo(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t kl = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, kl) && line[kl] == ':')
+			v = strtoll(line + kl + 1, NULL, 10);
+	}
+	fclose(f);
+	return v;
+}
+
 int wt_decode_reference(uint32_t n, uint32_t *expect)
 {
 	struct wfs_pack_opts po = { .wbits = 8, .group_size = 32 };

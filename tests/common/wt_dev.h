@@ -60,6 +60,8 @@ int wt_result_matches(const struct drm_wafer_token_result *r, uint32_t pos, uint
 		      const struct wfs_topk_entry *ref, uint32_t k);
 /* Jobs device 0 holds now (debugfs "jobs"), or ~0u when unreadable. */
 unsigned int wt_debugfs_inflight(void);
+/* The number after "key:" in /proc/self/fdinfo/fd, or -1. */
+long long wt_fdinfo(int fd, const char *key);
 /* Arms firmware fault @what ("hang", "drop", ...) on device @dev (debugfs
  * inject_fault, fault_inject=1): 0 or -errno. */
 int wt_inject_fault(int dev, const char *what);

@@ -5,6 +5,10 @@
  *  - SLOTS sequences decoded greedily, one batch of SLOTS commands per
  *    io_uring_submit, on a registered fd: every result matches firmware-sim
  *    in-process, every CQE carries status 0 and (CQE32) the device time;
+ *  - those commands were issued inline: most completed submission in the
+ *    non-blocking issue (fdinfo drm-wafer-uring-inline), only the first
+ *    batch's (whose BOs were not mapped yet) and those that met a held
+ *    lock went through an io-wq worker;
  *  - a ring without SQE128, an unknown cmd_op and an invalid job complete
  *    with the documented errors;
  *  - a child process killed with 64 commands in flight: afterwards the
@@ -153,6 +157,16 @@ int main(int argc, char **argv)
 		}
 	wt_ok(ok, "uring results of %d slots x %u tokens match in-process firmware-sim",
 	      SLOTS, n);
+	{
+		long long inl = wt_fdinfo(fd, "drm-wafer-uring-inline");
+		long long punt = wt_fdinfo(fd, "drm-wafer-uring-punted");
+		long long blk = wt_fdinfo(fd, "drm-wafer-uring-blocking");
+
+		wt_ok(inl >= 0 && punt >= 0 && inl + punt == (long long)n * SLOTS &&
+		      blk == punt && inl >= 3 * punt,
+		      "of %u commands %lld were submitted inline, %lld retried from io-wq "
+		      "(%lld issued blocking)", n * SLOTS, inl, punt, blk);
+	}
 
 	{
 		struct drm_wafer_job j = decode_job(0, 0, n);
