@@ -77,6 +77,11 @@ unsigned int wdrv_max_file_inflight = 256;
 module_param_named(max_file_inflight, wdrv_max_file_inflight, uint, 0444);
 MODULE_PARM_DESC(max_file_inflight, "Jobs one open file may have in flight (default 256)");
 
+bool wdrv_uring_inline = true;
+module_param_named(uring_inline, wdrv_uring_inline, bool, 0644);
+MODULE_PARM_DESC(uring_inline,
+		 "Submit io_uring commands inline when io_uring issues them non-blocking (default on; off: every one goes through an io-wq worker, for comparison)");
+
 bool wdrv_fault_inject;
 module_param_named(fault_inject, wdrv_fault_inject, bool, 0444);
 MODULE_PARM_DESC(fault_inject, "Allow the test-only firmware fault injection in debugfs (default off)");

@@ -16,6 +16,7 @@ extern unsigned int wdrv_max_file_bo_mib;
 extern unsigned int wdrv_max_file_contexts;
 extern unsigned int wdrv_max_file_inflight;
 extern bool wdrv_fault_inject;
+extern bool wdrv_uring_inline;
 
 int wdrv_check_num_devices(unsigned int n);
 int wdrv_numa_node_param(unsigned int index);

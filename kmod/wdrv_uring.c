@@ -143,6 +143,11 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		drm_dbg(dev, "uring_cmd: the ring needs IORING_SETUP_SQE128\n");
 		return -EINVAL;
 	}
+	/* uring_inline=0: the old way, every command through io-wq. */
+	if (nowait && !READ_ONCE(wdrv_uring_inline)) {
+		count_issue(to_wafer_file(file), nowait, -EAGAIN);
+		return -EAGAIN;
+	}
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 
