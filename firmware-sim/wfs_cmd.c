@@ -184,6 +184,15 @@ static int check_job_bufs(const struct wfs_model_state *m,
 	return 0;
 }
 
+/* A NOP names a context's slot and nothing else. */
+static int check_job_nop(const struct wfs_ctx *ctx, const struct wfw_cmd_run_job *p)
+{
+	if (p->slot >= ctx->slots || p->flags != WFW_JOB_NOP || p->n_tokens ||
+	    p->start_pos || p->topk || p->in_addr || p->out_addr || p->out_len)
+		return -WFS_EINVAL;
+	return 0;
+}
+
 /* RUN_JOB against the device's state, then into the job lifecycle. */
 static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 {
@@ -197,6 +206,10 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 	ctx = wfs_ctx_lookup(dev, p->ctx_id);
 	if (!ctx)
 		return -WFS_ENOENT;
+	if (p->flags & WFW_JOB_NOP) {
+		ret = check_job_nop(ctx, p);
+		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx);
+	}
 	if (p->slot >= ctx->slots || !p->n_tokens || p->topk > WFW_MAX_TOPK)
 		return -WFS_EINVAL;
 	if ((u64)p->start_pos + p->n_tokens > ctx->ctx_len)

@@ -41,8 +41,11 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 	job->ctx = ctx;
 	job->n_chunks = (p->n_tokens + chunk - 1) / chunk;
 	job->host_t0 = wfs_os_now_ns();
-	job->hang = jt->hang_armed;
-	jt->hang_armed = 0;
+	/* An armed hang waits for a job that has work to hang in. */
+	if (!(p->flags & WFW_JOB_NOP)) {
+		job->hang = jt->hang_armed;
+		jt->hang_armed = 0;
+	}
 	/*
 	 * Modelled ready time: see "Timeline" in wfs_timing.h.  Activation
 	 * records carry their own (the sender's timeline): when the host got
@@ -113,6 +116,12 @@ int wfs_job_submit(struct wfs_device *dev, u64 cookie,
 	job = job_admit(dev, cookie, p, ctx, &err);
 	if (!job)
 		return err;
+	/* A NOP leaves at intake: no stage sees it, it took no device time. */
+	if (p->flags & WFW_JOB_NOP) {
+		job->t_start = job->t_ready;
+		wfs_job_retire(dev, job, job->t_ready);
+		return WFS_CPL_DEFERRED;
+	}
 	if (job->hang)
 		wfs_log_printf(&dev->hw.log, 1, "fault injection: job 0x%llx will hang",
 			       (unsigned long long)job->cookie);

@@ -2,7 +2,8 @@
 /*
  * wfs_job.h - the job lifecycle: the only code that admits a RUN_JOB into
  * the job table (and feeds it to stage 0), retires it when its last chunk
- * leaves the last stage, or drops it in a reset.
+ * leaves the last stage, or drops it in a reset.  A NOP job (WFW_JOB_NOP)
+ * is retired as soon as it is admitted: no stage sees it.
  *
  *   FREE --wfs_job_submit()--> ACTIVE --wfs_job_retire()--> FREE
  *                                     --wfs_job_drop_all_locked()--> FREE
@@ -78,7 +79,7 @@ struct wfs_job_table {
  * Waits while the job table is full, then while stage 0's FIFO is.
  *
  * Return: WFS_CPL_DEFERRED (the last stage completes the job, or a reset
- * drops it), or -WFS_EIO.
+ * drops it; a NOP is completed here), or -WFS_EIO.
  */
 int wfs_job_submit(struct wfs_device *dev, u64 cookie,
 		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx);

@@ -277,8 +277,9 @@ struct wfw_cmd_context {
 #define WFW_JOB_ALL_POSITIONS	WFW_BIT(0)	/* a record per position */
 #define WFW_JOB_IN_ACT		WFW_BIT(1)	/* activation records in */
 #define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* activation records out */
+#define WFW_JOB_NOP		WFW_BIT(3)	/* no work: completed at intake */
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
-				 WFW_JOB_OUT_ACT)
+				 WFW_JOB_OUT_ACT | WFW_JOB_NOP)
 #define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_FLAGS_KNOWN
 
 /* Largest top-k a job may ask for. */
@@ -306,7 +307,10 @@ struct wfw_cmd_context {
  *	WFW_JOB_OUT_ACT
  * @flags: WFW_JOB_*; unknown bits -EINVAL.  IN_ACT is required iff the
  *	loaded range has no embedding, OUT_ACT iff it has no head, and
- *	ALL_POSITIONS goes only with result records (-EINVAL otherwise)
+ *	ALL_POSITIONS goes only with result records (-EINVAL otherwise).
+ *	NOP: no work; the job completes at intake (status 0, results 0,
+ *	device_ns 0, no stage or buffer touched); @n_tokens, @start_pos,
+ *	@topk, @in_addr, @out_addr, @out_len and other flags must be zero
  * @reserved: must be zero
  *
  * Jobs run in submission order per stage, so jobs of one slot may be

@@ -72,6 +72,7 @@ WFW_TIE(WFW_MODEL_HEAD == DRM_WAFER_MODEL_HEAD, "model flag head");
 WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT, "job flag in_act");
 WFW_TIE(WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT, "job flag out_act");
 WFW_TIE(WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flag all");
+WFW_TIE(WFW_JOB_NOP == DRM_WAFER_JOB_NOP, "job flag nop");
 
 #undef WFW_TIE_FIELD
 #undef WFW_TIE

@@ -70,6 +70,23 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 	return ret == -ENOMEM ? job_nomem(job) : ret;
 }
 
+/* The job's input and output buffers; a NOP has none. */
+static int job_map_buffers(struct drm_device *dev, struct drm_file *file,
+			   struct wdrv_job *job, const struct drm_wafer_job *a,
+			   const struct wdrv_job_io *io)
+{
+	int ret;
+
+	if (a->flags & DRM_WAFER_JOB_NOP)
+		return 0;
+	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
+			     io->in_len, 0);
+	if (ret)
+		return ret;
+	return job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
+			      io->out_len, WDRV_DMA_WRITE);
+}
+
 /*
  * Each in-syncobj's fence becomes a scheduler dependency; the job keeps a
  * reference too, so that run_job can see whether it failed (drm_sched
@@ -188,12 +205,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	ret = wdrv_job_validate(dev, a, &sh, &io);
 	if (ret)
 		return ret;
-	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
-			     io.in_len, 0);
-	if (ret)
-		return ret;
-	ret = job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
-			     io.out_len, WDRV_DMA_WRITE);
+	ret = job_map_buffers(dev, file, job, a, &io);
 	if (ret)
 		return ret;
 	job->result = kzalloc(sizeof(*job->result), job_gfp(job));

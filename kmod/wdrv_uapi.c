@@ -119,6 +119,32 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 	return 0;
 }
 
+/* A NOP names a slot of its context; every field of work must be zero. */
+static int job_check_nop(struct drm_device *dev, const struct drm_wafer_job *a,
+			 const struct wdrv_job_shape *sh, struct wdrv_job_io *io)
+{
+	if (a->flags != DRM_WAFER_JOB_NOP) {
+		drm_dbg(dev, "SUBMIT: NOP with other flags 0x%x\n", a->flags);
+		return -EINVAL;
+	}
+	if (a->n_tokens || a->start_pos || a->top_k) {
+		drm_dbg(dev, "SUBMIT: NOP with n_tokens %u, start_pos %u or top_k %u (must be 0)\n",
+			a->n_tokens, a->start_pos, a->top_k);
+		return -EINVAL;
+	}
+	if (a->in_handle || a->out_handle || a->in_offset || a->out_offset) {
+		drm_dbg(dev, "SUBMIT: NOP with a buffer (in/out handle or offset non-zero)\n");
+		return -EINVAL;
+	}
+	if (a->slot >= sh->slots) {
+		drm_dbg(dev, "SUBMIT: NOP on slot %u, the context has %u\n", a->slot, sh->slots);
+		return -EINVAL;
+	}
+	io->in_len = 0;
+	io->out_len = 0;
+	return 0;
+}
+
 /**
  * wdrv_job_validate() - check a job descriptor against its context and model
  * @dev: for debug messages (may be NULL)
@@ -137,6 +163,14 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 		drm_dbg(dev, "SUBMIT: unknown flags 0x%x or non-zero padding\n", a->flags);
 		return -EINVAL;
 	}
+	if (a->in_syncobj_count > WDRV_MAX_IN_SYNCOBJS ||
+	    (a->in_syncobj_count && !a->in_syncobjs)) {
+		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
+			WDRV_MAX_IN_SYNCOBJS);
+		return -EINVAL;
+	}
+	if (a->flags & DRM_WAFER_JOB_NOP)
+		return job_check_nop(dev, a, sh, io);
 	if (!a->n_tokens || a->n_tokens > min(sh->ctx_len, WDRV_MAX_TOKENS_PER_JOB) ||
 	    a->top_k > DRM_WAFER_MAX_TOPK) {
 		drm_dbg(dev, "SUBMIT: n_tokens %u or top_k %u out of range\n",
@@ -151,12 +185,6 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 	}
 	if (!IS_ALIGNED(a->in_offset, 4) || !IS_ALIGNED(a->out_offset, 8)) {
 		drm_dbg(dev, "SUBMIT: misaligned in_offset or out_offset\n");
-		return -EINVAL;
-	}
-	if (a->in_syncobj_count > WDRV_MAX_IN_SYNCOBJS ||
-	    (a->in_syncobj_count && !a->in_syncobjs)) {
-		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
-			WDRV_MAX_IN_SYNCOBJS);
 		return -EINVAL;
 	}
 	return job_check_io(dev, a, sh, io);

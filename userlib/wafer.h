@@ -564,13 +564,21 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
 
 /** WAFER_JOB_ALL_POSITIONS: one result per input position, not just the last. */
 #define WAFER_JOB_ALL_POSITIONS	(1u << 0)
+/**
+ * WAFER_JOB_NOP: a job that does nothing: the device completes it at once
+ * (status 0, no device time, no buffer or KV touched), so it costs what
+ * submitting and completing a job cost.  It names @ctx and @slot only:
+ * @n_tokens, @start_pos, @top_k, other flags, @in, @out and the offsets
+ * must be 0 / NULL (-EINVAL).  Not on a pipeline (-EOPNOTSUPP).
+ */
+#define WAFER_JOB_NOP		(1u << 3)
 
 /**
  * struct wafer_job - run @n_tokens tokens of sequence @slot
  * @ctx: context
  * @slot: sequence, < wafer_ctx_slots()
  * @start_pos: position of the first token (earlier ones must have run)
- * @n_tokens: tokens, >= 1; start_pos + n_tokens <= wafer_ctx_len()
+ * @n_tokens: tokens, >= 1 (0 for a NOP); start_pos + n_tokens <= wafer_ctx_len()
  * @flags: WAFER_JOB_*
  * @top_k: (token, logit) pairs per result, 0..WAFER_MAX_TOPK
  * @in: buffer holding @n_tokens uint32_t token ids at @in_offset

@@ -85,6 +85,39 @@ static void wdrv_test_job_flags_and_padding(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
 }
 
+/* A NOP names a slot; any field of work, any other flag, is -EINVAL. */
+static void wdrv_test_job_nop(struct kunit *test)
+{
+	const struct drm_wafer_job nop = {
+		.ctx_id = 1, .slot = SLOTS - 1, .flags = DRM_WAFER_JOB_NOP,
+	};
+	struct drm_wafer_job j = nop;
+	struct wdrv_job_io io;
+	u64 len;
+
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, 0ull);
+	/* Also on a middle range of layers: a NOP has no input or output. */
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), 0);
+	j.slot = SLOTS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+#define NOP_BAD(field, v) do { j = nop; j.field = (v); \
+		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, #field); } while (0)
+	NOP_BAD(n_tokens, 1);
+	NOP_BAD(start_pos, 1);
+	NOP_BAD(top_k, 1);
+	NOP_BAD(in_handle, 1);
+	NOP_BAD(out_handle, 1);
+	NOP_BAD(in_offset, 64);
+	NOP_BAD(out_offset, 64);
+	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_ALL_POSITIONS);
+	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_IN_ACT);
+	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_OUT_ACT);
+	NOP_BAD(pad, 1);
+	NOP_BAD(in_syncobj_count, 1);	/* with no array */
+#undef NOP_BAD
+}
+
 static void wdrv_test_job_ranges(struct kunit *test)
 {
 	struct drm_wafer_job j;
@@ -311,6 +344,7 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_valid),
 	KUNIT_CASE(wdrv_test_job_flags_and_padding),
 	KUNIT_CASE(wdrv_test_job_ranges),
+	KUNIT_CASE(wdrv_test_job_nop),
 	KUNIT_CASE(wdrv_test_job_act),
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),

@@ -247,6 +247,44 @@ static void test_model_and_contexts(void)
 	expect(&c, -WFS_EINVAL, "DESTROY_CONTEXT with slots != 0");
 }
 
+/* A NOP job: ctx and slot only. */
+static void nop(struct wfw_cmd *c)
+{
+	base(c, WFW_OP_RUN_JOB);
+	c->job.ctx_id = ctx_id;
+	c->job.slot = 1;
+	c->job.flags = WFW_JOB_NOP;
+}
+
+/* NOP: completed at intake with nothing run; every field of work rejected. */
+static void test_nop(void)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int ret;
+
+	nop(&c);
+	c.cookie = 0;
+	ret = dh_exec(h, &c, &cpl, 5000);
+	wt_ok(!ret && cpl.status == 0 && !cpl.result0 && !cpl.result1 && !cpl.result2 &&
+	      !cpl.device_ns, "RUN_JOB NOP: status 0, no tokens, records, chunks or device time "
+	      "(%d, %u/%u/%u, %llu ns)", cpl.status, cpl.result0, cpl.result1, cpl.result2,
+	      (unsigned long long)cpl.device_ns);
+#define NOP_BAD(field, v, what) do { nop(&c); c.job.field = (v); \
+		expect(&c, -WFS_EINVAL, "RUN_JOB NOP with " what); } while (0)
+	NOP_BAD(n_tokens, 1, "n_tokens 1");
+	NOP_BAD(start_pos, 1, "start_pos 1");
+	NOP_BAD(topk, 1, "topk 1");
+	NOP_BAD(in_addr, 0x1000, "an input address");
+	NOP_BAD(out_addr, 0x1000, "an output address");
+	NOP_BAD(out_len, 8, "out_len 8");
+	NOP_BAD(slot, 2, "slot == slots");
+	NOP_BAD(flags, WFW_JOB_NOP | WFW_JOB_ALL_POSITIONS, "ALL_POSITIONS");
+	NOP_BAD(flags, WFW_JOB_NOP | WFW_JOB_IN_ACT, "IN_ACT");
+	NOP_BAD(reserved[0], 1, "reserved != 0");
+#undef NOP_BAD
+}
+
 static void test_jobs(void)
 {
 	struct wfw_cmd c;
@@ -318,6 +356,14 @@ static void test_jobs(void)
 	wt_ok(cpl.status == 0 && cpl.result0 == 4 && cpl.result1 == 4 &&
 	      cpl.device_ns > 0,
 	      "RUN_JOB after all that: ok, 4 tokens, 4 records, %llu ns modelled",
+	      (unsigned long long)cpl.device_ns);
+
+	test_nop();
+	job(&c, 4);
+	c.cookie = 0;
+	dh_exec(h, &c, &cpl, 5000);
+	wt_ok(cpl.status == 0 && cpl.result0 == 4 && cpl.device_ns > 0,
+	      "RUN_JOB after the NOPs: ok, 4 tokens, %llu ns modelled",
 	      (unsigned long long)cpl.device_ns);
 
 	base(&c, WFW_OP_DESTROY_CONTEXT);

@@ -99,6 +99,46 @@ static void batched(struct wafer_dev *dev, struct wafer_ctx *ctx, struct wafer_b
 	      SLOTS, N, got, bad, ret < 0 ? wafer_last_error() : "ok");
 }
 
+/*
+ * NOP jobs complete with status 0 and no device time (the decode after
+ * them, batched(), still matches firmware-sim); fields of work are -EINVAL.
+ */
+static void nops(struct wafer_dev *dev, struct wafer_ctx *ctx, struct wafer_bo *in)
+{
+	struct wafer_job j[SLOTS];
+	struct wafer_completion c[SLOTS];
+	unsigned int i;
+	int ret, got = 0, ok = 1;
+
+	for (i = 0; i < SLOTS; i++)
+		j[i] = (struct wafer_job){ .ctx = ctx, .slot = i, .flags = WAFER_JOB_NOP,
+					   .user_data = 100 + i };
+	ret = wafer_submit(dev, j, SLOTS);
+	while (ret == SLOTS && got < SLOTS) {
+		int r = wafer_reap(dev, c + got, SLOTS - got, 1, -1);
+
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	for (i = 0; i < (unsigned int)got; i++)
+		ok &= c[i].status == 0 && c[i].device_ns == 0 && c[i].user_data >= 100;
+	wt_ok(ret == SLOTS && got == SLOTS && ok,
+	      "%d NOP jobs complete with status 0 and no device time", SLOTS);
+#define NOP_BAD(field, v, what) do { struct wafer_job b = j[0]; b.field = (v); \
+		ret = wafer_submit(dev, &b, 1); \
+		wt_ok(ret == -EINVAL, "NOP with %s is -EINVAL: %s", what, wafer_last_error()); \
+	} while (0)
+	NOP_BAD(n_tokens, 1, "n_tokens");
+	NOP_BAD(start_pos, 1, "start_pos");
+	NOP_BAD(top_k, 1, "top_k");
+	NOP_BAD(in, in, "an input buffer");
+	NOP_BAD(out_offset, 8, "an output offset");
+	NOP_BAD(flags, WAFER_JOB_NOP | WAFER_JOB_ALL_POSITIONS, "ALL_POSITIONS");
+	NOP_BAD(slot, SLOTS, "a slot outside the context");
+#undef NOP_BAD
+}
+
 static void errors(struct wafer_dev *dev, struct wafer_model *m, struct wafer_ctx *ctx,
 		   struct wafer_bo *in, struct wafer_bo *out)
 {
@@ -237,6 +277,7 @@ int main(void)
 		wt_ok(ok, "prefill of %d positions in one job matches firmware-sim bit for bit "
 		      "(modelled %.1f us)", N, c.device_ns / 1e3);
 	}
+	nops(dev, ctx, in);
 	batched(dev, ctx, in, out);
 	errors(dev, m, ctx, in, out);
 

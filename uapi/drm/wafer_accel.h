@@ -286,8 +286,20 @@ struct drm_wafer_ctx_destroy {
  * DRM_WAFER_MODEL_HEAD; @top_k must be 0 and ALL_POSITIONS unset).
  */
 #define DRM_WAFER_JOB_OUT_ACT		(1U << 2)
+/**
+ * DRM_WAFER_JOB_NOP: a job that does nothing: the device completes it as
+ * soon as it takes it, with status 0 and no modelled device time, reading
+ * and writing no buffer and leaving the KV cache alone.  It costs what
+ * submitting and completing a job cost, which is what it is for (a
+ * submission benchmark).  It names a context of the file and one of its
+ * slots, and may wait for in-syncobjs and signal @out_syncobj like any
+ * job; @n_tokens, @start_pos, @top_k, the other flags, both handles and
+ * both offsets must be zero (-EINVAL).
+ */
+#define DRM_WAFER_JOB_NOP		(1U << 3)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
-					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT)
+					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT | \
+					 DRM_WAFER_JOB_NOP)
 
 /**
  * struct drm_wafer_act_rec - one position's activations between devices

@@ -110,9 +110,9 @@ struct wafer_load_hw {
  * @n_tokens: see struct wafer_job
  * @flags: WAFER_JOB_* and WAFER_JOB_HW_*
  * @top_k: see struct wafer_job
- * @in: input buffer
+ * @in: input buffer (NULL for a NOP)
  * @in_offset: see struct wafer_job
- * @out: output buffer
+ * @out: output buffer (NULL for a NOP)
  * @out_offset: see struct wafer_job
  * @out_len: bytes of results the job writes
  * @user_data: see struct wafer_job

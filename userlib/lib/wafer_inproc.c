@@ -275,13 +275,15 @@ static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 		c->job.slot = j->slot;
 		c->job.start_pos = j->start_pos;
 		c->job.n_tokens = j->n_tokens;
-		c->job.in_addr = (uintptr_t)j->in->map + j->in_offset;
-		c->job.out_addr = (uintptr_t)j->out->map + j->out_offset;
+		/* A NOP has no buffers: addresses 0. */
+		c->job.in_addr = j->in ? (uintptr_t)j->in->map + j->in_offset : 0;
+		c->job.out_addr = j->out ? (uintptr_t)j->out->map + j->out_offset : 0;
 		c->job.out_len = (u32)j->out_len;
 		c->job.topk = (u16)j->top_k;
 		c->job.flags = ((j->flags & WAFER_JOB_ALL_POSITIONS) ? WFW_JOB_ALL_POSITIONS : 0) |
 			       ((j->flags & WAFER_JOB_HW_IN_ACT) ? WFW_JOB_IN_ACT : 0) |
-			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0);
+			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0) |
+			       ((j->flags & WAFER_JOB_NOP) ? WFW_JOB_NOP : 0);
 		ud[i] = j->user_data;
 	}
 	return wip_hw_post_jobs(hw(dev), cmds, ud, n);

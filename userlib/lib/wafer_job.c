@@ -12,6 +12,24 @@ static int check_range(const struct wafer_bo *bo, uint64_t off, uint64_t len)
 	return bo && off <= bo->size && len <= bo->size - off;
 }
 
+/* A NOP names a context and a slot of it, nothing else. */
+static int prepare_nop(const struct wafer_job *j, unsigned int i, struct wafer_job_hw *hw)
+{
+	if (j->flags != WAFER_JOB_NOP)
+		return wafer_set_error(-EINVAL, "job %u: NOP with other flags 0x%x", i, j->flags);
+	if (j->n_tokens || j->start_pos || j->top_k)
+		return wafer_set_error(-EINVAL, "job %u: NOP with n_tokens %u, start_pos %u or "
+				       "top_k %u (must be 0)", i, j->n_tokens, j->start_pos,
+				       j->top_k);
+	if (j->in || j->out || j->in_offset || j->out_offset)
+		return wafer_set_error(-EINVAL, "job %u: NOP with a buffer or offset", i);
+	*hw = (struct wafer_job_hw){
+		.ctx_id = j->ctx->id, .slot = j->slot, .flags = WAFER_JOB_NOP,
+		.user_data = j->user_data,
+	};
+	return 0;
+}
+
 /* Validates @j (job @i of a batch on @dev) and converts it. */
 static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned int i,
 		   struct wafer_job_hw *hw)
@@ -21,6 +39,12 @@ static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned in
 
 	if (!c || c->model->dev != dev)
 		return wafer_set_error(-EINVAL, "job %u: no context, or one of another device", i);
+	if (j->flags & WAFER_JOB_NOP) {
+		if (j->slot >= c->slots)
+			return wafer_set_error(-EINVAL, "job %u: slot %u, the context has %u", i,
+					       j->slot, c->slots);
+		return prepare_nop(j, i, hw);
+	}
 	if (!j->in || !j->out || j->in->dev != dev || j->out->dev != dev)
 		return wafer_set_error(-EINVAL, "job %u: buffers missing or of another device", i);
 	if (j->slot >= c->slots)
@@ -32,7 +56,7 @@ static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned in
 	if (dev->info.max_tokens_per_job && j->n_tokens > dev->info.max_tokens_per_job)
 		return wafer_set_error(-EINVAL, "job %u: %u tokens, the device takes %u per job",
 				       i, j->n_tokens, dev->info.max_tokens_per_job);
-	if (j->flags & ~WAFER_JOB_ALL_POSITIONS)
+	if (j->flags & ~(WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP))
 		return wafer_set_error(-EINVAL, "job %u: unknown flags 0x%x", i, j->flags);
 	if (j->top_k > WAFER_MAX_TOPK)
 		return wafer_set_error(-EINVAL, "job %u: top_k %u above %d", i, j->top_k,

@@ -24,7 +24,8 @@ _Static_assert(sizeof(struct wafer_token_result) == sizeof(struct drm_wafer_toke
 _Static_assert(sizeof(struct wafer_topk) == sizeof(struct drm_wafer_topk), "pair layout");
 _Static_assert(WAFER_MAX_TOPK == DRM_WAFER_MAX_TOPK, "top-k limit");
 _Static_assert(WAFER_LOGIT_FRAC_BITS == DRM_WAFER_LOGIT_FRAC_BITS, "logit format");
-_Static_assert(WAFER_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flags");
+_Static_assert(WAFER_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS &&
+	       WAFER_JOB_NOP == DRM_WAFER_JOB_NOP, "job flags");
 _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
 	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME, "caps");
 
@@ -279,7 +280,7 @@ static int kernel_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 
 static uint32_t job_flags(uint32_t f)
 {
-	return (f & WAFER_JOB_ALL_POSITIONS) |
+	return (f & (WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP)) |
 	       ((f & WAFER_JOB_HW_IN_ACT) ? DRM_WAFER_JOB_IN_ACT : 0) |
 	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0);
 }
@@ -299,7 +300,8 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			.ctx_id = j->ctx_id, .slot = j->slot,
 			.start_pos = j->start_pos, .n_tokens = j->n_tokens,
 			.flags = job_flags(j->flags), .top_k = j->top_k,
-			.in_handle = j->in->handle, .out_handle = j->out->handle,
+			.in_handle = j->in ? j->in->handle : 0,
+			.out_handle = j->out ? j->out->handle : 0,
 			.in_offset = j->in_offset, .out_offset = j->out_offset,
 			/* Read during the SUBMIT ioctl (sync_link: ioctl path only). */
 			.in_syncobjs = j->in_sync ? (uintptr_t)&j->in_sync : 0,

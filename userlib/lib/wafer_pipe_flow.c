@@ -256,8 +256,14 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
 	struct pipe *p = pipe_of(dev);
+	unsigned int i;
 	int ret;
 
+	for (i = 0; i < n; i++) {
+		if (jobs[i].flags & WAFER_JOB_NOP)
+			return wafer_set_error(-EOPNOTSUPP, "job %u: NOP jobs do not run on a "
+					       "pipeline", i);
+	}
 	pthread_mutex_lock(&p->lock);
 	ret = submit_locked(p, jobs, n);
 	pthread_mutex_unlock(&p->lock);

@@ -1094,7 +1094,7 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 
 #define BAD(field, value, want, name) do { j = job_base; j.field = (value); \
 		reject(fa, &j, (want), (name)); } while (0)
-	BAD(flags, 8, -EINVAL, "flags 0x8 (unknown)");
+	BAD(flags, 0x10, -EINVAL, "flags 0x10 (unknown)");
 	BAD(flags, DRM_WAFER_JOB_IN_ACT, -EINVAL,
 	    "flags IN_ACT on a model whose layers start it (it takes token ids)");
 	j = job_base;
@@ -1157,6 +1157,37 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 	}
 	BAD(in_handle, foreign_bo, -ENOENT, "another file's in_handle (isolation)");
 	BAD(out_handle, foreign_bo, -ENOENT, "another file's out_handle (isolation)");
+
+	/* NOP: a context's slot and nothing else; completed at once. */
+	{
+		const struct drm_wafer_job nop = { .ctx_id = ctx, .slot = 3,
+						   .flags = DRM_WAFER_JOB_NOP };
+		struct drm_wafer_wait w = { 0 };
+		uint64_t seq;
+
+		ret = submit(fa, &nop, &seq);
+		expect(ret, 0, "SUBMIT NOP (context and slot only)");
+		if (!ret) {
+			w = (struct drm_wafer_wait){ .seqno = seq, .timeout_ns = deadline(60) };
+			ret = ioc(fa, DRM_IOCTL_WAFER_WAIT, &w);
+		}
+		wt_ok(!ret && w.status == 0 && w.device_ns == 0,
+		      "SUBMIT NOP completes with status 0 and no device time (wait %d, status %d, "
+		      "%" PRIu64 " ns)", ret, w.status, (uint64_t)w.device_ns);
+#define NOP_BAD(field, value, name) do { j = nop; j.field = (value); \
+		reject(fa, &j, -EINVAL, (name)); } while (0)
+		NOP_BAD(n_tokens, 1, "NOP with n_tokens 1");
+		NOP_BAD(start_pos, 1, "NOP with start_pos 1");
+		NOP_BAD(top_k, 1, "NOP with top_k 1");
+		NOP_BAD(in_handle, in->handle, "NOP with an input BO");
+		NOP_BAD(out_handle, out->handle, "NOP with an output BO");
+		NOP_BAD(out_offset, 8, "NOP with out_offset 8");
+		NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_ALL_POSITIONS,
+			"NOP with ALL_POSITIONS");
+		NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_IN_ACT, "NOP with IN_ACT");
+		NOP_BAD(slot, 4, "NOP on slot == kv_slots");
+#undef NOP_BAD
+	}
 
 	/* Syncobjs. */
 	syncobj_new(fa, DRM_SYNCOBJ_CREATE_SIGNALED, &sync_sig);

@@ -1365,13 +1365,21 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 	}
 	if (pct(t, 15))
 		j->out_syncobj = pick_sync(t, fi, 0);
+	if (pct(t, 10)) {	/* a NOP: context and slot only (mutations add the rest) */
+		j->flags = DRM_WAFER_JOB_NOP;
+		j->n_tokens = j->start_pos = j->top_k = 0;
+		j->in_handle = j->out_handle = 0;
+		j->in_offset = j->out_offset = 0;
+	}
 	while (m--) {
 		switch (rn(t, 15)) {
 		case 0: j->ctx_id = (uint32_t)v_id(t, j->ctx_id); break;
 		case 1: j->slot = (uint32_t)v_small(t, j->slot, c.slots); break;
 		case 2: j->start_pos = (uint32_t)v_small(t, j->start_pos, c.ctx_len); break;
 		case 3: j->n_tokens = (uint32_t)v_small(t, j->n_tokens, c.ctx_len); break;
-		case 4: j->flags = (uint32_t)v_flags(t); break;
+		case 4:
+			j->flags = pct(t, 20) ? j->flags ^ DRM_WAFER_JOB_NOP : (uint32_t)v_flags(t);
+			break;
 		case 5: j->top_k = (uint32_t)v_small(t, j->top_k, DRM_WAFER_MAX_TOPK); break;
 		case 6: j->in_handle = (uint32_t)v_id(t, j->in_handle); break;
 		case 7: j->out_handle = (uint32_t)v_id(t, j->out_handle); break;
@@ -1412,6 +1420,19 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		e->invalid = "pad != 0";
 	else if (j->flags & ~DRM_WAFER_JOB_FLAGS)
 		e->invalid = "unknown flags";
+	else if (j->in_syncobj_count > dinfo.max_in_syncobjs)
+		e->invalid = "in_syncobj_count > max_in_syncobjs";
+	else if (j->in_syncobj_count && !j->in_syncobjs)
+		e->invalid = "in_syncobjs NULL with a count";
+	else if ((j->flags & DRM_WAFER_JOB_NOP) && j->flags != DRM_WAFER_JOB_NOP)
+		e->invalid = "NOP with other flags";
+	else if ((j->flags & DRM_WAFER_JOB_NOP) && (j->n_tokens || j->start_pos || j->top_k))
+		e->invalid = "NOP with n_tokens, start_pos or top_k";
+	else if ((j->flags & DRM_WAFER_JOB_NOP) &&
+		 (j->in_handle || j->out_handle || j->in_offset || j->out_offset))
+		e->invalid = "NOP with a buffer";
+	else if (j->flags & DRM_WAFER_JOB_NOP)
+		e->invalid = NULL;	/* the rest describes work, which a NOP has none of */
 	else if (!j->n_tokens || j->n_tokens > dinfo.max_tokens_per_job)
 		e->invalid = "n_tokens outside 1..max_tokens_per_job";
 	else if (j->top_k > DRM_WAFER_MAX_TOPK)
@@ -1427,10 +1448,6 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 	else if ((j->flags & DRM_WAFER_JOB_OUT_ACT) &&
 		 (j->top_k || (j->flags & DRM_WAFER_JOB_ALL_POSITIONS)))
 		e->invalid = "OUT_ACT with top_k or ALL_POSITIONS";
-	else if (j->in_syncobj_count > dinfo.max_in_syncobjs)
-		e->invalid = "in_syncobj_count > max_in_syncobjs";
-	else if (j->in_syncobj_count && !j->in_syncobjs)
-		e->invalid = "in_syncobjs NULL with a count";
 	else if ((uint64_t)j->start_pos + j->n_tokens > 0xffffffffull)
 		e->invalid = "start_pos + n_tokens wraps";
 	if (!j->in_syncobj_count)
