@@ -10,9 +10,16 @@
  *                        submits B jobs in one batch and reaps B completions:
  *                        aggregate host tokens/s and modelled tokens/s (tokens
  *                        over the device's modelled makespan, see below)
- *   submission cost      1-token jobs in batches of 1, 8, 32 per path (kernel:
- *                        ioctl and io_uring; inproc for reference): jobs/s and
- *                        p50/p99 of each job's submit -> reap host latency
+ *   submission cost      no-op jobs (WAFER_JOB_NOP: the device completes them
+ *                        at once, so only submission and completion are
+ *                        measured) in batches of 1, 8, 32, 128 per path
+ *                        (kernel: ioctl and io_uring, whose device fd is
+ *                        registered, IOSQE_FIXED_FILE; inproc for reference):
+ *                        jobs/s, p50/p99 of each job's submit -> reap host
+ *                        latency, and the submitting process's CPU time per
+ *                        job (user + system, and system alone; io-wq workers
+ *                        are threads of the process and count), with the
+ *                        io_uring / ioctl ratio of CPU time per job
  *   devices              the model split over N = 1..--devices devices (a
  *                        pipeline, wafer_open_pipeline()): modelled latency of
  *                        one sequence's token, modelled and host aggregate
@@ -39,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -50,7 +58,7 @@
 #define RES_SIZE	WAFER_RESULT_SIZE(0)
 
 static const unsigned int batch_sizes[] = { 1, 2, 4, 8, 16 };
-static const unsigned int submit_batches[] = { 1, 8, 32 };
+static const unsigned int submit_batches[] = { 1, 8, 32, 128 };
 /* Sequences of the device axis: one alone, and enough to hide link hops. */
 static const unsigned int axis_b[] = { 1, 16, 64 };
 
@@ -121,7 +129,8 @@ struct decode_res {
  * @host_ns: host time, all of them
  * @p50_ns: median submit -> reap latency
  * @p99_ns: 99th percentile
- * @dev_ns: modelled device time per job, mean
+ * @cpu_ns: CPU time of the process (user + system), all of them
+ * @sys_ns: its system part
  * @error: non-zero: the path is unavailable (message in @why)
  * @why: reason
  */
@@ -133,7 +142,8 @@ struct sub_res {
 	uint64_t host_ns;
 	uint64_t p50_ns;
 	uint64_t p99_ns;
-	uint64_t dev_ns;
+	uint64_t cpu_ns;
+	uint64_t sys_ns;
 	int error;
 	char why[160];
 };
@@ -172,7 +182,7 @@ struct bench {
 	unsigned int n_single;
 	struct decode_res agg[2 * N_B];
 	unsigned int n_agg;
-	struct sub_res sub[3 * N_SUB];
+	struct sub_res sub[3 * N_SUB + 1];
 	unsigned int n_sub;
 	char devs[2][256];
 	unsigned int n_devs;
@@ -476,15 +486,29 @@ out:
 
 /* --------------------------------------------------- submission cost -- */
 
-/* @jobs 1-token jobs (position 0 of slots 0..batch-1) in batches of @batch. */
+/* User and system CPU time of the whole process so far (ns). */
+static void cpu_times(uint64_t *all, uint64_t *sys)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000;
+	*all = *sys + (uint64_t)ru.ru_utime.tv_sec * 1000000000ull +
+	       (uint64_t)ru.ru_utime.tv_usec * 1000;
+}
+
+/*
+ * @njobs no-op jobs in batches of @batch, each batch on slots 0..batch-1
+ * (jobs of one slot would be ordered, by io_uring links, behind each other).
+ */
 static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int batch,
 		   unsigned int njobs, struct sub_res *r)
 {
 	struct wafer_completion *cpl = calloc(batch, sizeof(*cpl));
 	struct wafer_job *jobs = calloc(batch, sizeof(*jobs));
 	uint64_t *when = calloc(batch, sizeof(*when));
-	uint64_t *lat = calloc(njobs, sizeof(*lat)), t0, dev_sum = 0;
-	struct run_bufs rb = { 0 };
+	uint64_t *lat = calloc(njobs, sizeof(*lat)), t0, cpu0, sys0, cpu1, sys1;
+	struct wafer_ctx *ctx = NULL;
 	unsigned int done = 0, i, round;
 	int ret = -1;
 
@@ -492,42 +516,44 @@ static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int ba
 		fprintf(stderr, "wafer bench: %s\n", strerror(ENOMEM));
 		goto out;
 	}
-	if (bufs_create(dev, m, batch, 1, 4, (size_t)batch * RES_SIZE, &rb))
+	/* Whole batches only (the caller sized @njobs): every one is @batch jobs. */
+	if (wafer_ctx_create(m, batch, 1, &ctx)) {
+		fail("creating the context");
 		goto out;
-	*(uint32_t *)wafer_bo_map(rb.in) = WAFER_TOKEN_BOS;
+	}
 	for (i = 0; i < batch; i++)
-		jobs[i] = (struct wafer_job){
-			.ctx = rb.ctx, .slot = i, .start_pos = 0, .n_tokens = 1, .in = rb.in,
-			.out = rb.out, .out_offset = (uint64_t)i * RES_SIZE, .user_data = i,
-		};
+		jobs[i] = (struct wafer_job){ .ctx = ctx, .slot = i, .flags = WAFER_JOB_NOP,
+					      .user_data = i };
 	/* Round 0 warms up (first-use costs), rounds 1.. are measured. */
-	t0 = 0;
+	t0 = cpu0 = sys0 = 0;
 	for (round = 0; done < njobs; round++) {
-		unsigned int nb = round ? (njobs - done < batch ? njobs - done : batch) : batch;
+		unsigned int nb = batch;
 		uint64_t ts;
 
-		if (round == 1)
+		if (round == 1) {
 			t0 = cli_now_ns();
+			cpu_times(&cpu0, &sys0);
+		}
 		ts = cli_now_ns();
-		if (submit_all(dev, jobs, nb) || reap_all(dev, cpl, nb, when, "a job"))
+		if (submit_all(dev, jobs, nb) || reap_all(dev, cpl, nb, when, "a no-op job"))
 			goto out;
 		if (!round)
 			continue;
-		for (i = 0; i < nb; i++) {
+		for (i = 0; i < nb; i++)
 			lat[done + i] = when[i] - ts;
-			dev_sum += cpl[i].device_ns;
-		}
 		done += nb;
 	}
 	r->host_ns = cli_now_ns() - t0;
+	cpu_times(&cpu1, &sys1);
+	r->cpu_ns = cpu1 - cpu0;
+	r->sys_ns = sys1 - sys0;
 	r->batch = batch;
 	r->jobs = njobs;
-	r->dev_ns = dev_sum / njobs;
 	r->p50_ns = cli_percentile(lat, njobs, 50);
 	r->p99_ns = cli_percentile(lat, njobs, 99);
 	ret = 0;
 out:
-	bufs_destroy(&rb);
+	wafer_ctx_destroy(ctx);
 	free(lat);
 	free(when);
 	free(jobs);
@@ -610,10 +636,14 @@ static int run_subcost(struct bench *bn, const struct bench_args *a, struct wafe
 	for (k = 0; k < N_SUB; k++) {
 		struct sub_res *r = &bn->sub[bn->n_sub];
 
-		fprintf(stderr, "wafer bench: %s/%s: %u jobs in batches of %u\n",
-			wafer_backend_name(dev), wafer_submit_name(dev), a->sub_jobs,
-			submit_batches[k]);
-		if (subcost(dev, m, submit_batches[k], a->sub_jobs, r))
+		unsigned int batch = submit_batches[k];
+		/* At least four batches, whole ones. */
+		unsigned int njobs = a->sub_jobs > 4 * batch ? a->sub_jobs : 4 * batch;
+
+		njobs = (njobs + batch - 1) / batch * batch;
+		fprintf(stderr, "wafer bench: %s/%s: %u no-op jobs in batches of %u\n",
+			wafer_backend_name(dev), wafer_submit_name(dev), njobs, batch);
+		if (subcost(dev, m, batch, njobs, r))
 			return -1;
 		r->backend = wafer_backend_name(dev);
 		r->submit = wafer_submit_name(dev);
@@ -816,6 +846,58 @@ static void print_axis(const struct bench *bn)
 	}
 }
 
+/* The row of @backend/@submit at @batch, or NULL. */
+static const struct sub_res *sub_row(const struct bench *bn, const char *backend,
+				     const char *submit, unsigned int batch)
+{
+	unsigned int i;
+
+	for (i = 0; i < bn->n_sub; i++) {
+		const struct sub_res *r = &bn->sub[i];
+
+		if (!r->error && r->batch == batch && !strcmp(r->backend, backend) &&
+		    !strcmp(r->submit, submit))
+			return r;
+	}
+	return NULL;
+}
+
+static void print_subcost(const struct bench *bn)
+{
+	unsigned int i, k;
+	int ratios = 0;
+
+	printf("\nsubmission cost (no-op jobs: the device completes them at once; latency = submit "
+	       "-> reap of each job, host time; CPU = the process's user + system time per job)\n");
+	printf("  %-7s %-6s %5s %6s %10s %10s %10s %12s %12s\n", "backend", "submit", "batch",
+	       "jobs", "jobs/s", "p50 us", "p99 us", "cpu us/job", "sys us/job");
+	for (i = 0; i < bn->n_sub; i++) {
+		const struct sub_res *r = &bn->sub[i];
+
+		if (r->error) {
+			printf("  %-7s %-6s unavailable: %s\n", r->backend, r->submit, r->why);
+			continue;
+		}
+		printf("  %-7s %-6s %5u %6u %10.1f %10.1f %10.1f %12.2f %12.2f\n", r->backend,
+		       r->submit, r->batch, r->jobs, per_s(r->jobs, r->host_ns), r->p50_ns / 1e3,
+		       r->p99_ns / 1e3, r->cpu_ns / 1e3 / r->jobs, r->sys_ns / 1e3 / r->jobs);
+	}
+	for (k = 0; k < N_SUB; k++) {
+		const struct sub_res *u = sub_row(bn, "kernel", "uring", submit_batches[k]);
+		const struct sub_res *o = sub_row(bn, "kernel", "ioctl", submit_batches[k]);
+
+		if (!u || !o || !o->cpu_ns)
+			continue;
+		if (!ratios++)
+			printf("  kernel CPU time per job, io_uring / ioctl:");
+		printf(" batch %u %.2fx%s", submit_batches[k],
+		       ((double)u->cpu_ns / u->jobs) / ((double)o->cpu_ns / o->jobs),
+		       k + 1 < N_SUB ? "," : "");
+	}
+	if (ratios)
+		printf("\n");
+}
+
 static void print_tables(const struct bench *bn, const struct bench_args *a,
 			 const char *model)
 {
@@ -866,20 +948,7 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 		       "first-job latency + (B-1)/B x the busiest stage's modelled busy time "
 		       "(debugfs stages)\n");
 
-	printf("\nsubmission cost (1-token jobs; latency = submit -> reap of each job, host time)\n");
-	printf("  %-7s %-6s %5s %6s %10s %10s %10s %13s\n", "backend", "submit", "batch", "jobs",
-	       "jobs/s", "p50 us", "p99 us", "modelled us/job");
-	for (i = 0; i < bn->n_sub; i++) {
-		const struct sub_res *r = &bn->sub[i];
-
-		if (r->error) {
-			printf("  %-7s %-6s unavailable: %s\n", r->backend, r->submit, r->why);
-			continue;
-		}
-		printf("  %-7s %-6s %5u %6u %10.1f %10.1f %10.1f %13.2f\n", r->backend, r->submit,
-		       r->batch, r->jobs, per_s(r->jobs, r->host_ns), r->p50_ns / 1e3,
-		       r->p99_ns / 1e3, r->dev_ns / 1e3);
-	}
+	print_subcost(bn);
 	if (bn->n_axis)
 		print_axis(bn);
 	fflush(stdout);
@@ -896,7 +965,8 @@ static void usage(FILE *f)
 		"  --backend kernel|inproc|all   (default all: kernel when a wafer device exists)\n"
 		"  --quant int8|int4     weight format (default int8)\n"
 		"  --tokens N            decode steps per sequence (default 64; --quick 8)\n"
-		"  --jobs N              jobs per submission-cost figure (default 512; --quick 64)\n"
+		"  --jobs N              jobs per submission-cost figure (default 512; --quick 64;\n"
+		"                        at least 4 batches)\n"
 		"  --devices N           device axis: the model over 1..N devices (default 5;\n"
 		"                        kernel: as many as exist; 0: none)\n"
 		"  --profile P, --stages N, --sram-kib K   inproc devices of the device axis\n"

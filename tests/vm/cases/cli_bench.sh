@@ -1,6 +1,6 @@
 # `wafer bench --quick` in the VM prints every row of its three tables
-# (kernel and inproc backends, both kernel submit paths, every B) with
-# positive figures; `wafer top` prints per-stage lines while `wafer run`
+# (kernel and inproc backends, both kernel submit paths, every B and
+# submission batch, the io_uring / ioctl CPU ratio) with positive figures; `wafer top` prints per-stage lines while `wafer run`
 # generates in the background.
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
@@ -33,11 +33,13 @@ for be in 'kernel +uring' 'inproc +inproc'; do
 		expect_contains "$bench" "^  $be +$b +[0-9]+ +$pos +${num}x +~?$pos +${num}x\$"
 	done
 done
+# Submission cost of no-op jobs: jobs/s, p50, p99, CPU and system us per job.
 for path in 'kernel +uring' 'kernel +ioctl' 'inproc +inproc'; do
-	for batch in 1 8 32; do
-		expect_contains "$bench" "^  $path +$batch +64 +$pos +$pos +$pos +$pos\$"
+	for batch in 1 8 32 128; do
+		expect_contains "$bench" "^  $path +$batch +[0-9]+ +$pos +$pos +$pos +$pos +$num\$"
 	done
 done
+expect_contains "$bench" "^  kernel CPU time per job, io_uring / ioctl: batch 1 ${num}x, batch 8 ${num}x, batch 32 ${num}x, batch 128 ${num}x\$"
 
 top=$(section top)
 printf '%s\n' "$top"
