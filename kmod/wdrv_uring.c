@@ -182,8 +182,12 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	 * leave a completed command on the ring's cancelable list.
 	 */
 	io_uring_cmd_mark_cancelable(ioucmd, issue_flags);
+	/*
+	 * Already done (a NOP can be): complete from task work as the callback
+	 * would, not from inside the issue, which may be io_uring's inline one.
+	 */
 	if (dma_fence_add_callback(req->result->finished, &req->cb, wdrv_uring_fence_cb))
-		wdrv_uring_task_done(ioucmd, issue_flags); /* already done */
+		io_uring_cmd_complete_in_task(ioucmd, wdrv_uring_task_done);
 	ret = -EIOCBQUEUED;
 out:
 	count_issue(to_wafer_file(file), nowait, ret);

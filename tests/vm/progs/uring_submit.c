@@ -8,7 +8,7 @@
  *  - those commands were issued inline: most completed submission in the
  *    non-blocking issue (fdinfo drm-wafer-uring-inline), only the first
  *    batch's (whose BOs were not mapped yet) and those that met a held
- *    lock went through an io-wq worker;
+ *    lock went through an io-wq worker; with uring_inline=0 all of them do;
  *  - a ring without SQE128, an unknown cmd_op and an invalid job complete
  *    with the documented errors;
  *  - a child process killed with 64 commands in flight: afterwards the
@@ -55,6 +55,18 @@ static struct drm_wafer_job decode_job(uint32_t slot, uint32_t pos, uint32_t n)
 		.out_offset = ((size_t)slot * n + pos) * DRM_WAFER_RESULT_SIZE(TOPK),
 	};
 	return j;
+}
+
+/* Writes the uring_inline module parameter; 1 if it took. */
+static int set_uring_inline(int on)
+{
+	FILE *f = fopen("/sys/module/wafer/parameters/uring_inline", "w");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fputs(on ? "1" : "0", f) >= 0;
+	return fclose(f) == 0 && ok;
 }
 
 /* Submits one command on a fresh ring set up with @flags; returns its res. */
@@ -166,6 +178,30 @@ int main(int argc, char **argv)
 		      blk == punt && inl >= 3 * punt,
 		      "of %u commands %lld were submitted inline, %lld retried from io-wq "
 		      "(%lld issued blocking)", n * SLOTS, inl, punt, blk);
+	}
+	/* uring_inline=0: every command goes through io-wq, and still completes. */
+	if (set_uring_inline(0)) {
+		long long inl = wt_fdinfo(fd, "drm-wafer-uring-inline");
+		long long punt = wt_fdinfo(fd, "drm-wafer-uring-punted");
+
+		for (s = 0; s < SLOTS; s++) {
+			struct drm_wafer_job j = decode_job(s, 0, n);
+
+			prep_job(io_uring_get_sqe(&ring), 1, &j, s, DRM_WAFER_URING_CMD_SUBMIT);
+		}
+		ok = io_uring_submit(&ring) == SLOTS;
+		for (s = 0; s < SLOTS && ok; s++) {
+			struct io_uring_cqe *cqe;
+
+			ok = !io_uring_wait_cqe(&ring, &cqe) && cqe->res == 0;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		wt_ok(ok && wt_fdinfo(fd, "drm-wafer-uring-inline") == inl &&
+		      wt_fdinfo(fd, "drm-wafer-uring-punted") == punt + SLOTS,
+		      "uring_inline=0: %d commands all retried from io-wq, completed", SLOTS);
+		set_uring_inline(1);
+	} else {
+		wt_ok(0, "writing /sys/module/wafer/parameters/uring_inline");
 	}
 
 	{
