@@ -101,8 +101,11 @@ static void wdrv_test_job_nop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), 0);
 	j.slot = SLOTS;
 	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
-#define NOP_BAD(field, v) do { j = nop; j.field = (v); \
-		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, #field); } while (0)
+#define NOP_BAD(field, v) do {						\
+		j = nop;						\
+		j.field = (v);						\
+		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, #field);	\
+	} while (0)
 	NOP_BAD(n_tokens, 1);
 	NOP_BAD(start_pos, 1);
 	NOP_BAD(top_k, 1);
