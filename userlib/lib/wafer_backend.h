@@ -238,6 +238,15 @@ int wafer_submit_batches(struct wafer_dev *dev, const struct wafer_job_hw *jobs,
 			 int (*post)(struct wafer_dev *dev, const struct wafer_job_hw *jobs,
 				     unsigned int n));
 
+/*
+ * Runs positions [pos, pos + n) of @slot of @ctx, ids already in @in, in
+ * as few jobs as the device takes, all in flight at once, and waits for
+ * them (wafer_generate.c; the speculative loop uses it too).
+ */
+int wafer_run_positions(struct wafer_ctx *ctx, unsigned int slot, struct wafer_bo *in,
+			struct wafer_bo *out, unsigned int pos, unsigned int n, unsigned int flags,
+			unsigned int top_k, uint64_t *ns, unsigned int *jobs);
+
 /* NUMA placement (wafer_numa.c): no-ops when @node < 0 or libnuma is unusable. */
 void wafer_numa_bind_thread(int node);
 void wafer_numa_place(void *p, size_t len, int node);

@@ -29,31 +29,40 @@ struct gen {
 	unsigned int top_k;
 };
 
-/* Runs positions [pos, pos + n) (ids already in g->in); result of the last in g->out. */
-static int run(struct gen *g, unsigned int pos, unsigned int n)
+/*
+ * Runs positions [pos, pos + n) of @slot of @ctx, ids already in @in, in
+ * as few jobs as the device takes, all in flight at once; results at
+ * @out's start (one per position with WAFER_JOB_ALL_POSITIONS, else the
+ * last).  Adds the jobs' modelled time to *@ns and their count to *@jobs.
+ */
+int wafer_run_positions(struct wafer_ctx *ctx, unsigned int slot, struct wafer_bo *in,
+			struct wafer_bo *out, unsigned int pos, unsigned int n, unsigned int flags,
+			unsigned int top_k, uint64_t *ns, unsigned int *jobs)
 {
-	struct wafer_dev *dev = g->ctx->model->dev;
+	struct wafer_dev *dev = ctx->model->dev;
 	unsigned int per = dev->info.max_tokens_per_job ? dev->info.max_tokens_per_job : n;
 	unsigned int njobs = (n + per - 1) / per, i, got = 0;
-	struct wafer_job *jobs = calloc(njobs, sizeof(*jobs));
+	struct wafer_job *j = calloc(njobs, sizeof(*j));
 	struct wafer_completion c;
 	int ret = 0, sub = 0;
 
-	if (!jobs)
+	if (!j)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	for (i = 0; i < njobs; i++) {
 		unsigned int p = pos + i * per;
 
-		jobs[i] = (struct wafer_job){
-			.ctx = g->ctx, .slot = g->o->slot, .start_pos = p,
-			.n_tokens = n - i * per < per ? n - i * per : per,
-			.top_k = g->top_k, .in = g->in, .in_offset = (uint64_t)p * 4,
-			.out = g->out, .user_data = i,
+		j[i] = (struct wafer_job){
+			.ctx = ctx, .slot = slot, .start_pos = p,
+			.n_tokens = n - i * per < per ? n - i * per : per, .flags = flags,
+			.top_k = top_k, .in = in, .in_offset = (uint64_t)p * 4, .out = out,
+			.out_offset = (flags & WAFER_JOB_ALL_POSITIONS) ?
+				      (uint64_t)(p - pos) * WAFER_RESULT_SIZE(top_k) : 0,
+			.user_data = i,
 		};
 	}
 	/* One batch: all chunks of a prefill are in flight together. */
 	for (i = 0; i < njobs; i += (unsigned int)sub) {
-		sub = wafer_submit(dev, jobs + i, njobs - i);
+		sub = wafer_submit(dev, j + i, njobs - i);
 		if (sub == -EAGAIN && wafer_inflight(dev))
 			break;	/* reap what is in flight and fail below */
 		if (sub < 0) {
@@ -61,7 +70,7 @@ static int run(struct gen *g, unsigned int pos, unsigned int n)
 			break;
 		}
 	}
-	free(jobs);
+	free(j);
 	while (wafer_inflight(dev)) {
 		int r = wafer_reap(dev, &c, 1, 1, -1);
 
@@ -69,16 +78,27 @@ static int run(struct gen *g, unsigned int pos, unsigned int n)
 			return r < 0 ? r : wafer_set_error(-ETIMEDOUT, "a job at position %u did "
 							   "not complete in time", pos);
 		got++;
-		g->st->jobs++;
-		g->st->device_ns += c.device_ns;
-		if (n == 1)
-			g->st->decode_device_ns += c.device_ns;
+		(*jobs)++;
+		*ns += c.device_ns;
 		if (c.status && !ret)
 			ret = wafer_set_error(c.status, "the job at positions %u..+%u failed: %s",
 					      pos, n, wafer_strerror(c.status));
 	}
 	if (!ret && got < njobs)
-		ret = wafer_set_error(-EAGAIN, "the device took %u of %u prefill jobs", got, njobs);
+		ret = wafer_set_error(-EAGAIN, "the device took %u of %u jobs", got, njobs);
+	return ret;
+}
+
+/* Runs positions [pos, pos + n) (ids already in g->in); result of the last in g->out. */
+static int run(struct gen *g, unsigned int pos, unsigned int n)
+{
+	uint64_t ns = 0;
+	int ret = wafer_run_positions(g->ctx, g->o->slot, g->in, g->out, pos, n, 0, g->top_k,
+				      &ns, &g->st->jobs);
+
+	g->st->device_ns += ns;
+	if (n == 1)
+		g->st->decode_device_ns += ns;
 	return ret;
 }
 

@@ -75,71 +75,12 @@ struct spec {
 	uint64_t t_first;
 };
 
-/*
- * Runs positions [pos, pos + n) of @slot of @ctx, ids already in @in, in
- * as few jobs as the device takes, all in flight at once; results at
- * @out's start (one per position with WAFER_JOB_ALL_POSITIONS, else the
- * last).  Adds the jobs' modelled time to *@ns and their count to *@jobs.
- */
-static int run(struct wafer_ctx *ctx, unsigned int slot, struct wafer_bo *in,
-	       struct wafer_bo *out, unsigned int pos, unsigned int n, unsigned int flags,
-	       unsigned int top_k, uint64_t *ns, unsigned int *jobs)
-{
-	struct wafer_dev *dev = ctx->model->dev;
-	unsigned int per = dev->info.max_tokens_per_job ? dev->info.max_tokens_per_job : n;
-	unsigned int njobs = (n + per - 1) / per, i, got = 0;
-	struct wafer_job *j = calloc(njobs, sizeof(*j));
-	struct wafer_completion c;
-	int ret = 0, sub = 0;
-
-	if (!j)
-		return wafer_set_error(-ENOMEM, "out of memory");
-	for (i = 0; i < njobs; i++) {
-		unsigned int p = pos + i * per;
-
-		j[i] = (struct wafer_job){
-			.ctx = ctx, .slot = slot, .start_pos = p,
-			.n_tokens = n - i * per < per ? n - i * per : per, .flags = flags,
-			.top_k = top_k, .in = in, .in_offset = (uint64_t)p * 4, .out = out,
-			.out_offset = (flags & WAFER_JOB_ALL_POSITIONS) ?
-				      (uint64_t)(p - pos) * WAFER_RESULT_SIZE(top_k) : 0,
-			.user_data = i,
-		};
-	}
-	for (i = 0; i < njobs; i += (unsigned int)sub) {
-		sub = wafer_submit(dev, j + i, njobs - i);
-		if (sub == -EAGAIN && wafer_inflight(dev))
-			break;	/* reap what is in flight and fail below */
-		if (sub < 0) {
-			ret = sub;
-			break;
-		}
-	}
-	free(j);
-	while (wafer_inflight(dev)) {
-		int r = wafer_reap(dev, &c, 1, 1, -1);
-
-		if (r <= 0)
-			return r < 0 ? r : wafer_set_error(-ETIMEDOUT, "a job at position %u did "
-							   "not complete in time", pos);
-		got++;
-		*ns += c.device_ns;
-		if (c.status && !ret)
-			ret = wafer_set_error(c.status, "the job at positions %u..+%u failed: %s",
-					      pos, n, wafer_strerror(c.status));
-	}
-	*jobs += got;
-	if (!ret && got < njobs)
-		ret = wafer_set_error(-EAGAIN, "the device took %u of %u jobs", got, njobs);
-	return ret;
-}
-
 /* Target jobs: counted in the generation's statistics. */
 static int run_target(struct spec *g, unsigned int pos, unsigned int n, unsigned int flags,
 		      uint64_t *ns)
 {
 	uint64_t t = 0;
-	int ret = run(g->ctx, g->o->slot, g->in, g->out, pos, n, flags, g->top_k, &t,
+	int ret = wafer_run_positions(g->ctx, g->o->slot, g->in, g->out, pos, n, flags, g->top_k, &t,
 		      &g->st->jobs);
 
 	g->st->device_ns += t;
@@ -151,7 +92,7 @@ static int run_target(struct spec *g, unsigned int pos, unsigned int n, unsigned
 static int run_draft(struct spec *g, unsigned int pos, unsigned int n, uint64_t *ns)
 {
 	uint64_t t = 0;
-	int ret = run(g->so->draft, g->so->draft_slot, g->din, g->dout, pos, n, 0, g->top_k,
+	int ret = wafer_run_positions(g->so->draft, g->so->draft_slot, g->din, g->dout, pos, n, 0, g->top_k,
 		      &t, &g->sst->draft_jobs);
 
 	g->st->device_ns += t;
