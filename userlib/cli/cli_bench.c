@@ -995,19 +995,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
-
 static int parse(struct bench_args *a, int argc, char **argv)
 {
 	unsigned int tokens = 0, jobs = 0, v;
@@ -1044,34 +1031,34 @@ static int parse(struct bench_args *a, int argc, char **argv)
 			a->conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
 			break;
 		case OPT_TOKENS:
-			bad = parse_uint(optarg, 1, 4096, &tokens);
+			bad = cli_parse_uint(optarg, 1, 4096, &tokens);
 			break;
 		case OPT_JOBS:
-			bad = parse_uint(optarg, 1, 1000000, &jobs);
+			bad = cli_parse_uint(optarg, 1, 1000000, &jobs);
 			break;
 		case OPT_QUICK:
 			a->quick = 1;
 			break;
 		case OPT_DEVICES:
-			bad = parse_uint(optarg, 0, MAX_AXIS, &a->devices);
+			bad = cli_parse_uint(optarg, 0, MAX_AXIS, &a->devices);
 			break;
 		case OPT_PROFILE:
 			bad = strcmp(optarg, "wafer") && strcmp(optarg, "asic");
 			a->member.profile = optarg;
 			break;
 		case OPT_STAGES:
-			bad = parse_uint(optarg, 1, 256, &v);
+			bad = cli_parse_uint(optarg, 1, 256, &v);
 			a->member.stages = v;
 			break;
 		case OPT_SRAM:
-			bad = parse_uint(optarg, 1, 1 << 20, &v);
+			bad = cli_parse_uint(optarg, 1, 1 << 20, &v);
 			a->member.sram_bytes = (uint64_t)v << 10;
 			break;
 		case 'z':
 			a->tokenizer = optarg;
 			break;
 		case OPT_DRAFT_TOKENS:
-			bad = parse_uint(optarg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
+			bad = cli_parse_uint(optarg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
 			break;
 		case 'h':
 		case OPT_HELP:

@@ -7,6 +7,19 @@
 
 #include "cli.h"
 
+int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
 int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
 		   unsigned int max)
 {

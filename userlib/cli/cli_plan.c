@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,19 +100,6 @@ static const char *opt_name(int val)
 		if (o->val == val)
 			return o->name;
 	return "?";
-}
-
-static int parse_u(const char *s, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > 0xffffffffu)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
 }
 
 /* A parameter count: digits with an optional M, B or T. */
@@ -403,7 +391,7 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
 			  c == OPT_SHARED ? &s->n_shared : c == OPT_EXPERT_HIDDEN ?
 			  &s->expert_hidden : c == OPT_MOE_EVERY ? &s->moe_every : &s->vocab;
 
-	return parse_u(arg, f);
+	return cli_parse_uint(arg, 0, UINT_MAX, f);
 }
 
 int cli_cmd_plan(int argc, char **argv)
@@ -429,19 +417,19 @@ int cli_cmd_plan(int argc, char **argv)
 			if (!strcmp(optarg, "auto"))
 				o.devices = 0;
 			else
-				bad = parse_u(optarg, &o.devices) || !o.devices;
+				bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.devices) || !o.devices;
 			break;
 		case OPT_BITS:
-			bad = parse_u(optarg, &o.weight_bits);
+			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.weight_bits);
 			break;
 		case OPT_BATCH:
-			bad = parse_u(optarg, &o.batch);
+			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.batch);
 			break;
 		case OPT_CONTEXT:
-			bad = parse_u(optarg, &o.context);
+			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.context);
 			break;
 		case OPT_PROMPT:
-			bad = parse_u(optarg, &o.prompt) || !o.prompt;
+			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.prompt) || !o.prompt;
 			break;
 		case OPT_JSON:
 			json = 1;
@@ -453,7 +441,7 @@ int cli_cmd_plan(int argc, char **argv)
 			bad = parse_prob(optarg, &o.draft_accept);
 			break;
 		case OPT_DRAFT_TOKENS:
-			bad = parse_u(optarg, &o.draft_tokens);
+			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.draft_tokens);
 			break;
 		case OPT_SWEEP:
 			sweep_name = optarg;

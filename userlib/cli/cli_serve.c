@@ -108,19 +108,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int unum(const char *s, unsigned long lo, unsigned long hi, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
-
 static int parse_opt(struct serve_args *a, int opt, const char *arg)
 {
 	int ret, bad;
@@ -139,34 +126,34 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		a->host = arg;
 		return 0;
 	case OPT_PORT:
-		bad = unum(arg, 0, 65535, &a->port);
+		bad = cli_parse_uint(arg, 0, 65535, &a->port);
 		break;
 	case OPT_SLOTS:
-		bad = unum(arg, 1, 256, &a->slots);
+		bad = cli_parse_uint(arg, 1, 256, &a->slots);
 		break;
 	case OPT_QUEUE:
-		bad = unum(arg, 0, 1 << 20, &a->queue);
+		bad = cli_parse_uint(arg, 0, 1 << 20, &a->queue);
 		break;
 	case OPT_CTX:
-		bad = unum(arg, 1, 1 << 20, &a->ctx_len);
+		bad = cli_parse_uint(arg, 1, 1 << 20, &a->ctx_len);
 		break;
 	case OPT_CHUNK:
-		bad = unum(arg, 1, 4096, &a->chunk);
+		bad = cli_parse_uint(arg, 1, 4096, &a->chunk);
 		break;
 	case OPT_MAXTOK:
-		bad = unum(arg, 1, 1 << 20, &a->max_tokens);
+		bad = cli_parse_uint(arg, 1, 1 << 20, &a->max_tokens);
 		break;
 	case OPT_MAXBODY:
-		bad = unum(arg, 64, 1 << 30, &a->max_body);
+		bad = cli_parse_uint(arg, 64, 1 << 30, &a->max_body);
 		break;
 	case OPT_MAXCONN:
-		bad = unum(arg, 1, 65536, &a->max_conn);
+		bad = cli_parse_uint(arg, 1, 65536, &a->max_conn);
 		break;
 	case OPT_IDLE:
-		bad = unum(arg, 1, 86400, &a->idle_timeout);
+		bad = cli_parse_uint(arg, 1, 86400, &a->idle_timeout);
 		break;
 	case OPT_DRAIN:
-		bad = unum(arg, 0, 86400, &a->drain);
+		bad = cli_parse_uint(arg, 0, 86400, &a->drain);
 		break;
 	case OPT_QUANT:
 		bad = strcmp(arg, "int8") && strcmp(arg, "int4");
