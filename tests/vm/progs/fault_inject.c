@@ -16,9 +16,9 @@
  * Operations: file open, GET_INFO, BO_CREATE, BO_INFO, mmap of a BO and
  * touching its pages, MODEL_LOAD, CTX_CREATE, SUBMIT, WAIT, SUBMIT with in-
  * and out-syncobjs, and io_uring SUBMIT: the submitting task's part (the
- * driver returns -EAGAIN there and io_uring hands the command to an io-wq
- * worker) and, separately, the worker's part, injected through the
- * worker's own fail-nth.  The firmware threads are checked to allocate
+ * driver submits inline there, without sleeping; what fails says -EAGAIN
+ * and io_uring hands the command to an io-wq worker) and, separately, the
+ * worker's part (IOSQE_ASYNC), injected through the worker's own fail-nth.  The firmware threads are checked to allocate
  * nothing while contexts are created and jobs run; model load, whose
  * command processor starts the stage workers, is swept like the rest.  Not
  * reachable: the scheduler's and the driver's work items (run_job,
@@ -707,6 +707,13 @@ static void op_submit_sync(unsigned int n, struct outcome *o)
 	idle_ok(o, "SUBMIT+syncobjs");
 }
 
+/*
+ * Set while the io-wq worker's part is swept: IOSQE_ASYNC has io_uring
+ * issue the command from a worker (blocking), as it does when the inline
+ * issue says -EAGAIN.
+ */
+static int uring_async;
+
 static void uring_prep(void)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -718,6 +725,8 @@ static void uring_prep(void)
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = fd;
 	sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
+	if (uring_async)
+		sqe->flags |= IOSQE_ASYNC;
 	memcpy(sqe->cmd, &j, sizeof(j));
 }
 
@@ -736,8 +745,10 @@ static void uring_check(struct outcome *o, const char *what, unsigned int n, int
 /*
  * The submitting task: io_uring_enter and reaping the completion, on a new
  * ring each time (a used ring recycles its requests and allocates nothing).
- * The driver's uring_cmd says -EAGAIN here before allocating anything; the
- * rest runs in the io-wq worker (op_uring_worker).
+ * The driver's uring_cmd submits inline here without sleeping; an
+ * allocation that fails says -EAGAIN and io_uring retries the command from
+ * an io-wq worker (unarmed: the fault is absorbed), whose own part
+ * op_uring_worker sweeps.
  */
 static void op_uring_submitter(unsigned int n, struct outcome *o)
 {
@@ -850,6 +861,8 @@ static void op_uring_worker(unsigned int n, struct outcome *o)
 	int nfd[8], nw, i, try, res = 0;
 	long left;
 
+	uring_async = 1;
+
 	for (try = 0; try < 3; try++) {
 		nw = find_workers(tids, 8);
 		if (!nw) {
@@ -879,6 +892,7 @@ static void op_uring_worker(unsigned int n, struct outcome *o)
 		/* A worker we did not arm ran it: check and try again. */
 		uring_check(o, "uring SUBMIT (io-wq worker)", n, res);
 	}
+	uring_async = 0;
 	o->ret = res;
 	if (o->left < 0)
 		bad(o, "uring worker: n=%u: no armed worker ran the command (%d workers)", n, nw);
@@ -1108,7 +1122,7 @@ int main(void)
 		printf("not ok - fault injection setup\n");
 		return 1;
 	}
-	/* One command first: the io-wq worker then exists and stays. */
+	/* One command first, through io_uring's inline issue. */
 	if (!wt_ok(!uring_run() && results_ok(&out) && model_runs(),
 		   "before any fault: ioctl and uring jobs match the reference"))
 		return wt_done();
