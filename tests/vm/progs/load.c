@@ -92,6 +92,8 @@ static uint32_t ref_arg[PROMPTS][PLEN];
 static struct wfs_topk_entry ref_topk[PROMPTS][PLEN][TOPK];
 static int64_t deadline_ns;	/* CLOCK_MONOTONIC, for the workers */
 static int *progress;		/* shared: jobs completed per worker */
+/* shared: [0] workers set up (or failed to), [1] set when they may submit */
+static int *start;
 
 static int64_t now_ns(void)
 {
@@ -436,8 +438,13 @@ static int worker_run(struct worker *w, uint32_t model_id)
 {
 	int next = 0, s, n, ret = 0;
 
-	if (worker_setup(w, model_id))
+	ret = worker_setup(w, model_id);
+	/* Set up: wait for the others, and for round 0's faults to be armed. */
+	__atomic_add_fetch(&start[0], 1, __ATOMIC_RELAXED);
+	if (ret)
 		return 1;
+	while (!__atomic_load_n(&start[1], __ATOMIC_ACQUIRE))
+		usleep(1000);
 	while (w->done < o.jobs && !ret) {
 		for (s = 0, n = 0; s < o.batch && next < o.jobs && n >= 0; s++) {
 			if (w->slot[s].job >= 0)
@@ -518,59 +525,81 @@ static int dev_left(int dev)
 	return left;
 }
 
+static const char *const fault_kind[] = { "hang", "drop", "corrupt" };
+
 /*
- * R rounds; in each, every device still busy enough gets one fault (the
- * kinds rotate), then each must make its device reset.  A device gets a
- * fault only while each of its workers has two windows of jobs left, so a
- * job is sure to be posted (and caught) after the fault is armed.
+ * Arms round @r's faults: one on every device (the kinds rotate) or, with
+ * @busy_only, on every device still busy enough: while each of its
+ * workers has two windows of jobs left, so a job is sure to be posted (and
+ * caught) after the fault is armed.
  */
-static int inject_faults(int *injected, int *fired_hangs)
+static int arm_round(int r, int busy_only, int *armed, long long *before, int *injected)
 {
-	static const char *const kind[] = { "hang", "drop", "corrupt" };
-	long long before[MAX_DEVICES];
-	int r, d, armed[MAX_DEVICES], ret = 0;
+	int d, ret = 0;
 
-	/* Let the load get going first. */
-	while (dev_left(0) > o.jobs * workers_on(0) * 9 / 10 && now_ns() < deadline_ns)
-		usleep(2000);
-	for (r = 0; r < o.faults && !ret; r++) {
-		for (d = 0; d < o.devices; d++) {
-			const char *k = kind[(d + r) % 3];
+	for (d = 0; d < o.devices; d++) {
+		const char *k = fault_kind[(d + r) % 3];
 
-			armed[d] = 0;
-			if (dev_left(d) < workers_on(d) * 2 * o.batch)
-				continue;
-			before[d] = dbg_jobs(d, "resets");
-			ret = wt_inject_fault(d, k);
-			/*
-			 * The control command queues behind the jobs; under a slow
-			 * kernel it may outlive its timeout (twice job_timeout_ms), which
-			 * resets the device: a fault too, but not the one asked for.
-			 */
-			if (ret == -ETIMEDOUT) {
-				wt_diag("round %d: inject %s on device %d timed out (the device "
-					"resets)", r, k, d);
-				ret = 0;
-				continue;
-			}
-			if (!wt_ok(!ret, "round %d: inject %s on device %d (%d)", r, k, d, ret))
-				break;
-			armed[d] = 1;
-			++*injected;
+		armed[d] = 0;
+		if (busy_only && dev_left(d) < workers_on(d) * 2 * o.batch) {
+			wt_diag("round %d: device %d has %d jobs left, too few to arm a %s",
+				r, d, dev_left(d), k);
+			continue;
 		}
-		for (d = 0; d < o.devices && !ret; d++) {
-			const char *k = kind[(d + r) % 3];
-
-			if (!armed[d])
-				continue;
-			/* Its workers cannot finish before it fires (they wait). */
-			while (dbg_jobs(d, "resets") <= before[d] && dev_left(d) &&
-			       now_ns() < deadline_ns)
-				usleep(2000);
-			ret = !wt_ok(dbg_jobs(d, "resets") > before[d],
-				     "round %d: device %d reset after the %s", r, d, k);
-			*fired_hangs += !ret && !strcmp(k, "hang");
+		before[d] = dbg_jobs(d, "resets");
+		ret = wt_inject_fault(d, k);
+		/*
+		 * The control command queues behind the jobs; under a slow
+		 * kernel it may outlive its timeout (twice job_timeout_ms), which
+		 * resets the device: a fault too, but not the one asked for.
+		 */
+		if (ret == -ETIMEDOUT) {
+			wt_diag("round %d: inject %s on device %d timed out (the device "
+				"resets)", r, k, d);
+			ret = 0;
+			continue;
 		}
+		if (!wt_ok(!ret, "round %d: inject %s on device %d (%d)", r, k, d, ret))
+			break;
+		armed[d] = 1;
+		++*injected;
+	}
+	return ret;
+}
+
+/* Each device armed in round @r must reset (its workers wait for it). */
+static int wait_round(int r, const int *armed, const long long *before, int *fired_hangs)
+{
+	int d, ret = 0;
+
+	for (d = 0; d < o.devices && !ret; d++) {
+		const char *k = fault_kind[(d + r) % 3];
+
+		if (!armed[d])
+			continue;
+		while (dbg_jobs(d, "resets") <= before[d] && dev_left(d) &&
+		       now_ns() < deadline_ns)
+			usleep(2000);
+		ret = !wt_ok(dbg_jobs(d, "resets") > before[d],
+			     "round %d: device %d reset after the %s", r, d, k);
+		*fired_hangs += !ret && !strcmp(k, "hang");
+	}
+	return ret;
+}
+
+/*
+ * R rounds of faults.  Round 0 was armed on every device before the
+ * workers started submitting; the later rounds arm the devices still busy
+ * enough.
+ */
+static int inject_faults(int *armed, long long *before, int *injected, int *fired_hangs)
+{
+	int r, ret = wait_round(0, armed, before, fired_hangs);
+
+	for (r = 1; r < o.faults && !ret; r++) {
+		ret = arm_round(r, 1, armed, before, injected);
+		if (!ret)
+			ret = wait_round(r, armed, before, fired_hangs);
 	}
 	return ret;
 }
@@ -658,6 +687,8 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	int fd[MAX_DEVICES], avail, d, w, p, pos, failed = 0, injected = 0, hangs = 0, ij = 0;
+	int armed[MAX_DEVICES];
+	long long before[MAX_DEVICES];
 	long long completed0[MAX_DEVICES], timeouts0 = 0, timeouts1 = 0;
 	struct drm_wafer_device_info info = { .size = sizeof(info) };
 	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&info,
@@ -723,8 +754,9 @@ int main(int argc, char **argv)
 	total = (size_t)o.procs * o.jobs;
 	rec = mmap(NULL, total * sizeof(*rec), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	progress = mmap(NULL, MAX_PROCS * sizeof(*progress), PROT_READ | PROT_WRITE,
+	progress = mmap(NULL, (MAX_PROCS + 2) * sizeof(*progress), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	start = progress + MAX_PROCS;
 	seq = malloc(total * sizeof(*seq));
 	if (rec == MAP_FAILED || progress == MAP_FAILED || !seq)
 		return 1;
@@ -753,8 +785,18 @@ int main(int argc, char **argv)
 			_exit(ret);
 		}
 	}
+	/*
+	 * Every worker set up before any submits (forking a dozen takes seconds
+	 * on the debug kernel, long enough for the first to finish theirs), and
+	 * round 0's faults armed before the first job.
+	 */
+	while (__atomic_load_n(&start[0], __ATOMIC_RELAXED) < o.procs && now_ns() < deadline_ns)
+		usleep(2000);
 	if (o.faults)
-		ij = inject_faults(&injected, &hangs);
+		ij = arm_round(0, 0, armed, before, &injected);
+	__atomic_store_n(&start[1], 1, __ATOMIC_RELEASE);
+	if (o.faults && !ij)
+		ij = inject_faults(armed, before, &injected, &hangs);
 	/* Bounded: past the deadline (plus the workers' own grace) kill them. */
 	for (p = 0; p < o.procs;) {
 		int status;
