@@ -19,6 +19,13 @@
  * hop is the one parameter fitted: to Llama 3.1 8B at 1,800 tok/s on one
  * CS-3 (WSE3_MESH_HOP); everything else about them is arithmetic on the
  * published figures or a stated assumption.
+ *
+ * lpu is a Groq LPU v1 chip from its public figures (900 MHz, 230 MB of
+ * SRAM, 80 TB/s, 188 TFLOPS FP16; ../shared/hardware/PUBLISHED.md): one
+ * stage per chip, no mesh (a single deterministic core), no external
+ * memory.  A model spans hundreds of chips and a layer several of them
+ * (wfs_profile_tensor_group()); the chip-to-chip link's latency is the
+ * one parameter fitted (LPU_LINK_HOP, to Llama 3.1 70B at 250 tok/s).
  */
 #include "wfs_profile.h"
 
@@ -27,6 +34,8 @@
 /* Side of a stage's square of cores: 900,000 / 44 and 850,000 / 40. */
 #define WSE3_STAGE_SIDE	143
 #define WSE2_STAGE_SIDE	146
+/* Fitted, see docs/TIMING.md: cycles per chip-to-chip step. */
+#define LPU_LINK_HOP	1440
 
 static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 	[WFS_PROFILE_WAFER] = {
@@ -95,6 +104,22 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.mesh_hop_cycles = WSE3_MESH_HOP,
 		.stream_bytes_per_cycle = 136,		/* assumed: CS-3's */
 	},
+	[WFS_PROFILE_LPU] = {
+		.name = "lpu",
+		.id = WFS_PROFILE_LPU,
+		.stages = 1,				/* assumed: a chip */
+		.sram_bytes = 230000000ull,		/* 230 MB */
+		.clock_hz = 900000000ull,		/* 900 MHz */
+		.macs_per_cycle = 104444,		/* 188 TFLOPS FP16 / 2 */
+		.sram_bytes_per_cycle = 88889,		/* 80 TB/s */
+		.fabric_bytes_per_cycle = 88889,	/* assumed: the SRAM's */
+		.hop_cycles = 90,			/* assumed: 100 ns */
+		.link_bytes_per_cycle = 111,		/* assumed: 100 GB/s */
+		.link_hop_cycles = LPU_LINK_HOP,
+		.fifo_depth = 2,
+		.chunk_tokens = 16,
+		.tensor_max = 256,			/* assumed */
+	},
 };
 
 int wfs_profile_get(u32 id, struct wfs_profile *out)
@@ -144,5 +169,16 @@ int wfs_profile_apply_overrides(struct wfs_profile *p, u32 stages,
 		p->stages = stages;
 	if (sram_bytes)
 		p->sram_bytes = sram_bytes;
+	return 0;
+}
+
+int wfs_profile_tensor_group(struct wfs_profile *p, u32 chips)
+{
+	if (!chips || chips > WFS_MAX(p->tensor_max, 1u))
+		return -WFS_EINVAL;
+	p->tensor_chips = chips;
+	p->sram_bytes *= chips;
+	p->macs_per_cycle *= chips;
+	p->sram_bytes_per_cycle *= chips;
 	return 0;
 }

@@ -13,7 +13,10 @@
  *   wse3   a Cerebras WSE-3 (CS-3) from its public figures, and
  *   wse2   a WSE-2 (CS-2): 44 and 40 stages of 1 GB, each stage a region
  *          of the wafer's core mesh (docs/TIMING.md has every parameter
- *          with its source or the reason for the assumption).
+ *          with its source or the reason for the assumption), and
+ *   lpu    a Groq-LPU-like chip: one stage of 230 MB; a model spans
+ *          hundreds of them, a layer several (tensor parallelism, see
+ *          wfs_profile_tensor_group()).
  *
  * The stage count and the SRAM per stage can be overridden when a device is
  * created (module parameters in the driver); everything else comes from the
@@ -42,6 +45,7 @@
  * @WFS_PROFILE_ASIC: inference ASIC
  * @WFS_PROFILE_WSE3: Cerebras WSE-3
  * @WFS_PROFILE_WSE2: Cerebras WSE-2
+ * @WFS_PROFILE_LPU: Groq-LPU-like chip
  * @WFS_PROFILE_COUNT: number of profiles
  */
 enum wfs_profile_id {
@@ -49,12 +53,13 @@ enum wfs_profile_id {
 	WFS_PROFILE_ASIC = 1,
 	WFS_PROFILE_WSE3 = 2,
 	WFS_PROFILE_WSE2 = 3,
+	WFS_PROFILE_LPU = 4,
 	WFS_PROFILE_COUNT
 };
 
 /**
  * struct wfs_profile - parameters of one hardware generation
- * @name: "wafer", "asic", "wse3" or "wse2"
+ * @name: "wafer", "asic", "wse3", "wse2" or "lpu"
  * @id: enum wfs_profile_id
  * @stages: pipeline stages
  * @sram_bytes: SRAM per stage
@@ -75,6 +80,10 @@ enum wfs_profile_id {
  * @mesh_hop_cycles: cycles of one core-to-core hop of that mesh
  * @stream_bytes_per_cycle: bandwidth from the external weight store of
  *	weight streaming (0: none, the test profiles)
+ * @tensor_max: most chips one layer may be split over (tensor
+ *	parallelism over the device link; 0 or 1: a layer stays on one device)
+ * @tensor_chips: chips this profile's stages stand for, each holding a
+ *	slice of every layer (wfs_profile_tensor_group(); 0 or 1: one)
  */
 struct wfs_profile {
 	char name[WFS_PROFILE_NAME_LEN];
@@ -93,6 +102,8 @@ struct wfs_profile {
 	u32 core_sram_bytes;
 	u32 mesh_hop_cycles;
 	u32 stream_bytes_per_cycle;
+	u32 tensor_max;
+	u32 tensor_chips;
 };
 
 /**
@@ -125,5 +136,17 @@ int wfs_profile_find(const char *name, struct wfs_profile *out);
  */
 int wfs_profile_apply_overrides(struct wfs_profile *p, u32 stages,
 				u64 sram_bytes);
+
+/**
+ * wfs_profile_tensor_group() - make @p a group of @chips devices that
+ *	split every layer between them (tensor parallelism)
+ * @p: a device's profile, modified: SRAM, MACs and SRAM bandwidth per
+ *	stage times @chips, @tensor_chips = @chips (the timing model then
+ *	adds the all-reduces over the device link, wfs_timing.h)
+ * @chips: devices in the group, 1..max(1, @p->tensor_max)
+ *
+ * Return: 0, or -WFS_EINVAL for a group the profile does not allow.
+ */
+int wfs_profile_tensor_group(struct wfs_profile *p, u32 chips);
 
 #endif /* WFS_PROFILE_H */

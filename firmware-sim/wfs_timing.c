@@ -25,6 +25,17 @@ u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
 	return 2 * side * p->mesh_hop_cycles;
 }
 
+u64 wfs_timing_allreduce_cycles(const struct wfs_profile *p, u64 bytes)
+{
+	u64 t = p->tensor_chips;
+
+	if (t < 2)
+		return 0;
+	return 2 * (t - 1) * (p->link_hop_cycles +
+			      div_round_up(div_round_up(bytes, t),
+					   p->link_bytes_per_cycle));
+}
+
 void wfs_timing_layer_cost(const struct wfs_profile *p,
 			   const struct wfs_timing_dims *d, u64 weight_bytes,
 			   u32 pos0, u32 n, struct wfs_cost *c)
@@ -38,7 +49,9 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 	c->bytes += weight_bytes + span * d->kv_pos_bytes +
 		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
 	c->latency += WFS_TIMING_LAYER_REDUCTIONS *
-		      wfs_timing_reduce_cycles(p, weight_bytes);
+		      wfs_timing_reduce_cycles(p, weight_bytes) +
+		      WFS_TIMING_TP_ALLREDUCES *
+		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
 /* Of a layer's reductions, those of attention (the rest are the FFN's). */
@@ -64,7 +77,9 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, m->attn_bytes) +
 		      (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
 		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
-		      wfs_timing_reduce_cycles(p, all);
+		      wfs_timing_reduce_cycles(p, all) +
+		      WFS_TIMING_TP_ALLREDUCES *
+		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
 void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,

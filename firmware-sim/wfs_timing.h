@@ -39,6 +39,13 @@
  *   other.  A chunk pays them once, whatever its token count: this is what
  *   makes single-sequence decode latency-bound on a wafer while batches
  *   and prefill amortise it.  The test profiles have no mesh (latency 0).
+ *   A tensor-parallel group (tensor_chips = t > 1: lpu, where a layer is
+ *   bigger than a chip) splits every layer over t chips, each with 1/t of
+ *   its MACs and bytes (the group's profile has t times a chip's), and
+ *   adds per layer WFS_TIMING_TP_ALLREDUCES all-reduces of the chunk's
+ *   activations over the chip-to-chip link, as a ring:
+ *   allreduce    = 2 * (t - 1) * (link_hop_cycles +
+ *                                 ceil(ceil(n * A / t) / link_bytes_per_cycle))
  *   cycles_hop   = hop_cycles + ceil(n * A / fabric_bytes_per_cycle)
  *   ns(c)        = c * 1e9 / clock_hz                 (integer, truncated)
  *
@@ -97,6 +104,13 @@
  */
 #define WFS_TIMING_LAYER_REDUCTIONS	10
 
+/*
+ * All-reduces a tensor-parallel layer waits for: after the attention's
+ * output projection and after the FFN's down projection (each chip holds
+ * a slice of the heads and of the hidden units).
+ */
+#define WFS_TIMING_TP_ALLREDUCES	2
+
 /**
  * struct wfs_cost - work of one chunk on one stage
  * @macs: multiply-accumulates
@@ -136,6 +150,17 @@ struct wfs_timing_dims {
  * for a profile without a mesh.
  */
 u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
+
+/**
+ * wfs_timing_allreduce_cycles() - one all-reduce of a chunk's activations
+ *	over the chips of a tensor-parallel group
+ * @p: profile (@p->tensor_chips chips)
+ * @bytes: activation bytes of the chunk
+ *
+ * Return: 2 * (t - 1) * (link_hop_cycles + ceil(ceil(bytes / t) /
+ * link_bytes_per_cycle)), or 0 without a group (t <= 1).
+ */
+u64 wfs_timing_allreduce_cycles(const struct wfs_profile *p, u64 bytes);
 
 /**
  * wfs_timing_layer_cost() - add one layer's work for a chunk

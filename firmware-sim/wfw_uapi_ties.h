@@ -34,7 +34,8 @@ WFW_TIE(WFS_PROFILE_WAFER == DRM_WAFER_PROFILE_WAFER, "profile wafer");
 WFW_TIE(WFS_PROFILE_ASIC == DRM_WAFER_PROFILE_ASIC, "profile asic");
 WFW_TIE(WFS_PROFILE_WSE3 == DRM_WAFER_PROFILE_WSE3, "profile wse3");
 WFW_TIE(WFS_PROFILE_WSE2 == DRM_WAFER_PROFILE_WSE2, "profile wse2");
-WFW_TIE(WFS_PROFILE_COUNT == 4, "a new profile needs a DRM_WAFER_PROFILE_*");
+WFW_TIE(WFS_PROFILE_LPU == DRM_WAFER_PROFILE_LPU, "profile lpu");
+WFW_TIE(WFS_PROFILE_COUNT == 5, "a new profile needs a DRM_WAFER_PROFILE_*");
 
 /* Result records: same size for every k, same fields at the same places. */
 WFW_TIE(WFW_OUT_REC_SIZE(0) == DRM_WAFER_RESULT_SIZE(0), "record size (k = 0)");

@@ -22,7 +22,7 @@ MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-16, defa
 static char *profile_arr[WDRV_MAX_DEVICES];
 static unsigned int profile_count;
 module_param_array_named(profile, profile_arr, charp, &profile_count, 0444);
-MODULE_PARM_DESC(profile, "Device profile, per device, comma separated: wafer (many stages, large SRAM, default), asic (few, small), wse3 or wse2 (Cerebras's figures; give stages or sram_kib smaller)");
+MODULE_PARM_DESC(profile, "Device profile, per device, comma separated: wafer (many stages, large SRAM, default), asic (few, small), wse3 or wse2 (Cerebras's figures; give stages or sram_kib smaller), lpu (a Groq-LPU-like chip)");
 
 static unsigned int stages_arr[WDRV_MAX_DEVICES];
 static unsigned int stages_count;

@@ -129,7 +129,7 @@ enum wafer_submit_path {
  * @submit: enum wafer_submit_path
  * @index: kernel: accel index, or -1 for the first wafer device (NB: a
  *	zeroed struct means accel0; set -1 explicitly for "first")
- * @profile: inproc: "wafer", "asic", "wse3" or "wse2" (NULL: "wafer"; the
+ * @profile: inproc: "wafer", "asic", "wse3", "wse2" or "lpu" (NULL: "wafer"; the
  *	wse profiles need @stages or @sram_bytes smaller: a simulated device
  *	allocates at most 1 GiB of SRAM)
  * @stages: inproc: stage count (0: the profile's)
@@ -1191,7 +1191,7 @@ struct wafer_plan_event {
 /**
  * struct wafer_plan_opts - what to project
  * @profile: device profile (NULL: "wse3")
- * @devices: device count, 0 for as few as hold the model
+ * @devices: device count (lpu: chips), 0 for as few as hold the model
  * @weight_bits: 4, 8 or 16
  * @batch: sequences decoding at once
  * @context: positions of each sequence (its KV cache and the position the
@@ -1227,8 +1227,13 @@ struct wafer_plan_opts {
 /**
  * struct wafer_plan - a projection, from the firmware's timing model
  * @profile: the profile's name
- * @devices: devices used
- * @layers_per_device: layers of each device (the last may have fewer)
+ * @devices: devices used (lpu: chips, @groups x @tensor_chips + @extra_chips)
+ * @layers_per_device: layers of each device, or of each group of
+ *	@tensor_chips chips (the last may have fewer)
+ * @tensor_chips: a profile whose layers span chips (lpu): chips each layer
+ *	is split over (tensor parallelism); 0 for the others
+ * @groups: those groups, each a pipeline stage of the plan
+ * @extra_chips: chips holding the embedding and the head
  * @stages: stages used over all devices (a device's layers over at most
  *	its profile's stages, as the firmware places them)
  * @why: why that many devices
@@ -1262,6 +1267,9 @@ struct wafer_plan {
 	char profile[16];
 	unsigned int devices;
 	unsigned int layers_per_device;
+	unsigned int tensor_chips;
+	unsigned int groups;
+	unsigned int extra_chips;
 	unsigned int stages;
 	const char *why;
 	uint64_t device_sram_bytes;

@@ -116,6 +116,54 @@ static void test_moe(void)
 	      "4 tokens read at most all 8 routed experts once; latency once per chunk");
 }
 
+/* lpu: a layer split over a group of chips pays two ring all-reduces. */
+static void test_tensor(void)
+{
+	struct wfs_profile chip, g8, g16, w;
+	struct wfs_timing_dims d = { .dim = 8192, .kv_dim = 1024, .hidden_dim = 28672,
+				     .vocab = 1000, .act_bytes = 16384,
+				     .kv_pos_bytes = 4096 };
+	struct wfs_cost c1 = { 0, 0, 0 }, c8 = { 0, 0, 0 }, c16 = { 0, 0, 0 };
+	u64 w_layer = 1712000000ull, step8, ar8;
+
+	wt_ok(!wfs_profile_find("lpu", &chip) && chip.id == WFS_PROFILE_LPU &&
+	      chip.stages == 1 && chip.sram_bytes == 230000000ull &&
+	      chip.clock_hz == 900000000ull && chip.macs_per_cycle == 104444 &&
+	      chip.sram_bytes_per_cycle == 88889 && !chip.core_sram_bytes,
+	      "lpu: 230 MB, 900 MHz, 188 TFLOPS / 2, 80 TB/s, no mesh");
+	g8 = chip;
+	g16 = chip;
+	wt_ok(!wfs_profile_tensor_group(&g8, 8) && g8.tensor_chips == 8 &&
+	      g8.macs_per_cycle == 8 * chip.macs_per_cycle &&
+	      g8.sram_bytes_per_cycle == 8 * chip.sram_bytes_per_cycle &&
+	      g8.sram_bytes == 8 * chip.sram_bytes, "a group of 8: 8 chips' SRAM, MACs, bandwidth");
+	wt_ok(!wfs_profile_tensor_group(&g16, 16), "a group of 16");
+	/* 16 KB over 8 chips: 2 KB a step, 2048 / 111 -> 19 cycles of link. */
+	step8 = chip.link_hop_cycles + (2048 + 110) / 111;
+	ar8 = 2 * 7 * step8;
+	wt_ok(wfs_timing_allreduce_cycles(&g8, 16384) == ar8,
+	      "all-reduce of 16 KB over 8: 2 x 7 steps of (hop + 19) cycles");
+	wt_ok(!wfs_timing_allreduce_cycles(&chip, 16384), "one chip: no all-reduce");
+	wfs_timing_layer_cost(&chip, &d, w_layer, 100, 1, &c1);
+	wfs_timing_layer_cost(&g8, &d, w_layer, 100, 1, &c8);
+	wfs_timing_layer_cost(&g16, &d, w_layer, 100, 1, &c16);
+	wt_ok(c1.latency == 0 && c8.latency == 2 * ar8 && c8.macs == c1.macs &&
+	      c8.bytes == c1.bytes, "a layer on 8 chips: same work, 2 all-reduces of latency");
+	wt_ok(wfs_timing_stage_cycles(&g8, &c8) ==
+	      2 * ar8 + (c8.bytes + g8.sram_bytes_per_cycle - 1) / g8.sram_bytes_per_cycle,
+	      "8 chips: the weights read at 8 x 80 TB/s, plus the all-reduces");
+	wt_ok(c16.latency > c8.latency &&
+	      wfs_timing_stage_cycles(&g16, &c16) - c16.latency <
+	      wfs_timing_stage_cycles(&g8, &c8) - c8.latency,
+	      "more chips: less roofline time, more all-reduce latency");
+	w = chip;
+	wt_ok(wfs_profile_tensor_group(&w, 257) == -WFS_EINVAL &&
+	      wfs_profile_tensor_group(&w, 0) == -WFS_EINVAL, "a group of 257 or 0: refused");
+	wfs_profile_find("wse3", &w);
+	wt_ok(wfs_profile_tensor_group(&w, 2) == -WFS_EINVAL && !wfs_profile_tensor_group(&w, 1),
+	      "wse3 keeps a layer on one wafer");
+}
+
 struct run {
 	u64 tps;
 	u64 makespan;
@@ -284,6 +332,7 @@ int main(void)
 	test_formulas();
 	test_mesh();
 	test_moe();
+	test_tensor();
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();

@@ -31,10 +31,10 @@ static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 
 					       0, 0, 0, 0, 0 };
 
 /* Modelled ns of a prefill of @n tokens and of the decode step after it, real run. */
-static int real_run(const void *blob, size_t len, unsigned int n, uint64_t *prefill,
-		    uint64_t *step)
+static int real_run(const char *profile, const void *blob, size_t len, unsigned int n,
+		    uint64_t *prefill, uint64_t *step)
 {
-	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = "wse3",
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = profile,
 				     .sram_bytes = 1 << 20 };
 	struct wafer_completion c;
 	struct wafer_bo *in = NULL, *out = NULL;
@@ -89,7 +89,7 @@ static void agreement(void)
 
 	if (!wt_ok(path && !wafer_convert(path, &co, &blob, &len), "convert the shared model"))
 		return;
-	ret = real_run(blob, len, 32, &prefill, &step);
+	ret = real_run("wse3", blob, len, 32, &prefill, &step);
 	wt_ok(!ret, "a real run on a wse3 device: prefill %.2f us, then a decode step %.2f us "
 	      "(modelled)", prefill / 1e3, step / 1e3);
 	ret = wafer_plan(&s260k, &o, &p);
@@ -100,7 +100,60 @@ static void agreement(void)
 	wt_ok(near(p.ttft_ns, prefill, 2),
 	      "prefill of 32 tokens: plan %.2f us, real run %.2f us (within 2 %%)",
 	      p.ttft_ns / 1e3, prefill / 1e3);
+	/* lpu: one chip (a stage) holds all 5 layers; the plan's group is one chip. */
+	ret = real_run("lpu", blob, len, 32, &prefill, &step);
+	o.profile = "lpu";
+	o.devices = 0;
+	ret = ret || wafer_plan(&s260k, &o, &p);
+	wt_ok(!ret && p.tensor_chips == 1 && p.groups == 1 &&
+	      p.stages == 1 && near(p.token_ns, step, 2) && near(p.ttft_ns, prefill, 2),
+	      "lpu: plan and real run agree: step %.2f / %.2f us, prefill %.2f / %.2f us",
+	      p.token_ns / 1e3, step / 1e3, p.ttft_ns / 1e3, prefill / 1e3);
 	free(blob);
+}
+
+/*
+ * lpu: Llama 3.1 70B at 16 bits.  A layer is 855.6 M parameters (1.711 GB),
+ * with 4 MB of KV at context 1,024: 8 chips of 230 MB; the embedding and the
+ * head (128,256 x 8,192 x 2 bytes = 2.10 GB each) take 10 chips each.
+ */
+static void lpu(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("llama3.1-70b");
+	struct wafer_plan_opts o = { .profile = "lpu", .weight_bits = 16, .batch = 1,
+				     .context = 1024 };
+	struct wafer_plan p, q;
+	uint64_t fit = 0;
+	unsigned int chips;
+	int ret, mono = 1;
+
+	ret = wafer_plan(s, &o, &p);
+	wt_ok(!ret && p.tensor_chips == 8 && p.extra_chips == 20 && p.groups == 80 &&
+	      p.devices == 80 * 8 + 20 && p.stages == 80,
+	      "70B on lpu: 80 groups of 8 chips + 20 for embedding and head = 660 (%u)",
+	      p.devices);
+	/* 160 all-reduces of 14 steps of (hop + 19) cycles at 900 MHz, at the least. */
+	wt_ok(!ret && p.token_ns > 160ull * 14 * 1459 * 10 / 9 && !strcmp(p.single_bound, "latency"),
+	      "a token pays 160 all-reduces: %.0f us, latency-bound", p.token_ns / 1e3);
+	for (chips = 660; chips <= 2640; chips *= 2) {
+		o.devices = chips;
+		ret = wafer_plan(s, &o, &q);
+		mono &= !ret && q.sequences_fit >= fit && q.devices <= chips;
+		fit = ret ? fit : q.sequences_fit;
+	}
+	wt_ok(mono, "more chips never fit fewer sequences (%llu on 2640)",
+	      (unsigned long long)fit);
+	o.devices = 100;
+	wt_ok(wafer_plan(s, &o, &q) == -ENOSPC && strstr(wafer_last_error(), "do not fit"),
+	      "100 chips: too few, said: %s", wafer_last_error());
+	o.devices = 20;
+	wt_ok(wafer_plan(s, &o, &q) == -ENOSPC && strstr(wafer_last_error(), "20 lpu chips"),
+	      "20 chips: not even the embedding, head and a layer: %s", wafer_last_error());
+	o.devices = 0;
+	o.context = 1 << 24;
+	wt_ok(wafer_plan(s, &o, &q) == -ENOSPC && strstr(wafer_last_error(), "a layer may span"),
+	      "a context of 16 Mi positions: more chips than a layer may span: %s",
+	      wafer_last_error());
 }
 
 static void arithmetic(void)
@@ -391,6 +444,23 @@ static void command_line(void)
 		snprintf(args, sizeof(args), "%s --weight-bits 8", s->name);
 		wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "tok/s") && strstr(buf, "TTFT"),
 		      "wafer plan %s: the table", s->name);
+		snprintf(args, sizeof(args), "%s --profile lpu --context 2048", s->name);
+		wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "x lpu") &&
+		      strstr(buf, "chips, each layer split") && strstr(buf, "tok/s"),
+		      "wafer plan %s --profile lpu: the table", s->name);
+		snprintf(args, sizeof(args), "%s --profile lpu --context 2048 --json", s->name);
+		ok = !cli(args, buf, sizeof(buf)) && (j = json_tokener_parse(buf));
+		for (k = 0; ok && k < sizeof(fields) / sizeof(fields[0]); k++)
+			ok = json_object_object_get_ex(j, fields[k], &v);
+		ok = ok && json_object_object_get_ex(j, "tensor_chips", &v) &&
+		     json_object_get_int64(json_object_object_get(j, "devices")) >=
+		     json_object_get_int64(v) *
+		     json_object_get_int64(json_object_object_get(j, "groups"));
+		wt_ok(ok, "wafer plan %s --profile lpu --json: devices >= groups x tensor_chips",
+		      s->name);
+		if (j)
+			json_object_put(j);
+		j = NULL;
 	}
 	snprintf(args, sizeof(args), "%s --profile wafer --devices 2",
 		 wt_model_path("stories260K.bin"));
@@ -463,5 +533,6 @@ int main(void)
 	bad_input();
 	command_line();
 	trace_file();
+	lpu();
 	return wt_done();
 }

@@ -61,6 +61,8 @@ extern "C" {
 #define DRM_WAFER_PROFILE_WSE3		2
 /** DRM_WAFER_PROFILE_WSE2: a Cerebras WSE-2 from its public figures. */
 #define DRM_WAFER_PROFILE_WSE2		3
+/** DRM_WAFER_PROFILE_LPU: a Groq-LPU-like chip from its public figures. */
+#define DRM_WAFER_PROFILE_LPU		4
 
 /** DRM_WAFER_MAX_TOPK: most (token, logit) pairs a job returns per position. */
 #define DRM_WAFER_MAX_TOPK		32

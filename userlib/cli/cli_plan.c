@@ -34,7 +34,8 @@ static void usage(FILE *f)
 		"  custom                the shape from --layers --dim --hidden --heads\n"
 		"                        --kv-heads --head-dim --vocab [--experts E --active A\n"
 		"                        --shared S --expert-hidden H [--moe-every K]]\n"
-		"  --profile P           wse3 (default), wse2, wafer, asic\n"
+		"  --profile P           wse3 (default), wse2, lpu (chips: a layer spans several),\n"
+		"                        wafer, asic\n"
 		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
 		"  --weight-bits 4|8|16  weight precision (default 4)\n"
 		"  --batch B             sequences decoding at once (default 1)\n"
@@ -176,6 +177,11 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "devices_why", json_object_new_string(p->why));
 	json_object_object_add(j, "weight_streaming", json_object_new_boolean(o->stream));
 	json_object_object_add(j, "layers_per_device", json_object_new_int64(p->layers_per_device));
+	if (p->tensor_chips) {
+		json_object_object_add(j, "tensor_chips", json_object_new_int64(p->tensor_chips));
+		json_object_object_add(j, "groups", json_object_new_int64(p->groups));
+		json_object_object_add(j, "extra_chips", json_object_new_int64(p->extra_chips));
+	}
 	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
 	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
 	json_object_object_add(j, "active_params", json_object_new_int64((int64_t)p->active_params));
@@ -363,9 +369,15 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 	       o->weight_bits);
 	printf("weights   %.2f GB (%.1f MB per layer), %.1f B parameters active per token\n",
 	       p->weight_bytes / 1e9, p->layer_bytes / 1e6, p->active_params / 1e9);
-	printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
-	       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device, p->stages,
-	       p->why);
+	if (p->tensor_chips)
+		printf("devices   %u x %s (%.2f GB SRAM each): %u groups of %u chips, each layer "
+		       "split over a group, %u layers per group, + %u chips for the embedding and "
+		       "head: %s\n", p->devices, p->profile, p->device_sram_bytes / 1e9, p->groups,
+		       p->tensor_chips, p->layers_per_device, p->extra_chips, p->why);
+	else
+		printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
+		       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device,
+		       p->stages, p->why);
 	printf("KV        %.1f MB per sequence of %u positions; %llu sequences fit\n",
 	       p->kv_bytes_per_seq / 1e6, o->context, (unsigned long long)p->sequences_fit);
 	printf("TTFT      %.3f ms for a %u-token prompt\n", p->ttft_ns / 1e6, p->prompt);

@@ -61,6 +61,7 @@ struct plan_geom {
 	unsigned int moe_every;		/* layer l has experts if (l + 1) % moe_every == 0 */
 	uint64_t dense_bytes, moe_bytes, layer_bytes;	/* layer_bytes: the larger */
 	uint64_t embed_bytes, head_bytes, kv_pos_bytes, active_params;
+	int own_extra;			/* embedding and head on chips of their own */
 };
 
 static int is_moe(const struct plan_geom *g, unsigned int l)
@@ -163,6 +164,8 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 /* Bytes the fullest device holds beside its layers: the embedding or head, both on one. */
 static uint64_t extra_bytes(const struct plan_geom *g, unsigned int devices)
 {
+	if (g->own_extra)
+		return 0;
 	return devices == 1 ? g->embed_bytes + g->head_bytes : WFS_MAX(g->embed_bytes,
 								       g->head_bytes);
 }
@@ -172,7 +175,8 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 		 const struct plan_geom *g, uint64_t dev_bytes, struct wafer_plan *p)
 {
 	unsigned int n = o->devices, per;
-	uint64_t first_extra = g->embed_bytes, last_extra = g->head_bytes;
+	uint64_t first_extra = g->own_extra ? 0 : g->embed_bytes;
+	uint64_t last_extra = g->own_extra ? 0 : g->head_bytes;
 
 	if (g->layer_bytes + first_extra > dev_bytes || g->layer_bytes + last_extra > dev_bytes)
 		return wafer_set_error(-ENOSPC, "plan: a layer (%llu bytes) with the embedding or "
@@ -213,6 +217,46 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 	p->devices = n;
 	p->layers_per_device = per;
 	return 0;
+}
+
+static unsigned int chips_for(uint64_t bytes, uint64_t chip)
+{
+	return (unsigned int)((bytes + chip - 1) / chip);
+}
+
+/*
+ * A profile whose layers may span chips (lpu): a layer is split over the
+ * fewest chips that hold it and one sequence's KV for it (tensor
+ * parallelism); the embedding and the head on chips of their own.  Given
+ * a chip count, the groups are as wide as one layer per group leaves room
+ * for.  From here on a group is the plan's device; @o->devices is groups.
+ */
+static int tensor_group(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
+			struct plan_geom *g, struct wfs_profile *prof, struct wafer_plan *p)
+{
+	uint64_t chip = (uint64_t)prof->stages * prof->sram_bytes;
+	unsigned int tp = chips_for(g->layer_bytes + g->kv_pos_bytes * o->context, chip);
+	unsigned int extra = chips_for(g->embed_bytes, chip) + chips_for(g->head_bytes, chip);
+
+	if (prof->tensor_max <= 1)
+		return 0;
+	if (tp > prof->tensor_max)
+		return wafer_set_error(-ENOSPC, "plan: a layer (%llu bytes) and one sequence's KV "
+				       "need %u %s chips, more than the %u a layer may span",
+				       (unsigned long long)g->layer_bytes, tp, prof->name,
+				       prof->tensor_max);
+	if (o->devices) {
+		if (o->devices < extra + tp)
+			return wafer_set_error(-ENOSPC, "plan: %u %s chips: the embedding and head "
+					       "take %u and a layer %u", o->devices, prof->name,
+					       extra, tp);
+		tp = WFS_MAX(tp, WFS_MIN(prof->tensor_max, (o->devices - extra) / s->n_layers));
+		o->devices = (o->devices - extra) / tp;
+	}
+	g->own_extra = 1;
+	p->tensor_chips = tp;
+	p->extra_chips = extra;
+	return wfs_profile_tensor_group(prof, tp);
 }
 
 /*
@@ -559,7 +603,8 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	if (!o.profile)
 		o.profile = "wse3";
 	if (wfs_profile_find(o.profile, &prof))
-		return wafer_set_error(-EINVAL, "plan: unknown profile '%s' (wafer, asic, wse3, wse2)",
+		return wafer_set_error(-EINVAL, "plan: unknown profile '%s' (wafer, asic, wse3, wse2, "
+				       "lpu)",
 				       o.profile);
 	if (o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
 		return wafer_set_error(-EINVAL, "plan: weight_bits %u (4, 8 or 16)", o.weight_bits);
@@ -580,10 +625,13 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 		return wafer_set_error(-EINVAL, "plan: draft_tokens %u (1..64, below the context)",
 				       o.draft_tokens);
 	geometry(s, &o, &g);
-	dev_bytes = (uint64_t)prof.stages * prof.sram_bytes;
+	p->device_sram_bytes = (uint64_t)prof.stages * prof.sram_bytes;
 	memcpy(p->profile, prof.name, sizeof(p->profile));
 	p->profile[sizeof(p->profile) - 1] = '\0';
-	p->device_sram_bytes = dev_bytes;
+	ret = o.stream ? 0 : tensor_group(s, &o, &g, &prof, p);
+	if (ret)
+		return ret;
+	dev_bytes = (uint64_t)prof.stages * prof.sram_bytes;
 	p->weight_bytes = range_bytes(&g, 0, s->n_layers) + g.embed_bytes + g.head_bytes;
 	p->layer_bytes = g.layer_bytes;
 	p->active_params = g.active_params;
@@ -611,5 +659,9 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	decode(&prof, s, &g, &o, stages, n_stages, p);
 	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, p) : 0;
 	free(stages);
+	if (p->tensor_chips) {
+		p->groups = p->devices;
+		p->devices = p->groups * p->tensor_chips + p->extra_chips;
+	}
 	return ret;
 }

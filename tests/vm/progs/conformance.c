@@ -437,7 +437,7 @@ static void test_get_info(int fd)
 	      d->api_version, DRM_WAFER_API_VERSION);
 	wt_ok(!(d->caps & ~known) && (d->caps & DRM_WAFER_CAP_PRIME),
 	      "GET_INFO caps 0x%" PRIx64 " only known bits, PRIME set", (uint64_t)d->caps);
-	wt_ok(d->profile <= DRM_WAFER_PROFILE_WSE2 && d->stages > 0 &&
+	wt_ok(d->profile <= DRM_WAFER_PROFILE_LPU && d->stages > 0 &&
 	      d->sram_bytes_per_stage > 0 && d->clock_hz > 0 && d->macs_per_cycle > 0 &&
 	      d->numa_node >= -1,
 	      "GET_INFO profile %u, %u stages x %" PRIu64 " bytes, clock %" PRIu64
