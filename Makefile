@@ -155,7 +155,8 @@ $(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 # The shared library also carries the in-process backend (firmware-sim).
 $(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@.0 $^ $(DRM_LIBS) -luring -lnuma -lpthread -lm
+	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@.0 $^ $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma \
+		-lpthread -lm
 	$(Q)ln -sf libwafer.so.0 $@
 
 $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in

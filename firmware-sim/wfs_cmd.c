@@ -89,7 +89,9 @@ static int check_ctx(const struct wfw_cmd *cmd)
 /* The payload's own fields (the context is checked at dispatch). */
 static int check_job(const struct wfw_cmd_run_job *p)
 {
-	if (!ZERO(p->reserved) || (p->flags & ~WFW_JOB_FLAGS_KNOWN))
+	if (p->flags & ~WFW_JOB_FLAGS_KNOWN)
+		return -WFS_EINVAL;
+	if (!(p->flags & WFW_JOB_TIMES) && (p->times_offset || p->times_len))
 		return -WFS_EINVAL;
 	if (p->flags & ~WFW_JOB_FLAGS_SUPPORTED)
 		return -WFS_EOPNOTSUPP;
@@ -164,10 +166,30 @@ static int check_job_io(const struct wfs_model_state *m,
 	return 0;
 }
 
+/* TIMES: past the records, aligned, a record per chunk and stage used. */
+static int check_job_times(const struct wfs_device *dev,
+			   const struct wfw_cmd_run_job *p, u64 need)
+{
+	u32 chunk = dev->hw.prof.chunk_tokens;
+	u32 chunks = (p->n_tokens + chunk - 1) / chunk;
+	u64 end;
+
+	if (!(p->flags & WFW_JOB_TIMES))
+		return 0;
+	if (WFS_ADD_OVF(p->out_addr, (u64)p->out_len, &end) ||
+	    p->times_offset < need || !WFS_IS_ALIGNED(p->times_offset, 8u) ||
+	    (u64)p->times_offset + p->times_len > p->out_len ||
+	    p->times_len < (u64)chunks * dev->model.map.stages_used *
+			   sizeof(struct wfw_chunk_time))
+		return -WFS_EINVAL;
+	return 0;
+}
+
 /* Input and output buffers: big enough and inside the address space. */
-static int check_job_bufs(const struct wfs_model_state *m,
+static int check_job_bufs(const struct wfs_device *dev,
 			  const struct wfw_cmd_run_job *p)
 {
+	const struct wfs_model_state *m = &dev->model;
 	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
 	u64 need, end;
 	u32 records;
@@ -178,6 +200,8 @@ static int check_job_bufs(const struct wfs_model_state *m,
 		records = (p->flags & WFW_JOB_ALL_POSITIONS) ? p->n_tokens : 1;
 		need = (u64)records * WFW_OUT_REC_SIZE(p->topk);
 	}
+	if (check_job_times(dev, p, need))
+		return -WFS_EINVAL;
 	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
 	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens, &end))
 		return -WFS_EINVAL;
@@ -216,7 +240,7 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_ERANGE;
 	ret = check_job_io(m, p);
 	if (!ret)
-		ret = check_job_bufs(m, p);
+		ret = check_job_bufs(dev, p);
 	if (!ret && m->embed)
 		ret = prescan_tokens(dev, p);
 	if (ret)

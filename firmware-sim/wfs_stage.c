@@ -16,6 +16,7 @@ WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
  * @act: bytes of an activation record
  * @n_out: output records the head writes for it
  * @ns: modelled stage time
+ * @start: modelled time the stage starts it
  * @end: modelled time the stage finishes it
  * @hop: modelled time to the next stage
  */
@@ -25,6 +26,7 @@ struct chunk_run {
 	u32 act;
 	u32 n_out;
 	u64 ns;
+	u64 start;
 	u64 end;
 	u64 hop;
 };
@@ -114,7 +116,6 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	const struct wfs_model_state *m = &dev->model;
 	const struct wfs_profile *prof = &dev->hw.prof;
 	struct wfs_cost cost = { 0, 0, 0 };
-	u64 start;
 	u32 i, l;
 
 	if (st->mdl.head) {
@@ -131,8 +132,8 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);
 	r->ns = wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &cost));
-	start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
-	r->end = start + r->ns;
+	r->start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
+	r->end = r->start + r->ns;
 	st->mdl.free_at = r->end;
 	/* To the next stage, the host, or the next device's first stage. */
 	if (st->mdl.last && !st->mdl.head)
@@ -142,7 +143,29 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 		r->hop = wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (u64)r->f.n *
 								   r->act));
 	if (st->idx == 0 && r->f.pos0 == r->job->args.start_pos)
-		r->job->t_start = start;
+		r->job->t_start = r->start;
+}
+
+/* WFW_JOB_TIMES: the chunk's record of the job's modelled timeline. */
+static void chunk_times(struct wfs_stage *st, const struct chunk_run *r)
+{
+	struct wfs_hw *hw = &st->dev->hw;
+	struct wfs_job *job = r->job;
+	const struct wfw_cmd_run_job *a = &job->args;
+	u64 idx = (r->f.pos0 - a->start_pos) / st->dev->hw.prof.chunk_tokens;
+	struct wfw_chunk_time t = {
+		.stage = st->idx, .pos0 = r->f.pos0, .n = r->f.n,
+		.flags = WFW_CHUNK_VALID |
+			 (st->mdl.last && !st->mdl.head ? WFW_CHUNK_LINK : 0),
+		.start_ns = r->start, .end_ns = r->end, .hop_end_ns = r->end + r->hop,
+	};
+
+	if (!(a->flags & WFW_JOB_TIMES) || job->status)
+		return;
+	idx = idx * st->dev->model.map.stages_used + st->idx;
+	if (hw->dma.write(hw->dma_ctx, a->out_addr + a->times_offset +
+			  idx * sizeof(t), &t, sizeof(t)))
+		job->status = -WFS_EFAULT;
 }
 
 static void head_output(struct wfs_stage *st, struct wfs_job *job, u32 pos,
@@ -266,6 +289,7 @@ static void run_chunk(struct wfs_stage *st, const struct wfs_flit *ent)
 		return;
 	chunk_timing(st, &r);
 	chunk_outputs(st, &r);
+	chunk_times(st, &r);
 	chunk_count(st, &r, h0);
 	chunk_forward(st, &r);
 }

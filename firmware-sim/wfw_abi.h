@@ -278,8 +278,9 @@ struct wfw_cmd_context {
 #define WFW_JOB_IN_ACT		WFW_BIT(1)	/* activation records in */
 #define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* activation records out */
 #define WFW_JOB_NOP		WFW_BIT(3)	/* no work: completed at intake */
+#define WFW_JOB_TIMES		WFW_BIT(4)	/* struct wfw_chunk_time out */
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
-				 WFW_JOB_OUT_ACT | WFW_JOB_NOP)
+				 WFW_JOB_OUT_ACT | WFW_JOB_NOP | WFW_JOB_TIMES)
 #define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_FLAGS_KNOWN
 
 /* Largest top-k a job may ask for. */
@@ -310,8 +311,13 @@ struct wfw_cmd_context {
  *	ALL_POSITIONS goes only with result records (-EINVAL otherwise).
  *	NOP: no work; the job completes at intake (status 0, results 0,
  *	device_ns 0, no stage or buffer touched); @n_tokens, @start_pos,
- *	@topk, @in_addr, @out_addr, @out_len and other flags must be zero
- * @reserved: must be zero
+ *	@topk, @in_addr, @out_addr, @out_len and other flags must be zero.
+ *	TIMES: the stages write a struct wfw_chunk_time per chunk and stage
+ *	at @out_addr + @times_offset (see there)
+ * @times_offset: with WFW_JOB_TIMES: 8-byte aligned, at or past the end
+ *	of the records; @times_offset + @times_len <= @out_len; else zero
+ * @times_len: with WFW_JOB_TIMES: at least chunks * stages used records
+ *	(-EINVAL otherwise); else zero
  *
  * Jobs run in submission order per stage, so jobs of one slot may be
  * queued back to back (the second sees the KV the first wrote).  Jobs of
@@ -338,7 +344,8 @@ struct wfw_cmd_run_job {
 	u32 out_len;
 	u16 topk;
 	u16 flags;
-	u32 reserved[2];
+	u32 times_offset;
+	u32 times_len;
 };
 
 /* RESET flags (retired command form): none were defined. */
@@ -518,6 +525,33 @@ struct wfw_out_rec {
 };
 
 #define WFW_OUT_REC_SIZE(k)	(16u + 8u * (u32)(k))
+
+/* struct wfw_chunk_time.flags */
+#define WFW_CHUNK_VALID		WFW_BIT(0)	/* written by the device */
+#define WFW_CHUNK_LINK		WFW_BIT(1)	/* the hop out is the device link */
+
+/**
+ * struct wfw_chunk_time - WFW_JOB_TIMES: one chunk on one stage
+ * @stage: the stage
+ * @pos0: the chunk's first position
+ * @n: its tokens
+ * @flags: WFW_CHUNK_*
+ * @start_ns: modelled time the stage starts it (wfs_timing.h's start(s))
+ * @end_ns: ... and is done with it (end(s))
+ * @hop_end_ns: ... and it reaches the next stage, device or the host
+ *
+ * Record (chunk index * stages used + stage) from @times_offset; the
+ * chunk index counts chunk_tokens from the job's start_pos.
+ */
+struct wfw_chunk_time {
+	u32 stage;
+	u32 pos0;
+	u32 n;
+	u32 flags;
+	u64 start_ns;
+	u64 end_ns;
+	u64 hop_end_ns;
+};
 
 /* Activation values are 30-bit: |x[i]| <= this. */
 #define WFW_ACT_VALUE_MAX	(1 << 30)
@@ -737,6 +771,7 @@ WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_fault) == 48, "fault size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd) == 64, "wfw_cmd size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cpl) == 64, "wfw_cpl size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_out_rec) == 16, "wfw_out_rec size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_chunk_time) == 40, "chunk time size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_info) == 256, "wfw_info size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_stage_stats) == 112, "stats size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_sram_entry) == 48, "sram entry size");

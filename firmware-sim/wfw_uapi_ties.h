@@ -74,6 +74,20 @@ WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT, "job flag in_act");
 WFW_TIE(WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT, "job flag out_act");
 WFW_TIE(WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flag all");
 WFW_TIE(WFW_JOB_NOP == DRM_WAFER_JOB_NOP, "job flag nop");
+WFW_TIE(WFW_JOB_TIMES == DRM_WAFER_JOB_TIMES, "job flag times");
+
+/* The modelled timeline a TIMES job writes into a user BO. */
+WFW_TIE(sizeof(struct wfw_chunk_time) == sizeof(struct drm_wafer_chunk_time),
+	"chunk time record");
+WFW_TIE_FIELD(wfw_chunk_time, stage, drm_wafer_chunk_time, stage);
+WFW_TIE_FIELD(wfw_chunk_time, pos0, drm_wafer_chunk_time, pos0);
+WFW_TIE_FIELD(wfw_chunk_time, n, drm_wafer_chunk_time, n_tokens);
+WFW_TIE_FIELD(wfw_chunk_time, flags, drm_wafer_chunk_time, flags);
+WFW_TIE_FIELD(wfw_chunk_time, start_ns, drm_wafer_chunk_time, start_ns);
+WFW_TIE_FIELD(wfw_chunk_time, end_ns, drm_wafer_chunk_time, end_ns);
+WFW_TIE_FIELD(wfw_chunk_time, hop_end_ns, drm_wafer_chunk_time, hop_end_ns);
+WFW_TIE(WFW_CHUNK_VALID == DRM_WAFER_CHUNK_VALID, "chunk flag valid");
+WFW_TIE(WFW_CHUNK_LINK == DRM_WAFER_CHUNK_LINK, "chunk flag link");
 
 #undef WFW_TIE_FIELD
 #undef WFW_TIE

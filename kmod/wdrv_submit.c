@@ -177,6 +177,8 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 	job->cmd.job.topk = a->top_k;
 	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h). */
 	job->cmd.job.flags = a->flags;
+	job->cmd.job.times_offset = a->times_offset;
+	job->cmd.job.times_len = a->times_len;
 }
 
 /*

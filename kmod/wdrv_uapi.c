@@ -116,6 +116,16 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
 	io->out_len = out_act ? (u64)a->n_tokens * sh->act_size :
 		      (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);
+	if (!(a->flags & DRM_WAFER_JOB_TIMES))
+		return 0;
+	/* The device checks that the records of every chunk and stage fit. */
+	if (!a->times_len || !IS_ALIGNED(a->times_offset, 8) || a->times_offset < io->out_len ||
+	    (u64)a->times_offset + a->times_len > U32_MAX) {
+		drm_dbg(dev, "SUBMIT: TIMES at times_offset %u (+%u): empty, not 8-byte aligned, inside the %llu bytes of output or past 4 GiB\n",
+			a->times_offset, a->times_len, io->out_len);
+		return -EINVAL;
+	}
+	io->out_len = (u64)a->times_offset + a->times_len;
 	return 0;
 }
 
@@ -159,8 +169,13 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 {
 	u32 end;
 
-	if (a->flags & ~DRM_WAFER_JOB_FLAGS || a->pad) {
-		drm_dbg(dev, "SUBMIT: unknown flags 0x%x or non-zero padding\n", a->flags);
+	if (a->flags & ~DRM_WAFER_JOB_FLAGS) {
+		drm_dbg(dev, "SUBMIT: unknown flags 0x%x\n", a->flags);
+		return -EINVAL;
+	}
+	if (!(a->flags & DRM_WAFER_JOB_TIMES) && (a->times_offset || a->times_len)) {
+		drm_dbg(dev, "SUBMIT: times_offset %u / times_len %u without DRM_WAFER_JOB_TIMES\n",
+			a->times_offset, a->times_len);
 		return -EINVAL;
 	}
 	if (a->in_syncobj_count > WDRV_MAX_IN_SYNCOBJS ||

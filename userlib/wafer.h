@@ -572,6 +572,41 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * must be 0 / NULL (-EINVAL).  Not on a pipeline (-EOPNOTSUPP).
  */
 #define WAFER_JOB_NOP		(1u << 3)
+/**
+ * WAFER_JOB_TIMES: the device also writes the job's modelled timeline
+ * into @out at @out_offset + @times_offset: a struct wafer_chunk_time per
+ * chunk and stage (WAFER_CHUNK_VALID set in each it wrote; zero the area
+ * first to tell them apart).  @times_offset is 8-byte aligned, past the
+ * results; @times_len holds them all: wafer_times_len() bytes do.  Not on
+ * a pipeline (-EOPNOTSUPP).
+ */
+#define WAFER_JOB_TIMES		(1u << 4)
+
+/** WAFER_CHUNK_VALID: the device wrote this record. */
+#define WAFER_CHUNK_VALID	(1u << 0)
+/** WAFER_CHUNK_LINK: the chunk's hop out is the link to the next device. */
+#define WAFER_CHUNK_LINK	(1u << 1)
+
+/**
+ * struct wafer_chunk_time - one chunk on one stage, in modelled time
+ *	(the device's own numbers, the same on every backend)
+ * @stage: stage index on the device
+ * @pos0: the chunk's first position
+ * @n_tokens: its tokens
+ * @flags: WAFER_CHUNK_*
+ * @start_ns: modelled ns the stage starts it
+ * @end_ns: ... is done with it
+ * @hop_end_ns: ... it reaches the next stage, device, or the host
+ */
+struct wafer_chunk_time {
+	uint32_t stage;
+	uint32_t pos0;
+	uint32_t n_tokens;
+	uint32_t flags;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t hop_end_ns;
+};
 
 /**
  * struct wafer_job - run @n_tokens tokens of sequence @slot
@@ -587,6 +622,8 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * @out_offset: byte offset, 8-byte aligned; WAFER_RESULT_SIZE(@top_k)
  *	bytes per result
  * @user_data: returned in the job's completion
+ * @times_offset: WAFER_JOB_TIMES: the timeline's offset from @out_offset
+ * @times_len: WAFER_JOB_TIMES: its bytes (0 without the flag)
  */
 struct wafer_job {
 	struct wafer_ctx *ctx;
@@ -600,7 +637,19 @@ struct wafer_job {
 	struct wafer_bo *out;
 	uint64_t out_offset;
 	uint64_t user_data;
+	uint32_t times_offset;
+	uint32_t times_len;
 };
+
+/**
+ * wafer_times_len() - bytes a WAFER_JOB_TIMES job of @n_tokens on @dev
+ *	may write: a record per token and stage, more than the chunks need
+ * @dev: the device
+ * @n_tokens: the job's tokens
+ *
+ * Return: the bytes, or 0 for a pipeline (no TIMES there yet).
+ */
+uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
 
 /**
  * struct wafer_completion - a finished job
@@ -1119,6 +1168,81 @@ int wafer_generate_spec(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok
 			const char *prompt, const struct wafer_gen_opts *opts,
 			const struct wafer_spec_opts *so, struct wafer_gen_stats *stats,
 			struct wafer_spec_stats *sst);
+
+/* ---- timeline traces (Chrome trace events: Perfetto, chrome://tracing) ---- */
+
+struct wafer_trace;
+
+/**
+ * struct wafer_trace_event - one complete ("X") event
+ * @name: shown on the bar
+ * @cat: category ("stage", "hop", "link", "job")
+ * @pid: process (track group): a device, or the host
+ * @tid: thread (track) in it
+ * @start_ns: start, ns (written in microseconds, as the format wants)
+ * @dur_ns: duration, ns
+ * @pos0: the chunk's or job's first position (args.pos0)
+ * @n_tokens: its tokens (args.tokens)
+ * @job: job number in the run (args.job), or -1
+ * @device_ns: the job's modelled time as its completion reported it
+ *	(args.device_ns; 0: none)
+ */
+struct wafer_trace_event {
+	const char *name;
+	const char *cat;
+	unsigned int pid;
+	unsigned int tid;
+	uint64_t start_ns;
+	uint64_t dur_ns;
+	unsigned int pos0;
+	unsigned int n_tokens;
+	int64_t job;
+	uint64_t device_ns;
+};
+
+/** WAFER_TRACE_HOST_PID: the host's process in a run's trace (wall time). */
+#define WAFER_TRACE_HOST_PID	1000
+
+/**
+ * wafer_trace_open() - start a trace to be written to @path
+ * @path: the JSON file, created (or truncated) now: a bad path fails here
+ * @out: the trace
+ *
+ * Return: 0, or -errno with wafer_last_error() naming the path.
+ */
+int wafer_trace_open(const char *path, struct wafer_trace **out);
+
+/** wafer_trace_name() - name process @pid (@tid < 0) or its thread @tid. */
+void wafer_trace_name(struct wafer_trace *t, unsigned int pid, int tid, const char *name);
+
+/** wafer_trace_add() - add an event; 0 or -ENOMEM. */
+int wafer_trace_add(struct wafer_trace *t, const struct wafer_trace_event *e);
+
+/**
+ * wafer_trace_close() - write the trace (events by start time, after the
+ *	names) and free it
+ * @t: the trace (NULL: nothing)
+ *
+ * Return: 0, or -EIO with wafer_last_error() naming the file.
+ */
+int wafer_trace_close(struct wafer_trace *t);
+
+/** wafer_trace_discard() - free a trace without writing it. */
+void wafer_trace_discard(struct wafer_trace *t);
+
+/**
+ * wafer_trace_attach() - trace every job libwafer's generation runs on @dev
+ *	(wafer_generate(), wafer_generate_spec()): each chunk on each stage
+ *	and its hop out as the device modelled them (WAFER_JOB_TIMES: the
+ *	firmware's own numbers), a process "device N (modelled ns)" with a
+ *	thread per stage and one per stage's hops; and each job from
+ *	submission to completion in host wall time (WAFER_TRACE_HOST_PID)
+ * @dev: a single device (not a pipeline: -EOPNOTSUPP)
+ * @t: the trace, or NULL to stop; it must outlive the runs
+ *
+ * Return: 0 or -EOPNOTSUPP.
+ */
+int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
 
 /* ---- projection (wafer plan) ---- */
 

@@ -79,10 +79,38 @@ static void wdrv_test_job_flags_and_padding(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "flag bit %d", bit);
 	}
 	j = good_job();
-	j.pad = 1;
+	j.times_len = 1;
 	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
-	j.pad = 1ull << 63;
+	j.times_len = 0;
+	j.times_offset = 64;
 	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+}
+
+/* TIMES: the timeline after the results, aligned, within 4 GiB. */
+static void wdrv_test_job_times(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	u64 len;
+
+	j.flags = DRM_WAFER_JOB_TIMES;
+	j.times_offset = DRM_WAFER_RESULT_SIZE(8);
+	j.times_len = 5 * sizeof(struct drm_wafer_chunk_time);
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, (u64)DRM_WAFER_RESULT_SIZE(8) + j.times_len);
+	j.times_offset = DRM_WAFER_RESULT_SIZE(8) - 8;
+	KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "overlaps the result");
+	j.times_offset = DRM_WAFER_RESULT_SIZE(8) + 4;
+	KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "misaligned");
+	j.times_offset = DRM_WAFER_RESULT_SIZE(8);
+	j.times_len = 0;
+	KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "empty");
+	j.times_offset = U32_MAX - 7;
+	j.times_len = 16;
+	KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "past 4 GiB");
+	j.flags = DRM_WAFER_JOB_TIMES | DRM_WAFER_JOB_ALL_POSITIONS;
+	j.times_offset = DRM_WAFER_RESULT_SIZE(8);
+	j.times_len = 40;
+	KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "inside 5 results");
 }
 
 /* A NOP names a slot; any field of work, any other flag, is -EINVAL. */
@@ -116,7 +144,8 @@ static void wdrv_test_job_nop(struct kunit *test)
 	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_ALL_POSITIONS);
 	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_IN_ACT);
 	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_OUT_ACT);
-	NOP_BAD(pad, 1);
+	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES);
+	NOP_BAD(times_len, 40);
 	NOP_BAD(in_syncobj_count, 1);	/* with no array */
 #undef NOP_BAD
 }
@@ -346,6 +375,7 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_wait_args),
 	KUNIT_CASE(wdrv_test_job_valid),
 	KUNIT_CASE(wdrv_test_job_flags_and_padding),
+	KUNIT_CASE(wdrv_test_job_times),
 	KUNIT_CASE(wdrv_test_job_ranges),
 	KUNIT_CASE(wdrv_test_job_nop),
 	KUNIT_CASE(wdrv_test_job_act),

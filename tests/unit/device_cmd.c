@@ -45,6 +45,47 @@ static void job(struct wfw_cmd *c, u32 n)
 		   WFW_JOB_ALL_POSITIONS, 0);
 }
 
+/* TIMES: a record per chunk and stage after the results, checked first. */
+static void job_times(struct wfw_cmd *c, u32 off, u32 len)
+{
+	job(c, 8);
+	c->job.flags |= WFW_JOB_TIMES;
+	c->job.times_offset = off;
+	c->job.times_len = len;
+}
+
+static void test_job_times(struct wfw_cmd *c)
+{
+	const struct wfw_chunk_time *t;
+	u32 res = 8 * WFW_OUT_REC_SIZE(4), s, ok = 1;
+	struct wfw_cpl cpl;
+
+	job_times(c, res, sizeof(*t) - 1);
+	expect(c, -WFS_EINVAL, "RUN_JOB TIMES with room for less than one record");
+	job_times(c, res - 8, 4 * sizeof(*t));
+	expect(c, -WFS_EINVAL, "RUN_JOB TIMES inside the results");
+	job_times(c, res + 4, 4 * sizeof(*t));
+	expect(c, -WFS_EINVAL, "RUN_JOB TIMES not 8-byte aligned");
+	job_times(c, OUT_BYTES - 8, 4 * sizeof(*t));
+	expect(c, -WFS_EINVAL, "RUN_JOB TIMES past out_len");
+	job_times(c, res, 3 * sizeof(*t));
+	expect(c, -WFS_EINVAL, "RUN_JOB TIMES: one chunk, 4 stages, room for 3");
+	job_times(c, res, 4 * sizeof(*t));
+	memset(out, 0, OUT_BYTES);
+	c->cookie = 0;
+	ok = !dh_exec(h, c, &cpl, 10000) && !cpl.status;
+	t = (const struct wfw_chunk_time *)((const u8 *)out + res);
+	for (s = 0; ok && s < 4; s++)
+		ok = t[s].flags == WFW_CHUNK_VALID && t[s].stage == s && !t[s].pos0 &&
+		     t[s].n == 8 && t[s].start_ns < t[s].end_ns &&
+		     t[s].end_ns < t[s].hop_end_ns &&
+		     (!s || t[s].start_ns >= t[s - 1].hop_end_ns);
+	wt_ok(ok && cpl.device_ns == t[3].hop_end_ns - t[0].start_ns &&
+	      cpl.value == t[3].hop_end_ns,
+	      "RUN_JOB TIMES: 4 records in stage order, device_ns %llu = the last hop's end "
+	      "- the first start", (unsigned long long)cpl.device_ns);
+}
+
 static void test_header_and_admin(void)
 {
 	struct wfw_cmd c;
@@ -281,7 +322,7 @@ static void test_nop(void)
 	NOP_BAD(slot, 2, "slot == slots");
 	NOP_BAD(flags, WFW_JOB_NOP | WFW_JOB_ALL_POSITIONS, "ALL_POSITIONS");
 	NOP_BAD(flags, WFW_JOB_NOP | WFW_JOB_IN_ACT, "IN_ACT");
-	NOP_BAD(reserved[0], 1, "reserved != 0");
+	NOP_BAD(times_len, 8, "times_len 8 (no TIMES)");
 #undef NOP_BAD
 }
 
@@ -323,8 +364,9 @@ static void test_jobs(void)
 	c.job.topk = 0;
 	expect(&c, -WFS_EINVAL, "RUN_JOB OUT_ACT on a range holding the head");
 	job(&c, 1);
-	c.job.reserved[1] = 9;
-	expect(&c, -WFS_EINVAL, "RUN_JOB reserved != 0");
+	c.job.times_len = 9;
+	expect(&c, -WFS_EINVAL, "RUN_JOB times_len without TIMES");
+	test_job_times(&c);
 	job(&c, 8);
 	c.job.out_len = 8 * WFW_OUT_REC_SIZE(4) - 1;
 	expect(&c, -WFS_EINVAL, "RUN_JOB output buffer one byte short");

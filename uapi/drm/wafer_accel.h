@@ -299,9 +299,51 @@ struct drm_wafer_ctx_destroy {
  * both offsets must be zero (-EINVAL).
  */
 #define DRM_WAFER_JOB_NOP		(1U << 3)
+/**
+ * DRM_WAFER_JOB_TIMES: the device also writes the job's modelled
+ * timeline into the output BO: at @out_offset + @times_offset, one
+ * &struct drm_wafer_chunk_time per pipeline chunk and stage the chunk
+ * passed, record (chunk * stages used + stage), each with
+ * DRM_WAFER_CHUNK_VALID set; records past the job's are left alone.
+ * @times_offset must be 8-byte aligned and at or past the end of the
+ * results (or activation records), and @times_len must hold every record
+ * (n_tokens * &drm_wafer_device_info.stages records always do), else the
+ * job fails with -EINVAL.  Without the flag both fields must be zero.
+ */
+#define DRM_WAFER_JOB_TIMES		(1U << 4)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
 					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT | \
-					 DRM_WAFER_JOB_NOP)
+					 DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES)
+
+/** DRM_WAFER_CHUNK_VALID: set in every record the device wrote. */
+#define DRM_WAFER_CHUNK_VALID		(1U << 0)
+/** DRM_WAFER_CHUNK_LINK: the chunk's hop out is the link to the next device. */
+#define DRM_WAFER_CHUNK_LINK		(1U << 1)
+
+/**
+ * struct drm_wafer_chunk_time - one chunk on one stage, in modelled time
+ *
+ * Times are modelled device nanoseconds on the device's timeline (the
+ * one a chain of devices shares, see &drm_wafer_act_rec.t_ns), the same
+ * numbers the job's modelled latency is made of: the job's device_ns is
+ * the last record's @hop_end_ns minus the first's @start_ns.
+ */
+struct drm_wafer_chunk_time {
+	/** @stage: stage index on the device. */
+	__u32 stage;
+	/** @pos0: position of the chunk's first token. */
+	__u32 pos0;
+	/** @n_tokens: tokens in the chunk. */
+	__u32 n_tokens;
+	/** @flags: DRM_WAFER_CHUNK_* (0 in a record the device did not write). */
+	__u32 flags;
+	/** @start_ns: the stage starts the chunk. */
+	__u64 start_ns;
+	/** @end_ns: the stage is done with it. */
+	__u64 end_ns;
+	/** @hop_end_ns: it reaches the next stage, the next device or the host. */
+	__u64 hop_end_ns;
+};
 
 /**
  * struct drm_wafer_act_rec - one position's activations between devices
@@ -395,8 +437,13 @@ struct drm_wafer_job {
 	__u32 in_syncobj_count;
 	/** @out_syncobj: syncobj that receives the job's fence, or 0. */
 	__u32 out_syncobj;
-	/** @pad: must be zero. */
-	__u64 pad;
+	/**
+	 * @times_offset: with DRM_WAFER_JOB_TIMES, where the timeline goes,
+	 * in bytes from @out_offset in @out_handle; else zero.
+	 */
+	__u32 times_offset;
+	/** @times_len: with DRM_WAFER_JOB_TIMES, bytes for it; else zero. */
+	__u32 times_len;
 };
 
 /**

@@ -227,41 +227,21 @@ static void print_json(json_object *j)
 }
 
 /*
- * Chrome trace events: a process per device, a thread per stage (its
- * chunks, then their hop out); times in microseconds.
+ * Chrome trace events (libwafer's writer): a process per device, a thread
+ * per stage (its chunks) and one for the stage's hops out.
  */
 static void trace_event(void *arg, const struct wafer_plan_event *e)
 {
 	static const char *const kind[] = { "stage", "hop", "link" };
-	json_object *ev = json_object_new_object(), *args = json_object_new_object();
 	char name[64];
+	struct wafer_trace_event ev = {
+		.name = name, .cat = kind[e->kind], .pid = e->device,
+		.tid = e->stage * 2 + (e->kind != 0), .start_ns = e->start_ns,
+		.dur_ns = e->dur_ns, .pos0 = e->pos0, .n_tokens = e->n_tokens, .job = -1,
+	};
 
 	snprintf(name, sizeof(name), "%s %u+%u", kind[e->kind], e->pos0, e->n_tokens);
-	json_object_object_add(ev, "name", json_object_new_string(name));
-	json_object_object_add(ev, "cat", json_object_new_string(kind[e->kind]));
-	json_object_object_add(ev, "ph", json_object_new_string("X"));
-	json_object_object_add(ev, "ts", json_object_new_double(e->start_ns / 1e3));
-	json_object_object_add(ev, "dur", json_object_new_double(e->dur_ns / 1e3));
-	json_object_object_add(ev, "pid", json_object_new_int(e->device));
-	json_object_object_add(ev, "tid", json_object_new_int(e->stage * 2 + (e->kind != 0)));
-	json_object_object_add(args, "pos0", json_object_new_int(e->pos0));
-	json_object_object_add(args, "tokens", json_object_new_int(e->n_tokens));
-	json_object_object_add(ev, "args", args);
-	json_object_array_add(arg, ev);
-}
-
-static int write_trace(const char *file, json_object *events)
-{
-	json_object *root = json_object_new_object();
-	int ret;
-
-	json_object_object_add(root, "traceEvents", events);
-	json_object_object_add(root, "displayTimeUnit", json_object_new_string("ns"));
-	ret = json_object_to_file_ext(file, root, JSON_C_TO_STRING_PLAIN);
-	if (ret)
-		fprintf(stderr, "wafer plan: writing %s: %s\n", file, json_util_get_last_err());
-	json_object_put(root);
-	return ret ? -1 : 0;
+	wafer_trace_add(arg, &ev);
 }
 
 enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
@@ -413,7 +393,7 @@ int cli_cmd_plan(int argc, char **argv)
 	struct wafer_plan_shape custom = { .name = "custom" }, shape;
 	const struct wafer_plan_shape *preset;
 	const char *sweep_name = NULL, *plot_file = NULL, *trace_file = NULL;
-	json_object *events = NULL;
+	struct wafer_trace *trace = NULL;
 	enum sweep_axis axis = SWEEP_NONE;
 	struct wafer_plan p;
 	int c, json = 0, bad;
@@ -512,17 +492,22 @@ int cli_cmd_plan(int argc, char **argv)
 	if (axis != SWEEP_NONE)
 		return sweep(&shape, o, axis, sweep_name, json, plot_file);
 	if (trace_file) {
-		events = json_object_new_array();
+		if (wafer_trace_open(trace_file, &trace)) {
+			fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+			return 1;
+		}
 		o.trace = trace_event;
-		o.trace_arg = events;
+		o.trace_arg = trace;
 	}
 	if (wafer_plan(&shape, &o, &p)) {
 		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
-		json_object_put(events);
+		wafer_trace_discard(trace);
 		return 1;
 	}
-	if (trace_file && write_trace(trace_file, events))
+	if (trace && wafer_trace_close(trace)) {
+		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
 		return 1;
+	}
 	if (json)
 		print_json(plan_json(&shape, &o, &p));
 	else

@@ -28,6 +28,7 @@
  * @draft_tokens: --draft-tokens
  * @draft_device: --draft-device (-1: the device after the target's)
  * @no_plain: --no-plain: no plain run to compare with
+ * @trace: --trace FILE (NULL: none)
  */
 struct run_args {
 	const char *model;
@@ -43,6 +44,7 @@ struct run_args {
 	unsigned int draft_tokens;
 	int draft_device;
 	int no_plain;
+	const char *trace;
 };
 
 static void usage(FILE *f)
@@ -74,11 +76,15 @@ static void usage(FILE *f)
 		"  --draft-tokens K     tokens proposed per check, 1..16 (default 4)\n"
 		"  --draft-device D     the draft model's device (kernel: accelD, default the\n"
 		"                       one after the model's; inproc: a device of its own)\n"
-		"  --no-plain           with --draft: no plain run to compare with\n");
+		"  --no-plain           with --draft: no plain run to compare with\n"
+		"  --trace FILE.json    the run's timeline as Chrome trace events (Perfetto,\n"
+		"                       chrome://tracing): each job's chunks on every stage\n"
+		"                       and their hops in modelled device time (the\n"
+		"                       firmware's), and each job in host wall time\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
-       OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN };
+       OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -93,6 +99,7 @@ static const struct option long_opts[] = {
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
 	{ "draft-device", required_argument, NULL, OPT_DRAFT_DEVICE },
 	{ "no-plain", no_argument, NULL, OPT_NO_PLAIN },
+	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -194,6 +201,9 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		return 0;
 	case OPT_NO_PLAIN:
 		a->no_plain = 1;
+		return 0;
+	case OPT_TRACE:
+		a->trace = arg;
 		return 0;
 	case OPT_HELP:
 		usage(stdout);
@@ -459,6 +469,21 @@ static void draft_free(struct draft *d)
 	wafer_close(d->dev);
 }
 
+/* --trace: the run's jobs only (not the plain comparison), then written. */
+static int trace_write(const struct run_args *a, struct wafer_dev *dev,
+		       struct wafer_trace **trace, unsigned int jobs)
+{
+	int ret;
+
+	wafer_trace_attach(dev, NULL);
+	ret = wafer_trace_close(*trace);
+	*trace = NULL;
+	if (ret)
+		return fail("--trace");
+	fprintf(stderr, "wafer: trace of %u jobs written to %s\n", jobs, a->trace);
+	return 0;
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
 	struct wafer_gen_opts go = { 0 };
@@ -471,6 +496,7 @@ int cli_cmd_run(int argc, char **argv)
 	struct wafer_model *model = NULL;
 	struct wafer_ctx *ctx = NULL;
 	struct wafer_dev *dev = NULL;
+	struct wafer_trace *trace = NULL;
 	const struct wafer_model_info *mi;
 	struct run_args a;
 	unsigned int steps;
@@ -481,8 +507,16 @@ int cli_cmd_run(int argc, char **argv)
 		return ret;
 	if (isatty(STDERR_FILENO))
 		a.conv.progress = progress;
-	if (cli_open(&a.devs, &dev))
+	if (a.trace && wafer_trace_open(a.trace, &trace))
+		return fail("--trace");
+	if (cli_open(&a.devs, &dev)) {
+		wafer_trace_discard(trace);
 		return fail("opening the device");
+	}
+	if (trace && wafer_trace_attach(dev, trace)) {
+		ret = fail("--trace");
+		goto out;
+	}
 	announce(dev, &a);
 	t0 = cli_now_ns();
 	ret = wafer_model_load_file(dev, a.model, &a.conv, &model);
@@ -516,12 +550,9 @@ int cli_cmd_run(int argc, char **argv)
 		so.ngram = d.spec.kind == WAFER_DRAFT_NGRAM ? d.spec.n : 0;
 	}
 
-	go.steps = steps;
-	go.temperature = a.temperature;
-	go.top_p = a.top_p;
-	go.seed = a.seed;
-	go.on_piece = print_piece;
-	go.arg = &text;
+	go = (struct wafer_gen_opts){ .steps = steps, .temperature = a.temperature,
+				      .top_p = a.top_p, .seed = a.seed, .on_piece = print_piece,
+				      .arg = &text };
 	ret = a.draft ? wafer_generate_spec(ctx, tok, a.prompt, &go, &so, &st, &ss) :
 		wafer_generate(ctx, tok, a.prompt, &go, &st);
 	if (ret) {
@@ -532,6 +563,10 @@ int cli_cmd_run(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 	report(&st, t0 / 1e9);
+	if (trace && trace_write(&a, dev, &trace, st.jobs)) {
+		ret = 1;
+		goto out;
+	}
 	if (a.draft && !a.no_plain) {
 		/* The same prompt and seed, plain, for its figures (output kept, not printed). */
 		go.arg = &ptext;
@@ -546,6 +581,7 @@ int cli_cmd_run(int argc, char **argv)
 	}
 	ret = 0;
 out:
+	wafer_trace_discard(trace);
 	draft_free(&d);
 	wafer_ctx_destroy(ctx);
 	wafer_tokenizer_free(tok);

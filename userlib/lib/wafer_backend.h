@@ -114,7 +114,9 @@ struct wafer_load_hw {
  * @in_offset: see struct wafer_job
  * @out: output buffer (NULL for a NOP)
  * @out_offset: see struct wafer_job
- * @out_len: bytes of results the job writes
+ * @out_len: bytes the job may write at @out_offset (results, then times)
+ * @times_offset: see struct wafer_job
+ * @times_len: see struct wafer_job
  * @user_data: see struct wafer_job
  * @in_sync: a syncobj of the device whose fence the job waits for, or 0
  *	(@sync_link; the kernel backend's ioctl path only)
@@ -135,6 +137,8 @@ struct wafer_job_hw {
 	uint64_t user_data;
 	uint32_t in_sync;
 	uint32_t out_sync;
+	uint32_t times_offset;
+	uint32_t times_len;
 };
 
 /**
@@ -212,7 +216,42 @@ struct wafer_dev {
 	struct wafer_info info;
 	int index;
 	unsigned int inflight;
+	struct wafer_trace *trace;
 };
+
+/* wafer_trace.c: the next job number of the trace's run. */
+unsigned int wafer_trace_next_job(struct wafer_trace *t);
+/* ... and its host time origin: the first call's wafer_now_ns(). */
+uint64_t wafer_trace_host_t0(struct wafer_trace *t);
+
+/**
+ * struct wafer_trace_run - the jobs of one wafer_run_positions() call, traced
+ *	(wafer_trace_run.c)
+ * @dev: their device (@dev->trace set)
+ * @bo: results and modelled timelines of all of them
+ * @jobs: per job: where its results belong, where they and its times are
+ *	in @bo, its host submit and completion times and modelled ns
+ * @n: jobs
+ */
+struct wafer_trace_run {
+	struct wafer_dev *dev;
+	struct wafer_bo *bo;
+	struct wafer_trace_job *jobs;
+	unsigned int n;
+};
+
+/*
+ * When @dev is traced: gives the @n jobs WAFER_JOB_TIMES and outputs in a
+ * buffer of their own (their results are copied back by
+ * wafer_trace_run_end()) and notes the submit time.  0 (also untraced), or
+ * -errno; @tr is set up either way for the calls below.
+ */
+int wafer_trace_run_begin(struct wafer_dev *dev, struct wafer_job *j, unsigned int n,
+			  struct wafer_trace_run *tr);
+/* A completion reaped (its user_data is the job's index). */
+void wafer_trace_run_done(struct wafer_trace_run *tr, const struct wafer_completion *c);
+/* Results back where the caller wanted them, events into the trace; frees. */
+int wafer_trace_run_end(struct wafer_trace_run *tr, int ok);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;

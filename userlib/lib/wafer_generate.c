@@ -43,6 +43,7 @@ int wafer_run_positions(struct wafer_ctx *ctx, unsigned int slot, struct wafer_b
 	unsigned int per = dev->info.max_tokens_per_job ? dev->info.max_tokens_per_job : n;
 	unsigned int njobs = (n + per - 1) / per, i, got = 0;
 	struct wafer_job *j = calloc(njobs, sizeof(*j));
+	struct wafer_trace_run tr;
 	struct wafer_completion c;
 	int ret = 0, sub = 0;
 
@@ -60,8 +61,9 @@ int wafer_run_positions(struct wafer_ctx *ctx, unsigned int slot, struct wafer_b
 			.user_data = i,
 		};
 	}
+	ret = wafer_trace_run_begin(dev, j, njobs, &tr);
 	/* One batch: all chunks of a prefill are in flight together. */
-	for (i = 0; i < njobs; i += (unsigned int)sub) {
+	for (i = 0; !ret && i < njobs; i += (unsigned int)sub) {
 		sub = wafer_submit(dev, j + i, njobs - i);
 		if (sub == -EAGAIN && wafer_inflight(dev))
 			break;	/* reap what is in flight and fail below */
@@ -74,19 +76,23 @@ int wafer_run_positions(struct wafer_ctx *ctx, unsigned int slot, struct wafer_b
 	while (wafer_inflight(dev)) {
 		int r = wafer_reap(dev, &c, 1, 1, -1);
 
-		if (r <= 0)
+		if (r <= 0) {
+			wafer_trace_run_end(&tr, 0);
 			return r < 0 ? r : wafer_set_error(-ETIMEDOUT, "a job at position %u did "
 							   "not complete in time", pos);
+		}
 		got++;
 		(*jobs)++;
 		*ns += c.device_ns;
+		wafer_trace_run_done(&tr, &c);
 		if (c.status && !ret)
 			ret = wafer_set_error(c.status, "the job at positions %u..+%u failed: %s",
 					      pos, n, wafer_strerror(c.status));
 	}
 	if (!ret && got < njobs)
 		ret = wafer_set_error(-EAGAIN, "the device took %u of %u jobs", got, njobs);
-	return ret;
+	sub = wafer_trace_run_end(&tr, !ret);
+	return ret ? ret : sub;
 }
 
 /* Runs positions [pos, pos + n) (ids already in g->in); result of the last in g->out. */

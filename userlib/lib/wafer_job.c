@@ -12,6 +12,33 @@ static int check_range(const struct wafer_bo *bo, uint64_t off, uint64_t len)
 	return bo && off <= bo->size && len <= bo->size - off;
 }
 
+/* WAFER_JOB_TIMES: the timeline past the results; *@out_len then ends it. */
+static int check_times(const struct wafer_job *j, unsigned int i, uint64_t *out_len)
+{
+	if (!(j->flags & WAFER_JOB_TIMES)) {
+		if (j->times_offset || j->times_len)
+			return wafer_set_error(-EINVAL, "job %u: times_offset %u / times_len %u "
+					       "without WAFER_JOB_TIMES", i, j->times_offset,
+					       j->times_len);
+		return 0;
+	}
+	if (!j->times_len || (j->times_offset & 7) || j->times_offset < *out_len ||
+	    (uint64_t)j->times_offset + j->times_len > UINT32_MAX)
+		return wafer_set_error(-EINVAL, "job %u: times at %u (+%u): empty, not 8-byte "
+				       "aligned, inside the %llu bytes of results or past 4 GiB",
+				       i, j->times_offset, j->times_len,
+				       (unsigned long long)*out_len);
+	*out_len = (uint64_t)j->times_offset + j->times_len;
+	return 0;
+}
+
+uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens)
+{
+	if (!dev || wafer_pipe_size(dev) > 1)
+		return 0;
+	return (uint64_t)n_tokens * dev->info.stages * sizeof(struct wafer_chunk_time);
+}
+
 /* A NOP names a context and a slot of it, nothing else. */
 static int prepare_nop(const struct wafer_job *j, unsigned int i, struct wafer_job_hw *hw)
 {
@@ -56,7 +83,7 @@ static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned in
 	if (dev->info.max_tokens_per_job && j->n_tokens > dev->info.max_tokens_per_job)
 		return wafer_set_error(-EINVAL, "job %u: %u tokens, the device takes %u per job",
 				       i, j->n_tokens, dev->info.max_tokens_per_job);
-	if (j->flags & ~(WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP))
+	if (j->flags & ~(WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP | WAFER_JOB_TIMES))
 		return wafer_set_error(-EINVAL, "job %u: unknown flags 0x%x", i, j->flags);
 	if (j->top_k > WAFER_MAX_TOPK)
 		return wafer_set_error(-EINVAL, "job %u: top_k %u above %d", i, j->top_k,
@@ -65,6 +92,8 @@ static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned in
 		return wafer_set_error(-EINVAL, "job %u: misaligned offsets (in 4, out 8 bytes)", i);
 	records = (j->flags & WAFER_JOB_ALL_POSITIONS) ? j->n_tokens : 1;
 	out_len = records * WAFER_RESULT_SIZE(j->top_k);
+	if (check_times(j, i, &out_len))
+		return -EINVAL;
 	if (!check_range(j->in, j->in_offset, (uint64_t)j->n_tokens * 4) ||
 	    !check_range(j->out, j->out_offset, out_len))
 		return wafer_set_error(-EINVAL, "job %u: input or output beyond its buffer", i);
@@ -73,6 +102,7 @@ static int prepare(struct wafer_dev *dev, const struct wafer_job *j, unsigned in
 		.n_tokens = j->n_tokens, .flags = j->flags, .top_k = j->top_k,
 		.in = j->in, .in_offset = j->in_offset, .out = j->out,
 		.out_offset = j->out_offset, .out_len = out_len, .user_data = j->user_data,
+		.times_offset = j->times_offset, .times_len = j->times_len,
 	};
 	return 0;
 }

@@ -25,7 +25,11 @@ _Static_assert(sizeof(struct wafer_topk) == sizeof(struct drm_wafer_topk), "pair
 _Static_assert(WAFER_MAX_TOPK == DRM_WAFER_MAX_TOPK, "top-k limit");
 _Static_assert(WAFER_LOGIT_FRAC_BITS == DRM_WAFER_LOGIT_FRAC_BITS, "logit format");
 _Static_assert(WAFER_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS &&
-	       WAFER_JOB_NOP == DRM_WAFER_JOB_NOP, "job flags");
+	       WAFER_JOB_NOP == DRM_WAFER_JOB_NOP && WAFER_JOB_TIMES == DRM_WAFER_JOB_TIMES,
+	       "job flags");
+_Static_assert(sizeof(struct wafer_chunk_time) == sizeof(struct drm_wafer_chunk_time) &&
+	       WAFER_CHUNK_VALID == DRM_WAFER_CHUNK_VALID &&
+	       WAFER_CHUNK_LINK == DRM_WAFER_CHUNK_LINK, "chunk time records");
 _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
 	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME, "caps");
 
@@ -280,7 +284,7 @@ static int kernel_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 
 static uint32_t job_flags(uint32_t f)
 {
-	return (f & (WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP)) |
+	return (f & (WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP | WAFER_JOB_TIMES)) |
 	       ((f & WAFER_JOB_HW_IN_ACT) ? DRM_WAFER_JOB_IN_ACT : 0) |
 	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0);
 }
@@ -307,6 +311,7 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			.in_syncobjs = j->in_sync ? (uintptr_t)&j->in_sync : 0,
 			.in_syncobj_count = j->in_sync ? 1 : 0,
 			.out_syncobj = j->out_sync,
+			.times_offset = j->times_offset, .times_len = j->times_len,
 		};
 		ud[i] = j->user_data;
 	}

@@ -263,6 +263,9 @@ int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 		if (jobs[i].flags & WAFER_JOB_NOP)
 			return wafer_set_error(-EOPNOTSUPP, "job %u: NOP jobs do not run on a "
 					       "pipeline", i);
+		if (jobs[i].flags & WAFER_JOB_TIMES)
+			return wafer_set_error(-EOPNOTSUPP, "job %u: no modelled timeline "
+					       "(WAFER_JOB_TIMES) from a pipeline yet", i);
 	}
 	pthread_mutex_lock(&p->lock);
 	ret = submit_locked(p, jobs, n);

@@ -1094,7 +1094,8 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 
 #define BAD(field, value, want, name) do { j = job_base; j.field = (value); \
 		reject(fa, &j, (want), (name)); } while (0)
-	BAD(flags, 0x10, -EINVAL, "flags 0x10 (unknown)");
+	BAD(flags, 0x20, -EINVAL, "flags 0x20 (unknown)");
+	BAD(flags, DRM_WAFER_JOB_TIMES, -EINVAL, "TIMES without times_len");
 	BAD(flags, DRM_WAFER_JOB_IN_ACT, -EINVAL,
 	    "flags IN_ACT on a model whose layers start it (it takes token ids)");
 	j = job_base;
@@ -1102,7 +1103,7 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 	j.top_k = 0;
 	reject(fa, &j, -EINVAL, "flags OUT_ACT on a model whose layers end it (it gives results)");
 	BAD(flags, 0x80000000u, -EINVAL, "flags 0x80000000");
-	BAD(pad, 1, -EINVAL, "pad != 0");
+	BAD(times_len, 8, -EINVAL, "times_len without TIMES");
 	BAD(ctx_id, 0, -ENOENT, "ctx_id 0");
 	BAD(ctx_id, 0xffffffffu, -ENOENT, "ctx_id never created");
 	BAD(n_tokens, 0, -EINVAL, "n_tokens 0");

@@ -1408,7 +1408,7 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 			if (pct(t, 50))
 				j->top_k = 0;
 			break;
-		default: j->pad = v_nonzero(t); break;
+		default: j->times_len = (uint32_t)v_nonzero(t); break;
 		}
 	}
 	/* arr has room for 72 handles: make the ones past those we set fail. */
@@ -1416,10 +1416,10 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		arr[i] = 0xfffffff0u;
 	if (j->in_syncobjs == (uintptr_t)scratch + 2 * PAGE)
 		e->fault_ok = 0;	/* readable zeros: -ENOENT, not -EFAULT */
-	if (j->pad)
-		e->invalid = "pad != 0";
-	else if (j->flags & ~DRM_WAFER_JOB_FLAGS)
+	if (j->flags & ~DRM_WAFER_JOB_FLAGS)
 		e->invalid = "unknown flags";
+	else if (!(j->flags & DRM_WAFER_JOB_TIMES) && (j->times_offset || j->times_len))
+		e->invalid = "times_offset / times_len without TIMES";
 	else if (j->in_syncobj_count > dinfo.max_in_syncobjs)
 		e->invalid = "in_syncobj_count > max_in_syncobjs";
 	else if (j->in_syncobj_count && !j->in_syncobjs)
@@ -1454,11 +1454,11 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		e->fault_ok = 0;
 	snprintf(e->what, sizeof(e->what),
 		 "ctx %u(k%d) slot %u pos %u n %u fl %#x k %u in %u(k%d)+%#" PRIx64
-		 " out %u(k%d)+%#" PRIx64 " sync %#" PRIx64 "x%u out %u pad %#" PRIx64,
+		 " out %u(k%d)+%#" PRIx64 " sync %#" PRIx64 "x%u out %u times %u+%u",
 		 j->ctx_id, ckind, j->slot, j->start_pos, j->n_tokens, j->flags, j->top_k,
 		 j->in_handle, ikind, (uint64_t)j->in_offset, j->out_handle, okind,
 		 (uint64_t)j->out_offset, (uint64_t)j->in_syncobjs, j->in_syncobj_count,
-		 j->out_syncobj, (uint64_t)j->pad);
+		 j->out_syncobj, j->times_offset, j->times_len);
 }
 
 static void check_job_ret(struct tctx *t, enum op op, int ret, const struct job_exp *e)

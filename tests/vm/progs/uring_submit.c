@@ -215,9 +215,9 @@ int main(int argc, char **argv)
 		ret = one_cmd(IORING_SETUP_SQE128, DRM_WAFER_URING_CMD_SUBMIT, &j);
 		wt_ok(ret == -ENOENT, "unknown context -> -ENOENT (%d)", ret);
 		j = decode_job(0, 0, n);
-		j.pad = 1;
+		j.times_len = 1;
 		ret = one_cmd(IORING_SETUP_SQE128, DRM_WAFER_URING_CMD_SUBMIT, &j);
-		wt_ok(ret == -EINVAL, "non-zero padding -> -EINVAL (%d)", ret);
+		wt_ok(ret == -EINVAL, "times_len without TIMES -> -EINVAL (%d)", ret);
 	}
 
 	/* A process killed with 64 long commands in flight. */
