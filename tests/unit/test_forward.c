@@ -39,8 +39,11 @@ static uint64_t run_hash(const void *blob, size_t len, const int *toks, int n)
 	if (wt_model_open(&m, blob, len, n, 0))
 		return 0;
 	for (i = 0; i < n; i++) {
-		uint32_t am = wt_model_step(&m, toks[i], i, K, tk);
+		uint32_t am;
 
+		/* entries past the vocabulary are not written: hash zeros */
+		memset(tk, 0, sizeof(tk));
+		am = wt_model_step(&m, toks[i], i, K, tk);
 		h = fnv64(h, &am, 4);
 		h = fnv64(h, tk, sizeof(tk));
 	}
@@ -233,7 +236,7 @@ static void test_tiny_golden(void)
 	 */
 	wt_diag("tiny golden hashes: int8 %016llx int4 %016llx",
 		(unsigned long long)h[0], (unsigned long long)h[1]);
-	wt_ok(h[0] == 0x4727407e977a385fULL && h[1] == 0x601670a86057c8ceULL,
+	wt_ok(h[0] == 0xb76aaf7fa84ce92fULL && h[1] == 0xb342d2a7e63cde52ULL,
 	      "tiny templates: golden bits (same with gcc/clang, -O0..-O3, kernel-style flags)");
 	free(b);
 }
