@@ -8,6 +8,7 @@
  * can run concurrently.
  */
 #include "wfs_forward.h"
+#include "wfs_moe.h"
 
 #define WFS_KV_EXP_LIMIT	30000
 #define WFS_SCORE_LIMIT		(1LL << 50)	/* |score| < 2^26 in Q24 */
@@ -21,6 +22,7 @@ struct wfs_lscr {
 	u64 cs;		/* s32 [head_size]: RoPE cos/sin */
 	u64 hexp;	/* s32 [n_heads]: attention output exponents */
 	u64 sc;		/* s64 [ctx_len]: scores, then probabilities */
+	u64 moe;	/* MoE layers: wfs_moe_scratch_bytes() */
 	u64 end;
 };
 
@@ -30,7 +32,8 @@ static u64 wfs_a64(u64 x)
 }
 
 static void wfs_lscr_layout(u32 dim, u32 hidden, u32 kv_dim, u32 hs,
-			    u32 n_heads, u32 ctx, struct wfs_lscr *l)
+			    u32 n_heads, u32 ctx, u32 n_experts,
+			    struct wfs_lscr *l)
 {
 	u64 off = 0;
 
@@ -49,6 +52,8 @@ static void wfs_lscr_layout(u32 dim, u32 hidden, u32 kv_dim, u32 hs,
 	off += wfs_a64(4ULL * n_heads);
 	l->sc = off;
 	off += wfs_a64(8ULL * ctx);
+	l->moe = off;
+	off += wfs_moe_scratch_bytes(n_experts);
 	l->end = off;
 }
 
@@ -99,7 +104,8 @@ u64 wfs_layer_scratch_bytes(const struct wfs_model_info *info, u32 ctx_len)
 	struct wfs_lscr l;
 
 	wfs_lscr_layout(info->dim, info->hidden_dim, info->kv_dim,
-			info->head_size, info->n_heads, ctx_len, &l);
+			info->head_size, info->n_heads, ctx_len,
+			info->n_experts, &l);
 	return l.end;
 }
 
@@ -310,7 +316,8 @@ void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 	u64 koff = 4ULL * v->n_kv_heads;
 	u64 voff = koff + (u64)kvd * (v->kv_bits / 8);
 
-	wfs_lscr_layout(dim, v->hidden, kvd, hs, v->n_heads, pos + 1, &l);
+	wfs_lscr_layout(dim, v->hidden, kvd, hs, v->n_heads, pos + 1,
+			v->n_experts, &l);
 	x16 = (s16 *)(sb + l.x16);
 	q16 = (s16 *)(sb + l.q16);
 	a = (s64 *)(sb + l.a);
@@ -360,12 +367,17 @@ void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 	/* feed-forward block */
 	e = wfs_rmsnorm(x, ex, dim, v->rms_ffn.data, v->rms_ffn.exp,
 			v->eps_q40, x16);
-	wfs_matvec(&v->w1, x16, a);
-	wfs_matvec(&v->w3, x16, a + v->hidden);
-	e = wfs_swiglu(a, e + v->w1.scale_exp, a + v->hidden,
-		       e + v->w3.scale_exp, v->hidden, x16);
-	wfs_matvec(&v->w2, x16, a);
-	ex = wfs_residual_add(x, ex, a, e + v->w2.scale_exp, dim);
+	if (v->n_experts) {
+		e = wfs_moe_ffn(v, x16, e, a, o, sb + l.moe);
+		ex = wfs_residual_add(x, ex, o, e, dim);
+	} else {
+		wfs_matvec(&v->w1, x16, a);
+		wfs_matvec(&v->w3, x16, a + v->hidden);
+		e = wfs_swiglu(a, e + v->w1.scale_exp, a + v->hidden,
+			       e + v->w3.scale_exp, v->hidden, x16);
+		wfs_matvec(&v->w2, x16, a);
+		ex = wfs_residual_add(x, ex, a, e + v->w2.scale_exp, dim);
+	}
 
 	hdr.exp = WFS_MAX(WFS_MIN(ex, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
 	WFS_MEMCPY(act, &hdr, sizeof(hdr));

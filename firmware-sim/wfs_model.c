@@ -61,38 +61,87 @@ static int wfs_range_ok(u64 off, u64 size, u64 lo, u64 limit, u64 align)
 	return end <= limit;
 }
 
-static u32 wfs_expect_fill(const struct wfs_model_info *info, u32 kind,
-			   struct wfs_expect *e)
+/* Tensors in a section of @kind. */
+static u32 wfs_section_tensors(const struct wfs_model_info *info, u32 kind)
 {
-	u32 d = info->dim, h = info->hidden_dim, kv = info->kv_dim;
-	u32 n = 0;
+	if (kind == WFS_SEC_EMBED)
+		return WFS_EMBED_TENSORS;
+	if (kind == WFS_SEC_HEAD)
+		return WFS_HEAD_TENSORS;
+	if (kind != WFS_SEC_LAYER)
+		return 0;
+	if (info->ffn_kind == WFS_FFN_MOE)
+		return WFS_MOE_FIXED_TENSORS + 1 +
+		       3 * (info->n_experts + info->n_shared_experts);
+	return WFS_LAYER_TENSORS;
+}
 
-#define WFS_EXP(r, c, nr, nc) \
-	do { e[n].role = (r); e[n].cls = (c); e[n].rows = (nr); \
-	     e[n].cols = (nc); n++; } while (0)
-	switch (kind) {
-	case WFS_SEC_EMBED:
-		WFS_EXP(WFS_T_TOK_EMB, WFS_TC_MAT, info->vocab_size, d);
+static void wfs_exp_set(struct wfs_expect *e, u32 role, u32 cls, u32 rows,
+			u32 cols)
+{
+	e->role = role;
+	e->cls = cls;
+	e->rows = rows;
+	e->cols = cols;
+}
+
+/*
+ * Expectation for tensor @i of a layer section.  @hx is the width of the
+ * expert whose triple @i is in (MoE), read from its W1 by the caller.
+ */
+static void wfs_expect_layer(const struct wfs_model_info *info, u32 i,
+			     u32 hx, struct wfs_expect *e)
+{
+	static const u32 role[] = { WFS_T_RMS_ATT, WFS_T_WQ, WFS_T_WK,
+		WFS_T_WV, WFS_T_WO, WFS_T_RMS_FFN, WFS_T_W1, WFS_T_W2,
+		WFS_T_W3, WFS_T_ROPE };
+	u32 d = info->dim, h = info->hidden_dim, kv = info->kv_dim;
+	u32 n = wfs_section_tensors(info, WFS_SEC_LAYER);
+
+	if (info->ffn_kind == WFS_FFN_MOE && i == 6) {
+		wfs_exp_set(e, WFS_T_ROUTER, WFS_TC_MAT, info->n_experts, d);
+		return;
+	}
+	if (info->ffn_kind == WFS_FFN_MOE) {
+		/* expert triples of width hx; the rope table ends it */
+		h = hx;
+		if (i + 1 == n)
+			i = 9;
+		else if (i > 6)
+			i = 6 + (i - WFS_MOE_FIXED_TENSORS) % 3;
+	}
+	switch (i) {
+	case 0: case 5: case 9:
+		wfs_exp_set(e, role[i], i == 9 ? WFS_TC_U64 : WFS_TC_S16, 1,
+			    i == 9 ? info->head_size / 2 : d);
 		break;
-	case WFS_SEC_LAYER:
-		WFS_EXP(WFS_T_RMS_ATT, WFS_TC_S16, 1, d);
-		WFS_EXP(WFS_T_WQ, WFS_TC_MAT, d, d);
-		WFS_EXP(WFS_T_WK, WFS_TC_MAT, kv, d);
-		WFS_EXP(WFS_T_WV, WFS_TC_MAT, kv, d);
-		WFS_EXP(WFS_T_WO, WFS_TC_MAT, d, d);
-		WFS_EXP(WFS_T_RMS_FFN, WFS_TC_S16, 1, d);
-		WFS_EXP(WFS_T_W1, WFS_TC_MAT, h, d);
-		WFS_EXP(WFS_T_W2, WFS_TC_MAT, d, h);
-		WFS_EXP(WFS_T_W3, WFS_TC_MAT, h, d);
-		WFS_EXP(WFS_T_ROPE, WFS_TC_U64, 1, info->head_size / 2);
+	case 1: case 4:
+		wfs_exp_set(e, role[i], WFS_TC_MAT, d, d);
 		break;
-	case WFS_SEC_HEAD:
-		WFS_EXP(WFS_T_RMS_FINAL, WFS_TC_S16, 1, d);
-		WFS_EXP(WFS_T_CLS, WFS_TC_MAT, info->vocab_size, d);
+	case 2: case 3:
+		wfs_exp_set(e, role[i], WFS_TC_MAT, kv, d);
+		break;
+	default:
+		wfs_exp_set(e, role[i], WFS_TC_MAT, i == 7 ? d : h,
+			    i == 7 ? h : d);
 		break;
 	}
-#undef WFS_EXP
-	return n;
+}
+
+/* Expectation for tensor @i of a section of @kind. */
+static void wfs_expect_at(const struct wfs_model_info *info, u32 kind,
+			  u32 i, u32 hx, struct wfs_expect *e)
+{
+	if (kind == WFS_SEC_EMBED)
+		wfs_exp_set(e, WFS_T_TOK_EMB, WFS_TC_MAT, info->vocab_size,
+			    info->dim);
+	else if (kind == WFS_SEC_HEAD && i == 0)
+		wfs_exp_set(e, WFS_T_RMS_FINAL, WFS_TC_S16, 1, info->dim);
+	else if (kind == WFS_SEC_HEAD)
+		wfs_exp_set(e, WFS_T_CLS, WFS_TC_MAT, info->vocab_size,
+			    info->dim);
+	else
+		wfs_expect_layer(info, i, hx, e);
 }
 
 /*
@@ -147,37 +196,111 @@ static int wfs_check_tensor(const struct wfs_tensor_desc *t,
 	return 0;
 }
 
+/* Running checks over the expert triples of an MoE layer section. */
+struct wfs_moe_walk {
+	u32 hx;		/* width of the current expert, from its W1 */
+	u64 widths;	/* sum of the widths so far */
+	s32 exp[3];	/* scale_exp of expert 0's W1, W2, W3 */
+};
+
 /*
- * Validate a whole section: header, descriptor table, every tensor.
- * @t receives the descriptors (room for WFS_LAYER_TENSORS).
+ * Before tensor @i of an MoE layer is checked: an expert's W1 sets its
+ * width, bounded so that the widths can sum to at most hidden_dim.
+ */
+static int wfs_moe_pre(const struct wfs_model_info *info, u32 i,
+		       const struct wfs_tensor_desc *t, struct wfs_moe_walk *w,
+		       const char **why)
+{
+	u32 n = wfs_section_tensors(info, WFS_SEC_LAYER);
+
+	if (i < WFS_MOE_FIXED_TENSORS || i + 1 == n ||
+	    (i - WFS_MOE_FIXED_TENSORS) % 3)
+		return 0;
+	if (t->role != WFS_T_W1 || !t->rows ||
+	    w->widths + t->rows > info->hidden_dim) {
+		*why = "expert width (W1 rows: 1.., summing to hidden_dim)";
+		return -WFS_EINVAL;
+	}
+	w->hx = t->rows;
+	w->widths += t->rows;
+	return 0;
+}
+
+/* After tensor @i passed: experts of a layer share each role's exponent. */
+static int wfs_moe_post(const struct wfs_model_info *info, u32 i,
+			const struct wfs_tensor_desc *t,
+			struct wfs_moe_walk *w, const char **why)
+{
+	u32 n = wfs_section_tensors(info, WFS_SEC_LAYER), j;
+
+	if (i < WFS_MOE_FIXED_TENSORS)
+		return 0;
+	if (i + 1 == n) {
+		if (w->widths == info->hidden_dim)
+			return 0;
+		*why = "expert widths (their sum must be hidden_dim)";
+		return -WFS_EINVAL;
+	}
+	j = (i - WFS_MOE_FIXED_TENSORS) % 3;
+	if (i < WFS_MOE_FIXED_TENSORS + 3)
+		w->exp[j] = t->scale_exp;
+	if (w->exp[j] == t->scale_exp)
+		return 0;
+	*why = "expert scale_exp (one per role in a layer)";
+	return -WFS_EINVAL;
+}
+
+/*
+ * Validate a whole section: header, descriptor table, every tensor, one
+ * descriptor at a time (an MoE layer has up to 3 * WFS_MAX_EXPERTS + 8).
+ * @t receives the descriptors a view binds: all of a dense layer's, an MoE
+ * layer's first WFS_MOE_FIXED_TENSORS and its rope table in t[9].
  */
 static int wfs_check_section(const struct wfs_model_info *info,
 			     const u8 *sec, u64 size, u32 kind, u32 index,
-			     struct wfs_tensor_desc *t)
+			     struct wfs_tensor_desc *t, const char **why)
 {
-	struct wfs_expect e[WFS_LAYER_TENSORS];
+	struct wfs_moe_walk w = { 0 };
 	struct wfs_section_header sh;
+	struct wfs_tensor_desc d;
+	struct wfs_expect e;
 	u64 cursor;
 	u32 n, i;
 	int ret;
 
-	n = wfs_expect_fill(info, kind, e);
+	n = wfs_section_tensors(info, kind);
 	if (!n)
 		return -WFS_EINVAL;
-	cursor = sizeof(sh) + (u64)n * sizeof(*t);
+	cursor = sizeof(sh) + (u64)n * sizeof(d);
+	*why = "section size (truncated descriptor table)";
 	if (size < cursor)
 		return -WFS_EFAULT;
 	WFS_MEMCPY(&sh, sec, sizeof(sh));
+	*why = "section header";
 	if (sh.magic != WFS_SECTION_MAGIC || sh.kind != kind ||
 	    sh.index != index || sh.n_tensors != n || sh.size != size ||
 	    !wfs_zero(sh.reserved, WFS_ARRAY_SIZE(sh.reserved)))
 		return -WFS_EINVAL;
-	WFS_MEMCPY(t, sec + sizeof(sh), (u64)n * sizeof(*t));
 	for (i = 0; i < n; i++) {
-		ret = wfs_check_tensor(&t[i], &e[i], size, &cursor);
+		WFS_MEMCPY(&d, sec + sizeof(sh) + (u64)i * sizeof(d), sizeof(d));
+		ret = info->ffn_kind == WFS_FFN_MOE && kind == WFS_SEC_LAYER ?
+		      wfs_moe_pre(info, i, &d, &w, why) : 0;
 		if (ret)
 			return ret;
+		wfs_expect_at(info, kind, i, w.hx, &e);
+		*why = "tensor descriptor (role, shape, type or range)";
+		ret = wfs_check_tensor(&d, &e, size, &cursor);
+		if (!ret && info->ffn_kind == WFS_FFN_MOE &&
+		    kind == WFS_SEC_LAYER)
+			ret = wfs_moe_post(info, i, &d, &w, why);
+		if (ret)
+			return ret;
+		if (i < WFS_LAYER_TENSORS)
+			t[i] = d;
+		if (i + 1 == n && kind == WFS_SEC_LAYER)
+			t[9] = d;
 	}
+	*why = NULL;
 	return 0;
 }
 
@@ -209,15 +332,44 @@ static int wfs_check_dims(const struct wfs_blob_header *h)
 		return -WFS_EINVAL;
 	if (h->output_kind == WFS_IO_TOKENS && last != h->total_layers)
 		return -WFS_EINVAL;
-	if (h->ffn_kind != WFS_FFN_SWIGLU || h->n_experts ||
-	    h->n_experts_active)
+	return 0;
+}
+
+/* The FFN fields: dense with every MoE field zero, or a checked MoE. */
+static int wfs_check_ffn(const struct wfs_blob_header *h, const char **why)
+{
+	int moe = h->ffn_kind == WFS_FFN_MOE;
+
+	*why = "ffn_kind";
+	if (h->ffn_kind > WFS_FFN_MOE)
 		return -WFS_EOPNOTSUPP;
+	*why = "flags (WFS_MF_MOE must be set iff ffn_kind is MOE)";
+	if (!moe != !(h->flags & WFS_MF_MOE))
+		return -WFS_EINVAL;
+	*why = "n_experts";
+	if (moe ? !h->n_experts || h->n_experts > WFS_MAX_EXPERTS :
+		  h->n_experts != 0)
+		return -WFS_EINVAL;
+	*why = "n_experts_active (top-k: 1..n_experts, at most 64)";
+	if (moe ? !h->n_experts_active ||
+		  h->n_experts_active > h->n_experts ||
+		  h->n_experts_active > WFS_MAX_EXPERTS_ACTIVE :
+		  h->n_experts_active != 0)
+		return -WFS_EINVAL;
+	*why = "n_shared_experts";
+	if (moe ? h->n_shared_experts > WFS_MAX_EXPERTS - h->n_experts :
+		  h->n_shared_experts != 0)
+		return -WFS_EINVAL;
+	*why = "gate_kind";
+	if (moe ? h->gate_kind > WFS_GATE_MAX : h->gate_kind != 0)
+		return -WFS_EINVAL;
+	*why = NULL;
 	return 0;
 }
 
 /* The header's own checks; on success *nsec is its section count. */
 static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
-			u32 *nsec)
+			u32 *nsec, const char **why)
 {
 	int ret;
 
@@ -236,6 +388,8 @@ static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
 	if (!(h->flags & WFS_MF_CHECKSUM) && h->checksum)
 		return -WFS_EINVAL;
 	ret = wfs_check_dims(h);
+	if (!ret)
+		ret = wfs_check_ffn(h, why);
 	if (ret)
 		return ret;
 	*nsec = h->n_layers + (h->input_kind == WFS_IO_TOKENS) +
@@ -273,6 +427,11 @@ static void info_from_header(const struct wfs_blob_header *h, u64 len,
 	info->total_layers = h->total_layers;
 	info->input_kind = h->input_kind;
 	info->output_kind = h->output_kind;
+	info->ffn_kind = h->ffn_kind;
+	info->n_experts = h->n_experts;
+	info->n_experts_active = h->n_experts_active;
+	info->n_shared_experts = h->n_shared_experts;
+	info->gate_kind = h->gate_kind;
 	info->kv_bits = (h->flags & WFS_MF_KV_INT8) ? 8 : 16;
 	info->n_sections = nsec;
 	info->total_size = len;
@@ -313,7 +472,7 @@ static void info_add_section(struct wfs_model_info *info, u32 kind,
 /* Check every section in order; they must not overlap or go backwards. */
 static int parse_sections(const u8 *b, u64 len,
 			  const struct wfs_blob_header *h, u32 nsec,
-			  struct wfs_model_info *info)
+			  struct wfs_model_info *info, const char **why)
 {
 	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
 	struct wfs_section_entry se;
@@ -332,7 +491,7 @@ static int parse_sections(const u8 *b, u64 len,
 				  WFS_SECTION_ALIGN))
 			return -WFS_EFAULT;
 		ret = wfs_check_section(info, b + se.offset, se.size, kind,
-					index, t);
+					index, t, why);
 		if (ret)
 			return ret;
 		cursor = se.offset + se.size;
@@ -352,6 +511,9 @@ static int parse_sections(const u8 *b, u64 len,
  * outside [blob, blob + len).  Tensor payloads are not interpreted (any
  * weight bits are valid).
  *
+ * On failure, @info is zero but for @info->bad_field, which names the field
+ * (mixture-of-experts fields and tensors) when known.
+ *
  * Return: 0, -WFS_EINVAL (bad field), -WFS_EFAULT (range outside the blob),
  * -WFS_ERANGE (exponent), -WFS_EBADMSG (checksum), -WFS_EPROTO (version),
  * or -WFS_EOPNOTSUPP (feature reserved for later versions).
@@ -359,17 +521,20 @@ static int parse_sections(const u8 *b, u64 len,
 int wfs_model_parse(const void *blob, u64 len, struct wfs_model_info *info)
 {
 	struct wfs_blob_header h;
+	const char *why = NULL;
 	u32 nsec = 0;
 	int ret;
 
 	WFS_MEMSET(info, 0, sizeof(*info));
-	ret = parse_header(blob, len, &h, &nsec);
-	if (ret)
-		return ret;
-	info_from_header(&h, len, nsec, info);
-	ret = parse_sections(blob, len, &h, nsec, info);
-	if (ret)
+	ret = parse_header(blob, len, &h, &nsec, &why);
+	if (!ret) {
+		info_from_header(&h, len, nsec, info);
+		ret = parse_sections(blob, len, &h, nsec, info, &why);
+	}
+	if (ret) {
 		WFS_MEMSET(info, 0, sizeof(*info));
+		info->bad_field = why;
+	}
 	return ret;
 }
 
@@ -438,6 +603,18 @@ static int wfs_bind_check(const struct wfs_model_info *info,
 	    info->n_heads % info->n_kv_heads ||
 	    (info->kv_bits != 8 && info->kv_bits != 16))
 		return -WFS_EINVAL;
+	if (info->ffn_kind == WFS_FFN_MOE)
+		return !info->n_experts || info->n_experts > WFS_MAX_EXPERTS ||
+		       info->n_shared_experts >
+		       WFS_MAX_EXPERTS - info->n_experts ||
+		       !info->n_experts_active ||
+		       info->n_experts_active > info->n_experts ||
+		       info->n_experts_active > WFS_MAX_EXPERTS_ACTIVE ||
+		       info->gate_kind > WFS_GATE_MAX ? -WFS_EINVAL : 0;
+	if (info->ffn_kind != WFS_FFN_SWIGLU || info->n_experts ||
+	    info->n_experts_active || info->n_shared_experts ||
+	    info->gate_kind)
+		return -WFS_EINVAL;
 	return 0;
 }
 
@@ -455,9 +632,11 @@ int wfs_embed_bind(const struct wfs_model_info *info, const void *section,
 {
 	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
 	int ret = wfs_bind_check(info, section);
+	const char *why;
 
 	if (!ret)
-		ret = wfs_check_section(info, section, size, WFS_SEC_EMBED, 0, t);
+		ret = wfs_check_section(info, section, size, WFS_SEC_EMBED, 0, t,
+					&why);
 	if (ret)
 		return ret;
 	wfs_qmat_init(&out->emb, section, &t[0]);
@@ -482,15 +661,17 @@ int wfs_layer_bind(const struct wfs_model_info *info, const void *section,
 {
 	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
 	const u8 *sec = section;
+	const char *why;
 	u64 r, inv;
 	u32 s;
 	int ret = wfs_bind_check(info, section);
 
 	if (!ret)
 		ret = wfs_check_section(info, section, size, WFS_SEC_LAYER,
-					layer, t);
+					layer, t, &why);
 	if (ret)
 		return ret;
+	WFS_MEMSET(out, 0, sizeof(*out));
 	out->dim = info->dim;
 	out->hidden = info->hidden_dim;
 	out->n_heads = info->n_heads;
@@ -513,11 +694,47 @@ int wfs_layer_bind(const struct wfs_model_info *info, const void *section,
 	wfs_qmat_init(&out->wv, sec, &t[3]);
 	wfs_qmat_init(&out->wo, sec, &t[4]);
 	wfs_vec16_init(&out->rms_ffn, sec, &t[5]);
-	wfs_qmat_init(&out->w1, sec, &t[6]);
-	wfs_qmat_init(&out->w2, sec, &t[7]);
-	wfs_qmat_init(&out->w3, sec, &t[8]);
+	if (info->ffn_kind == WFS_FFN_MOE) {
+		out->n_experts = info->n_experts;
+		out->n_active = info->n_experts_active;
+		out->n_shared = info->n_shared_experts;
+		out->gate_kind = info->gate_kind;
+		wfs_qmat_init(&out->router, sec, &t[6]);
+	} else {
+		wfs_qmat_init(&out->w1, sec, &t[6]);
+		wfs_qmat_init(&out->w2, sec, &t[7]);
+		wfs_qmat_init(&out->w3, sec, &t[8]);
+	}
 	out->rope = (const u64 *)(sec + t[9].data_offset);
 	out->weight_bytes = size;
+	out->sec = sec;
+	return 0;
+}
+
+/**
+ * wfs_layer_expert() - the matrices of one expert of a bound MoE layer
+ * @v: view bound by wfs_layer_bind() (which validated every descriptor)
+ * @x: expert: 0..n_shared-1 the shared ones, then the routed ones
+ * @w1: its gate projection [h_x][dim]
+ * @w2: its down projection [dim][h_x]
+ * @w3: its up projection [h_x][dim]
+ *
+ * Return: 0, or -WFS_EINVAL for a dense layer or @x out of range.
+ */
+int wfs_layer_expert(const struct wfs_layer_view *v, u32 x,
+		     struct wfs_qmat *w1, struct wfs_qmat *w2,
+		     struct wfs_qmat *w3)
+{
+	struct wfs_tensor_desc t[3];
+
+	if (!v->n_experts || x >= v->n_shared + v->n_experts)
+		return -WFS_EINVAL;
+	WFS_MEMCPY(t, v->sec + sizeof(struct wfs_section_header) +
+		   (u64)(WFS_MOE_FIXED_TENSORS + 3 * x) * sizeof(t[0]),
+		   sizeof(t));
+	wfs_qmat_init(w1, v->sec, &t[0]);
+	wfs_qmat_init(w2, v->sec, &t[1]);
+	wfs_qmat_init(w3, v->sec, &t[2]);
 	return 0;
 }
 
@@ -535,9 +752,11 @@ int wfs_head_bind(const struct wfs_model_info *info, const void *section,
 {
 	struct wfs_tensor_desc t[WFS_LAYER_TENSORS];
 	int ret = wfs_bind_check(info, section);
+	const char *why;
 
 	if (!ret)
-		ret = wfs_check_section(info, section, size, WFS_SEC_HEAD, 0, t);
+		ret = wfs_check_section(info, section, size, WFS_SEC_HEAD, 0, t,
+					&why);
 	if (ret)
 		return ret;
 	out->dim = info->dim;

@@ -32,6 +32,15 @@
  *          W3        matrix [hidden][dim]
  *          ROPE      u64 [head_size / 2]: frequency of pair i in Q64 turns
  *                    per position, theta^(-2i/head_size) / (2 pi) * 2^64
+ *   LAYER of a mixture-of-experts blob (ffn_kind WFS_FFN_MOE):
+ *          RMS_ATT, WQ, WK, WV, WO, RMS_FFN as above, then
+ *          ROUTER    matrix [n_experts][dim]: routing logits
+ *          n_shared_experts + n_experts triples, shared experts first:
+ *            W1 [h_x][dim], W2 [dim][h_x], W3 [h_x][dim]
+ *          (h_x >= 1 is expert x's width, the same in its three tensors;
+ *          the widths sum to hidden_dim; every expert of a layer has the
+ *          same scale_exp per role, so partial sums add exactly), then
+ *          ROPE
  *   HEAD:  RMS_FINAL s16 [dim]
  *          CLS       matrix [vocab][dim] (a copy of TOK_EMB when the
  *                    checkpoint ties them: every stage is self-contained)
@@ -59,11 +68,12 @@
 #define WFS_MF_CHECKSUM		BIT(0) /* checksum field is valid */
 #define WFS_MF_KV_INT8		BIT(1) /* pack KV as int8 (default int16) */
 #define WFS_MF_TIED_CLS		BIT(2) /* head CLS is a copy of TOK_EMB */
+#define WFS_MF_MOE		BIT(4) /* MoE FFN: set iff ffn_kind is MOE */
 #define WFS_MF_KNOWN		(WFS_MF_CHECKSUM | WFS_MF_KV_INT8 | \
-				 WFS_MF_TIED_CLS)
+				 WFS_MF_TIED_CLS | WFS_MF_MOE)
 /*
  * Reserved for later minors, rejected by this version: bit 3 weight
- * streaming (sections not resident, fetched per use), bit 4 MoE FFN.
+ * streaming (sections not resident, fetched per use).
  */
 
 /* input_kind / output_kind */
@@ -72,6 +82,18 @@
 
 /* ffn_kind */
 #define WFS_FFN_SWIGLU		0	/* dense w2(silu(w1 x) * w3 x) */
+#define WFS_FFN_MOE		1	/* router + experts of SwiGLU FFNs */
+
+/*
+ * gate_kind: how the selected experts' outputs are weighted.  SOFTMAX:
+ * softmax over the top-k logits; SIGMOID: sigmoids normalised over the
+ * top-k (DeepSeek-V3, Kimi K2); UNIT: weight 1 each, the router only
+ * selects (upcycled models: with top-k = E exactly the dense model).
+ */
+#define WFS_GATE_SOFTMAX	0
+#define WFS_GATE_SIGMOID	1
+#define WFS_GATE_UNIT		2
+#define WFS_GATE_MAX		WFS_GATE_UNIT
 
 /* section kinds */
 #define WFS_SEC_EMBED		1
@@ -92,6 +114,7 @@
 #define WFS_T_ROPE		11
 #define WFS_T_RMS_FINAL		12
 #define WFS_T_CLS		13
+#define WFS_T_ROUTER		14
 
 #define WFS_EMBED_TENSORS	1
 #define WFS_LAYER_TENSORS	10
@@ -105,6 +128,10 @@
 #define WFS_MAX_VOCAB		(1u << 24)
 #define WFS_MAX_SEQ		(1u << 20)
 #define WFS_MAX_SCALE_EXP	256	/* |scale_exp| bound */
+#define WFS_MAX_EXPERTS		512	/* routed + shared per layer */
+#define WFS_MAX_EXPERTS_ACTIVE	64	/* top-k bound */
+/* Tensors of an MoE layer section before the expert triples. */
+#define WFS_MOE_FIXED_TENSORS	7
 
 /**
  * struct wfs_blob_header - blob header, 256 bytes, at offset 0
@@ -141,9 +168,14 @@
  * @output_kind: WFS_IO_TOKENS (blob has a head) or WFS_IO_ACT (jobs
  *	return activation records); WFS_IO_ACT requires first_layer +
  *	n_layers < total_layers.
- * @ffn_kind: WFS_FFN_SWIGLU (reserved for MoE).
- * @n_experts: MoE experts; must be 0.
- * @n_experts_active: MoE experts per token; must be 0.
+ * @ffn_kind: WFS_FFN_SWIGLU, or WFS_FFN_MOE (then flag WFS_MF_MOE too).
+ * @n_experts: routed experts per layer: 1..WFS_MAX_EXPERTS with
+ *	WFS_FFN_MOE (with the shared ones at most WFS_MAX_EXPERTS), else 0.
+ * @n_experts_active: routed experts per token (top-k): 1..n_experts and
+ *	at most WFS_MAX_EXPERTS_ACTIVE with WFS_FFN_MOE, else 0.
+ * @n_shared_experts: experts every token runs (weight 1) besides the
+ *	routed ones; 0 for a dense FFN.
+ * @gate_kind: WFS_GATE_*, 0 for a dense FFN.
  * @reserved: must be zero.
  */
 struct wfs_blob_header {
@@ -173,7 +205,9 @@ struct wfs_blob_header {
 	u32 ffn_kind;
 	u32 n_experts;
 	u32 n_experts_active;
-	u32 reserved[37];
+	u32 n_shared_experts;
+	u32 gate_kind;
+	u32 reserved[35];
 };
 
 /**
@@ -271,6 +305,11 @@ struct wfs_section_range {
  * @total_layers: layers of the full model.
  * @input_kind: WFS_IO_*.
  * @output_kind: WFS_IO_*.
+ * @ffn_kind: WFS_FFN_*.
+ * @n_experts: routed experts per layer (0: dense).
+ * @n_experts_active: routed experts per token.
+ * @n_shared_experts: shared experts per layer.
+ * @gate_kind: WFS_GATE_*.
  * @kv_bits: KV cache element width, 8 or 16, set from WFS_MF_KV_INT8.
  *	The device may change it (8 or 16) before binding layer views and
  *	computing KV sizes; it is a property of the deployment, not of the
@@ -282,6 +321,8 @@ struct wfs_section_range {
  * @head: head section (size 0 if output_kind is WFS_IO_ACT).
  * @max_layer_section: largest layer section in bytes.
  * @layer_sections_bytes: sum of all layer section sizes.
+ * @bad_field: after a failed wfs_model_parse(), the header field or
+ *	tensor that failed (a static string), or NULL.
  */
 struct wfs_model_info {
 	u32 version_major;
@@ -302,6 +343,11 @@ struct wfs_model_info {
 	u32 total_layers;
 	u32 input_kind;
 	u32 output_kind;
+	u32 ffn_kind;
+	u32 n_experts;
+	u32 n_experts_active;
+	u32 n_shared_experts;
+	u32 gate_kind;
 	u32 kv_bits;
 	u32 n_sections;
 	u64 total_size;
@@ -310,6 +356,7 @@ struct wfs_model_info {
 	struct wfs_section_range head;
 	u64 max_layer_section;
 	u64 layer_sections_bytes;
+	const char *bad_field;
 };
 
 /**
@@ -362,6 +409,12 @@ struct wfs_vec16 {
  * @w3: FFN up projection
  * @rope: head_size / 2 RoPE frequencies (Q64 turns per position)
  * @weight_bytes: section bytes (for the timing model)
+ * @n_experts: routed experts (0: dense FFN in @w1, @w2, @w3)
+ * @n_active: routed experts per token
+ * @n_shared: shared experts
+ * @gate_kind: WFS_GATE_*
+ * @router: MoE router [n_experts][dim]
+ * @sec: the bound section (MoE: expert descriptors are read from it)
  */
 struct wfs_layer_view {
 	u32 dim;
@@ -386,6 +439,12 @@ struct wfs_layer_view {
 	struct wfs_qmat w3;
 	const u64 *rope;
 	u64 weight_bytes;
+	u32 n_experts;
+	u32 n_active;
+	u32 n_shared;
+	u32 gate_kind;
+	struct wfs_qmat router;
+	const u8 *sec;
 };
 
 /**
@@ -415,6 +474,9 @@ int wfs_embed_bind(const struct wfs_model_info *info, const void *section,
 		   u64 size, struct wfs_embed_view *out);
 int wfs_layer_bind(const struct wfs_model_info *info, const void *section,
 		   u64 size, u32 layer, struct wfs_layer_view *out);
+int wfs_layer_expert(const struct wfs_layer_view *v, u32 x,
+		     struct wfs_qmat *w1, struct wfs_qmat *w2,
+		     struct wfs_qmat *w3);
 int wfs_head_bind(const struct wfs_model_info *info, const void *section,
 		  u64 size, struct wfs_head_view *out);
 

@@ -109,6 +109,46 @@ static int wants_output(const struct wfs_job *job, u32 last_chunk, u32 i,
 	return last_chunk && i == n - 1;
 }
 
+static u64 qmat_bytes(const struct wfs_qmat *w)
+{
+	return (u64)w->rows * (w->row_bytes + 2ULL * w->n_groups);
+}
+
+/* An MoE layer's shape for wfs_timing_moe_layer_cost(), from its experts. */
+static void moe_shape(const struct wfs_layer_view *v, struct wfs_timing_moe *t)
+{
+	u32 x, n = v->n_shared + v->n_experts;
+	struct wfs_qmat w1, w2, w3;
+	u64 eb = 0;
+
+	for (x = 0; x < n; x++) {
+		wfs_layer_expert(v, x, &w1, &w2, &w3);
+		eb += qmat_bytes(&w1) + qmat_bytes(&w2) + qmat_bytes(&w3);
+	}
+	t->n_experts = v->n_experts;
+	t->n_active = v->n_active;
+	t->n_shared = v->n_shared;
+	t->expert_hidden = v->hidden / n;
+	t->expert_bytes = eb / n;
+	t->attn_bytes = v->weight_bytes > eb ? v->weight_bytes - eb : 0;
+}
+
+static void layer_timing(const struct wfs_profile *prof,
+			 const struct wfs_model_state *m,
+			 const struct wfs_layer_view *v, const struct chunk_run *r,
+			 struct wfs_cost *cost)
+{
+	struct wfs_timing_moe t;
+
+	if (!v->n_experts) {
+		wfs_timing_layer_cost(prof, &m->dims, v->weight_bytes,
+				      r->f.pos0, r->f.n, cost);
+		return;
+	}
+	moe_shape(v, &t);
+	wfs_timing_moe_layer_cost(prof, &m->dims, &t, r->f.pos0, r->f.n, cost);
+}
+
 /* Modelled time (formulas in wfs_timing.h). */
 static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 {
@@ -125,9 +165,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	if (st->mdl.embed)
 		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
 	for (l = 0; l < st->mdl.n_layers; l++)
-		wfs_timing_layer_cost(prof, &m->dims,
-				      st->mdl.lviews[l].weight_bytes,
-				      r->f.pos0, r->f.n, &cost);
+		layer_timing(prof, m, &st->mdl.lviews[l], r, &cost);
 	if (st->mdl.head)
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);

@@ -392,6 +392,40 @@ void wafer_bo_destroy(struct wafer_bo *bo);
 /* ------------------------------------------------------------ models -- */
 
 /**
+ * struct wafer_moe_opts - sparse upcycling of a dense model
+ * @n_experts: routed experts per layer (1..512 with @n_shared)
+ * @top_k: routed experts per token, 1..min(@n_experts, 64)
+ * @n_shared: experts every token runs
+ * @gate: 0 softmax over the top-k, 1 sigmoid normalised over the top-k
+ *	(DeepSeek-V3, Kimi), 2 unit gates (with @top_k = @n_experts the dense
+ *	model exactly)
+ */
+struct wafer_moe_opts {
+	unsigned int n_experts;
+	unsigned int top_k;
+	unsigned int n_shared;
+	unsigned int gate;
+};
+
+/**
+ * wafer_moe_upcycle() - turn a packed dense blob into a mixture of experts
+ * @dense: a dense blob (wafer_convert())
+ * @dense_len: its length
+ * @o: the experts
+ * @blob: receives a malloc'd blob; free() it
+ * @len: its length
+ *
+ * Each layer's FFN hidden units are split into @o->n_shared +
+ * @o->n_experts contiguous experts on the dense W2's scale groups (so
+ * there must be at least as many groups), keeping the dense quantised
+ * weights; router row e is the mean of expert e's W1 rows.
+ *
+ * Return: 0 or a negative errno with a message.
+ */
+int wafer_moe_upcycle(const void *dense, size_t dense_len, const struct wafer_moe_opts *o,
+		      void **blob, size_t *len);
+
+/**
  * struct wafer_convert_opts - llama2.c checkpoint -> device blob
  * @wbits: layer weights: 8 or 4 (0: 8)
  * @group_size: weights per quantisation scale, 1..256, even for 4-bit; a
@@ -402,6 +436,8 @@ void wafer_bo_destroy(struct wafer_bo *bo);
  * @early_layers: an early-exit model (a speculative draft): only the first
  *	@early_layers layers, then the final norm and the classifier (0: all
  *	layers; at most the checkpoint's layers)
+ * @moe: mixture of experts by sparse upcycling (@moe.n_experts 0: dense);
+ *	see wafer_moe_upcycle()
  * @progress: if set, called as conversion proceeds with the phase's name and
  *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
@@ -412,6 +448,7 @@ struct wafer_convert_opts {
 	int keep_embed_cls_int8;
 	int kv_int8;
 	unsigned int early_layers;
+	struct wafer_moe_opts moe;
 	void (*progress)(void *arg, const char *what, double done);
 	void *progress_arg;
 };

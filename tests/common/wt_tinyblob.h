@@ -20,6 +20,9 @@ enum wt_tiny_variant {
 	WT_TINY_INT8,		/* int8, group 4, tokens in/out, 2 layers */
 	WT_TINY_INT4,		/* int4, group 6 (tails 2 and 1), checksum, KV int8 */
 	WT_TINY_RANGE,		/* layers 1..2 of 4, activations in/out, int4 */
+	WT_TINY_MOE,		/* int8, group 4, 2 MoE layers: 3 experts of
+				 * width 3, top-2, sigmoid gates, 1 shared
+				 * expert of width 4 */
 	WT_TINY_NVARIANTS
 };
 
@@ -89,15 +92,53 @@ static inline void wt_tiny_tensor(struct wt_tiny_w *w, uint8_t *sec,
 }
 
 /* Build variant @v into @buf (WT_TINY_MAX bytes); returns its length. */
+/* Tensor @i of a section: its data, and its descriptor in the table. */
+static inline void wt_tiny_put(struct wt_tiny_w *w, uint8_t *sec, uint32_t i,
+			       uint32_t role, uint32_t qtype, uint32_t rows,
+			       uint32_t cols, uint32_t gs)
+{
+	struct wfs_tensor_desc d;
+
+	wt_tiny_tensor(w, sec, &d, role, qtype, rows, cols, gs);
+	memcpy(sec + sizeof(struct wfs_section_header) + i * sizeof(d), &d,
+	       sizeof(d));
+}
+
+/* A layer's tensors: dense, or the MoE variant's router and experts. */
+static inline uint32_t wt_tiny_layer(struct wt_tiny_w *w, uint8_t *sec,
+				     uint32_t qt, uint32_t gs, int moe)
+{
+	static const uint32_t width[4] = { 4, 3, 3, 3 };
+	uint32_t i = 6, x;
+
+	wt_tiny_put(w, sec, 0, WFS_T_RMS_ATT, WFS_QT_S16, 1, 8, 0);
+	wt_tiny_put(w, sec, 1, WFS_T_WQ, qt, 8, 8, gs);
+	wt_tiny_put(w, sec, 2, WFS_T_WK, qt, 4, 8, gs);
+	wt_tiny_put(w, sec, 3, WFS_T_WV, qt, 4, 8, gs);
+	wt_tiny_put(w, sec, 4, WFS_T_WO, qt, 8, 8, gs);
+	wt_tiny_put(w, sec, 5, WFS_T_RMS_FFN, WFS_QT_S16, 1, 8, 0);
+	if (moe)
+		wt_tiny_put(w, sec, i++, WFS_T_ROUTER, qt, 3, 8, gs);
+	for (x = 0; x < (moe ? 4u : 1u); x++) {
+		uint32_t h = moe ? width[x] : 13;
+
+		wt_tiny_put(w, sec, i++, WFS_T_W1, qt, h, 8, gs);
+		wt_tiny_put(w, sec, i++, WFS_T_W2, qt, 8, h, gs);
+		wt_tiny_put(w, sec, i++, WFS_T_W3, qt, h, 8, gs);
+	}
+	wt_tiny_put(w, sec, i++, WFS_T_ROPE, WFS_QT_U64, 1, 2, 0);
+	return i;
+}
+
 static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 {
 	struct wfs_blob_header h;
 	struct wfs_section_entry se;
 	struct wfs_section_header sh;
-	struct wfs_tensor_desc d[WFS_LAYER_TENSORS];
 	struct wt_tiny_w w = { .b = buf, .rng = 0x5eed + v };
-	uint32_t qt = v == WT_TINY_INT8 ? WFS_QT_INT8 : WFS_QT_INT4;
-	uint32_t gs = v == WT_TINY_INT8 ? 4 : 6, s, nsec, kind, idx, nt;
+	int i8 = v == WT_TINY_INT8 || v == WT_TINY_MOE;
+	uint32_t qt = i8 ? WFS_QT_INT8 : WFS_QT_INT4;
+	uint32_t gs = i8 ? 4 : 6, s, nsec, kind, idx, nt;
 	size_t off;
 
 	memset(buf, 0, WT_TINY_MAX);
@@ -127,6 +168,14 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 	}
 	if (v == WT_TINY_INT4)
 		h.flags = WFS_MF_CHECKSUM | WFS_MF_KV_INT8;
+	if (v == WT_TINY_MOE) {
+		h.flags = WFS_MF_MOE;
+		h.ffn_kind = WFS_FFN_MOE;
+		h.n_experts = 3;
+		h.n_experts_active = 2;
+		h.n_shared_experts = 1;
+		h.gate_kind = WFS_GATE_SIGMOID;
+	}
 	nsec = h.n_layers + (h.input_kind == WFS_IO_TOKENS) +
 	       (h.output_kind == WFS_IO_TOKENS);
 	h.n_sections = nsec;
@@ -146,25 +195,17 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 		} else {
 			kind = WFS_SEC_LAYER;
 			idx = s - (h.input_kind == WFS_IO_TOKENS);
-			nt = WFS_LAYER_TENSORS;
+			nt = v == WT_TINY_MOE ? WFS_MOE_FIXED_TENSORS + 13 :
+						WFS_LAYER_TENSORS;
 		}
-		w.off = sizeof(sh) + nt * sizeof(d[0]);
+		w.off = sizeof(sh) + nt * sizeof(struct wfs_tensor_desc);
 		if (kind == WFS_SEC_EMBED) {
-			wt_tiny_tensor(&w, sec, &d[0], WFS_T_TOK_EMB, qt, 7, 8, gs);
+			wt_tiny_put(&w, sec, 0, WFS_T_TOK_EMB, qt, 7, 8, gs);
 		} else if (kind == WFS_SEC_HEAD) {
-			wt_tiny_tensor(&w, sec, &d[0], WFS_T_RMS_FINAL, WFS_QT_S16, 1, 8, 0);
-			wt_tiny_tensor(&w, sec, &d[1], WFS_T_CLS, qt, 7, 8, gs);
+			wt_tiny_put(&w, sec, 0, WFS_T_RMS_FINAL, WFS_QT_S16, 1, 8, 0);
+			wt_tiny_put(&w, sec, 1, WFS_T_CLS, qt, 7, 8, gs);
 		} else {
-			wt_tiny_tensor(&w, sec, &d[0], WFS_T_RMS_ATT, WFS_QT_S16, 1, 8, 0);
-			wt_tiny_tensor(&w, sec, &d[1], WFS_T_WQ, qt, 8, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[2], WFS_T_WK, qt, 4, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[3], WFS_T_WV, qt, 4, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[4], WFS_T_WO, qt, 8, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[5], WFS_T_RMS_FFN, WFS_QT_S16, 1, 8, 0);
-			wt_tiny_tensor(&w, sec, &d[6], WFS_T_W1, qt, 13, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[7], WFS_T_W2, qt, 8, 13, gs);
-			wt_tiny_tensor(&w, sec, &d[8], WFS_T_W3, qt, 13, 8, gs);
-			wt_tiny_tensor(&w, sec, &d[9], WFS_T_ROPE, WFS_QT_U64, 1, 2, 0);
+			wt_tiny_layer(&w, sec, qt, gs, v == WT_TINY_MOE);
 		}
 		memset(&sh, 0, sizeof(sh));
 		sh.magic = WFS_SECTION_MAGIC;
@@ -173,7 +214,6 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 		sh.n_tensors = nt;
 		sh.size = wt_tiny_a64(w.off);
 		memcpy(sec, &sh, sizeof(sh));
-		memcpy(sec + sizeof(sh), d, nt * sizeof(d[0]));
 		memset(&se, 0, sizeof(se));
 		se.kind = kind;
 		se.index = idx;

@@ -58,7 +58,7 @@ static void test_rejects(void)
 	REJECT(-WFS_EPROTO, "other major version", hdr()->version_major = 2);
 	REJECT(0, "header_size != 256", hdr()->header_size = 260);
 	REJECT(-WFS_EOPNOTSUPP, "unknown flag (weight streaming bit)", hdr()->flags |= 1u << 3);
-	REJECT(-WFS_EINVAL, "non-zero reserved header word", hdr()->reserved[36] = 1);
+	REJECT(-WFS_EINVAL, "non-zero reserved header word", hdr()->reserved[34] = 1);
 	REJECT(-WFS_EINVAL, "checksum without the flag", hdr()->checksum = 1);
 	REJECT(-WFS_EINVAL, "total_size != length", hdr()->total_size += 64);
 	REJECT(-WFS_EINVAL, "dim 0", hdr()->dim = 0);
@@ -72,8 +72,9 @@ static void test_rejects(void)
 	REJECT(-WFS_EINVAL, "layer range beyond total_layers", hdr()->first_layer = 1);
 	REJECT(-WFS_EINVAL, "activation input at layer 0", hdr()->input_kind = WFS_IO_ACT);
 	REJECT(-WFS_EINVAL, "unknown output kind", hdr()->output_kind = 7);
-	REJECT(-WFS_EOPNOTSUPP, "MoE experts (reserved)", hdr()->n_experts = 8);
-	REJECT(-WFS_EOPNOTSUPP, "unknown ffn kind", hdr()->ffn_kind = 1);
+	REJECT(-WFS_EINVAL, "experts in a dense blob", hdr()->n_experts = 8);
+	REJECT(-WFS_EINVAL, "MoE ffn kind without the flag", hdr()->ffn_kind = WFS_FFN_MOE);
+	REJECT(-WFS_EOPNOTSUPP, "unknown ffn kind", hdr()->ffn_kind = 2);
 	REJECT(-WFS_EINVAL, "n_sections mismatch", hdr()->n_sections += 1);
 	REJECT(-WFS_EFAULT, "misaligned section table", hdr()->section_table_offset += 8);
 	REJECT(-WFS_EFAULT, "section table beyond the blob", hdr()->section_table_offset = 1ULL << 40);

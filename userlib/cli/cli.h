@@ -18,6 +18,10 @@ int cli_cmd_serve(int argc, char **argv);
 /* Parses a device index 0..4095; returns 0 or -1. */
 int cli_parse_index(const char *s, int *out);
 /* A decimal number in [@lo, @hi] (no sign, nothing after it): 0, else -1. */
+/* "E,TOPK[,SHARED]" (top-k <= E) into @o; 0 or -1. */
+int cli_parse_moe(const char *s, struct wafer_moe_opts *o);
+/* "softmax", "sigmoid" or "unit" into @o->gate; 0 or -1. */
+int cli_parse_gate(const char *s, struct wafer_moe_opts *o);
 int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int cli_parse_backend(const char *s, enum wafer_backend *out);

@@ -20,6 +20,38 @@ int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int
 	return 0;
 }
 
+int cli_parse_moe(const char *s, struct wafer_moe_opts *o)
+{
+	unsigned int v[3] = { 0, 0, 0 }, i;
+	char buf[64], *tok, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	for (i = 0, tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++)
+		if (i >= 3 || cli_parse_uint(tok, 0, 4096, &v[i]))
+			return -1;
+	if (i < 2 || !v[0] || !v[1] || v[1] > v[0])
+		return -1;
+	o->n_experts = v[0];
+	o->top_k = v[1];
+	o->n_shared = v[2];
+	return 0;
+}
+
+int cli_parse_gate(const char *s, struct wafer_moe_opts *o)
+{
+	static const char *const names[] = { "softmax", "sigmoid", "unit" };
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			o->gate = i;
+			return 0;
+		}
+	return -1;
+}
+
 int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
 		   unsigned int max)
 {

@@ -64,6 +64,9 @@ static void usage(FILE *f)
 		"                 layer per device when there are enough)\n"
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  --group N            weights per quantisation scale (default 32)\n"
+		"  --moe E,TOPK[,SHARED] upcycle every FFN into E experts (+ SHARED), TOPK per token\n"
+		"  --moe-gate softmax|sigmoid|unit  how the selected experts weigh (default softmax;\n"
+		"                       unit with TOPK = E is the dense model exactly)\n"
 		"  --keep-int8          int4: keep embedding and classifier at int8\n"
 		"  --kv-int8            int8 KV cache (default int16)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n"
@@ -84,7 +87,8 @@ static void usage(FILE *f)
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
-       OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE };
+       OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
+       OPT_MOE_GATE };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -100,6 +104,8 @@ static const struct option long_opts[] = {
 	{ "draft-device", required_argument, NULL, OPT_DRAFT_DEVICE },
 	{ "no-plain", no_argument, NULL, OPT_NO_PLAIN },
 	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "moe", required_argument, NULL, OPT_MOE },
+	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -158,6 +164,14 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		if (ret < 0)
 			break;
 		a->devs.n_split = (unsigned int)ret;
+		return 0;
+	case OPT_MOE:
+		if (cli_parse_moe(arg, &a->conv.moe))
+			break;
+		return 0;
+	case OPT_MOE_GATE:
+		if (cli_parse_gate(arg, &a->conv.moe))
+			break;
 		return 0;
 	case OPT_QUANT:
 		if (strcmp(arg, "int8") && strcmp(arg, "int4"))

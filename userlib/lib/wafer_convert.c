@@ -4,6 +4,7 @@
  * packer (firmware-sim/tools/wfs_pack.c).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wafer_internal.h"
@@ -70,6 +71,18 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 	if (ret)
 		return wafer_set_error(ret, "converting %s to int%u (group %u) failed: %s",
 				       ckpt_path, po.wbits, po.group_size, wafer_strerror(ret));
+	if (o->moe.n_experts) {
+		void *dense = *blob;
+		size_t dlen = *len;
+
+		progress(o, "upcycling", 0.8);
+		ret = wafer_moe_upcycle(dense, dlen, &o->moe, blob, len);
+		free(dense);
+		if (ret) {
+			*blob = NULL;
+			return ret;
+		}
+	}
 	progress(o, "converted", 1.0);
 	return 0;
 }

@@ -21,7 +21,8 @@ int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 	*out = NULL;
 	ret = wfs_model_parse(blob, len, &mi);
 	if (ret)
-		return wafer_set_error(ret, "the model blob is not valid (%s)", wafer_strerror(ret));
+		return wafer_set_error(ret, "the model blob is not valid (%s%s%s)", wafer_strerror(ret),
+				       mi.bad_field ? ": " : "", mi.bad_field ? mi.bad_field : "");
 	if (mi.input_kind != WFS_IO_TOKENS || mi.output_kind != WFS_IO_TOKENS)
 		return wafer_set_error(-EOPNOTSUPP, "layer-range blobs are not supported yet");
 	m = calloc(1, sizeof(*m));

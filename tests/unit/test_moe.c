@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Mixture-of-experts layers: the sparse upcycling of stories260K
+ * (libwafer's wafer_moe_upcycle()) run by firmware-sim's integer forward
+ * pass in process.  With every expert active and unit gates the greedy
+ * tokens are the dense model's, int8 and int4, with and without a shared
+ * expert; with top-k < E the model differs and is deterministic; the
+ * validator rejects each bad MoE field with its errno and names it; and
+ * `wafer run --backend inproc --moe` through the device prints the dense
+ * text byte for byte.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer.h"
+#include "wfs_model.h"
+#include "wfs_pack.h"
+#include "wt_model.h"
+#include "wt_util.h"
+
+#define STEPS	200
+
+static struct wfs_ckpt ck;
+
+/* Greedy tokens from BOS; returns how many were produced (or -1). */
+static int greedy(const void *blob, size_t len, uint32_t *toks)
+{
+	struct wfs_topk_entry tk[1];
+	struct wt_model m;
+	uint32_t t = 1;
+	int i;
+
+	if (wt_model_open(&m, blob, len, STEPS, 0))
+		return -1;
+	for (i = 0; i < STEPS; i++) {
+		t = wt_model_step(&m, t, (uint32_t)i, 1, tk);
+		toks[i] = t;
+	}
+	wt_model_close(&m);
+	return STEPS;
+}
+
+static int pack(unsigned int wbits, void **b, size_t *len)
+{
+	struct wfs_pack_opts o = { .wbits = wbits, .group_size = 32 };
+
+	return wfs_pack(&ck, &o, b, len);
+}
+
+static int moe(const void *dense, size_t dlen, unsigned int e, unsigned int k, unsigned int s,
+	       unsigned int gate, void **b, size_t *len)
+{
+	struct wafer_moe_opts o = { .n_experts = e, .top_k = k, .n_shared = s, .gate = gate };
+
+	return wafer_moe_upcycle(dense, dlen, &o, b, len);
+}
+
+/* MoE with every expert and unit gates == dense, token for token. */
+static void test_exact(unsigned int wbits)
+{
+	static const unsigned int shapes[][2] = { { 4, 0 }, { 3, 1 }, { 6, 0 }, { 2, 2 } };
+	uint32_t dt[STEPS], mt[STEPS];
+	void *dense, *b;
+	size_t dlen, len, i;
+
+	if (!wt_ok(pack(wbits, &dense, &dlen) == 0 && greedy(dense, dlen, dt) == STEPS,
+		   "int%u dense model packs and runs", wbits))
+		return;
+	for (i = 0; i < 4; i++) {
+		unsigned int e = shapes[i][0], s = shapes[i][1];
+
+		wt_ok(moe(dense, dlen, e, e, s, WFS_GATE_UNIT, &b, &len) == 0 &&
+		      greedy(b, len, mt) == STEPS && !memcmp(dt, mt, sizeof(dt)),
+		      "int%u: %u experts + %u shared, top-%u, unit gates: the dense model's %d greedy tokens",
+		      wbits, e, s, e, STEPS);
+		free(b);
+	}
+	free(dense);
+}
+
+/* top-k < E: another model, the same every run; every gate kind runs. */
+static void test_sparse(void)
+{
+	uint32_t dt[STEPS], a[STEPS], c[STEPS];
+	unsigned int gate, diff;
+	void *dense, *b;
+	size_t dlen, len, i;
+
+	if (pack(8, &dense, &dlen) || greedy(dense, dlen, dt) != STEPS)
+		return;
+	for (gate = 0; gate <= WFS_GATE_MAX; gate++) {
+		if (!wt_ok(moe(dense, dlen, 4, 2, 0, gate, &b, &len) == 0 &&
+			   greedy(b, len, a) == STEPS && greedy(b, len, c) == STEPS,
+			   "gate %u, top-2 of 4 runs", gate))
+			continue;
+		for (i = 0, diff = 0; i < STEPS; i++)
+			diff += a[i] != dt[i];
+		wt_ok(!memcmp(a, c, sizeof(a)), "gate %u, top-2 of 4: deterministic", gate);
+		wt_ok(diff > 0, "gate %u, top-2 of 4: differs from dense (%u of %d tokens)", gate,
+		      diff, STEPS);
+		free(b);
+	}
+	/* all experts but weighted by softmax: not the dense model */
+	if (moe(dense, dlen, 4, 4, 0, WFS_GATE_SOFTMAX, &b, &len) == 0 &&
+	    greedy(b, len, a) == STEPS)
+		wt_ok(memcmp(a, dt, sizeof(a)) != 0, "top-4 of 4 with softmax gates is not dense");
+	free(b);
+	wt_ok(moe(dense, dlen, 7, 2, 0, WFS_GATE_UNIT, &b, &len) == -EINVAL,
+	      "7 experts over 6 scale groups of W2 is refused (%s)", wafer_last_error());
+	wt_ok(moe(dense, dlen, 4, 5, 0, WFS_GATE_UNIT, &b, &len) == -EINVAL, "top-5 of 4 refused");
+	free(dense);
+}
+
+static uint8_t *work;
+static size_t wlen;
+
+static struct wfs_blob_header *hdr(void)
+{
+	return (struct wfs_blob_header *)work;
+}
+
+/* Descriptor @i of section @s. */
+static struct wfs_tensor_desc *desc(unsigned int s, unsigned int i)
+{
+	struct wfs_section_entry *e = (struct wfs_section_entry *)(work +
+					hdr()->section_table_offset) + s;
+
+	return (struct wfs_tensor_desc *)(work + e->offset + sizeof(struct wfs_section_header)) + i;
+}
+
+static struct wfs_section_entry *entry(unsigned int s)
+{
+	return (struct wfs_section_entry *)(work + hdr()->section_table_offset) + s;
+}
+
+#define REJECT(err, field, what, stmt) do {					\
+		struct wfs_model_info i_;					\
+		int r_;								\
+		memcpy(work, tmpl, wlen);					\
+		stmt;								\
+		r_ = wfs_model_parse(work, wlen, &i_);				\
+		wt_ok(r_ == (err) && i_.bad_field &&				\
+		      strstr(i_.bad_field, field), "rejects %s: %d (%s)", what,	\
+		      r_, i_.bad_field ? i_.bad_field : "no field");		\
+	} while (0)
+
+/* Every MoE field and expert table fault -> its errno, the field named. */
+static void test_rejects(void)
+{
+	struct wfs_model_info info;
+	void *dense, *tmpl;
+	size_t dlen;
+
+	if (pack(8, &dense, &dlen) || moe(dense, dlen, 3, 2, 1, WFS_GATE_SIGMOID, &tmpl, &wlen))
+		return;
+	work = malloc(wlen);
+	wt_ok(wfs_model_parse(tmpl, wlen, &info) == 0 && info.ffn_kind == WFS_FFN_MOE &&
+	      info.n_experts == 3 && info.n_experts_active == 2 && info.n_shared_experts == 1 &&
+	      info.gate_kind == WFS_GATE_SIGMOID, "the MoE blob parses with its fields");
+	REJECT(-WFS_EINVAL, "n_experts_active", "top-k > E", hdr()->n_experts_active = 4);
+	REJECT(-WFS_EINVAL, "n_experts_active", "top-k 0", hdr()->n_experts_active = 0);
+	REJECT(-WFS_EINVAL, "n_experts", "zero experts", hdr()->n_experts = 0);
+	REJECT(-WFS_EINVAL, "n_experts", "too many experts", hdr()->n_experts = WFS_MAX_EXPERTS + 1);
+	REJECT(-WFS_EINVAL, "n_shared_experts", "too many shared",
+	       hdr()->n_shared_experts = WFS_MAX_EXPERTS);
+	REJECT(-WFS_EINVAL, "gate_kind", "unknown gate", hdr()->gate_kind = WFS_GATE_MAX + 1);
+	REJECT(-WFS_EINVAL, "flags", "MoE without its flag", hdr()->flags &= ~WFS_MF_MOE);
+	REJECT(-WFS_EOPNOTSUPP, "ffn_kind", "unknown ffn kind", hdr()->ffn_kind = 9);
+	REJECT(-WFS_EINVAL, "section header", "one expert more than the table holds",
+	       hdr()->n_experts = 4);
+	REJECT(-WFS_EFAULT, "truncated", "an expert table longer than its section",
+	       hdr()->n_experts = 500);
+	REJECT(-WFS_EINVAL, "tensor", "router rows", desc(1, 6)->rows = 2);
+	REJECT(-WFS_EINVAL, "expert width", "an expert of width 0", desc(1, 7)->rows = 0);
+	REJECT(-WFS_EINVAL, "tensor", "W2 cols != the expert's width", desc(1, 8)->cols += 1);
+	REJECT(-WFS_EINVAL, "expert scale_exp", "experts with different W2 exponents",
+	       desc(1, 11)->scale_exp += 1);
+	REJECT(-WFS_EINVAL, "tensor", "expert roles swapped", desc(1, 9)->role = WFS_T_W2);
+	REJECT(-WFS_EINVAL, "widths", "widths not summing to hidden_dim", hdr()->hidden_dim += 1);
+	REJECT(-WFS_EFAULT, "truncated", "a layer section cut to its header",
+	       entry(1)->size = 64);
+	free(work);
+	free(tmpl);
+	free(dense);
+}
+
+/* Runs `wafer run` in process; stdout into @out (64 KiB). */
+static int cli(const char *model, const char *tok, const char *args, char *out)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[2048];
+	size_t n = 0, r;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s -n 150 --backend inproc %s 2>/dev/null",
+		 build, model, tok, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while ((r = fread(out + n, 1, 65535 - n, p)) > 0)
+		n += r;
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* Through the device (stage workers, SRAM copies): the dense text. */
+static void test_cli(const char *model, const char *tok)
+{
+	char *d = malloc(65536), *m = malloc(65536);
+
+	wt_ok(cli(model, tok, "", d) == 0 && cli(model, tok, "--moe 4,4 --moe-gate unit", m) == 0 &&
+	      strlen(d) > 100 && !strcmp(d, m),
+	      "wafer run --moe 4,4 --moe-gate unit prints the dense text (int8)");
+	wt_ok(cli(model, tok, "--quant int4", d) == 0 &&
+	      cli(model, tok, "--quant int4 --moe 3,3,1 --moe-gate unit", m) == 0 &&
+	      strlen(d) > 100 && !strcmp(d, m),
+	      "wafer run --quant int4 --moe 3,3,1 --moe-gate unit prints the dense text");
+	wt_ok(cli(model, tok, "--moe 4,2", m) == 0 && strlen(m) > 20 && strcmp(d, m),
+	      "wafer run --moe 4,2 runs and prints another text");
+	wt_ok(cli(model, tok, "--moe 4,5", m) != 0, "wafer run --moe 4,5 is a usage error");
+	free(d);
+	free(m);
+}
+
+int main(void)
+{
+	char *model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) :
+							 NULL;
+	char *tok = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
+
+	if (!wt_ok(model && tok && wfs_ckpt_load(model, &ck) == 0, "the shared model loads"))
+		return wt_done();
+	test_exact(8);
+	test_exact(4);
+	test_sparse();
+	test_rejects();
+	test_cli(model, tok);
+	wfs_ckpt_free(&ck);
+	free(model);
+	free(tok);
+	return wt_done();
+}
