@@ -455,7 +455,9 @@ struct wafer_convert_opts {
 
 /**
  * wafer_convert() - convert a llama2.c (v0, fp32) checkpoint into a blob
- * @ckpt_path: the checkpoint file
+ * @ckpt_path: the checkpoint file, or a packed blob (`wafer convert`'s
+ *	output, recognised by its magic): taken as it is, the quantisation
+ *	options unused, upcycled if @opts->moe asks
  * @opts: options (NULL: int8, group 32)
  * @blob: receives a malloc'd blob; free() it
  * @len: its length
@@ -476,6 +478,10 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
  * @seq_len: longest context
  * @blob_bytes: size of the blob
  * @sram_bytes: SRAM the weights take on the device
+ * @n_experts: routed experts in every layer's FFN (0: dense FFNs)
+ * @n_experts_active: routed experts per token (top-k)
+ * @n_shared_experts: experts every token runs
+ * @moe_gate: 0 softmax, 1 normalised sigmoid, 2 unit (wafer_moe_opts.gate)
  */
 struct wafer_model_info {
 	uint32_t dim;
@@ -487,6 +493,10 @@ struct wafer_model_info {
 	uint32_t seq_len;
 	uint64_t blob_bytes;
 	uint64_t sram_bytes;
+	uint32_t n_experts;
+	uint32_t n_experts_active;
+	uint32_t n_shared_experts;
+	uint32_t moe_gate;
 };
 
 /** A model loaded on a device (opaque). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wafer.h"
 #include "wfs_model.h"
@@ -205,6 +206,37 @@ static int cli(const char *model, const char *tok, const char *args, char *out)
 	return pclose(p);
 }
 
+/* wafer convert writes a blob wafer run takes, upcycled there or later. */
+static void test_convert(const char *model, const char *tok, char *d, char *m)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char dense[64], moe[64], cmd[2048];
+
+	snprintf(dense, sizeof(dense), "/tmp/wafer-moe-%d-dense.blob", (int)getpid());
+	snprintf(moe, sizeof(moe), "/tmp/wafer-moe-%d-moe.blob", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer convert %s %s 2>/dev/null && "
+		 "%s/bin/wafer convert %s %s --moe 4,4 --moe-gate unit 2>/dev/null", build,
+		 model, dense, build, model, moe);
+	if (!wt_ok(system(cmd) == 0, "wafer convert writes a dense and an MoE blob"))
+		return;
+	wt_ok(cli(model, tok, "", d) == 0 && cli(dense, tok, "", m) == 0 && !strcmp(d, m),
+	      "wafer run on the converted dense blob prints the checkpoint's text");
+	wt_ok(cli(moe, tok, "", m) == 0 && !strcmp(d, m),
+	      "wafer run on the converted MoE blob (top-4 of 4, unit) prints the dense text");
+	wt_ok(cli(dense, tok, "--moe 2,2,1 --moe-gate unit", m) == 0 && !strcmp(d, m),
+	      "wafer run --moe upcycles a dense blob on the fly: the dense text");
+	wt_ok(cli(moe, tok, "--moe 2,2", m) != 0, "an MoE blob is not upcycled again");
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer convert %s /tmp/x.blob --moe 0,0 2>/dev/null",
+		 build, model);
+	wt_ok(system(cmd) != 0, "wafer convert --moe 0,0 is a usage error");
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info -b inproc -m %s 2>/dev/null | grep -q "
+		 "'mixture of experts in every layer (0-4): 4 routed + 0 shared, top-4, unit gates'",
+		 build, moe);
+	wt_ok(system(cmd) == 0, "wafer info -m says which layers have experts");
+	unlink(dense);
+	unlink(moe);
+}
+
 /* Through the device (stage workers, SRAM copies): the dense text. */
 static void test_cli(const char *model, const char *tok)
 {
@@ -220,6 +252,7 @@ static void test_cli(const char *model, const char *tok)
 	wt_ok(cli(model, tok, "--moe 4,2", m) == 0 && strlen(m) > 20 && strcmp(d, m),
 	      "wafer run --moe 4,2 runs and prints another text");
 	wt_ok(cli(model, tok, "--moe 4,5", m) != 0, "wafer run --moe 4,5 is a usage error");
+	test_convert(model, tok, d, m);
 	free(d);
 	free(m);
 }

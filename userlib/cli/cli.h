@@ -14,6 +14,7 @@ int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
+int cli_cmd_convert(int argc, char **argv);
 
 /* Parses a device index 0..4095; returns 0 or -1. */
 int cli_parse_index(const char *s, int *out);
@@ -22,6 +23,8 @@ int cli_parse_index(const char *s, int *out);
 int cli_parse_moe(const char *s, struct wafer_moe_opts *o);
 /* "softmax", "sigmoid" or "unit" into @o->gate; 0 or -1. */
 int cli_parse_gate(const char *s, struct wafer_moe_opts *o);
+/* The model's FFN kind: which layers have experts, how many, the gate. */
+void cli_print_moe(const struct wafer_model_info *mi, FILE *f);
 int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int cli_parse_backend(const char *s, enum wafer_backend *out);

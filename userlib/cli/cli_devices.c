@@ -136,7 +136,7 @@ static int print_node(int index)
 static int info_usage(void)
 {
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
-		"[-m MODEL.bin [-q int8|int4] [--split LIST]]\n"
+		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
@@ -194,6 +194,7 @@ static int info_model(const struct cli_devices *d, const char *path,
 		printf("\nmodel:    %s, %u layers, int%u, over %u device%s\n", path,
 		       wafer_model_get_info(m)->n_layers, conv->wbits, wafer_model_parts(m),
 		       wafer_model_parts(m) == 1 ? "" : "s");
+		cli_print_moe(wafer_model_get_info(m), stdout);
 		cli_print_parts(m, stdout);
 	}
 	wafer_ctx_destroy(ctx);
@@ -206,6 +207,8 @@ int cli_cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "split", required_argument, NULL, 's' },
+		{ "moe", required_argument, NULL, 'M' },
+		{ "moe-gate", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
@@ -225,6 +228,8 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_backend(optarg, &d.base.backend);
 		else if (opt == 'm')
 			model = optarg;
+		else if (opt == 'M' || opt == 'G')
+			ret = (opt == 'M' ? cli_parse_moe : cli_parse_gate)(optarg, &conv.moe);
 		else if (opt == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
 			conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
 		else

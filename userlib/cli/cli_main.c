@@ -21,6 +21,8 @@ static void usage(FILE *f)
 		"                                onto a profile (wafer plan --help)\n"
 		"  serve MODEL.bin -z TOK.bin    OpenAI-compatible HTTP server with continuous\n"
 		"                                batching (wafer serve --help)\n"
+		"  convert MODEL.bin OUT.blob    pack (and --moe upcycle) a checkpoint into the blob\n"
+		"                                wafer run also takes (wafer convert --help)\n"
 		"  help                          this text\n");
 }
 
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
 		return cli_cmd_plan(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return cli_cmd_serve(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return cli_cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cli_cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {

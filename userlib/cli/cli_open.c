@@ -52,6 +52,19 @@ int cli_parse_gate(const char *s, struct wafer_moe_opts *o)
 	return -1;
 }
 
+void cli_print_moe(const struct wafer_model_info *mi, FILE *f)
+{
+	static const char *const gate[] = { "softmax", "sigmoid (normalised)", "unit" };
+
+	if (!mi->n_experts) {
+		fprintf(f, "ffn:      dense in every layer\n");
+		return;
+	}
+	fprintf(f, "ffn:      mixture of experts in every layer (0-%u): %u routed + %u shared, "
+		"top-%u, %s gates\n", mi->n_layers - 1, mi->n_experts, mi->n_shared_experts,
+		mi->n_experts_active, mi->moe_gate < 3 ? gate[mi->moe_gate] : "?");
+}
+
 int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
 		   unsigned int max)
 {

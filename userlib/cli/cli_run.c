@@ -540,6 +540,8 @@ int cli_cmd_run(int argc, char **argv)
 		goto out;
 	}
 	mi = wafer_model_get_info(model);
+	if (mi->n_experts)
+		cli_print_moe(mi, stderr);
 	steps = a.steps <= 0 || (unsigned int)a.steps > mi->seq_len ? mi->seq_len :
 		(unsigned int)a.steps;
 	if (wafer_tokenizer_load(a.tokenizer, mi->vocab_size, &tok)) {

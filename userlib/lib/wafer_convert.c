@@ -4,11 +4,14 @@
  * packer (firmware-sim/tools/wfs_pack.c).
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wafer_internal.h"
 #include "wafer.h"
+#include "wfs_model.h"
 #include "wfs_pack.h"
 
 static void progress(const struct wafer_convert_opts *o, const char *what, double done)
@@ -35,6 +38,53 @@ static int to_pack_opts(const struct wafer_convert_opts *o, struct wfs_pack_opts
 	return 0;
 }
 
+/* The MoE upcycling of a dense blob in *blob (replaced; freed on failure). */
+static int maybe_upcycle(const struct wafer_convert_opts *o, void **blob, size_t *len)
+{
+	void *dense = *blob;
+	size_t dlen = *len;
+	int ret;
+
+	if (!o->moe.n_experts)
+		return 0;
+	progress(o, "upcycling", 0.8);
+	ret = wafer_moe_upcycle(dense, dlen, &o->moe, blob, len);
+	free(dense);
+	if (ret)
+		*blob = NULL;
+	return ret;
+}
+
+/*
+ * A packed blob (wafer convert's output) is taken as it is: read whole,
+ * checked, upcycled if asked.  1: not a blob (a checkpoint).
+ */
+static int read_blob(const char *path, const struct wafer_convert_opts *o, void **blob,
+		     size_t *len)
+{
+	uint32_t magic = 0;
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return 1;	/* the checkpoint reader reports it */
+	if (fread(&magic, 4, 1, f) != 1 || magic != WFS_BLOB_MAGIC || fseek(f, 0, SEEK_END) ||
+	    (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return 1;
+	}
+	*blob = malloc((size_t)n);
+	if (!*blob || fread(*blob, (size_t)n, 1, f) != 1) {
+		fclose(f);
+		free(*blob);
+		*blob = NULL;
+		return wafer_set_error(-EIO, "cannot read the blob %s", path);
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return maybe_upcycle(o, blob, len);
+}
+
 int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 		  void **blob, size_t *len)
 {
@@ -48,6 +98,9 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 		return wafer_set_error(-EINVAL, "wafer_convert: NULL argument");
 	ret = to_pack_opts(o, &po);
 	if (ret)
+		return ret;
+	ret = read_blob(ckpt_path, o, blob, len);
+	if (ret <= 0)
 		return ret;
 	progress(o, "reading", 0.0);
 	ret = wfs_ckpt_load(ckpt_path, &ck);
@@ -71,18 +124,9 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 	if (ret)
 		return wafer_set_error(ret, "converting %s to int%u (group %u) failed: %s",
 				       ckpt_path, po.wbits, po.group_size, wafer_strerror(ret));
-	if (o->moe.n_experts) {
-		void *dense = *blob;
-		size_t dlen = *len;
-
-		progress(o, "upcycling", 0.8);
-		ret = wafer_moe_upcycle(dense, dlen, &o->moe, blob, len);
-		free(dense);
-		if (ret) {
-			*blob = NULL;
-			return ret;
-		}
-	}
+	ret = maybe_upcycle(o, blob, len);
+	if (ret)
+		return ret;
 	progress(o, "converted", 1.0);
 	return 0;
 }

@@ -52,6 +52,10 @@ int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 	m->info.n_kv_heads = mi.n_kv_heads;
 	m->info.vocab_size = mi.vocab_size;
 	m->info.seq_len = mi.seq_len;
+	m->info.n_experts = mi.n_experts;
+	m->info.n_experts_active = mi.n_experts_active;
+	m->info.n_shared_experts = mi.n_shared_experts;
+	m->info.moe_gate = mi.gate_kind;
 	m->info.blob_bytes = len;
 	*out = m;
 	return 0;
