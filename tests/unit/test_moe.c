@@ -233,6 +233,9 @@ static void test_convert(const char *model, const char *tok, char *d, char *m)
 		 "'mixture of experts in every layer (0-4): 4 routed + 0 shared, top-4, unit gates'",
 		 build, moe);
 	wt_ok(system(cmd) == 0, "wafer info -m says which layers have experts");
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc --moe 4,1 "
+		 "2>/dev/null | grep -q 'upcycled: 4 experts + 0 shared, top-1'", build, model);
+	wt_ok(system(cmd) == 0, "wafer bench --moe runs its rows on the upcycled model");
 	unlink(dense);
 	unlink(moe);
 }

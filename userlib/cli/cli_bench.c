@@ -906,6 +906,9 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 
 	printf("wafer bench: model %s, int%u group %u, %u tokens per sequence%s\n", model,
 	       a->conv.wbits, a->conv.group_size, a->tokens, a->quick ? " (--quick)" : "");
+	if (a->conv.moe.n_experts)
+		printf("  upcycled: %u experts + %u shared, top-%u in every layer\n",
+		       a->conv.moe.n_experts, a->conv.moe.n_shared, a->conv.moe.top_k);
 	for (i = 0; i < bn->n_devs; i++)
 		printf("  %s\n", bn->devs[i]);
 
@@ -964,6 +967,7 @@ static void usage(FILE *f)
 		"  -d N                  kernel device /dev/accel/accelN (default: the first)\n"
 		"  --backend kernel|inproc|all   (default all: kernel when a wafer device exists)\n"
 		"  --quant int8|int4     weight format (default int8)\n"
+		"  --moe E,TOPK[,SHARED] the model upcycled into experts (--moe-gate G)\n"
 		"  --tokens N            decode steps per sequence (default 64; --quick 8)\n"
 		"  --jobs N              jobs per submission-cost figure (default 512; --quick 64;\n"
 		"                        at least 4 batches)\n"
@@ -978,7 +982,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
-       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS };
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_MOE, OPT_MOE_GATE };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -992,6 +996,8 @@ static const struct option long_opts[] = {
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
+	{ "moe", required_argument, NULL, OPT_MOE },
+	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1059,6 +1065,12 @@ static int parse(struct bench_args *a, int argc, char **argv)
 			break;
 		case OPT_DRAFT_TOKENS:
 			bad = cli_parse_uint(optarg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
+			break;
+		case OPT_MOE:
+			bad = cli_parse_moe(optarg, &a->conv.moe);
+			break;
+		case OPT_MOE_GATE:
+			bad = cli_parse_gate(optarg, &a->conv.moe);
 			break;
 		case 'h':
 		case OPT_HELP:
