@@ -1,7 +1,10 @@
 # `wafer run` on the shared model through the kernel driver prints exactly
 # what the in-process backend prints (the same firmware-sim code inside
 # wafer.ko), int8 and int4, with and without a prompt, submitting by ioctl
-# and by io_uring.
+# and by io_uring; the same for mixture-of-experts models upcycled on the
+# fly (--moe, issue 14), whose unit-gated top-k = E runs also print the
+# dense model's text; and `wafer run --trace` records the same modelled
+# timeline (the firmware's chunk times) through the kernel as in process.
 # Stock-only: its driver paths (MODEL_LOAD, SUBMIT by ioctl and io_uring, WAIT)
 # are the debug tier's through model_e2e after trinity, load and conformance.
 # wafer-vm: stock-only
@@ -18,7 +21,12 @@ runs=(
 	"int4-keep8|ioctl|--quant int4 --keep-int8 --group 16 -n 64"
 	"int8-uring|uring|--quant int8 -n 256"
 	"int4-prompt-uring|uring|--quant int4 -n 64 -i 'Once upon a time, a dog'"
+	"moe-unit|ioctl|--quant int8 -n 256 --moe 4,4 --moe-gate unit"
+	"moe-int4-unit|uring|--quant int4 -n 256 --moe 3,3,1 --moe-gate unit"
+	"moe-top2|ioctl|--quant int8 -n 128 --moe 4,2"
+	"moe-sigmoid|uring|--quant int8 -n 128 --moe 2,2,1 --moe-gate sigmoid"
 )
+trace_args="--quant int8 -n 40 -i 'Once upon a time'"
 
 # One VM boot runs every kernel-backend command; outputs go to files.
 script='set -e'
@@ -26,6 +34,11 @@ for r in "${runs[@]}"; do
 	IFS='|' read -r name submit args <<<"$r"
 	script+="
 $wafer run $common $args --backend kernel --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
+done
+for submit in ioctl uring; do
+	script+="
+$wafer run $common $trace_args --backend kernel --submit $submit --trace \"\$WAFER_RESULTS/trace-$submit.json\" >/dev/null 2>\"\$WAFER_RESULTS/trace-$submit.err\"
+echo '=== trace-$submit'; cat \"\$WAFER_RESULTS/trace-$submit.json\"; echo; echo '=== trace-$submit-jobs'; grep -oE 'trace of [0-9]+ jobs' \"\$WAFER_RESULTS/trace-$submit.err\" || true"
 done
 script+="
 for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
@@ -53,3 +66,34 @@ expect_contains "$stats" '^wafer: backend kernel .*submit ioctl'
 expect_contains "$(section stats-uring)" '^wafer: backend kernel .*submit uring'
 expect_contains "$stats" '^achieved tok/s: [0-9.]+$'
 expect_contains "$stats" '^wafer: modelled device tok/s: [0-9.]+'
+
+# MoE: unit gates over every expert are the dense model, bit for bit.
+[ "$(section moe-unit.out)" = "$(section int8.out)" ] ||
+	die "--moe 4,4 --moe-gate unit: not the dense int8 text"
+[ "$(section moe-int4-unit.out)" = "$(section int4.out)" ] ||
+	die "--quant int4 --moe 3,3,1 --moe-gate unit: not the dense int4 text"
+echo "moe: unit-gated top-k = E on the kernel == dense (int8, int4)"
+
+# The trace: the modelled events (pid 0: the device's chunk times) of the
+# kernel's run equal the in-process run's, in ns from the first (the
+# kernel's device clock started with the runs before); each job has its
+# host event.
+modelled='[.traceEvents[] | select(.ph == "X" and .pid == 0)] | (map(.ts) | min) as $t0 | map(.ts = ((.ts - $t0) * 1000 | round))'
+t=$(mktemp -d "$build/vm/trace.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+eval "\"$wafer\" run $common $trace_args --backend inproc --trace \"$t/inproc.json\"" >/dev/null 2>&1 ||
+	die "wafer run --trace (inproc) failed"
+jq -S -c "$modelled" "$t/inproc.json" >"$t/inproc.ev" || die "the in-process trace is not JSON"
+for submit in ioctl uring; do
+	section "trace-$submit" >"$t/$submit.json"
+	jq -S -c "$modelled" "$t/$submit.json" >"$t/$submit.ev" ||
+		die "the kernel's trace ($submit) is not JSON"
+	[ "$(jq length "$t/$submit.ev")" -gt 0 ] || die "no modelled events in the kernel's trace ($submit)"
+	cmp -s "$t/inproc.ev" "$t/$submit.ev" ||
+		die "the kernel's modelled timeline ($submit) differs from the in-process one"
+	jobs=$(section "trace-$submit-jobs" | grep -oE '[0-9]+')
+	host=$(jq '[.traceEvents[] | select(.pid == 1000 and .ph == "X")] | length' "$t/$submit.json")
+	[ -n "$jobs" ] && [ "$host" = "$jobs" ] ||
+		die "trace ($submit): $host host events for ${jobs:-?} jobs"
+	echo "trace: kernel ($submit) == inproc, $(jq length "$t/$submit.ev") modelled events, $jobs jobs"
+done
