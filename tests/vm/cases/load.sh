@@ -5,7 +5,8 @@
 # jobs_completed counters exact afterwards.  Then the same with firmware
 # hangs, lost and corrupt completions injected meanwhile (short job
 # timeout): every job correct or failed with a documented error, none lost
-# or doubled, every device working after.  Prints jobs/s and p50/p99.
+# or doubled, every device working after.  Prints jobs/s and p50/p99, and
+# what tests/vm/run says of the guest (a kernel-log report fails the case).
 . "$(dirname "$0")/../lib.sh"
 params='num_devices=4 stages=5 sram_kib=512'
 # The debug kernel (KASAN, lockdep...) under TCG is several times slower:
@@ -24,7 +25,7 @@ out=$("$vm" --no-module --timeout 900 -- sh -c "
 	insmod \"\$WAFER_MODULE\" $params fault_inject=1 job_timeout_ms=$timeout_ms || exit 125
 	$build/tests/vm/load --procs 12 --devices 3 --jobs $jobs --faults 3 --deadline 600 || rc=1
 	rmmod wafer || exit 125
-	exit \${rc:-0}") || rc=$?
+	exit \${rc:-0}" 2>&1) || rc=$?
 printf '%s\n' "$out"
 [ "$rc" = 0 ] || die "load exited with $rc"
 [ "$(grep -Ec '^# [0-9]+ jobs in .* jobs/s' <<<"$out")" = 2 ] || die "expected two load runs"
