@@ -323,9 +323,23 @@ void wdrv_job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb)
 	wdrv_job_uncount(container_of(cb, struct wdrv_job, finished_cb));
 }
 
+/*
+ * The scheduler may free a job as soon as its finished fence reads as
+ * signalled, which is before dma_fence_signal() has run the fence's
+ * callbacks: finished_cb, inside the job, may still be on the list being
+ * walked.  Removing it takes the fence's lock, which the signaller holds
+ * until every callback has run.
+ */
+static void job_detach_finished_cb(struct wdrv_job *job)
+{
+	if (job->result && job->result->finished)
+		dma_fence_remove_callback(job->result->finished, &job->finished_cb);
+}
+
 /* Releases what the job holds: may sleep, take dma_resv locks, allocate. */
 void wdrv_job_free(struct wdrv_job *job)
 {
+	job_detach_finished_cb(job);
 	wdrv_job_uncount(job);
 	job_release_buffers(job);
 	if (job->cookie)
