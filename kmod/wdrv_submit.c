@@ -98,6 +98,8 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 			   const struct drm_wafer_job *a)
 {
 	u32 __user *handles = u64_to_user_ptr(a->in_syncobjs);
+	u64 wait = a->flags & DRM_WAFER_JOB_WAIT_SUBMIT ?
+		   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT : 0;
 	struct dma_fence *fence;
 	u32 i, h;
 	int ret;
@@ -113,10 +115,10 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 	for (i = 0; i < a->in_syncobj_count; i++) {
 		if (get_user(h, handles + i))
 			return -EFAULT;
-		ret = drm_syncobj_find_fence(file, h, 0, 0, &fence);
+		ret = drm_syncobj_find_fence(file, h, 0, wait, &fence);
 		if (ret) {
-			drm_dbg(file->minor->dev, "SUBMIT: in-syncobj %u (handle %u) has no fence (%d)\n",
-				i, h, ret);
+			drm_dbg(file->minor->dev, "SUBMIT: in-syncobj %u (handle %u) has no fence%s (%d)\n",
+				i, h, wait ? " after waiting for one" : "", ret);
 			return ret;
 		}
 		job->in_fences[job->n_in_fences++] = dma_fence_get(fence);
@@ -175,8 +177,8 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 	job->cmd.job.out_addr = job->addr[1];
 	job->cmd.job.out_len = out_len;
 	job->cmd.job.topk = a->top_k;
-	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h). */
-	job->cmd.job.flags = a->flags;
+	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h) but one. */
+	job->cmd.job.flags = a->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT;
 	job->cmd.job.times_offset = a->times_offset;
 	job->cmd.job.times_len = a->times_len;
 }

@@ -133,7 +133,7 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 static int job_check_nop(struct drm_device *dev, const struct drm_wafer_job *a,
 			 const struct wdrv_job_shape *sh, struct wdrv_job_io *io)
 {
-	if (a->flags != DRM_WAFER_JOB_NOP) {
+	if ((a->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP) {
 		drm_dbg(dev, "SUBMIT: NOP with other flags 0x%x\n", a->flags);
 		return -EINVAL;
 	}
@@ -182,6 +182,10 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 	    (a->in_syncobj_count && !a->in_syncobjs)) {
 		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
 			WDRV_MAX_IN_SYNCOBJS);
+		return -EINVAL;
+	}
+	if ((a->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !a->in_syncobj_count) {
+		drm_dbg(dev, "SUBMIT: DRM_WAFER_JOB_WAIT_SUBMIT without in-syncobjs\n");
 		return -EINVAL;
 	}
 	if (a->flags & DRM_WAFER_JOB_NOP)

@@ -147,7 +147,27 @@ static void wdrv_test_job_nop(struct kunit *test)
 	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES);
 	NOP_BAD(times_len, 40);
 	NOP_BAD(in_syncobj_count, 1);	/* with no array */
+	NOP_BAD(flags, DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_WAIT_SUBMIT);	/* nothing to wait for */
 #undef NOP_BAD
+	/* A NOP may wait for in-syncobjs, so it may wait for their submission. */
+	j = nop;
+	j.flags |= DRM_WAFER_JOB_WAIT_SUBMIT;
+	j.in_syncobjs = 0x1000;
+	j.in_syncobj_count = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+}
+
+/* WAIT_SUBMIT needs in-syncobjs. */
+static void wdrv_test_job_wait_submit(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	u64 len;
+
+	j.flags |= DRM_WAFER_JOB_WAIT_SUBMIT;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.in_syncobjs = 0x1000;
+	j.in_syncobj_count = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
 }
 
 static void wdrv_test_job_ranges(struct kunit *test)
@@ -378,6 +398,7 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_times),
 	KUNIT_CASE(wdrv_test_job_ranges),
 	KUNIT_CASE(wdrv_test_job_nop),
+	KUNIT_CASE(wdrv_test_job_wait_submit),
 	KUNIT_CASE(wdrv_test_job_act),
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),

@@ -311,9 +311,24 @@ struct drm_wafer_ctx_destroy {
  * job fails with -EINVAL.  Without the flag both fields must be zero.
  */
 #define DRM_WAFER_JOB_TIMES		(1U << 4)
+/**
+ * DRM_WAFER_JOB_WAIT_SUBMIT: the driver's flag, not the device's: an
+ * in-syncobj that holds no fence yet is waited for until another job puts
+ * one there (at most 5 s, DRM core's DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT
+ * limit; then the submission fails with -ETIME), instead of failing at
+ * once with -EINVAL.  It lets a chain of devices be submitted through
+ * io_uring, where the previous device's job may be issued after this one:
+ * the caller resets each link's syncobj (DRM_IOCTL_SYNCOBJ_RESET) before
+ * it uses it again, so that a fence left from the last use is not taken
+ * for the next.  Through io_uring such a job is issued from io_uring's
+ * worker, since the wait sleeps.  Requires @in_syncobj_count >= 1
+ * (-EINVAL).
+ */
+#define DRM_WAFER_JOB_WAIT_SUBMIT	(1U << 5)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
 					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT | \
-					 DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES)
+					 DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES | \
+					 DRM_WAFER_JOB_WAIT_SUBMIT)
 
 /** DRM_WAFER_CHUNK_VALID: set in every record the device wrote. */
 #define DRM_WAFER_CHUNK_VALID		(1U << 0)

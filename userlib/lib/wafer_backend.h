@@ -118,8 +118,10 @@ struct wafer_load_hw {
  * @times_offset: see struct wafer_job
  * @times_len: see struct wafer_job
  * @user_data: see struct wafer_job
- * @in_sync: a syncobj of the device whose fence the job waits for, or 0
- *	(@sync_link; the kernel backend's ioctl path only)
+ * @in_sync: where the handle of a syncobj of the device lives whose fence
+ *	the job waits for (@sync_link), or NULL; the kernel may read it as
+ *	late as the job's issue, so it stays valid until the job completes,
+ *	and the syncobj is reset (@sync_reset) before it is used again
  * @out_sync: a syncobj that receives the job's fence, or 0
  */
 struct wafer_job_hw {
@@ -135,7 +137,7 @@ struct wafer_job_hw {
 	uint64_t out_offset;
 	uint64_t out_len;
 	uint64_t user_data;
-	uint32_t in_sync;
+	const uint32_t *in_sync;
 	uint32_t out_sync;
 	uint32_t times_offset;
 	uint32_t times_len;
@@ -168,8 +170,9 @@ struct wafer_job_hw {
  * @sync_link: a syncobj of @dev (*@h) shared with @to (*@h_to), for
  *	jobs of @to to wait for jobs of @dev with no return to the caller
  *	(@in_sync, @out_sync); -EOPNOTSUPP where jobs cannot take them
- *	(inproc; the kernel backend's io_uring path, whose commands may be
- *	issued out of order); NULL likewise
+ *	(inproc); NULL likewise
+ * @sync_reset: empty syncobj @h of @dev before a job fills it again, so
+ *	that the job waiting for it does not take the last use's fence
  * @sync_free: destroy syncobj @h of @dev
  * @set_cpl_hook: hand every job completion to @fn (called from the
  *	device's completion thread, no lock of the backend held) instead of
@@ -197,6 +200,7 @@ struct wafer_backend_ops {
 			   struct wafer_model_part *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
 	int (*sync_link)(struct wafer_dev *dev, struct wafer_dev *to, uint32_t *h, uint32_t *h_to);
+	int (*sync_reset)(struct wafer_dev *dev, uint32_t h);
 	void (*sync_free)(struct wafer_dev *dev, uint32_t h);
 	void (*set_cpl_hook)(struct wafer_dev *dev,
 			     void (*fn)(void *arg, const struct wafer_completion *c), void *arg);

@@ -289,6 +289,15 @@ static uint32_t job_flags(uint32_t f)
 	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0);
 }
 
+/*
+ * A job waiting for another device's job: through io_uring this one may be
+ * issued first, so the driver waits for the other to be submitted.
+ */
+static uint32_t sync_flags(const struct wafer_job_hw *j)
+{
+	return j->in_sync ? DRM_WAFER_JOB_WAIT_SUBMIT : 0;
+}
+
 /* Hands @n <= WAFER_SUBMIT_BATCH jobs to the submission path. */
 static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
@@ -303,12 +312,11 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 		dj[i] = (struct drm_wafer_job){
 			.ctx_id = j->ctx_id, .slot = j->slot,
 			.start_pos = j->start_pos, .n_tokens = j->n_tokens,
-			.flags = job_flags(j->flags), .top_k = j->top_k,
+			.flags = job_flags(j->flags) | sync_flags(j), .top_k = j->top_k,
 			.in_handle = j->in ? j->in->handle : 0,
 			.out_handle = j->out ? j->out->handle : 0,
 			.in_offset = j->in_offset, .out_offset = j->out_offset,
-			/* Read during the SUBMIT ioctl (sync_link: ioctl path only). */
-			.in_syncobjs = j->in_sync ? (uintptr_t)&j->in_sync : 0,
+			.in_syncobjs = (uintptr_t)j->in_sync,
 			.in_syncobj_count = j->in_sync ? 1 : 0,
 			.out_syncobj = j->out_sync,
 			.times_offset = j->times_offset, .times_len = j->times_len,
@@ -342,13 +350,19 @@ static void kernel_sync_free(struct wafer_dev *dev, uint32_t h)
 	drmSyncobjDestroy(kd(dev)->fd, h);
 }
 
+static int kernel_sync_reset(struct wafer_dev *dev, uint32_t h)
+{
+	if (drmSyncobjReset(kd(dev)->fd, &h, 1))
+		return wafer_set_error(-errno, "DRM_IOCTL_SYNCOBJ_RESET on accel%d failed: %s",
+				       dev->index, strerror(errno));
+	return 0;
+}
+
 static int kernel_sync_link(struct wafer_dev *dev, struct wafer_dev *to, uint32_t *h,
 			    uint32_t *h_to)
 {
 	int fd, ret;
 
-	if (kd(dev)->sub != &wafer_submit_ioctl || kd(to)->sub != &wafer_submit_ioctl)
-		return wafer_set_error(-EOPNOTSUPP, "syncobj chains need the ioctl path");
 	if (drmSyncobjCreate(kd(dev)->fd, 0, h))
 		return wafer_set_error(-errno, "DRM_IOCTL_SYNCOBJ_CREATE on accel%d failed: %s",
 				       dev->index, strerror(errno));
@@ -408,5 +422,6 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.reap = kernel_reap,
 	.stats = kernel_stats,
 	.sync_link = kernel_sync_link,
+	.sync_reset = kernel_sync_reset,
 	.sync_free = kernel_sync_free,
 };

@@ -5,12 +5,15 @@
  * on; the last member's results are the job's.
  *
  * Who hands a job from member to member:
- *   - chained models (kernel members on the ioctl path): nobody.  All parts
- *     are queued at once, part k + 1 waiting for part k's fence through a
- *     syncobj shared by the two members, so a token crosses every member
- *     with no return to the caller; a part whose wait failed completes
- *     with -ECANCELED (the driver's rule).  wafer_reap() collects every
- *     member's completions.
+ *   - chained models (kernel members, ioctl or io_uring): nobody.  All
+ *     parts are queued at once, part k + 1 waiting for part k's fence
+ *     through a syncobj shared by the two members, so a token crosses every
+ *     member with no return to the caller; a part whose wait failed
+ *     completes with -ECANCELED (the driver's rule).  io_uring may issue
+ *     part k + 1 before part k: the driver then waits for part k's
+ *     submission (DRM_WAFER_JOB_WAIT_SUBMIT), which is why a record's
+ *     syncobjs are emptied before it is used again.  wafer_reap() collects
+ *     every member's completions.
  *   - otherwise each part is posted when the previous one completed: from
  *     the member's completion thread where its backend has a completion
  *     hook (inproc: wafer_pipe_hook()), else when the caller reaps
@@ -57,7 +60,7 @@ static void part_job(const struct pipe *p, const struct pipe_rec *r, unsigned in
 	*j = r->job;
 	j->ctx_id = p->ctxs[r->job.ctx_id - 1].id[k];
 	j->user_data = ri;
-	j->in_sync = pm->chained && k ? pm->sync_in[k - 1][ri] : 0;
+	j->in_sync = pm->chained && k ? &pm->sync_in[k - 1][ri] : NULL;
 	j->out_sync = pm->chained && k + 1 < pm->n ? pm->sync_out[k][ri] : 0;
 	if (k) {
 		j->in = pm->link_in[k - 1];
@@ -214,10 +217,29 @@ static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_
 	return n;
 }
 
+/*
+ * Empties record @ri's link syncobjs: their parts wait for a fence to be
+ * submitted (io_uring may issue part k + 1 before part k), which must not
+ * be the one the record's last job left there.
+ */
+static int rec_links_reset(struct pipe *p, unsigned int ri)
+{
+	const struct pipe_model *pm = rec_model(p, &p->rec[ri]);
+	unsigned int k;
+	int ret;
+
+	for (k = 0; pm->chained && k + 1 < pm->n; k++) {
+		ret = p->m[k]->ops->sync_reset(p->m[k], pm->sync_out[k][ri]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n)
 {
 	unsigned int ri[PIPE_MAX_INFLIGHT], chain[PIPE_MAX_INFLIGHT], i, r = 0, m = 0, k;
-	int ret;
+	int ret = 0;
 
 	for (i = 0; i < n && r < PIPE_MAX_INFLIGHT; i++, r++) {
 		while (r < PIPE_MAX_INFLIGHT && p->rec[r].used)
@@ -225,8 +247,15 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 		if (r == PIPE_MAX_INFLIGHT)
 			break;
 		p->rec[r] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq + i };
+		ret = rec_links_reset(p, r);
+		if (ret) {
+			p->rec[r].used = 0;
+			break;
+		}
 		ri[m++] = r;
 	}
+	if (!m && ret)
+		return ret;
 	if (!m)
 		return wafer_set_error(-EAGAIN, "%d jobs in flight already", PIPE_MAX_INFLIGHT);
 	ret = parts_post(p, ri, m, 0);

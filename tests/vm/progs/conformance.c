@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1064,6 +1065,103 @@ static void reject(int fd, const struct drm_wafer_job *j, int want, const char *
 		wait_job(fd, seqno, 60, NULL);
 }
 
+/* The producer of test_wait_submit(): submits once @tid sleeps in SUBMIT. */
+struct wait_submit_producer {
+	int fd;
+	pid_t tid;
+	uint32_t sync;
+	int slept;	/* out: the waiting thread was seen asleep in an ioctl */
+	int ret;	/* out: the producer's SUBMIT */
+};
+
+/* Whether thread @tid sleeps (state S) in ioctl(2). */
+static int asleep_in_ioctl(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	int nr = -1, ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%d", &nr) == 1 && nr == SYS_ioctl;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return ok && p && p[1] == ' ' && p[2] == 'S';
+}
+
+static void *wait_submit_produce(void *arg)
+{
+	struct wait_submit_producer *pr = arg;
+	struct drm_wafer_job j = job_base;
+	int i;
+
+	for (i = 0; i < 400 && !pr->slept; i++) {
+		pr->slept = asleep_in_ioctl(pr->tid);
+		usleep(10000);
+	}
+	j.out_syncobj = pr->sync;
+	pr->ret = submit(pr->fd, &j, NULL);
+	return NULL;
+}
+
+/*
+ * DRM_WAFER_JOB_WAIT_SUBMIT: an in-syncobj with no fence is waited for
+ * until a job puts one there (another thread here, as another device's
+ * submission from io_uring's worker would), or 5 s (-ETIME).
+ */
+static void test_wait_submit(int fa, uint32_t sync_sig, uint32_t sync_nofence)
+{
+	struct wait_submit_producer pr = { .fd = fa, .tid = (pid_t)syscall(SYS_gettid) };
+	struct drm_wafer_job j = job_base;
+	pthread_t th;
+	uint64_t seq;
+	int ret, st;
+
+	j.flags |= DRM_WAFER_JOB_WAIT_SUBMIT;
+	reject(fa, &j, -EINVAL, "WAIT_SUBMIT without in-syncobjs");
+	j.in_syncobjs = (uintptr_t)&sync_nofence;
+	j.in_syncobj_count = 1;
+	reject(fa, &j, -ETIME, "WAIT_SUBMIT on an in-syncobj no job fills (5 s)");
+	j.in_syncobjs = (uintptr_t)&sync_sig;
+	ret = submit(fa, &j, &seq);
+	if (!ret)
+		ret = wait_job(fa, seq, 60, &st);
+	expect(ret ? ret : st, 0, "SUBMIT WAIT_SUBMIT on a signalled in-syncobj");
+
+	if (syncobj_new(fa, 0, &pr.sync))
+		return;
+	j.in_syncobjs = (uintptr_t)&pr.sync;
+	if (pthread_create(&th, NULL, wait_submit_produce, &pr)) {
+		wt_ok(0, "pthread_create for the WAIT_SUBMIT producer");
+		syncobj_free(fa, pr.sync);
+		return;
+	}
+	ret = submit(fa, &j, &seq);
+	pthread_join(th, NULL);
+	wt_ok(pr.slept, "WAIT_SUBMIT: the submission slept until another thread's job "
+	      "filled its in-syncobj");
+	expect(pr.ret, 0, "SUBMIT of the job that fills the in-syncobj");
+	if (!ret)
+		ret = wait_job(fa, seq, 60, &st);
+	expect(ret ? ret : st, 0, "SUBMIT WAIT_SUBMIT on an in-syncobj filled while it waits");
+	syncobj_free(fa, pr.sync);
+
+	j = (struct drm_wafer_job){ .ctx_id = job_base.ctx_id, .slot = 3,
+				    .flags = DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_WAIT_SUBMIT,
+				    .in_syncobjs = (uintptr_t)&sync_sig, .in_syncobj_count = 1 };
+	ret = submit(fa, &j, &seq);
+	if (!ret)
+		ret = wait_job(fa, seq, 60, &st);
+	expect(ret ? ret : st, 0, "SUBMIT NOP with WAIT_SUBMIT");
+}
+
 static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *out)
 {
 	struct drm_wafer_job j;
@@ -1267,6 +1365,7 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 	many[0] = sync_nofence;
 	reject(fa, &j, -EINVAL, "in-syncobj with no fence (drm_syncobj_find_fence)");
 	many[0] = sync_sig;
+	test_wait_submit(fa, sync_sig, sync_nofence);
 	j = job_base;
 	j.out_syncobj = 0xfffffff0u;
 	reject(fa, &j, -ENOENT, "out_syncobj never created");

@@ -1411,6 +1411,12 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		default: j->times_len = (uint32_t)v_nonzero(t); break;
 		}
 	}
+	/*
+	 * WAIT_SUBMIT on a syncobj without a fence sleeps 5 s before -ETIME:
+	 * fuzz only its refusal without in-syncobjs (conformance runs it).
+	 */
+	if (j->in_syncobj_count)
+		j->flags &= ~DRM_WAFER_JOB_WAIT_SUBMIT;
 	/* arr has room for 72 handles: make the ones past those we set fail. */
 	for (i = 4; i < 72; i++)
 		arr[i] = 0xfffffff0u;
@@ -1424,7 +1430,10 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		e->invalid = "in_syncobj_count > max_in_syncobjs";
 	else if (j->in_syncobj_count && !j->in_syncobjs)
 		e->invalid = "in_syncobjs NULL with a count";
-	else if ((j->flags & DRM_WAFER_JOB_NOP) && j->flags != DRM_WAFER_JOB_NOP)
+	else if ((j->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !j->in_syncobj_count)
+		e->invalid = "WAIT_SUBMIT without in-syncobjs";
+	else if ((j->flags & DRM_WAFER_JOB_NOP) &&
+		 (j->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP)
 		e->invalid = "NOP with other flags";
 	else if ((j->flags & DRM_WAFER_JOB_NOP) && (j->n_tokens || j->start_pos || j->top_k))
 		e->invalid = "NOP with n_tokens, start_pos or top_k";
