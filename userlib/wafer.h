@@ -624,8 +624,11 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * into @out at @out_offset + @times_offset: a struct wafer_chunk_time per
  * chunk and stage (WAFER_CHUNK_VALID set in each it wrote; zero the area
  * first to tell them apart).  @times_offset is 8-byte aligned, past the
- * results; @times_len holds them all: wafer_times_len() bytes do.  Not on
- * a pipeline (-EOPNOTSUPP).
+ * results; @times_len holds them all: wafer_times_len() bytes do.  On a
+ * pipeline, each device's records one after another (the first device's
+ * first, @n_tokens records per stage of each), @stage counting the
+ * pipeline's stages (device k's stage s: the stages of devices 0..k-1
+ * plus s).
  */
 #define WAFER_JOB_TIMES		(1u << 4)
 
@@ -694,7 +697,7 @@ struct wafer_job {
  * @dev: the device
  * @n_tokens: the job's tokens
  *
- * Return: the bytes, or 0 for a pipeline (no TIMES there yet).
+ * Return: the bytes (a pipeline: for all its devices' stages).
  */
 uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
 
@@ -1283,11 +1286,13 @@ void wafer_trace_discard(struct wafer_trace *t);
  *	and its hop out as the device modelled them (WAFER_JOB_TIMES: the
  *	firmware's own numbers), a process "device N (modelled ns)" with a
  *	thread per stage and one per stage's hops; and each job from
- *	submission to completion in host wall time (WAFER_TRACE_HOST_PID)
- * @dev: a single device (not a pipeline: -EOPNOTSUPP)
+ *	submission to completion in host wall time (WAFER_TRACE_HOST_PID);
+ *	on a pipeline, process k is its device k, all on device 0's
+ *	modelled clock (docs/TIMING.md)
+ * @dev: a device or a pipeline
  * @t: the trace, or NULL to stop; it must outlive the runs
  *
- * Return: 0 or -EOPNOTSUPP.
+ * Return: 0, or -EINVAL without @dev.
  */
 int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
 
