@@ -1337,11 +1337,15 @@ struct wafer_plan_shape {
  * @WAFER_PLAN_EV_STAGE: a stage working on a chunk
  * @WAFER_PLAN_EV_HOP: a chunk's fabric hop to the next stage (or the host)
  * @WAFER_PLAN_EV_LINK: a chunk's link hop to the next device
+ * @WAFER_PLAN_EV_STREAM: weight streaming: a layer's weights (or the
+ *	embedding's and head's) coming in from the external store while the
+ *	stage computes with them; the layer takes the longer of the two
  */
 enum wafer_plan_event_kind {
 	WAFER_PLAN_EV_STAGE,
 	WAFER_PLAN_EV_HOP,
 	WAFER_PLAN_EV_LINK,
+	WAFER_PLAN_EV_STREAM,
 };
 
 /**

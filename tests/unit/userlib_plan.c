@@ -358,10 +358,10 @@ static int cli(const char *args, char *buf, size_t size)
 }
 
 /*
- * --trace: valid JSON of complete ("X") events; on every track (device,
- * stage) they follow each other without overlap; every chunk passes the
- * stages in order, each entered no earlier than the previous one's hop
- * ended.
+ * --trace: valid JSON of complete ("X") events after the names of the
+ * processes and threads ("M"); on every track (device, stage) they follow
+ * each other without overlap; every chunk passes the stages in order, each
+ * entered no earlier than the previous one's hop ended.
  */
 static void trace_file(void)
 {
@@ -369,7 +369,7 @@ static void trace_file(void)
 	double last_end[4][128] = { { 0 } }, chunk_end[8] = { 0 };
 	int fd = mkstemp(path), ok = 1, fields = 1;
 	json_object *root = NULL, *evs = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, meta = 0;
 
 	snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 8 --prompt 48 "
 		 "--context 64 --trace %s", path);
@@ -386,6 +386,11 @@ static void trace_file(void)
 		double ts, dur;
 		int pid, tid, pos;
 
+		if (json_object_object_get_ex(e, "ph", &v) &&
+		    !strcmp(json_object_get_string(v), "M")) {
+			meta++;
+			continue;
+		}
 		fields &= json_object_object_get_ex(e, "name", &v) &&
 			  json_object_object_get_ex(e, "ph", &v) &&
 			  !strcmp(json_object_get_string(v), "X") &&
@@ -409,10 +414,75 @@ static void trace_file(void)
 		last_end[pid][tid] = ts + dur;
 		chunk_end[pos] = ts + dur;
 	}
-	/* 3 prompt chunks and a decode step, 80 stages, a stage event and a hop each. */
-	wt_ok(ok && fields && n == 4 * 80 * 2,
+	/*
+	 * 3 prompt chunks and a decode step, 80 stages, a stage event and a
+	 * hop each; a name per stage, hop thread and device.
+	 */
+	wt_ok(ok && fields && n - meta == 4 * 80 * 2 && meta == 80 * 2 + 4,
 	      "the trace: %zu events with the trace-event fields, in time order on every "
-	      "track and along every chunk", n);
+	      "track and along every chunk; %zu names", n - meta, meta);
+	if (root)
+		json_object_put(root);
+}
+
+/* One "X" event of a --stream trace: its track in time order, its end. */
+static int stream_event(json_object *e, double *track_end, double *prompt_end, int *kinds)
+{
+	json_object *a = json_object_object_get(e, "args");
+	const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
+	double ts = json_object_get_double(json_object_object_get(e, "ts"));
+	double dur = json_object_get_double(json_object_object_get(e, "dur"));
+	int tid = json_object_get_int(json_object_object_get(e, "tid"));
+
+	if (json_object_get_int(json_object_object_get(e, "pid")) || tid < 0 || tid > 1 ||
+	    !cat || strcmp(cat, tid ? "stream" : "stage") || ts + 1e-6 < track_end[tid])
+		return 0;
+	track_end[tid] = ts + dur;
+	*kinds |= 1 << tid;
+	if (!json_object_get_int(json_object_object_get(a, "pos0")) && ts + dur > *prompt_end)
+		*prompt_end = ts + dur;
+	return 1;
+}
+
+/*
+ * --stream --trace: on the one device, the layers' compute (stage 0) and
+ * their weights streaming in (its other thread), each track in time order;
+ * the prompt's pass ends at the time to first token the JSON reports.
+ */
+static void stream_trace(void)
+{
+	char path[] = "/tmp/wafer-trace-XXXXXX", args[256], out[8192];
+	double track_end[2] = { 0, 0 }, prompt_end = 0, ttft = -1;
+	json_object *root = NULL, *evs = NULL, *j = NULL;
+	int fd = mkstemp(path), ok, kinds = 0;
+	size_t i, n = 0, x = 0;
+
+	snprintf(args, sizeof(args), "llama3.1-8b --stream --prompt 64 --context 128 --json "
+		 "--trace %s", path);
+	ok = fd >= 0 && !cli(args, out, sizeof(out)) && (j = json_tokener_parse(out));
+	if (j)
+		ttft = json_object_get_double(json_object_object_get(j, "ttft_ms")) * 1e3;
+	if (fd >= 0)
+		close(fd);
+	root = ok ? json_object_from_file(path) : NULL;
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs);
+	n = ok ? json_object_array_length(evs) : 0;
+	for (i = 0; ok && i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (strcmp(json_object_get_string(json_object_object_get(e, "ph")), "X"))
+			continue;
+		ok = stream_event(e, track_end, &prompt_end, &kinds);
+		x++;
+	}
+	/* The embedding and head, then 32 layers' compute and streaming; twice. */
+	wt_ok(ok && kinds == 3 && x == 2 * (1 + 2 * 32) && prompt_end > 0 &&
+	      prompt_end > ttft - 0.002 && prompt_end < ttft + 0.002,
+	      "--stream --trace: %zu events, compute and streaming in time order; the prompt "
+	      "ends at %.3f us, the time to first token %.3f us", x, prompt_end, ttft);
+	if (j)
+		json_object_put(j);
 	if (root)
 		json_object_put(root);
 }
@@ -533,6 +603,7 @@ int main(void)
 	bad_input();
 	command_line();
 	trace_file();
+	stream_trace();
 	lpu();
 	return wt_done();
 }

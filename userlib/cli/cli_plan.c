@@ -226,24 +226,6 @@ static void print_json(json_object *j)
 	json_object_put(j);
 }
 
-/*
- * Chrome trace events (libwafer's writer): a process per device, a thread
- * per stage (its chunks) and one for the stage's hops out.
- */
-static void trace_event(void *arg, const struct wafer_plan_event *e)
-{
-	static const char *const kind[] = { "stage", "hop", "link" };
-	char name[64];
-	struct wafer_trace_event ev = {
-		.name = name, .cat = kind[e->kind], .pid = e->device,
-		.tid = e->stage * 2 + (e->kind != 0), .start_ns = e->start_ns,
-		.dur_ns = e->dur_ns, .pos0 = e->pos0, .n_tokens = e->n_tokens, .job = -1,
-	};
-
-	snprintf(name, sizeof(name), "%s %u+%u", kind[e->kind], e->pos0, e->n_tokens);
-	wafer_trace_add(arg, &ev);
-}
-
 enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
 
 /* The next value of the axis after @v (0: the first), or 0 past the last. */
@@ -393,7 +375,6 @@ int cli_cmd_plan(int argc, char **argv)
 	struct wafer_plan_shape custom = { .name = "custom" }, shape;
 	const struct wafer_plan_shape *preset;
 	const char *sweep_name = NULL, *plot_file = NULL, *trace_file = NULL;
-	struct wafer_trace *trace = NULL;
 	enum sweep_axis axis = SWEEP_NONE;
 	struct wafer_plan p;
 	int c, json = 0, bad;
@@ -492,19 +473,9 @@ int cli_cmd_plan(int argc, char **argv)
 	if (axis != SWEEP_NONE)
 		return sweep(&shape, o, axis, sweep_name, json, plot_file);
 	if (trace_file) {
-		if (wafer_trace_open(trace_file, &trace)) {
-			fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		if (cli_plan_traced(&shape, &o, &p, trace_file))
 			return 1;
-		}
-		o.trace = trace_event;
-		o.trace_arg = trace;
-	}
-	if (wafer_plan(&shape, &o, &p)) {
-		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
-		wafer_trace_discard(trace);
-		return 1;
-	}
-	if (trace && wafer_trace_close(trace)) {
+	} else if (wafer_plan(&shape, &o, &p)) {
 		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
 		return 1;
 	}
