@@ -1491,6 +1491,19 @@ const struct wafer_plan_shape *wafer_plan_preset(unsigned int i);
 const struct wafer_plan_shape *wafer_plan_preset_find(const char *name);
 
 /**
+ * wafer_plan_shape_from_blob() - the shape of a packed blob (wafer_convert())
+ * @blob: the blob, whole (its header and section table are checked)
+ * @len: its bytes
+ * @name: what @s->name points to (the file's name)
+ * @s: filled: dims, layers, heads, vocabulary; a mixture of experts' counts
+ *	with experts of the FFN's width in every layer
+ *
+ * Return: 0, or -EINVAL (not a valid blob, or a layer range of one).
+ */
+int wafer_plan_shape_from_blob(const void *blob, size_t len, const char *name,
+			       struct wafer_plan_shape *s);
+
+/**
  * wafer_plan() - project a shape onto devices of a profile
  * @shape: the model
  * @opts: profile, devices, precision, batch, context

@@ -487,6 +487,69 @@ static void stream_trace(void)
 		json_object_put(root);
 }
 
+/* Writes @len bytes of @data to a new temporary file named in @path. */
+static int write_tmp(char *path, const void *data, size_t len)
+{
+	int fd = mkstemp(path), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, data, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+/* The JSON of `wafer plan @model @args`, without its "model", in @out. */
+static int plan_json_of(const char *model, const char *args, char *out, size_t size)
+{
+	char cmd[600];
+	json_object *j;
+
+	snprintf(cmd, sizeof(cmd), "%s %s --json", model, args);
+	if (cli(cmd, out, size) || !(j = json_tokener_parse(out)))
+		return 0;
+	json_object_object_del(j, "model");
+	snprintf(out, size, "%s", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
+	return 1;
+}
+
+/*
+ * A packed blob (wafer convert's output) of the shared model: the same
+ * projection as its checkpoint; one upcycled to experts: the expert
+ * counts; a blob cut short: a clear error.
+ */
+static void blob_shape(void)
+{
+	static char a[16384], b[16384];
+	const char *ckpt = wt_model_path("stories260K.bin");
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	char dense[] = "/tmp/wafer-plan-blob-XXXXXX", moe[] = "/tmp/wafer-plan-moe-XXXXXX";
+	char cut[] = "/tmp/wafer-plan-cut-XXXXXX";
+	void *blob = NULL, *mblob = NULL;
+	size_t len = 0, mlen = 0;
+	int ok;
+
+	ok = ckpt && !wafer_convert(ckpt, &co, &blob, &len) && write_tmp(dense, blob, len) &&
+	     write_tmp(cut, blob, len / 2);
+	co.moe.n_experts = 4;
+	co.moe.top_k = 2;
+	ok = ok && !wafer_convert(ckpt, &co, &mblob, &mlen) && write_tmp(moe, mblob, mlen);
+	wt_ok(ok && plan_json_of(dense, "--profile wafer --devices 2", a, sizeof(a)) &&
+	      plan_json_of(ckpt, "--profile wafer --devices 2", b, sizeof(b)) && !strcmp(a, b),
+	      "wafer plan BLOB: the checkpoint's projection");
+	snprintf(a, sizeof(a), "%s --profile wafer", moe);
+	wt_ok(ok && !cli(a, b, sizeof(b)) && strstr(b, "4 experts (2 active"),
+	      "wafer plan on an upcycled blob: its experts (%.100s)", b);
+	wt_ok(ok && cli(cut, b, sizeof(b)) == 1 && strstr(b, "not a valid blob"),
+	      "wafer plan on a blob cut short: %.100s", b);
+	free(blob);
+	free(mblob);
+	unlink(dense);
+	unlink(moe);
+	unlink(cut);
+}
+
 static void command_line(void)
 {
 	static const char *const fields[] = { "devices", "ttft_ms", "tok_s_single",
@@ -536,6 +599,7 @@ static void command_line(void)
 		 wt_model_path("stories260K.bin"));
 	wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "5 layers, dim 64") &&
 	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
+	blob_shape();
 	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
 		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
 	{

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * wafer plan: project a model shape (a preset, a llama2.c checkpoint's
- * header, or dimensions given) onto devices of a profile with libwafer's
+ * header, a packed blob's, or dimensions given) onto devices of a profile with libwafer's
  * wafer_plan(), as a table or as JSON (json-c); or a sweep of one axis as
  * a curve, with a plot drawn by gnuplot.
  */
@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		fprintf(f, " %s", s->name);
 	fprintf(f,
 		"\n"
-		"  MODEL.bin             a llama2.c checkpoint (its header's shape)\n"
+		"  MODEL.bin             a llama2.c checkpoint (its header's shape) or a packed\n"
+		"                        blob (wafer convert's output)\n"
 		"  custom                the shape from --layers --dim --hidden --heads\n"
 		"                        --kv-heads --head-dim --vocab [--experts E --active A\n"
 		"                        --shared S --expert-hidden H [--moe-every K]]\n"
@@ -134,7 +135,26 @@ static int parse_prob(const char *s, double *out)
 	return errno || end == s || *end || !(*out >= 0 && *out < 1) ? -1 : 0;
 }
 
-/* The shape in a llama2.c checkpoint's header (7 int32). */
+/* A packed blob's shape (wafer convert's output): the whole file is read. */
+static int shape_from_blob(FILE *f, const char *path, struct wafer_plan_shape *s)
+{
+	long len;
+	void *blob = NULL;
+	int ret = -1;
+
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
+	    !(blob = malloc((size_t)len)) || fread(blob, 1, (size_t)len, f) != (size_t)len)
+		fprintf(stderr, "wafer plan: %s: cannot read it\n", path);
+	else if (wafer_plan_shape_from_blob(blob, (size_t)len, path, s))
+		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+	else
+		ret = 0;
+	free(blob);
+	fclose(f);
+	return ret;
+}
+
+/* The shape in a llama2.c checkpoint's header (7 int32), or a packed blob's. */
 static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 {
 	int32_t h[7];
@@ -147,6 +167,8 @@ static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 		return -1;
 	}
 	n = fread(h, sizeof(h[0]), 7, f);
+	if (n >= 1 && !memcmp(h, "WFSM", 4))
+		return shape_from_blob(f, path, s);
 	fclose(f);
 	if (n != 7 || h[0] <= 0 || h[1] <= 0 || h[2] <= 0 || h[3] <= 0 || h[4] <= 0 ||
 	    h[0] % h[3]) {
