@@ -8,7 +8,8 @@
  * into it ended; each layer's stage time and each hop inside a device the
  * same as on one device, the hops out of a device's last stage links; a
  * single-chunk job's span the modelled time its completion reported, a
- * longer job's no more than it.
+ * longer job's no more than it.  Members of different stage counts (asic +
+ * wafer + asic) each show their own stages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,21 +48,23 @@ struct traced {
 	unsigned int jobs;
 };
 
-static int open_devs(unsigned int n, struct wafer_dev **dev)
+/* @n devices, of the profiles in @prof (NULL: the default one). */
+static int open_devs(unsigned int n, const char *const *prof, struct wafer_dev **dev)
 {
 	struct wafer_open_opts o[WAFER_PIPE_MAX_DEVICES];
 	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC };
+		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
+						 .profile = prof ? prof[i] : NULL };
 	if (n == 1)
 		return wafer_open(&o[0], dev);
 	return wafer_open_pipeline(&po, dev);
 }
 
 /* Runs the shared model on @n devices (1: no pipeline), traced to @path. */
-static int run(unsigned int n, const char *path, struct traced *tr)
+static int run(unsigned int n, const char *const *prof, const char *path, struct traced *tr)
 {
 	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
 	struct wafer_gen_opts go = { .steps = 56 };
@@ -75,7 +78,7 @@ static int run(unsigned int n, const char *path, struct traced *tr)
 	unsigned int i;
 	int ret;
 
-	ret = open_devs(n, &dev) || wafer_model_load_file(dev, model, &co, &m) ||
+	ret = open_devs(n, prof, &dev) || wafer_model_load_file(dev, model, &co, &m) ||
 	      wafer_tokenizer_load(tokpath, 512, &tok) ||
 	      wafer_ctx_create(m, 1, 56, &ctx) || wafer_trace_open(path, &t) ||
 	      wafer_trace_attach(dev, t) || wafer_generate(ctx, tok, prompt, &go, &st);
@@ -269,36 +272,49 @@ static int spans(const struct traced *tr, unsigned int *multi)
 	return 1;
 }
 
-static void split_trace(unsigned int n, const struct traced *one)
+/* A traced run on @n devices into @sp: its processes and tracks checked. */
+static int split_run(unsigned int n, const char *const *prof, const char *what,
+		     struct traced *sp)
 {
-	static struct traced sp;
 	char path[] = "/tmp/wafer-trace-pipe-XXXXXX";
-	unsigned int k, named = 1, with_ev = 1, links = 0, multi = 0;
-	int fd = mkstemp(path), ok, same;
+	unsigned int k, named = 1, with_ev = 1;
+	int fd = mkstemp(path), ok;
 	size_t i;
 
-	memset(&sp, 0, sizeof(sp));
-	ok = fd >= 0 && !run(n, path, &sp);
-	wt_ok(ok && sp.parts == n, "%u devices: a traced run, the model in %u parts (%s)", n,
-	      sp.parts, ok ? "ok" : wafer_last_error());
-	ok = ok && load(path, &sp);
+	memset(sp, 0, sizeof(*sp));
+	ok = fd >= 0 && !run(n, prof, path, sp);
+	wt_ok(ok && sp->parts == n, "%s: a traced run, the model in %u parts (%s)", what,
+	      sp->parts, ok ? "ok" : wafer_last_error());
+	ok = ok && load(path, sp);
 	if (fd >= 0)
 		close(fd);
 	unlink(path);
 	for (k = 0; ok && k < n; k++) {
 		int seen = 0;
 
-		for (i = 0; i < sp.n; i++)
-			seen |= sp.ev[i].pid == (int)k;
-		named &= sp.named[k];
+		for (i = 0; i < sp->n; i++)
+			seen |= sp->ev[i].pid == (int)k;
+		named &= sp->named[k];
 		with_ev &= seen;
 	}
-	wt_ok(ok && named && with_ev && !sp.named[n], "%u devices: valid JSON, a named process "
-	      "with events per device (%zu modelled events)", n, sp.n);
-	wt_ok(ok && tracks_ordered(&sp), "%u devices: every track in time order, stages without "
-	      "overlap", n);
-	wt_ok(ok && chunks_in_order(&sp, 5), "%u devices: every chunk through the 5 layers in "
-	      "order across the devices", n);
+	wt_ok(ok && named && with_ev && !sp->named[n], "%s: valid JSON, a named process with "
+	      "events per device (%zu modelled events)", what, sp->n);
+	wt_ok(ok && tracks_ordered(sp), "%s: every track in time order, stages without overlap",
+	      what);
+	wt_ok(ok && chunks_in_order(sp, 5), "%s: every chunk through the 5 layers in order "
+	      "across the devices", what);
+	return ok;
+}
+
+static void split_trace(unsigned int n, const struct traced *one)
+{
+	static struct traced sp;
+	unsigned int links = 0, multi = 0;
+	char what[32];
+	int ok, same;
+
+	snprintf(what, sizeof(what), "%u devices", n);
+	ok = split_run(n, NULL, what, &sp);
 	same = ok && same_work(one, &sp, &links);
 	wt_ok(same && links, "%u devices: each layer's stage time and each hop inside a device "
 	      "as on one device; %u links between devices", n, links);
@@ -309,7 +325,8 @@ static void split_trace(unsigned int n, const struct traced *one)
 
 int main(void)
 {
-	static struct traced one;
+	static const char *const mixed[] = { "asic", "wafer", "asic" };
+	static struct traced one, mix;
 	char path[] = "/tmp/wafer-trace-one-XXXXXX";
 	const char *m = wt_model_path("stories260K.bin");
 	unsigned int n, multi = 0;
@@ -323,7 +340,7 @@ int main(void)
 	if (!wt_ok(model[0] && tokpath[0], "the shared model and tokenizer"))
 		return wt_done();
 	fd = mkstemp(path);
-	ok = fd >= 0 && !run(1, path, &one) && load(path, &one);
+	ok = fd >= 0 && !run(1, NULL, path, &one) && load(path, &one);
 	if (fd >= 0)
 		close(fd);
 	unlink(path);
@@ -332,5 +349,8 @@ int main(void)
 		   one.jobs);
 	for (n = 2; ok && n <= 5; n++)
 		split_trace(n, &one);
+	/* Members of 4, 16 and 4 stages: each its own stage numbers. */
+	if (ok)
+		split_run(3, mixed, "asic + wafer + asic", &mix);
 	return wt_done();
 }
