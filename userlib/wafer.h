@@ -1252,6 +1252,13 @@ struct wafer_trace_event {
 
 /** WAFER_TRACE_HOST_PID: the host's process in a run's trace (wall time). */
 #define WAFER_TRACE_HOST_PID	1000
+/**
+ * WAFER_TRACE_LANE_TIDS: thread @tid's lane L (L >= 1) is thread tid + L *
+ * WAFER_TRACE_LANE_TIDS: the events that would overlap an earlier one of
+ * the thread (complete events must nest) go to the first lane where none
+ * does (wafer_trace_close()).
+ */
+#define WAFER_TRACE_LANE_TIDS	1000
 
 /**
  * wafer_trace_open() - start a trace to be written to @path
@@ -1270,7 +1277,8 @@ int wafer_trace_add(struct wafer_trace *t, const struct wafer_trace_event *e);
 
 /**
  * wafer_trace_close() - write the trace (events by start time, after the
- *	names) and free it
+ *	names; overlapping ones of a thread on its lanes, see
+ *	WAFER_TRACE_LANE_TIDS) and free it
  * @t: the trace (NULL: nothing)
  *
  * Return: 0, or -EIO with wafer_last_error() naming the file.

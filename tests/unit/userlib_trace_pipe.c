@@ -2,8 +2,8 @@
 /*
  * The trace of a model split over a pipeline of 2..5 in-process devices
  * (wafer_trace_attach(), wafer run -d 0-N --trace): a process per device,
- * each with events; on every track time order, a stage's chunks without
- * overlap; every chunk through the model's layers in order across the
+ * each with events; on every thread time order without overlap (hops that
+ * would overlap on lanes of their own); every chunk through the model's layers in order across the
  * devices, each layer's stage entered no earlier than the hop (or link)
  * into it ended; each layer's stage time and each hop inside a device the
  * same as on one device, the hops out of a device's last stage links; a
@@ -32,9 +32,9 @@ static const char *const prompt =
 	"Once upon a time there was a little girl who lived in a small house near a big "
 	"forest with her mother";
 
-/* One modelled event: device, stage, whether a hop, job, chunk, ns. */
+/* One modelled event: device, thread, stage, whether a hop, job, chunk, ns. */
 struct ev {
-	int pid, stage, hop, link, job, pos0;
+	int pid, tid, stage, hop, link, job, pos0;
 	long long ts, dur;
 };
 
@@ -133,7 +133,8 @@ static int take(json_object *e, struct traced *tr)
 	if (pid >= WAFER_PIPE_MAX_DEVICES || tr->n == MAX_EV || tid < 0)
 		return 0;
 	v = &tr->ev[tr->n++];
-	*v = (struct ev){ .pid = pid, .stage = tid / 2, .hop = tid % 2, .job = job,
+	*v = (struct ev){ .pid = pid, .tid = tid, .stage = tid % WAFER_TRACE_LANE_TIDS / 2,
+			  .hop = tid % 2, .job = job,
 			  .pos0 = int_of(a, "pos0"), .ts = ns_of(e, "ts"), .dur = ns_of(e, "dur") };
 	v->link = !strcmp(json_object_get_string(json_object_object_get(e, "cat")), "link");
 	return 1;
@@ -160,7 +161,11 @@ static unsigned int layer_of(const struct traced *tr, const struct ev *v)
 	return tr->first[v->pid] + (unsigned int)v->stage;
 }
 
-/* Every track in time order, a stage's chunks one after another. */
+/*
+ * Every thread's events in time order, none overlapping the one before
+ * (they nest, as the format wants): a stage's chunks one after another,
+ * hops that would overlap on lanes of their own.
+ */
 static int tracks_ordered(const struct traced *tr)
 {
 	size_t i, j;
@@ -169,10 +174,10 @@ static int tracks_ordered(const struct traced *tr)
 		for (j = i + 1; j < tr->n; j++) {
 			const struct ev *a = &tr->ev[i], *b = &tr->ev[j];
 
-			if (a->pid != b->pid || a->stage != b->stage || a->hop != b->hop)
+			if (a->pid != b->pid || a->tid != b->tid)
 				continue;
-			/* Written sorted by start: a stage is free again at its end. */
-			if (b->ts < a->ts || (!a->hop && b->ts < a->ts + a->dur))
+			/* Written sorted by start. */
+			if (b->ts < a->ts + a->dur)
 				return 0;
 		}
 	return 1;
@@ -299,7 +304,7 @@ static int split_run(unsigned int n, const char *const *prof, const char *what,
 	}
 	wt_ok(ok && named && with_ev && !sp->named[n], "%s: valid JSON, a named process with "
 	      "events per device (%zu modelled events)", what, sp->n);
-	wt_ok(ok && tracks_ordered(sp), "%s: every track in time order, stages without overlap",
+	wt_ok(ok && tracks_ordered(sp), "%s: every thread in time order without overlap (lanes)",
 	      what);
 	wt_ok(ok && chunks_in_order(sp, 5), "%s: every chunk through the 5 layers in order "
 	      "across the devices", what);
