@@ -1348,12 +1348,15 @@ struct wafer_plan_shape {
  * @WAFER_PLAN_EV_STREAM: weight streaming: a layer's weights (or the
  *	embedding's and head's) coming in from the external store while the
  *	stage computes with them; the layer takes the longer of the two
+ * @WAFER_PLAN_EV_DRAFT: speculative decoding: a draft token on the draft's
+ *	devices (one process past the target's, its token time each)
  */
 enum wafer_plan_event_kind {
 	WAFER_PLAN_EV_STAGE,
 	WAFER_PLAN_EV_HOP,
 	WAFER_PLAN_EV_LINK,
 	WAFER_PLAN_EV_STREAM,
+	WAFER_PLAN_EV_DRAFT,
 };
 
 /**

@@ -425,6 +425,82 @@ static void trace_file(void)
 		json_object_put(root);
 }
 
+/* What a speculative step's trace holds. */
+struct spec_seen {
+	unsigned int drafts, verify, bad;
+	double draft_end, decode_end, verify_start, draft_us;
+};
+
+static void spec_event(json_object *e, struct spec_seen *v)
+{
+	json_object *a = json_object_object_get(e, "args");
+	const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
+	double ts = json_object_get_double(json_object_object_get(e, "ts"));
+	double dur = json_object_get_double(json_object_object_get(e, "dur"));
+	int pid = json_object_get_int(json_object_object_get(e, "pid"));
+	int pos = json_object_get_int(json_object_object_get(a, "pos0"));
+
+	if (!strcmp(cat, "draft")) {
+		v->drafts++;
+		v->bad += pid != 4 || dur < v->draft_us - 0.002 || dur > v->draft_us + 0.002 ||
+			  ts + 1e-6 < v->draft_end;
+		v->draft_end = ts + dur;
+	} else if (pos == 48 && ts + dur > v->decode_end) {
+		v->decode_end = ts + dur;
+	} else if (pos == 49) {
+		v->verify += !strcmp(cat, "stage") &&
+			     json_object_get_int(json_object_object_get(a, "tokens")) == 5;
+		if (v->verify_start < 0 || ts < v->verify_start)
+			v->verify_start = ts;
+	}
+}
+
+/*
+ * --draft-params --trace: after the decode step, the draft's 4 tokens (its
+ * token time each) on a process past the target's 4 devices, named as the
+ * draft's; then the verify pass, 5 positions through the 80 stages.
+ */
+static void spec_trace(void)
+{
+	char path[] = "/tmp/wafer-trace-XXXXXX", args[256], out[8192];
+	struct spec_seen v = { .verify_start = -1, .draft_us = -1 };
+	json_object *root = NULL, *evs = NULL, *j = NULL, *d;
+	int fd = mkstemp(path), ok, named = 0;
+	size_t i, n;
+
+	snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 8 --prompt 48 "
+		 "--context 64 --draft-params 1B --draft-tokens 4 --json --trace %s", path);
+	ok = fd >= 0 && !cli(args, out, sizeof(out)) && (j = json_tokener_parse(out)) &&
+	     json_object_object_get_ex(j, "speculative", &d);
+	if (ok)
+		v.draft_us = json_object_get_double(json_object_object_get(d, "draft_token_us"));
+	if (fd >= 0)
+		close(fd);
+	root = ok ? json_object_from_file(path) : NULL;
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs);
+	n = ok ? json_object_array_length(evs) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i), *a;
+
+		if (!strcmp(json_object_get_string(json_object_object_get(e, "ph")), "X"))
+			spec_event(e, &v);
+		else if (json_object_get_int(json_object_object_get(e, "pid")) == 4 &&
+			 json_object_object_get_ex(e, "args", &a))
+			named |= !strncmp(json_object_get_string(json_object_object_get(a, "name")),
+					  "draft model", 11);
+	}
+	wt_ok(ok && named && v.drafts == 4 && !v.bad && v.decode_end > 0 &&
+	      v.draft_end - 4 * v.draft_us > v.decode_end - 0.01 && v.verify == 80 &&
+	      v.verify_start > v.draft_end - 1e-6,
+	      "--draft-params --trace: %u draft tokens of %.3f us after the decode step, then "
+	      "the verify pass of 5 positions on %u stages", v.drafts, v.draft_us, v.verify);
+	if (j)
+		json_object_put(j);
+	if (root)
+		json_object_put(root);
+}
+
 /* One "X" event of a --stream trace: its track in time order, its end. */
 static int stream_event(json_object *e, double *track_end, double *prompt_end, int *kinds)
 {
@@ -668,6 +744,7 @@ int main(void)
 	command_line();
 	trace_file();
 	stream_trace();
+	spec_trace();
 	lpu();
 	return wt_done();
 }

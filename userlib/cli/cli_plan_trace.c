@@ -3,7 +3,8 @@
  * wafer plan --trace: the projection's modelled timeline as Chrome trace
  * events (libwafer's writer): a process per device, a thread per stage
  * (its chunks) and one for the stage's hops out (or, streaming weights,
- * for the weights coming in), each named after the events that use it.
+ * for the weights coming in), each named after the events that use it;
+ * a draft model's tokens a process past the target's devices.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ struct plan_trace {
 	int err;
 };
 
-static const char *const kinds[] = { "stage", "hop", "link", "stream" };
+static const char *const kinds[] = { "stage", "hop", "link", "stream", "draft" };
 
 /* Notes thread @tid of device @pid as used by a @kind event. */
 static void seen(struct plan_trace *pt, unsigned int pid, unsigned int tid, unsigned int kind)
@@ -68,28 +69,39 @@ static void trace_event(void *arg, const struct wafer_plan_event *e)
 	seen(pt, ev.pid, ev.tid, e->kind);
 }
 
-/* Names every device and thread that has events. */
-static void name_all(struct plan_trace *pt, const char *profile)
+/* A thread's name, by the kind of its events. */
+static void thread_name(char *name, size_t size, unsigned int tid, unsigned int kind)
 {
-	unsigned int d, tid, any;
+	if (kind == WAFER_PLAN_EV_STREAM)
+		snprintf(name, size, "stage %u: weights from the external store", tid / 2);
+	else if (kind == WAFER_PLAN_EV_DRAFT)
+		snprintf(name, size, "draft tokens");
+	else
+		snprintf(name, size, tid % 2 ? "stage %u hop out" : "stage %u", tid / 2);
+}
+
+/* Names every device and thread that has events (the draft's process its own). */
+static void name_all(struct plan_trace *pt, const struct wafer_plan *p)
+{
+	unsigned int d, tid, any, draft;
 	char name[80];
 
 	for (d = 0; d < pt->devices; d++) {
 		const uint8_t *k = pt->kind + (size_t)d * TIDS;
 
-		for (tid = 0, any = 0; tid < TIDS; tid++) {
+		for (tid = 0, any = 0, draft = 0; tid < TIDS; tid++) {
 			if (!k[tid])
 				continue;
 			any = 1;
-			if (k[tid] - 1 == WAFER_PLAN_EV_STREAM)
-				snprintf(name, sizeof(name), "stage %u: weights from the external "
-					 "store", tid / 2);
-			else
-				snprintf(name, sizeof(name), tid % 2 ? "stage %u hop out" :
-					 "stage %u", tid / 2);
+			draft |= k[tid] - 1 == WAFER_PLAN_EV_DRAFT;
+			thread_name(name, sizeof(name), tid, k[tid] - 1U);
 			wafer_trace_name(pt->t, d, (int)tid, name);
 		}
-		snprintf(name, sizeof(name), "device %u (%s, projected ns)", d, profile);
+		if (draft)
+			snprintf(name, sizeof(name), "draft model (%u %s devices, projected ns)",
+				 p->draft_devices, p->profile);
+		else
+			snprintf(name, sizeof(name), "device %u (%s, projected ns)", d, p->profile);
 		if (any)
 			wafer_trace_name(pt->t, d, -1, name);
 	}
@@ -114,7 +126,7 @@ int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 	else if (pt.err)
 		fprintf(stderr, "wafer plan: --trace: out of memory\n");
 	else
-		name_all(&pt, p->profile);
+		name_all(&pt, p);
 	free(pt.kind);
 	if (ret || pt.err) {
 		wafer_trace_discard(pt.t);

@@ -482,6 +482,35 @@ static uint64_t verify_ns(const struct wfs_profile *prof, const struct wafer_pla
 							      g->dims.act_bytes));
 }
 
+/*
+ * --trace of speculative decoding: after the prompt and the decode step
+ * (prefill_ns()'s), one step: @k draft tokens of @draft_ns each on the
+ * draft's devices (process @draft_pid), then the target's verify pass
+ * over the k + 1 positions after the decode step, if the context holds
+ * them.
+ */
+static void spec_trace(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+		       const struct plan_geom *g, const struct plan_stage *t,
+		       unsigned int n_stages, const struct wafer_plan_opts *o,
+		       unsigned int draft_pid, uint64_t draft_ns, u32 k)
+{
+	struct plan_stage draft = { .device = draft_pid };
+	struct wafer_plan_opts quiet = *o;
+	uint64_t *free_at, time;
+	u32 pos = o->prompt + 1, i;
+
+	if ((uint64_t)pos + k + 1 > o->context ||
+	    !(free_at = calloc(n_stages, sizeof(*free_at))))
+		return;
+	quiet.trace = NULL;
+	time = run_chunks(prof, s, g, t, n_stages, 0, o->prompt, 0, free_at, &quiet);
+	time = run_chunks(prof, s, g, t, n_stages, o->prompt, 1, time, free_at, &quiet);
+	for (i = 0; i < k; i++, time += draft_ns)
+		emit(o, &draft, WAFER_PLAN_EV_DRAFT, pos + i, 1, time, draft_ns);
+	run_chunks(prof, s, g, t, n_stages, pos, k + 1, time, free_at, o);
+	free(free_at);
+}
+
 static int speculate(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
 		     const struct plan_geom *g, const struct wafer_plan_opts *o,
 		     const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
@@ -513,6 +542,8 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	p->tokens_per_step = e;
 	step = (uint64_t)k * dp.token_ns + p->verify_ns;
 	p->tok_s_spec = (uint64_t)(e * 1e9 / (double)step);
+	if (o->trace)
+		spec_trace(prof, s, g, t, n_stages, o, p->devices, dp.token_ns, k);
 	return 0;
 }
 
