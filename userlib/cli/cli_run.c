@@ -121,6 +121,72 @@ static int num(const char *s, double lo, double hi, double *out)
 }
 
 /* One option; 0, or 2 for a usage error (message printed). */
+/* The model's conversion options: 0, 1 for a bad value, -1 for another option. */
+static int parse_model_opt(struct run_args *a, int opt, const char *arg)
+{
+	double v;
+
+	switch (opt) {
+	case OPT_MOE:
+		return cli_parse_moe(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_MOE_GATE:
+		return cli_parse_gate(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_QUANT:
+		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
+			return 1;
+		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
+		return 0;
+	case OPT_GROUP:
+		if (num(arg, 1, 256, &v))
+			return 1;
+		a->conv.group_size = (unsigned int)v;
+		return 0;
+	case OPT_KEEP8:
+		a->conv.keep_embed_cls_int8 = 1;
+		return 0;
+	case OPT_KV8:
+		a->conv.kv_int8 = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* The devices and how to reach them: 0, 1 for a bad value, -1 for another option. */
+static int parse_device_opt(struct run_args *a, int opt, const char *arg)
+{
+	int ret;
+
+	switch (opt) {
+	case 'd':
+		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
+			return 1;
+		a->devs.n = (unsigned int)ret;
+		return 0;
+	case OPT_SPLIT:
+		ret = cli_parse_list(arg, 1, 4096, a->devs.split, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
+			return 1;
+		a->devs.n_split = (unsigned int)ret;
+		return 0;
+	case OPT_BACKEND:
+		return cli_parse_backend(arg, &a->devs.base.backend) ? 1 : 0;
+	case OPT_SUBMIT:
+		if (!strcmp(arg, "ioctl"))
+			a->devs.base.submit = WAFER_SUBMIT_IOCTL;
+		else if (!strcmp(arg, "uring"))
+			a->devs.base.submit = WAFER_SUBMIT_URING;
+		else
+			return 1;
+		return 0;
+	case OPT_DRAFT_DEVICE:
+		return cli_parse_index(arg, &a->draft_device) ? 1 : 0;
+	default:
+		return -1;
+	}
+}
+
 static int parse_opt(struct run_args *a, int opt, const char *arg)
 {
 	double v;
@@ -153,54 +219,6 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 	case 'z':
 		a->tokenizer = arg;
 		return 0;
-	case 'd':
-		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
-		if (ret < 0)
-			break;
-		a->devs.n = (unsigned int)ret;
-		return 0;
-	case OPT_SPLIT:
-		ret = cli_parse_list(arg, 1, 4096, a->devs.split, WAFER_PIPE_MAX_DEVICES);
-		if (ret < 0)
-			break;
-		a->devs.n_split = (unsigned int)ret;
-		return 0;
-	case OPT_MOE:
-		if (cli_parse_moe(arg, &a->conv.moe))
-			break;
-		return 0;
-	case OPT_MOE_GATE:
-		if (cli_parse_gate(arg, &a->conv.moe))
-			break;
-		return 0;
-	case OPT_QUANT:
-		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
-			break;
-		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
-		return 0;
-	case OPT_GROUP:
-		if (num(arg, 1, 256, &v))
-			break;
-		a->conv.group_size = (unsigned int)v;
-		return 0;
-	case OPT_KEEP8:
-		a->conv.keep_embed_cls_int8 = 1;
-		return 0;
-	case OPT_KV8:
-		a->conv.kv_int8 = 1;
-		return 0;
-	case OPT_BACKEND:
-		if (cli_parse_backend(arg, &a->devs.base.backend))
-			break;
-		return 0;
-	case OPT_SUBMIT:
-		if (!strcmp(arg, "ioctl"))
-			a->devs.base.submit = WAFER_SUBMIT_IOCTL;
-		else if (!strcmp(arg, "uring"))
-			a->devs.base.submit = WAFER_SUBMIT_URING;
-		else
-			break;
-		return 0;
 	case OPT_DRAFT:
 		a->draft = arg;
 		return 0;
@@ -208,10 +226,6 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		if (num(arg, 1, WAFER_SPEC_MAX_DRAFT, &v) || v != (int)v)
 			break;
 		a->draft_tokens = (unsigned int)v;
-		return 0;
-	case OPT_DRAFT_DEVICE:
-		if (cli_parse_index(arg, &a->draft_device))
-			break;
 		return 0;
 	case OPT_NO_PLAIN:
 		a->no_plain = 1;
@@ -223,8 +237,15 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		usage(stdout);
 		exit(0);
 	default:
-		usage(stderr);
-		return 2;
+		ret = parse_model_opt(a, opt, arg);
+		if (ret < 0)
+			ret = parse_device_opt(a, opt, arg);
+		if (!ret)
+			return 0;
+		if (ret < 0) {
+			usage(stderr);
+			return 2;
+		}
 	}
 	fprintf(stderr, "wafer run: bad value '%s' for -%c%s\n", arg ? arg : "",
 		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_QUANT].name);
