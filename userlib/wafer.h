@@ -624,8 +624,11 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * into @out at @out_offset + @times_offset: a struct wafer_chunk_time per
  * chunk and stage (WAFER_CHUNK_VALID set in each it wrote; zero the area
  * first to tell them apart).  @times_offset is 8-byte aligned, past the
- * results; @times_len holds them all: wafer_times_len() bytes do.  Not on
- * a pipeline (-EOPNOTSUPP).
+ * results; @times_len holds them all: wafer_times_len() bytes do.  On a
+ * pipeline, each device's records one after another (the first device's
+ * first, @n_tokens records per stage of each), @stage counting the
+ * pipeline's stages (device k's stage s: the stages of devices 0..k-1
+ * plus s).
  */
 #define WAFER_JOB_TIMES		(1u << 4)
 
@@ -694,7 +697,7 @@ struct wafer_job {
  * @dev: the device
  * @n_tokens: the job's tokens
  *
- * Return: the bytes, or 0 for a pipeline (no TIMES there yet).
+ * Return: the bytes (a pipeline: for all its devices' stages).
  */
 uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
 
@@ -1249,6 +1252,13 @@ struct wafer_trace_event {
 
 /** WAFER_TRACE_HOST_PID: the host's process in a run's trace (wall time). */
 #define WAFER_TRACE_HOST_PID	1000
+/**
+ * WAFER_TRACE_LANE_TIDS: thread @tid's lane L (L >= 1) is thread tid + L *
+ * WAFER_TRACE_LANE_TIDS: the events that would overlap an earlier one of
+ * the thread (complete events must nest) go to the first lane where none
+ * does (wafer_trace_close()).
+ */
+#define WAFER_TRACE_LANE_TIDS	1000
 
 /**
  * wafer_trace_open() - start a trace to be written to @path
@@ -1267,7 +1277,8 @@ int wafer_trace_add(struct wafer_trace *t, const struct wafer_trace_event *e);
 
 /**
  * wafer_trace_close() - write the trace (events by start time, after the
- *	names) and free it
+ *	names; overlapping ones of a thread on its lanes, see
+ *	WAFER_TRACE_LANE_TIDS) and free it
  * @t: the trace (NULL: nothing)
  *
  * Return: 0, or -EIO with wafer_last_error() naming the file.
@@ -1283,11 +1294,13 @@ void wafer_trace_discard(struct wafer_trace *t);
  *	and its hop out as the device modelled them (WAFER_JOB_TIMES: the
  *	firmware's own numbers), a process "device N (modelled ns)" with a
  *	thread per stage and one per stage's hops; and each job from
- *	submission to completion in host wall time (WAFER_TRACE_HOST_PID)
- * @dev: a single device (not a pipeline: -EOPNOTSUPP)
+ *	submission to completion in host wall time (WAFER_TRACE_HOST_PID);
+ *	on a pipeline, process k is its device k, all on device 0's
+ *	modelled clock (docs/TIMING.md)
+ * @dev: a device or a pipeline
  * @t: the trace, or NULL to stop; it must outlive the runs
  *
- * Return: 0 or -EOPNOTSUPP.
+ * Return: 0, or -EINVAL without @dev.
  */
 int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
 
@@ -1332,11 +1345,18 @@ struct wafer_plan_shape {
  * @WAFER_PLAN_EV_STAGE: a stage working on a chunk
  * @WAFER_PLAN_EV_HOP: a chunk's fabric hop to the next stage (or the host)
  * @WAFER_PLAN_EV_LINK: a chunk's link hop to the next device
+ * @WAFER_PLAN_EV_STREAM: weight streaming: a layer's weights (or the
+ *	embedding's and head's) coming in from the external store while the
+ *	stage computes with them; the layer takes the longer of the two
+ * @WAFER_PLAN_EV_DRAFT: speculative decoding: a draft token on the draft's
+ *	devices (one process past the target's, its token time each)
  */
 enum wafer_plan_event_kind {
 	WAFER_PLAN_EV_STAGE,
 	WAFER_PLAN_EV_HOP,
 	WAFER_PLAN_EV_LINK,
+	WAFER_PLAN_EV_STREAM,
+	WAFER_PLAN_EV_DRAFT,
 };
 
 /**
@@ -1480,6 +1500,19 @@ const struct wafer_plan_shape *wafer_plan_preset(unsigned int i);
 
 /** wafer_plan_preset_find() - a built-in shape by name, or NULL. */
 const struct wafer_plan_shape *wafer_plan_preset_find(const char *name);
+
+/**
+ * wafer_plan_shape_from_blob() - the shape of a packed blob (wafer_convert())
+ * @blob: the blob, whole (its header and section table are checked)
+ * @len: its bytes
+ * @name: what @s->name points to (the file's name)
+ * @s: filled: dims, layers, heads, vocabulary; a mixture of experts' counts
+ *	with experts of the FFN's width in every layer
+ *
+ * Return: 0, or -EINVAL (not a valid blob, or a layer range of one).
+ */
+int wafer_plan_shape_from_blob(const void *blob, size_t len, const char *name,
+			       struct wafer_plan_shape *s);
 
 /**
  * wafer_plan() - project a shape onto devices of a profile

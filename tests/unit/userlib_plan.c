@@ -358,10 +358,10 @@ static int cli(const char *args, char *buf, size_t size)
 }
 
 /*
- * --trace: valid JSON of complete ("X") events; on every track (device,
- * stage) they follow each other without overlap; every chunk passes the
- * stages in order, each entered no earlier than the previous one's hop
- * ended.
+ * --trace: valid JSON of complete ("X") events after the names of the
+ * processes and threads ("M"); on every track (device, stage) they follow
+ * each other without overlap; every chunk passes the stages in order, each
+ * entered no earlier than the previous one's hop ended.
  */
 static void trace_file(void)
 {
@@ -369,7 +369,7 @@ static void trace_file(void)
 	double last_end[4][128] = { { 0 } }, chunk_end[8] = { 0 };
 	int fd = mkstemp(path), ok = 1, fields = 1;
 	json_object *root = NULL, *evs = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, meta = 0;
 
 	snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 8 --prompt 48 "
 		 "--context 64 --trace %s", path);
@@ -386,6 +386,11 @@ static void trace_file(void)
 		double ts, dur;
 		int pid, tid, pos;
 
+		if (json_object_object_get_ex(e, "ph", &v) &&
+		    !strcmp(json_object_get_string(v), "M")) {
+			meta++;
+			continue;
+		}
 		fields &= json_object_object_get_ex(e, "name", &v) &&
 			  json_object_object_get_ex(e, "ph", &v) &&
 			  !strcmp(json_object_get_string(v), "X") &&
@@ -409,12 +414,216 @@ static void trace_file(void)
 		last_end[pid][tid] = ts + dur;
 		chunk_end[pos] = ts + dur;
 	}
-	/* 3 prompt chunks and a decode step, 80 stages, a stage event and a hop each. */
-	wt_ok(ok && fields && n == 4 * 80 * 2,
+	/*
+	 * 3 prompt chunks and a decode step, 80 stages, a stage event and a
+	 * hop each; a name per stage, hop thread and device.
+	 */
+	wt_ok(ok && fields && n - meta == 4 * 80 * 2 && meta == 80 * 2 + 4,
 	      "the trace: %zu events with the trace-event fields, in time order on every "
-	      "track and along every chunk", n);
+	      "track and along every chunk; %zu names", n - meta, meta);
 	if (root)
 		json_object_put(root);
+}
+
+/* What a speculative step's trace holds. */
+struct spec_seen {
+	unsigned int drafts, verify, bad;
+	double draft_end, decode_end, verify_start, draft_us;
+};
+
+static void spec_event(json_object *e, struct spec_seen *v)
+{
+	json_object *a = json_object_object_get(e, "args");
+	const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
+	double ts = json_object_get_double(json_object_object_get(e, "ts"));
+	double dur = json_object_get_double(json_object_object_get(e, "dur"));
+	int pid = json_object_get_int(json_object_object_get(e, "pid"));
+	int pos = json_object_get_int(json_object_object_get(a, "pos0"));
+
+	if (!strcmp(cat, "draft")) {
+		v->drafts++;
+		v->bad += pid != 4 || dur < v->draft_us - 0.002 || dur > v->draft_us + 0.002 ||
+			  ts + 1e-6 < v->draft_end;
+		v->draft_end = ts + dur;
+	} else if (pos == 48 && ts + dur > v->decode_end) {
+		v->decode_end = ts + dur;
+	} else if (pos == 49) {
+		v->verify += !strcmp(cat, "stage") &&
+			     json_object_get_int(json_object_object_get(a, "tokens")) == 5;
+		if (v->verify_start < 0 || ts < v->verify_start)
+			v->verify_start = ts;
+	}
+}
+
+/*
+ * --draft-params --trace: after the decode step, the draft's 4 tokens (its
+ * token time each) on a process past the target's 4 devices, named as the
+ * draft's; then the verify pass, 5 positions through the 80 stages.
+ */
+static void spec_trace(void)
+{
+	char path[] = "/tmp/wafer-trace-XXXXXX", args[256], out[8192];
+	struct spec_seen v = { .verify_start = -1, .draft_us = -1 };
+	json_object *root = NULL, *evs = NULL, *j = NULL, *d;
+	int fd = mkstemp(path), ok, named = 0;
+	size_t i, n;
+
+	snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 8 --prompt 48 "
+		 "--context 64 --draft-params 1B --draft-tokens 4 --json --trace %s", path);
+	ok = fd >= 0 && !cli(args, out, sizeof(out)) && (j = json_tokener_parse(out)) &&
+	     json_object_object_get_ex(j, "speculative", &d);
+	if (ok)
+		v.draft_us = json_object_get_double(json_object_object_get(d, "draft_token_us"));
+	if (fd >= 0)
+		close(fd);
+	root = ok ? json_object_from_file(path) : NULL;
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs);
+	n = ok ? json_object_array_length(evs) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i), *a;
+
+		if (!strcmp(json_object_get_string(json_object_object_get(e, "ph")), "X"))
+			spec_event(e, &v);
+		else if (json_object_get_int(json_object_object_get(e, "pid")) == 4 &&
+			 json_object_object_get_ex(e, "args", &a))
+			named |= !strncmp(json_object_get_string(json_object_object_get(a, "name")),
+					  "draft model", 11);
+	}
+	wt_ok(ok && named && v.drafts == 4 && !v.bad && v.decode_end > 0 &&
+	      v.draft_end - 4 * v.draft_us > v.decode_end - 0.01 && v.verify == 80 &&
+	      v.verify_start > v.draft_end - 1e-6,
+	      "--draft-params --trace: %u draft tokens of %.3f us after the decode step, then "
+	      "the verify pass of 5 positions on %u stages", v.drafts, v.draft_us, v.verify);
+	if (j)
+		json_object_put(j);
+	if (root)
+		json_object_put(root);
+}
+
+/* One "X" event of a --stream trace: its track in time order, its end. */
+static int stream_event(json_object *e, double *track_end, double *prompt_end, int *kinds)
+{
+	json_object *a = json_object_object_get(e, "args");
+	const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
+	double ts = json_object_get_double(json_object_object_get(e, "ts"));
+	double dur = json_object_get_double(json_object_object_get(e, "dur"));
+	int tid = json_object_get_int(json_object_object_get(e, "tid"));
+
+	if (json_object_get_int(json_object_object_get(e, "pid")) || tid < 0 || tid > 1 ||
+	    !cat || strcmp(cat, tid ? "stream" : "stage") || ts + 1e-6 < track_end[tid])
+		return 0;
+	track_end[tid] = ts + dur;
+	*kinds |= 1 << tid;
+	if (!json_object_get_int(json_object_object_get(a, "pos0")) && ts + dur > *prompt_end)
+		*prompt_end = ts + dur;
+	return 1;
+}
+
+/*
+ * --stream --trace: on the one device, the layers' compute (stage 0) and
+ * their weights streaming in (its other thread), each track in time order;
+ * the prompt's pass ends at the time to first token the JSON reports.
+ */
+static void stream_trace(void)
+{
+	char path[] = "/tmp/wafer-trace-XXXXXX", args[256], out[8192];
+	double track_end[2] = { 0, 0 }, prompt_end = 0, ttft = -1;
+	json_object *root = NULL, *evs = NULL, *j = NULL;
+	int fd = mkstemp(path), ok, kinds = 0;
+	size_t i, n = 0, x = 0;
+
+	snprintf(args, sizeof(args), "llama3.1-8b --stream --prompt 64 --context 128 --json "
+		 "--trace %s", path);
+	ok = fd >= 0 && !cli(args, out, sizeof(out)) && (j = json_tokener_parse(out));
+	if (j)
+		ttft = json_object_get_double(json_object_object_get(j, "ttft_ms")) * 1e3;
+	if (fd >= 0)
+		close(fd);
+	root = ok ? json_object_from_file(path) : NULL;
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs);
+	n = ok ? json_object_array_length(evs) : 0;
+	for (i = 0; ok && i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (strcmp(json_object_get_string(json_object_object_get(e, "ph")), "X"))
+			continue;
+		ok = stream_event(e, track_end, &prompt_end, &kinds);
+		x++;
+	}
+	/* The embedding and head, then 32 layers' compute and streaming; twice. */
+	wt_ok(ok && kinds == 3 && x == 2 * (1 + 2 * 32) && prompt_end > 0 &&
+	      prompt_end > ttft - 0.002 && prompt_end < ttft + 0.002,
+	      "--stream --trace: %zu events, compute and streaming in time order; the prompt "
+	      "ends at %.3f us, the time to first token %.3f us", x, prompt_end, ttft);
+	if (j)
+		json_object_put(j);
+	if (root)
+		json_object_put(root);
+}
+
+/* Writes @len bytes of @data to a new temporary file named in @path. */
+static int write_tmp(char *path, const void *data, size_t len)
+{
+	int fd = mkstemp(path), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, data, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+/* The JSON of `wafer plan @model @args`, without its "model", in @out. */
+static int plan_json_of(const char *model, const char *args, char *out, size_t size)
+{
+	char cmd[600];
+	json_object *j;
+
+	snprintf(cmd, sizeof(cmd), "%s %s --json", model, args);
+	if (cli(cmd, out, size) || !(j = json_tokener_parse(out)))
+		return 0;
+	json_object_object_del(j, "model");
+	snprintf(out, size, "%s", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
+	return 1;
+}
+
+/*
+ * A packed blob (wafer convert's output) of the shared model: the same
+ * projection as its checkpoint; one upcycled to experts: the expert
+ * counts; a blob cut short: a clear error.
+ */
+static void blob_shape(void)
+{
+	static char a[16384], b[16384];
+	const char *ckpt = wt_model_path("stories260K.bin");
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	char dense[] = "/tmp/wafer-plan-blob-XXXXXX", moe[] = "/tmp/wafer-plan-moe-XXXXXX";
+	char cut[] = "/tmp/wafer-plan-cut-XXXXXX";
+	void *blob = NULL, *mblob = NULL;
+	size_t len = 0, mlen = 0;
+	int ok;
+
+	ok = ckpt && !wafer_convert(ckpt, &co, &blob, &len) && write_tmp(dense, blob, len) &&
+	     write_tmp(cut, blob, len / 2);
+	co.moe.n_experts = 4;
+	co.moe.top_k = 2;
+	ok = ok && !wafer_convert(ckpt, &co, &mblob, &mlen) && write_tmp(moe, mblob, mlen);
+	wt_ok(ok && plan_json_of(dense, "--profile wafer --devices 2", a, sizeof(a)) &&
+	      plan_json_of(ckpt, "--profile wafer --devices 2", b, sizeof(b)) && !strcmp(a, b),
+	      "wafer plan BLOB: the checkpoint's projection");
+	snprintf(a, sizeof(a), "%s --profile wafer", moe);
+	wt_ok(ok && !cli(a, b, sizeof(b)) && strstr(b, "4 experts (2 active"),
+	      "wafer plan on an upcycled blob: its experts (%.100s)", b);
+	wt_ok(ok && cli(cut, b, sizeof(b)) == 1 && strstr(b, "not a valid blob"),
+	      "wafer plan on a blob cut short: %.100s", b);
+	free(blob);
+	free(mblob);
+	unlink(dense);
+	unlink(moe);
+	unlink(cut);
 }
 
 static void command_line(void)
@@ -466,6 +675,7 @@ static void command_line(void)
 		 wt_model_path("stories260K.bin"));
 	wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "5 layers, dim 64") &&
 	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
+	blob_shape();
 	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
 		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
 	{
@@ -533,6 +743,8 @@ int main(void)
 	bad_input();
 	command_line();
 	trace_file();
+	stream_trace();
+	spec_trace();
 	lpu();
 	return wt_done();
 }

@@ -2,12 +2,14 @@
 /*
  * The trace of a real run (wafer_trace_attach(), wafer run --trace) on an
  * in-process device: valid JSON (json-c) of trace events with their
- * fields; on every track the events follow each other in time, a stage's
- * without overlap; every chunk passes the stages in order, each entered no
- * earlier than its hop from the previous one ended; each job's modelled
+ * fields; on every thread the events follow each other in time without
+ * overlap (so they nest, as the format wants; the writer puts those that
+ * would overlap on lanes); every chunk passes the stages in order, each
+ * entered no earlier than its hop from the previous one ended; each job's modelled
  * span (its first chunk's start on stage 0 to its last hop's end) is the
  * modelled time its completion reported, and they add up to the run's.
- * Bad paths, and a pipeline, are clear errors.
+ * Bad paths are clear errors; a split model's trace has a process per
+ * device (its events: userlib_trace_pipe).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +25,8 @@
 #include "wt_util.h"
 
 #define MAX_JOBS	64
-#define MAX_TRACKS	128
+#define MAX_LANES	4
+#define MAX_TRACKS	(MAX_LANES * 128)
 
 static char model[400], tokpath[400];
 
@@ -115,11 +118,18 @@ static int check_event(json_object *e, double *track_end, double (*chunk_end)[8]
 		jobs[job].device_us = num(a, "device_ns") / 1e3;
 		return 1;
 	}
-	if (pid != 0 || tid < 0 || tid >= MAX_TRACKS || ts + 1e-6 < track_end[tid] ||
+	/* Lane L of thread t is t + L * WAFER_TRACE_LANE_TIDS. */
+	if (tid >= 0 && tid % WAFER_TRACE_LANE_TIDS < MAX_TRACKS / MAX_LANES &&
+	    tid / WAFER_TRACE_LANE_TIDS < MAX_LANES)
+		tid = tid / WAFER_TRACE_LANE_TIDS * (MAX_TRACKS / MAX_LANES) +
+		      tid % WAFER_TRACE_LANE_TIDS;
+	else
+		tid = -1;
+	if (pid != 0 || tid < 0 || ts + 1e-6 < track_end[tid] ||
 	    ts + 1e-6 < chunk_end[job][chunk])
 		return 0;
-	/* A stage takes one chunk at a time; hops may overlap. */
-	track_end[tid] = tid % 2 ? ts : ts + dur;
+	/* Every thread (lane) one event after another: they nest. */
+	track_end[tid] = ts + dur;
 	chunk_end[job][chunk] = ts + dur;
 	if (!tid && (jobs[job].start < 0 || ts < jobs[job].start))
 		jobs[job].start = ts;
@@ -162,8 +172,8 @@ static void trace_of_a_run(void)
 		}
 	}
 	wt_ok(ok, "JSON trace events (name, ph, ts, dur, pid, tid): %zu of %zu complete; in time "
-	      "order on every track, stages without overlap, chunks through the stages in order",
-	      x, n);
+	      "order on every thread without overlap (they nest), chunks through the stages in "
+	      "order", x, n);
 	for (i = 0; ok && i < st.jobs; i++) {
 		spans &= jobs[i].host && jobs[i].start >= 0 &&
 			 jobs[i].end - jobs[i].start > jobs[i].device_us - 0.002 &&
@@ -219,6 +229,62 @@ static void bad_times(void)
 	wafer_close(dev);
 }
 
+/* The tid of the @ph event named @name (a thread name for "M") in @evs, or -1. */
+static int tid_of(json_object *evs, const char *ph, const char *name)
+{
+	size_t i, n = json_object_array_length(evs);
+
+	for (i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(evs, i), *a;
+		const char *nm = json_object_get_string(json_object_object_get(e, "name"));
+
+		if (strcmp(json_object_get_string(json_object_object_get(e, "ph")), ph))
+			continue;
+		if (!strcmp(ph, "M") && json_object_object_get_ex(e, "args", &a))
+			nm = json_object_get_string(json_object_object_get(a, "name"));
+		if (nm && !strcmp(nm, name))
+			return json_object_get_int(json_object_object_get(e, "tid"));
+	}
+	return -1;
+}
+
+/*
+ * The writer: of three events on one thread, the second overlapping the
+ * first goes to the thread's lane 1 (named after it), the third, after
+ * the first, stays on the thread.
+ */
+static void lanes(void)
+{
+	char path[] = "/tmp/wafer-trace-lanes-XXXXXX";
+	struct wafer_trace_event e = { .cat = "hop", .pid = 0, .tid = 3, .job = -1 };
+	struct wafer_trace *t = NULL;
+	json_object *root = NULL, *evs = NULL;
+	int fd = mkstemp(path), ok;
+
+	ok = fd >= 0 && !wafer_trace_open(path, &t);
+	if (ok) {
+		wafer_trace_name(t, 0, 3, "stage 1 hop out");
+		e.name = "a", e.start_ns = 100, e.dur_ns = 50;
+		ok = !wafer_trace_add(t, &e);
+		e.name = "b", e.start_ns = 120, e.dur_ns = 50;
+		ok = ok && !wafer_trace_add(t, &e);
+		e.name = "c", e.start_ns = 150, e.dur_ns = 10;
+		ok = ok && !wafer_trace_add(t, &e) && !wafer_trace_close(t);
+	}
+	if (fd >= 0)
+		close(fd);
+	root = ok ? json_object_from_file(path) : NULL;
+	unlink(path);
+	ok = root && json_object_object_get_ex(root, "traceEvents", &evs);
+	wt_ok(ok && tid_of(evs, "X", "a") == 3 && tid_of(evs, "X", "b") == 3 +
+	      WAFER_TRACE_LANE_TIDS && tid_of(evs, "X", "c") == 3 &&
+	      tid_of(evs, "M", "stage 1 hop out (overlapping, 2)") == 3 + WAFER_TRACE_LANE_TIDS,
+	      "overlapping events of a thread: the later one on a lane of the thread, named "
+	      "after it; one after them back on the thread");
+	if (root)
+		json_object_put(root);
+}
+
 static void errors(void)
 {
 	struct wafer_trace *t = NULL;
@@ -234,12 +300,6 @@ static void errors(void)
 	wt_ok(ret == 1 && strstr(buf, "cannot write /nonexistent-dir/t.json") &&
 	      !strstr(buf, "tok/s"), "wafer run --trace to a missing directory fails first: %.120s",
 	      buf);
-	snprintf(args, sizeof(args), "run %s -z %s --backend inproc -d 0-1 -n 8 --trace "
-		 "/tmp/wafer-trace-pipe.json", model, tokpath);
-	ret = cli(args, buf, sizeof(buf));
-	unlink("/tmp/wafer-trace-pipe.json");
-	wt_ok(ret == 1 && strstr(buf, "not yet for a model split"),
-	      "wafer run --trace on two devices: not yet, said: %.120s", buf);
 }
 
 static void command_line(void)
@@ -247,6 +307,7 @@ static void command_line(void)
 	char path[] = "/tmp/wafer-run-cli-XXXXXX", args[1200], buf[16384];
 	int fd = mkstemp(path), ret;
 	json_object *root;
+	const char *s;
 
 	snprintf(args, sizeof(args), "run %s -z %s --backend inproc -n 24 -i 'Once upon' "
 		 "--trace %s", model, tokpath, path);
@@ -254,6 +315,16 @@ static void command_line(void)
 	root = json_object_from_file(path);
 	wt_ok(!ret && root && strstr(buf, "trace of") && strstr(buf, path),
 	      "wafer run --trace FILE: written, valid JSON");
+	if (root)
+		json_object_put(root);
+	/* Split over two devices: a process each (userlib_trace_pipe checks the events). */
+	snprintf(args, sizeof(args), "run %s -z %s --backend inproc -d 0-1 -n 24 -i 'Once upon' "
+		 "--trace %s", model, tokpath, path);
+	ret = fd >= 0 ? cli(args, buf, sizeof(buf)) : -1;
+	root = json_object_from_file(path);
+	s = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN) : "";
+	wt_ok(!ret && root && strstr(s, "\"pid\":1,") && !strstr(s, "\"pid\":2,"),
+	      "wafer run -d 0-1 --trace FILE: a model split over 2 devices, a process each");
 	if (root)
 		json_object_put(root);
 	if (fd >= 0)
@@ -274,6 +345,7 @@ int main(void)
 		return wt_done();
 	trace_of_a_run();
 	bad_times();
+	lanes();
 	errors();
 	command_line();
 	return wt_done();

@@ -13,6 +13,9 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
+/* wafer plan --trace FILE: wafer_plan() traced to @path; 0, or 1 said on stderr. */
+int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
+		    struct wafer_plan *p, const char *path);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_convert(int argc, char **argv);
 

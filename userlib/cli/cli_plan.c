@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * wafer plan: project a model shape (a preset, a llama2.c checkpoint's
- * header, or dimensions given) onto devices of a profile with libwafer's
+ * header, a packed blob's, or dimensions given) onto devices of a profile with libwafer's
  * wafer_plan(), as a table or as JSON (json-c); or a sweep of one axis as
  * a curve, with a plot drawn by gnuplot.
  */
@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		fprintf(f, " %s", s->name);
 	fprintf(f,
 		"\n"
-		"  MODEL.bin             a llama2.c checkpoint (its header's shape)\n"
+		"  MODEL.bin             a llama2.c checkpoint (its header's shape) or a packed\n"
+		"                        blob (wafer convert's output)\n"
 		"  custom                the shape from --layers --dim --hidden --heads\n"
 		"                        --kv-heads --head-dim --vocab [--experts E --active A\n"
 		"                        --shared S --expert-hidden H [--moe-every K]]\n"
@@ -134,7 +135,26 @@ static int parse_prob(const char *s, double *out)
 	return errno || end == s || *end || !(*out >= 0 && *out < 1) ? -1 : 0;
 }
 
-/* The shape in a llama2.c checkpoint's header (7 int32). */
+/* A packed blob's shape (wafer convert's output): the whole file is read. */
+static int shape_from_blob(FILE *f, const char *path, struct wafer_plan_shape *s)
+{
+	long len;
+	void *blob = NULL;
+	int ret = -1;
+
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
+	    !(blob = malloc((size_t)len)) || fread(blob, 1, (size_t)len, f) != (size_t)len)
+		fprintf(stderr, "wafer plan: %s: cannot read it\n", path);
+	else if (wafer_plan_shape_from_blob(blob, (size_t)len, path, s))
+		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+	else
+		ret = 0;
+	free(blob);
+	fclose(f);
+	return ret;
+}
+
+/* The shape in a llama2.c checkpoint's header (7 int32), or a packed blob's. */
 static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 {
 	int32_t h[7];
@@ -147,6 +167,8 @@ static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 		return -1;
 	}
 	n = fread(h, sizeof(h[0]), 7, f);
+	if (n >= 1 && !memcmp(h, "WFSM", 4))
+		return shape_from_blob(f, path, s);
 	fclose(f);
 	if (n != 7 || h[0] <= 0 || h[1] <= 0 || h[2] <= 0 || h[3] <= 0 || h[4] <= 0 ||
 	    h[0] % h[3]) {
@@ -224,24 +246,6 @@ static void print_json(json_object *j)
 {
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	json_object_put(j);
-}
-
-/*
- * Chrome trace events (libwafer's writer): a process per device, a thread
- * per stage (its chunks) and one for the stage's hops out.
- */
-static void trace_event(void *arg, const struct wafer_plan_event *e)
-{
-	static const char *const kind[] = { "stage", "hop", "link" };
-	char name[64];
-	struct wafer_trace_event ev = {
-		.name = name, .cat = kind[e->kind], .pid = e->device,
-		.tid = e->stage * 2 + (e->kind != 0), .start_ns = e->start_ns,
-		.dur_ns = e->dur_ns, .pos0 = e->pos0, .n_tokens = e->n_tokens, .job = -1,
-	};
-
-	snprintf(name, sizeof(name), "%s %u+%u", kind[e->kind], e->pos0, e->n_tokens);
-	wafer_trace_add(arg, &ev);
 }
 
 enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
@@ -386,84 +390,102 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
 	return cli_parse_uint(arg, 0, UINT_MAX, f);
 }
 
-int cli_cmd_plan(int argc, char **argv)
-{
-	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
-				     .context = 8192, .draft_accept = 0.8, .draft_tokens = 4 };
-	struct wafer_plan_shape custom = { .name = "custom" }, shape;
-	const struct wafer_plan_shape *preset;
-	const char *sweep_name = NULL, *plot_file = NULL, *trace_file = NULL;
-	struct wafer_trace *trace = NULL;
-	enum sweep_axis axis = SWEEP_NONE;
-	struct wafer_plan p;
-	int c, json = 0, bad;
+/**
+ * struct plan_args - wafer plan's command line
+ * @o: the projection's options
+ * @custom: the shape `custom` names
+ * @sweep_name: --sweep's axis as given
+ * @plot_file: --plot
+ * @trace_file: --trace
+ * @axis: --sweep's axis
+ * @json: --json
+ */
+struct plan_args {
+	struct wafer_plan_opts o;
+	struct wafer_plan_shape custom;
+	const char *sweep_name, *plot_file, *trace_file;
+	enum sweep_axis axis;
+	int json;
+};
 
+/* Option @c with @arg into @a: 0, 1 for a bad value, 2 for an unknown option, 3 for help. */
+static int plan_opt(struct plan_args *a, int c, const char *arg)
+{
+	struct wafer_plan_opts *o = &a->o;
+
+	switch (c) {
+	case OPT_PROFILE:
+		o->profile = arg;
+		return 0;
+	case OPT_DEVICES:
+		o->devices = 0;
+		return strcmp(arg, "auto") &&
+		       (cli_parse_uint(arg, 0, UINT_MAX, &o->devices) || !o->devices);
+	case OPT_BITS:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->weight_bits) != 0;
+	case OPT_BATCH:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->batch) != 0;
+	case OPT_CONTEXT:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->context) != 0;
+	case OPT_PROMPT:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->prompt) || !o->prompt;
+	case OPT_JSON:
+		a->json = 1;
+		return 0;
+	case OPT_DRAFT:
+		return parse_params(arg, &o->draft_params) != 0;
+	case OPT_ACCEPT:
+		return parse_prob(arg, &o->draft_accept) != 0;
+	case OPT_DRAFT_TOKENS:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->draft_tokens) != 0;
+	case OPT_SWEEP:
+		a->sweep_name = arg;
+		a->axis = !strcmp(arg, "devices") ? SWEEP_DEVICES :
+			  !strcmp(arg, "batch") ? SWEEP_BATCH :
+			  !strcmp(arg, "context") ? SWEEP_CONTEXT : SWEEP_NONE;
+		return a->axis == SWEEP_NONE;
+	case OPT_PLOT:
+		a->plot_file = arg;
+		return 0;
+	case OPT_TRACE:
+		a->trace_file = arg;
+		return 0;
+	case OPT_STREAM:
+		o->stream = 1;
+		return 0;
+	case OPT_HELP:
+		return 3;
+	case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
+	case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB: case OPT_EXPERTS:
+	case OPT_ACTIVE: case OPT_SHARED: case OPT_EXPERT_HIDDEN: case OPT_MOE_EVERY:
+		return set_dims(c, arg, &a->custom) != 0;
+	default:
+		return 2;
+	}
+}
+
+/* The command line into @a: -1 to go on, else the exit status. */
+static int plan_parse(int argc, char **argv, struct plan_args *a)
+{
+	int c, ret;
+
+	*a = (struct plan_args){
+		.o = { .profile = "wse3", .weight_bits = 4, .batch = 1, .context = 8192,
+		       .draft_accept = 0.8, .draft_tokens = 4 },
+		.custom = { .name = "custom" },
+	};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		bad = 0;
-		switch (c) {
-		case OPT_PROFILE:
-			o.profile = optarg;
-			break;
-		case OPT_DEVICES:
-			if (!strcmp(optarg, "auto"))
-				o.devices = 0;
-			else
-				bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.devices) || !o.devices;
-			break;
-		case OPT_BITS:
-			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.weight_bits);
-			break;
-		case OPT_BATCH:
-			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.batch);
-			break;
-		case OPT_CONTEXT:
-			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.context);
-			break;
-		case OPT_PROMPT:
-			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.prompt) || !o.prompt;
-			break;
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_DRAFT:
-			bad = parse_params(optarg, &o.draft_params);
-			break;
-		case OPT_ACCEPT:
-			bad = parse_prob(optarg, &o.draft_accept);
-			break;
-		case OPT_DRAFT_TOKENS:
-			bad = cli_parse_uint(optarg, 0, UINT_MAX, &o.draft_tokens);
-			break;
-		case OPT_SWEEP:
-			sweep_name = optarg;
-			axis = !strcmp(optarg, "devices") ? SWEEP_DEVICES :
-			       !strcmp(optarg, "batch") ? SWEEP_BATCH :
-			       !strcmp(optarg, "context") ? SWEEP_CONTEXT : SWEEP_NONE;
-			bad = axis == SWEEP_NONE;
-			break;
-		case OPT_PLOT:
-			plot_file = optarg;
-			break;
-		case OPT_TRACE:
-			trace_file = optarg;
-			break;
-		case OPT_STREAM:
-			o.stream = 1;
-			break;
-		case OPT_HELP:
+		ret = plan_opt(a, c, optarg);
+		if (ret == 3) {
 			usage(stdout);
 			return 0;
-		case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
-		case OPT_KV_HEADS: case OPT_HEAD_DIM: case OPT_VOCAB: case OPT_EXPERTS:
-		case OPT_ACTIVE: case OPT_SHARED: case OPT_EXPERT_HIDDEN: case OPT_MOE_EVERY:
-			bad = set_dims(c, optarg, &custom);
-			break;
-		default:
+		}
+		if (ret == 2) {
 			usage(stderr);
 			return 2;
 		}
-		if (bad) {
+		if (ret) {
 			fprintf(stderr, "wafer plan: bad value '%s' for --%s\n", optarg,
 				opt_name(c));
 			return 2;
@@ -473,44 +495,55 @@ int cli_cmd_plan(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (plot_file && axis == SWEEP_NONE) {
+	if (a->plot_file && a->axis == SWEEP_NONE) {
 		fprintf(stderr, "wafer plan: --plot needs --sweep devices|batch|context\n");
 		return 2;
 	}
-	preset = wafer_plan_preset_find(argv[optind]);
+	return -1;
+}
+
+/* The shape @name names: a preset, `custom`, a checkpoint or a blob; 0 or -1. */
+static int plan_shape(const struct plan_args *a, const char *name, struct wafer_plan_shape *s)
+{
+	const struct wafer_plan_shape *preset = wafer_plan_preset_find(name);
+
 	if (preset) {
-		shape = *preset;
-	} else if (!strcmp(argv[optind], "custom")) {
-		shape = custom;
-		if (!shape.head_dim && shape.n_heads)
-			shape.head_dim = shape.dim / shape.n_heads;
-		if (!shape.n_kv_heads)
-			shape.n_kv_heads = shape.n_heads;
-	} else if (shape_from_checkpoint(argv[optind], &shape)) {
-		return 1;
+		*s = *preset;
+		return 0;
 	}
-	if (axis != SWEEP_NONE)
-		return sweep(&shape, o, axis, sweep_name, json, plot_file);
-	if (trace_file) {
-		if (wafer_trace_open(trace_file, &trace)) {
-			fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+	if (strcmp(name, "custom"))
+		return shape_from_checkpoint(name, s);
+	*s = a->custom;
+	if (!s->head_dim && s->n_heads)
+		s->head_dim = s->dim / s->n_heads;
+	if (!s->n_kv_heads)
+		s->n_kv_heads = s->n_heads;
+	return 0;
+}
+
+int cli_cmd_plan(int argc, char **argv)
+{
+	struct wafer_plan_shape shape;
+	struct plan_args a;
+	struct wafer_plan p;
+	int ret = plan_parse(argc, argv, &a);
+
+	if (ret >= 0)
+		return ret;
+	if (plan_shape(&a, argv[optind], &shape))
+		return 1;
+	if (a.axis != SWEEP_NONE)
+		return sweep(&shape, a.o, a.axis, a.sweep_name, a.json, a.plot_file);
+	if (a.trace_file) {
+		if (cli_plan_traced(&shape, &a.o, &p, a.trace_file))
 			return 1;
-		}
-		o.trace = trace_event;
-		o.trace_arg = trace;
-	}
-	if (wafer_plan(&shape, &o, &p)) {
-		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
-		wafer_trace_discard(trace);
-		return 1;
-	}
-	if (trace && wafer_trace_close(trace)) {
+	} else if (wafer_plan(&shape, &a.o, &p)) {
 		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
 		return 1;
 	}
-	if (json)
-		print_json(plan_json(&shape, &o, &p));
+	if (a.json)
+		print_json(plan_json(&shape, &a.o, &p));
 	else
-		print_table(&shape, &o, &p);
+		print_table(&shape, &a.o, &p);
 	return 0;
 }

@@ -121,6 +121,72 @@ static int num(const char *s, double lo, double hi, double *out)
 }
 
 /* One option; 0, or 2 for a usage error (message printed). */
+/* The model's conversion options: 0, 1 for a bad value, -1 for another option. */
+static int parse_model_opt(struct run_args *a, int opt, const char *arg)
+{
+	double v;
+
+	switch (opt) {
+	case OPT_MOE:
+		return cli_parse_moe(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_MOE_GATE:
+		return cli_parse_gate(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_QUANT:
+		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
+			return 1;
+		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
+		return 0;
+	case OPT_GROUP:
+		if (num(arg, 1, 256, &v))
+			return 1;
+		a->conv.group_size = (unsigned int)v;
+		return 0;
+	case OPT_KEEP8:
+		a->conv.keep_embed_cls_int8 = 1;
+		return 0;
+	case OPT_KV8:
+		a->conv.kv_int8 = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* The devices and how to reach them: 0, 1 for a bad value, -1 for another option. */
+static int parse_device_opt(struct run_args *a, int opt, const char *arg)
+{
+	int ret;
+
+	switch (opt) {
+	case 'd':
+		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
+			return 1;
+		a->devs.n = (unsigned int)ret;
+		return 0;
+	case OPT_SPLIT:
+		ret = cli_parse_list(arg, 1, 4096, a->devs.split, WAFER_PIPE_MAX_DEVICES);
+		if (ret < 0)
+			return 1;
+		a->devs.n_split = (unsigned int)ret;
+		return 0;
+	case OPT_BACKEND:
+		return cli_parse_backend(arg, &a->devs.base.backend) ? 1 : 0;
+	case OPT_SUBMIT:
+		if (!strcmp(arg, "ioctl"))
+			a->devs.base.submit = WAFER_SUBMIT_IOCTL;
+		else if (!strcmp(arg, "uring"))
+			a->devs.base.submit = WAFER_SUBMIT_URING;
+		else
+			return 1;
+		return 0;
+	case OPT_DRAFT_DEVICE:
+		return cli_parse_index(arg, &a->draft_device) ? 1 : 0;
+	default:
+		return -1;
+	}
+}
+
 static int parse_opt(struct run_args *a, int opt, const char *arg)
 {
 	double v;
@@ -153,54 +219,6 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 	case 'z':
 		a->tokenizer = arg;
 		return 0;
-	case 'd':
-		ret = cli_parse_list(arg, 0, 4095, a->devs.index, WAFER_PIPE_MAX_DEVICES);
-		if (ret < 0)
-			break;
-		a->devs.n = (unsigned int)ret;
-		return 0;
-	case OPT_SPLIT:
-		ret = cli_parse_list(arg, 1, 4096, a->devs.split, WAFER_PIPE_MAX_DEVICES);
-		if (ret < 0)
-			break;
-		a->devs.n_split = (unsigned int)ret;
-		return 0;
-	case OPT_MOE:
-		if (cli_parse_moe(arg, &a->conv.moe))
-			break;
-		return 0;
-	case OPT_MOE_GATE:
-		if (cli_parse_gate(arg, &a->conv.moe))
-			break;
-		return 0;
-	case OPT_QUANT:
-		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
-			break;
-		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
-		return 0;
-	case OPT_GROUP:
-		if (num(arg, 1, 256, &v))
-			break;
-		a->conv.group_size = (unsigned int)v;
-		return 0;
-	case OPT_KEEP8:
-		a->conv.keep_embed_cls_int8 = 1;
-		return 0;
-	case OPT_KV8:
-		a->conv.kv_int8 = 1;
-		return 0;
-	case OPT_BACKEND:
-		if (cli_parse_backend(arg, &a->devs.base.backend))
-			break;
-		return 0;
-	case OPT_SUBMIT:
-		if (!strcmp(arg, "ioctl"))
-			a->devs.base.submit = WAFER_SUBMIT_IOCTL;
-		else if (!strcmp(arg, "uring"))
-			a->devs.base.submit = WAFER_SUBMIT_URING;
-		else
-			break;
-		return 0;
 	case OPT_DRAFT:
 		a->draft = arg;
 		return 0;
@@ -208,10 +226,6 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		if (num(arg, 1, WAFER_SPEC_MAX_DRAFT, &v) || v != (int)v)
 			break;
 		a->draft_tokens = (unsigned int)v;
-		return 0;
-	case OPT_DRAFT_DEVICE:
-		if (cli_parse_index(arg, &a->draft_device))
-			break;
 		return 0;
 	case OPT_NO_PLAIN:
 		a->no_plain = 1;
@@ -223,8 +237,15 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		usage(stdout);
 		exit(0);
 	default:
-		usage(stderr);
-		return 2;
+		ret = parse_model_opt(a, opt, arg);
+		if (ret < 0)
+			ret = parse_device_opt(a, opt, arg);
+		if (!ret)
+			return 0;
+		if (ret < 0) {
+			usage(stderr);
+			return 2;
+		}
 	}
 	fprintf(stderr, "wafer run: bad value '%s' for -%c%s\n", arg ? arg : "",
 		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_QUANT].name);
@@ -498,112 +519,139 @@ static int trace_write(const struct run_args *a, struct wafer_dev *dev,
 	return 0;
 }
 
-int cli_cmd_run(int argc, char **argv)
+/**
+ * struct run - what a run holds, step to step
+ * @dev: the device (or pipeline)
+ * @model: the model on it
+ * @mi: its description
+ * @ctx: the run's context
+ * @tok: the tokenizer
+ * @trace: --trace, until written
+ * @d: --draft's side
+ * @so: the speculative options
+ * @steps: positions to run
+ * @load_ns: host time the model's load took
+ * @text: what the run printed
+ * @ptext: what the plain comparison run generated
+ */
+struct run {
+	struct wafer_dev *dev;
+	struct wafer_model *model;
+	const struct wafer_model_info *mi;
+	struct wafer_ctx *ctx;
+	struct wafer_tokenizer *tok;
+	struct wafer_trace *trace;
+	struct draft d;
+	struct wafer_spec_opts so;
+	unsigned int steps;
+	uint64_t load_ns;
+	struct text text;
+	struct text ptext;
+};
+
+/* The trace file (a bad path fails first), the device, the trace on it. */
+static int run_open(const struct run_args *a, struct run *r)
 {
-	struct wafer_gen_opts go = { 0 };
+	if (a->trace && wafer_trace_open(a->trace, &r->trace))
+		return fail("--trace");
+	if (cli_open(&a->devs, &r->dev))
+		return fail("opening the device");
+	if (r->trace && wafer_trace_attach(r->dev, r->trace))
+		return fail("--trace");
+	announce(r->dev, a);
+	return 0;
+}
+
+/* The model, the tokenizer, a context of @r->steps positions, the draft. */
+static int run_load(const struct run_args *a, struct run *r)
+{
+	uint64_t t0 = cli_now_ns();
+
+	if (wafer_model_load_file(r->dev, a->model, &a->conv, &r->model))
+		return fail("loading the model");
+	r->load_ns = cli_now_ns() - t0;
+	r->mi = wafer_model_get_info(r->model);
+	if (r->mi->n_experts)
+		cli_print_moe(r->mi, stderr);
+	r->steps = a->steps <= 0 || (unsigned int)a->steps > r->mi->seq_len ? r->mi->seq_len :
+		   (unsigned int)a->steps;
+	if (wafer_tokenizer_load(a->tokenizer, r->mi->vocab_size, &r->tok))
+		return fail("loading the tokenizer");
+	if (wafer_ctx_create(r->model, 1, r->steps, &r->ctx))
+		return fail("creating the context");
+	if (wafer_pipe_size(r->dev) > 1) {
+		fprintf(stderr, "wafer: the model's %u layers over %u devices:\n",
+			r->mi->n_layers, wafer_model_parts(r->model));
+		cli_print_parts(r->model, stderr);
+	}
+	if (!a->draft)
+		return 0;
+	if (draft_setup(a, r->dev, r->model, r->steps, &r->d))
+		return 1;
+	r->so.draft_tokens = a->draft_tokens;
+	r->so.draft = r->d.ctx;
+	r->so.ngram = r->d.spec.kind == WAFER_DRAFT_NGRAM ? r->d.spec.n : 0;
+	return 0;
+}
+
+/* The run itself, printed as it goes; its figures; the trace written. */
+static int run_generate(const struct run_args *a, struct run *r)
+{
 	struct wafer_gen_stats st, plain;
 	struct wafer_spec_stats ss;
-	struct wafer_spec_opts so = { 0 };
-	struct text text = { .print = 1 }, ptext = { 0 };
-	struct draft d = { 0 };
-	struct wafer_tokenizer *tok = NULL;
-	struct wafer_model *model = NULL;
-	struct wafer_ctx *ctx = NULL;
-	struct wafer_dev *dev = NULL;
-	struct wafer_trace *trace = NULL;
-	const struct wafer_model_info *mi;
+	struct wafer_gen_opts go;
+	int ret;
+
+	go = (struct wafer_gen_opts){ .steps = r->steps, .temperature = a->temperature,
+				      .top_p = a->top_p, .seed = a->seed,
+				      .on_piece = print_piece, .arg = &r->text };
+	ret = a->draft ? wafer_generate_spec(r->ctx, r->tok, a->prompt, &go, &r->so, &st, &ss) :
+		wafer_generate(r->ctx, r->tok, a->prompt, &go, &st);
+	printf("\n");
+	if (ret)
+		return fail("generating");
+	fflush(stdout);
+	report(&st, r->load_ns / 1e9);
+	if (r->trace && trace_write(a, r->dev, &r->trace, st.jobs))
+		return 1;
+	if (!a->draft)
+		return 0;
+	if (a->no_plain) {
+		report_spec(a, &st, &ss, NULL, 0);
+		return 0;
+	}
+	/* The same prompt and seed, plain, for its figures (output kept, not printed). */
+	go.arg = &r->ptext;
+	if (wafer_generate(r->ctx, r->tok, a->prompt, &go, &plain))
+		return fail("generating plainly to compare");
+	report_spec(a, &st, &ss, &plain, r->text.len == r->ptext.len &&
+		    (!r->text.len || !memcmp(r->text.buf, r->ptext.buf, r->text.len)));
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	wafer_trace_discard(r->trace);
+	draft_free(&r->d);
+	wafer_ctx_destroy(r->ctx);
+	wafer_tokenizer_free(r->tok);
+	wafer_model_unload(r->model);
+	wafer_close(r->dev);
+	free(r->text.buf);
+	free(r->ptext.buf);
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+	struct run r = { .text = { .print = 1 } };
 	struct run_args a;
-	unsigned int steps;
-	uint64_t t0;
 	int ret = parse(&a, argc, argv);
 
 	if (ret)
 		return ret;
 	if (isatty(STDERR_FILENO))
 		a.conv.progress = progress;
-	if (a.trace && wafer_trace_open(a.trace, &trace))
-		return fail("--trace");
-	if (cli_open(&a.devs, &dev)) {
-		wafer_trace_discard(trace);
-		return fail("opening the device");
-	}
-	if (trace && wafer_trace_attach(dev, trace)) {
-		ret = fail("--trace");
-		goto out;
-	}
-	announce(dev, &a);
-	t0 = cli_now_ns();
-	ret = wafer_model_load_file(dev, a.model, &a.conv, &model);
-	t0 = cli_now_ns() - t0;
-	if (ret) {
-		ret = fail("loading the model");
-		goto out;
-	}
-	mi = wafer_model_get_info(model);
-	if (mi->n_experts)
-		cli_print_moe(mi, stderr);
-	steps = a.steps <= 0 || (unsigned int)a.steps > mi->seq_len ? mi->seq_len :
-		(unsigned int)a.steps;
-	if (wafer_tokenizer_load(a.tokenizer, mi->vocab_size, &tok)) {
-		ret = fail("loading the tokenizer");
-		goto out;
-	}
-	if (wafer_ctx_create(model, 1, steps, &ctx)) {
-		ret = fail("creating the context");
-		goto out;
-	}
-	if (wafer_pipe_size(dev) > 1) {
-		fprintf(stderr, "wafer: the model's %u layers over %u devices:\n",
-			mi->n_layers, wafer_model_parts(model));
-		cli_print_parts(model, stderr);
-	}
-	if (a.draft) {
-		ret = draft_setup(&a, dev, model, steps, &d);
-		if (ret)
-			goto out;
-		so.draft_tokens = a.draft_tokens;
-		so.draft = d.ctx;
-		so.ngram = d.spec.kind == WAFER_DRAFT_NGRAM ? d.spec.n : 0;
-	}
-
-	go = (struct wafer_gen_opts){ .steps = steps, .temperature = a.temperature,
-				      .top_p = a.top_p, .seed = a.seed, .on_piece = print_piece,
-				      .arg = &text };
-	ret = a.draft ? wafer_generate_spec(ctx, tok, a.prompt, &go, &so, &st, &ss) :
-		wafer_generate(ctx, tok, a.prompt, &go, &st);
-	if (ret) {
-		printf("\n");
-		ret = fail("generating");
-		goto out;
-	}
-	printf("\n");
-	fflush(stdout);
-	report(&st, t0 / 1e9);
-	if (trace && trace_write(&a, dev, &trace, st.jobs)) {
-		ret = 1;
-		goto out;
-	}
-	if (a.draft && !a.no_plain) {
-		/* The same prompt and seed, plain, for its figures (output kept, not printed). */
-		go.arg = &ptext;
-		if (wafer_generate(ctx, tok, a.prompt, &go, &plain)) {
-			ret = fail("generating plainly to compare");
-			goto out;
-		}
-		report_spec(&a, &st, &ss, &plain, text.len == ptext.len &&
-			    (!text.len || !memcmp(text.buf, ptext.buf, text.len)));
-	} else if (a.draft) {
-		report_spec(&a, &st, &ss, NULL, 0);
-	}
-	ret = 0;
-out:
-	wafer_trace_discard(trace);
-	draft_free(&d);
-	wafer_ctx_destroy(ctx);
-	wafer_tokenizer_free(tok);
-	wafer_model_unload(model);
-	wafer_close(dev);
-	free(text.buf);
-	free(ptext.buf);
+	ret = run_open(&a, &r) || run_load(&a, &r) || run_generate(&a, &r);
+	run_free(&r);
 	return ret;
 }

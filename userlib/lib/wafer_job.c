@@ -34,7 +34,7 @@ static int check_times(const struct wafer_job *j, unsigned int i, uint64_t *out_
 
 uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens)
 {
-	if (!dev || wafer_pipe_size(dev) > 1)
+	if (!dev)
 		return 0;
 	return (uint64_t)n_tokens * dev->info.stages * sizeof(struct wafer_chunk_time);
 }

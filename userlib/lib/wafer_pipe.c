@@ -299,6 +299,24 @@ static int model_chain(struct pipe *p, struct pipe_model *pm)
 	return ret == -EOPNOTSUPP ? 0 : ret;
 }
 
+/*
+ * A link slot: a job's activation records, then its chunk times (as many
+ * as the stages of the biggest member take); each part's first stage.
+ */
+static void model_slots(const struct pipe *p, struct pipe_model *pm)
+{
+	unsigned int k, top = 0;
+
+	for (k = 0; k < pm->n; k++) {
+		pm->stage0[k + 1] = pm->stage0[k] + p->m[k]->info.stages;
+		if (p->m[k]->info.stages > top)
+			top = p->m[k]->info.stages;
+	}
+	pm->times_at = (uint64_t)pm->act_size * WAFER_PIPE_MAX_TOKENS;
+	pm->stride = pm->times_at + (uint64_t)WAFER_PIPE_MAX_TOKENS * top *
+				    sizeof(struct wafer_chunk_time);
+}
+
 static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
 			   struct wafer_load_hw *out)
 {
@@ -330,7 +348,7 @@ static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t le
 			return ret;
 		}
 	}
-	pm->stride = (uint64_t)pm->act_size * WAFER_PIPE_MAX_TOKENS;
+	model_slots(p, pm);
 	for (k = 0; k + 1 < pm->n && !ret; k++)
 		ret = model_link(p, pm, k);
 	if (!ret)

@@ -11,6 +11,9 @@
  * 0..n-1 on members 0..n-1.  Between part i and part i+1 sits link i: a
  * buffer of member i (its jobs' OUT_ACT records) imported into member i+1
  * (its jobs' IN_ACT records), cut into one slot per job in flight.
+ * Each slot holds a job's activation records, then room for member i's
+ * chunk times (WAFER_JOB_TIMES), which go on to the caller's buffer when
+ * the job finishes (pipe_times_gather()).
  */
 #ifndef WAFER_PIPE_H
 #define WAFER_PIPE_H
@@ -41,7 +44,11 @@ struct pipe_bo {
  * @first: each part's first layer
  * @link: link i's buffer on member i
  * @link_in: link i's view on member i + 1
- * @stride: bytes of one slot of a link (WAFER_PIPE_MAX_TOKENS records)
+ * @stride: bytes of one slot of a link: WAFER_PIPE_MAX_TOKENS records,
+ *	then the chunk times of a job of as many tokens (at @times_at)
+ * @times_at: where the chunk times start in a slot
+ * @stage0: each part's first stage in the pipeline's numbering (the
+ *	stages of the members before it)
  * @act_size: bytes of one activation record
  * @chained: the members take syncobjs (kernel, ioctl path): a job's parts
  *	are all queued at once, part k + 1 waiting for part k's fence
@@ -56,6 +63,8 @@ struct pipe_model {
 	struct wafer_bo *link[PIPE_MAX];
 	struct wafer_bo *link_in[PIPE_MAX];
 	uint64_t stride;
+	uint64_t times_at;
+	unsigned int stage0[PIPE_MAX + 1];
 	uint32_t act_size;
 	int chained;
 	uint32_t sync_out[PIPE_MAX][PIPE_MAX_INFLIGHT];
@@ -162,5 +171,12 @@ int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 void wafer_pipe_hook(void *arg, const struct wafer_completion *c);
+
+/* wafer_pipe_times.c: WAFER_JOB_TIMES through the parts. */
+int pipe_times_check(const struct pipe *p, const struct wafer_job_hw *j, unsigned int i);
+void pipe_times_part(const struct pipe *p, const struct pipe_model *pm, const struct pipe_rec *r,
+		     unsigned int k, struct wafer_job_hw *j);
+void pipe_times_gather(const struct pipe *p, const struct pipe_model *pm,
+		       const struct pipe_rec *r);
 
 #endif /* WAFER_PIPE_H */

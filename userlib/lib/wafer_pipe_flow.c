@@ -78,6 +78,7 @@ static void part_job(const struct pipe *p, const struct pipe_rec *r, unsigned in
 	} else {
 		j->out = pipe_bo_on(r->job.out, k);
 	}
+	pipe_times_part(p, pm, r, k, j);
 }
 
 /*
@@ -292,9 +293,9 @@ int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 		if (jobs[i].flags & WAFER_JOB_NOP)
 			return wafer_set_error(-EOPNOTSUPP, "job %u: NOP jobs do not run on a "
 					       "pipeline", i);
-		if (jobs[i].flags & WAFER_JOB_TIMES)
-			return wafer_set_error(-EOPNOTSUPP, "job %u: no modelled timeline "
-					       "(WAFER_JOB_TIMES) from a pipeline yet", i);
+		ret = pipe_times_check(p, &jobs[i], i);
+		if (ret)
+			return ret;
 	}
 	pthread_mutex_lock(&p->lock);
 	ret = submit_locked(p, jobs, n);
@@ -332,6 +333,8 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 			.user_data = r->job.user_data, .status = rec_status(p, r),
 			.device_ns = r->device_ns,
 		};
+		if (!out[got - 1].status)
+			pipe_times_gather(p, rec_model(p, r), r);
 		r->used = 0;
 	}
 	return got;

@@ -482,6 +482,35 @@ static uint64_t verify_ns(const struct wfs_profile *prof, const struct wafer_pla
 							      g->dims.act_bytes));
 }
 
+/*
+ * --trace of speculative decoding: after the prompt and the decode step
+ * (prefill_ns()'s), one step: @k draft tokens of @draft_ns each on the
+ * draft's devices (process @draft_pid), then the target's verify pass
+ * over the k + 1 positions after the decode step, if the context holds
+ * them.
+ */
+static void spec_trace(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+		       const struct plan_geom *g, const struct plan_stage *t,
+		       unsigned int n_stages, const struct wafer_plan_opts *o,
+		       unsigned int draft_pid, uint64_t draft_ns, u32 k)
+{
+	struct plan_stage draft = { .device = draft_pid };
+	struct wafer_plan_opts quiet = *o;
+	uint64_t *free_at, time;
+	u32 pos = o->prompt + 1, i;
+
+	if ((uint64_t)pos + k + 1 > o->context ||
+	    !(free_at = calloc(n_stages, sizeof(*free_at))))
+		return;
+	quiet.trace = NULL;
+	time = run_chunks(prof, s, g, t, n_stages, 0, o->prompt, 0, free_at, &quiet);
+	time = run_chunks(prof, s, g, t, n_stages, o->prompt, 1, time, free_at, &quiet);
+	for (i = 0; i < k; i++, time += draft_ns)
+		emit(o, &draft, WAFER_PLAN_EV_DRAFT, pos + i, 1, time, draft_ns);
+	run_chunks(prof, s, g, t, n_stages, pos, k + 1, time, free_at, o);
+	free(free_at);
+}
+
 static int speculate(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
 		     const struct plan_geom *g, const struct wafer_plan_opts *o,
 		     const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
@@ -513,19 +542,22 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	p->tokens_per_step = e;
 	step = (uint64_t)k * dp.token_ns + p->verify_ns;
 	p->tok_s_spec = (uint64_t)(e * 1e9 / (double)step);
+	if (o->trace)
+		spec_trace(prof, s, g, t, n_stages, o, p->devices, dp.token_ns, k);
 	return 0;
 }
 
 /*
  * One layer of a weight-streaming pass over @b sequences at the end of
- * their context (@n = 1 each) or over a prompt (@b = 1, @n tokens): the
- * longer of its compute (the weights read once for all) and its streaming.
+ * their context (@n = 1 each) or over a prompt (@b = 1, @n tokens): its
+ * compute (the weights read once for all) and its streaming, in cycles.
  */
-static uint64_t stream_layer_cycles(const struct wfs_profile *prof, const struct plan_geom *g,
-				    unsigned int l, u32 pos0, u32 n, uint64_t b, int *streamed)
+static void stream_layer_terms(const struct wfs_profile *prof, const struct plan_geom *g,
+			       unsigned int l, u32 pos0, u32 n, uint64_t b, uint64_t *cycles,
+			       uint64_t *stream)
 {
 	struct wfs_cost c = { 0, 0, 0 };
-	uint64_t w = is_moe(g, l) ? g->moe_bytes : g->dense_bytes, cycles, st;
+	uint64_t w = is_moe(g, l) ? g->moe_bytes : g->dense_bytes;
 
 	if (is_moe(g, l))
 		wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, pos0, n, &c);
@@ -533,10 +565,58 @@ static uint64_t stream_layer_cycles(const struct wfs_profile *prof, const struct
 		wfs_timing_layer_cost(prof, &g->dims, w, pos0, n, &c);
 	c.macs *= b;
 	c.bytes = w + b * (c.bytes - WFS_MIN(c.bytes, w));
-	cycles = wfs_timing_stage_cycles(prof, &c);
-	st = wfs_timing_stream_cycles(prof, w);
+	*cycles = wfs_timing_stage_cycles(prof, &c);
+	*stream = wfs_timing_stream_cycles(prof, w);
+}
+
+/* The layer's time: the longer of the two; @streamed counts where streaming is. */
+static uint64_t stream_layer_cycles(const struct wfs_profile *prof, const struct plan_geom *g,
+				    unsigned int l, u32 pos0, u32 n, uint64_t b, int *streamed)
+{
+	uint64_t cycles, st;
+
+	stream_layer_terms(prof, g, l, pos0, n, b, &cycles, &st);
 	*streamed += st > cycles;
 	return WFS_MAX(cycles, st);
+}
+
+/* An interval of @len cycles from cycle @t, on weight streaming's one stage. */
+static void stream_emit(const struct wfs_profile *prof, const struct wafer_plan_opts *o,
+			enum wafer_plan_event_kind kind, u32 pos0, u32 n, uint64_t t, uint64_t len)
+{
+	static const struct plan_stage st0;
+	uint64_t start = wfs_timing_ns(prof, t);
+
+	emit(o, &st0, kind, pos0, n, start, wfs_timing_ns(prof, t + len) - start);
+}
+
+/*
+ * --trace of weight streaming: the prompt's pass, then one decode step,
+ * layer after layer on the device's one stage, each the longer of its
+ * compute and its weights' streaming; the embedding and head stream first.
+ */
+static void stream_trace(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			 const struct plan_geom *g, const struct wafer_plan_opts *o)
+{
+	uint64_t t = 0, c, w, eh = wfs_timing_stream_cycles(prof, g->embed_bytes + g->head_bytes);
+	u32 pos0 = 0, n = o->prompt;
+	unsigned int l;
+
+	/* In cycles, so that the prompt's pass ends at the time to first token. */
+	for (;;) {
+		stream_emit(prof, o, WAFER_PLAN_EV_STREAM, pos0, n, t, eh);
+		t += eh;
+		for (l = 0; l < s->n_layers; l++) {
+			stream_layer_terms(prof, g, l, pos0, n, 1, &c, &w);
+			stream_emit(prof, o, WAFER_PLAN_EV_STAGE, pos0, n, t, c);
+			stream_emit(prof, o, WAFER_PLAN_EV_STREAM, pos0, n, t, w);
+			t += WFS_MAX(c, w);
+		}
+		if (pos0 || o->prompt >= o->context)
+			return;
+		pos0 = o->prompt;
+		n = 1;
+	}
 }
 
 /* Weight streaming on one device: weights pass through, SRAM holds two layers and the KV. */
@@ -577,6 +657,8 @@ static int stream_plan(const struct wfs_profile *prof, const struct wafer_plan_s
 	p->token_ns = wfs_timing_ns(prof, one);
 	p->stage_ns = wfs_timing_ns(prof, all);
 	p->ttft_ns = wfs_timing_ns(prof, prompt);
+	if (o->trace)
+		stream_trace(prof, s, g, o);
 	p->tok_s_single = wfs_timing_rate(1, p->token_ns);
 	p->tok_s_aggregate = wfs_timing_rate(b, p->stage_ns);
 	p->single_bound = "streaming";

@@ -5,6 +5,12 @@
  * with a process and a thread each, named by metadata ("M") events.
  * wafer plan writes its projection with it, wafer run a real run's
  * modelled timeline (wafer_run_positions()) and its host wall time.
+ *
+ * Complete events of one thread must nest (the format's rule; Perfetto
+ * mis-draws those that overlap): an event that would overlap an earlier
+ * one of its thread (a chunk's hop out while the previous chunk's is
+ * still on its way) goes to the first of the thread's extra lanes
+ * (WAFER_TRACE_LANE_TIDS apart, named after it) where it does not.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +26,18 @@ struct trace_ev {
 	char name[64];
 	char cat[16];
 	size_t seq;
+	unsigned int lane;
 };
+
+/* A thread's name, for its lanes'. */
+struct trace_name {
+	unsigned int pid;
+	int tid;
+	char name[64];
+};
+
+/* Most lanes of one thread: events past them stay on the last. */
+#define MAX_LANES	64
 
 struct wafer_trace {
 	char *path;
@@ -28,6 +45,8 @@ struct wafer_trace {
 	json_object *meta;
 	struct trace_ev *ev;
 	size_t n, cap;
+	struct trace_name *names;
+	size_t n_names;
 	unsigned int jobs;
 	uint64_t host_t0;
 };
@@ -68,6 +87,15 @@ void wafer_trace_name(struct wafer_trace *t, unsigned int pid, int tid, const ch
 	json_object_object_add(args, "name", json_object_new_string(name));
 	json_object_object_add(m, "args", args);
 	json_object_array_add(t->meta, m);
+	if (tid >= 0) {
+		struct trace_name *p = realloc(t->names, (t->n_names + 1) * sizeof(*p));
+
+		if (!p)
+			return;	/* its lanes go unnamed */
+		t->names = p;
+		p[t->n_names] = (struct trace_name){ .pid = pid, .tid = tid };
+		snprintf(p[t->n_names++].name, sizeof(p->name), "%s", name);
+	}
 }
 
 int wafer_trace_add(struct wafer_trace *t, const struct wafer_trace_event *e)
@@ -113,6 +141,67 @@ static int ev_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* By thread, then start: each thread's events in the order they come. */
+static int track_cmp(const void *a, const void *b)
+{
+	const struct trace_ev *x = *(const struct trace_ev *const *)a;
+	const struct trace_ev *y = *(const struct trace_ev *const *)b;
+
+	if (x->e.pid != y->e.pid)
+		return x->e.pid < y->e.pid ? -1 : 1;
+	if (x->e.tid != y->e.tid)
+		return x->e.tid < y->e.tid ? -1 : 1;
+	return ev_cmp(x, y);
+}
+
+/* Names lane @lane of thread (@pid, @tid) after the thread, once. */
+static void name_lane(struct wafer_trace *t, unsigned int pid, unsigned int tid,
+		      unsigned int lane)
+{
+	char name[96];
+	size_t i, n = t->n_names;
+
+	for (i = 0; i < n; i++) {
+		if (t->names[i].pid != pid || t->names[i].tid != (int)tid)
+			continue;
+		snprintf(name, sizeof(name), "%s (overlapping, %u)", t->names[i].name, lane + 1);
+		wafer_trace_name(t, pid, (int)(tid + lane * WAFER_TRACE_LANE_TIDS), name);
+		return;
+	}
+}
+
+/* Each event the first lane of its thread where it overlaps none; 0 or -ENOMEM. */
+static int lanes(struct wafer_trace *t)
+{
+	struct trace_ev **by = malloc(t->n * sizeof(*by));
+	uint64_t end[MAX_LANES];
+	unsigned int used = 0, l;
+	size_t i;
+
+	if (!by && t->n)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	for (i = 0; i < t->n; i++)
+		by[i] = &t->ev[i];
+	qsort(by, t->n, sizeof(*by), track_cmp);
+	for (i = 0; i < t->n; i++) {
+		struct trace_ev *ev = by[i];
+
+		if (!i || ev->e.pid != by[i - 1]->e.pid || ev->e.tid != by[i - 1]->e.tid)
+			used = 0;
+		for (l = 0; l < used && l + 1 < MAX_LANES && end[l] > ev->e.start_ns; l++)
+			;
+		if (l == used) {
+			if (l)
+				name_lane(t, ev->e.pid, ev->e.tid, l);
+			used++;
+		}
+		ev->lane = l;
+		end[l] = ev->e.start_ns + ev->e.dur_ns;
+	}
+	free(by);
+	return 0;
+}
+
 static json_object *ev_json(const struct trace_ev *ev)
 {
 	json_object *j = json_object_new_object(), *args = json_object_new_object();
@@ -124,7 +213,8 @@ static json_object *ev_json(const struct trace_ev *ev)
 	json_object_object_add(j, "ts", json_object_new_double(e->start_ns / 1e3));
 	json_object_object_add(j, "dur", json_object_new_double(e->dur_ns / 1e3));
 	json_object_object_add(j, "pid", json_object_new_int((int)e->pid));
-	json_object_object_add(j, "tid", json_object_new_int((int)e->tid));
+	json_object_object_add(j, "tid", json_object_new_int((int)(e->tid + ev->lane *
+								    WAFER_TRACE_LANE_TIDS)));
 	json_object_object_add(args, "pos0", json_object_new_int((int)e->pos0));
 	json_object_object_add(args, "tokens", json_object_new_int((int)e->n_tokens));
 	if (e->job >= 0)
@@ -145,6 +235,10 @@ int wafer_trace_close(struct wafer_trace *t)
 
 	if (!t)
 		return 0;
+	if (lanes(t)) {
+		wafer_trace_discard(t);
+		return -ENOMEM;
+	}
 	qsort(t->ev, t->n, sizeof(*t->ev), ev_cmp);
 	root = json_object_new_object();
 	evs = t->meta;
@@ -171,6 +265,7 @@ void wafer_trace_discard(struct wafer_trace *t)
 	if (t->f)
 		fclose(t->f);
 	json_object_put(t->meta);
+	free(t->names);
 	free(t->ev);
 	free(t->path);
 	free(t);

@@ -6,7 +6,19 @@
  * job's output (the same records on both backends: the device writes
  * them), in a buffer of the trace's own after the results, which go back
  * to where the caller wanted them.  Host wall time from submission to
- * completion is a second process of the trace.
+ * completion is a process of the trace (WAFER_TRACE_HOST_PID).
+ *
+ * A model split over a pipeline's devices: process k is member k, its
+ * records those the pipeline gathered from it (wafer_pipe_times.c).  The
+ * members' clocks are one timeline, member 0's: the others take each
+ * chunk at the modelled time its activation records arrive over the link
+ * (their stages start at 0 when the model loads), so a chunk's link hop
+ * out of one device ends where the next device may start it.  What the
+ * first device does not know is when the host got the last device's
+ * result: a job that waited for it (the next token of a decode loop)
+ * starts there as soon as the device's own part of the previous job is
+ * done, overlapping the later devices' parts in the trace as in the
+ * modelled time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,31 +49,53 @@ struct wafer_trace_job {
 	uint64_t t_sub, t_done, device_ns;
 };
 
-int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t)
+/* Process @pid: member @m's stages, each with its hops. */
+static void name_device(struct wafer_trace *t, unsigned int pid, const struct wafer_dev *m)
 {
 	char name[64];
 	unsigned int s;
 
+	snprintf(name, sizeof(name), "device %d (%s, modelled ns)", m->index < 0 ? 0 : m->index,
+		 m->info.profile_name);
+	wafer_trace_name(t, pid, -1, name);
+	for (s = 0; s < m->info.stages; s++) {
+		snprintf(name, sizeof(name), "stage %u", s);
+		wafer_trace_name(t, pid, (int)(2 * s), name);
+		snprintf(name, sizeof(name), "stage %u hop out", s);
+		wafer_trace_name(t, pid, (int)(2 * s + 1), name);
+	}
+}
+
+int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t)
+{
+	unsigned int k, n;
+
 	if (!dev)
 		return wafer_set_error(-EINVAL, "wafer_trace_attach: no device");
-	if (t && wafer_pipe_size(dev) > 1)
-		return wafer_set_error(-EOPNOTSUPP, "trace: not yet for a model split over "
-				       "%u devices (one device only)", wafer_pipe_size(dev));
 	dev->trace = t;
 	if (!t)
 		return 0;
-	snprintf(name, sizeof(name), "device %d (%s, modelled ns)", dev->index < 0 ? 0 : dev->index,
-		 dev->info.profile_name);
-	wafer_trace_name(t, 0, -1, name);
-	for (s = 0; s < dev->info.stages; s++) {
-		snprintf(name, sizeof(name), "stage %u", s);
-		wafer_trace_name(t, 0, (int)(2 * s), name);
-		snprintf(name, sizeof(name), "stage %u hop out", s);
-		wafer_trace_name(t, 0, (int)(2 * s + 1), name);
-	}
+	n = wafer_pipe_size(dev);
+	for (k = 0; k < n; k++)
+		name_device(t, k, wafer_pipe_member(dev, k));
 	wafer_trace_name(t, WAFER_TRACE_HOST_PID, -1, "host: libwafer wall time");
 	wafer_trace_name(t, WAFER_TRACE_HOST_PID, 0, "jobs, submit to completion");
 	return 0;
+}
+
+/* The member (process) of the pipeline's stage *@stage; *@stage becomes its own. */
+static unsigned int stage_member(struct wafer_dev *dev, uint32_t *stage)
+{
+	unsigned int k, n = wafer_pipe_size(dev);
+	const struct wafer_dev *m;
+
+	for (k = 0; k + 1 < n; k++) {
+		m = wafer_pipe_member(dev, k);
+		if (*stage < m->info.stages)
+			break;
+		*stage -= m->info.stages;
+	}
+	return k;
 }
 
 static uint64_t res_len(const struct wafer_job *j)
@@ -138,19 +172,21 @@ static int job_events(struct wafer_trace_run *tr, const struct wafer_trace_job *
 	int ret = 0;
 
 	for (i = 0; i < k && !ret; i++) {
-		struct wafer_trace_event e = { .name = name, .pid = 0, .pos0 = r[i].pos0,
+		struct wafer_trace_event e = { .name = name, .pos0 = r[i].pos0,
 					       .n_tokens = r[i].n_tokens, .job = t->no };
+		uint32_t stage = r[i].stage;
 
 		if (!(r[i].flags & WAFER_CHUNK_VALID))
 			continue;
+		e.pid = stage_member(tr->dev, &stage);
 		snprintf(name, sizeof(name), "job %u: %u+%u", t->no, r[i].pos0, r[i].n_tokens);
 		e.cat = "stage";
-		e.tid = 2 * r[i].stage;
+		e.tid = 2 * stage;
 		e.start_ns = r[i].start_ns;
 		e.dur_ns = r[i].end_ns - r[i].start_ns;
 		ret = wafer_trace_add(tr->dev->trace, &e);
 		e.cat = (r[i].flags & WAFER_CHUNK_LINK) ? "link" : "hop";
-		e.tid = 2 * r[i].stage + 1;
+		e.tid = 2 * stage + 1;
 		e.start_ns = r[i].end_ns;
 		e.dur_ns = r[i].hop_end_ns - r[i].end_ns;
 		if (!ret)

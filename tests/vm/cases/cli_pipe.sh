@@ -9,7 +9,9 @@
 # DRM_WAFER_JOB_WAIT_SUBMIT).  `wafer info -d
 # 0-4 -m` shows a layer on each device; `wafer bench --devices 5` prints the
 # device axis.  A hang injected on the middle device fails the run with the
-# timeout (both paths) and the next run matches again.
+# timeout (both paths) and the next run matches again.  `wafer run -d 0-4
+# --trace` records the same modelled timeline through the kernel (ioctl,
+# io_uring) as in process: a process per device, links between them.
 # Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
 # between devices, several devices) are the debug tier's through `chain`.
 # wafer-vm: stock-only
@@ -26,6 +28,7 @@ runs=(
 	"int4-3|-d 0,2,3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 	"int4-split|-d 1-2 --split 4,1|ioctl|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 )
+trace_args="--quant int8 -n 40 -i 'Once upon a time' -d 0-4"
 
 script='set -e
 insmod "$WAFER_MODULE" num_devices=5'
@@ -33,6 +36,11 @@ for r in "${runs[@]}"; do
 	IFS='|' read -r name devs submit args <<<"$r"
 	script+="
 $wafer run $common $args $devs --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
+done
+for submit in ioctl uring; do
+	script+="
+$wafer run $common $trace_args --submit $submit --trace \"\$WAFER_RESULTS/trace-$submit.json\" >/dev/null 2>\"\$WAFER_RESULTS/trace-$submit.err\"
+echo '=== trace-$submit'; cat \"\$WAFER_RESULTS/trace-$submit.json\"; echo; echo '=== trace-$submit-jobs'; grep -oE 'trace of [0-9]+ jobs' \"\$WAFER_RESULTS/trace-$submit.err\" || true"
 done
 script+="
 for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
@@ -107,4 +115,32 @@ for n in 1 2 3 4 5; do
 	for b in 1 16 64; do
 		expect_contains "$bench" "^  kernel +$n +[0-9+]+ +$b .*$num +${num}x +$num +${num}x\$"
 	done
+done
+
+# The split model's trace: the modelled events (pids 0-4: the devices'
+# chunk times, one timeline) of the kernel's run equal the in-process
+# run's, in ns from the first (device 0's clock started with the runs
+# before); every device has events, the hops between them are links, and
+# each job has its host event.
+modelled='[.traceEvents[] | select(.ph == "X" and .pid < 1000)] | (map(.ts) | min) as $t0 | map(.ts = ((.ts - $t0) * 1000 | round))'
+t=$(mktemp -d "$build/vm/trace.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+eval "\"$wafer\" run $common $trace_args --backend inproc --trace \"$t/inproc.json\"" >/dev/null 2>&1 ||
+	die "wafer run -d 0-4 --trace (inproc) failed"
+jq -S -c "$modelled" "$t/inproc.json" >"$t/inproc.ev" || die "the in-process trace is not JSON"
+for submit in ioctl uring; do
+	section "trace-$submit" >"$t/$submit.json"
+	jq -S -c "$modelled" "$t/$submit.json" >"$t/$submit.ev" ||
+		die "the kernel's trace ($submit) is not JSON"
+	pids=$(jq -c '[.[].pid] | unique' "$t/$submit.ev")
+	[ "$pids" = "[0,1,2,3,4]" ] || die "trace ($submit): events of devices $pids, not 0-4"
+	links=$(jq '[.[] | select(.cat == "link")] | length' "$t/$submit.ev")
+	[ "$links" -gt 0 ] || die "trace ($submit): no link between the devices"
+	cmp -s "$t/inproc.ev" "$t/$submit.ev" ||
+		die "the kernel's modelled timeline of the split model ($submit) differs from the in-process one"
+	jobs=$(section "trace-$submit-jobs" | grep -oE '[0-9]+')
+	host=$(jq '[.traceEvents[] | select(.pid == 1000 and .ph == "X")] | length' "$t/$submit.json")
+	[ -n "$jobs" ] && [ "$host" = "$jobs" ] ||
+		die "trace ($submit): $host host events for ${jobs:-?} jobs"
+	echo "trace -d 0-4: kernel ($submit) == inproc, $(jq length "$t/$submit.ev") modelled events on 5 devices, $links links, $jobs jobs"
 done
