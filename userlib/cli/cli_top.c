@@ -182,7 +182,8 @@ static void bar(char *out, double frac, int width)
 	out[width] = '\0';
 }
 
-/* Per MoE layer: imbalance over the interval, then each expert's tokens/s. */
+/* Per MoE layer: imbalance over the interval and since the model loaded,
+ * then each expert's tokens/s. */
 static void print_experts(const struct sample *a, const struct sample *b, double dt)
 {
 	struct cli_experts d;
@@ -190,13 +191,14 @@ static void print_experts(const struct sample *a, const struct sample *b, double
 
 	if (!b->x.n || cli_experts_since(&a->x, &b->x, &d))
 		return;
-	printf("MoE layer  max/mean  tokens/s per expert (sN: shared)");
+	printf("MoE layer  max/mean interval  since load  tokens/s per expert (sN: shared)");
 	for (i = 0; i < d.n; i++) {
 		const struct wafer_expert_load *e = &d.e[i];
 
 		if (!i || e->layer != d.e[i - 1].layer)
-			printf("\n%9u  %8.2f ", e->layer,
-			       wafer_expert_imbalance(d.e, d.n, e->layer));
+			printf("\n%9u  %17.2f  %10.2f ", e->layer,
+			       wafer_expert_imbalance(d.e, d.n, e->layer),
+			       wafer_expert_imbalance(b->x.e, b->x.n, e->layer));
 		printf(" %s%u %.1f", e->shared ? "s" : "", e->expert, e->tokens / dt);
 	}
 	printf("\n");
