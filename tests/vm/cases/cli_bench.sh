@@ -28,10 +28,12 @@ vm_out=$("$vm" -- bash -c "
 	srv=\$!
 	for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && break; sleep 0.2; done
 	curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
-		http://127.0.0.1:8001/v1/completions >/dev/null
-	$wafer top -n 1 -i 100
+		http://127.0.0.1:8001/v1/completions >/dev/null || echo 'the request failed'
+	$wafer top -n 1 -i 100 || echo \"top rc=\$?\"
 	kill -TERM \$srv
 	wait \$srv || echo \"serve rc=\$?\"
+	echo '=== serve-err'
+	cat \"\$WAFER_RESULTS/serve.err\"
 	echo '=== top-errors'
 	$wafer top -d 7 -n 1 -i 10 2>&1 || echo \"rc=\$?\"
 ")
@@ -70,5 +72,5 @@ expect_contains "$moe" '^MoE layer  max/mean interval  since load  tokens/s per 
 # Layers 0-4: interval and since-load imbalance (since load in [1, 2] for
 # top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
 rows=$(grep -cE '^ +[0-4] +[0-9.]+ +(1\.[0-9]{2}|2\.00)  s0 [0-9.]+ 0 [0-9.]+ 1 [0-9.]+ 2 [0-9.]+ 3 [0-9.]+$' <<<"$moe")
-[ "$rows" = 5 ] || die "expected 5 MoE layer lines from wafer top, got $rows"
+[ "$rows" = 5 ] || { section serve-err; die "expected 5 MoE layer lines from wafer top, got $rows"; }
 

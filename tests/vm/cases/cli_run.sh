@@ -45,8 +45,8 @@ $wafer run $common $trace_args --backend kernel --submit $submit --trace \"\$WAF
 echo '=== trace-$submit'; cat \"\$WAFER_RESULTS/trace-$submit.json\"; echo; echo '=== trace-$submit-jobs'; grep -oE 'trace of [0-9]+ jobs' \"\$WAFER_RESULTS/trace-$submit.err\" || true"
 done
 script+="
-$wafer run $common $experts_args --backend kernel --expert-load \"\$WAFER_RESULTS/experts.txt\" >/dev/null 2>\"\$WAFER_RESULTS/experts.err\"
-echo '=== experts'; cat \"\$WAFER_RESULTS/experts.txt\"
+$wafer run $common $experts_args --backend kernel --expert-load \"\$WAFER_RESULTS/experts.txt\" >/dev/null 2>\"\$WAFER_RESULTS/experts.err\" || echo \"wafer run rc=\$?\" >>\"\$WAFER_RESULTS/experts.err\"
+echo '=== experts'; cat \"\$WAFER_RESULTS/experts.txt\" || true
 echo '=== experts-err'; cat \"\$WAFER_RESULTS/experts.err\""
 script+="
 for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
