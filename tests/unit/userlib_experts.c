@@ -65,15 +65,17 @@ static int reference(const void *blob, size_t len)
 }
 
 /* The sequence as two jobs of N / 2 tokens (a pipeline takes 128), @runs times. */
-static int run_seq(struct wafer_dev *dev, const void *blob, size_t len, int runs)
+static int run_seq(struct wafer_dev *dev, const void *blob, size_t len, int runs,
+		   struct wafer_model **mp)
 {
 	struct wafer_bo *in = NULL, *out = NULL;
 	struct wafer_completion c;
-	struct wafer_model *m = NULL;
 	struct wafer_ctx *ctx = NULL;
+	struct wafer_model *m;
 	int ret, r;
 
-	ret = wafer_model_load(dev, blob, len, &m);
+	ret = wafer_model_load(dev, blob, len, mp);
+	m = *mp;
 	if (!ret)
 		ret = wafer_ctx_create(m, 1, N, &ctx);
 	if (!ret)
@@ -95,7 +97,7 @@ static int run_seq(struct wafer_dev *dev, const void *blob, size_t len, int runs
 	wafer_bo_destroy(out);
 	wafer_bo_destroy(in);
 	wafer_ctx_destroy(ctx);
-	/* the model stays loaded (the device unloads it): its counters with it */
+	/* the model stays loaded for the caller: its counters with it */
 	return ret;
 }
 
@@ -146,14 +148,16 @@ static void check(struct wafer_dev *dev, int runs, const char *what)
 static void on_device(const void *blob, size_t len, unsigned int stages)
 {
 	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .stages = stages };
+	struct wafer_model *m = NULL;
 	struct wafer_dev *dev;
 	char what[64];
 
 	snprintf(what, sizeof(what), "inproc, %u stages", stages);
 	if (!wt_ok(wafer_open(&o, &dev) == 0, "%s: open", what))
 		return;
-	if (wt_ok(run_seq(dev, blob, len, 2) == 0, "%s: the sequence runs twice", what))
+	if (wt_ok(run_seq(dev, blob, len, 2, &m) == 0, "%s: the sequence runs twice", what))
 		check(dev, 2, what);
+	wafer_model_unload(m);
 	wafer_close(dev);
 }
 
@@ -162,13 +166,16 @@ static void on_pipeline(const void *blob, size_t len)
 	struct wafer_open_opts o[2] = { { .backend = WAFER_BACKEND_INPROC },
 					{ .backend = WAFER_BACKEND_INPROC } };
 	struct wafer_pipe_opts po = { .n_devices = 2, .devices = o };
+	struct wafer_model *m = NULL;
 	struct wafer_dev *dev;
+	int ret;
 
 	if (!wt_ok(wafer_open_pipeline(&po, &dev) == 0, "pipeline of 2: open"))
 		return;
-	if (wt_ok(run_seq(dev, blob, len, 1) == 0, "pipeline of 2: the sequence runs (%s)",
-		  wafer_last_error()))
+	ret = run_seq(dev, blob, len, 1, &m);
+	if (wt_ok(ret == 0, "pipeline of 2: the sequence runs (%s)", ret ? wafer_last_error() : "ok"))
 		check(dev, 1, "pipeline of 2");
+	wafer_model_unload(m);
 	wafer_close(dev);
 }
 
@@ -177,8 +184,8 @@ static void dense(const void *blob, size_t len)
 {
 	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
 	struct wafer_dev_stats st;
+	struct wafer_model *m = NULL;
 	struct wafer_dev *dev;
-	struct wafer_model *m;
 
 	if (wafer_open(&o, &dev))
 		return;
@@ -186,6 +193,7 @@ static void dense(const void *blob, size_t len)
 	wt_ok(wafer_model_load(dev, blob, len, &m) == 0 &&
 	      wafer_dev_expert_load(dev, NULL, 0) == 0 && !wafer_dev_stats(dev, &st) &&
 	      !st.moe_imbalance_milli, "a dense model: no entries, imbalance 0");
+	wafer_model_unload(m);
 	wafer_close(dev);
 }
 
