@@ -142,6 +142,7 @@ $(B)/obj/%.o: %.c
 # The fp32 reference stands in for llama2.c's `run` in make bench: -O3 as
 # llama2.c builds it (no -ffast-math: the tests' numerics are unchanged).
 $(B)/obj/tests/common/ref_llama.o: USER_CFLAGS += -O3
+$(B)/obj/tests/common/ref_moe.o: USER_CFLAGS += -O3
 
 $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)

@@ -55,6 +55,8 @@ static int check_buf(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		       -WFS_EINVAL : 0;
 	case WFW_OP_GET_SRAM_MAP:
 		return p->pos || p->index >= stages ? -WFS_EINVAL : 0;
+	case WFW_OP_GET_EXPERT_LOAD:
+		return p->pos ? -WFS_EINVAL : 0;
 	default:	/* READ_LOG */
 		return p->index ? -WFS_EINVAL : 0;
 	}
@@ -111,6 +113,7 @@ static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 	case WFW_OP_GET_STATS:
 	case WFW_OP_GET_SRAM_MAP:
 	case WFW_OP_READ_LOG:
+	case WFW_OP_GET_EXPERT_LOAD:
 		return check_buf(dev, cmd);
 	case WFW_OP_LOAD_MODEL:
 		return check_load(&cmd->load);
@@ -315,6 +318,8 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		return wfs_info_sram_map(dev, &cmd->buf, c);
 	case WFW_OP_READ_LOG:
 		return wfs_info_read_log(dev, &cmd->buf, c);
+	case WFW_OP_GET_EXPERT_LOAD:
+		return wfs_info_expert_load(dev, &cmd->buf, c);
 	default:	/* NOP */
 		return 0;
 	}

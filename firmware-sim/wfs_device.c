@@ -194,6 +194,8 @@ static void device_free(struct wfs_device *dev)
 		}
 	}
 	wfs_os_free(dev->stages);
+	/* A model still loaded: its SRAM went with the stages, not its counters. */
+	wfs_os_free(dev->model.expert_cnt);
 	wfs_os_free(dev->job.jobs);
 	wfs_os_free(dev->ctx.ctxs);
 	wfs_os_free(dev->hw.log_buf);

@@ -383,6 +383,24 @@ void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 	WFS_MEMCPY(act, &hdr, sizeof(hdr));
 }
 
+/**
+ * wfs_layer_moe_sel() - the experts the last wfs_layer_forward() ran
+ * @v: the MoE layer view it ran
+ * @pos: the position it ran
+ * @scratch: the scratch it was given
+ *
+ * Return: the token's selection, inside @scratch.
+ */
+const struct wfs_moe_sel *wfs_layer_moe_sel(const struct wfs_layer_view *v,
+					    u32 pos, const void *scratch)
+{
+	struct wfs_lscr l;
+
+	wfs_lscr_layout(v->dim, v->hidden, v->kv_dim, v->head_size,
+			v->n_heads, pos + 1, v->n_experts, &l);
+	return (const struct wfs_moe_sel *)((const u8 *)scratch + l.moe);
+}
+
 /* a ranks before b: larger logit, then smaller token id */
 static int wfs_before(const s64 *lg, u32 a, u32 b)
 {

@@ -79,6 +79,9 @@ u64 wfs_layer_attn_macs(const struct wfs_model_info *info, u32 pos);
 u64 wfs_head_macs(const struct wfs_model_info *info);
 
 int wfs_embed(const struct wfs_embed_view *v, u32 token, void *act);
+struct wfs_moe_sel;
+const struct wfs_moe_sel *wfs_layer_moe_sel(const struct wfs_layer_view *v,
+					    u32 pos, const void *scratch);
 void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 		       u32 pos, void *act, void *scratch);
 void wfs_head(const struct wfs_head_view *v, const void *act, u32 k,

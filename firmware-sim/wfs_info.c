@@ -69,6 +69,44 @@ static void info_sram(struct wfs_device *dev, struct wfw_info *info)
 	info->bottleneck_busy_ns = busy;
 }
 
+/* 1000 * the busiest routed expert's tokens / the mean, of one layer. */
+static u64 layer_imbalance(struct wfs_stage *st, const u64 *cnt, u32 n)
+{
+	u64 max = 0, sum = 0;
+	u32 x;
+
+	wfs_os_mutex_lock(st->in.lock);
+	for (x = 0; x < n; x++) {
+		sum += cnt[1 + x];
+		max = WFS_MAX(max, cnt[1 + x]);
+	}
+	wfs_os_mutex_unlock(st->in.lock);
+	return sum ? wfs_div64_u64(max * n * 1000, sum) : 0;
+}
+
+static void info_moe(struct wfs_device *dev, struct wfw_info *info)
+{
+	const struct wfs_model_state *m = &dev->model;
+	u64 worst = 0;
+	u32 s, l;
+
+	info->moe_layers = m->moe_layers;
+	for (s = 0; s < m->map.stages_used; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+		const u64 *cnt = st->mdl.expert_cnt;
+
+		for (l = 0; l < st->mdl.n_layers; l++) {
+			u32 n = st->mdl.lviews[l].n_experts;
+
+			if (!n)
+				continue;
+			worst = WFS_MAX(worst, layer_imbalance(st, cnt, n));
+			cnt += 1 + n;
+		}
+	}
+	info->moe_imbalance_milli = clamp32(worst);
+}
+
 static void info_model(struct wfs_device *dev, struct wfw_info *info)
 {
 	const struct wfs_model_state *m = &dev->model;
@@ -92,6 +130,7 @@ static void info_model(struct wfs_device *dev, struct wfw_info *info)
 	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev,
 								m->max_ctx));
 	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->n_layers;
+	info_moe(dev, info);
 }
 
 int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
@@ -184,6 +223,87 @@ int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 	c->result0 = n;
 	c->result1 = sr->n_blocks;
 	c->value = sr->used;
+	return 0;
+}
+
+/**
+ * struct expert_walk - GET_EXPERT_LOAD's progress over the entries
+ * @dev: the device
+ * @p: the command's payload
+ * @total: entries passed so far
+ * @written: entries written to the host
+ */
+struct expert_walk {
+	struct wfs_device *dev;
+	const struct wfw_cmd_buf *p;
+	u32 total;
+	u32 written;
+};
+
+/* Write entry @e if it is at or past the first wanted and fits. */
+static int expert_put(struct expert_walk *w, const struct wfw_expert_load *e)
+{
+	u32 sz = sizeof(*e);
+	struct wfs_hw *hw = &w->dev->hw;
+
+	if (w->total++ < w->p->index || (w->written + 1) * sz > w->p->len)
+		return 0;
+	if (hw->dma.write(hw->dma_ctx, w->p->addr + (u64)w->written * sz, e, sz))
+		return -WFS_EFAULT;
+	w->written++;
+	return 0;
+}
+
+/* One MoE layer's entries: its shared experts, then its routed ones. */
+static int expert_layer(struct expert_walk *w, struct wfs_stage *st,
+			const struct wfs_layer_view *v, u32 layer,
+			const u64 *cnt)
+{
+	struct wfw_expert_load e;
+	u32 x;
+	int ret = 0;
+
+	for (x = 0; x < v->n_shared + v->n_experts && !ret; x++) {
+		WFS_MEMSET(&e, 0, sizeof(e));
+		e.layer = layer;
+		e.top_k = v->n_active;
+		e.flags = x < v->n_shared ? WFW_EXPERT_SHARED : 0;
+		e.expert = x < v->n_shared ? x : x - v->n_shared;
+		wfs_os_mutex_lock(st->in.lock);
+		e.tokens = cnt[x < v->n_shared ? 0 : 1 + e.expert];
+		wfs_os_mutex_unlock(st->in.lock);
+		ret = expert_put(w, &e);
+	}
+	return ret;
+}
+
+int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+			 struct wfw_cpl *c)
+{
+	const struct wfs_model_state *m = &dev->model;
+	struct expert_walk w = { dev, p, 0, 0 };
+	u32 s, l;
+	int ret = 0;
+
+	for (s = 0; s < m->map.stages_used && !ret; s++) {
+		struct wfs_stage *st = &dev->stages[s];
+		const u64 *cnt = st->mdl.expert_cnt;
+
+		for (l = 0; l < st->mdl.n_layers && !ret; l++) {
+			const struct wfs_layer_view *v = &st->mdl.lviews[l];
+
+			if (!v->n_experts)
+				continue;
+			ret = expert_layer(&w, st, v, m->info.first_layer +
+					   st->mdl.first_layer + l, cnt);
+			cnt += 1 + v->n_experts;
+		}
+	}
+	if (ret)
+		return ret;
+	c->result0 = w.written;
+	c->result1 = w.total;
+	c->result2 = m->moe_layers;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wfs_info.h - the reporting commands: GET_INFO, GET_STATS, GET_SRAM_MAP
- * and READ_LOG.  They read every part of the device (each under its lock)
+ * wfs_info.h - the reporting commands: GET_INFO, GET_STATS, GET_SRAM_MAP,
+ * READ_LOG and GET_EXPERT_LOAD.  They read every part of the device (each under its lock)
  * and change none.  The payloads are validated by the command processor.
  */
 #ifndef WFS_INFO_H
@@ -17,6 +17,8 @@ int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 		   struct wfw_cpl *c);
 int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 		      struct wfw_cpl *c);
+int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+			 struct wfw_cpl *c);
 int wfs_info_read_log(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 		      struct wfw_cpl *c);
 

@@ -283,6 +283,7 @@ void wfs_load_release(struct wfs_device *dev)
 		wfs_sram_reset(&st->sram);
 		WFS_MEMSET(&st->mdl, 0, sizeof(st->mdl));
 	}
+	wfs_os_free(dev->model.expert_cnt);
 	WFS_MEMSET(&dev->model, 0, sizeof(dev->model));
 }
 
@@ -408,6 +409,45 @@ static int load_workers(struct wfs_device *dev)
 	return ret;
 }
 
+/*
+ * The expert load counters: per MoE layer its tokens, then one per routed
+ * expert; each stage points at its first MoE layer's.
+ */
+static int load_expert_counters(struct wfs_device *dev)
+{
+	struct wfs_model_state *m = &dev->model;
+	u32 s, l, n = 0;
+
+	for (s = 0; s < m->map.stages_used; s++) {
+		struct wfs_stage_model *sm = &dev->stages[s].mdl;
+
+		for (l = 0; l < sm->n_layers; l++) {
+			if (!sm->lviews[l].n_experts)
+				continue;
+			m->moe_layers++;
+			n += 1 + sm->lviews[l].n_experts;
+		}
+	}
+	if (!n)
+		return 0;
+	m->expert_cnt = wfs_os_zalloc(8ULL * n, dev->hw.numa_node);
+	if (!m->expert_cnt)
+		return -WFS_ENOMEM;
+	m->expert_cnt_n = n;
+	for (s = 0, n = 0; s < m->map.stages_used; s++) {
+		struct wfs_stage_model *sm = &dev->stages[s].mdl;
+
+		for (l = 0; l < sm->n_layers; l++) {
+			if (!sm->lviews[l].n_experts)
+				continue;
+			if (!sm->expert_cnt)
+				sm->expert_cnt = m->expert_cnt + n;
+			n += 1 + sm->lviews[l].n_experts;
+		}
+	}
+	return 0;
+}
+
 /* Mark the model loaded and fill the success completion. */
 static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 {
@@ -477,6 +517,8 @@ int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
 		ret = load_place(dev, c);
 	if (!ret)
 		ret = load_stages(dev, blob, len);
+	if (!ret)
+		ret = load_expert_counters(dev);
 	if (!ret)
 		ret = load_workers(dev);
 	if (!ret)

@@ -137,6 +137,8 @@ struct wfs_load_table {
  * @scratch: forward-pass scratch (in SRAM)
  * @topk: WFS_TOPK_MAX top-k entries (head stage, in SRAM)
  * @rec: one output record of WFW_MAX_TOPK pairs (head stage, in SRAM)
+ * @expert_cnt: the stage's first MoE layer's entries in
+ *	&wfs_model_state.expert_cnt (NULL: no MoE layer here)
  * @weight_bytes: bytes of the layer sections placed here
  * @free_at: modelled time the stage is next free (zeroed here, advanced
  *	by the stage's worker)
@@ -154,6 +156,7 @@ struct wfs_stage_model {
 	u8 *scratch;
 	struct wfs_topk_entry *topk;
 	u8 *rec;
+	u64 *expert_cnt;
 	u64 weight_bytes;
 	u64 free_at;
 };
@@ -179,6 +182,12 @@ struct wfs_stage_model {
  * @dims: shape for the timing model
  * @head_weight_bytes: head section bytes
  * @table: the allocation table
+ * @moe_layers: MoE layers loaded
+ * @expert_cnt: per MoE layer loaded, in order: its tokens, then each
+ *	routed expert's (host memory, not SRAM: the device's counters); a
+ *	layer's entries are written by its stage's worker under that stage's
+ *	FIFO lock (see wfs_stage.c)
+ * @expert_cnt_n: u64 entries of @expert_cnt
  */
 struct wfs_model_state {
 	u32 loaded;
@@ -197,6 +206,9 @@ struct wfs_model_state {
 	struct wfs_timing_dims dims;
 	u64 head_weight_bytes;
 	struct wfs_load_table table;
+	u32 moe_layers;
+	u64 *expert_cnt;
+	u32 expert_cnt_n;
 };
 
 /**

@@ -3,6 +3,7 @@
  * wfs_stage.c - the stage workers (see wfs_stage.h).
  */
 #include "wfs_device_priv.h"
+#include "wfs_moe.h"
 
 /* The ABI's activation record is the stages' own (wfs_forward.h). */
 WFS_STATIC_ASSERT(sizeof(struct wfs_act_hdr) == sizeof(struct wfw_act_rec),
@@ -78,10 +79,27 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 	wfs_fifo_pop(&st->in);
 }
 
+/* Count the experts a token ran in an MoE layer (@cnt: its entries). */
+static void count_experts(struct wfs_stage *st, const struct wfs_layer_view *v,
+			  u32 pos, u64 *cnt)
+{
+	const struct wfs_moe_sel *sel = wfs_layer_moe_sel(v, pos,
+							  st->mdl.scratch);
+	u32 i;
+
+	wfs_os_mutex_lock(st->in.lock);
+	cnt[0]++;
+	for (i = 0; i < sel->n; i++)
+		cnt[1 + sel->expert[i]]++;
+	wfs_os_mutex_unlock(st->in.lock);
+}
+
 /* Run the stage's layers; 0 if a reset interrupted it. */
 static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
 {
 	struct wfs_ctx *ctx = r->job->ctx;
+	const struct wfs_layer_view *v;
+	u64 *cnt;
 	u32 i, l;
 
 	if (r->job->status || !st->mdl.n_layers)
@@ -89,13 +107,19 @@ static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
 	for (i = 0; i < r->f.n; i++) {
 		if (wfs_aborting(&st->dev->sync))
 			return 0;
+		cnt = st->mdl.expert_cnt;
 		for (l = 0; l < st->mdl.n_layers; l++) {
 			u8 *kv = ctx->kv[st->idx] +
 				 ((u64)l * ctx->slots + r->job->args.slot) *
 				 ctx->kv_bytes;
 
-			wfs_layer_forward(&st->mdl.lviews[l], kv, r->f.pos0 + i,
+			v = &st->mdl.lviews[l];
+			wfs_layer_forward(v, kv, r->f.pos0 + i,
 					  work_rec(st, r, i), st->mdl.scratch);
+			if (!v->n_experts)
+				continue;
+			count_experts(st, v, r->f.pos0 + i, cnt);
+			cnt += 1 + v->n_experts;
 		}
 	}
 	return 1;

@@ -60,7 +60,7 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		0
+#define WFW_ABI_MINOR		1	/* 1: GET_EXPERT_LOAD */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
 #define WFW_ABI_VERSION_MINOR(v)	((u32)(v) & 0xffff)
@@ -168,6 +168,8 @@
  * @WFW_OP_GET_STATS: write per-stage struct wfw_stage_stats to host memory
  * @WFW_OP_GET_SRAM_MAP: write one stage's struct wfw_sram_entry list
  * @WFW_OP_READ_LOG: copy firmware log text to host memory
+ * @WFW_OP_GET_EXPERT_LOAD: write struct wfw_expert_load entries (tokens
+ *	each expert of each loaded MoE layer ran) to host memory
  * @WFW_OP_COUNT: number of opcodes
  */
 enum wfw_opcode {
@@ -183,14 +185,17 @@ enum wfw_opcode {
 	WFW_OP_GET_STATS = 9,
 	WFW_OP_GET_SRAM_MAP = 10,
 	WFW_OP_READ_LOG = 11,
+	WFW_OP_GET_EXPERT_LOAD = 12,
 	WFW_OP_COUNT
 };
 
 /**
- * struct wfw_cmd_buf - payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG
+ * struct wfw_cmd_buf - payload of GET_INFO, GET_STATS, GET_SRAM_MAP,
+ *	READ_LOG and GET_EXPERT_LOAD
  * @addr: device address of the host buffer the firmware writes
  * @len: bytes available at @addr
- * @index: GET_STATS: first stage; GET_SRAM_MAP: the stage; else 0
+ * @index: GET_STATS: first stage; GET_SRAM_MAP: the stage;
+ *	GET_EXPERT_LOAD: first entry; else 0
  * @pos: READ_LOG: absolute log byte position to read from; else 0
  * @reserved: must be zero
  */
@@ -408,7 +413,8 @@ struct wfw_cmd_fault {
  * @flags: must be zero (per-command flags live in the payload)
  * @reserved0: must be zero
  * @cookie: opaque to the device; copied to the completion
- * @buf: payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG
+ * @buf: payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG,
+ *	GET_EXPERT_LOAD
  * @load: payload of LOAD_MODEL
  * @ctx: payload of CREATE_CONTEXT, DESTROY_CONTEXT
  * @job: payload of RUN_JOB
@@ -638,6 +644,11 @@ struct wfw_act_rec {
  * @total_layers: layers of the full model
  * @act_rec_size: bytes of one activation record (WFW_ACT_REC_SIZE(dim))
  * @model_flags: WFW_MODEL_*: what the range's jobs take and give
+ * @moe_layers: MoE layers loaded (0: none, or no model)
+ * @moe_imbalance_milli: expert load imbalance of the most imbalanced MoE
+ *	layer: 1000 * the busiest routed expert's tokens / the mean over the
+ *	layer's routed experts (1000: balanced; n_experts * 1000 / top-k at
+ *	worst); 0 before any token ran an MoE layer
  * @reserved: zero
  */
 struct wfw_info {
@@ -684,7 +695,9 @@ struct wfw_info {
 	u32 total_layers;
 	u32 act_rec_size;
 	u32 model_flags;
-	u64 reserved[4];
+	u32 moe_layers;
+	u32 moe_imbalance_milli;
+	u64 reserved[3];
 };
 
 /* struct wfw_info.model_flags */
@@ -752,6 +765,36 @@ struct wfw_sram_entry {
 	char name[24];
 };
 
+/* ---------------------------------------------- GET_EXPERT_LOAD result -- */
+
+/* struct wfw_expert_load.flags */
+#define WFW_EXPERT_SHARED	WFW_BIT(0)	/* a shared expert: every token */
+
+/**
+ * struct wfw_expert_load - tokens one expert of one loaded MoE layer ran
+ *	since the model was loaded (GET_EXPERT_LOAD writes an array from
+ *	entry index: each MoE layer in order, its shared experts then its
+ *	routed ones; completion result0 = entries written, result1 = entries
+ *	in all, result2 = MoE layers loaded)
+ * @layer: the layer, in the full model's numbering
+ * @expert: a routed expert's router index (0..n_experts - 1), or a shared
+ *	expert's index (0..n_shared - 1)
+ * @flags: WFW_EXPERT_*
+ * @top_k: routed experts each token of the layer runs (n_experts_active);
+ *	a layer's routed entries sum to its tokens * @top_k
+ * @tokens: tokens routed to the expert (shared: every token of the layer)
+ *
+ * Routing is integer arithmetic on the device, so the same jobs give the
+ * same counts on every backend.  An unload or full reset clears them.
+ */
+struct wfw_expert_load {
+	u32 layer;
+	u32 expert;
+	u32 flags;
+	u32 top_k;
+	u64 tokens;
+};
+
 /*
  * READ_LOG: copies log text starting at absolute byte position pos (or
  * the oldest retained byte, if pos is older) into the buffer.  Completion:
@@ -775,5 +818,6 @@ WFS_STATIC_ASSERT(sizeof(struct wfw_chunk_time) == 40, "chunk time size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_info) == 256, "wfw_info size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_stage_stats) == 112, "stats size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_sram_entry) == 48, "sram entry size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_expert_load) == 24, "expert load size");
 
 #endif /* WFW_ABI_H */

@@ -5,6 +5,7 @@
  *   fw_log       the firmware's log (READ_LOG)
  *   stages       per-stage layers, SRAM use and occupancy (GET_STATS)
  *   sram_map     every named SRAM allocation of every stage (GET_SRAM_MAP)
+ *   experts      tokens each expert of each MoE layer ran (GET_EXPERT_LOAD)
  *   jobs         jobs the firmware holds, resets and timeouts
  *   heartbeat    the firmware's HEARTBEAT now, stopped heartbeats detected
  *   inject_fault test only (module parameter fault_inject=1): "hang",
@@ -125,6 +126,42 @@ static int sram_map_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sram_map);
 
+/* One line per expert: layer, expert ("s" prefix: shared), top-k, tokens. */
+static int experts_show(struct seq_file *m, void *unused)
+{
+	struct wdrv_device *wdev = m->private;
+	u32 max = WDRV_FW_CTRL_BUF_SIZE / sizeof(struct wfw_expert_load), i;
+	u32 first = 0;
+	struct wfw_expert_load *e;
+	struct wfw_cpl cpl;
+	int ret = 0, idx;
+
+	e = kvmalloc(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	if (!drm_dev_enter(&wdev->drm, &idx)) {
+		kvfree(e);
+		return -ENODEV;
+	}
+	seq_puts(m, "layer expert top_k     tokens\n");
+	do {
+		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_EXPERT_LOAD, first, 0, e,
+					max * sizeof(*e), &cpl);
+		if (ret)
+			break;
+		for (i = 0; i < cpl.result0 && i < max; i++)
+			seq_printf(m, "%5u %s%-*u %5u %10llu\n", e[i].layer,
+				   e[i].flags & WFW_EXPERT_SHARED ? "s" : "",
+				   e[i].flags & WFW_EXPERT_SHARED ? 5 : 6, e[i].expert,
+				   e[i].top_k, e[i].tokens);
+		first += min(cpl.result0, max);
+	} while (cpl.result0 && first < cpl.result1);
+	drm_dev_exit(idx);
+	kvfree(e);
+	return ret;
+}
+DEFINE_SHOW_ATTRIBUTE(experts);
+
 static int jobs_show(struct seq_file *m, void *unused)
 {
 	wdrv_job_queue_show(m->private, m);
@@ -214,6 +251,7 @@ void wdrv_debugfs_init(struct wdrv_device *wdev)
 	debugfs_create_file("fw_log", 0400, root, wdev, &fw_log_fops);
 	debugfs_create_file("stages", 0400, root, wdev, &stages_fops);
 	debugfs_create_file("sram_map", 0400, root, wdev, &sram_map_fops);
+	debugfs_create_file("experts", 0400, root, wdev, &experts_fops);
 	debugfs_create_file("jobs", 0400, root, wdev, &jobs_fops);
 	debugfs_create_file("heartbeat", 0400, root, wdev, &heartbeat_fops);
 	if (!wdrv_fault_inject)

@@ -44,6 +44,8 @@ struct wdrv_model;
  * @tokens: firmware's tokens counter
  * @makespan_ns: firmware's modelled makespan
  * @bottleneck_ns: firmware's busiest stage's modelled busy time
+ * @moe_imbalance: firmware's expert load imbalance of its most imbalanced
+ *	MoE layer, in thousandths (0: no MoE layer ran)
  */
 struct wdrv_fw_stats {
 	spinlock_t lock; /* Protects the members below */
@@ -57,6 +59,7 @@ struct wdrv_fw_stats {
 	u64 tokens;
 	u64 makespan_ns;
 	u64 bottleneck_ns;
+	u64 moe_imbalance;
 };
 
 /**

@@ -349,7 +349,8 @@ static void free_parked(struct wdrv_fw *fw)
 /**
  * wdrv_fw_ctrl_read() - run a command that writes a buffer, and copy it out
  * @fw: firmware interface
- * @opcode: WFW_OP_GET_INFO, GET_STATS, GET_SRAM_MAP or READ_LOG
+ * @opcode: WFW_OP_GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG or
+ *	GET_EXPERT_LOAD
  * @index: the payload's index
  * @pos: the payload's pos
  * @out: where the result goes

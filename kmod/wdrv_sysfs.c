@@ -111,6 +111,7 @@ static void fw_stats_work(struct work_struct *work)
 		st->tokens = fi->tokens;
 		st->makespan_ns = fi->modelled_makespan_ns;
 		st->bottleneck_ns = fi->bottleneck_busy_ns;
+		st->moe_imbalance = fi->moe_imbalance_milli;
 		st->completed = completed;
 		st->valid = true;
 	}
@@ -179,6 +180,8 @@ WDRV_FW_COUNTER_ATTR(tokens, tokens);
 WDRV_FW_COUNTER_ATTR(modelled_makespan_ns, makespan_ns);
 /* Modelled busy time of the busiest stage: the pipeline's bottleneck. */
 WDRV_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_ns);
+/* 1000 * busiest expert / mean of the worst MoE layer (debugfs: experts). */
+WDRV_FW_COUNTER_ATTR(moe_imbalance_milli, moe_imbalance);
 
 static struct attribute *wdrv_attrs[] = {
 	&dev_attr_stages.attr,
@@ -191,6 +194,7 @@ static struct attribute *wdrv_attrs[] = {
 	&dev_attr_tokens.attr,
 	&dev_attr_modelled_makespan_ns.attr,
 	&dev_attr_bottleneck_busy_ns.attr,
+	&dev_attr_moe_imbalance_milli.attr,
 	NULL
 };
 

@@ -257,6 +257,9 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info);
  *	flight does not count), so tokens / makespan is the modelled aggregate
  *	throughput; jobs queued together overlap in the pipeline
  * @bottleneck_busy_ns: modelled busy time of the busiest stage
+ * @moe_imbalance_milli: 1000 * the busiest routed expert's tokens / the
+ *	mean, of the most imbalanced MoE layer (0: no MoE layer ran a token;
+ *	per layer: wafer_dev_expert_load())
  */
 struct wafer_dev_stats {
 	uint64_t jobs_completed;
@@ -264,6 +267,7 @@ struct wafer_dev_stats {
 	uint64_t modelled_busy_ns;
 	uint64_t modelled_makespan_ns;
 	uint64_t bottleneck_busy_ns;
+	uint64_t moe_imbalance_milli;
 };
 
 /**
@@ -273,12 +277,58 @@ struct wafer_dev_stats {
  *
  * Inproc: all members, from the firmware.  Kernel: what the driver exposes
  * in sysfs (/sys/class/accel/accelN/device/: jobs_completed, busy_ns, and
- * modelled_makespan_ns / bottleneck_busy_ns / tokens where the driver has
- * them); the counters are the device's, shared by every process using it.
+ * modelled_makespan_ns / bottleneck_busy_ns / tokens / moe_imbalance_milli
+ * where the driver has them); the counters are the device's, shared by every process using it.
  *
  * Return: 0 or a negative errno.
  */
 int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st);
+
+/**
+ * struct wafer_expert_load - tokens one expert of one MoE layer ran
+ * @layer: the layer, in the full model's numbering
+ * @expert: a routed expert's router index, or a shared expert's index
+ * @shared: 1 for a shared expert (every token of the layer runs it)
+ * @top_k: routed experts each token of the layer runs; a layer's routed
+ *	entries sum to its tokens * @top_k
+ * @tokens: tokens routed to the expert since the model was loaded
+ */
+struct wafer_expert_load {
+	uint32_t layer;
+	uint32_t expert;
+	uint32_t shared;
+	uint32_t top_k;
+	uint64_t tokens;
+};
+
+/**
+ * wafer_dev_expert_load() - read the device's per-expert load counters
+ * @dev: device or pipeline (members' entries in member order)
+ * @out: up to @max entries: each MoE layer in order, its shared experts
+ *	then its routed ones
+ * @max: entries available at @out
+ *
+ * The counts come from the firmware's integer routing, so the same jobs
+ * give the same counts on every backend.  Inproc: from the firmware.
+ * Kernel: from debugfs (accel/wafer.M/experts: root, debugfs mounted).
+ *
+ * Return: the device's entry count (more than @max: only @max were
+ * filled; 0: no MoE layer loaded) or a negative errno.
+ */
+int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
+			  unsigned int max);
+
+/**
+ * wafer_expert_imbalance() - a layer's expert load imbalance
+ * @e: entries as wafer_dev_expert_load() gives them
+ * @n: entries at @e
+ * @layer: the layer
+ *
+ * Return: the busiest routed expert's tokens / the mean over the layer's
+ * routed experts (1: balanced); 0 if the layer ran no token or is not in @e.
+ */
+double wafer_expert_imbalance(const struct wafer_expert_load *e, unsigned int n,
+			      uint32_t layer);
 
 /* --------------------------------------------------------- pipelines -- */
 

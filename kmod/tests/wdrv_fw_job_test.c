@@ -274,12 +274,34 @@ static void wdrv_test_fw_reset_generation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->last.cookie, 7ull);
 }
 
+/* GET_EXPERT_LOAD through the driver: a dense model has no entries. */
+static void wdrv_test_fw_expert_load_dense(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	struct wfw_expert_load e[4];
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 8, 0, TEST_TIMEOUT_MS), 0);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl_read(&f->fw, WFW_OP_GET_EXPERT_LOAD, 0, 0, e,
+						sizeof(e), &cpl), 0);
+	KUNIT_EXPECT_EQ(test, cpl.result0, 0u);
+	KUNIT_EXPECT_EQ(test, cpl.result1, 0u);
+	KUNIT_EXPECT_EQ(test, cpl.result2, 0u);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl_read(&f->fw, WFW_OP_GET_INFO, 0, 0, &info,
+						sizeof(info), &cpl), 0);
+	KUNIT_EXPECT_EQ(test, info.moe_layers, 0u);
+	KUNIT_EXPECT_EQ(test, info.moe_imbalance_milli, 0u);
+	KUNIT_EXPECT_EQ(test, info.abi_version, (u32)WFW_ABI_VERSION);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
 	KUNIT_CASE(wdrv_test_fw_corrupt_completion),
 	KUNIT_CASE(wdrv_test_fw_reset_fences_ctrl),
 	KUNIT_CASE(wdrv_test_fw_reset_generation),
+	KUNIT_CASE(wdrv_test_fw_expert_load_dense),
 	{}
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ref_llama.h"
+#include "ref_moe.h"
 
 int ref_init(struct ref_state *s, const struct wfs_ckpt *c, int ctx)
 {
@@ -154,6 +155,10 @@ float *ref_forward(struct ref_state *s, int token, int pos)
 		for (i = 0; i < dim; i++)
 			x[i] += s->xb2[i];
 		rmsnorm(s->xb, x, w->rms_ffn + l * dim, dim);
+		if (s->moe) {
+			ref_moe_ffn(s->moe, s, (int)l);
+			continue;
+		}
 		matmul(s->hb, s->xb, w->w1 + l * dim * hd, dim, hd);
 		matmul(s->hb2, s->xb, w->w3 + l * dim * hd, dim, hd);
 		for (i = 0; i < hd; i++) {

@@ -8,8 +8,11 @@
 
 #include "wfs_pack.h"
 
+struct ref_moe;
+
 struct ref_state {
 	const struct wfs_ckpt *c;
+	const struct ref_moe *moe;	/* NULL: dense FFN (set after ref_init) */
 	int ctx;
 	float *x, *xb, *xb2, *hb, *hb2, *q, *att, *logits;
 	float *key_cache, *value_cache;	/* [L][ctx][kv_dim] */

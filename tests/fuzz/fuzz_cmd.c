@@ -78,6 +78,7 @@ static void fix_cmd(struct wfw_cmd *c, u32 ctx)
 	case WFW_OP_GET_STATS:
 	case WFW_OP_GET_SRAM_MAP:
 	case WFW_OP_READ_LOG:
+	case WFW_OP_GET_EXPERT_LOAD:
 		c->buf.addr = fix_addr(c->buf.addr);
 		break;
 	case WFW_OP_LOAD_MODEL:

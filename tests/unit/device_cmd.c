@@ -154,6 +154,16 @@ static void test_header_and_admin(void)
 	c.buf.len = 100;
 	c.buf.index = 1;
 	expect(&c, -WFS_EINVAL, "READ_LOG index != 0");
+	base(&c, WFW_OP_GET_EXPERT_LOAD);
+	c.buf.addr = (u64)(uintptr_t)out;
+	c.buf.len = OUT_BYTES;
+	c.buf.pos = 1;
+	expect(&c, -WFS_EINVAL, "GET_EXPERT_LOAD pos != 0");
+	c.buf.pos = 0;
+	c.buf.reserved[0] = 1;
+	expect(&c, -WFS_EINVAL, "GET_EXPERT_LOAD reserved != 0");
+	c.buf.reserved[0] = 0;
+	expect(&c, 0, "GET_EXPERT_LOAD without MoE layers: no entries");
 	base(&c, WFW_OP_RESET_RETIRED);
 	expect(&c, -WFS_EOPNOTSUPP, "retired RESET command (opcode 7)");
 	base(&c, WFW_OP_RESET_RETIRED);

@@ -5,9 +5,10 @@
  * pass in process.  With every expert active and unit gates the greedy
  * tokens are the dense model's, int8 and int4, with and without a shared
  * expert; with top-k < E the model differs and is deterministic; the
- * validator rejects each bad MoE field with its errno and names it; and
+ * validator rejects each bad MoE field with its errno and names it;
  * `wafer run --backend inproc --moe` through the device prints the dense
- * text byte for byte.
+ * text byte for byte; its --expert-load table is consistent and the same
+ * every run, and `wafer bench --moe` prints each layer's load imbalance.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -240,6 +241,80 @@ static void test_convert(const char *model, const char *tok, char *d, char *m)
 	unlink(moe);
 }
 
+/* A file into @buf (64 KiB); its length or -1. */
+static long slurp(const char *path, char *buf)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (long)n;
+}
+
+/* Layers of an --expert-load table whose routed tokens are shared x @k. */
+static int table_layers_ok(char *t, unsigned int k, int *layers)
+{
+	unsigned long long tok, shared[16] = { 0 }, routed[16] = { 0 };
+	unsigned int l, top, ok = 0;
+	char ex[16], *line = strchr(t, '\n');
+
+	*layers = 0;
+	for (; line && sscanf(line + 1, "%u %15s %u %llu", &l, ex, &top, &tok) == 4;
+	     line = strchr(line + 1, '\n')) {
+		if (l >= 16 || top != k)
+			return 0;
+		if (ex[0] == 's')
+			shared[l] += tok;
+		else
+			routed[l] += tok;
+		*layers = l + 1 > (unsigned int)*layers ? (int)l + 1 : *layers;
+	}
+	for (l = 0; l < (unsigned int)*layers; l++)
+		ok += shared[l] && routed[l] == shared[l] * k;
+	return ok == (unsigned int)*layers && *layers > 0;
+}
+
+/*
+ * wafer run --expert-load: the firmware's table, the same on a second run;
+ * wafer bench --moe: a max/mean per layer in each row, within [1, E/k].
+ */
+static void test_expert_load(const char *model, const char *tok, char *a, char *b)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char fa[64], fb[64], args[256], cmd[1024], row[512];
+	double v[5];
+	int layers = 0, ok = 0, i;
+	FILE *p;
+
+	snprintf(fa, sizeof(fa), "/tmp/wafer-moe-%d-a.txt", (int)getpid());
+	snprintf(fb, sizeof(fb), "/tmp/wafer-moe-%d-b.txt", (int)getpid());
+	snprintf(args, sizeof(args), "-t 0 --moe 4,2,1 --expert-load %s", fa);
+	ok = cli(model, tok, args, a) == 0 && slurp(fa, a) > 0 && table_layers_ok(a, 2, &layers);
+	wt_ok(ok, "wafer run --expert-load: %d layers, each routing shared tokens x top-2", layers);
+	ok = 0;
+	snprintf(args, sizeof(args), "-t 0 --moe 4,2,1 --expert-load %s", fb);
+	wt_ok(cli(model, tok, args, b) == 0 && slurp(fb, b) > 0 && slurp(fa, a) > 0 &&
+	      !strcmp(a, b), "wafer run --expert-load: the same table on a second run");
+	unlink(fa);
+	unlink(fb);
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc --moe 4,1 "
+		 "2>/dev/null | grep -A2 '^single sequence' | tail -1", build, model);
+	p = popen(cmd, "r");
+	if (p && fgets(row, sizeof(row), p) &&
+	    sscanf(row, "%*s %*s %*u %*f %*f %*f %*f %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2],
+		   &v[3], &v[4]) == 5)
+		for (i = 0, ok = 1; i < 5; i++)
+			ok &= v[i] >= 1.0 && v[i] <= 4.0;
+	if (p)
+		pclose(p);
+	wt_ok(ok, "wafer bench --moe 4,1: expert max/mean of 5 layers in [1, 4] (%.2f .. %.2f)",
+	      ok ? v[0] : 0, ok ? v[4] : 0);
+}
+
 /* Through the device (stage workers, SRAM copies): the dense text. */
 static void test_cli(const char *model, const char *tok)
 {
@@ -256,6 +331,7 @@ static void test_cli(const char *model, const char *tok)
 	      "wafer run --moe 4,2 runs and prints another text");
 	wt_ok(cli(model, tok, "--moe 4,5", m) != 0, "wafer run --moe 4,5 is a usage error");
 	test_convert(model, tok, d, m);
+	test_expert_load(model, tok, d, m);
 	free(d);
 	free(m);
 }

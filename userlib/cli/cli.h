@@ -29,6 +29,28 @@ int cli_parse_gate(const char *s, struct wafer_moe_opts *o);
 /* The model's FFN kind: which layers have experts, how many, the gate. */
 void cli_print_moe(const struct wafer_model_info *mi, FILE *f);
 int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out);
+
+/**
+ * struct cli_experts - a snapshot of wafer_dev_expert_load()
+ * @e: the entries (malloc'd)
+ * @n: their count (0: no MoE layer)
+ */
+struct cli_experts {
+	struct wafer_expert_load *e;
+	unsigned int n;
+};
+
+/* Take a snapshot; returns its entries or a negative errno. */
+int cli_experts_take(struct wafer_dev *dev, struct cli_experts *s);
+void cli_experts_free(struct cli_experts *s);
+/* @d = @cur's tokens since @prev (NULL, or another table: all); 0 or -ENOMEM. */
+int cli_experts_since(const struct cli_experts *prev, const struct cli_experts *cur,
+		      struct cli_experts *d);
+/* Per layer "max/mean" of @cur's tokens since @prev (NULL: all), space separated. */
+void cli_experts_imbalance(const struct cli_experts *prev, const struct cli_experts *cur,
+			   char *out, size_t len);
+/* The table, in the driver's debugfs format (accel/wafer.M/experts). */
+void cli_experts_print(const struct cli_experts *s, FILE *f);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int cli_parse_backend(const char *s, enum wafer_backend *out);
 /*

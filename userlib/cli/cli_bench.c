@@ -109,6 +109,8 @@ enum mkind { M_NONE, M_DEVICE, M_SUM, M_EST };
  * @host_ns: host time
  * @model_ns: modelled device time (0: unknown)
  * @kind: how @model_ns was obtained
+ * @moe: MoE models: each layer's expert load imbalance over these tokens
+ *	(busiest routed expert / the mean), space separated; else empty
  */
 struct decode_res {
 	const char *backend;
@@ -118,6 +120,7 @@ struct decode_res {
 	uint64_t host_ns;
 	uint64_t model_ns;
 	enum mkind kind;
+	char moe[96];
 };
 
 /**
@@ -369,6 +372,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	struct wafer_completion cpl[MAX_B];
 	struct wafer_job jobs[MAX_B];
 	struct wafer_dev_stats s0, s1;
+	struct cli_experts x0 = { 0 }, x1;
 	struct run_bufs rb;
 	uint32_t tok[MAX_B], *ids;
 	uint64_t t0, sum_dev = 0, sum_first = 0;
@@ -381,6 +385,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	for (i = 0; i < b; i++)	/* distinct sequences: BOS, or a different first token */
 		tok[i] = i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
 	wafer_dev_stats(dev, &s0);
+	cli_experts_take(dev, &x0);
 	if (kernel && !s0.modelled_makespan_ns)
 		debugfs_bottleneck(wafer_device_index(dev), busy0, &n0);
 	t0 = cli_now_ns();
@@ -412,6 +417,9 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	r->kind = M_NONE;
 	r->model_ns = 0;
 	wafer_dev_stats(dev, &s1);
+	cli_experts_take(dev, &x1);
+	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
+	cli_experts_free(&x1);
 	if (s1.modelled_makespan_ns > s0.modelled_makespan_ns) {
 		r->model_ns = s1.modelled_makespan_ns - s0.modelled_makespan_ns;
 		r->kind = M_DEVICE;
@@ -432,6 +440,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	}
 	ret = 0;
 out:
+	cli_experts_free(&x0);
 	bufs_destroy(&rb);
 	return ret;
 }
@@ -440,6 +449,7 @@ out:
 static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int steps,
 		  struct decode_res *r)
 {
+	struct cli_experts x0 = { 0 }, x1;
 	struct wafer_completion c;
 	struct run_bufs rb;
 	uint64_t t0, sum = 0;
@@ -450,6 +460,7 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	if (bufs_create(dev, m, 1, steps, (size_t)steps * 4, RES_SIZE, &rb))
 		goto out;
 	ids = wafer_bo_map(rb.in);
+	cli_experts_take(dev, &x0);
 	t0 = cli_now_ns();
 	for (pos = 0; pos < steps; pos++) {
 		struct wafer_job j = {
@@ -478,8 +489,12 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	r->tokens = steps;
 	r->model_ns = sum;
 	r->kind = M_SUM;
+	cli_experts_take(dev, &x1);
+	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
+	cli_experts_free(&x1);
 	ret = 0;
 out:
+	cli_experts_free(&x0);
 	bufs_destroy(&rb);
 	return ret;
 }
@@ -898,35 +913,46 @@ static void print_subcost(const struct bench *bn)
 		printf("\n");
 }
 
+/* The row's expert load column: "n/a" where the counters are unreadable. */
+static const char *moe_col(const struct decode_res *r)
+{
+	return r->moe[0] ? r->moe : "n/a (kernel: debugfs, root)";
+}
+
 static void print_tables(const struct bench *bn, const struct bench_args *a,
 			 const char *model)
 {
+	int moe = a->conv.moe.n_experts != 0, est = 0;
 	unsigned int i, j;
-	int est = 0;
 
 	printf("wafer bench: model %s, int%u group %u, %u tokens per sequence%s\n", model,
 	       a->conv.wbits, a->conv.group_size, a->tokens, a->quick ? " (--quick)" : "");
-	if (a->conv.moe.n_experts)
-		printf("  upcycled: %u experts + %u shared, top-%u in every layer\n",
-		       a->conv.moe.n_experts, a->conv.moe.n_shared, a->conv.moe.top_k);
+	if (moe)
+		printf("  upcycled: %u experts + %u shared, top-%u in every layer; expert load "
+		       "max/mean: 1.00 balanced, %.2f all tokens on top-k experts\n",
+		       a->conv.moe.n_experts, a->conv.moe.n_shared, a->conv.moe.top_k,
+		       (double)a->conv.moe.n_experts / a->conv.moe.top_k);
 	for (i = 0; i < bn->n_devs; i++)
 		printf("  %s\n", bn->devs[i]);
 
 	printf("\nsingle sequence (greedy decode, one job per token)\n");
-	printf("  %-7s %-6s %6s %12s %12s %15s %15s\n", "backend", "submit", "tokens",
-	       "host tok/s", "host us/tok", "modelled tok/s", "modelled us/tok");
+	printf("  %-7s %-6s %6s %12s %12s %15s %15s%s\n", "backend", "submit", "tokens",
+	       "host tok/s", "host us/tok", "modelled tok/s", "modelled us/tok",
+	       moe ? "  experts max/mean by layer" : "");
 	for (i = 0; i < bn->n_single; i++) {
 		const struct decode_res *r = &bn->single[i];
 
-		printf("  %-7s %-6s %6u %12.1f %12.1f %15.1f %15.2f\n", r->backend, r->submit,
+		printf("  %-7s %-6s %6u %12.1f %12.1f %15.1f %15.2f%s%s\n", r->backend, r->submit,
 		       r->tokens, per_s(r->tokens, r->host_ns), r->host_ns / 1e3 / r->tokens,
-		       per_s(r->tokens, r->model_ns), r->model_ns / 1e3 / r->tokens);
+		       per_s(r->tokens, r->model_ns), r->model_ns / 1e3 / r->tokens,
+		       moe ? "  " : "", moe ? moe_col(r) : "");
 	}
 
 	printf("\nconcurrent sequences (one context with B KV slots; B jobs per batch, "
 	       "B completions reaped per step)\n");
-	printf("  %-7s %-6s %3s %6s %12s %10s %15s %10s\n", "backend", "submit", "B", "tokens",
-	       "host tok/s", "host xB=1", "modelled tok/s", "mod. xB=1");
+	printf("  %-7s %-6s %3s %6s %12s %10s %15s %10s%s\n", "backend", "submit", "B", "tokens",
+	       "host tok/s", "host xB=1", "modelled tok/s", "mod. xB=1",
+	       moe ? "  experts max/mean by layer" : "");
 	for (i = 0; i < bn->n_agg; i++) {
 		const struct decode_res *r = &bn->agg[i], *base = r;
 		double h = per_s(r->tokens, r->host_ns), md = per_s(r->tokens, r->model_ns);
@@ -941,10 +967,11 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 			char v[32];
 
 			snprintf(v, sizeof(v), "%s%.1f", mark(r->kind), md);
-			printf(" %15s %9.2fx\n", v, md / per_s(base->tokens, base->model_ns));
+			printf(" %15s %9.2fx", v, md / per_s(base->tokens, base->model_ns));
 		}
 		else
-			printf(" %15s %10s\n", "n/a", "n/a");
+			printf(" %15s %10s", "n/a", "n/a");
+		printf("%s%s\n", moe ? "  " : "", moe ? moe_col(r) : "");
 	}
 	if (est)
 		printf("  ~ estimated: the driver exposes no modelled makespan; sum of each step's "

@@ -4,6 +4,7 @@
  * what llama2.c prints (prompt pieces, then the continuation, streamed as
  * produced, then a newline); everything else goes to stderr.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
  * @draft_device: --draft-device (-1: the device after the target's)
  * @no_plain: --no-plain: no plain run to compare with
  * @trace: --trace FILE (NULL: none)
+ * @expert_load: --expert-load FILE (NULL: none)
  */
 struct run_args {
 	const char *model;
@@ -45,6 +47,7 @@ struct run_args {
 	int draft_device;
 	int no_plain;
 	const char *trace;
+	const char *expert_load;
 };
 
 static void usage(FILE *f)
@@ -83,12 +86,15 @@ static void usage(FILE *f)
 		"  --trace FILE.json    the run's timeline as Chrome trace events (Perfetto,\n"
 		"                       chrome://tracing): each job's chunks on every stage\n"
 		"                       and their hops in modelled device time (the\n"
-		"                       firmware's), and each job in host wall time\n");
+		"                       firmware's), and each job in host wall time\n"
+		"  --expert-load FILE   MoE models: the tokens each expert of each layer ran,\n"
+		"                       as the firmware counted them, written to FILE (the\n"
+		"                       driver's debugfs experts table; kernel: root)\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
-       OPT_MOE_GATE };
+       OPT_MOE_GATE, OPT_EXPERT_LOAD };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -106,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
+	{ "expert-load", required_argument, NULL, OPT_EXPERT_LOAD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -232,6 +239,9 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		return 0;
 	case OPT_TRACE:
 		a->trace = arg;
+		return 0;
+	case OPT_EXPERT_LOAD:
+		a->expert_load = arg;
 		return 0;
 	case OPT_HELP:
 		usage(stdout);
@@ -519,6 +529,32 @@ static int trace_write(const struct run_args *a, struct wafer_dev *dev,
 	return 0;
 }
 
+/* The firmware's expert counters: imbalance per layer, the table to @path. */
+static int expert_report(struct wafer_dev *dev, const char *path)
+{
+	struct cli_experts x;
+	char imb[256];
+	FILE *f;
+	int n = cli_experts_take(dev, &x), err = 0;
+
+	if (n < 0)
+		return fail("--expert-load");
+	cli_experts_imbalance(NULL, &x, imb, sizeof(imb));
+	fprintf(stderr, "wafer: expert load max/mean by layer: %s\n", n ? imb : "no MoE layer");
+	f = fopen(path, "we");
+	if (!f)
+		err = errno;
+	if (f) {
+		cli_experts_print(&x, f);
+		if (fclose(f))
+			err = errno;
+	}
+	cli_experts_free(&x);
+	if (err)
+		fprintf(stderr, "wafer: %s: %s\n", path, strerror(err));
+	return !!err;
+}
+
 /**
  * struct run - what a run holds, step to step
  * @dev: the device (or pipeline)
@@ -613,6 +649,8 @@ static int run_generate(const struct run_args *a, struct run *r)
 	fflush(stdout);
 	report(&st, r->load_ns / 1e9);
 	if (r->trace && trace_write(a, r->dev, &r->trace, st.jobs))
+		return 1;
+	if (a->expert_load && expert_report(r->dev, a->expert_load))
 		return 1;
 	if (!a->draft)
 		return 0;

@@ -5,10 +5,12 @@
  *
  *   /sys/class/accel/accelN/device/{busy_ns,jobs_completed}
  *   /sys/kernel/debug/accel/wafer.M/stages   (wafer.M: the platform device)
+ *   /sys/kernel/debug/accel/wafer.M/experts  (MoE models, through libwafer)
  *
  * Every interval it prints the deltas: jobs/s, tokens/s and, per stage,
  * utilisation = modelled busy time gained / the interval, tokens/s, SRAM use
- * and FIFO high-water.  On a terminal the screen is redrawn; otherwise one
+ * and FIFO high-water; with an MoE model, per layer the tokens/s each
+ * expert ran and the load imbalance (busiest routed expert / the mean).  On a terminal the screen is redrawn; otherwise one
  * block per interval.
  */
 #include <errno.h>
@@ -129,6 +131,7 @@ int cli_read_stages(int index, struct cli_stage_row *rows, unsigned int max,
  * @jobs: sysfs jobs_completed
  * @n: stages
  * @st: per stage
+ * @x: expert load (empty: no MoE model, or unreadable)
  */
 struct sample {
 	uint64_t t_ns;
@@ -136,12 +139,17 @@ struct sample {
 	uint64_t jobs;
 	int n;
 	struct cli_stage_row st[MAX_STAGES];
+	struct cli_experts x;
 };
 
-static int take(int index, struct sample *s)
+static int take(int index, struct wafer_dev *dev, struct sample *s)
 {
 	char err[512];
 	int ret;
+
+	cli_experts_free(&s->x);
+	if (dev && cli_experts_take(dev, &s->x) < 0)
+		cli_experts_free(&s->x);
 
 	s->t_ns = cli_now_ns();
 	ret = cli_sysfs_u64(index, "busy_ns", &s->busy_ns);
@@ -172,6 +180,29 @@ static void bar(char *out, double frac, int width)
 	for (i = 0; i < width; i++)
 		out[i] = i < fill ? '#' : '.';
 	out[width] = '\0';
+}
+
+/* Per MoE layer: imbalance over the interval and since the model loaded,
+ * then each expert's tokens/s. */
+static void print_experts(const struct sample *a, const struct sample *b, double dt)
+{
+	struct cli_experts d;
+	unsigned int i;
+
+	if (!b->x.n || cli_experts_since(&a->x, &b->x, &d))
+		return;
+	printf("MoE layer  max/mean interval  since load  tokens/s per expert (sN: shared)");
+	for (i = 0; i < d.n; i++) {
+		const struct wafer_expert_load *e = &d.e[i];
+
+		if (!i || e->layer != d.e[i - 1].layer)
+			printf("\n%9u  %17.2f  %10.2f ", e->layer,
+			       wafer_expert_imbalance(d.e, d.n, e->layer),
+			       wafer_expert_imbalance(b->x.e, b->x.n, e->layer));
+		printf(" %s%u %.1f", e->shared ? "s" : "", e->expert, e->tokens / dt);
+	}
+	printf("\n");
+	cli_experts_free(&d);
 }
 
 static void print_block(int index, const struct sample *a, const struct sample *b, int tty)
@@ -212,6 +243,7 @@ static void print_block(int index, const struct sample *a, const struct sample *
 		       (unsigned long long)r->sram_used >> 10,
 		       (unsigned long long)r->sram_size >> 10, (unsigned long long)r->fifo_hw);
 	}
+	print_experts(a, b, dt);
 	if (!tty)
 		printf("\n");
 	fflush(stdout);
@@ -224,7 +256,9 @@ static void usage(FILE *f)
 		"  -n ITERATIONS   stop after this many intervals (default: run until killed)\n"
 		"  -i INTERVAL_MS  sampling interval (default 1000)\n"
 		"Reads sysfs and debugfs (root, debugfs mounted); utilisation is the\n"
-		"stage's modelled busy time gained per interval of host time.\n");
+		"stage's modelled busy time gained per interval of host time.  With an\n"
+		"MoE model loaded: per layer, each expert's tokens/s and the load\n"
+		"imbalance over the interval (busiest routed expert / the mean).\n");
 }
 
 static int parse_count(const char *s, long lo, long hi, long *out)
@@ -243,8 +277,10 @@ static int parse_count(const char *s, long lo, long hi, long *out)
 int cli_cmd_top(int argc, char **argv)
 {
 	static struct sample s[2];
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_KERNEL };
 	long iters = 0, interval = 1000, it;
-	int index = -1, opt, tty = isatty(STDOUT_FILENO), cur = 0;
+	int index = -1, opt, tty = isatty(STDOUT_FILENO), cur = 0, ret = 0;
+	struct wafer_dev *dev = NULL;
 	struct timespec ts;
 
 	optind = 1;
@@ -283,8 +319,14 @@ int cli_cmd_top(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (take(index, &s[cur]))
-		return 1;
+	/* The expert counters come through libwafer; without it, none shown. */
+	o.index = index;
+	if (wafer_open(&o, &dev))
+		dev = NULL;
+	if (take(index, dev, &s[cur])) {
+		ret = 1;
+		goto out;
+	}
 	ts.tv_sec = interval / 1000;
 	ts.tv_nsec = (interval % 1000) * 1000000L;
 	for (it = 0; !iters || it < iters; it++) {
@@ -292,10 +334,16 @@ int cli_cmd_top(int argc, char **argv)
 			;
 		ts.tv_sec = interval / 1000;
 		ts.tv_nsec = (interval % 1000) * 1000000L;
-		if (take(index, &s[!cur]))
-			return 1;
+		if (take(index, dev, &s[!cur])) {
+			ret = 1;
+			goto out;
+		}
 		print_block(index, &s[cur], &s[!cur], tty);
 		cur = !cur;
 	}
-	return 0;
+out:
+	cli_experts_free(&s[0].x);
+	cli_experts_free(&s[1].x);
+	wafer_close(dev);
+	return ret;
 }

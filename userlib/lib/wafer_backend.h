@@ -164,6 +164,8 @@ struct wafer_job_hw {
  * @reap: collect up to @max completions, waiting until @min arrived or the
  *	absolute CLOCK_MONOTONIC @deadline_ns passed; return the count
  * @stats: fill the device's counters (struct wafer_dev_stats, zeroed)
+ * @expert_load: fill up to @max per-expert load entries; return the
+ *	device's entry count (NULL: the backend cannot report them)
  * @model_parts: the layer ranges of model @id, at most @max into @out;
  *	return their count (NULL: one range, the whole model, on @dev)
  * @member: pipelines: the member count and member @i (NULL: a device)
@@ -196,6 +198,8 @@ struct wafer_backend_ops {
 	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 	int (*stats)(struct wafer_dev *dev, struct wafer_dev_stats *st);
+	int (*expert_load)(struct wafer_dev *dev, struct wafer_expert_load *out,
+			   unsigned int max);
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
 			   struct wafer_model_part *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
@@ -256,6 +260,9 @@ int wafer_trace_run_begin(struct wafer_dev *dev, struct wafer_job *j, unsigned i
 void wafer_trace_run_done(struct wafer_trace_run *tr, const struct wafer_completion *c);
 /* Results back where the caller wanted them, events into the trace; frees. */
 int wafer_trace_run_end(struct wafer_trace_run *tr, int ok);
+
+int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
+			     unsigned int max);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;

@@ -326,7 +326,48 @@ static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 	st->tokens = fi.tokens;
 	st->modelled_makespan_ns = fi.modelled_makespan_ns;
 	st->bottleneck_busy_ns = fi.bottleneck_busy_ns;
+	st->moe_imbalance_milli = fi.moe_imbalance_milli;
 	return 0;
+}
+
+/* GET_EXPERT_LOAD, a bounce buffer's worth of entries at a time. */
+static int inproc_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
+			      unsigned int max)
+{
+	enum { PAGE = 256 };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_EXPERT_LOAD };
+	struct wfw_expert_load *buf = calloc(PAGE, sizeof(*buf));
+	struct wfw_cpl cpl = { 0 };
+	unsigned int i, first = 0;
+	int ret;
+
+	if (!buf)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = wip_hw_region_add(hw(dev), buf, PAGE * sizeof(*buf));
+	if (ret) {
+		free(buf);
+		return wafer_set_error(ret, "inproc: cannot map a buffer: %s", wafer_strerror(ret));
+	}
+	cmd.buf.addr = (uintptr_t)buf;
+	cmd.buf.len = PAGE * sizeof(*buf);
+	do {
+		cmd.buf.index = first;
+		ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
+		for (i = 0; !ret && i < cpl.result0 && first + i < max; i++) {
+			out[first + i].layer = buf[i].layer;
+			out[first + i].expert = buf[i].expert;
+			out[first + i].shared = !!(buf[i].flags & WFW_EXPERT_SHARED);
+			out[first + i].top_k = buf[i].top_k;
+			out[first + i].tokens = buf[i].tokens;
+		}
+		first += cpl.result0;
+	} while (!ret && cpl.result0 && first < max && first < cpl.result1);
+	wip_hw_region_del(hw(dev), buf);
+	free(buf);
+	if (ret)
+		return wafer_set_error(ret, "inproc: GET_EXPERT_LOAD failed: %s",
+				       wafer_strerror(ret));
+	return (int)cpl.result1;
 }
 
 const struct wafer_backend_ops wafer_inproc_backend = {
@@ -344,5 +385,6 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.submit = inproc_submit,
 	.reap = inproc_reap,
 	.stats = inproc_stats,
+	.expert_load = inproc_expert_load,
 	.set_cpl_hook = inproc_set_cpl_hook,
 };

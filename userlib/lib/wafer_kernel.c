@@ -403,6 +403,7 @@ static int kernel_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 	st->modelled_busy_ns = sysfs_u64(dev->index, "busy_ns");
 	st->modelled_makespan_ns = sysfs_u64(dev->index, "modelled_makespan_ns");
 	st->bottleneck_busy_ns = sysfs_u64(dev->index, "bottleneck_busy_ns");
+	st->moe_imbalance_milli = sysfs_u64(dev->index, "moe_imbalance_milli");
 	return 0;
 }
 
@@ -421,6 +422,7 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.submit = kernel_submit,
 	.reap = kernel_reap,
 	.stats = kernel_stats,
+	.expert_load = wafer_kernel_expert_load,
 	.sync_link = kernel_sync_link,
 	.sync_reset = kernel_sync_reset,
 	.sync_free = kernel_sync_free,

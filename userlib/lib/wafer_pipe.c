@@ -453,7 +453,7 @@ static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
  * The chain's counters: jobs, tokens and the modelled clock are those of
  * the last member that ran jobs (every job ends there, and the members
  * share one timeline through their activation records); busy time summed,
- * the bottleneck the busiest member's.
+ * the bottleneck and the expert load imbalance the worst member's.
  */
 static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
@@ -474,6 +474,8 @@ static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 		st->modelled_busy_ns += s.modelled_busy_ns;
 		if (s.bottleneck_busy_ns > st->bottleneck_busy_ns)
 			st->bottleneck_busy_ns = s.bottleneck_busy_ns;
+		if (s.moe_imbalance_milli > st->moe_imbalance_milli)
+			st->moe_imbalance_milli = s.moe_imbalance_milli;
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 # `wafer bench --quick` in the VM prints every row of its three tables
 # (kernel and inproc backends, both kernel submit paths, every B and
 # submission batch, the io_uring / ioctl CPU ratio) with positive figures; `wafer top` prints per-stage lines while `wafer run`
-# generates in the background.
+# generates in the background, and with an MoE model loaded (wafer serve of
+# a `wafer convert --moe 4,2,1` blob after one request) a line per MoE layer
+# with its expert load imbalance since the load and each expert's tokens/s.
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
@@ -18,6 +20,20 @@ vm_out=$("$vm" -- bash -c "
 	$wafer top -n 2 -i 200
 	wait \$pid
 	echo \"run rc=\$?\"
+	echo '=== top-moe'
+	PATH=\$PATH:/usr/sbin:/sbin; ip link set lo up
+	$wafer convert $models/stories260K.bin /tmp/moe.blob --moe 4,2,1 >/dev/null 2>&1
+	$wafer serve /tmp/moe.blob -z $models/tok512.bin --backend kernel --port 8001 \
+		>/dev/null 2>\"\$WAFER_RESULTS/serve.err\" &
+	srv=\$!
+	for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && break; sleep 0.2; done
+	curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
+		http://127.0.0.1:8001/v1/completions >/dev/null || echo 'the request failed'
+	$wafer top -n 1 -i 100 || echo \"top rc=\$?\"
+	kill -TERM \$srv
+	wait \$srv || echo \"serve rc=\$?\"
+	echo '=== serve-err'
+	cat \"\$WAFER_RESULTS/serve.err\"
 	echo '=== top-errors'
 	$wafer top -d 7 -n 1 -i 10 2>&1 || echo \"rc=\$?\"
 ")
@@ -49,3 +65,12 @@ expect_contains "$top" '^run rc=0$'
 rows=$(grep -cE '^ +[0-9]+ +[-0-9EH]+ +[0-9.]+ +[#.]{20} +[0-9.]+ +[0-9]+/[0-9]+ +[0-9]+$' <<<"$top")
 [ "$rows" = 32 ] || die "expected 32 per-stage lines from wafer top, got $rows"
 expect_contains "$(section top-errors)" 'accel7.*No such file'
+
+moe=$(section top-moe)
+printf '%s\n' "$moe"
+expect_contains "$moe" '^MoE layer  max/mean interval  since load  tokens/s per expert'
+# Layers 0-4: interval and since-load imbalance (since load in [1, 2] for
+# top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
+rows=$(grep -cE '^ +[0-4] +[0-9.]+ +(1\.[0-9]{2}|2\.00)  s0 [0-9.]+ 0 [0-9.]+ 1 [0-9.]+ 2 [0-9.]+ 3 [0-9.]+$' <<<"$moe")
+[ "$rows" = 5 ] || { section serve-err; die "expected 5 MoE layer lines from wafer top, got $rows"; }
+

@@ -3,8 +3,11 @@
 # wafer.ko), int8 and int4, with and without a prompt, submitting by ioctl
 # and by io_uring; the same for mixture-of-experts models upcycled on the
 # fly (--moe, issue 14), whose unit-gated top-k = E runs also print the
-# dense model's text; and `wafer run --trace` records the same modelled
-# timeline (the firmware's chunk times) through the kernel as in process.
+# dense model's text; `wafer run --expert-load` gives the firmware's
+# per-expert token counts of a top-2-of-4 + shared model through the kernel
+# (debugfs experts) equal to the in-process ones, and `wafer run --trace`
+# records the same modelled timeline (the firmware's chunk times) through
+# the kernel as in process.
 # Stock-only: its driver paths (MODEL_LOAD, SUBMIT by ioctl and io_uring, WAIT)
 # are the debug tier's through model_e2e after trinity, load and conformance.
 # wafer-vm: stock-only
@@ -27,6 +30,7 @@ runs=(
 	"moe-sigmoid|uring|--quant int8 -n 128 --moe 2,2,1 --moe-gate sigmoid"
 )
 trace_args="--quant int8 -n 40 -i 'Once upon a time'"
+experts_args="--quant int8 -n 128 --moe 4,2,1 -i 'Once upon a time'"
 
 # One VM boot runs every kernel-backend command; outputs go to files.
 script='set -e'
@@ -40,6 +44,10 @@ for submit in ioctl uring; do
 $wafer run $common $trace_args --backend kernel --submit $submit --trace \"\$WAFER_RESULTS/trace-$submit.json\" >/dev/null 2>\"\$WAFER_RESULTS/trace-$submit.err\"
 echo '=== trace-$submit'; cat \"\$WAFER_RESULTS/trace-$submit.json\"; echo; echo '=== trace-$submit-jobs'; grep -oE 'trace of [0-9]+ jobs' \"\$WAFER_RESULTS/trace-$submit.err\" || true"
 done
+script+="
+$wafer run $common $experts_args --backend kernel --expert-load \"\$WAFER_RESULTS/experts.txt\" >/dev/null 2>\"\$WAFER_RESULTS/experts.err\" || echo \"wafer run rc=\$?\" >>\"\$WAFER_RESULTS/experts.err\"
+echo '=== experts'; cat \"\$WAFER_RESULTS/experts.txt\" || true
+echo '=== experts-err'; cat \"\$WAFER_RESULTS/experts.err\""
 script+="
 for f in \"\$WAFER_RESULTS\"/*.out; do echo \"=== \$(basename \"\$f\")\"; cat \"\$f\"; done
 echo '=== stats'; cat \"\$WAFER_RESULTS/int8.err\"
@@ -97,3 +105,16 @@ for submit in ioctl uring; do
 		die "trace ($submit): $host host events for ${jobs:-?} jobs"
 	echo "trace: kernel ($submit) == inproc, $(jq length "$t/$submit.ev") modelled events, $jobs jobs"
 done
+
+# The expert counters: the kernel's (debugfs) == in process, entry for entry.
+eval "\"$wafer\" run $common $experts_args --backend inproc --expert-load \"$t/experts.txt\"" \
+	>/dev/null 2>&1 || die "wafer run --expert-load (inproc) failed"
+section experts >"$t/experts-kernel.txt"
+[ "$(wc -l <"$t/experts.txt")" -gt 1 ] || die "no expert counters in process"
+if ! cmp -s "$t/experts.txt" "$t/experts-kernel.txt"; then
+	diff "$t/experts.txt" "$t/experts-kernel.txt" | head -20
+	section experts-err
+	die "the kernel's expert counters differ from the in-process ones"
+fi
+expect_contains "$(section experts-err)" '^wafer: expert load max/mean by layer: [0-9.]+( [0-9.]+){4}$'
+echo "experts: kernel == inproc, $(($(wc -l <"$t/experts.txt") - 1)) entries"

@@ -13,7 +13,8 @@ out=$("$vm" -- bash -c '
 	build/tests/vm/model_e2e int8 4 > /dev/null
 	echo 0 > $t/events/wafer/enable
 	for a in stages sram_bytes_per_stage profile wafer_numa_node fw_version busy_ns \
-		jobs_completed tokens modelled_makespan_ns bottleneck_busy_ns; do
+		jobs_completed tokens modelled_makespan_ns bottleneck_busy_ns \
+		moe_imbalance_milli; do
 		echo "sysfs $a=$(cat $d/$a)"
 	done
 	exec 3<>/dev/accel/accel0
@@ -23,6 +24,7 @@ out=$("$vm" -- bash -c '
 	echo "debugfs stages rows $(grep -c "^ *[0-9]" $dbg/stages)"
 	echo "debugfs fw_log lines $(wc -l < $dbg/fw_log)"
 	sed -n "1p" $dbg/sram_map | sed "s/^/debugfs sram_map /"
+	echo "debugfs experts $(head -1 $dbg/experts) rows $(($(wc -l < $dbg/experts) - 1))"
 	grep -E "^(resets|timeouts|in flight)" $dbg/jobs | sed "s/^/debugfs jobs /"
 	for e in submit start complete; do
 		echo "trace $e $(grep -c "wafer_job_$e:" $t/trace)"
@@ -42,12 +44,15 @@ expect_contains "$out" '^sysfs stages=16$'
 expect_contains "$out" '^sysfs sram_bytes_per_stage=4194304$'
 expect_contains "$out" '^sysfs profile=wafer$'
 expect_contains "$out" '^sysfs wafer_numa_node=-1$'
-expect_contains "$out" '^sysfs fw_version=1\.0 '
+expect_contains "$out" '^sysfs fw_version=1\.1 '
 expect_contains "$out" '^sysfs busy_ns=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs jobs_completed=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs tokens=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs modelled_makespan_ns=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs bottleneck_busy_ns=[1-9][0-9]*$'
+# A dense model (and none, after model_e2e): no expert load.
+expect_contains "$out" '^sysfs moe_imbalance_milli=0$'
+expect_contains "$out" '^debugfs experts layer expert top_k +tokens rows 0$'
 expect_contains "$out" '^fdinfo drm-driver:.*wafer'
 expect_contains "$out" '^fdinfo drm-engine-wafer:.*0 ns'
 expect_contains "$out" '^fdinfo drm-total-memory:'

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The firmware's per-expert load counters (GET_EXPERT_LOAD, through
+ * wafer_dev_expert_load()) on an upcycled stories260K: a greedy sequence
+ * is run through firmware-sim's forward pass directly, counting the experts
+ * each layer selected, and then as jobs through in-process devices of
+ * different placements and a two-device pipeline.  Every device's counts
+ * equal the direct count entry for entry; each layer's routed entries sum
+ * to tokens x top-k and its shared ones to tokens; running the job again
+ * doubles every count; the imbalance in the stats is the table's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wafer.h"
+#include "wfs_moe.h"
+#include "wfs_pack.h"
+#include "wt_model.h"
+#include "wt_util.h"
+
+#define N	160	/* positions */
+#define E	4	/* routed experts */
+#define TOPK	2
+#define SHARED	1
+#define MAXL	8
+#define ENTRIES	(MAXL * (E + SHARED))
+
+static uint32_t seq[N];			/* BOS, then the greedy tokens */
+static uint64_t want[MAXL][E];		/* routed counts, direct */
+static unsigned int n_layers;
+
+/* The sequence and its expert counts, straight from wfs_layer_forward(). */
+static int reference(const void *blob, size_t len)
+{
+	struct wfs_topk_entry tk[1];
+	struct wt_model m;
+	uint32_t pos, l, i, am = 0;
+
+	if (wt_model_open(&m, blob, len, N, 0))
+		return -1;
+	n_layers = m.info.n_layers;
+	if (n_layers > MAXL) {
+		wt_model_close(&m);
+		return -1;
+	}
+	seq[0] = 1;
+	for (pos = 0; pos < N; pos++) {
+		wfs_embed(&m.ev, seq[pos], m.act);
+		for (l = 0; l < n_layers; l++) {
+			const struct wfs_moe_sel *sel;
+
+			wfs_layer_forward(&m.lv[l], m.kv[l], pos, m.act, m.lscratch);
+			sel = wfs_layer_moe_sel(&m.lv[l], pos, m.lscratch);
+			for (i = 0; i < sel->n; i++)
+				want[l][sel->expert[i]]++;
+		}
+		wfs_head(&m.hv, m.act, 1, tk, &am, m.hscratch);
+		if (pos + 1 < N)
+			seq[pos + 1] = am;
+	}
+	wt_model_close(&m);
+	return 0;
+}
+
+/* The sequence as two jobs of N / 2 tokens (a pipeline takes 128), @runs times. */
+static int run_seq(struct wafer_dev *dev, const void *blob, size_t len, int runs,
+		   struct wafer_model **mp)
+{
+	struct wafer_bo *in = NULL, *out = NULL;
+	struct wafer_completion c;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_model *m;
+	int ret, r;
+
+	ret = wafer_model_load(dev, blob, len, mp);
+	m = *mp;
+	if (!ret)
+		ret = wafer_ctx_create(m, 1, N, &ctx);
+	if (!ret)
+		ret = wafer_bo_create(dev, sizeof(seq), &in);
+	if (!ret)
+		ret = wafer_bo_create(dev, WAFER_RESULT_SIZE(1), &out);
+	if (!ret)
+		memcpy(wafer_bo_map(in), seq, sizeof(seq));
+	for (r = 0; !ret && r < 2 * runs; r++) {
+		struct wafer_job j = { .ctx = ctx, .start_pos = r % 2 * N / 2, .n_tokens = N / 2,
+				       .top_k = 1, .in = in, .in_offset = r % 2 * N / 2 * 4,
+				       .out = out };
+
+		ret = wafer_submit(dev, &j, 1);
+		if (ret == 1)
+			ret = wafer_reap(dev, &c, 1, 1, -1);
+		ret = ret == 1 ? c.status : ret < 0 ? ret : -EIO;
+	}
+	wafer_bo_destroy(out);
+	wafer_bo_destroy(in);
+	wafer_ctx_destroy(ctx);
+	/* the model stays loaded for the caller: its counters with it */
+	return ret;
+}
+
+/* Entries == the direct counts x @runs; sums; the stats' imbalance. */
+static void check(struct wafer_dev *dev, int runs, const char *what)
+{
+	struct wafer_expert_load e[ENTRIES + 1];
+	struct wafer_dev_stats st;
+	uint64_t routed[MAXL] = { 0 }, worst = 0;
+	unsigned int i, l, bad = 0, sums = 0;
+	int n = wafer_dev_expert_load(dev, e, ENTRIES + 1);
+
+	if (!wt_ok(n == (int)(n_layers * (E + SHARED)), "%s: %d entries (%u layers x %u)", what,
+		   n, n_layers, E + SHARED))
+		return;
+	for (i = 0; i < (unsigned int)n; i++) {
+		l = e[i].layer;
+		if (l >= n_layers || e[i].top_k != TOPK ||
+		    e[i].expert >= (e[i].shared ? SHARED : E)) {
+			bad++;
+			continue;
+		}
+		if (e[i].shared) {
+			bad += e[i].tokens != (uint64_t)N * runs;
+			continue;
+		}
+		bad += e[i].tokens != want[l][e[i].expert] * runs;
+		routed[l] += e[i].tokens;
+	}
+	for (l = 0; l < n_layers; l++) {
+		uint64_t thr;
+
+		sums += routed[l] == (uint64_t)N * TOPK * runs;
+		thr = (uint64_t)(wafer_expert_imbalance(e, n, l) * 1000 + 1e-6);
+		if (thr > worst)
+			worst = thr;
+	}
+	wt_ok(!bad, "%s: every entry is the direct count x %d", what, runs);
+	wt_ok(sums == n_layers, "%s: each layer's routed tokens are %d x top-%d x %d", what, N,
+	      TOPK, runs);
+	if (wafer_dev_stats(dev, &st))
+		st.moe_imbalance_milli = ~0ull;
+	wt_ok(st.moe_imbalance_milli == worst && worst >= 1000,
+	      "%s: stats imbalance %llu/1000 == the table's worst layer (%llu)", what,
+	      (unsigned long long)st.moe_imbalance_milli, (unsigned long long)worst);
+}
+
+static void on_device(const void *blob, size_t len, unsigned int stages)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .stages = stages };
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev;
+	char what[64];
+
+	snprintf(what, sizeof(what), "inproc, %u stages", stages);
+	if (!wt_ok(wafer_open(&o, &dev) == 0, "%s: open", what))
+		return;
+	if (wt_ok(run_seq(dev, blob, len, 2, &m) == 0, "%s: the sequence runs twice", what))
+		check(dev, 2, what);
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+static void on_pipeline(const void *blob, size_t len)
+{
+	struct wafer_open_opts o[2] = { { .backend = WAFER_BACKEND_INPROC },
+					{ .backend = WAFER_BACKEND_INPROC } };
+	struct wafer_pipe_opts po = { .n_devices = 2, .devices = o };
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!wt_ok(wafer_open_pipeline(&po, &dev) == 0, "pipeline of 2: open"))
+		return;
+	ret = run_seq(dev, blob, len, 1, &m);
+	if (wt_ok(ret == 0, "pipeline of 2: the sequence runs (%s)", ret ? wafer_last_error() : "ok"))
+		check(dev, 1, "pipeline of 2");
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+/* A dense model: no entries, no imbalance. */
+static void dense(const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_dev_stats st;
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev;
+
+	if (wafer_open(&o, &dev))
+		return;
+	wt_ok(wafer_dev_expert_load(dev, NULL, 0) == 0, "no model: no entries");
+	wt_ok(wafer_model_load(dev, blob, len, &m) == 0 &&
+	      wafer_dev_expert_load(dev, NULL, 0) == 0 && !wafer_dev_stats(dev, &st) &&
+	      !st.moe_imbalance_milli, "a dense model: no entries, imbalance 0");
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+int main(void)
+{
+	struct wafer_moe_opts mo = { .n_experts = E, .top_k = TOPK, .n_shared = SHARED,
+				     .gate = WFS_GATE_SOFTMAX };
+	struct wfs_pack_opts po = { .wbits = 8, .group_size = 32 };
+	const char *path = wt_model_path("stories260K.bin");
+	void *dense_blob = NULL, *blob = NULL;
+	size_t dlen, len;
+	struct wfs_ckpt ck;
+
+	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0 &&
+		   wfs_pack(&ck, &po, &dense_blob, &dlen) == 0 &&
+		   wafer_moe_upcycle(dense_blob, dlen, &mo, &blob, &len) == 0,
+		   "upcycle the shared model: %u experts + %u shared, top-%u", E, SHARED, TOPK))
+		return wt_done();
+	if (wt_ok(reference(blob, len) == 0, "direct forward pass of %d positions", N)) {
+		on_device(blob, len, 0);
+		on_device(blob, len, 2);
+		on_pipeline(blob, len);
+	}
+	dense(dense_blob, dlen);
+	free(blob);
+	free(dense_blob);
+	wfs_ckpt_free(&ck);
+	return wt_done();
+}

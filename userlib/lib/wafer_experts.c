@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wafer_experts.c - the per-expert load counters of MoE layers: the
+ * public call (pipelines: their members in order), the kernel backend's
+ * reader of the driver's debugfs table, and the imbalance of a layer.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wafer_backend.h"
+#include "wafer_internal.h"
+
+int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
+			  unsigned int max)
+{
+	unsigned int i, n_members = 0, total = 0;
+	struct wafer_dev *m;
+	int ret;
+
+	if (!dev || (!out && max))
+		return wafer_set_error(-EINVAL, "wafer_dev_expert_load: NULL argument");
+	if (dev->ops->member && dev->ops->member(dev, 0, &n_members)) {
+		for (i = 0; i < n_members; i++) {
+			m = dev->ops->member(dev, i, &n_members);
+			ret = wafer_dev_expert_load(m, total < max ? out + total : NULL,
+						    total < max ? max - total : 0);
+			if (ret < 0)
+				return ret;
+			total += (unsigned int)ret;
+		}
+		return (int)total;
+	}
+	if (!dev->ops->expert_load)
+		return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no expert load",
+				       dev->ops->name);
+	return dev->ops->expert_load(dev, out, max);
+}
+
+double wafer_expert_imbalance(const struct wafer_expert_load *e, unsigned int n,
+			      uint32_t layer)
+{
+	uint64_t max = 0, sum = 0;
+	unsigned int i, experts = 0;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].layer != layer || e[i].shared)
+			continue;
+		experts++;
+		sum += e[i].tokens;
+		if (e[i].tokens > max)
+			max = e[i].tokens;
+	}
+	return sum ? (double)max * experts / (double)sum : 0;
+}
+
+/* debugfs names the device's directory after the platform device. */
+static int experts_path(int index, char *path, size_t len)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", index);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return wafer_set_error(-errno, "%s: %s", link, strerror(errno));
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	snprintf(path, len, "/sys/kernel/debug/accel/%.64s/experts", base);
+	return 0;
+}
+
+/* One line of the table: "LAYER [s]EXPERT TOP_K TOKENS". */
+static int parse_line(const char *line, struct wafer_expert_load *e)
+{
+	unsigned long long tokens;
+	unsigned int layer, expert, top_k;
+	char ex[16], *end;
+
+	if (sscanf(line, "%u %15s %u %llu", &layer, ex, &top_k, &tokens) != 4)
+		return -1;
+	e->shared = ex[0] == 's';
+	errno = 0;
+	expert = (unsigned int)strtoul(ex + e->shared, &end, 10);
+	if (errno || *end || end == ex + e->shared)
+		return -1;
+	e->layer = layer;
+	e->expert = expert;
+	e->top_k = top_k;
+	e->tokens = tokens;
+	return 0;
+}
+
+/**
+ * wafer_kernel_expert_load() - the kernel backend's expert_load op
+ * @dev: a kernel device
+ * @out: up to @max entries
+ * @max: entries available
+ *
+ * Return: entries in the driver's table, or a negative errno.
+ */
+int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
+			     unsigned int max)
+{
+	char path[PATH_MAX], line[256];
+	struct wafer_expert_load e;
+	unsigned int n = 0;
+	FILE *f;
+	int ret = experts_path(dev->index, path, sizeof(path));
+
+	if (ret)
+		return ret;
+	f = fopen(path, "re");
+	if (!f)
+		return wafer_set_error(-errno, "%s: %s (debugfs mounted? root?)", path,
+				       strerror(errno));
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5)) {
+		fclose(f);
+		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (parse_line(line, &e)) {
+			fclose(f);
+			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
+		}
+		if (n < max)
+			out[n] = e;
+		if (n++ == INT_MAX)
+			break;
+	}
+	fclose(f);
+	return (int)n;
+}
