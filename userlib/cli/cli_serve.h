@@ -3,7 +3,7 @@
  * wafer serve: the objects shared by its files.  cli_serve.c is the HTTP
  * side (libmicrohttpd), cli_serve_api.c the OpenAI JSON shapes (json-c),
  * cli_serve_engine.c the thread that owns the batch, cli_serve_metrics.c
- * the Prometheus counters.
+ * the Prometheus counters, cli_serve_watch.c the header timeout.
  */
 #ifndef CLI_SERVE_H
 #define CLI_SERVE_H
