@@ -15,8 +15,10 @@ wafer=$build/bin/wafer
 # (the default 5 s reset the device in a load run of 16+ clients); serve
 # puts at most --slots jobs on the device a step (checked below from
 # /metrics), so this case checks batching, not the emulation's speed.
+# For the same reason a header timeout of 120 s: 64 connections accepted
+# at once by a starved guest must not be cut before their threads read them.
 slots=16 clients=64
-serve_args="$models/stories260K.bin -z $models/tok512.bin --slots $slots --queue 64 --prefill-chunk 8"
+serve_args="$models/stories260K.bin -z $models/tok512.bin --slots $slots --queue 64 --prefill-chunk 8 --header-timeout 120"
 
 prompts=("" "Once" "Once upon a time" "The cat sat on the mat and"
 	"Lily and Ben went to the park. They saw a big dog. The dog was"
