@@ -2,7 +2,7 @@
 /*
  * `wafer serve --backend inproc` over HTTP (libcurl): every endpoint; greedy
  * completions, streamed and not, equal to wafer_generate() run alone in
- * this process, also when 48 clients of mixed prompt lengths run at once
+ * this process, also when 64 clients of mixed prompt lengths run at once
  * (batching must not change a byte); a seeded sampled request the same
  * alone and batched; stop strings; the bad-input table (each case with the
  * status it gets and an OpenAI error object); 2,400 mutated bodies from 8
@@ -26,7 +26,7 @@
 #include "wt_util.h"
 
 #define MODEL_ID	"stories260K"
-#define CLIENTS		48
+#define CLIENTS		64
 
 static const char *model, *tokpath;
 static struct wafer_tokenizer *tok;

@@ -43,6 +43,7 @@
  * @max_body: largest request body, bytes
  * @max_conn: connections at once
  * @idle_timeout: seconds a connection may stay silent
+ * @header_timeout: seconds a request may take to arrive whole
  * @drain: seconds SIGTERM waits for in-flight requests
  * @conv: --quant
  * @devs: --backend, -d
@@ -60,6 +61,7 @@ struct serve_args {
 	unsigned int max_body;
 	unsigned int max_conn;
 	unsigned int idle_timeout;
+	unsigned int header_timeout;
 	unsigned int drain;
 	struct wafer_convert_opts conv;
 	struct cli_devices devs;
@@ -80,6 +82,8 @@ static void usage(FILE *f)
 		"  --max-body BYTES     largest request body (default 1048576)\n"
 		"  --max-connections N  connections at once (default 256)\n"
 		"  --idle-timeout S     seconds a connection may stay silent (default 30)\n"
+		"  --header-timeout S   seconds a request's headers and body may take to\n"
+		"                       arrive, however they trickle (default 10)\n"
 		"  --drain-timeout S    on SIGTERM, seconds in-flight requests may finish\n"
 		"                       (default 30; then they end with 503)\n"
 		"  --quant int8|int4    weight format (default int8)\n"
@@ -88,7 +92,8 @@ static void usage(FILE *f)
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
-       OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_DRAIN, OPT_QUANT, OPT_BACKEND, OPT_HELP };
+       OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_HEADER, OPT_DRAIN, OPT_QUANT, OPT_BACKEND,
+       OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -101,6 +106,7 @@ static const struct option long_opts[] = {
 	{ "max-body", required_argument, NULL, OPT_MAXBODY },
 	{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "header-timeout", required_argument, NULL, OPT_HEADER },
 	{ "drain-timeout", required_argument, NULL, OPT_DRAIN },
 	{ "quant", required_argument, NULL, OPT_QUANT },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -152,6 +158,9 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	case OPT_IDLE:
 		bad = cli_parse_uint(arg, 1, 86400, &a->idle_timeout);
 		break;
+	case OPT_HEADER:
+		bad = cli_parse_uint(arg, 1, 86400, &a->header_timeout);
+		break;
 	case OPT_DRAIN:
 		bad = cli_parse_uint(arg, 0, 86400, &a->drain);
 		break;
@@ -188,6 +197,7 @@ static int parse(struct serve_args *a, int argc, char **argv)
 	a->max_body = 1 << 20;
 	a->max_conn = 256;
 	a->idle_timeout = 30;
+	a->header_timeout = 10;
 	a->drain = 30;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
@@ -529,6 +539,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	cli_srv_watch_request(s, c, 1);
 	return route(c, s, cn, url, method);
 }
 
@@ -537,9 +548,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
 	struct conn *cn = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	cli_srv_watch_request(cls, c, 0);
 	if (cn) {
 		free(cn->body);
 		free(cn);
@@ -581,6 +591,7 @@ static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *
 			     MHD_OPTION_CONNECTION_TIMEOUT, a->idle_timeout,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+			     MHD_OPTION_NOTIFY_CONNECTION, cli_srv_watch_notify, s,
 			     MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!d) {
@@ -696,8 +707,14 @@ int cli_cmd_serve(int argc, char **argv)
 		ret = fail("starting the engine");
 		goto out;
 	}
+	if (cli_srv_watch_start(&s, a.header_timeout, a.idle_timeout)) {
+		cli_srv_engine_stop(&s, engine);
+		ret = fail("starting the header watchdog");
+		goto out;
+	}
 	d = listen_on(&s, &a, &port);
 	if (!d) {
+		cli_srv_watch_stop(&s);
 		cli_srv_engine_stop(&s, engine);
 		ret = 1;
 		goto out;
@@ -710,6 +727,7 @@ int cli_cmd_serve(int argc, char **argv)
 	drain(&s, d, a.drain);
 	cli_srv_engine_stop(&s, engine);
 	MHD_stop_daemon(d);
+	cli_srv_watch_stop(&s);
 	printf("wafer serve: stopped (%s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	fflush(stdout);
 	ret = 0;

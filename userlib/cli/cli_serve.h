@@ -3,7 +3,7 @@
  * wafer serve: the objects shared by its files.  cli_serve.c is the HTTP
  * side (libmicrohttpd), cli_serve_api.c the OpenAI JSON shapes (json-c),
  * cli_serve_engine.c the thread that owns the batch, cli_serve_metrics.c
- * the Prometheus counters.
+ * the Prometheus counters, cli_serve_watch.c the header timeout.
  */
 #ifndef CLI_SERVE_H
 #define CLI_SERVE_H
@@ -152,6 +152,30 @@ struct cli_srv_metrics {
 	struct cli_srv_hist tpot;
 };
 
+struct cli_srv_conn;
+
+/**
+ * struct cli_srv_watch - the header timeout's watchdog (cli_serve_watch.c)
+ * @lock: guards everything below and the connections' records
+ * @cond: wakes the thread to stop
+ * @thr: the thread
+ * @head: the connections followed
+ * @header_ns: --header-timeout
+ * @idle_ns: --idle-timeout (a kept-alive connection's next request gets it too)
+ * @timeouts: connections cut
+ * @stop: the thread returns
+ */
+struct cli_srv_watch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thr;
+	struct cli_srv_conn *head;
+	uint64_t header_ns;
+	uint64_t idle_ns;
+	uint64_t timeouts;
+	int stop;
+};
+
 /**
  * struct cli_srv - the server
  * @model_id: the name clients give as "model"
@@ -175,6 +199,7 @@ struct cli_srv_metrics {
  * @next_id: counter for response ids
  * @events: the engine's step events
  * @m: metrics
+ * @watch: the header timeout
  */
 struct cli_srv {
 	char model_id[128];
@@ -198,6 +223,7 @@ struct cli_srv {
 	uint64_t next_id;
 	struct wafer_batch_event *events;
 	struct cli_srv_metrics m;
+	struct cli_srv_watch watch;
 };
 
 /* ---- cli_serve_api.c: OpenAI JSON shapes ---- */
@@ -237,6 +263,21 @@ struct cli_srv_req *cli_srv_req_new(struct cli_srv *s);
 void cli_srv_req_put(struct cli_srv_req *r);
 /* Marks @r cancelled (lock held) so its slot is freed at the next step. */
 void cli_srv_req_cancel(struct cli_srv_req *r);
+
+/* ---- cli_serve_watch.c: the header timeout ---- */
+
+int cli_srv_watch_start(struct cli_srv *s, unsigned int header_s, unsigned int idle_s);
+/* After the HTTP daemon stopped. */
+void cli_srv_watch_stop(struct cli_srv *s);
+/* Connections cut for a request not whole in time. */
+uint64_t cli_srv_watch_timeouts(struct cli_srv *s);
+#ifdef MHD_VERSION
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the server). */
+void cli_srv_watch_notify(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode toe);
+/* @c's request is whole (1), or was answered (0: the next one's clock starts). */
+void cli_srv_watch_request(struct cli_srv *s, struct MHD_Connection *c, int whole);
+#endif
 
 /* ---- cli_serve_metrics.c ---- */
 

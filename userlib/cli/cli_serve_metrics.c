@@ -99,6 +99,10 @@ char *cli_srv_metrics_text(struct cli_srv *s)
 	metric(&b, "cancelled_total", "counter",
 	       "Requests ended early: client gone, or cut by the shutdown deadline.");
 	put(&b, "wafer_serve_cancelled_total %llu\n", (unsigned long long)m->cancelled);
+	metric(&b, "header_timeouts_total", "counter",
+	       "Connections closed because a request's headers and body did not arrive in time.");
+	put(&b, "wafer_serve_header_timeouts_total %llu\n",
+	    (unsigned long long)cli_srv_watch_timeouts(s));
 	metric(&b, "prompt_tokens_total", "counter", "Prompt tokens admitted (BOS included).");
 	put(&b, "wafer_serve_prompt_tokens_total %llu\n", (unsigned long long)m->prompt_tokens);
 	metric(&b, "completion_tokens_total", "counter", "Tokens generated.");
