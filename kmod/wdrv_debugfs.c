@@ -30,20 +30,39 @@
 #include "wdrv_heartbeat.h"
 #include "wdrv_job.h"
 
+/*
+ * The buffer a show function reads a control command's reply into, with
+ * the device entered (it may be unplugged under an open debugfs file).
+ */
+static void *show_begin(struct wdrv_device *wdev, size_t size, int *idx)
+{
+	void *buf = kvmalloc(size, GFP_KERNEL);
+
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	if (!drm_dev_enter(&wdev->drm, idx)) {
+		kvfree(buf);
+		return ERR_PTR(-ENODEV);
+	}
+	return buf;
+}
+
+static void show_end(void *buf, int idx)
+{
+	drm_dev_exit(idx);
+	kvfree(buf);
+}
+
 static int fw_log_show(struct seq_file *m, void *unused)
 {
 	struct wdrv_device *wdev = m->private;
-	char *buf = kvmalloc(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL);
 	struct wfw_cpl cpl;
 	u64 pos = 0;
 	int ret = 0, idx;
+	char *buf = show_begin(wdev, WDRV_FW_CTRL_BUF_SIZE, &idx);
 
-	if (!buf)
-		return -ENOMEM;
-	if (!drm_dev_enter(&wdev->drm, &idx)) {
-		kvfree(buf);
-		return -ENODEV;
-	}
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
 	do {
 		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_READ_LOG, 0, pos, buf,
 					WDRV_FW_CTRL_BUF_SIZE, &cpl);
@@ -54,8 +73,7 @@ static int fw_log_show(struct seq_file *m, void *unused)
 		seq_write(m, buf, min_t(u32, cpl.result0, WDRV_FW_CTRL_BUF_SIZE));
 		pos = cpl.value;
 	} while (cpl.result0);
-	drm_dev_exit(idx);
-	kvfree(buf);
+	show_end(buf, idx);
 	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(fw_log);
@@ -68,16 +86,11 @@ static int stages_show(struct seq_file *m, void *unused)
 	struct wfw_cpl cpl;
 	int ret, idx;
 
-	st = kvcalloc(n, sizeof(*st), GFP_KERNEL);
-	if (!st)
-		return -ENOMEM;
-	if (!drm_dev_enter(&wdev->drm, &idx)) {
-		kvfree(st);
-		return -ENODEV;
-	}
+	st = show_begin(wdev, array_size(n, sizeof(*st)), &idx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
 	ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_STATS, 0, 0, st,
 				min_t(size_t, n * sizeof(*st), WDRV_FW_CTRL_BUF_SIZE), &cpl);
-	drm_dev_exit(idx);
 	if (!ret) {
 		seq_puts(m, "stage layers      sram_used  sram_size  sram_peak fifo_hw     tokens       jobs  modelled_busy_ns  host_busy_ns\n");
 		for (i = 0; i < cpl.result0 && i < n; i++)
@@ -89,7 +102,7 @@ static int stages_show(struct seq_file *m, void *unused)
 				   st[i].fifo_hw, st[i].tokens, st[i].jobs,
 				   st[i].modelled_busy_ns, st[i].host_busy_ns);
 	}
-	kvfree(st);
+	show_end(st, idx);
 	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(stages);
@@ -102,13 +115,9 @@ static int sram_map_show(struct seq_file *m, void *unused)
 	struct wfw_cpl cpl;
 	int ret = 0, idx;
 
-	e = kvmalloc(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL);
-	if (!e)
-		return -ENOMEM;
-	if (!drm_dev_enter(&wdev->drm, &idx)) {
-		kvfree(e);
-		return -ENODEV;
-	}
+	e = show_begin(wdev, WDRV_FW_CTRL_BUF_SIZE, &idx);
+	if (IS_ERR(e))
+		return PTR_ERR(e);
 	for (s = 0; s < wdev->fw.info.num_stages && !ret; s++) {
 		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_SRAM_MAP, s, 0, e,
 					max * sizeof(*e), &cpl);
@@ -120,8 +129,7 @@ static int sram_map_show(struct seq_file *m, void *unused)
 			seq_printf(m, "  %#10llx %10llu %.*s\n", e[i].offset, e[i].size,
 				   (int)sizeof(e[i].name), e[i].name);
 	}
-	drm_dev_exit(idx);
-	kvfree(e);
+	show_end(e, idx);
 	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(sram_map);
@@ -136,13 +144,9 @@ static int experts_show(struct seq_file *m, void *unused)
 	struct wfw_cpl cpl;
 	int ret = 0, idx;
 
-	e = kvmalloc(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL);
-	if (!e)
-		return -ENOMEM;
-	if (!drm_dev_enter(&wdev->drm, &idx)) {
-		kvfree(e);
-		return -ENODEV;
-	}
+	e = show_begin(wdev, WDRV_FW_CTRL_BUF_SIZE, &idx);
+	if (IS_ERR(e))
+		return PTR_ERR(e);
 	seq_puts(m, "layer expert top_k     tokens\n");
 	do {
 		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_EXPERT_LOAD, first, 0, e,
@@ -156,8 +160,7 @@ static int experts_show(struct seq_file *m, void *unused)
 				   e[i].top_k, e[i].tokens);
 		first += min(cpl.result0, max);
 	} while (cpl.result0 && first < cpl.result1);
-	drm_dev_exit(idx);
-	kvfree(e);
+	show_end(e, idx);
 	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(experts);
