@@ -43,6 +43,7 @@ struct wdrv_job_result {
 	u64 device_ns;
 };
 
+int wdrv_job_wait_submitted(struct drm_file *file, const struct drm_wafer_job *a);
 int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		    u64 *seqno, struct wdrv_job_result **result, bool nowait);
 void wdrv_job_result_put(struct wdrv_job_result *r);

@@ -98,8 +98,6 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 			   const struct drm_wafer_job *a)
 {
 	u32 __user *handles = u64_to_user_ptr(a->in_syncobjs);
-	u64 wait = a->flags & DRM_WAFER_JOB_WAIT_SUBMIT ?
-		   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT : 0;
 	struct dma_fence *fence;
 	u32 i, h;
 	int ret;
@@ -115,16 +113,55 @@ static int add_in_syncobjs(struct wdrv_job *job, struct drm_file *file,
 	for (i = 0; i < a->in_syncobj_count; i++) {
 		if (get_user(h, handles + i))
 			return -EFAULT;
-		ret = drm_syncobj_find_fence(file, h, 0, wait, &fence);
+		ret = drm_syncobj_find_fence(file, h, 0, 0, &fence);
 		if (ret) {
-			drm_dbg(file->minor->dev, "SUBMIT: in-syncobj %u (handle %u) has no fence%s (%d)\n",
-				i, h, wait ? " after waiting for one" : "", ret);
+			drm_dbg(file->minor->dev, "SUBMIT: in-syncobj %u (handle %u) has no fence (%d)\n",
+				i, h, ret);
 			return ret;
 		}
 		job->in_fences[job->n_in_fences++] = dma_fence_get(fence);
 		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			return ret;
+	}
+	return 0;
+}
+
+/**
+ * wdrv_job_wait_submitted() - wait until every in-syncobj holds a fence
+ * @file: the submitting file
+ * @a: the job descriptor (a kernel copy)
+ *
+ * For DRM_WAFER_JOB_WAIT_SUBMIT, before drm_dev_enter() and with no lock
+ * held: the wait sleeps (DRM core's WAIT_FOR_SUBMIT, at most 5 s), which
+ * must hold off neither an unplug nor anything else.  The job then looks
+ * its fences up again, without waiting, when it is prepared.
+ *
+ * Return: 0 (also for a job without the flag, or one wdrv_job_validate()
+ * will refuse), or the errno of the first in-syncobj that got no fence.
+ */
+int wdrv_job_wait_submitted(struct drm_file *file, const struct drm_wafer_job *a)
+{
+	u32 __user *handles = u64_to_user_ptr(a->in_syncobjs);
+	struct dma_fence *fence;
+	u32 i, h;
+	int ret;
+
+	if (!(a->flags & DRM_WAFER_JOB_WAIT_SUBMIT) || !a->in_syncobjs ||
+	    a->in_syncobj_count > WDRV_MAX_IN_SYNCOBJS)
+		return 0;
+	for (i = 0; i < a->in_syncobj_count; i++) {
+		if (get_user(h, handles + i))
+			return -EFAULT;
+		ret = drm_syncobj_find_fence(file, h, 0, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT,
+					     &fence);
+		if (ret) {
+			drm_dbg(file->minor->dev,
+				"SUBMIT: in-syncobj %u (handle %u) got no fence while it waited (%d)\n",
+				i, h, ret);
+			return ret;
+		}
+		dma_fence_put(fence);
 	}
 	return 0;
 }
@@ -344,6 +381,9 @@ int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	struct drm_wafer_submit *args = data;
 	int idx, ret;
 
+	ret = wdrv_job_wait_submitted(file, &args->job);
+	if (ret)
+		return ret;
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 	ret = wdrv_job_submit(file, &args->job, &args->seqno, NULL, false);

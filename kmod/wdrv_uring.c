@@ -148,12 +148,19 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		count_issue(to_wafer_file(file), nowait, -EAGAIN);
 		return -EAGAIN;
 	}
-	if (!drm_dev_enter(dev, &idx))
-		return -ENODEV;
-
 	BUILD_BUG_ON(sizeof(job) > WDRV_URING_CMD_AREA);
 	/* One copy: userspace may rewrite the SQE while we validate. */
 	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+	if (job.flags & DRM_WAFER_JOB_WAIT_SUBMIT) {
+		/* The wait sleeps: io-wq's worker does it, outside drm_dev_enter(). */
+		ret = nowait ? -EAGAIN : wdrv_job_wait_submitted(file, &job);
+		if (ret) {
+			count_issue(to_wafer_file(file), nowait, ret);
+			return ret;
+		}
+	}
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
 	/* The area past the job is reserved: zero, so it can carry fields later. */
 	if (memchr_inv((const u8 *)io_uring_sqe_cmd(ioucmd->sqe) + sizeof(job), 0,
 		       WDRV_URING_CMD_AREA - sizeof(job))) {
