@@ -118,8 +118,10 @@ static int answer_text(const struct wt_http *r, int chat, int stream, char *text
 		struct json_object *o;
 
 		next = strstr(ev, "\n\n");
-		if (next)
-			*next = '\0', next += 2;
+		if (next) {
+			*next = '\0';
+			next += 2;
+		}
 		bad = strncmp(ev, "data: ", 6) || done;
 		if (bad || (done = !strcmp(ev + 6, "[DONE]")))
 			continue;

@@ -87,7 +87,8 @@ static void usage(FILE *f)
 		"  --drain-timeout S    on SIGTERM, seconds in-flight requests may finish\n"
 		"                       (default 30; then they end with 503)\n"
 		"  --quant int8|int4    weight format (default int8)\n"
-		"  -d LIST              devices (as wafer run)\n"
+		"  -d LIST              devices (as wafer run; several: the model's layers\n"
+		"                       split over them, a pipeline)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n");
 }
 
