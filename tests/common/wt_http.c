@@ -131,7 +131,14 @@ int wt_server_start(struct wt_server *s, const char *model, const char *tok, con
 	free(copy);
 	close(fd[1]);
 	s->out = fdopen(fd[0], "r");
-	if (!s->out || wt_server_wait_line(s, "listening on", line, sizeof(line))) {
+	s->start[0] = line[0] = '\0';
+	while (s->out && fgets(line, (int)sizeof(line), s->out)) {
+		if (strlen(s->start) + strlen(line) < sizeof(s->start))
+			strcat(s->start, line);
+		if (strstr(line, "listening on"))
+			break;
+	}
+	if (!s->out || !strstr(line, "listening on")) {
 		wt_server_stop(s, SIGKILL);
 		return -1;
 	}

@@ -45,16 +45,19 @@ void wt_http_free(struct wt_http *r);
  * @pid: its process
  * @port: the port it listens on
  * @out: its stdout
+ * @start: its stdout up to and with the "listening" line (truncated)
  */
 struct wt_server {
 	pid_t pid;
 	unsigned int port;
 	FILE *out;
+	char start[2048];
 };
 
 /*
  * Starts $BUILD/bin/wafer serve MODEL -z TOK --backend inproc --port 0
- * plus @extra (space-separated) and waits for its "listening" line.
+ * plus @extra (space-separated) and waits for its "listening" line, keeping
+ * what it printed until then in @s->start.
  * Returns 0 or -1.
  */
 int wt_server_start(struct wt_server *s, const char *model, const char *tok, const char *extra);

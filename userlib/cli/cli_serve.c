@@ -87,7 +87,8 @@ static void usage(FILE *f)
 		"  --drain-timeout S    on SIGTERM, seconds in-flight requests may finish\n"
 		"                       (default 30; then they end with 503)\n"
 		"  --quant int8|int4    weight format (default int8)\n"
-		"  -d LIST              devices (as wafer run)\n"
+		"  -d LIST              devices (as wafer run; several: the model's layers\n"
+		"                       split over them, a pipeline)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n");
 }
 
@@ -653,6 +654,16 @@ static void model_name(char *out, size_t n, const char *path)
 	snprintf(out, n, "%.*s", (int)len, b);
 }
 
+/* Which layers sit on which device: a pipeline's members, in order. */
+static void print_layout(const struct wafer_model *m)
+{
+	unsigned int n = wafer_model_parts(m);
+
+	printf("wafer serve: the model's %u layers over %u device%s:\n",
+	       wafer_model_get_info(m)->n_layers, n, n == 1 ? "" : "s");
+	cli_print_parts(m, stdout);
+}
+
 int cli_cmd_serve(int argc, char **argv)
 {
 	struct wafer_batch_opts bo = { 0 };
@@ -719,6 +730,7 @@ int cli_cmd_serve(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	print_layout(model);
 	printf("wafer serve: model %s (%s backend), %u slots x %u positions, queue %u; "
 	       "listening on http://%s:%u\n", s.model_id, wafer_backend_name(s.dev),
 	       a.slots, s.ctx_len, a.queue, a.host, port);

@@ -80,6 +80,45 @@ static void hist(struct buf *b, const char *name, const char *help, const struct
 	put(b, "wafer_serve_%s_count %llu\n", name, (unsigned long long)h->n);
 }
 
+/* A pipeline's members one by one, labelled by position and device. */
+static void members(struct buf *b, struct wafer_dev *dev)
+{
+	static const char *const names[3] = { "member_jobs_total", "member_busy_seconds_total",
+					      "member_makespan_seconds_total" };
+	static const char *const helps[3] = {
+		"Jobs a pipeline member completed (every job runs on each member in turn).",
+		"A pipeline member's modelled busy time (0: not reported).",
+		"A pipeline member's modelled clock: time with jobs in flight (0: not reported).",
+	};
+	unsigned int k, i, n = wafer_pipe_size(dev);
+	struct wafer_dev_stats ds[WAFER_PIPE_MAX_DEVICES];
+	int ok[WAFER_PIPE_MAX_DEVICES];
+	char dn[16];
+
+	for (k = 0; k < n; k++)
+		ok[k] = !wafer_dev_stats(wafer_pipe_member(dev, k), &ds[k]);
+	for (i = 0; i < 3; i++) {
+		metric(b, names[i], "counter", helps[i]);
+		for (k = 0; k < n; k++) {
+			int idx = wafer_device_index(wafer_pipe_member(dev, k));
+
+			if (!ok[k])
+				continue;
+			if (idx >= 0)
+				snprintf(dn, sizeof(dn), "accel%d", idx);
+			else
+				snprintf(dn, sizeof(dn), "inproc");
+			put(b, "wafer_serve_%s{member=\"%u\",device=\"%s\"} ", names[i], k,
+			    dn);
+			if (!i)
+				put(b, "%llu\n", (unsigned long long)ds[k].jobs_completed);
+			else
+				put(b, "%.9f\n", (i == 1 ? ds[k].modelled_busy_ns :
+						  ds[k].modelled_makespan_ns) / 1e9);
+		}
+	}
+}
+
 char *cli_srv_metrics_text(struct cli_srv *s)
 {
 	const struct cli_srv_metrics *m = &s->m;
@@ -123,13 +162,17 @@ char *cli_srv_metrics_text(struct cli_srv *s)
 	put(&b, "wafer_serve_device_modelled_seconds_total %.9f\n", m->device_ns / 1e9);
 	if (!wafer_dev_stats(s->dev, &ds)) {
 		metric(&b, "device_busy_seconds_total", "counter",
-		       "The device's modelled busy time, all its users (0: not reported).");
+		       "The device's modelled busy time, all its users; a pipeline's members "
+		       "summed (0: not reported).");
 		put(&b, "wafer_serve_device_busy_seconds_total %.9f\n", ds.modelled_busy_ns / 1e9);
 		metric(&b, "device_makespan_seconds_total", "counter",
-		       "The device's modelled clock: time with jobs in flight (0: not reported).");
+		       "The device's modelled clock: time with jobs in flight; a pipeline's is its "
+		       "last member's, where every job ends (0: not reported).");
 		put(&b, "wafer_serve_device_makespan_seconds_total %.9f\n",
 		    ds.modelled_makespan_ns / 1e9);
 	}
+	if (wafer_pipe_size(s->dev) > 1)
+		members(&b, s->dev);
 	hist(&b, "time_to_first_token_seconds", "From arrival to the first generated token.",
 	     &m->ttft);
 	hist(&b, "time_per_output_token_seconds",

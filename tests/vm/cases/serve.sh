@@ -4,6 +4,11 @@
 # driver in the guest, get byte for byte the answers the in-process backend
 # gives each request alone on the host (ids and timestamps aside); no step
 # submits more jobs than slots; SIGTERM then stops the server with exit 0.
+# Then, shorter, the same server over a pipeline of 2 kernel devices
+# (num_devices=2, -d 0-1: the model's layers split, activations crossing
+# by PRIME): it names each device's layers at start, and 8 greedy clients
+# at once (prompts of 1 to ~40 tokens, several prefill chunks) get byte for
+# byte the in-process answers on one device alone; both members ran jobs.
 # Stock-only: the driver paths it uses (MODEL_LOAD, SUBMIT, WAIT) are the
 # debug tier's through model_e2e and conformance.
 # wafer-vm: stock-only
@@ -17,7 +22,7 @@ wafer=$build/bin/wafer
 # /metrics), so this case checks batching, not the emulation's speed.
 # For the same reason a header timeout of 120 s: 64 connections accepted
 # at once by a starved guest must not be cut before their threads read them.
-slots=16 clients=64
+slots=16 clients=64 pipe_clients=8
 serve_args="$models/stories260K.bin -z $models/tok512.bin --slots $slots --queue 64 --prefill-chunk 8 --header-timeout 120"
 
 prompts=("" "Once" "Once upon a time" "The cat sat on the mat and"
@@ -60,10 +65,29 @@ curl -s http://127.0.0.1:8000/metrics | grep -E '^wafer_serve_(completion_tokens
 kill -TERM \$srv
 rc=0; wait \$srv || rc=\$?
 echo \"=== rc\"; echo \$rc
+$wafer serve $serve_args --backend kernel -d 0-1 --port 8001 >\"\$WAFER_RESULTS/pipe.out\" 2>\"\$WAFER_RESULTS/pipe.err\" &
+srv=\$!
+up=0
+for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && { up=1; break; }; sleep 0.2; done
+[ \$up = 1 ] || { cat \"\$WAFER_RESULTS/pipe.err\"; exit 1; }
+pids=''"
+for i in $(seq 0 $((pipe_clients - 1))); do
+	script+="
+curl -s --max-time 600 -d $(printf '%q' "${bodies[i]}") http://127.0.0.1:8001${paths[i]} >\"\$WAFER_RESULTS/p$i.json\" & pids=\"\$pids \$!\""
+done
+script+="
+for p in \$pids; do wait \$p; done
+curl -s http://127.0.0.1:8001/metrics | grep -E '^wafer_serve_(device_jobs_total|steps_total|member_jobs_total)' >\"\$WAFER_RESULTS/pipe-metrics\"
+kill -TERM \$srv
+rc=0; wait \$srv || rc=\$?
+echo \"=== pipe-rc\"; echo \$rc
+for i in \$(seq 0 $((pipe_clients - 1))); do echo \"=== p\$i\"; cat \"\$WAFER_RESULTS/p\$i.json\"; echo; done
+echo '=== pipe-metrics'; cat \"\$WAFER_RESULTS/pipe-metrics\"
+echo '=== pipe-serve'; cat \"\$WAFER_RESULTS/pipe.out\" \"\$WAFER_RESULTS/pipe.err\"
 for i in \$(seq 0 $((${#bodies[@]} - 1))); do echo \"=== r\$i\"; cat \"\$WAFER_RESULTS/r\$i.json\"; echo; done
 echo '=== metrics'; cat \"\$WAFER_RESULTS/metrics\"
 echo '=== serve'; cat \"\$WAFER_RESULTS/serve.out\" \"\$WAFER_RESULTS/serve.err\""
-vm_out=$("$vm" --params job_timeout_ms=20000 -- sh -c "$script")
+vm_out=$("$vm" --params 'job_timeout_ms=20000 num_devices=2' -- sh -c "$script")
 
 section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next } /^=== / { on = 0 } on'; }
 
@@ -77,6 +101,23 @@ steps=$(section metrics | awk '$1 == "wafer_serve_steps_total" { print $2 }')
 [ "$jobs" -le $((steps * slots)) ] ||
 	die "$jobs device jobs in $steps steps: more than $slots (the slots) a step"
 echo "$jobs device jobs in $steps steps (at most $slots a step)"
+
+# The pipeline: its layer map at start, its exit, both members at work.
+printf '%s\n' "$(section pipe-serve)"
+expect_contains "$(section pipe-serve)" 'layers over 2 devices'
+expect_contains "$(section pipe-serve)" 'accel0 +layers +0-[0-9]+ +\+embed'
+expect_contains "$(section pipe-serve)" 'accel1 +layers +[0-9]+-4 .*\+head'
+[ "$(section pipe-rc)" = 0 ] || die "wafer serve -d 0-1 exited $(section pipe-rc) after SIGTERM"
+printf '%s\n' "$(section pipe-metrics)"
+pjobs=$(section pipe-metrics | awk '$1 == "wafer_serve_device_jobs_total" { print $2 }')
+psteps=$(section pipe-metrics | awk '$1 == "wafer_serve_steps_total" { print $2 }')
+[ -n "$pjobs" ] && [ -n "$psteps" ] && [ "$pjobs" -gt 0 ] || die "pipeline: no jobs in /metrics"
+[ "$pjobs" -le $((psteps * slots)) ] || die "pipeline: $pjobs jobs in $psteps steps"
+for k in 0 1; do
+	mj=$(section pipe-metrics | awk -v k="$k" 'index($1, "wafer_serve_member_jobs_total{member=\"" k "\",device=\"accel" k "\"}") == 1 { print $2 }')
+	[ -n "$mj" ] && [ "$mj" -ge "$pjobs" ] ||
+		die "pipeline: member $k (accel$k) completed ${mj:-no} jobs, the server ran $pjobs"
+done
 
 # The same requests, one at a time, in process on the host.
 out=$(mktemp)
@@ -94,8 +135,15 @@ for i in "${!bodies[@]}"; do
 		printf 'want %s\n got %s\n' "$want" "$got"
 		die "request $i: kernel backend, batched, differs from inproc alone"
 	fi
+	[ "$i" -lt $pipe_clients ] || continue
+	got=$(section "p$i" | norm)
+	if [ "$got" != "$want" ]; then
+		printf 'want %s\n got %s\n' "$want" "$got"
+		die "request $i: kernel pipeline of 2 devices, batched, differs from inproc alone"
+	fi
 done
 kill -TERM "$hpid"
 wait "$hpid" || die "the host's server exited $?"
 hpid=
 echo "$clients concurrent requests on $slots slots through the kernel driver == inproc alone, byte for byte"
+echo "$pipe_clients concurrent requests through a kernel pipeline of 2 devices ($pjobs jobs in $psteps steps) == inproc alone, byte for byte"
