@@ -2,7 +2,8 @@
 /*
  * wfs_fifo.h - the bounded FIFO in front of each stage.  One producer (the
  * CP for stage 0, the previous stage otherwise) and one consumer (the
- * stage's worker); both give up when the device aborts.
+ * stage's worker, or the pool worker that claimed the stage); both give up
+ * when the device aborts.
  */
 #ifndef WFS_FIFO_H
 #define WFS_FIFO_H
