@@ -35,6 +35,8 @@ void wfs_fifo_publish(struct wfs_fifo *f)
 	if (n > f->hw)
 		f->hw = n;
 	wfs_os_cond_broadcast(f->cond);
+	if (f->notify)
+		wfs_os_cond_broadcast(f->notify);
 	wfs_os_mutex_unlock(f->lock);
 }
 
@@ -63,6 +65,8 @@ void wfs_fifo_wake(struct wfs_fifo *f)
 {
 	wfs_os_mutex_lock(f->lock);
 	wfs_os_cond_broadcast(f->cond);
+	if (f->notify)
+		wfs_os_cond_broadcast(f->notify);
 	wfs_os_mutex_unlock(f->lock);
 }
 

@@ -40,6 +40,8 @@ struct wfs_flit {
  * @hw: fill level high-water mark
  * @closed: 1 when its consumer is to exit (atomic; set under the state
  *	lock, see wfs_stage_workers_close_locked())
+ * @notify: also broadcast when an entry is pushed and by wfs_fifo_wake(),
+ *	or NULL (the worker pool's condition, see wfs_workers.h)
  * @ent: @depth entries
  */
 struct wfs_fifo {
@@ -50,6 +52,7 @@ struct wfs_fifo {
 	u32 depth;
 	u32 hw;
 	u32 closed;
+	struct wfs_os_cond *notify;
 	struct wfs_flit *ent;
 };
 

@@ -91,7 +91,6 @@ static void pool_unclaim(struct wfs_device *dev, u32 *s)
 	if (*s == POOL_NONE)
 		return;
 	dev->stages[*s].claimed = 0;
-	wfs_os_cond_broadcast(dev->pool.cond);
 	*s = POOL_NONE;
 }
 
@@ -113,23 +112,57 @@ static void pool_claim(struct wfs_device *dev, u32 s, u32 me, u32 *ahead)
 }
 
 /*
+ * Wake the idle workers if a stage is left that any of them could run.
+ * Whoever makes a stage ready calls this afterwards: a worker here, the CP
+ * through stage 0's FIFO (its notify condition).  pool.lock.
+ */
+static void pool_wake_idle(struct wfs_device *dev)
+{
+	u32 s;
+
+	if (!dev->pool.idle)
+		return;
+	for (s = 0; s < dev->pool.stages; s++) {
+		if (pool_ready(dev, s, 0)) {
+			wfs_os_cond_broadcast(dev->pool.cond);
+			return;
+		}
+	}
+}
+
+/* Wait for a stage to run; an idle worker holds no stage.  pool.lock. */
+static u32 pool_wait(struct wfs_pool_worker *w, u32 *ahead)
+{
+	struct wfs_device *dev = w->dev;
+	u32 s;
+
+	pool_unclaim(dev, ahead);
+	while ((s = pool_pick(dev, 0, w->id)) == POOL_NONE &&
+	       !pool_halted(dev)) {
+		dev->pool.idle++;
+		wfs_os_cond_wait(dev->pool.cond, dev->pool.lock);
+		dev->pool.idle--;
+	}
+	return s;
+}
+
+/*
  * Release @done, wait for a stage to run and claim it; POOL_NONE when the
  * device aborts or the pool closes (then nothing is held).
  */
 static u32 pool_next(struct wfs_pool_worker *w, u32 done, u32 *ahead)
 {
 	struct wfs_device *dev = w->dev;
-	struct wfs_stage_pool *p = &dev->pool;
 	u32 pref = *ahead, s;
 
-	/* The held stage, else the one after the last (stage 0 at first). */
+	/* The held stage, else the one after the last. */
 	if (pref == POOL_NONE)
 		pref = done == POOL_NONE ? 0 : done + 1;
-	wfs_os_mutex_lock(p->lock);
+	wfs_os_mutex_lock(dev->pool.lock);
 	pool_unclaim(dev, &done);
-	while ((s = pool_pick(dev, pref, w->id)) == POOL_NONE &&
-	       !pool_halted(dev))
-		wfs_os_cond_wait(p->cond, p->lock);
+	s = pool_pick(dev, pref, w->id);
+	if (s == POOL_NONE)
+		s = pool_wait(w, ahead);
 	if (pool_halted(dev))
 		s = POOL_NONE;
 	if (*ahead != s)
@@ -137,7 +170,8 @@ static u32 pool_next(struct wfs_pool_worker *w, u32 done, u32 *ahead)
 	*ahead = POOL_NONE;
 	if (s != POOL_NONE)
 		pool_claim(dev, s, w->id, ahead);
-	wfs_os_mutex_unlock(p->lock);
+	pool_wake_idle(dev);
+	wfs_os_mutex_unlock(dev->pool.lock);
 	return s;
 }
 
@@ -159,6 +193,7 @@ static void pool_worker(void *arg)
 		wfs_os_mutex_lock(dev->pool.lock);
 		pool_unclaim(dev, &s);
 		pool_unclaim(dev, &ahead);
+		wfs_os_cond_broadcast(dev->pool.cond);
 		wfs_os_mutex_unlock(dev->pool.lock);
 	}
 }
@@ -224,14 +259,16 @@ int wfs_stage_pool_init(struct wfs_device *dev, int workers)
 
 int wfs_stage_pool_fifo_lock(struct wfs_device *dev, struct wfs_fifo *f)
 {
-	if (dev->pool.size) {
-		f->lock = dev->pool.lock;
-		f->cond = dev->pool.cond;
-		return 0;
-	}
-	f->lock = wfs_os_mutex_create();
 	f->cond = wfs_os_cond_create();
-	return f->lock && f->cond ? 0 : -WFS_ENOMEM;
+	if (!dev->pool.size) {
+		f->lock = wfs_os_mutex_create();
+		return f->lock && f->cond ? 0 : -WFS_ENOMEM;
+	}
+	f->lock = dev->pool.lock;
+	/* Stage 0's producer, the CP, is no pool worker: it wakes them. */
+	if (f == &dev->stages[0].in)
+		f->notify = dev->pool.cond;
+	return f->cond ? 0 : -WFS_ENOMEM;
 }
 
 void wfs_stage_pool_free(struct wfs_device *dev)
@@ -239,9 +276,10 @@ void wfs_stage_pool_free(struct wfs_device *dev)
 	struct wfs_stage_pool *p = &dev->pool;
 	u32 i;
 
-	for (i = 0; !p->size && dev->stages && i < dev->hw.prof.stages; i++) {
+	for (i = 0; dev->stages && i < dev->hw.prof.stages; i++) {
 		wfs_os_cond_destroy(dev->stages[i].in.cond);
-		wfs_os_mutex_destroy(dev->stages[i].in.lock);
+		if (!p->size)
+			wfs_os_mutex_destroy(dev->stages[i].in.lock);
 	}
 	wfs_os_free(p->w);
 	wfs_os_cond_destroy(p->cond);

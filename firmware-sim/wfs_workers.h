@@ -46,12 +46,13 @@ struct wfs_pool_worker {
 /**
  * struct wfs_stage_pool - the stage worker pool
  * @lock: in pool mode, the lock of every stage FIFO; it also protects the
- *	stages' claim marks
- * @cond: in pool mode, the condition of every stage FIFO; also broadcast
- *	when a stage is released
+ *	stages' claim marks and @idle
+ * @cond: idle pool workers wait on it; broadcast when a stage they could
+ *	run becomes ready (stage 0's FIFO notifies it) and on abort and close
  * @w: @size workers
  * @size: pool workers, or 0 for one worker per stage
  * @stages: stages the running pool serves (set before it starts)
+ * @idle: workers waiting on @cond (@lock)
  * @closed: 1 when the pool workers are to exit (atomic; set under the
  *	state lock)
  */
@@ -61,6 +62,7 @@ struct wfs_stage_pool {
 	struct wfs_pool_worker *w;
 	u32 size;
 	u32 stages;
+	u32 idle;
 	u32 closed;
 };
 
@@ -76,8 +78,8 @@ struct wfs_stage_pool {
 int wfs_stage_pool_init(struct wfs_device *dev, int workers);
 
 /*
- * Give a FIFO its lock and condition: the pool's in pool mode, its own
- * otherwise.  Return: 0 or -WFS_ENOMEM.
+ * Give a FIFO its condition and lock: the pool's lock in pool mode, its
+ * own otherwise.  Return: 0 or -WFS_ENOMEM.
  */
 int wfs_stage_pool_fifo_lock(struct wfs_device *dev, struct wfs_fifo *f);
 
