@@ -9,7 +9,7 @@
  * begins, and the model it loads survives that (non-full) reset; stage
  * workers run only while a model is loaded, one per stage it occupies (or
  * the pool's); destroy works on a hung device.  All of it once with one
- * worker per stage and once with a pool of two.
+ * worker per stage and with pools of two and one.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -331,9 +331,10 @@ int main(void)
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();
-	/* One worker per stage, then a pool of 2 (fewer than the stages). */
+	/* One worker per stage, then pools of 2 and 1 (fewer than the stages). */
 	run_mode(WFS_STAGE_WORKERS_PER_STAGE, blob, len);
 	run_mode(2, blob, len);
+	run_mode(1, blob, len);
 	free(blob);
 	wfs_ckpt_free(&ck);
 	return wt_done();
