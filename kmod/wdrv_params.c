@@ -84,13 +84,12 @@ static const struct kernel_param_ops stage_workers_ops = {
 	.get = param_get_int,
 };
 
-/**
- * wdrv_stage_workers - kthreads that run a device's pipeline stages
- *
- * -1 (default): one per online CPU, no more than the device has stages;
- * 0: one per stage (the most interleaving, for tests); N: at most N, shared
- * by the stages.  Results and the modelled timeline do not depend on it.
- * Read at probe.
+/*
+ * stage_workers: the kthreads that run a device's pipeline stages (struct
+ * wfs_device_config.stage_workers).  -1 (default): one per online CPU, a
+ * pool shared by the stages when that is fewer than the stages; 0: one per
+ * stage (the most interleaving, for tests); N: at most N.  Results and the
+ * modelled timeline do not depend on it.  Read at probe.
  */
 int wdrv_stage_workers = -1;
 module_param_cb(stage_workers, &stage_workers_ops, &wdrv_stage_workers, 0444);
