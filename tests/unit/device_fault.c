@@ -327,10 +327,19 @@ int main(void)
 	struct wfs_ckpt ck;
 	void *blob;
 	size_t len;
+	int i;
 
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();
+	h = calloc(1, sizeof(*h));
+	dh_stage_workers = WFS_STAGE_WORKERS_AUTO - 1;
+	i = dh_init(h, NULL, 16, 16) == -WFS_EINVAL;
+	dh_stage_workers = WFS_STAGE_WORKERS_MAX + 1;
+	i += dh_init(h, NULL, 16, 16) == -WFS_EINVAL;
+	wt_ok(i == 2, "stage_workers -2 and %d: the device is refused (-EINVAL)",
+	      WFS_STAGE_WORKERS_MAX + 1);
+	free(h);
 	/* One worker per stage, then pools of 2 and 1 (fewer than the stages). */
 	run_mode(WFS_STAGE_WORKERS_PER_STAGE, blob, len);
 	run_mode(2, blob, len);

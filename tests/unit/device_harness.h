@@ -55,7 +55,7 @@ struct dh {
  * a test may set it; DH_WORKERS_DEFAULT takes WAFER_STAGE_WORKERS from the
  * environment (as libwafer does), auto when unset.
  */
-#define DH_WORKERS_DEFAULT	(-2)
+#define DH_WORKERS_DEFAULT	INT32_MIN
 static int dh_stage_workers = DH_WORKERS_DEFAULT;
 
 static inline int dh_workers(void)
