@@ -46,7 +46,8 @@ struct wfs_stage;
  * Waits for an entry (wfs_fifo_peek()), runs it through the stage and
  * hands it on (the next stage's FIFO must have room: pool workers check
  * first, a stage's own worker waits for it).  An injected hang at stage 0
- * holds it until a reset begins.
+ * holds the caller until a reset begins (pool workers leave such a stage
+ * alone).
  *
  * Return: 0 when the device aborts or the FIFO is closed, else 1.
  */

@@ -52,14 +52,20 @@ static int stage_workers_start(struct wfs_device *dev, u32 n)
 
 /*
  * Can worker @me run stage @s now?  Unclaimed or its own, an entry
- * waiting, and room for the result in the next stage's FIFO.  pool.lock.
+ * waiting, and room for the result in the next stage's FIFO.  An injected
+ * hang holds stage 0, not a worker: the others drain what is ahead of it.
+ * pool.lock.
  */
 static int pool_ready(struct wfs_device *dev, u32 s, u32 me)
 {
 	struct wfs_stage *st = &dev->stages[s];
 	struct wfs_fifo *next;
+	struct wfs_flit *head;
 
 	if ((st->claimed && st->claimed != me) || st->in.head == st->in.tail)
+		return 0;
+	head = &st->in.ent[wfs_ring_slot(st->in.head, st->in.depth)];
+	if (!s && wfs_job_get(dev, head->job)->hang)
 		return 0;
 	if (st->mdl.last)
 		return 1;
