@@ -116,6 +116,7 @@ static void threads_request(struct wfs_device *dev, int stop)
 	wfs_sync_request(&dev->sync, stop);
 	for (i = 0; i < dev->hw.prof.stages; i++)
 		wfs_fifo_wake(&dev->stages[i].in);
+	wfs_stage_workers_wake(dev);
 	wfs_hw_kick(&dev->hw);
 }
 

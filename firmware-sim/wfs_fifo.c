@@ -36,7 +36,7 @@ void wfs_fifo_publish(struct wfs_fifo *f)
 		f->hw = n;
 	wfs_os_cond_broadcast(f->cond);
 	if (f->notify)
-		wfs_os_cond_broadcast(f->notify);
+		f->notify(f->notify_arg);
 	wfs_os_mutex_unlock(f->lock);
 }
 
@@ -58,6 +58,8 @@ void wfs_fifo_pop(struct wfs_fifo *f)
 	wfs_os_mutex_lock(f->lock);
 	f->head++;
 	wfs_os_cond_broadcast(f->cond);
+	if (f->notify)
+		f->notify(f->notify_arg);
 	wfs_os_mutex_unlock(f->lock);
 }
 
@@ -65,8 +67,6 @@ void wfs_fifo_wake(struct wfs_fifo *f)
 {
 	wfs_os_mutex_lock(f->lock);
 	wfs_os_cond_broadcast(f->cond);
-	if (f->notify)
-		wfs_os_cond_broadcast(f->notify);
 	wfs_os_mutex_unlock(f->lock);
 }
 

@@ -40,8 +40,9 @@ struct wfs_flit {
  * @hw: fill level high-water mark
  * @closed: 1 when its consumer is to exit (atomic; set under the state
  *	lock, see wfs_stage_workers_close_locked())
- * @notify: also broadcast when an entry is pushed and by wfs_fifo_wake(),
- *	or NULL (the worker pool's condition, see wfs_workers.h)
+ * @notify: called with @lock held after an entry is pushed or popped, or
+ *	NULL (the worker pool's wake check, see wfs_workers.h)
+ * @notify_arg: its argument
  * @ent: @depth entries
  */
 struct wfs_fifo {
@@ -52,7 +53,8 @@ struct wfs_fifo {
 	u32 depth;
 	u32 hw;
 	u32 closed;
-	struct wfs_os_cond *notify;
+	void (*notify)(void *arg);
+	void *notify_arg;
 	struct wfs_flit *ent;
 };
 

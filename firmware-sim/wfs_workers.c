@@ -119,8 +119,8 @@ static void pool_claim(struct wfs_device *dev, u32 s, u32 me, u32 *ahead)
 
 /*
  * Wake the idle workers if a stage is left that any of them could run.
- * Whoever makes a stage ready calls this afterwards: a worker here, the CP
- * through stage 0's FIFO (its notify condition).  pool.lock.
+ * Called after whatever may make a stage ready: a push or pop (the FIFOs'
+ * notify hook) and a release (pool_next()).  pool.lock.
  */
 static void pool_wake_idle(struct wfs_device *dev)
 {
@@ -263,6 +263,11 @@ int wfs_stage_pool_init(struct wfs_device *dev, int workers)
 	return 0;
 }
 
+static void pool_notify(void *arg)
+{
+	pool_wake_idle(arg);
+}
+
 int wfs_stage_pool_fifo_lock(struct wfs_device *dev, struct wfs_fifo *f)
 {
 	f->cond = wfs_os_cond_create();
@@ -271,9 +276,8 @@ int wfs_stage_pool_fifo_lock(struct wfs_device *dev, struct wfs_fifo *f)
 		return f->lock && f->cond ? 0 : -WFS_ENOMEM;
 	}
 	f->lock = dev->pool.lock;
-	/* Stage 0's producer, the CP, is no pool worker: it wakes them. */
-	if (f == &dev->stages[0].in)
-		f->notify = dev->pool.cond;
+	f->notify = pool_notify;
+	f->notify_arg = dev;
 	return f->cond ? 0 : -WFS_ENOMEM;
 }
 
@@ -329,6 +333,15 @@ void wfs_stage_workers_join(struct wfs_device *dev)
 		wfs_os_thread_join(st->thread);
 		st->thread = NULL;
 	}
+}
+
+void wfs_stage_workers_wake(struct wfs_device *dev)
+{
+	if (!dev->pool.size)
+		return;
+	wfs_os_mutex_lock(dev->pool.lock);
+	wfs_os_cond_broadcast(dev->pool.cond);
+	wfs_os_mutex_unlock(dev->pool.lock);
 }
 
 void wfs_stage_workers_stop(struct wfs_device *dev)

@@ -48,7 +48,7 @@ struct wfs_pool_worker {
  * @lock: in pool mode, the lock of every stage FIFO; it also protects the
  *	stages' claim marks and @idle
  * @cond: idle pool workers wait on it; broadcast when a stage they could
- *	run becomes ready (stage 0's FIFO notifies it) and on abort and close
+ *	run becomes ready (the FIFOs' notify hook) and on abort and close
  * @w: @size workers
  * @size: pool workers, or 0 for one worker per stage
  * @stages: stages the running pool serves (set before it starts)
@@ -109,6 +109,9 @@ void wfs_stage_workers_close_locked(struct wfs_device *dev);
 
 /* Wait for the workers told to exit and forget them (no lock held). */
 void wfs_stage_workers_join(struct wfs_device *dev);
+
+/* Wake the idle pool workers (after an abort or stop request). */
+void wfs_stage_workers_wake(struct wfs_device *dev);
 
 /* Wait for every worker after a stop request (device destroy). */
 void wfs_stage_workers_stop(struct wfs_device *dev);
