@@ -116,6 +116,7 @@ static void threads_request(struct wfs_device *dev, int stop)
 	wfs_sync_request(&dev->sync, stop);
 	for (i = 0; i < dev->hw.prof.stages; i++)
 		wfs_fifo_wake(&dev->stages[i].in);
+	wfs_stage_workers_wake(dev);
 	wfs_hw_kick(&dev->hw);
 }
 
@@ -189,10 +190,9 @@ static void device_free(struct wfs_device *dev)
 			wfs_os_free(st->sram_mem);
 			wfs_os_free(st->blocks);
 			wfs_os_free(st->in.ent);
-			wfs_os_cond_destroy(st->in.cond);
-			wfs_os_mutex_destroy(st->in.lock);
 		}
 	}
+	wfs_stage_pool_free(dev);
 	wfs_os_free(dev->stages);
 	/* A model still loaded: its SRAM went with the stages, not its counters. */
 	wfs_os_free(dev->model.expert_cnt);
@@ -210,15 +210,10 @@ static void device_free(struct wfs_device *dev)
 
 static void stop_threads(struct wfs_device *dev)
 {
-	u32 i;
-
 	threads_request(dev, 1);
 	wfs_os_thread_join(dev->cp.thread);
 	dev->cp.thread = NULL;
-	for (i = 0; i < dev->hw.prof.stages; i++) {
-		wfs_os_thread_join(dev->stages[i].thread);
-		dev->stages[i].thread = NULL;
-	}
+	wfs_stage_workers_stop(dev);
 }
 
 static int stage_init(struct wfs_device *dev, u32 i)
@@ -236,11 +231,9 @@ static int stage_init(struct wfs_device *dev, u32 i)
 				   node);
 	st->in.ent = wfs_os_zalloc((u64)prof->fifo_depth *
 				   sizeof(*st->in.ent), node);
-	st->in.lock = wfs_os_mutex_create();
-	st->in.cond = wfs_os_cond_create();
 	st->in.depth = prof->fifo_depth;
-	if (!st->sram_mem || !st->blocks || !st->in.ent || !st->in.lock ||
-	    !st->in.cond)
+	if (!st->sram_mem || !st->blocks || !st->in.ent ||
+	    wfs_stage_pool_fifo_lock(dev, &st->in))
 		return -WFS_ENOMEM;
 	/* Exactly the profile's capacity, from the first aligned byte. */
 	skip = (0 - (u64)(unsigned long)st->sram_mem) & (WFS_SRAM_ALIGN - 1);
@@ -265,7 +258,9 @@ static int config_check(const struct wfs_device_config *cfg,
 	if ((u64)prof->stages * prof->sram_bytes > WFS_MAX_DEVICE_SRAM_BYTES)
 		return -WFS_E2BIG;
 	if (cfg->max_jobs > WFS_LIMIT_JOBS ||
-	    cfg->max_contexts > WFS_LIMIT_CTXS)
+	    cfg->max_contexts > WFS_LIMIT_CTXS ||
+	    cfg->stage_workers < WFS_STAGE_WORKERS_AUTO ||
+	    cfg->stage_workers > WFS_STAGE_WORKERS_MAX)
 		return -WFS_EINVAL;
 	return 0;
 }
@@ -298,6 +293,9 @@ static int device_alloc(struct wfs_device *dev,
 		return -WFS_ENOMEM;
 	wfs_log_init(&dev->hw.log, dev->hw.log_buf, WFS_LOG_BYTES,
 		     dev->hw.log_lock, dev->hw.index);
+	ret = wfs_stage_pool_init(dev, cfg->stage_workers);
+	if (ret)
+		return ret;
 	for (i = 0; i < dev->hw.prof.stages; i++) {
 		ret = stage_init(dev, i);
 		if (ret)
@@ -361,6 +359,11 @@ int wfs_device_create(const struct wfs_device_config *cfg,
 		       (unsigned long long)(prof.sram_bytes >> 10),
 		       (unsigned long long)wfs_div_u64(prof.clock_hz, 1000000),
 		       WFW_ABI_MAJOR, WFW_ABI_MINOR);
+	if (dev->pool.size)
+		wfs_log_printf(&dev->hw.log, 0, "stage workers: a pool of %u",
+			       dev->pool.size);
+	else
+		wfs_log_printf(&dev->hw.log, 0, "stage workers: one per stage");
 	*out = dev;
 	return 0;
 

@@ -65,6 +65,11 @@ struct wfs_dma_ops {
 /* struct wfs_device_config.flags */
 #define WFS_DEV_FAULT_INJECT	WFW_BIT(0)	/* allow WFW_OP_FAULT_INJECT */
 
+/* struct wfs_device_config.stage_workers */
+#define WFS_STAGE_WORKERS_AUTO		(-1)	/* one per CPU, at most one per stage */
+#define WFS_STAGE_WORKERS_PER_STAGE	0	/* one thread per stage */
+#define WFS_STAGE_WORKERS_MAX		1024
+
 /**
  * struct wfs_device_config - how to build a device
  * @profile: "wafer" (default when NULL or "") or "asic"
@@ -75,6 +80,11 @@ struct wfs_dma_ops {
  * @flags: WFS_DEV_*
  * @max_jobs: jobs in flight at most, 0 for the default (128)
  * @max_contexts: contexts at most, 0 for the default (64)
+ * @stage_workers: host threads that run the stages: WFS_STAGE_WORKERS_PER_STAGE
+ *	(0) one per stage, N (1..WFS_STAGE_WORKERS_MAX) a pool of at most N
+ *	shared by the stages (wfs_workers.h), WFS_STAGE_WORKERS_AUTO one per
+ *	CPU.  A pool as large as the stage count is one per stage.  The
+ *	results and the modelled timeline are the same in every mode.
  * @dma: DMA callbacks (required)
  * @dma_ctx: their first argument
  * @irq: interrupt callback (may be NULL for polling drivers)
@@ -89,6 +99,7 @@ struct wfs_device_config {
 	u32 flags;
 	u32 max_jobs;
 	u32 max_contexts;
+	int stage_workers;
 	const struct wfs_dma_ops *dma;
 	void *dma_ctx;
 	void (*irq)(void *ctx);
@@ -101,11 +112,12 @@ struct wfs_device_config {
  * @out: the device
  *
  * Allocates everything the device will ever use (SRAM arenas on the NUMA
- * node, job and context tables, log) and starts the command processor and
- * one worker per stage.  The device comes up READY with rings disabled.
+ * node, job and context tables, log) and starts the command processor (the
+ * stage workers start with a model).  The device comes up READY with rings
+ * disabled.
  * Process context.
  *
- * Return: 0, -WFS_EINVAL (bad profile name or override), -WFS_ENOENT
+ * Return: 0, -WFS_EINVAL (bad profile name, override or stage_workers), -WFS_ENOENT
  * (unknown profile) or -WFS_ENOMEM.
  */
 int wfs_device_create(const struct wfs_device_config *cfg,

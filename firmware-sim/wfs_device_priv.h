@@ -10,13 +10,16 @@
  *   cpl    wfs_cpl.c     latched rings, completion posting
  *   cp     wfs_cmd.c     the command processor
  *   stages wfs_device.c  (arenas, FIFOs), wfs_load.c (.mdl),
- *                        wfs_stage.c (.cnt, the worker threads)
+ *                        wfs_stage.c (.cnt), wfs_workers.c (.thread,
+ *                        .claimed)
+ *   pool   wfs_workers.c the stage worker pool
  *   model  wfs_load.c    the loaded model and its allocation table
  *   ctx    wfs_ctx.c     the context table
  *   job    wfs_job.c     the job table and the counters of finished work
  *
  * Threads: one command processor (CP), and one worker per stage the
- * loaded model occupies (started by load, joined by unload and full reset).
+ * loaded model occupies or a pool of fewer (wfs_workers.h), started by load,
+ * joined by unload and full reset.
  *
  * Locks, outermost first (none is held across the IRQ callback, only
  * cpl.lock across a DMA callback):
@@ -28,7 +31,8 @@
  *     sequence, reservations and armed faults; held across the completion
  *     DMA write so records land in ring order.
  *  4. each FIFO's lock: its indices and entries, and the counters of the
- *     stage it feeds.  Never held with another lock.
+ *     stage it feeds.  Never held with another lock.  In pool mode all
+ *     FIFOs share pool.lock, which also guards the stages' claimed flags.
  * Workers are joined with no lock but reset_lock held (or, for unload, by
  * the CP itself): a worker never waits for reset_lock or the CP.
  *  5. the log lock: a leaf.
@@ -48,6 +52,7 @@
 #include "wfs_sram.h"
 #include "wfs_stage.h"
 #include "wfs_sync.h"
+#include "wfs_workers.h"
 
 #define WFS_DEFAULT_MAX_JOBS	128
 #define WFS_DEFAULT_MAX_CTXS	64
@@ -65,7 +70,8 @@ WFS_STATIC_ASSERT(sizeof(struct wfs_slot_state) == 16, "slot state size");
  * @sram_mem: the arena's memory
  * @blocks: the arena's block records
  * @in: input FIFO
- * @thread: its worker
+ * @thread: its worker (one worker per stage)
+ * @claimed: 1 while a pool worker runs the stage (pool.lock)
  * @cnt: counters (@in.lock; its worker)
  * @mdl: its share of the model (wfs_load.c)
  */
@@ -77,6 +83,7 @@ struct wfs_stage {
 	struct wfs_sram_block *blocks;
 	struct wfs_fifo in;
 	struct wfs_os_thread *thread;
+	u32 claimed;
 	struct wfs_stage_counters cnt;
 	struct wfs_stage_model mdl;
 };
@@ -88,6 +95,7 @@ struct wfs_stage {
  * @cpl: ring state, completion posting
  * @cp: command processor
  * @stages: the stages
+ * @pool: the stage worker pool
  * @model: the loaded model
  * @ctx: the context table
  * @job: the job table
@@ -100,6 +108,7 @@ struct wfs_device {
 	struct wfs_cpl_state cpl;
 	struct wfs_cp cp;
 	struct wfs_stage *stages;
+	struct wfs_stage_pool pool;
 	struct wfs_model_state model;
 	struct wfs_ctx_table ctx;
 	struct wfs_job_table job;

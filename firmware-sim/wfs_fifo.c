@@ -35,6 +35,8 @@ void wfs_fifo_publish(struct wfs_fifo *f)
 	if (n > f->hw)
 		f->hw = n;
 	wfs_os_cond_broadcast(f->cond);
+	if (f->notify)
+		f->notify(f->notify_arg);
 	wfs_os_mutex_unlock(f->lock);
 }
 
@@ -56,6 +58,8 @@ void wfs_fifo_pop(struct wfs_fifo *f)
 	wfs_os_mutex_lock(f->lock);
 	f->head++;
 	wfs_os_cond_broadcast(f->cond);
+	if (f->notify)
+		f->notify(f->notify_arg);
 	wfs_os_mutex_unlock(f->lock);
 }
 

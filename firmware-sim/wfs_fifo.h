@@ -2,7 +2,8 @@
 /*
  * wfs_fifo.h - the bounded FIFO in front of each stage.  One producer (the
  * CP for stage 0, the previous stage otherwise) and one consumer (the
- * stage's worker); both give up when the device aborts.
+ * stage's worker, or the pool worker that claimed the stage); both give up
+ * when the device aborts.
  */
 #ifndef WFS_FIFO_H
 #define WFS_FIFO_H
@@ -39,6 +40,9 @@ struct wfs_flit {
  * @hw: fill level high-water mark
  * @closed: 1 when its consumer is to exit (atomic; set under the state
  *	lock, see wfs_stage_workers_close_locked())
+ * @notify: called with @lock held after an entry is pushed or popped, or
+ *	NULL (the worker pool's wake check, see wfs_workers.h)
+ * @notify_arg: its argument
  * @ent: @depth entries
  */
 struct wfs_fifo {
@@ -49,6 +53,8 @@ struct wfs_fifo {
 	u32 depth;
 	u32 hw;
 	u32 closed;
+	void (*notify)(void *arg);
+	void *notify_arg;
 	struct wfs_flit *ent;
 };
 

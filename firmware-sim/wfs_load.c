@@ -393,7 +393,7 @@ static int load_stages(struct wfs_device *dev, const u8 *blob, u64 len)
 	return ret;
 }
 
-/* One worker per occupied stage; on failure none is left running. */
+/* The workers of the occupied stages; on failure none is left running. */
 static int load_workers(struct wfs_device *dev)
 {
 	int ret = wfs_stage_workers_start(dev, dev->model.map.stages_used);

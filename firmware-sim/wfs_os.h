@@ -193,6 +193,9 @@ struct wfs_os_thread *wfs_os_thread_start(void (*fn)(void *arg), void *arg,
  */
 void wfs_os_thread_join(struct wfs_os_thread *t);
 
+/* CPUs the device's threads may run on (at least 1). */
+u32 wfs_os_num_cpus(void);
+
 /* ----------------------------------------------------------- atomics --- */
 
 /*

@@ -4,6 +4,7 @@
  * mutexes, wait queues, kvzalloc_node(), ktime.  See wfs_os.h.
  */
 #include <linux/atomic.h>
+#include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -208,6 +209,11 @@ void wfs_os_thread_join(struct wfs_os_thread *t)
 		return;
 	kthread_stop(t->task);
 	kfree(t);
+}
+
+u32 wfs_os_num_cpus(void)
+{
+	return num_online_cpus();
 }
 
 u32 wfs_os_load32(const u32 *p)

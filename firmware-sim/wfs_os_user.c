@@ -8,6 +8,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,16 @@ void wfs_os_thread_join(struct wfs_os_thread *t)
 		return;
 	pthread_join(t->tid, NULL);
 	free(t);
+}
+
+u32 wfs_os_num_cpus(void)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	return n > 0 ? (u32)n : 1;
 }
 
 u32 wfs_os_load32(const u32 *p)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * wfs_stage.c - the stage workers (see wfs_stage.h).
+ * wfs_stage.c - a stage's work on a chunk (see wfs_stage.h).
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe.h"
@@ -356,73 +356,18 @@ static void run_chunk(struct wfs_stage *st, const struct wfs_flit *ent)
 	chunk_forward(st, &r);
 }
 
-/* A worker: runs chunks until it is told to exit or the device stops. */
-static void stage_worker(void *arg)
+int wfs_stage_step(struct wfs_stage *st)
 {
-	struct wfs_stage *st = arg;
 	struct wfs_device *dev = st->dev;
-	struct wfs_flit *ent;
+	struct wfs_flit *ent = wfs_fifo_peek(&dev->sync, &st->in);
 
-	while (!wfs_stopping(&dev->sync) && !wfs_os_load32(&st->in.closed)) {
-		ent = wfs_fifo_peek(&dev->sync, &st->in);
-		if (!ent) {
-			wfs_park(&dev->sync, 0, &st->in.closed);
-			continue;
-		}
-		if (st->idx == 0 && wfs_job_get(dev, ent->job)->hang) {
-			/* Injected hang: stall the pipeline until reset. */
-			wfs_sync_wait_abort(&dev->sync);
-			continue;
-		}
-		run_chunk(st, ent);
+	if (!ent)
+		return 0;
+	if (st->idx == 0 && wfs_job_get(dev, ent->job)->hang) {
+		/* Injected hang: stall the pipeline until reset. */
+		wfs_sync_wait_abort(&dev->sync);
+		return 1;
 	}
-}
-
-int wfs_stage_workers_start(struct wfs_device *dev, u32 n)
-{
-	struct wfs_hw *hw = &dev->hw;
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		struct wfs_stage *st = &dev->stages[i];
-
-		wfs_os_store32(&st->in.closed, 0);
-		st->thread = wfs_os_thread_start(stage_worker, st, "wfs-st",
-						 hw->index, (int)i,
-						 hw->numa_node);
-		if (!st->thread)
-			return -WFS_ENOMEM;
-		wfs_os_mutex_lock(dev->sync.lock);
-		dev->sync.n_workers++;
-		wfs_os_mutex_unlock(dev->sync.lock);
-	}
-	return 0;
-}
-
-void wfs_stage_workers_close_locked(struct wfs_device *dev)
-{
-	u32 i;
-
-	for (i = 0; i < dev->hw.prof.stages; i++) {
-		if (dev->stages[i].thread)
-			wfs_os_store32(&dev->stages[i].in.closed, 1);
-	}
-	dev->sync.n_workers = 0;
-	/* Parked workers wait on the state condition. */
-	wfs_os_cond_broadcast(dev->sync.cond);
-}
-
-void wfs_stage_workers_join(struct wfs_device *dev)
-{
-	u32 i;
-
-	for (i = 0; i < dev->hw.prof.stages; i++) {
-		struct wfs_stage *st = &dev->stages[i];
-
-		if (!st->thread || !wfs_os_load32(&st->in.closed))
-			continue;
-		wfs_fifo_wake(&st->in);
-		wfs_os_thread_join(st->thread);
-		st->thread = NULL;
-	}
+	run_chunk(st, ent);
+	return 1;
 }

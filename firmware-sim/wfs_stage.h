@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wfs_stage.h - the stage workers.
+ * wfs_stage.h - what a stage does with a chunk (the threads that run
+ * stages: wfs_workers.h).
  *
- * One worker per stage the loaded model occupies, started by model load and
- * stopped when the model goes (unload, full reset): a device without a
- * model runs only its command processor.  A job of N tokens moves through the pipeline as
+ * A job of N tokens moves through the pipeline as
  * ceil(N / chunk_tokens) chunks; each stage takes a chunk from its bounded
  * input FIFO, runs its layers over the chunk's tokens in position order,
  * and pushes the activations into the next stage's FIFO (blocking while it
@@ -38,28 +37,20 @@ struct wfs_stage_counters {
 	u64 modelled_busy_ns;
 };
 
-/**
- * wfs_stage_workers_start() - start the workers of stages [0, @n)
- * @dev: the device (none of its workers runs)
- * @n: stages the model occupies
- *
- * Called by model load (the command processor).  On failure the workers
- * already started keep running: close and join them.
- *
- * Return: 0, or -WFS_ENOMEM.
- */
-int wfs_stage_workers_start(struct wfs_device *dev, u32 n);
+struct wfs_stage;
 
 /**
- * wfs_stage_workers_close_locked() - tell every running worker to exit
- * @dev: the device; its state lock is held
+ * wfs_stage_step() - run the entry at the head of a stage's FIFO
+ * @st: the stage; the caller is its only consumer
  *
- * The workers are idle or parked (no job is left); wfs_stage_workers_join()
- * then waits for them, without the state lock.
+ * Waits for an entry (wfs_fifo_peek()), runs it through the stage and
+ * hands it on (the next stage's FIFO must have room: pool workers check
+ * first, a stage's own worker waits for it).  An injected hang at stage 0
+ * holds the caller until a reset begins (pool workers leave such a stage
+ * alone).
+ *
+ * Return: 0 when the device aborts or the FIFO is closed, else 1.
  */
-void wfs_stage_workers_close_locked(struct wfs_device *dev);
-
-/* Wait for the workers told to exit and forget them (no lock held). */
-void wfs_stage_workers_join(struct wfs_device *dev);
+int wfs_stage_step(struct wfs_stage *st);
 
 #endif /* WFS_STAGE_H */

@@ -211,6 +211,7 @@ static int wdrv_probe(struct platform_device *pdev)
 {
 	struct wdrv_fw_config cfg = {
 		.fault_inject = wdrv_fault_inject,
+		.stage_workers = wdrv_stage_workers,
 		/*
 		 * A control command queued behind a hung job must not time out
 		 * first: the hang is the job's timeout to report and recover.

@@ -12,9 +12,12 @@
 #include <linux/vmalloc.h>
 
 #include "wdrv_fw.h"
+#include "wdrv_params.h"
 #include "wfs_device.h"
 #include "wfs_ring.h"
 #include "wfw_host.h"
+
+static_assert(WDRV_STAGE_WORKERS_MAX == WFS_STAGE_WORKERS_MAX);
 
 u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off)
 {
@@ -462,6 +465,7 @@ static int device_create(struct wdrv_fw *fw)
 		.numa_node = cfg->numa_node,
 		.index = cfg->index,
 		.flags = cfg->fault_inject ? WFS_DEV_FAULT_INJECT : 0,
+		.stage_workers = cfg->stage_workers,
 		.dma = &wdrv_dma_ops,
 		.dma_ctx = &fw->dma,
 		.irq = wdrv_fw_irq,

@@ -44,6 +44,7 @@ struct wdrv_fw;
  * @numa_node: node for SRAM and firmware threads, or NUMA_NO_NODE
  * @index: device index (thread names, log lines)
  * @fault_inject: allow the test-only FAULT_INJECT command
+ * @stage_workers: threads running the stages (struct wfs_device_config)
  * @ctrl_timeout_ms: how long a control command may wait while the firmware
  *	completes nothing (jobs ahead of it in the ring may take longer)
  * @job_cpl: called for each job completion, from the interrupt handler
@@ -59,6 +60,7 @@ struct wdrv_fw_config {
 	int numa_node;
 	int index;
 	bool fault_inject;
+	int stage_workers;
 	unsigned int ctrl_timeout_ms;
 	void (*job_cpl)(void *owner, const struct wfw_cpl *cpl);
 	void (*fault)(void *owner, const char *why);

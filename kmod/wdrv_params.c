@@ -3,6 +3,7 @@
  * wafer module parameters.  Defaults run the shared stories260K model on
  * the "wafer" profile.
  */
+#include <linux/kstrtox.h>
 #include <linux/moduleparam.h>
 #include <linux/numa.h>
 #include <linux/printk.h>
@@ -64,6 +65,36 @@ unsigned int wdrv_job_timeout_ms = 5000;
 module_param_cb(job_timeout_ms, &job_timeout_ops, &wdrv_job_timeout_ms, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "A job running longer is failed and the device reset (ms, 1-3600000, default 5000)");
+
+static int stage_workers_set(const char *val, const struct kernel_param *kp)
+{
+	int n;
+
+	if (kstrtoint(val, 0, &n) || n < -1 || n > WDRV_STAGE_WORKERS_MAX) {
+		pr_err("wafer: stage_workers=%s is out of range -1..%d\n", val,
+		       WDRV_STAGE_WORKERS_MAX);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops stage_workers_ops = {
+	.set = stage_workers_set,
+	.get = param_get_int,
+};
+
+/*
+ * stage_workers: the kthreads that run a device's pipeline stages (struct
+ * wfs_device_config.stage_workers).  -1 (default): one per online CPU, a
+ * pool shared by the stages when that is fewer than the stages; 0: one per
+ * stage (the most interleaving, for tests); N: at most N.  Results and the
+ * modelled timeline do not depend on it.  Read at probe.
+ */
+int wdrv_stage_workers = -1;
+module_param_cb(stage_workers, &stage_workers_ops, &wdrv_stage_workers, 0444);
+MODULE_PARM_DESC(stage_workers,
+		 "Kthreads running a device's stages: -1 one per online CPU (default), 0 one per stage, N at most N (up to 1024)");
 
 unsigned int wdrv_max_file_bo_mib = 1024;
 module_param_named(max_file_bo_mib, wdrv_max_file_bo_mib, uint, 0444);

@@ -9,9 +9,12 @@
 #include <linux/types.h>
 
 #define WDRV_MAX_DEVICES	16
+/* WFS_STAGE_WORKERS_MAX */
+#define WDRV_STAGE_WORKERS_MAX	1024
 
 extern unsigned int wdrv_num_devices;
 extern unsigned int wdrv_job_timeout_ms;
+extern int wdrv_stage_workers;
 extern unsigned int wdrv_max_file_bo_mib;
 extern unsigned int wdrv_max_file_contexts;
 extern unsigned int wdrv_max_file_inflight;

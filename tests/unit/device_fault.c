@@ -7,8 +7,9 @@
  * gap; a corrupted completion fails its check; a full reset unloads the
  * model; a load paused by fault injection reads its blob only once a reset
  * begins, and the model it loads survives that (non-full) reset; stage
- * workers run only while a model is loaded, one per stage it occupies;
- * destroy works on a hung device.
+ * workers run only while a model is loaded, one per stage it occupies (or
+ * the pool's); destroy works on a hung device.  All of it once with one
+ * worker per stage and with pools of two and one.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -23,11 +24,19 @@ static u32 *in;
 static u8 *out, *golden;
 static u32 ctx;
 static int stages_used;
+static u8 *first;	/* the first mode's golden run */
 
-/* Stage workers of device 0 running in this process. */
+/* Stage workers of device 0 running in this process (either mode). */
 static int workers(void)
 {
-	return wt_threads_named("/proc/self/task", "wfs-st0.");
+	return wt_threads_named("/proc/self/task", "wfs-st0.") +
+	       wt_threads_named("/proc/self/task", "wfs-pw0.");
+}
+
+/* Workers expected with the model on @used stages: one each, or the pool. */
+static int expected(int used)
+{
+	return dh_stage_workers ? WFS_MIN(dh_stage_workers, used) : used;
 }
 
 static void job(struct wfw_cmd *c, u32 slot, u64 cookie)
@@ -201,8 +210,8 @@ static void test_full_reset(void *blob, size_t len)
 	      setup_model(blob, len) == 0 && run_ok(0) == 0 &&
 	      !memcmp(out, golden, N * REC),
 	      "reload after the full reset gives the same results");
-	wt_ok(workers() == stages_used,
-	      "and starts one worker per occupied stage again");
+	wt_ok(workers() == expected(stages_used),
+	      "and starts the workers of the occupied stages again");
 }
 
 /* UNLOAD joins the workers; a reload starts them and computes the same. */
@@ -219,7 +228,7 @@ static void test_unload_workers(void *blob, size_t len)
 	      "destroy the context, unload the model");
 	wt_ok(workers() == 0, "after UNLOAD no stage worker runs");
 	wt_ok(setup_model(blob, len) == 0 &&
-	      workers() == stages_used && run_ok(0) == 0 &&
+	      workers() == expected(stages_used) && run_ok(0) == 0 &&
 	      !memcmp(out, golden, N * REC),
 	      "reload: the workers are back and give the same results");
 }
@@ -250,21 +259,17 @@ static void test_pause_load(void *blob, size_t len)
 	      "and gives the same results");
 }
 
-int main(void)
+/* Every test above on a fresh device whose stages run on @mode workers. */
+static void run_mode(int mode, void *blob, size_t len)
 {
-	const char *path = wt_model_path("stories260K.bin");
-	struct wfs_pack_opts o8 = { .wbits = 8, .group_size = 64 };
 	struct wfs_device_config cfg;
-	struct wfs_ckpt ck;
 	struct wfw_cmd c;
 	struct wfw_cpl cpl;
-	void *blob;
-	size_t len;
 	u32 i;
 
-	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
-	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
-		return wt_done();
+	dh_stage_workers = mode;
+	wt_diag("stage_workers=%d (%s)", mode,
+		mode ? "a pool" : "one per stage");
 	h = calloc(1, sizeof(*h));
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.numa_node = -1;
@@ -272,7 +277,7 @@ int main(void)
 	cfg.stages = 4;
 	cfg.flags = WFS_DEV_FAULT_INJECT;
 	if (!wt_ok(dh_init(h, &cfg, 16, 16) == 0, "device up (fault injection allowed)"))
-		return wt_done();
+		return;
 	in = dh_alloc(N * 4);
 	out = dh_alloc(8 * N * REC);
 	golden = dh_alloc(N * REC);
@@ -285,18 +290,22 @@ int main(void)
 	      "a device without a model runs no stage worker");
 	if (!wt_ok(setup_model(blob, len) == 0 && run_ok(0) == 0,
 		   "model loaded, golden run"))
-		return wt_done();
+		return;
 	wt_ok(stages_used >= 1 && stages_used <= 4 &&
-	      workers() == stages_used,
-	      "one stage worker per stage the model occupies (%d of 4)",
-	      stages_used);
+	      workers() == expected(stages_used),
+	      "%d stage worker(s) for the %d of 4 stages the model occupies",
+	      expected(stages_used), stages_used);
 	memcpy(golden, out, N * REC);
+	if (!first)
+		first = golden;
+	wt_ok(!memcmp(golden, first, N * REC),
+	      "the golden run equals the first mode's");
 
 	test_hang();
 	test_cmd_reset_retired();
 	test_drop_corrupt();
-	wt_ok(workers() == stages_used,
-	      "non-full resets keep the workers (%d)", stages_used);
+	wt_ok(workers() == expected(stages_used),
+	      "non-full resets keep the workers (%d)", expected(stages_used));
 	test_full_reset(blob, len);
 	test_unload_workers(blob, len);
 	test_pause_load(blob, len);
@@ -309,6 +318,32 @@ int main(void)
 	dh_fini(h);
 	wt_ok(1, "destroy with a hung job in flight returns");
 	free(h);
+}
+
+int main(void)
+{
+	const char *path = wt_model_path("stories260K.bin");
+	struct wfs_pack_opts o8 = { .wbits = 8, .group_size = 64 };
+	struct wfs_ckpt ck;
+	void *blob;
+	size_t len;
+	int i;
+
+	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
+	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
+		return wt_done();
+	h = calloc(1, sizeof(*h));
+	dh_stage_workers = WFS_STAGE_WORKERS_AUTO - 1;
+	i = dh_init(h, NULL, 16, 16) == -WFS_EINVAL;
+	dh_stage_workers = WFS_STAGE_WORKERS_MAX + 1;
+	i += dh_init(h, NULL, 16, 16) == -WFS_EINVAL;
+	wt_ok(i == 2, "stage_workers -2 and %d: the device is refused (-EINVAL)",
+	      WFS_STAGE_WORKERS_MAX + 1);
+	free(h);
+	/* One worker per stage, then pools of 2 and 1 (fewer than the stages). */
+	run_mode(WFS_STAGE_WORKERS_PER_STAGE, blob, len);
+	run_mode(2, blob, len);
+	run_mode(1, blob, len);
 	free(blob);
 	wfs_ckpt_free(&ck);
 	return wt_done();

@@ -50,6 +50,25 @@ struct dh {
 	uint64_t next_cookie;
 };
 
+/*
+ * struct wfs_device_config.stage_workers of the devices dh_init() creates:
+ * a test may set it; DH_WORKERS_DEFAULT takes WAFER_STAGE_WORKERS from the
+ * environment (as libwafer does), auto when unset.
+ */
+#define DH_WORKERS_DEFAULT	INT32_MIN
+static int dh_stage_workers = DH_WORKERS_DEFAULT;
+
+static inline int dh_workers(void)
+{
+	const char *e = getenv("WAFER_STAGE_WORKERS");
+
+	if (dh_stage_workers != DH_WORKERS_DEFAULT)
+		return dh_stage_workers;
+	if (!e || !*e || !strcmp(e, "auto"))
+		return WFS_STAGE_WORKERS_AUTO;
+	return atoi(e);
+}
+
 static inline void *dh_alloc(size_t n)
 {
 	return wip_dma_alloc(n);
@@ -114,6 +133,7 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 		memset(&c, 0, sizeof(c));
 	if (!cfg)
 		c.numa_node = -1;
+	c.stage_workers = dh_workers();
 	c.dma = &wip_dma_ops;
 	c.dma_ctx = &h->dma;
 	c.irq = dh_irq;

@@ -213,6 +213,32 @@ static void wse3_device(const void *blob, size_t len)
 	wafer_close(dev);
 }
 
+/* WAFER_STAGE_WORKERS: auto, 0 and N open; anything else is -EINVAL, named. */
+static void stage_workers_env(void)
+{
+	static const char *const good[] = { "auto", "0", "1", "1024" };
+	static const char *const bad[] = { "-1", "1025", "two", "1x" };
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_dev *dev;
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < 4; i++) {
+		setenv("WAFER_STAGE_WORKERS", good[i], 1);
+		if (!wafer_open(&o, &dev)) {
+			ok++;
+			wafer_close(dev);
+		}
+	}
+	wt_ok(ok == 4, "WAFER_STAGE_WORKERS=auto, 0, 1, 1024: the device opens (%u of 4)", ok);
+	for (i = 0, ok = 0; i < 4; i++) {
+		setenv("WAFER_STAGE_WORKERS", bad[i], 1);
+		ok += wafer_open(&o, &dev) == -EINVAL &&
+		      strstr(wafer_last_error(), "WAFER_STAGE_WORKERS");
+	}
+	unsetenv("WAFER_STAGE_WORKERS");
+	wt_ok(ok == 4, "WAFER_STAGE_WORKERS=-1, 1025, two, 1x: -EINVAL naming it (%u of 4)", ok);
+}
+
 int main(void)
 {
 	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
@@ -289,6 +315,7 @@ int main(void)
 
 	small_device(blob, len);
 	wse3_device(blob, len);
+	stage_workers_env();
 	o.submit = WAFER_SUBMIT_URING;
 	ret = wafer_open(&o, &dev);
 	wt_ok(ret == -EOPNOTSUPP, "inproc refuses io_uring submission: %s", wafer_last_error());

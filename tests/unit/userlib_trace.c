@@ -8,8 +8,9 @@
  * entered no earlier than its hop from the previous one ended; each job's modelled
  * span (its first chunk's start on stage 0 to its last hop's end) is the
  * modelled time its completion reported, and they add up to the run's.
- * Bad paths are clear errors; a split model's trace has a process per
- * device (its events: userlib_trace_pipe).
+ * The device's events are the same with one thread per stage and with a
+ * pool of one.  Bad paths are clear errors; a split model's trace has a
+ * process per device (its events: userlib_trace_pipe).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -187,6 +188,63 @@ static void trace_of_a_run(void)
 		json_object_put(root);
 }
 
+/* The device's events of the trace at @path, one line each, into @buf. */
+static size_t device_events(const char *path, char *buf, size_t size)
+{
+	json_object *root = json_object_from_file(path), *evs = NULL;
+	size_t i, n, len = 0;
+
+	if (!root || !json_object_object_get_ex(root, "traceEvents", &evs)) {
+		if (root)
+			json_object_put(root);
+		return 0;
+	}
+	n = json_object_array_length(evs);
+	for (i = 0; i < n && len + 200 < size; i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (json_object_get_int(json_object_object_get(e, "pid")) != 0 ||
+		    strcmp(json_object_get_string(json_object_object_get(e, "ph")), "X"))
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s %d %.3f %.3f\n",
+					json_object_get_string(json_object_object_get(e, "name")),
+					json_object_get_int(json_object_object_get(e, "tid")),
+					num(e, "ts"), num(e, "dur"));
+	}
+	json_object_put(root);
+	return len;
+}
+
+/*
+ * The same run with the stages on one thread each and on a pool of one
+ * (WAFER_STAGE_WORKERS): the device's events and modelled time are equal.
+ */
+static void timeline_per_mode(void)
+{
+	static const char *const modes[] = { "0", "1" };
+	static char ev[2][1 << 18];
+	char path[] = "/tmp/wafer-run-trace-XXXXXX";
+	struct wafer_gen_stats st[2];
+	size_t len[2] = { 0, 0 };
+	unsigned int i, stages;
+	int fd = mkstemp(path);
+
+	for (i = 0; fd >= 0 && i < 2; i++) {
+		setenv("WAFER_STAGE_WORKERS", modes[i], 1);
+		if (!traced_run(path, &st[i], &stages))
+			len[i] = device_events(path, ev[i], sizeof(ev[i]));
+	}
+	unsetenv("WAFER_STAGE_WORKERS");
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	wt_ok(len[0] && len[0] == len[1] && !memcmp(ev[0], ev[1], len[0]) &&
+	      st[0].device_ns == st[1].device_ns,
+	      "WAFER_STAGE_WORKERS=0 and =1: the same device events (%zu bytes) and modelled %.3f us",
+	      len[0], st[0].device_ns / 1e3);
+}
+
 /* WAFER_JOB_TIMES given wrong: libwafer's checks, then the device's. */
 static void bad_times(void)
 {
@@ -344,6 +402,7 @@ int main(void)
 	if (!wt_ok(model[0] && tokpath[0], "the shared model and tokenizer"))
 		return wt_done();
 	trace_of_a_run();
+	timeline_per_mode();
 	bad_times();
 	lanes();
 	errors();

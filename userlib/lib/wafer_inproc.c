@@ -95,6 +95,26 @@ static int query(struct wafer_dev *dev)
 	return 0;
 }
 
+/* WAFER_STAGE_WORKERS: "auto" (or unset), 0 (one per stage) or N. */
+static int stage_workers(int *out)
+{
+	const char *e = getenv("WAFER_STAGE_WORKERS");
+	char *end;
+	long v;
+
+	*out = WFS_STAGE_WORKERS_AUTO;
+	if (!e || !*e || !strcmp(e, "auto"))
+		return 0;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (errno || *end || v < 0 || v > WFS_STAGE_WORKERS_MAX)
+		return wafer_set_error(-EINVAL,
+				       "WAFER_STAGE_WORKERS=%s: expected auto or 0..%d",
+				       e, WFS_STAGE_WORKERS_MAX);
+	*out = (int)v;
+	return 0;
+}
+
 static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 {
 	struct inproc_dev *d = calloc(1, sizeof(*d));
@@ -108,6 +128,11 @@ static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 
 	if (!d)
 		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = stage_workers(&cfg.stage_workers);
+	if (ret) {
+		free(d);
+		return ret;
+	}
 	if (o->submit == WAFER_SUBMIT_URING) {
 		free(d);
 		return wafer_set_error(-EOPNOTSUPP,

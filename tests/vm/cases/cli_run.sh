@@ -92,6 +92,12 @@ trap 'rm -rf "$t"' EXIT
 eval "\"$wafer\" run $common $trace_args --backend inproc --trace \"$t/inproc.json\"" >/dev/null 2>&1 ||
 	die "wafer run --trace (inproc) failed"
 jq -S -c "$modelled" "$t/inproc.json" >"$t/inproc.ev" || die "the in-process trace is not JSON"
+# In process with one thread per stage: the same timeline as the default pool.
+eval "WAFER_STAGE_WORKERS=0 \"$wafer\" run $common $trace_args --backend inproc --trace \"$t/inproc0.json\"" \
+	>/dev/null 2>&1 || die "wafer run --trace (inproc, WAFER_STAGE_WORKERS=0) failed"
+jq -S -c "$modelled" "$t/inproc0.json" >"$t/inproc0.ev" || die "the in-process trace (0) is not JSON"
+cmp -s "$t/inproc.ev" "$t/inproc0.ev" ||
+	die "the in-process modelled timeline differs with WAFER_STAGE_WORKERS=0"
 for submit in ioctl uring; do
 	section "trace-$submit" >"$t/$submit.json"
 	jq -S -c "$modelled" "$t/$submit.json" >"$t/$submit.ev" ||

@@ -1,4 +1,4 @@
-# Out-of-range num_devices and job_timeout_ms are refused at load time with
+# Out-of-range num_devices, job_timeout_ms and stage_workers are refused at load time with
 # a message in the kernel log naming the parameter; the bounds themselves
 # load and read back; 16 devices come up; wse3 loads only scaled down (its
 # 44 GB refused with a message); the test-only debugfs triggers
@@ -10,7 +10,8 @@ out=$("$vm" --no-module -- bash -c '
 	set -u
 	m=$WAFER_MODULE dbg=/sys/kernel/debug/accel/wafer.0
 	fail() { echo "FAILED: $*"; exit 1; }
-	for p in num_devices=0 num_devices=17 job_timeout_ms=0 job_timeout_ms=3600001; do
+	for p in num_devices=0 num_devices=17 job_timeout_ms=0 job_timeout_ms=3600001 \
+		stage_workers=-2 stage_workers=1025; do
 		dmesg -C
 		! insmod "$m" "$p" 2>/dev/null || fail "$p loaded"
 		dmesg | grep -q "wafer: ${p%%=*}=${p#*=} is out of range" ||
@@ -22,6 +23,13 @@ out=$("$vm" --no-module -- bash -c '
 		insmod "$m" "$p" || fail "$p did not load"
 		[ "$(cat /sys/module/wafer/parameters/job_timeout_ms)" = "${p#*=}" ] ||
 			fail "$p reads back as $(cat /sys/module/wafer/parameters/job_timeout_ms)"
+		rmmod wafer || fail "rmmod after $p"
+		echo "loaded: $p"
+	done
+	for p in stage_workers=-1 stage_workers=0 stage_workers=1024; do
+		insmod "$m" "$p" || fail "$p did not load"
+		[ "$(cat /sys/module/wafer/parameters/stage_workers)" = "${p#*=}" ] ||
+			fail "$p reads back as $(cat /sys/module/wafer/parameters/stage_workers)"
 		rmmod wafer || fail "rmmod after $p"
 		echo "loaded: $p"
 	done

@@ -977,12 +977,18 @@ static void fw_threads_check(void)
 	      n, used);
 }
 
+/* Stage workers of device 0: one per stage, or the pool's (stage_workers). */
+static int stage_workers(void)
+{
+	return wt_threads_named("/proc", "wfs-st0.") + wt_threads_named("/proc", "wfs-pw0.");
+}
+
 /*
  * Model load is the one firmware step that allocates: the command
- * processor starts a worker thread per stage the model occupies.  Each of
- * those allocations fails in turn: the load fails with -ENOMEM and leaves
- * no worker and no model behind, and the sweep ends at the first load that
- * succeeds.
+ * processor starts the stage workers (one per stage the model occupies, or
+ * the pool's).  Each of those allocations fails in turn: the load fails
+ * with -ENOMEM and leaves no worker and no model behind, and the sweep ends
+ * at the first load that succeeds.
  */
 static void fw_load_sweep(void)
 {
@@ -1004,7 +1010,7 @@ static void fw_load_sweep(void)
 		nth_set(nfd, 0);
 		if (!ret)
 			break;
-		n = wt_threads_named("/proc", "wfs-st0.");
+		n = stage_workers();
 		if (ret != -ENOMEM || left != 0 || n != 0) {
 			ok = 0;
 			left_workers = n;
@@ -1013,7 +1019,7 @@ static void fw_load_sweep(void)
 	}
 	if (nfd >= 0)
 		close(nfd);
-	n = wt_threads_named("/proc", "wfs-st0.");
+	n = stage_workers();
 	wt_ok(nfd >= 0 && ok && !ret && n > 0,
 	      "MODEL_LOAD with the command processor's n-th allocation failed, n < %u: -ENOMEM and no stage worker left (last %d, workers %d); then it loads (%d workers)",
 	      k, ret, left_workers, n);
