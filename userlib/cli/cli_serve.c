@@ -520,6 +520,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!cn)
 			return MHD_NO;
 		*con_cls = cn;
+		pthread_mutex_lock(&s->lock);
+		s->open++;
+		pthread_mutex_unlock(&s->lock);
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > max_body)
 			cn->too_big = 1;
@@ -548,6 +551,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct conn *cn = *con_cls;
+	struct cli_srv *s = cls;
 
 	(void)toe;
 	cli_srv_watch_request(cls, c, 0);
@@ -555,6 +559,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		free(cn->body);
 		free(cn);
 		*con_cls = NULL;
+		pthread_mutex_lock(&s->lock);
+		s->open--;
+		pthread_mutex_unlock(&s->lock);
 	}
 }
 
@@ -604,12 +611,17 @@ static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *
 	return d;
 }
 
-/* SIGTERM: refuse new work, wait for in-flight requests, cut what is left. */
+/*
+ * SIGTERM: refuse new work, wait for in-flight requests, cut what is left.
+ * A request is over when its response has been sent (s->open), which is
+ * after the engine let it go (s->admitted): stopping the daemon in between
+ * would cut answers already made.
+ */
 static void drain(struct cli_srv *s, struct MHD_Daemon *d, unsigned int seconds)
 {
 	uint64_t deadline = cli_now_ns() + (uint64_t)seconds * 1000000000ull;
 	MHD_socket fd;
-	unsigned int left;
+	unsigned int left, open;
 
 	pthread_mutex_lock(&s->lock);
 	s->draining = 1;
@@ -623,6 +635,7 @@ static void drain(struct cli_srv *s, struct MHD_Daemon *d, unsigned int seconds)
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		left = s->admitted;
+		open = s->open;
 		if (left && cli_now_ns() >= deadline && !s->abort_all) {
 			s->abort_all = 1;
 			pthread_cond_signal(&s->wake);
@@ -630,7 +643,8 @@ static void drain(struct cli_srv *s, struct MHD_Daemon *d, unsigned int seconds)
 			fflush(stdout);
 		}
 		pthread_mutex_unlock(&s->lock);
-		if (!left)
+		/* Past the deadline, answers still being sent get one more second. */
+		if (!left && (!open || cli_now_ns() >= deadline + 1000000000ull))
 			break;
 		usleep(10000);
 	}

@@ -193,6 +193,8 @@ struct cli_srv_watch {
  * @queued: how many wait
  * @running: the request in each slot
  * @admitted: queued + running
+ * @open: requests begun and not yet answered (libmicrohttpd's notion: from
+ *	the first headers to the response's end), any endpoint
  * @draining: SIGTERM came: new requests get 503
  * @abort_all: the drain deadline passed: the engine ends everything
  * @stop: the engine thread returns
@@ -217,6 +219,7 @@ struct cli_srv {
 	unsigned int queued;
 	struct cli_srv_req **running;
 	unsigned int admitted;
+	unsigned int open;
 	int draining;
 	int abort_all;
 	int stop;
