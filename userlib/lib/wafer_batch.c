@@ -222,17 +222,11 @@ static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_ev
 	}
 }
 
-int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsigned int max,
-		     struct wafer_batch_stats *st)
+/* One job per active sequence (a prompt chunk or its last token); their count. */
+static unsigned int step_jobs(struct wafer_batch *b, struct wafer_batch_stats *st)
 {
-	struct wafer_batch_stats local = { 0 };
-	unsigned int i, n = 0, sent = 0, got = 0, nev = 0;
-	int ret = 0, r;
+	unsigned int i, n = 0;
 
-	if (!b || (!ev && max))
-		return wafer_set_error(-EINVAL, "wafer_batch_step: NULL argument");
-	if (max < b->active)
-		return wafer_set_error(-EINVAL, "room for %u events, %u sequences", max, b->active);
 	for (i = 0; i < b->slots; i++) {
 		struct seq *s = &b->seq[i];
 		unsigned int left;
@@ -249,9 +243,22 @@ int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsign
 			.out = b->out, .out_offset = (uint64_t)i * WAFER_RESULT_SIZE(TOP_K),
 			.user_data = i,
 		};
-		local.tokens += s->job_n;
+		st->tokens += s->job_n;
 	}
-	/* All together; when the device's in-flight limit is reached, reap one and go on. */
+	return n;
+}
+
+/*
+ * Submits the @n jobs together (when the device's in-flight limit is
+ * reached, reaps one and goes on) and reaps every one submitted into
+ * b->cpl; *@got says how many.  Returns 0 or the error that stopped it.
+ */
+static int step_run(struct wafer_batch *b, unsigned int n, unsigned int *got)
+{
+	unsigned int sent = 0;
+	int ret = 0, r;
+
+	*got = 0;
 	while (sent < n && !ret) {
 		r = wafer_submit(b->dev, b->jobs + sent, n - sent);
 		if (r > 0) {
@@ -259,27 +266,34 @@ int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsign
 			continue;
 		}
 		if (r == -EAGAIN && wafer_inflight(b->dev)) {
-			r = wafer_reap(b->dev, b->cpl + got, n - got, 1, -1);
+			r = wafer_reap(b->dev, b->cpl + *got, n - *got, 1, -1);
 			if (r > 0) {
-				got += (unsigned int)r;
+				*got += (unsigned int)r;
 				continue;
 			}
 		}
 		ret = r ? r : wafer_set_error(-ETIMEDOUT, "no job completed in time");
 	}
-	while (got < sent) {
-		r = wafer_reap(b->dev, b->cpl + got, sent - got, sent - got, -1);
-		if (r <= 0) {
-			ret = r ? r : wafer_set_error(-ETIMEDOUT, "no job completed in time");
-			break;
-		}
-		got += (unsigned int)r;
+	while (*got < sent) {
+		r = wafer_reap(b->dev, b->cpl + *got, sent - *got, sent - *got, -1);
+		if (r <= 0)
+			return r ? r : wafer_set_error(-ETIMEDOUT, "no job completed in time");
+		*got += (unsigned int)r;
 	}
-	local.jobs = got;
+	return ret;
+}
+
+/* The @got completions' events: a sampled token, an end, or a failure. */
+static unsigned int step_events(struct wafer_batch *b, unsigned int got,
+				struct wafer_batch_event *ev, struct wafer_batch_stats *st)
+{
+	unsigned int i, nev = 0;
+
+	st->jobs = got;
 	for (i = 0; i < got; i++) {
 		struct seq *s = &b->seq[b->cpl[i].user_data];
 
-		local.device_ns += b->cpl[i].device_ns;
+		st->device_ns += b->cpl[i].device_ns;
 		s->job_n = b->cpl[i].status ? 0 : s->job_n;
 		if (b->cpl[i].status) {
 			ev[nev] = (struct wafer_batch_event){ .slot = (unsigned int)b->cpl[i].user_data,
@@ -292,23 +306,47 @@ int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsign
 				nev++;
 		}
 	}
-	/* Jobs never submitted or never reaped: their sequences cannot go on. */
-	if (ret) {
-		for (i = 0; i < b->slots; i++) {
-			struct seq *s = &b->seq[i];
-			unsigned int k;
+	return nev;
+}
 
-			if (!s->used || !s->job_n)
-				continue;
-			for (k = 0; k < got && b->cpl[k].user_data != i; k++)
-				;
-			if (k < got)
-				continue;
-			ev[nev] = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data,
-							       .token = -1, .prev = s->last };
-			finish(b, s, WAFER_BATCH_FAILED, ret, &ev[nev++]);
-		}
+/* Sequences whose job was never submitted or never reaped cannot go on. */
+static unsigned int step_fail_lost(struct wafer_batch *b, unsigned int got, int err,
+				   struct wafer_batch_event *ev)
+{
+	unsigned int i, k, nev = 0;
+
+	for (i = 0; i < b->slots; i++) {
+		struct seq *s = &b->seq[i];
+
+		if (!s->used || !s->job_n)
+			continue;
+		for (k = 0; k < got && b->cpl[k].user_data != i; k++)
+			;
+		if (k < got)
+			continue;
+		ev[nev] = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data,
+						       .token = -1, .prev = s->last };
+		finish(b, s, WAFER_BATCH_FAILED, err, &ev[nev++]);
 	}
+	return nev;
+}
+
+int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsigned int max,
+		     struct wafer_batch_stats *st)
+{
+	struct wafer_batch_stats local = { 0 };
+	unsigned int n, got, nev;
+	int ret;
+
+	if (!b || (!ev && max))
+		return wafer_set_error(-EINVAL, "wafer_batch_step: NULL argument");
+	if (max < b->active)
+		return wafer_set_error(-EINVAL, "room for %u events, %u sequences", max, b->active);
+	n = step_jobs(b, &local);
+	ret = step_run(b, n, &got);
+	nev = step_events(b, got, ev, &local);
+	if (ret)
+		nev += step_fail_lost(b, got, ret, ev + nev);
 	if (st)
 		*st = local;
 	return ret && !nev ? ret : (int)nev;
