@@ -678,86 +678,87 @@ static void print_layout(const struct wafer_model *m)
 	cli_print_parts(m, stdout);
 }
 
-int cli_cmd_serve(int argc, char **argv)
+/* The device, the model, the tokenizer and the batch the server runs on. */
+static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct wafer_model **model)
 {
-	struct wafer_batch_opts bo = { 0 };
-	struct wafer_model *model = NULL;
-	struct MHD_Daemon *d = NULL;
-	struct cli_srv s = { 0 };
-	struct serve_args a;
+	struct wafer_batch_opts bo = { .slots = a->slots, .ctx_len = a->ctx_len,
+				       .prefill_chunk = a->chunk };
+
+	if (cli_open(&a->devs, &s->dev))
+		return fail("opening the device");
+	if (wafer_model_load_file(s->dev, a->model, &a->conv, model))
+		return fail("loading the model");
+	if (wafer_tokenizer_load(a->tokenizer, wafer_model_get_info(*model)->vocab_size, &s->tok))
+		return fail("loading the tokenizer");
+	if (wafer_batch_create(*model, &bo, &s->batch))
+		return fail("creating the batch");
+	model_name(s->model_id, sizeof(s->model_id), a->model);
+	s->created = (long long)time(NULL);
+	s->ctx_len = wafer_batch_ctx_len(s->batch);
+	s->max_tokens = a->max_tokens ? a->max_tokens : s->ctx_len;
+	s->queue_max = a->queue;
+	s->running = calloc(a->slots, sizeof(*s->running));
+	if (!s->running)
+		return fail("allocating");
+	return 0;
+}
+
+/* The engine, the watchdog and the HTTP daemon, until SIGTERM/SIGINT and the drain. */
+static int serve_run(const struct serve_args *a, struct cli_srv *s,
+		     const struct wafer_model *model)
+{
+	struct MHD_Daemon *d;
 	unsigned int port;
 	pthread_t engine;
 	sigset_t sigs;
-	int ret = parse(&a, argc, argv), sig;
+	int sig;
 
-	if (ret)
-		return ret;
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.wake, NULL);
-	max_body = a.max_body;
-	if (cli_open(&a.devs, &s.dev))
-		return fail("opening the device");
-	if (wafer_model_load_file(s.dev, a.model, &a.conv, &model)) {
-		ret = fail("loading the model");
-		goto out;
-	}
-	if (wafer_tokenizer_load(a.tokenizer, wafer_model_get_info(model)->vocab_size, &s.tok)) {
-		ret = fail("loading the tokenizer");
-		goto out;
-	}
-	bo.slots = a.slots;
-	bo.ctx_len = a.ctx_len;
-	bo.prefill_chunk = a.chunk;
-	if (wafer_batch_create(model, &bo, &s.batch)) {
-		ret = fail("creating the batch");
-		goto out;
-	}
-	model_name(s.model_id, sizeof(s.model_id), a.model);
-	s.created = (long long)time(NULL);
-	s.ctx_len = wafer_batch_ctx_len(s.batch);
-	s.max_tokens = a.max_tokens ? a.max_tokens : s.ctx_len;
-	s.queue_max = a.queue;
-	s.running = calloc(a.slots, sizeof(*s.running));
-	if (!s.running) {
-		ret = fail("allocating");
-		goto out;
-	}
 	/* Every thread started from here on leaves these signals to sigwait(). */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (cli_srv_engine_start(&s, &engine)) {
-		ret = fail("starting the engine");
-		goto out;
+	if (cli_srv_engine_start(s, &engine))
+		return fail("starting the engine");
+	if (cli_srv_watch_start(s, a->header_timeout, a->idle_timeout)) {
+		cli_srv_engine_stop(s, engine);
+		return fail("starting the header watchdog");
 	}
-	if (cli_srv_watch_start(&s, a.header_timeout, a.idle_timeout)) {
-		cli_srv_engine_stop(&s, engine);
-		ret = fail("starting the header watchdog");
-		goto out;
-	}
-	d = listen_on(&s, &a, &port);
+	d = listen_on(s, a, &port);
 	if (!d) {
-		cli_srv_watch_stop(&s);
-		cli_srv_engine_stop(&s, engine);
-		ret = 1;
-		goto out;
+		cli_srv_watch_stop(s);
+		cli_srv_engine_stop(s, engine);
+		return 1;
 	}
 	print_layout(model);
 	printf("wafer serve: model %s (%s backend), %u slots x %u positions, queue %u; "
-	       "listening on http://%s:%u\n", s.model_id, wafer_backend_name(s.dev),
-	       a.slots, s.ctx_len, a.queue, a.host, port);
+	       "listening on http://%s:%u\n", s->model_id, wafer_backend_name(s->dev),
+	       a->slots, s->ctx_len, a->queue, a->host, port);
 	fflush(stdout);
 	sigwait(&sigs, &sig);
-	drain(&s, d, a.drain);
-	cli_srv_engine_stop(&s, engine);
+	drain(s, d, a->drain);
+	cli_srv_engine_stop(s, engine);
 	MHD_stop_daemon(d);
-	cli_srv_watch_stop(&s);
+	cli_srv_watch_stop(s);
 	printf("wafer serve: stopped (%s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	fflush(stdout);
-	ret = 0;
-out:
+	return 0;
+}
+
+int cli_cmd_serve(int argc, char **argv)
+{
+	struct wafer_model *model = NULL;
+	struct cli_srv s = { 0 };
+	struct serve_args a;
+	int ret = parse(&a, argc, argv);
+
+	if (ret)
+		return ret;
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.wake, NULL);
+	max_body = a.max_body;
+	ret = serve_setup(&a, &s, &model) || serve_run(&a, &s, model);
 	wafer_batch_destroy(s.batch);
 	wafer_tokenizer_free(s.tok);
 	wafer_model_unload(model);
