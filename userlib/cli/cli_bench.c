@@ -1028,9 +1028,73 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * One option of wafer bench: whether its value @arg is bad; -1 for an
+ * option it does not know.  @tokens, @jobs: --tokens, --jobs (0: default).
+ */
+static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned int *tokens,
+		     unsigned int *jobs)
+{
+	unsigned int v;
+	int bad = 0;
+
+	switch (opt) {
+	case 'd':
+		bad = cli_parse_index(arg, &a->index);
+		a->kernel = 1;
+		return bad;
+	case OPT_BACKEND:
+		if (!strcmp(arg, "kernel"))
+			a->kernel = 1, a->inproc = 0;
+		else if (!strcmp(arg, "inproc"))
+			a->kernel = 0, a->inproc = 1;
+		else if (!strcmp(arg, "all"))
+			a->kernel = -1, a->inproc = 1;
+		else
+			return 1;
+		return 0;
+	case OPT_QUANT:
+		bad = strcmp(arg, "int8") && strcmp(arg, "int4");
+		a->conv.wbits = strcmp(arg, "int4") ? 8 : 4;
+		return bad;
+	case OPT_TOKENS:
+		return cli_parse_uint(arg, 1, 4096, tokens);
+	case OPT_JOBS:
+		return cli_parse_uint(arg, 1, 1000000, jobs);
+	case OPT_QUICK:
+		a->quick = 1;
+		return 0;
+	case OPT_DEVICES:
+		return cli_parse_uint(arg, 0, MAX_AXIS, &a->devices);
+	case OPT_PROFILE:
+		bad = strcmp(arg, "wafer") && strcmp(arg, "asic");
+		a->member.profile = arg;
+		return bad;
+	case OPT_STAGES:
+		bad = cli_parse_uint(arg, 1, 256, &v);
+		a->member.stages = v;
+		return bad;
+	case OPT_SRAM:
+		bad = cli_parse_uint(arg, 1, 1 << 20, &v);
+		a->member.sram_bytes = (uint64_t)v << 10;
+		return bad;
+	case 'z':
+		a->tokenizer = arg;
+		return 0;
+	case OPT_DRAFT_TOKENS:
+		return cli_parse_uint(arg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
+	case OPT_MOE:
+		return cli_parse_moe(arg, &a->conv.moe);
+	case OPT_MOE_GATE:
+		return cli_parse_gate(arg, &a->conv.moe);
+	default:
+		return -1;
+	}
+}
+
 static int parse(struct bench_args *a, int argc, char **argv)
 {
-	unsigned int tokens = 0, jobs = 0, v;
+	unsigned int tokens = 0, jobs = 0;
 	int opt, bad;
 
 	memset(a, 0, sizeof(*a));
@@ -1043,67 +1107,12 @@ static int parse(struct bench_args *a, int argc, char **argv)
 	optind = 1;
 	a->draft_tokens = 4;
 	while ((opt = getopt_long(argc, argv, "d:hz:", long_opts, NULL)) != -1) {
-		bad = 0;
-		switch (opt) {
-		case 'd':
-			bad = cli_parse_index(optarg, &a->index);
-			a->kernel = 1;
-			break;
-		case OPT_BACKEND:
-			if (!strcmp(optarg, "kernel"))
-				a->kernel = 1, a->inproc = 0;
-			else if (!strcmp(optarg, "inproc"))
-				a->kernel = 0, a->inproc = 1;
-			else if (!strcmp(optarg, "all"))
-				a->kernel = -1, a->inproc = 1;
-			else
-				bad = 1;
-			break;
-		case OPT_QUANT:
-			bad = strcmp(optarg, "int8") && strcmp(optarg, "int4");
-			a->conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
-			break;
-		case OPT_TOKENS:
-			bad = cli_parse_uint(optarg, 1, 4096, &tokens);
-			break;
-		case OPT_JOBS:
-			bad = cli_parse_uint(optarg, 1, 1000000, &jobs);
-			break;
-		case OPT_QUICK:
-			a->quick = 1;
-			break;
-		case OPT_DEVICES:
-			bad = cli_parse_uint(optarg, 0, MAX_AXIS, &a->devices);
-			break;
-		case OPT_PROFILE:
-			bad = strcmp(optarg, "wafer") && strcmp(optarg, "asic");
-			a->member.profile = optarg;
-			break;
-		case OPT_STAGES:
-			bad = cli_parse_uint(optarg, 1, 256, &v);
-			a->member.stages = v;
-			break;
-		case OPT_SRAM:
-			bad = cli_parse_uint(optarg, 1, 1 << 20, &v);
-			a->member.sram_bytes = (uint64_t)v << 10;
-			break;
-		case 'z':
-			a->tokenizer = optarg;
-			break;
-		case OPT_DRAFT_TOKENS:
-			bad = cli_parse_uint(optarg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
-			break;
-		case OPT_MOE:
-			bad = cli_parse_moe(optarg, &a->conv.moe);
-			break;
-		case OPT_MOE_GATE:
-			bad = cli_parse_gate(optarg, &a->conv.moe);
-			break;
-		case 'h':
-		case OPT_HELP:
+		if (opt == 'h' || opt == OPT_HELP) {
 			usage(stdout);
 			exit(0);
-		default:
+		}
+		bad = bench_opt(a, opt, optarg, &tokens, &jobs);
+		if (bad < 0) {
 			usage(stderr);
 			return 2;
 		}
