@@ -147,9 +147,11 @@ void wfs_softmax_q30(s64 *x, u32 n)
 	for (i = 1; i < n; i++)
 		if (x[i] > mx)
 			mx = x[i];
-	for (i = 0; i < n; i++) {
-		x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
-		s += (u64)x[i];
+	if (!wfs_simd_softmax_exp(x, n, mx, &s)) {
+		for (i = 0; i < n; i++) {
+			x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
+			s += (u64)x[i];
+		}
 	}
 	/*
 	 * rcp = 2^(62 + sh) / s with 32 significant bits (sh = bits of s

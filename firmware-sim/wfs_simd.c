@@ -124,3 +124,38 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_softmax_exp() - the exponentials of wfs_softmax_q30()
+ * @x: @n scores in Q24 (|x| < 2^62, each <= @mx); x[i] becomes
+ *	wfs_exp_neg_q30(@mx - x[i])
+ * @n: number of scores
+ * @mx: the largest score
+ * @sum: the sum of the results
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, m, step = 1024, n4 = n & ~3u;
+	u64 s = 0;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n4; i += m) {
+		m = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		s += wfs_simd_x86_softmax_exp(x + i, m, mx);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++) {
+		x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
+		s += (u64)x[i];
+	}
+	*sum = s;
+	return 1;
+#else
+	return 0;
+#endif
+}

@@ -366,4 +366,76 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 						   ((const s16 *)vp)[d]);
 }
 
+/* Constants of wfs_exp_neg_q30() (wfs_math.c), repeated for the lanes. */
+#define WFS_X_LN2_Q32		2977044472ULL
+#define WFS_X_INV_LN2_LO	1901360723ULL	/* 2^32 / ln(2) - 2^32 */
+#define WFS_X_EXP_LIMIT		(22LL << 24)
+
+static const u32 wfs_x_inv_fact_q30[11] = {
+	1073741824, 1073741824, 536870912, 178956971, 44739243,
+	8947849, 1491308, 213044, 26631, 2959, 296,
+};
+
+/* Unsigned even s32 lanes of a and b multiplied into u64 lanes (vpmuludq). */
+static inline WFS_AVX2 wfs_v4du wfs_mulu_even(wfs_v4du a, wfs_v4du b)
+{
+	return (wfs_v4du)__builtin_ia32_pmuludq256((wfs_v8si)a, (wfs_v8si)b);
+}
+
+/*
+ * wfs_exp_neg_q30() of four lanes, step for step: d < 2^29 (larger d give
+ * 0), so d * (2^32 / ln 2) is d << 32 plus a 32 x 32-bit product; z < 32;
+ * the reduced r < 2^30 and every Horner value p is in [0, 2^31), so each
+ * p * r is one vpmuludq.  The reciprocal estimate of z is off by at most
+ * one either way (checked for every d < 22 << 24 when written; test_simd
+ * checks every d < 2^25 and both sides of each z step).
+ */
+static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
+{
+	wfs_v4di big = d >= WFS_X_EXP_LIMIT, sr, one = { 1, 1, 1, 1 };
+	wfs_v4di ln2 = one * (s64)WFS_X_LN2_Q32;
+	wfs_v4du du, z, r, p, half;
+	int k;
+
+	d &= ~big;
+	du = (wfs_v4du)d;
+	z = ((du << 32) + wfs_mulu_even(du, (wfs_v4du){ 0 } +
+					WFS_X_INV_LN2_LO)) >> 56;
+	sr = (wfs_v4di)((du << 8) - wfs_mulu_even(z, (wfs_v4du){ 0 } +
+						  WFS_X_LN2_Q32));
+	/* one correction step each way, as the scalar loops take */
+	z -= (wfs_v4du)(sr < 0) & (wfs_v4du)one;
+	sr += (sr < 0) & ln2;
+	z += (wfs_v4du)(sr >= ln2) & (wfs_v4du)one;
+	sr -= (sr >= ln2) & ln2;
+	r = ((wfs_v4du)sr + 2) >> 2;
+	p = (wfs_v4du){ 0 } + wfs_x_inv_fact_q30[10];
+	for (k = 9; k >= 0; k--)
+		p = wfs_x_inv_fact_q30[k] - (wfs_mulu_even(p, r) >> 30);
+	/* rshr(p, z) = (p + 2^z / 2) >> z for p >= 0, z < 64 */
+	half = ((wfs_v4du)one << z) >> 1;
+	return (wfs_v4di)((p + half) >> z) & ~big;
+}
+
+/**
+ * wfs_simd_x86_softmax_exp() - x[i] = wfs_exp_neg_q30(mx - x[i]) with AVX2
+ * @x: @n scores (|x| < 2^62, <= @mx), in place
+ * @n: a multiple of 4
+ * @mx: the largest score
+ *
+ * Return: the sum of the @n results.
+ */
+WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
+{
+	wfs_v4di acc = { 0 }, e;
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		e = wfs_exp4(mx - *(const wfs_v4di_u *)(x + i));
+		*(wfs_v4di_u *)(x + i) = e;
+		acc += e;
+	}
+	return (u64)wfs_hsum4(acc);
+}
+
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

@@ -4,6 +4,7 @@
  * the scalar code, bit for bit: int8 and int4 matvec over random shapes
  * (odd sizes, short last groups, every tail length, unaligned buffers) and
  * extreme values, the attention dot products and weighted sums likewise,
+ * the softmax exponentials (every d < 2^25, both sides of each z step),
  * and whole forward passes (every activation, KV byte and top-k logit) of
  * the shared model and of random small models.  wfs_os_simd_enable(0) is
  * the scalar path (WAFER_SIMD=0 in the environment does the same).
@@ -14,6 +15,7 @@
 
 #include "wfs_os.h"
 #include "wfs_pack.h"
+#include "wfs_simd.h"
 #include "wt_model.h"
 #include "wt_util.h"
 
@@ -274,6 +276,67 @@ static void test_random_models(void)
 	wt_ok(ok, "random small models (odd hidden, head sizes, groups): vector == scalar");
 }
 
+/* Vector exponentials of @n differences d[i] against the scalar ones. */
+static int exp_same(const uint64_t *d, int64_t *x, uint32_t n)
+{
+	uint64_t sum = 0, ref = 0;
+	uint32_t i;
+	int ok = 1;
+
+	for (i = 0; i < n; i++)
+		x[i] = -(int64_t)d[i];
+	if (!wfs_simd_softmax_exp(x, n, 0, &sum))
+		return 0;
+	for (i = 0; i < n; i++) {
+		ok &= (uint64_t)x[i] == wfs_exp_neg_q30(d[i]);
+		ref += (uint64_t)x[i];
+	}
+	return ok && sum == ref;
+}
+
+static void test_softmax(void)
+{
+	enum { N = 4096, M = 300 };
+	static uint64_t d[N];
+	static int64_t x[N], xs[M], y0[M], y1[M];
+	uint64_t b, i;
+	int same = 1, it;
+	uint32_t z, n;
+
+	/* every d below 2^25 (z up to 2) */
+	for (b = 0; b < (1ull << 25); b += N) {
+		for (i = 0; i < N; i++)
+			d[i] = b + i;
+		same &= exp_same(d, x, N);
+	}
+	/* both sides of every z step (d = z ln2 in Q24) and of the 0 limit */
+	for (z = 1; z <= 32; z++) {
+		b = (uint64_t)z * 2977044472ull / 256 - N / 2;
+		for (i = 0; i < N; i++)
+			d[i] = b + i;
+		same &= exp_same(d, x, N);
+	}
+	/* random d, mostly below the limit 22 << 24, some up to 2^63 */
+	for (it = 0; it < 256; it++) {
+		for (i = 0; i < N; i++)
+			d[i] = i & 7 ? (uint64_t)rnd(0, 23ll << 24) :
+			       wt_rng_u64(&rng) >> 1;
+		same &= exp_same(d, x, (uint32_t)rnd(1, N));
+	}
+	wt_ok(same, "softmax exponentials: vector == scalar for every d < 2^25, around every z step, 1M random");
+	same = 1;
+	for (it = 0; it < 400; it++) {
+		n = (uint32_t)rnd(1, M);
+		for (i = 0; i < n; i++)
+			xs[i] = it & 1 ? rnd(-(1ll << 30), 1ll << 30) :
+				rnd(-(1ll << 61), 1ll << 61);
+#define SMX(o)	(memcpy(o, xs, 8 * n), wfs_softmax_q30(o, n))
+		BOTH(y0, y1, 8 * n, SMX);
+#undef SMX
+	}
+	wt_ok(same, "softmax: vector == scalar on 400 random score vectors");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -285,6 +348,7 @@ int main(void)
 	}
 	test_matvec();
 	test_attn();
+	test_softmax();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
