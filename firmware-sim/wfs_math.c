@@ -167,6 +167,8 @@ void wfs_softmax_q30(s64 *x, u32 n)
 		rem = (rem << c) - q * s;
 		rcp = (rcp << c) + q;
 	}
+	if (wfs_simd_softmax_scale(x, n, rcp, 32 + sh))
+		return;
 	for (i = 0; i < n; i++)
 		x[i] = wfs_rshr((s64)((u64)x[i] * rcp), 32 + sh);
 }

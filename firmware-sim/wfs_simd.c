@@ -159,3 +159,35 @@ int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum)
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_softmax_scale() - the normalisation of wfs_softmax_q30()
+ * @x: @n exponentials, each in [0, 2^30]; x[i] becomes
+ *	wfs_rshr(x[i] * @rcp, @sh)
+ * @n: number of values
+ * @rcp: reciprocal of their sum (the kernel needs it below 2^32)
+ * @sh: shift, 32..62
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, m, step = 4096, n4 = n & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || rcp >> 32 ||
+	    sh < 32 || sh > 62)
+		return 0;
+	for (i = 0; i < n4; i += m) {
+		m = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_softmax_scale(x + i, m, rcp, sh);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++)
+		x[i] = wfs_rshr((s64)((u64)x[i] * rcp), sh);
+	return 1;
+#else
+	return 0;
+#endif
+}

@@ -438,4 +438,25 @@ WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
 	return (u64)wfs_hsum4(acc);
 }
 
+/**
+ * wfs_simd_x86_softmax_scale() - x[i] = rshr(x[i] * @rcp, @sh) with AVX2
+ * @x: @n values in [0, 2^31), in place
+ * @n: a multiple of 4
+ * @rcp: multiplier, < 2^32
+ * @sh: shift, 1..63; x * rcp + 2^(sh - 1) must stay below 2^64
+ */
+WFS_AVX2 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
+{
+	wfs_v4du m = (wfs_v4du){ 0 } + rcp, h = (wfs_v4du){ 0 } +
+						(u64)(1ULL << (sh - 1));
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		wfs_v4du v = (wfs_v4du)*(const wfs_v4di_u *)(x + i);
+
+		*(wfs_v4di_u *)(x + i) = (wfs_v4di)((wfs_mulu_even(v, m) + h) >>
+						    sh);
+	}
+}
+
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

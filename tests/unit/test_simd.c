@@ -334,7 +334,7 @@ static void test_softmax(void)
 		BOTH(y0, y1, 8 * n, SMX);
 #undef SMX
 	}
-	wt_ok(same, "softmax: vector == scalar on 400 random score vectors");
+	wt_ok(same, "softmax (exponentials and normalisation): vector == scalar on 400 random score vectors");
 }
 
 int main(void)
