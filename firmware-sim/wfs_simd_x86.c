@@ -382,6 +382,13 @@ static inline WFS_AVX2 wfs_v4du wfs_mulu_even(wfs_v4du a, wfs_v4du b)
 	return (wfs_v4du)__builtin_ia32_pmuludq256((wfs_v8si)a, (wfs_v8si)b);
 }
 
+static inline WFS_AVX2 wfs_v4du wfs_splat(u64 v)
+{
+	wfs_v4du r = { v, v, v, v };
+
+	return r;
+}
+
 /*
  * wfs_exp_neg_q30() of four lanes, step for step: d < 2^29 (larger d give
  * 0), so d * (2^32 / ln 2) is d << 32 plus a 32 x 32-bit product; z < 32;
@@ -399,17 +406,15 @@ static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
 
 	d &= ~big;
 	du = (wfs_v4du)d;
-	z = ((du << 32) + wfs_mulu_even(du, (wfs_v4du){ 0 } +
-					WFS_X_INV_LN2_LO)) >> 56;
-	sr = (wfs_v4di)((du << 8) - wfs_mulu_even(z, (wfs_v4du){ 0 } +
-						  WFS_X_LN2_Q32));
+	z = ((du << 32) + wfs_mulu_even(du, wfs_splat(WFS_X_INV_LN2_LO))) >> 56;
+	sr = (wfs_v4di)((du << 8) - wfs_mulu_even(z, wfs_splat(WFS_X_LN2_Q32)));
 	/* one correction step each way, as the scalar loops take */
 	z -= (wfs_v4du)(sr < 0) & (wfs_v4du)one;
 	sr += (sr < 0) & ln2;
 	z += (wfs_v4du)(sr >= ln2) & (wfs_v4du)one;
 	sr -= (sr >= ln2) & ln2;
 	r = ((wfs_v4du)sr + 2) >> 2;
-	p = (wfs_v4du){ 0 } + wfs_x_inv_fact_q30[10];
+	p = wfs_splat(wfs_x_inv_fact_q30[10]);
 	for (k = 9; k >= 0; k--)
 		p = wfs_x_inv_fact_q30[k] - (wfs_mulu_even(p, r) >> 30);
 	/* rshr(p, z) = (p + 2^z / 2) >> z for p >= 0, z < 64 */
@@ -447,8 +452,7 @@ WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
  */
 WFS_AVX2 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
 {
-	wfs_v4du m = (wfs_v4du){ 0 } + rcp, h = (wfs_v4du){ 0 } +
-						(u64)(1ULL << (sh - 1));
+	wfs_v4du m = wfs_splat(rcp), h = wfs_splat(1ULL << (sh - 1));
 	u32 i;
 
 	for (i = 0; i < n; i += 4) {
