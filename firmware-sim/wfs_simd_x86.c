@@ -255,6 +255,40 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 	}
 }
 
+/* Eight values of position @kp as s16 (keys of @esz bytes). */
+static inline WFS_AVX2 wfs_v8hi wfs_ld8k(const u8 *kp, u32 esz)
+{
+	if (esz == 1)
+		return __builtin_convertvector(*(const wfs_v8qi_u *)kp,
+					       wfs_v8hi);
+	return *(const wfs_v8hi_u *)kp;
+}
+
+/*
+ * Head size 8, two positions per step: one vpmaddwd gives four s32 pair
+ * sums of each (exact, as in wfs_simd_x86_attn_dots()), widened to s64 by
+ * pairs; @npos is even.
+ */
+static inline WFS_AVX2 void wfs_dots2_hs8(const s16 *q, const u8 *k,
+					  u64 stride, u32 npos, u32 esz,
+					  s64 *dots)
+{
+	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	union { wfs_v8hi h[2]; wfs_v16hi v; } qq, kk;
+	wfs_v4di s;
+	u32 t;
+
+	qq.h[0] = *(const wfs_v8hi_u *)q;
+	qq.h[1] = qq.h[0];
+	for (t = 0; t < npos; t += 2, k += 2 * stride) {
+		kk.h[0] = wfs_ld8k(k, esz);
+		kk.h[1] = wfs_ld8k(k + stride, esz);
+		s = wfs_widen_mul(wfs_madd256(qq.v, kk.v), one);
+		dots[t] = s[0] + s[1];
+		dots[t + 1] = s[2] + s[3];
+	}
+}
+
 /**
  * wfs_simd_x86_attn_dots() - attention dot products with AVX2
  * @q: @hs queries in [-32767, 32767]
@@ -269,9 +303,14 @@ WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 				     u32 npos, u32 hs, u32 esz, s64 *dots)
 {
 	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	u32 t, i;
+	u32 t = 0, i;
 
-	for (t = 0; t < npos; t++, k += stride) {
+	if (hs == 8) {
+		t = npos & ~1u;
+		wfs_dots2_hs8(q, k, stride, t, esz, dots);
+		k += t * stride;
+	}
+	for (; t < npos; t++, k += stride) {
 		wfs_v4di acc = { 0 };
 		s64 rest = 0;
 
