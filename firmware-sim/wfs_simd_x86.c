@@ -357,6 +357,27 @@ static inline WFS_AVX2 wfs_v8si wfs_ld4v(const u8 *vp, u32 d, u32 esz)
 						 wfs_v4di);
 }
 
+/* Eight values of position @vp at index @d, sign-extended to s32 lanes. */
+static inline WFS_AVX2 wfs_v8si wfs_ld8v(const u8 *vp, u32 d, u32 esz)
+{
+#ifdef __clang__
+	if (esz == 1)
+		return __builtin_convertvector(*(const wfs_v8qi_u *)(vp + d),
+					       wfs_v8si);
+	return __builtin_convertvector(*(const wfs_v8hi_u *)(vp + 2 * d),
+				       wfs_v8si);
+#else
+	/* GCC 12 widens 8 bytes one by one: vpmovsxbd/vpmovsxwd instead */
+	char __attribute__((vector_size(16))) b = { 0 };
+
+	if (esz == 1) {
+		__builtin_memcpy(&b, vp + d, 8);
+		return (wfs_v8si)__builtin_ia32_pmovsxbd256(b);
+	}
+	return (wfs_v8si)__builtin_ia32_pmovsxwd256(*(const wfs_v8hi_u *)(vp + 2 * d));
+#endif
+}
+
 /**
  * wfs_simd_x86_attn_accum() - o[d] += sum_t p[t] * v_t[d] with AVX2
  * @p: @npos weights in [0, 2^31)
@@ -374,18 +395,21 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 	u32 t, d;
 
 	for (d = 0; d + 8 <= hs; d += 8) {
-		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
-		wfs_v4di a1 = *(const wfs_v4di_u *)(o + d + 4);
+		/* even and odd values of d..d+7 in turn */
+		wfs_v4di ae = { 0 }, ao = { 0 };
+		u32 j;
 
 		for (t = 0, vp = v; t < npos; t++, vp += stride) {
-			wfs_v8si pv = { 0 };
+			wfs_v8si pv = { 0 }, x = wfs_ld8v(vp, d, esz);
 
 			pv += (s32)p[t];
-			a0 += wfs_mul_even(wfs_ld4v(vp, d, esz), pv);
-			a1 += wfs_mul_even(wfs_ld4v(vp, d + 4, esz), pv);
+			ae += wfs_mul_even(x, pv);
+			ao += wfs_mul_even((wfs_v8si)((wfs_v4du)x >> 32), pv);
 		}
-		*(wfs_v4di_u *)(o + d) = a0;
-		*(wfs_v4di_u *)(o + d + 4) = a1;
+		for (j = 0; j < 4; j++) {
+			o[d + 2 * j] += ae[j];
+			o[d + 2 * j + 1] += ao[j];
+		}
 	}
 	if (d + 4 <= hs) {
 		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
