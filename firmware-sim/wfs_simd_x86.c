@@ -264,28 +264,46 @@ static inline WFS_AVX2 wfs_v8hi wfs_ld8k(const u8 *kp, u32 esz)
 	return *(const wfs_v8hi_u *)kp;
 }
 
+/* Lanes of a and b picked by four indices (0-3 a, 4-7 b). */
+#ifdef __clang__
+#define WFS_SHUF4(a, b, i, j, k, l)	__builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define WFS_SHUF4(a, b, i, j, k, l)	\
+	__builtin_shuffle(a, b, (wfs_v4di){ i, j, k, l })
+#endif
+
+/* Pair sums of two positions' s16 products, widened to s64 lanes. */
+static inline WFS_AVX2 wfs_v4di wfs_dots_pair(wfs_v16hi qq, const u8 *k,
+					      u64 stride, u32 esz)
+{
+	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	union { wfs_v8hi h[2]; wfs_v16hi v; } kk;
+
+	kk.h[0] = wfs_ld8k(k, esz);
+	kk.h[1] = wfs_ld8k(k + stride, esz);
+	return wfs_widen_mul(wfs_madd256(qq, kk.v), one);
+}
+
 /*
- * Head size 8, two positions per step: one vpmaddwd gives four s32 pair
- * sums of each (exact, as in wfs_simd_x86_attn_dots()), widened to s64 by
- * pairs; @npos is even.
+ * Head size 8, four positions per step: a vpmaddwd of two positions gives
+ * four s32 pair sums of each (exact, as in wfs_simd_x86_attn_dots()),
+ * widened to s64 by pairs, then added across; @npos is a multiple of 4.
  */
-static inline WFS_AVX2 void wfs_dots2_hs8(const s16 *q, const u8 *k,
+static inline WFS_AVX2 void wfs_dots4_hs8(const s16 *q, const u8 *k,
 					  u64 stride, u32 npos, u32 esz,
 					  s64 *dots)
 {
-	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	union { wfs_v8hi h[2]; wfs_v16hi v; } qq, kk;
-	wfs_v4di s;
+	union { wfs_v8hi h[2]; wfs_v16hi v; } qq;
+	wfs_v4di a, b;
 	u32 t;
 
 	qq.h[0] = *(const wfs_v8hi_u *)q;
 	qq.h[1] = qq.h[0];
-	for (t = 0; t < npos; t += 2, k += 2 * stride) {
-		kk.h[0] = wfs_ld8k(k, esz);
-		kk.h[1] = wfs_ld8k(k + stride, esz);
-		s = wfs_widen_mul(wfs_madd256(qq.v, kk.v), one);
-		dots[t] = s[0] + s[1];
-		dots[t + 1] = s[2] + s[3];
+	for (t = 0; t < npos; t += 4, k += 4 * stride) {
+		a = wfs_dots_pair(qq.v, k, stride, esz);
+		b = wfs_dots_pair(qq.v, k + 2 * stride, stride, esz);
+		*(wfs_v4di_u *)(dots + t) = WFS_SHUF4(a, b, 0, 2, 4, 6) +
+					    WFS_SHUF4(a, b, 1, 3, 5, 7);
 	}
 }
 
@@ -306,8 +324,8 @@ WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 	u32 t = 0, i;
 
 	if (hs == 8) {
-		t = npos & ~1u;
-		wfs_dots2_hs8(q, k, stride, t, esz, dots);
+		t = npos & ~3u;
+		wfs_dots4_hs8(q, k, stride, t, esz, dots);
 		k += t * stride;
 	}
 	for (; t < npos; t++, k += stride) {
