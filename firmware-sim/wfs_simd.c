@@ -105,12 +105,15 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 {
 #ifdef WFS_SIMD_X86
 	u32 t, n, step;
+	u64 out = 0;
 
 	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
 		return 0;
+	/* any p[t] outside [0, 2^31) has a bit set at 31..63 */
 	for (t = 0; t < npos; t++)
-		if (p[t] < 0 || p[t] > 0x7fffffff)
-			return 0;
+		out |= (u64)p[t] >> 31;
+	if (out)
+		return 0;
 	step = wfs_simd_chunk(hs);
 	for (t = 0; t < npos; t += n) {
 		n = WFS_MIN(step, npos - t);

@@ -148,7 +148,8 @@ static void test_attn(void)
 			p[t] = rnd(0, 4) == 0 ? 0 : rnd(0, 5) == 0 ? 0x7fffffff :
 			       rnd(0, 1 << 30);
 		if (it % 17 == 0)
-			p[rnd(0, npos - 1)] = -5;	/* out of the kernels' range */
+			/* out of the kernels' range */
+			p[rnd(0, npos - 1)] = it % 2 ? -5 : 0x80000000ll;
 		fill(o0, 8ull * hs, 0);
 		memcpy(o1, o0, 8ull * hs);
 #define ACC(o)	wfs_attn_accum(p, kv, stride, npos, hs, esz, o)
