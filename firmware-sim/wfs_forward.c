@@ -248,6 +248,7 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 		s64 *oh = o + (u64)h * hs;
 		s32 evmax = -WFS_KV_EXP_LIMIT;
 		const u8 *kp0, *vp0, *rec;
+		s64 scmax = 0;
 
 		/* raw dot products first, scaled per position below */
 		kp0 = kv + koff + (u64)kh * hs * esz;
@@ -259,9 +260,10 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 			WFS_MEMCPY(&ve, rec + 2 * (nkv + kh), 2);
 			sc[t] = wfs_scale_pow2(sc[t], eq + ke + 24,
 					       WFS_SCORE_LIMIT);
+			scmax = t ? WFS_MAX(scmax, sc[t]) : sc[t];
 			evmax = WFS_MAX(evmax, (s32)ve);
 		}
-		wfs_softmax_q30(sc, pos + 1);
+		wfs_softmax_q30_max(sc, pos + 1, scmax);
 		for (d = 0; d < hs; d++)
 			oh[d] = 0;
 		/*

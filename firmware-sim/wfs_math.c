@@ -141,12 +141,25 @@ u32 wfs_exp_neg_q30(u64 d_q24)
 void wfs_softmax_q30(s64 *x, u32 n)
 {
 	s64 mx = x[0];
-	u64 s = 0, rcp, rem, q;
-	u32 i, sh, left, c;
+	u32 i;
 
 	for (i = 1; i < n; i++)
 		if (x[i] > mx)
 			mx = x[i];
+	wfs_softmax_q30_max(x, n, mx);
+}
+
+/**
+ * wfs_softmax_q30_max() - wfs_softmax_q30() when the caller knows the max
+ * @x: n scores in Q24 (|x| < 2^62), probabilities in Q30 on output
+ * @n: number of scores, 1 <= n < 2^22
+ * @mx: the largest of the n scores
+ */
+void wfs_softmax_q30_max(s64 *x, u32 n, s64 mx)
+{
+	u64 s = 0, rcp, rem, q;
+	u32 i, sh, left, c;
+
 	if (!wfs_simd_softmax_exp(x, n, mx, &s)) {
 		for (i = 0; i < n; i++) {
 			x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
