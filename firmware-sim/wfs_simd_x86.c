@@ -264,13 +264,18 @@ static inline WFS_AVX2 wfs_v8hi wfs_ld8k(const u8 *kp, u32 esz)
 	return *(const wfs_v8hi_u *)kp;
 }
 
-/* Lanes of a and b picked by four indices (0-3 a, 4-7 b). */
+/* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
+static inline WFS_AVX2 wfs_v4di wfs_pair_sums(wfs_v4di a, wfs_v4di b)
+{
 #ifdef __clang__
-#define WFS_SHUF4(a, b, i, j, k, l)	__builtin_shufflevector(a, b, i, j, k, l)
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6) +
+	       __builtin_shufflevector(a, b, 1, 3, 5, 7);
 #else
-#define WFS_SHUF4(a, b, i, j, k, l)	\
-	__builtin_shuffle(a, b, (wfs_v4di){ i, j, k, l })
+	const wfs_v4di ev = { 0, 2, 4, 6 }, od = { 1, 3, 5, 7 };
+
+	return __builtin_shuffle(a, b, ev) + __builtin_shuffle(a, b, od);
 #endif
+}
 
 /* Pair sums of two positions' s16 products, widened to s64 lanes. */
 static inline WFS_AVX2 wfs_v4di wfs_dots_pair(wfs_v16hi qq, const u8 *k,
@@ -302,8 +307,7 @@ static inline WFS_AVX2 void wfs_dots4_hs8(const s16 *q, const u8 *k,
 	for (t = 0; t < npos; t += 4, k += 4 * stride) {
 		a = wfs_dots_pair(qq.v, k, stride, esz);
 		b = wfs_dots_pair(qq.v, k + 2 * stride, stride, esz);
-		*(wfs_v4di_u *)(dots + t) = WFS_SHUF4(a, b, 0, 2, 4, 6) +
-					    WFS_SHUF4(a, b, 1, 3, 5, 7);
+		*(wfs_v4di_u *)(dots + t) = wfs_pair_sums(a, b);
 	}
 }
 
