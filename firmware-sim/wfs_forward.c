@@ -9,6 +9,7 @@
  */
 #include "wfs_forward.h"
 #include "wfs_moe.h"
+#include "wfs_simd.h"
 
 #define WFS_KV_EXP_LIMIT	30000
 #define WFS_SCORE_LIMIT		(1LL << 50)	/* |score| < 2^26 in Q24 */
@@ -270,7 +271,10 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 		 * p * 2^-sh: each position's weight at exponent evmax, by
 		 * wfs_rshr() written for 0 <= p <= 2^30 (softmax output)
 		 */
-		for (t = 0, rec = kv; t <= pos; t++, rec += v->kv_stride) {
+		t = wfs_simd_attn_wshift(sc, kv + 2 * (nkv + kh),
+					 v->kv_stride, pos + 1, evmax);
+		for (rec = kv + t * v->kv_stride; t <= pos;
+		     t++, rec += v->kv_stride) {
 			s16 ve;
 			u32 sh;
 

@@ -194,3 +194,36 @@ int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_attn_wshift() - the attention weights brought to one exponent
+ * @p: @npos weights, each in [0, 2^62); p[t] becomes
+ *	wfs_rshr(p[t], @evmax - ve_t)
+ * @ve: s16 value exponent of position 0; position t at @ve + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @evmax: exponent, >= every ve_t
+ *
+ * Return: how many leading positions were done (a multiple of 4, 0 without
+ * the kernels); the caller does the rest.
+ */
+u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
+			 s32 evmax)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, m, step = 4096, n4 = npos & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (t = 0; t < n4; t += m) {
+		m = WFS_MIN(step, n4 - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_wshift(p + t, ve + t * stride, stride, m,
+					 evmax);
+		wfs_os_simd_end();
+	}
+	return n4;
+#else
+	return 0;
+#endif
+}

@@ -340,6 +340,38 @@ static void test_softmax(void)
 	wt_ok(same, "softmax (exponentials and normalisation): vector == scalar on 400 random score vectors");
 }
 
+/* The attention weights' shifts to one exponent against wfs_rshr(). */
+static void test_wshift(void)
+{
+	enum { M = 300 };
+	static int64_t p[M], ref[M];
+	static uint8_t rec[M * 6];
+	int it, same = 1, done_any = 0;
+	uint32_t n, t, stride;
+
+	for (it = 0; it < 400; it++) {
+		int32_t evmax = (int32_t)rnd(-30000, 30000);
+
+		n = (uint32_t)rnd(1, M);
+		stride = (uint32_t)rnd(1, 3) * 2;
+		for (t = 0; t < n; t++) {
+			/* shifts 0..70 mostly, sometimes up to 60000 */
+			int32_t sh = rnd(0, 7) ? (int32_t)rnd(0, 70) :
+				     (int32_t)rnd(0, 60000);
+			int16_t ve = (int16_t)WFS_MAX(evmax - sh, -30000);
+
+			memcpy(rec + (size_t)t * stride, &ve, 2);
+			p[t] = rnd(0, 3) ? rnd(0, 1ll << 30) :
+			       rnd(0, 1) ? 0 : (1ll << 62) - 1;
+			ref[t] = wfs_rshr(p[t], (uint32_t)(evmax - ve));
+		}
+		t = wfs_simd_attn_wshift(p, rec, stride, n, evmax);
+		done_any |= t > 0;
+		same &= t == (n & ~3u) && !memcmp(p, ref, 8ull * t);
+	}
+	wt_ok(same && done_any, "attention weight shifts: vector == wfs_rshr() on 400 random vectors (shifts 0..60000)");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -352,6 +384,7 @@ int main(void)
 	test_matvec();
 	test_attn();
 	test_softmax();
+	test_wshift();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
