@@ -548,20 +548,6 @@ WFS_AVX2 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
 	}
 }
 
-/* The builtins' own lane type (long long), for per-lane shifts. */
-typedef long long wfs_v4ll __attribute__((vector_size(32)));
-
-/* Per-lane logical shifts; counts of 64 and more give 0. */
-static inline WFS_AVX2 wfs_v4di wfs_sllv(wfs_v4di x, wfs_v4di n)
-{
-	return (wfs_v4di)__builtin_ia32_psllv4di((wfs_v4ll)x, (wfs_v4ll)n);
-}
-
-static inline WFS_AVX2 wfs_v4di wfs_srlv(wfs_v4di x, wfs_v4di n)
-{
-	return (wfs_v4di)__builtin_ia32_psrlv4di((wfs_v4ll)x, (wfs_v4ll)n);
-}
-
 /**
  * wfs_simd_x86_attn_wshift() - p[t] = wfs_rshr(p[t], evmax - ve_t) with AVX2
  * @p: @npos weights in [0, 2^62), in place
@@ -570,24 +556,33 @@ static inline WFS_AVX2 wfs_v4di wfs_srlv(wfs_v4di x, wfs_v4di n)
  * @npos: a multiple of 4
  * @evmax: exponent, >= every ve_t
  *
- * (p + 2^sh / 2) >> sh is wfs_rshr() for p >= 0; vpsllvq and vpsrlvq give
- * 0 for shifts of 64 and more, where wfs_rshr() gives 0 too.
+ * (p + 2^sh / 2) >> sh is wfs_rshr() for p >= 0, with per-lane shifts
+ * (vpsllvq, vpsrlvq).
  */
 WFS_AVX2 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride,
 				       u32 npos, s32 evmax)
 {
-	wfs_v4di one = { 1, 1, 1, 1 }, sh, half, x;
-	s16 e[4];
-	u32 t, j;
+	wfs_v4di one = { 1, 1, 1, 1 }, big, half;
+	s16 e0, e1, e2, e3;
+	u32 t;
 
-	for (t = 0; t < npos; t += 4) {
-		for (j = 0; j < 4; j++, ve += stride)
-			__builtin_memcpy(&e[j], ve, 2);
-		sh = (wfs_v4di){ evmax - e[0], evmax - e[1], evmax - e[2],
-				 evmax - e[3] };
-		half = (wfs_v4di)((wfs_v4du)wfs_sllv(one, sh) >> 1);
-		x = *(const wfs_v4di_u *)(p + t) + half;
-		*(wfs_v4di_u *)(p + t) = wfs_srlv(x, sh);
+	for (t = 0; t < npos; t += 4, ve += 4 * stride) {
+		__builtin_memcpy(&e0, ve, 2);
+		__builtin_memcpy(&e1, ve + stride, 2);
+		__builtin_memcpy(&e2, ve + 2 * stride, 2);
+		__builtin_memcpy(&e3, ve + 3 * stride, 2);
+		{
+			wfs_v4di sh = { evmax - e0, evmax - e1, evmax - e2,
+					evmax - e3 };
+
+			/* p < 2^62: a shift of 63 gives 0 as 64 and more do */
+			big = sh > 63;
+			sh = (sh & ~big) | (big & 63);
+			half = (wfs_v4di)((wfs_v4du)(one << sh) >> 1);
+			*(wfs_v4di_u *)(p + t) = (wfs_v4di)
+				((wfs_v4du)(*(const wfs_v4di_u *)(p + t) + half) >>
+				 (wfs_v4du)sh);
+		}
 	}
 }
 
