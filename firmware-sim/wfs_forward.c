@@ -9,6 +9,7 @@
  */
 #include "wfs_forward.h"
 #include "wfs_moe.h"
+#include "wfs_simd.h"
 
 #define WFS_KV_EXP_LIMIT	30000
 #define WFS_SCORE_LIMIT		(1LL << 50)	/* |score| < 2^26 in Q24 */
@@ -247,31 +248,40 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 		const s16 *q = q16 + (u64)h * hs;
 		s64 *oh = o + (u64)h * hs;
 		s32 evmax = -WFS_KV_EXP_LIMIT;
-		const u8 *kp0, *vp0;
+		const u8 *kp0, *vp0, *rec;
+		s64 scmax = 0;
 
 		/* raw dot products first, scaled per position below */
 		kp0 = kv + koff + (u64)kh * hs * esz;
 		wfs_attn_dots(q, kp0, v->kv_stride, pos + 1, hs, esz, sc);
-		for (t = 0; t <= pos; t++) {
-			const u8 *rec = kv + (u64)t * v->kv_stride;
+		for (t = 0, rec = kv; t <= pos; t++, rec += v->kv_stride) {
 			s16 ke, ve;
 
 			WFS_MEMCPY(&ke, rec + 2 * kh, 2);
 			WFS_MEMCPY(&ve, rec + 2 * (nkv + kh), 2);
 			sc[t] = wfs_scale_pow2(sc[t], eq + ke + 24,
 					       WFS_SCORE_LIMIT);
+			scmax = t ? WFS_MAX(scmax, sc[t]) : sc[t];
 			evmax = WFS_MAX(evmax, (s32)ve);
 		}
-		wfs_softmax_q30(sc, pos + 1);
+		wfs_softmax_q30_max(sc, pos + 1, scmax);
 		for (d = 0; d < hs; d++)
 			oh[d] = 0;
-		/* p * 2^-sh: each position's weight at exponent evmax */
-		for (t = 0; t <= pos; t++) {
-			const u8 *rec = kv + (u64)t * v->kv_stride;
+		/*
+		 * p * 2^-sh: each position's weight at exponent evmax, by
+		 * wfs_rshr() written for 0 <= p <= 2^30 (softmax output)
+		 */
+		t = wfs_simd_attn_wshift(sc, kv + 2 * (nkv + kh),
+					 v->kv_stride, pos + 1, evmax);
+		for (rec = kv + t * v->kv_stride; t <= pos;
+		     t++, rec += v->kv_stride) {
 			s16 ve;
+			u32 sh;
 
 			WFS_MEMCPY(&ve, rec + 2 * (nkv + kh), 2);
-			sc[t] = wfs_rshr(sc[t], (u32)(evmax - ve));
+			sh = (u32)(evmax - ve);
+			sc[t] = sh > 62 ? 0 :
+				(sc[t] + (s64)((1ULL << sh) >> 1)) >> sh;
 		}
 		vp0 = kv + voff + (u64)kh * hs * esz;
 		wfs_attn_accum(sc, vp0, v->kv_stride, pos + 1, hs, esz, oh);

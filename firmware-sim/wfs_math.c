@@ -15,6 +15,9 @@
 #define WFS_PI4_Q30	843314857ULL
 #define WFS_INV_LN2_Q32	6196328019ULL	/* 2^32 / ln(2) */
 
+/* wfs_swiglu() takes the exponentials of this many values at a time. */
+#define WFS_SWIGLU_CHUNK	32
+
 /* 1/k! in Q30, k = 0..10, for the exp(-r) polynomial. */
 static const s64 wfs_inv_fact_q30[11] = {
 	1073741824, 1073741824, 536870912, 178956971, 44739243,
@@ -141,15 +144,30 @@ u32 wfs_exp_neg_q30(u64 d_q24)
 void wfs_softmax_q30(s64 *x, u32 n)
 {
 	s64 mx = x[0];
-	u64 s = 0, rcp, rem, q;
-	u32 i, sh, left, c;
+	u32 i;
 
 	for (i = 1; i < n; i++)
 		if (x[i] > mx)
 			mx = x[i];
-	for (i = 0; i < n; i++) {
-		x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
-		s += (u64)x[i];
+	wfs_softmax_q30_max(x, n, mx);
+}
+
+/**
+ * wfs_softmax_q30_max() - wfs_softmax_q30() when the caller knows the max
+ * @x: n scores in Q24 (|x| < 2^62), probabilities in Q30 on output
+ * @n: number of scores, 1 <= n < 2^22
+ * @mx: the largest of the n scores
+ */
+void wfs_softmax_q30_max(s64 *x, u32 n, s64 mx)
+{
+	u64 s = 0, rcp, rem, q;
+	u32 i, sh, left, c;
+
+	if (!wfs_simd_softmax_exp(x, n, mx, &s)) {
+		for (i = 0; i < n; i++) {
+			x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
+			s += (u64)x[i];
+		}
 	}
 	/*
 	 * rcp = 2^(62 + sh) / s with 32 significant bits (sh = bits of s
@@ -165,8 +183,20 @@ void wfs_softmax_q30(s64 *x, u32 n)
 		rem = (rem << c) - q * s;
 		rcp = (rcp << c) + q;
 	}
+	if (wfs_simd_softmax_scale(x, n, rcp, 32 + sh))
+		return;
 	for (i = 0; i < n; i++)
 		x[i] = wfs_rshr((s64)((u64)x[i] * rcp), 32 + sh);
+}
+
+/* sigmoid(x) in Q30 from e = exp(-|x|) in Q30 and the sign of x */
+static u32 wfs_sigmoid_e(u64 e, int neg)
+{
+	u64 den = (1ULL << 30) + e;
+
+	if (!neg)
+		return (u32)wfs_div_u64((1ULL << 60) + (den >> 1), (u32)den);
+	return (u32)wfs_div_u64((e << 30) + (den >> 1), (u32)den);
 }
 
 /**
@@ -180,12 +210,7 @@ void wfs_softmax_q30(s64 *x, u32 n)
  */
 u32 wfs_sigmoid_q30(s64 x_q24)
 {
-	u64 e = wfs_exp_neg_q30(wfs_abs64(x_q24));
-	u64 den = (1ULL << 30) + e;
-
-	if (x_q24 >= 0)
-		return (u32)wfs_div_u64((1ULL << 60) + (den >> 1), (u32)den);
-	return (u32)wfs_div_u64((e << 30) + (den >> 1), (u32)den);
+	return wfs_sigmoid_e(wfs_exp_neg_q30(wfs_abs64(x_q24)), x_q24 < 0);
 }
 
 /**
@@ -507,15 +532,29 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
  */
 s32 wfs_swiglu(s64 *a, s32 ea, s64 *b, s32 eb, u32 n, s16 *out)
 {
-	u32 i;
+	s64 e[WFS_SWIGLU_CHUNK];
+	u64 sum;
+	u32 i, j, m;
 
 	ea = wfs_vec_norm30(a, n, ea);
 	eb = wfs_vec_norm30(b, n, eb);
-	for (i = 0; i < n; i++) {
-		s64 xq = wfs_scale_pow2(a[i], ea + 24, 1LL << 40);
-		s64 t = wfs_rshr(a[i] * wfs_sigmoid_q30(xq), 30);
+	for (i = 0; i < n; i += m) {
+		m = WFS_MIN(n - i, (u32)WFS_SWIGLU_CHUNK);
+		/* e = exp(-|x|) of a chunk, as the softmax computes them */
+		for (j = 0; j < m; j++)
+			e[j] = -(s64)wfs_abs64(wfs_scale_pow2(a[i + j], ea + 24,
+							      1LL << 40));
+		if (!wfs_simd_softmax_exp(e, m, 0, &sum))
+			for (j = 0; j < m; j++)
+				e[j] = wfs_exp_neg_q30((u64)-e[j]);
+		/* x and its Q24 value are 0 or of one sign */
+		for (j = 0; j < m; j++) {
+			s64 x = a[i + j];
+			s64 t = wfs_rshr(x * wfs_sigmoid_e((u64)e[j], x < 0),
+					 30);
 
-		a[i] = t * b[i];
+			a[i + j] = t * b[i + j];
+		}
 	}
 	return wfs_vec_to_s16(a, n, ea + eb, out);
 }

@@ -145,6 +145,7 @@ s32 wfs_requant(s32 x, s32 mult, s32 shift);
 void wfs_mult_from_u64(u64 m, s32 e, s32 *mult, s32 *shift);
 u32 wfs_exp_neg_q30(u64 d_q24);
 void wfs_softmax_q30(s64 *x, u32 n);
+void wfs_softmax_q30_max(s64 *x, u32 n, s64 mx);
 u32 wfs_sigmoid_q30(s64 x_q24);
 s64 wfs_silu_mant(s32 x, s32 e);
 void wfs_sincos_q30(u64 phase, s32 *sinv, s32 *cosv);

@@ -105,12 +105,15 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 {
 #ifdef WFS_SIMD_X86
 	u32 t, n, step;
+	u64 out = 0;
 
 	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
 		return 0;
+	/* any p[t] outside [0, 2^31) has a bit set at 31..63 */
 	for (t = 0; t < npos; t++)
-		if (p[t] < 0 || p[t] > 0x7fffffff)
-			return 0;
+		out |= (u64)p[t] >> 31;
+	if (out)
+		return 0;
 	step = wfs_simd_chunk(hs);
 	for (t = 0; t < npos; t += n) {
 		n = WFS_MIN(step, npos - t);
@@ -120,6 +123,106 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 		wfs_os_simd_end();
 	}
 	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_softmax_exp() - the exponentials of wfs_softmax_q30()
+ * @x: @n scores in Q24 (|x| < 2^62, each <= @mx); x[i] becomes
+ *	wfs_exp_neg_q30(@mx - x[i])
+ * @n: number of scores
+ * @mx: the largest score
+ * @sum: the sum of the results
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, m, step = 1024, n4 = n & ~3u;
+	u64 s = 0;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n4; i += m) {
+		m = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		s += wfs_simd_x86_softmax_exp(x + i, m, mx);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++) {
+		x[i] = wfs_exp_neg_q30((u64)mx - (u64)x[i]);
+		s += (u64)x[i];
+	}
+	*sum = s;
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_softmax_scale() - the normalisation of wfs_softmax_q30()
+ * @x: @n exponentials, each in [0, 2^30]; x[i] becomes
+ *	wfs_rshr(x[i] * @rcp, @sh)
+ * @n: number of values
+ * @rcp: reciprocal of their sum (the kernel needs it below 2^32)
+ * @sh: shift, 32..62
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, m, step = 4096, n4 = n & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || rcp >> 32 ||
+	    sh < 32 || sh > 62)
+		return 0;
+	for (i = 0; i < n4; i += m) {
+		m = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_softmax_scale(x + i, m, rcp, sh);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++)
+		x[i] = wfs_rshr((s64)((u64)x[i] * rcp), sh);
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_attn_wshift() - the attention weights brought to one exponent
+ * @p: @npos weights, each in [0, 2^62); p[t] becomes
+ *	wfs_rshr(p[t], @evmax - ve_t)
+ * @ve: s16 value exponent of position 0; position t at @ve + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @evmax: exponent, >= every ve_t
+ *
+ * Return: how many leading positions were done (a multiple of 4, 0 without
+ * the kernels); the caller does the rest.
+ */
+u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
+			 s32 evmax)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, m, step = 4096, n4 = npos & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (t = 0; t < n4; t += m) {
+		m = WFS_MIN(step, n4 - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_wshift(p + t, ve + t * stride, stride, m,
+					 evmax);
+		wfs_os_simd_end();
+	}
+	return n4;
 #else
 	return 0;
 #endif

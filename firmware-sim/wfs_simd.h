@@ -37,6 +37,10 @@ int wfs_simd_attn_dots(const s16 *q, const u8 *k, u64 stride, u32 npos,
 		       u32 hs, u32 esz, s64 *dots);
 int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 			u32 hs, u32 esz, s64 *o);
+int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum);
+int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
+u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
+			 s32 evmax);
 
 #ifdef WFS_SIMD_X86
 /* AVX2 kernels (wfs_simd_x86.c): call only inside wfs_os_simd_begin(). */
@@ -46,6 +50,10 @@ void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 			    u32 npos, u32 hs, u32 esz, s64 *dots);
 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 			     u32 npos, u32 hs, u32 esz, s64 *o);
+u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx);
+void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
+void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
+			      s32 evmax);
 #endif
 
 #endif /* WFS_SIMD_H */

@@ -255,6 +255,62 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 	}
 }
 
+/* Eight values of position @kp as s16 (keys of @esz bytes). */
+static inline WFS_AVX2 wfs_v8hi wfs_ld8k(const u8 *kp, u32 esz)
+{
+	if (esz == 1)
+		return __builtin_convertvector(*(const wfs_v8qi_u *)kp,
+					       wfs_v8hi);
+	return *(const wfs_v8hi_u *)kp;
+}
+
+/* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
+static inline WFS_AVX2 wfs_v4di wfs_pair_sums(wfs_v4di a, wfs_v4di b)
+{
+#ifdef __clang__
+	return __builtin_shufflevector(a, b, 0, 2, 4, 6) +
+	       __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#else
+	const wfs_v4di ev = { 0, 2, 4, 6 }, od = { 1, 3, 5, 7 };
+
+	return __builtin_shuffle(a, b, ev) + __builtin_shuffle(a, b, od);
+#endif
+}
+
+/* Pair sums of two positions' s16 products, widened to s64 lanes. */
+static inline WFS_AVX2 wfs_v4di wfs_dots_pair(wfs_v16hi qq, const u8 *k,
+					      u64 stride, u32 esz)
+{
+	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	union { wfs_v8hi h[2]; wfs_v16hi v; } kk;
+
+	kk.h[0] = wfs_ld8k(k, esz);
+	kk.h[1] = wfs_ld8k(k + stride, esz);
+	return wfs_widen_mul(wfs_madd256(qq, kk.v), one);
+}
+
+/*
+ * Head size 8, four positions per step: a vpmaddwd of two positions gives
+ * four s32 pair sums of each (exact, as in wfs_simd_x86_attn_dots()),
+ * widened to s64 by pairs, then added across; @npos is a multiple of 4.
+ */
+static inline WFS_AVX2 void wfs_dots4_hs8(const s16 *q, const u8 *k,
+					  u64 stride, u32 npos, u32 esz,
+					  s64 *dots)
+{
+	union { wfs_v8hi h[2]; wfs_v16hi v; } qq;
+	wfs_v4di a, b;
+	u32 t;
+
+	qq.h[0] = *(const wfs_v8hi_u *)q;
+	qq.h[1] = qq.h[0];
+	for (t = 0; t < npos; t += 4, k += 4 * stride) {
+		a = wfs_dots_pair(qq.v, k, stride, esz);
+		b = wfs_dots_pair(qq.v, k + 2 * stride, stride, esz);
+		*(wfs_v4di_u *)(dots + t) = wfs_pair_sums(a, b);
+	}
+}
+
 /**
  * wfs_simd_x86_attn_dots() - attention dot products with AVX2
  * @q: @hs queries in [-32767, 32767]
@@ -269,9 +325,14 @@ WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 				     u32 npos, u32 hs, u32 esz, s64 *dots)
 {
 	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	u32 t, i;
+	u32 t = 0, i;
 
-	for (t = 0; t < npos; t++, k += stride) {
+	if (hs == 8) {
+		t = npos & ~3u;
+		wfs_dots4_hs8(q, k, stride, t, esz, dots);
+		k += t * stride;
+	}
+	for (; t < npos; t++, k += stride) {
 		wfs_v4di acc = { 0 };
 		s64 rest = 0;
 
@@ -318,6 +379,27 @@ static inline WFS_AVX2 wfs_v8si wfs_ld4v(const u8 *vp, u32 d, u32 esz)
 						 wfs_v4di);
 }
 
+/* Eight values of position @vp at index @d, sign-extended to s32 lanes. */
+static inline WFS_AVX2 wfs_v8si wfs_ld8v(const u8 *vp, u32 d, u32 esz)
+{
+#ifdef __clang__
+	if (esz == 1)
+		return __builtin_convertvector(*(const wfs_v8qi_u *)(vp + d),
+					       wfs_v8si);
+	return __builtin_convertvector(*(const wfs_v8hi_u *)(vp + 2 * d),
+				       wfs_v8si);
+#else
+	/* GCC 12 widens 8 bytes one by one: vpmovsxbd/vpmovsxwd instead */
+	char __attribute__((vector_size(16))) b = { 0 };
+
+	if (esz == 1) {
+		__builtin_memcpy(&b, vp + d, 8);
+		return (wfs_v8si)__builtin_ia32_pmovsxbd256(b);
+	}
+	return (wfs_v8si)__builtin_ia32_pmovsxwd256(*(const wfs_v8hi_u *)(vp + 2 * d));
+#endif
+}
+
 /**
  * wfs_simd_x86_attn_accum() - o[d] += sum_t p[t] * v_t[d] with AVX2
  * @p: @npos weights in [0, 2^31)
@@ -335,18 +417,21 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 	u32 t, d;
 
 	for (d = 0; d + 8 <= hs; d += 8) {
-		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
-		wfs_v4di a1 = *(const wfs_v4di_u *)(o + d + 4);
+		/* even and odd values of d..d+7 in turn */
+		wfs_v4di ae = { 0 }, ao = { 0 };
+		u32 j;
 
 		for (t = 0, vp = v; t < npos; t++, vp += stride) {
-			wfs_v8si pv = { 0 };
+			wfs_v8si pv = { 0 }, x = wfs_ld8v(vp, d, esz);
 
 			pv += (s32)p[t];
-			a0 += wfs_mul_even(wfs_ld4v(vp, d, esz), pv);
-			a1 += wfs_mul_even(wfs_ld4v(vp, d + 4, esz), pv);
+			ae += wfs_mul_even(x, pv);
+			ao += wfs_mul_even((wfs_v8si)((wfs_v4du)x >> 32), pv);
 		}
-		*(wfs_v4di_u *)(o + d) = a0;
-		*(wfs_v4di_u *)(o + d + 4) = a1;
+		for (j = 0; j < 4; j++) {
+			o[d + 2 * j] += ae[j];
+			o[d + 2 * j + 1] += ao[j];
+		}
 	}
 	if (d + 4 <= hs) {
 		wfs_v4di a0 = *(const wfs_v4di_u *)(o + d);
@@ -364,6 +449,141 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 		for (t = 0, vp = v; t < npos; t++, vp += stride)
 			o[d] += p[t] * (esz == 1 ? ((const s8 *)vp)[d] :
 						   ((const s16 *)vp)[d]);
+}
+
+/* Constants of wfs_exp_neg_q30() (wfs_math.c), repeated for the lanes. */
+#define WFS_X_LN2_Q32		2977044472ULL
+#define WFS_X_INV_LN2_LO	1901360723ULL	/* 2^32 / ln(2) - 2^32 */
+#define WFS_X_EXP_LIMIT		(22LL << 24)
+
+static const u32 wfs_x_inv_fact_q30[11] = {
+	1073741824, 1073741824, 536870912, 178956971, 44739243,
+	8947849, 1491308, 213044, 26631, 2959, 296,
+};
+
+/* Unsigned even s32 lanes of a and b multiplied into u64 lanes (vpmuludq). */
+static inline WFS_AVX2 wfs_v4du wfs_mulu_even(wfs_v4du a, wfs_v4du b)
+{
+	return (wfs_v4du)__builtin_ia32_pmuludq256((wfs_v8si)a, (wfs_v8si)b);
+}
+
+static inline WFS_AVX2 wfs_v4du wfs_splat(u64 v)
+{
+	wfs_v4du r = { v, v, v, v };
+
+	return r;
+}
+
+/*
+ * wfs_exp_neg_q30() of four lanes, step for step: d < 2^29 (larger d give
+ * 0), so d * (2^32 / ln 2) is d << 32 plus a 32 x 32-bit product; z < 32;
+ * the reduced r < 2^30 and every Horner value p is in [0, 2^31), so each
+ * p * r is one vpmuludq.  The reciprocal estimate of z is off by at most
+ * one either way (checked for every d < 22 << 24 when written; test_simd
+ * checks every d < 2^25 and both sides of each z step).
+ */
+static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
+{
+	wfs_v4di big = d >= WFS_X_EXP_LIMIT, sr, one = { 1, 1, 1, 1 };
+	wfs_v4di ln2 = one * (s64)WFS_X_LN2_Q32;
+	wfs_v4du du, z, r, p, half;
+	int k;
+
+	d &= ~big;
+	du = (wfs_v4du)d;
+	z = ((du << 32) + wfs_mulu_even(du, wfs_splat(WFS_X_INV_LN2_LO))) >> 56;
+	sr = (wfs_v4di)((du << 8) - wfs_mulu_even(z, wfs_splat(WFS_X_LN2_Q32)));
+	/* one correction step each way, as the scalar loops take */
+	z -= (wfs_v4du)(sr < 0) & (wfs_v4du)one;
+	sr += (sr < 0) & ln2;
+	z += (wfs_v4du)(sr >= ln2) & (wfs_v4du)one;
+	sr -= (sr >= ln2) & ln2;
+	r = ((wfs_v4du)sr + 2) >> 2;
+	p = wfs_splat(wfs_x_inv_fact_q30[10]);
+	for (k = 9; k >= 0; k--)
+		p = wfs_x_inv_fact_q30[k] - (wfs_mulu_even(p, r) >> 30);
+	/* rshr(p, z) = (p + 2^z / 2) >> z for p >= 0, z < 64 */
+	half = ((wfs_v4du)one << z) >> 1;
+	return (wfs_v4di)((p + half) >> z) & ~big;
+}
+
+/**
+ * wfs_simd_x86_softmax_exp() - x[i] = wfs_exp_neg_q30(mx - x[i]) with AVX2
+ * @x: @n scores (|x| < 2^62, <= @mx), in place
+ * @n: a multiple of 4
+ * @mx: the largest score
+ *
+ * Return: the sum of the @n results.
+ */
+WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
+{
+	wfs_v4di acc = { 0 }, e;
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		e = wfs_exp4(mx - *(const wfs_v4di_u *)(x + i));
+		*(wfs_v4di_u *)(x + i) = e;
+		acc += e;
+	}
+	return (u64)wfs_hsum4(acc);
+}
+
+/**
+ * wfs_simd_x86_softmax_scale() - x[i] = rshr(x[i] * @rcp, @sh) with AVX2
+ * @x: @n values in [0, 2^31), in place
+ * @n: a multiple of 4
+ * @rcp: multiplier, < 2^32
+ * @sh: shift, 1..63; x * rcp + 2^(sh - 1) must stay below 2^64
+ */
+WFS_AVX2 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh)
+{
+	wfs_v4du m = wfs_splat(rcp), h = wfs_splat(1ULL << (sh - 1));
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		wfs_v4du v = (wfs_v4du)*(const wfs_v4di_u *)(x + i);
+
+		*(wfs_v4di_u *)(x + i) = (wfs_v4di)((wfs_mulu_even(v, m) + h) >>
+						    sh);
+	}
+}
+
+/**
+ * wfs_simd_x86_attn_wshift() - p[t] = wfs_rshr(p[t], evmax - ve_t) with AVX2
+ * @p: @npos weights in [0, 2^62), in place
+ * @ve: s16 value exponent of position 0, position t at @ve + t * @stride
+ * @stride: bytes between positions
+ * @npos: a multiple of 4
+ * @evmax: exponent, >= every ve_t
+ *
+ * (p + 2^sh / 2) >> sh is wfs_rshr() for p >= 0, with per-lane shifts
+ * (vpsllvq, vpsrlvq).
+ */
+WFS_AVX2 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride,
+				       u32 npos, s32 evmax)
+{
+	wfs_v4di one = { 1, 1, 1, 1 }, big, half;
+	s16 e0, e1, e2, e3;
+	u32 t;
+
+	for (t = 0; t < npos; t += 4, ve += 4 * stride) {
+		__builtin_memcpy(&e0, ve, 2);
+		__builtin_memcpy(&e1, ve + stride, 2);
+		__builtin_memcpy(&e2, ve + 2 * stride, 2);
+		__builtin_memcpy(&e3, ve + 3 * stride, 2);
+		{
+			wfs_v4di sh = { evmax - e0, evmax - e1, evmax - e2,
+					evmax - e3 };
+
+			/* p < 2^62: a shift of 63 gives 0 as 64 and more do */
+			big = sh > 63;
+			sh = (sh & ~big) | (big & 63);
+			half = (wfs_v4di)((wfs_v4du)(one << sh) >> 1);
+			*(wfs_v4di_u *)(p + t) = (wfs_v4di)
+				((wfs_v4du)(*(const wfs_v4di_u *)(p + t) + half) >>
+				 (wfs_v4du)sh);
+		}
+	}
 }
 
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

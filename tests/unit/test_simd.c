@@ -4,6 +4,7 @@
  * the scalar code, bit for bit: int8 and int4 matvec over random shapes
  * (odd sizes, short last groups, every tail length, unaligned buffers) and
  * extreme values, the attention dot products and weighted sums likewise,
+ * the softmax exponentials (every d < 2^25, both sides of each z step),
  * and whole forward passes (every activation, KV byte and top-k logit) of
  * the shared model and of random small models.  wfs_os_simd_enable(0) is
  * the scalar path (WAFER_SIMD=0 in the environment does the same).
@@ -14,6 +15,7 @@
 
 #include "wfs_os.h"
 #include "wfs_pack.h"
+#include "wfs_simd.h"
 #include "wt_model.h"
 #include "wt_util.h"
 
@@ -115,7 +117,9 @@ static void test_attn(void)
 	int it, same = 1, n = 0;
 
 	for (it = 0; it < 400; it++) {
-		uint32_t hs = (uint32_t)rnd(1, 300), npos = (uint32_t)rnd(1, 70);
+		/* one in four at head size 8, which has its own kernels */
+		uint32_t hs = it % 4 ? (uint32_t)rnd(1, 300) : 8;
+		uint32_t npos = (uint32_t)rnd(1, 70);
 		uint32_t esz = (uint32_t)rnd(1, 2), t;
 		uint64_t stride = ((uint64_t)hs * esz + (uint64_t)rnd(0, 9)) & ~1ull;
 		uint8_t *kv;
@@ -144,7 +148,8 @@ static void test_attn(void)
 			p[t] = rnd(0, 4) == 0 ? 0 : rnd(0, 5) == 0 ? 0x7fffffff :
 			       rnd(0, 1 << 30);
 		if (it % 17 == 0)
-			p[rnd(0, npos - 1)] = -5;	/* out of the kernels' range */
+			/* out of the kernels' range */
+			p[rnd(0, npos - 1)] = it % 2 ? -5 : 0x80000000ll;
 		fill(o0, 8ull * hs, 0);
 		memcpy(o1, o0, 8ull * hs);
 #define ACC(o)	wfs_attn_accum(p, kv, stride, npos, hs, esz, o)
@@ -274,6 +279,99 @@ static void test_random_models(void)
 	wt_ok(ok, "random small models (odd hidden, head sizes, groups): vector == scalar");
 }
 
+/* Vector exponentials of @n differences d[i] against the scalar ones. */
+static int exp_same(const uint64_t *d, int64_t *x, uint32_t n)
+{
+	uint64_t sum = 0, ref = 0;
+	uint32_t i;
+	int ok = 1;
+
+	for (i = 0; i < n; i++)
+		x[i] = -(int64_t)d[i];
+	if (!wfs_simd_softmax_exp(x, n, 0, &sum))
+		return 0;
+	for (i = 0; i < n; i++) {
+		ok &= (uint64_t)x[i] == wfs_exp_neg_q30(d[i]);
+		ref += (uint64_t)x[i];
+	}
+	return ok && sum == ref;
+}
+
+static void test_softmax(void)
+{
+	enum { N = 4096, M = 300 };
+	static uint64_t d[N];
+	static int64_t x[N], xs[M], y0[M], y1[M];
+	uint64_t b, i;
+	int same = 1, it;
+	uint32_t z, n;
+
+	/* every d below 2^25 (z up to 2) */
+	for (b = 0; b < (1ull << 25); b += N) {
+		for (i = 0; i < N; i++)
+			d[i] = b + i;
+		same &= exp_same(d, x, N);
+	}
+	/* both sides of every z step (d = z ln2 in Q24) and of the 0 limit */
+	for (z = 1; z <= 32; z++) {
+		b = (uint64_t)z * 2977044472ull / 256 - N / 2;
+		for (i = 0; i < N; i++)
+			d[i] = b + i;
+		same &= exp_same(d, x, N);
+	}
+	/* random d, mostly below the limit 22 << 24, some up to 2^63 */
+	for (it = 0; it < 256; it++) {
+		for (i = 0; i < N; i++)
+			d[i] = i & 7 ? (uint64_t)rnd(0, 23ll << 24) :
+			       wt_rng_u64(&rng) >> 1;
+		same &= exp_same(d, x, (uint32_t)rnd(1, N));
+	}
+	wt_ok(same, "softmax exponentials: vector == scalar for every d < 2^25, around every z step, 1M random");
+	same = 1;
+	for (it = 0; it < 400; it++) {
+		n = (uint32_t)rnd(1, M);
+		for (i = 0; i < n; i++)
+			xs[i] = it & 1 ? rnd(-(1ll << 30), 1ll << 30) :
+				rnd(-(1ll << 61), 1ll << 61);
+#define SMX(o)	(memcpy(o, xs, 8 * n), wfs_softmax_q30(o, n))
+		BOTH(y0, y1, 8 * n, SMX);
+#undef SMX
+	}
+	wt_ok(same, "softmax (exponentials and normalisation): vector == scalar on 400 random score vectors");
+}
+
+/* The attention weights' shifts to one exponent against wfs_rshr(). */
+static void test_wshift(void)
+{
+	enum { M = 300 };
+	static int64_t p[M], ref[M];
+	static uint8_t rec[M * 6];
+	int it, same = 1, done_any = 0;
+	uint32_t n, t, stride;
+
+	for (it = 0; it < 400; it++) {
+		int32_t evmax = (int32_t)rnd(-30000, 30000);
+
+		n = (uint32_t)rnd(1, M);
+		stride = (uint32_t)rnd(1, 3) * 2;
+		for (t = 0; t < n; t++) {
+			/* shifts 0..70 mostly, sometimes up to 60000 */
+			int32_t sh = rnd(0, 7) ? (int32_t)rnd(0, 70) :
+				     (int32_t)rnd(0, 60000);
+			int16_t ve = (int16_t)WFS_MAX(evmax - sh, -30000);
+
+			memcpy(rec + (size_t)t * stride, &ve, 2);
+			p[t] = rnd(0, 3) ? rnd(0, 1ll << 30) :
+			       rnd(0, 1) ? 0 : (1ll << 62) - 1;
+			ref[t] = wfs_rshr(p[t], (uint32_t)(evmax - ve));
+		}
+		t = wfs_simd_attn_wshift(p, rec, stride, n, evmax);
+		done_any |= t > 0;
+		same &= t == (n & ~3u) && !memcmp(p, ref, 8ull * t);
+	}
+	wt_ok(same && done_any, "attention weight shifts: vector == wfs_rshr() on 400 random vectors (shifts 0..60000)");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -285,6 +383,8 @@ int main(void)
 	}
 	test_matvec();
 	test_attn();
+	test_softmax();
+	test_wshift();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
