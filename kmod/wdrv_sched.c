@@ -222,10 +222,13 @@ static void fail_held_jobs(struct wdrv_job_queue *q, struct drm_sched_job *bad)
 }
 
 /*
- * Resets the device and fails the jobs it held.  This is a fence-signalling
- * critical section: nothing here may wait for a fence, allocate or take a
- * lock held around such a wait; jobs drm_sched_stop() frees are released
- * from free_work.
+ * Resets the device and fails the jobs it held.  Past drm_sched_stop() this
+ * is a fence-signalling critical section: nothing may wait for a fence,
+ * allocate or take a lock held around such a wait; jobs drm_sched_stop()
+ * frees are released from free_work.  drm_sched_stop() itself stays
+ * outside the annotation: it waits for the scheduler's run_job work, which
+ * signals fences (each job's scheduled fence) in a section of its own, and
+ * lockdep takes waiting for that work inside ours for a cycle.
  */
 static void recover(struct wdrv_job_queue *q, struct drm_sched_job *bad,
 		    const char *why)
@@ -236,8 +239,8 @@ static void recover(struct wdrv_job_queue *q, struct drm_sched_job *bad,
 
 	if (!gone)
 		drm_err_ratelimited(&wdev->drm, "resetting the device: %s\n", why);
-	fence_cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&q->sched, bad);
+	fence_cookie = dma_fence_begin_signalling();
 	/* Unplugged: also drop the model and contexts, nothing will use them. */
 	wdrv_fw_reset(&wdev->fw, gone);
 	fail_held_jobs(q, bad);
