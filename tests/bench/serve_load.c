@@ -10,11 +10,15 @@
  * (GET /metrics): what the simulated device would sustain, where the
  * in-process backend's host time is the CPU simulating it.
  *
- *   build/tests/bench/serve_load [--port N] [--requests R] [--max-tokens M]
+ *   build/tests/bench/serve_load [--port N] [--backend inproc|kernel]
+ *                                [--requests R] [--max-tokens M]
  *
- * Without --port it starts `wafer serve --backend inproc --slots 64` on
- * ../shared/models/stories260K.bin; with --port it loads a server already
- * running there (e.g. on the kernel backend) and the engine-only row is skipped.
+ * Without --port it starts `wafer serve --slots 64` on
+ * ../shared/models/stories260K.bin with the given backend (default inproc),
+ * then runs the engine alone on the same backend, so the ratio of the two
+ * comes from one machine (one guest, for the kernel backend) and one run;
+ * with --port it loads a server already running there and the engine-only
+ * row is skipped.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +41,7 @@ static const char *const prompts[] = {
 #define MAX_SAMPLES	4096
 
 static unsigned int port, requests = 4, max_tokens = 64;
+static enum wafer_backend backend = WAFER_BACKEND_INPROC;
 static struct wt_server *srv;
 
 /**
@@ -145,10 +150,10 @@ static double run(unsigned int clients)
 	return l.tokens / dt;
 }
 
-/* The engine alone: 16 sequences of the same prompts in wafer_batch, no HTTP. */
+/* The engine alone: 16 sequences of the same prompts in wafer_batch, no HTTP, same backend. */
 static double engine_only(const char *model, const char *tok_path, unsigned int seqs)
 {
-	struct wafer_open_opts oo = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_open_opts oo = { .backend = backend, .index = -1 };
 	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
 	struct wafer_batch_opts bo = { .slots = seqs, .ctx_len = 128 };
 	struct wafer_batch_event ev[64];
@@ -207,6 +212,9 @@ int main(int argc, char **argv)
 			requests = (unsigned int)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--max-tokens"))
 			max_tokens = (unsigned int)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--backend"))
+			backend = strcmp(argv[i + 1], "kernel") ? WAFER_BACKEND_INPROC :
+				  WAFER_BACKEND_KERNEL;
 	}
 	if (own && (!model || !tok)) {
 		fprintf(stderr, "serve_load: the shared model is missing\n");
@@ -215,7 +223,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	wt_http_init();
 	if (own) {
-		if (wt_server_start(&s, model, tok, "--slots 64 --ctx 128 --queue 256")) {
+		if (wt_server_start(&s, model, tok, backend == WAFER_BACKEND_KERNEL ?
+				    "--slots 64 --ctx 128 --queue 256 --backend kernel" :
+				    "--slots 64 --ctx 128 --queue 256")) {
 			fprintf(stderr, "serve_load: wafer serve did not start\n");
 			return 1;
 		}
@@ -225,7 +235,8 @@ int main(int argc, char **argv)
 	srv = &s;
 	printf("wafer serve load: %u streamed greedy requests per client, max_tokens %u, "
 	       "port %u%s\n", requests, max_tokens, port,
-	       own ? " (inproc, 64 slots of 128 positions)" : "");
+	       !own ? "" : backend == WAFER_BACKEND_KERNEL ?
+	       " (kernel, 64 slots of 128 positions)" : " (inproc, 64 slots of 128 positions)");
 	printf("%7s %9s %10s %10s %10s %10s %10s %6s %14s\n", "clients", "requests", "tok/s",
 	       "ttft p50ms", "ttft p99ms", "tpot p50ms", "tpot p99ms", "errors",
 	       "modelled tok/s");

@@ -626,26 +626,41 @@ static void blob_shape(void)
 	unlink(cut);
 }
 
-static void command_line(void)
+static const char *const plan_fields[] = { "devices", "ttft_ms", "tok_s_single",
+					   "tok_s_aggregate", "kv_bytes_per_seq",
+					   "sequences_fit", "bound" };
+
+/* `wafer plan ARGS --json` parsed, with every field the issue names; NULL if not. */
+static json_object *plan_json(const char *args, char *buf, size_t size)
 {
-	static const char *const fields[] = { "devices", "ttft_ms", "tok_s_single",
-					      "tok_s_aggregate", "kv_bytes_per_seq",
-					      "sequences_fit", "bound" };
+	json_object *j, *v;
+	unsigned int k;
+
+	if (cli(args, buf, size) || !(j = json_tokener_parse(buf)))
+		return NULL;
+	for (k = 0; k < sizeof(plan_fields) / sizeof(plan_fields[0]); k++)
+		if (!json_object_object_get_ex(j, plan_fields[k], &v)) {
+			json_object_put(j);
+			return NULL;
+		}
+	return j;
+}
+
+/* Every preset, as a table and as JSON, on the default profile and on lpu. */
+static void cli_presets(void)
+{
 	const struct wafer_plan_shape *s;
 	static char buf[65536];
 	char args[512];
-	unsigned int i, k;
-	int ok = 1;
+	json_object *j, *v;
+	unsigned int i;
+	int ok;
 
 	for (i = 0; (s = wafer_plan_preset(i)); i++) {
-		json_object *j = NULL, *v;
-
 		snprintf(args, sizeof(args), "%s --batch 64 --json", s->name);
-		ok = !cli(args, buf, sizeof(buf)) && (j = json_tokener_parse(buf));
-		for (k = 0; ok && k < sizeof(fields) / sizeof(fields[0]); k++)
-			ok = json_object_object_get_ex(j, fields[k], &v);
-		ok = ok && json_object_get_int64(json_object_object_get(j, "tok_s_aggregate")) >=
-			   json_object_get_int64(json_object_object_get(j, "tok_s_single"));
+		j = plan_json(args, buf, sizeof(buf));
+		ok = j && json_object_get_int64(json_object_object_get(j, "tok_s_aggregate")) >=
+			  json_object_get_int64(json_object_object_get(j, "tok_s_single"));
 		wt_ok(ok, "wafer plan %s --json: the fields, aggregate >= single (%.60s...)",
 		      s->name, buf);
 		if (j)
@@ -658,10 +673,8 @@ static void command_line(void)
 		      strstr(buf, "chips, each layer split") && strstr(buf, "tok/s"),
 		      "wafer plan %s --profile lpu: the table", s->name);
 		snprintf(args, sizeof(args), "%s --profile lpu --context 2048 --json", s->name);
-		ok = !cli(args, buf, sizeof(buf)) && (j = json_tokener_parse(buf));
-		for (k = 0; ok && k < sizeof(fields) / sizeof(fields[0]); k++)
-			ok = json_object_object_get_ex(j, fields[k], &v);
-		ok = ok && json_object_object_get_ex(j, "tensor_chips", &v) &&
+		j = plan_json(args, buf, sizeof(buf));
+		ok = j && json_object_object_get_ex(j, "tensor_chips", &v) &&
 		     json_object_get_int64(json_object_object_get(j, "devices")) >=
 		     json_object_get_int64(v) *
 		     json_object_get_int64(json_object_object_get(j, "groups"));
@@ -669,60 +682,64 @@ static void command_line(void)
 		      s->name);
 		if (j)
 			json_object_put(j);
-		j = NULL;
 	}
-	snprintf(args, sizeof(args), "%s --profile wafer --devices 2",
-		 wt_model_path("stories260K.bin"));
-	wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "5 layers, dim 64") &&
-	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
-	blob_shape();
-	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
-		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
-	{
-		json_object *j = NULL, *d = NULL, *v = NULL;
-		int ok;
+}
 
-		ok = !cli("llama3.1-70b --devices 4 --weight-bits 16 --draft-params 1B --json", buf,
-			  sizeof(buf)) && (j = json_tokener_parse(buf)) &&
-		     json_object_object_get_ex(j, "speculative", &d) &&
-		     json_object_object_get_ex(d, "tok_s_single", &v) &&
-		     json_object_get_int64(v) > 0;
-		wt_ok(ok, "wafer plan --draft-params 1B --json: a speculative object (%lld tok/s)",
-		      v ? (long long)json_object_get_int64(v) : -1ll);
-		if (j)
-			json_object_put(j);
+static void cli_speculative(void)
+{
+	static char buf[65536];
+	json_object *j = NULL, *d = NULL, *v = NULL;
+	int ok;
+
+	ok = !cli("llama3.1-70b --devices 4 --weight-bits 16 --draft-params 1B --json", buf,
+		  sizeof(buf)) && (j = json_tokener_parse(buf)) &&
+	     json_object_object_get_ex(j, "speculative", &d) &&
+	     json_object_object_get_ex(d, "tok_s_single", &v) &&
+	     json_object_get_int64(v) > 0;
+	wt_ok(ok, "wafer plan --draft-params 1B --json: a speculative object (%lld tok/s)",
+	      v ? (long long)json_object_get_int64(v) : -1ll);
+	if (j)
+		json_object_put(j);
+}
+
+static void cli_sweep(void)
+{
+	static char buf[65536];
+	char svg[] = "/tmp/wafer-plan-XXXXXX", args[512];
+	int fd = mkstemp(svg), rows = 0, ok;
+	json_object *j = NULL;
+	char *l;
+
+	snprintf(args, sizeof(args), "llama3.1-70b --sweep devices --plot %s", svg);
+	wt_ok(fd >= 0 && !cli(args, buf, sizeof(buf)), "wafer plan --sweep devices --plot");
+	for (l = strchr(buf, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
+		rows++;
+	wt_ok(rows == 8 && strstr(buf, "used"), "a row per device count 1..8 (%d)", rows);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = 0;
+		close(fd);
+		unlink(svg);
 	}
-	{
-		char svg[] = "/tmp/wafer-plan-XXXXXX";
-		int fd = mkstemp(svg), rows = 0;
-		json_object *j = NULL;
-		char *l;
+	wt_ok(strstr(buf, "<svg") && strstr(buf, "one sequence") && strstr(buf, "aggregate"),
+	      "gnuplot drew the curve as SVG");
+	ok = !cli("sol --sweep batch --context 1024 --json", buf, sizeof(buf)) &&
+	     (j = json_tokener_parse(buf)) && json_object_is_type(j, json_type_array) &&
+	     json_object_array_length(j) == 13;
+	wt_ok(ok, "--sweep batch --json: an array of 13 plans (batch 1..4096)");
+	if (j)
+		json_object_put(j);
+	wt_ok(cli("sol --plot x.svg", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
+	      "--plot without --sweep: %.60s", buf);
+	wt_ok(cli("sol --sweep layers", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
+	      "an unknown axis: %.60s", buf);
+}
 
-		snprintf(args, sizeof(args), "llama3.1-70b --sweep devices --plot %s", svg);
-		wt_ok(fd >= 0 && !cli(args, buf, sizeof(buf)), "wafer plan --sweep devices --plot");
-		for (l = strchr(buf, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
-			rows++;
-		wt_ok(rows == 8 && strstr(buf, "used"), "a row per device count 1..8 (%d)", rows);
-		if (fd >= 0) {
-			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+static void cli_bad_input(void)
+{
+	static char buf[65536];
 
-			buf[n > 0 ? n : 0] = 0;
-			close(fd);
-			unlink(svg);
-		}
-		wt_ok(strstr(buf, "<svg") && strstr(buf, "one sequence") && strstr(buf, "aggregate"),
-		      "gnuplot drew the curve as SVG");
-		ok = !cli("sol --sweep batch --context 1024 --json", buf, sizeof(buf)) &&
-		     (j = json_tokener_parse(buf)) && json_object_is_type(j, json_type_array) &&
-		     json_object_array_length(j) == 13;
-		wt_ok(ok, "--sweep batch --json: an array of 13 plans (batch 1..4096)");
-		if (j)
-			json_object_put(j);
-		wt_ok(cli("sol --plot x.svg", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
-		      "--plot without --sweep: %.60s", buf);
-		wt_ok(cli("sol --sweep layers", buf, sizeof(buf)) == 2 && strstr(buf, "--sweep"),
-		      "an unknown axis: %.60s", buf);
-	}
 	wt_ok(cli("llama3.1-8b --draft-accept 1.5", buf, sizeof(buf)) == 2 &&
 	      strstr(buf, "--draft-accept"), "acceptance above 1 names its option: %.80s", buf);
 	wt_ok(cli("gpt-7", buf, sizeof(buf)) == 1 && strstr(buf, "gpt-7"),
@@ -731,6 +748,24 @@ static void command_line(void)
 	      "a bad number names its option: %.80s", buf);
 	wt_ok(cli("llama3.1-405b --weight-bits 16 --profile asic", buf, sizeof(buf)) == 1 &&
 	      strstr(buf, "no number of devices"), "a model too big for any count: %.90s", buf);
+}
+
+static void command_line(void)
+{
+	static char buf[65536];
+	char args[512];
+
+	cli_presets();
+	snprintf(args, sizeof(args), "%s --profile wafer --devices 2",
+		 wt_model_path("stories260K.bin"));
+	wt_ok(!cli(args, buf, sizeof(buf)) && strstr(buf, "5 layers, dim 64") &&
+	      strstr(buf, "2 x wafer"), "wafer plan on the shared checkpoint: %.80s", buf);
+	blob_shape();
+	wt_ok(!cli("custom --layers 4 --dim 256 --hidden 512 --heads 4 --vocab 1000", buf,
+		   sizeof(buf)) && strstr(buf, "custom: 4 layers"), "wafer plan custom");
+	cli_speculative();
+	cli_sweep();
+	cli_bad_input();
 }
 
 int main(void)
