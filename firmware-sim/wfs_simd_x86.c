@@ -204,6 +204,180 @@ wfs_row_i4(const u8 *b, const u16 *sc, const s16 *x, u32 ng, u32 gs)
 	return acc;
 }
 
+/* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 | the same of the high halves } */
+static inline WFS_AVX2 wfs_v8si wfs_hadd(wfs_v8si a, wfs_v8si b)
+{
+	return (wfs_v8si)__builtin_ia32_phaddd256(a, b);
+}
+
+/*
+ * Lane i: the sum of the eight lanes of s[i].  Exact in s32: each s[i] is
+ * one group's products, whose every partial sum stays below 2^31.
+ */
+static inline WFS_AVX2 wfs_v8si wfs_hsum8x8(const wfs_v8si *s)
+{
+	wfs_v8si e = wfs_hadd(wfs_hadd(s[0], s[1]), wfs_hadd(s[2], s[3]));
+	wfs_v8si f = wfs_hadd(wfs_hadd(s[4], s[5]), wfs_hadd(s[6], s[7]));
+
+#ifdef __clang__
+	return __builtin_shufflevector(e, f, 0, 1, 2, 3, 8, 9, 10, 11) +
+	       __builtin_shufflevector(e, f, 4, 5, 6, 7, 12, 13, 14, 15);
+#else
+	const wfs_v8si lo = { 0, 1, 2, 3, 8, 9, 10, 11 };
+	const wfs_v8si hi = { 4, 5, 6, 7, 12, 13, 14, 15 };
+
+	return __builtin_shuffle(e, f, lo) + __builtin_shuffle(e, f, hi);
+#endif
+}
+
+/* Sixteen s8 or u8 at @p, widened to s16. */
+static inline WFS_AVX2 wfs_v16hi wfs_ld16s(const s8 *p)
+{
+	return __builtin_convertvector(*(const wfs_v16qi_u *)p, wfs_v16hi);
+}
+
+static inline WFS_AVX2 wfs_v16hi wfs_ld16u(const u8 *p)
+{
+	return __builtin_convertvector(*(const wfs_v16qu_u *)p, wfs_v16hi);
+}
+
+/*
+ * Group sums of one group of eight rows (lane i: row i), full int8
+ * groups of @gs, a multiple of 16.  The eight rows share each load of x.
+ */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE wfs_v8si
+wfs_grp8_i8(const s8 *w, u64 rb, const s16 *x, u32 gs)
+{
+	wfs_v8si s[8] = { { 0 } };
+	u32 i, k;
+
+	for (i = 0; i < gs; i += 16) {
+		wfs_v16hi xv = *(const wfs_v16hi_u *)(x + i);
+
+		for (k = 0; k < 8; k++)
+			s[k] += wfs_madd256(wfs_ld16s(w + k * rb + i), xv);
+	}
+	return wfs_hsum8x8(s);
+}
+
+/*
+ * wfs_grp8_i8() for full int4 groups, @gs a multiple of 32 (h = @gs / 2):
+ * the stored nibbles n = q + 8 times x, less 8 * (the sum of x), which is
+ * the same for the eight rows (all sums exact in s32: 15 * 2^15 * 256).
+ */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE wfs_v8si
+wfs_grp8_i4(const u8 *b, u64 rb, const s16 *x, u32 gs)
+{
+	const wfs_v16hi eight = { 8, 8, 8, 8, 8, 8, 8, 8,
+				  8, 8, 8, 8, 8, 8, 8, 8 };
+	wfs_v8si s[8] = { { 0 } }, c = { 0 };
+	u32 i, k, h = gs / 2;
+
+	for (i = 0; i < h; i += 16) {
+		wfs_v16hi xl = *(const wfs_v16hi_u *)(x + i);
+		wfs_v16hi xh = *(const wfs_v16hi_u *)(x + h + i);
+
+		c += wfs_madd256(xl, eight) + wfs_madd256(xh, eight);
+		for (k = 0; k < 8; k++) {
+			wfs_v16hi v = wfs_ld16u(b + k * rb + i);
+
+			s[k] += wfs_madd256(v & 15, xl) +
+				wfs_madd256(v >> 4, xh);
+		}
+	}
+	/* every lane of c: the sum of c's eight lanes */
+	c = wfs_hadd(c, c);
+	c = wfs_hadd(c, c);
+#ifdef __clang__
+	c += __builtin_shufflevector(c, c, 4, 5, 6, 7, 0, 1, 2, 3);
+#else
+	c += __builtin_shuffle(c, (wfs_v8si){ 4, 5, 6, 7, 0, 1, 2, 3 });
+#endif
+	return wfs_hsum8x8(s) - c;
+}
+
+/*
+ * y[0..7] = the full groups (@nfast) of rows @r..@r+7: per group, eight
+ * rows' exact s32 sums in one vector, times their eight scales (vpmuldq
+ * on the even and the odd lanes) into s64.
+ */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
+	  s64 *y)
+{
+	const u8 *d = w->data + (u64)r * w->row_bytes;
+	const u16 *sc = w->scales + (u64)r * w->n_groups;
+	u32 g, ng = w->n_groups, k, step = w->qtype == WFS_QT_INT8 ? gs : gs / 2;
+	wfs_v4di ae = { 0 }, ao = { 0 };
+
+	for (g = 0; g < nfast; g++, d += step, x += gs, sc++) {
+		wfs_v8si s, m = { sc[0], sc[ng], sc[2 * ng], sc[3 * ng],
+				  sc[4 * ng], sc[5 * ng], sc[6 * ng],
+				  sc[7 * ng] };
+
+		if (w->qtype == WFS_QT_INT8)
+			s = wfs_grp8_i8((const s8 *)d, w->row_bytes, x, gs);
+		else
+			s = wfs_grp8_i4(d, w->row_bytes, x, gs);
+		ae += wfs_mul_even(s, m);
+		ao += wfs_mul_even((wfs_v8si)((wfs_v4du)s >> 32),
+				   (wfs_v8si)((wfs_v4du)m >> 32));
+	}
+	for (k = 0; k < 4; k++) {
+		y[2 * k] = ae[k];
+		y[2 * k + 1] = ao[k];
+	}
+}
+
+/* The full groups of one row (@nfast of them, or none). */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE s64
+wfs_row1(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs)
+{
+	const u8 *row = w->data + (u64)r * w->row_bytes;
+	const u16 *sc = w->scales + (u64)r * w->n_groups;
+
+	if (w->qtype == WFS_QT_INT8)
+		return wfs_hsum4(wfs_row_i8((const s8 *)row, sc, x, nfast, gs));
+	return wfs_hsum4(wfs_row_i4(row, sc, x, nfast, gs));
+}
+
+/* The groups of row @r from @g0 on, through wfs_grp_i8/i4(). */
+static inline WFS_AVX2 s64 wfs_row_rest(const struct wfs_qmat *w,
+					const s16 *x, u32 r, u32 g0)
+{
+	const u8 *row = w->data + (u64)r * w->row_bytes;
+	const u16 *sc = w->scales + (u64)r * w->n_groups;
+	u32 g, j, gs = w->group_size;
+	wfs_v4di acc = { 0 };
+	s64 rest = 0;
+
+	for (g = g0, j = g0 * gs; g < w->n_groups; g++, j += gs) {
+		u32 n = WFS_MIN(gs, w->cols - j);
+		wfs_v8si s, scale = { 0 };
+		s32 t;
+
+		if (w->qtype == WFS_QT_INT8)
+			t = wfs_grp_i8((const s8 *)row + j, x + j, n, &s);
+		else
+			t = wfs_grp_i4(row + j / 2, x + j, n, &s);
+		scale += (s32)sc[g];
+		acc += wfs_widen_mul(s, scale);
+		rest += (s64)t * sc[g];
+	}
+	return wfs_hsum4(acc) + rest;
+}
+
+/* Rows @r..@end-1, full groups by eight rows at a time, with @gs. */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_rows(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
+	 u32 nfast, u32 gs)
+{
+	for (; r + 8 <= end; r += 8)
+		wfs_rows8(w, x, r, nfast, gs, y + r);
+	for (; r < end; r++)
+		y[r] = wfs_row1(w, x, r, nfast, gs);
+}
+
 /**
  * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
  * @w: quantised matrix (INT8 or INT4)
@@ -212,47 +386,30 @@ wfs_row_i4(const u8 *b, const u16 *sc, const s16 *x, u32 ng, u32 gs)
  * @row_begin: first row
  * @row_end: one past the last row
  *
- * Full groups take the unrolled paths above when the group size allows;
- * other group sizes and a short last group go through wfs_grp_i8/i4().
+ * Full groups take the paths above, eight rows at a time, when the group
+ * size allows (int8: a multiple of 16, int4: of 32; 32 gets its own
+ * unrolled copy); other group sizes and a short last group go through
+ * wfs_grp_i8/i4(), a row at a time.
  */
 WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 				       const s16 *x, s64 *y, u32 row_begin,
 				       u32 row_end)
 {
-	u32 r, g, j, gs = w->group_size, ng = w->n_groups, cols = w->cols;
+	u32 r, gs = w->group_size, ng = w->n_groups;
 	int i8 = w->qtype == WFS_QT_INT8;
 	/* groups done by the fast paths: all full ones, or none */
-	u32 nfast = (i8 ? gs % 16 : gs % 32) ? 0 : cols / gs;
+	u32 nfast = (i8 ? gs % 16 : gs % 32) ? 0 : w->cols / gs;
 
-	for (r = row_begin; r < row_end; r++) {
-		const u8 *row = w->data + (u64)r * w->row_bytes;
-		const u16 *sc = w->scales + (u64)r * ng;
-		wfs_v4di acc;
-		s64 rest = 0;
-
-		if (i8 && gs == 32)
-			acc = wfs_row_i8((const s8 *)row, sc, x, nfast, 32);
-		else if (i8)
-			acc = wfs_row_i8((const s8 *)row, sc, x, nfast, gs);
-		else if (gs == 32)
-			acc = wfs_row_i4(row, sc, x, nfast, 32);
-		else
-			acc = wfs_row_i4(row, sc, x, nfast, gs);
-		for (g = nfast, j = nfast * gs; g < ng; g++, j += gs) {
-			u32 n = WFS_MIN(gs, cols - j);
-			wfs_v8si s, scale = { 0 };
-			s32 t;
-
-			if (i8)
-				t = wfs_grp_i8((const s8 *)row + j, x + j, n, &s);
-			else
-				t = wfs_grp_i4(row + j / 2, x + j, n, &s);
-			scale += (s32)sc[g];
-			acc += wfs_widen_mul(s, scale);
-			rest += (s64)t * sc[g];
-		}
-		y[r] = wfs_hsum4(acc) + rest;
-	}
+	if (!nfast)
+		for (r = row_begin; r < row_end; r++)
+			y[r] = 0;
+	else if (gs == 32)
+		wfs_rows(w, x, y, row_begin, row_end, nfast, 32);
+	else
+		wfs_rows(w, x, y, row_begin, row_end, nfast, gs);
+	if (nfast < ng)
+		for (r = row_begin; r < row_end; r++)
+			y[r] += wfs_row_rest(w, x, r, nfast);
 }
 
 /* Eight values of position @kp as s16 (keys of @esz bytes). */
