@@ -210,6 +210,18 @@ static inline WFS_AVX2 wfs_v8si wfs_hadd(wfs_v8si a, wfs_v8si b)
 	return (wfs_v8si)__builtin_ia32_phaddd256(a, b);
 }
 
+/* The two 128-bit halves of @a swapped. */
+static inline WFS_AVX2 wfs_v8si wfs_swap128(wfs_v8si a)
+{
+#ifdef __clang__
+	return __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3);
+#else
+	const wfs_v8si swap = { 4, 5, 6, 7, 0, 1, 2, 3 };
+
+	return __builtin_shuffle(a, swap);
+#endif
+}
+
 /*
  * Lane i: the sum of the eight lanes of s[i].  Exact in s32: each s[i] is
  * one group's products, whose every partial sum stays below 2^31.
@@ -288,11 +300,7 @@ wfs_grp8_i4(const u8 *b, u64 rb, const s16 *x, u32 gs)
 	/* every lane of c: the sum of c's eight lanes */
 	c = wfs_hadd(c, c);
 	c = wfs_hadd(c, c);
-#ifdef __clang__
-	c += __builtin_shufflevector(c, c, 4, 5, 6, 7, 0, 1, 2, 3);
-#else
-	c += __builtin_shuffle(c, (wfs_v8si){ 4, 5, 6, 7, 0, 1, 2, 3 });
-#endif
+	c += wfs_swap128(c);
 	return wfs_hsum8x8(s) - c;
 }
 
