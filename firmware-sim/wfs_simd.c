@@ -227,3 +227,48 @@ u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_attn_scale() - the attention scores brought to Q24, and the
+ *	largest score and value exponent
+ * @sc: @npos raw dot products (|x| < 2^63); sc[t] becomes
+ *	wfs_scale_pow2(sc[t], @e0 + ke_t, @lim)
+ * @ke: s16 key exponent of position 0; position t at @ke + t * @stride
+ * @ve: s16 value exponent of position 0, likewise
+ * @stride: bytes between positions
+ * @npos: positions
+ * @e0: exponent added to each ke_t
+ * @lim: saturation bound, < 2^62
+ * @scmax: set to the largest result of the positions done
+ * @evmax: raised to the largest ve_t of the positions done
+ *
+ * Return: how many leading positions were done (a multiple of 4, 0
+ * without the kernels: then @scmax and @evmax are untouched); the caller
+ * does the rest.
+ */
+u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
+			u32 npos, s32 e0, s64 lim, s64 *scmax, s32 *evmax)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, m, i, step = 4096, n4 = npos & ~3u;
+	s64 mx[4], ex[4];
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || !n4)
+		return 0;
+	for (t = 0; t < n4; t += m) {
+		m = WFS_MIN(step, n4 - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_scale(sc + t, ke + t * stride,
+					ve + t * stride, stride, m, e0, lim,
+					mx, ex);
+		wfs_os_simd_end();
+		for (i = 0; i < 4; i++) {
+			*scmax = t || i ? WFS_MAX(*scmax, mx[i]) : mx[i];
+			*evmax = WFS_MAX(*evmax, (s32)ex[i]);
+		}
+	}
+	return n4;
+#else
+	return 0;
+#endif
+}

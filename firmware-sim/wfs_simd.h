@@ -41,6 +41,8 @@ int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum);
 int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
 u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 			 s32 evmax);
+u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
+			u32 npos, s32 e0, s64 lim, s64 *scmax, s32 *evmax);
 
 #ifdef WFS_SIMD_X86
 /* AVX2 kernels (wfs_simd_x86.c): call only inside wfs_os_simd_begin(). */
@@ -54,6 +56,9 @@ u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx);
 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 			      s32 evmax);
+void wfs_simd_x86_attn_scale(s64 *sc, const u8 *ke, const u8 *ve,
+			     u64 stride, u32 npos, s32 e0, s64 lim, s64 *mx,
+			     s64 *evx);
 #endif
 
 #endif /* WFS_SIMD_H */

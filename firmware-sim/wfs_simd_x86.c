@@ -751,4 +751,100 @@ WFS_AVX2 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride,
 	}
 }
 
+/* the builtins' own vector type (s64 is long in userspace) */
+#define WFS_V4LL	long long __attribute__((vector_size(32)))
+
+/* Per-lane shifts (vpsllvq, vpsrlvq): counts of 64 and more give 0. */
+static inline WFS_AVX2 wfs_v4di wfs_sllv(wfs_v4di a, wfs_v4di n)
+{
+	return (wfs_v4di)__builtin_ia32_psllv4di((WFS_V4LL)a, (WFS_V4LL)n);
+}
+
+static inline WFS_AVX2 wfs_v4di wfs_srlv(wfs_v4di a, wfs_v4di n)
+{
+	return (wfs_v4di)__builtin_ia32_psrlv4di((WFS_V4LL)a, (WFS_V4LL)n);
+}
+
+/* Lanes of @a where @m is all ones, else of @b. */
+static inline WFS_AVX2 wfs_v4di wfs_sel(wfs_v4di m, wfs_v4di a, wfs_v4di b)
+{
+	return (a & m) | (b & ~m);
+}
+
+/*
+ * wfs_scale_pow2(x, sh, @lim) of four lanes, |x| < 2^63, @lim < 2^62:
+ * - sh >= 0: x * 2^sh, or +-@lim when sh >= 62 or |x| > @lim >> sh (and
+ *   x != 0);
+ * - sh < 0: n = min(-sh, 64); wfs_rshr(x, n) (0 when n > 63), the
+ *   arithmetic shifts done as logical ones on x ^ sign, then clamped.
+ */
+static inline WFS_AVX2 wfs_v4di wfs_scale4(wfs_v4di x, wfs_v4di sh, s64 lim)
+{
+	wfs_v4di z = { 0 }, one = z + 1, l = z + lim, c64 = z + 64;
+	wfs_v4di neg = x < 0, left = sh >= 0, ax = (x ^ neg) - neg;
+	wfs_v4di sl = (l ^ neg) - neg, n, r, r1, sat;
+
+	sat = ((sh >= 62) | (ax > wfs_srlv(l, sh))) & (x != 0);
+	/* right: n in 1..64 */
+	n = wfs_sel(-sh > c64, c64, -sh);
+	r = wfs_srlv(x ^ neg, n) ^ neg;
+	r1 = wfs_srlv(x ^ neg, n - 1) ^ neg;
+	r = (r + (r1 & one)) & ~(n > 63);
+	r = wfs_sel(r > l, l, wfs_sel(r < -l, -l, r));
+	return wfs_sel(left, wfs_sel(sat, sl, wfs_sllv(x, sh)), r);
+}
+
+/* Four s16 at @p, @p + @stride, ..., sign-extended to s64 lanes. */
+static inline WFS_AVX2 wfs_v4di wfs_ld4e(const u8 *p, u64 stride)
+{
+	s16 e0, e1, e2, e3;
+
+	__builtin_memcpy(&e0, p, 2);
+	__builtin_memcpy(&e1, p + stride, 2);
+	__builtin_memcpy(&e2, p + 2 * stride, 2);
+	__builtin_memcpy(&e3, p + 3 * stride, 2);
+	{
+		wfs_v4di e = { e0, e1, e2, e3 };
+
+		return e;
+	}
+}
+
+static inline WFS_AVX2 wfs_v4di wfs_max4(wfs_v4di a, wfs_v4di b)
+{
+	return wfs_sel(a > b, a, b);
+}
+
+/**
+ * wfs_simd_x86_attn_scale() - the attention scores' per-position scaling
+ * @sc: @npos raw dot products (|x| < 2^63), in place: sc[t] becomes
+ *	wfs_scale_pow2(sc[t], @e0 + ke_t, @lim)
+ * @ke: s16 key exponent of position 0, position t at @ke + t * @stride
+ * @ve: s16 value exponent of position 0, likewise
+ * @stride: bytes between positions
+ * @npos: a multiple of 4, >= 4
+ * @e0: exponent added to each ke_t
+ * @lim: saturation bound, < 2^62
+ * @mx: four lanes, each the largest result of its positions
+ * @evx: four lanes, each the largest ve_t of its positions
+ */
+WFS_AVX2 void wfs_simd_x86_attn_scale(s64 *sc, const u8 *ke, const u8 *ve,
+				      u64 stride, u32 npos, s32 e0, s64 lim,
+				      s64 *mx, s64 *evx)
+{
+	wfs_v4di m = { 0 }, em = { 0 }, r;
+	u32 t;
+
+	for (t = 0; t < npos; t += 4, ke += 4 * stride, ve += 4 * stride) {
+		r = wfs_scale4(*(const wfs_v4di_u *)(sc + t),
+			       wfs_ld4e(ke, stride) + e0, lim);
+		*(wfs_v4di_u *)(sc + t) = r;
+		m = t ? wfs_max4(m, r) : r;
+		em = t ? wfs_max4(em, wfs_ld4e(ve, stride)) :
+			 wfs_ld4e(ve, stride);
+	}
+	*(wfs_v4di_u *)mx = m;
+	*(wfs_v4di_u *)evx = em;
+}
+
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

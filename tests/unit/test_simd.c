@@ -373,6 +373,80 @@ static void test_wshift(void)
 	wt_ok(same && done_any, "attention weight shifts: vector == wfs_rshr() on 400 random vectors (shifts 0..60000)");
 }
 
+/* A score for the scaling test: 0, +-1, near 2^50 >> k, or random. */
+static int64_t score(void)
+{
+	int64_t v;
+
+	switch (rnd(0, 5)) {
+	case 0:
+		return 0;
+	case 1:
+		return rnd(0, 1) ? 1 : -1;
+	case 2:
+		v = ((int64_t)1 << 50 >> rnd(0, 60)) + rnd(-1, 1);
+		break;
+	default:
+		v = (int64_t)(wt_rng_u64(&rng) >> rnd(1, 63));
+		break;
+	}
+	return rnd(0, 1) ? -v : v;
+}
+
+static void test_attn_scale(void)
+{
+	enum { N = 80 };
+	static int64_t x0[N], x1[N];
+	static uint8_t rec[N * 24];
+	int it, same = 1, n = 0;
+
+	for (it = 0; it < 2000; it++) {
+		uint32_t npos = (uint32_t)rnd(1, N), t;
+		uint64_t stride = 4 + 2 * (uint64_t)rnd(0, 10);
+		int32_t e0 = (int32_t)rnd(-90, 90), ev0 = -30000, ev1 = -30000;
+		int64_t lim = it % 4 ? (int64_t)1 << 50 : rnd(1, (int64_t)1 << 61);
+		int64_t m0 = 0, m1 = 0;
+
+		for (t = 0; t < npos; t++) {
+			/* key and value exponents: small, or the KV limits */
+			int16_t ke = (int16_t)(rnd(0, 9) ? rnd(-80, 80) :
+					       rnd(0, 1) ? 30000 : -30000);
+			int16_t ve = (int16_t)rnd(-30000, 30000);
+
+			memcpy(rec + t * stride, &ke, 2);
+			memcpy(rec + t * stride + 2, &ve, 2);
+			x0[t] = score();
+		}
+		memcpy(x1, x0, sizeof(x0));
+		for (t = 0; t < npos; t++) {
+			int16_t ke, ve;
+
+			memcpy(&ke, rec + t * stride, 2);
+			memcpy(&ve, rec + t * stride + 2, 2);
+			x0[t] = wfs_scale_pow2(x0[t], e0 + ke, lim);
+			m0 = t ? (x0[t] > m0 ? x0[t] : m0) : x0[t];
+			ev0 = ve > ev0 ? ve : ev0;
+		}
+		t = wfs_simd_attn_scale(x1, rec, rec + 2, stride, npos, e0,
+					lim, &m1, &ev1);
+		same &= t == (npos & ~3u);
+		for (; t < npos; t++) {
+			int16_t ke, ve;
+
+			memcpy(&ke, rec + t * stride, 2);
+			memcpy(&ve, rec + t * stride + 2, 2);
+			x1[t] = wfs_scale_pow2(x1[t], e0 + ke, lim);
+			m1 = t ? (x1[t] > m1 ? x1[t] : m1) : x1[t];
+			ev1 = ve > ev1 ? ve : ev1;
+		}
+		same &= !memcmp(x0, x1, 8ull * npos) && m0 == m1 && ev0 == ev1;
+		if (!same && !n++)
+			wt_diag("score scaling differs: npos %u e0 %d lim %lld",
+				npos, e0, (long long)lim);
+	}
+	wt_ok(same, "attention score scaling: vector == wfs_scale_pow2() on 2000 random vectors (shifts -30090..30090, saturation, zeros), with max score and value exponent");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -386,6 +460,7 @@ int main(void)
 	test_attn();
 	test_softmax();
 	test_wshift();
+	test_attn_scale();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
