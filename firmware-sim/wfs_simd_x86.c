@@ -56,6 +56,11 @@ typedef s16 wfs_v8hi_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef s16 wfs_v4hi_u __attribute__((vector_size(8), aligned(1), may_alias));
 typedef s64 wfs_v4di_u __attribute__((vector_size(32), aligned(1), may_alias));
 
+/* the builtins' own vector types (s64 is long in userspace) */
+#define WFS_V4LL	long long __attribute__((vector_size(32)))
+#define WFS_V2LL	long long __attribute__((vector_size(16)))
+#define WFS_V16QC	char __attribute__((vector_size(16)))
+
 /* s16 pairs multiplied and added into s32 lanes (vpmaddwd). */
 static inline WFS_AVX2 wfs_v8si wfs_madd256(wfs_v16hi a, wfs_v16hi b)
 {
@@ -420,15 +425,6 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 			y[r] += wfs_row_rest(w, x, r, nfast);
 }
 
-/* Eight values of position @kp as s16 (keys of @esz bytes). */
-static inline WFS_AVX2 wfs_v8hi wfs_ld8k(const u8 *kp, u32 esz)
-{
-	if (esz == 1)
-		return __builtin_convertvector(*(const wfs_v8qi_u *)kp,
-					       wfs_v8hi);
-	return *(const wfs_v8hi_u *)kp;
-}
-
 /* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
 static inline WFS_AVX2 wfs_v4di wfs_pair_sums(wfs_v4di a, wfs_v4di b)
 {
@@ -442,16 +438,49 @@ static inline WFS_AVX2 wfs_v4di wfs_pair_sums(wfs_v4di a, wfs_v4di b)
 #endif
 }
 
+/* @a in the low half, @b in the high half (vinserti128). */
+static inline WFS_AVX2 wfs_v16hi wfs_cat8hi(wfs_v8hi a, wfs_v8hi b)
+{
+#ifdef __clang__
+	return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+				       11, 12, 13, 14, 15);
+#else
+	WFS_V4LL lo = (WFS_V4LL)__builtin_ia32_si256_si((wfs_v4si)a);
+
+	return (wfs_v16hi)__builtin_ia32_insert128i256(lo, (WFS_V2LL)b, 1);
+#endif
+}
+
+/*
+ * Eight s16 keys of each of two positions, @k and @k + @stride, in one
+ * register, built in registers (a store of two halves read back as one
+ * would stall on store forwarding).
+ */
+static inline WFS_AVX2 wfs_v16hi wfs_ld2x8k(const u8 *k, u64 stride,
+					    u32 esz)
+{
+	if (esz == 1) {
+		u64 q0, q1;
+
+		__builtin_memcpy(&q0, k, 8);
+		__builtin_memcpy(&q1, k + stride, 8);
+		{
+			WFS_V2LL v = { (long long)q0, (long long)q1 };
+
+			return __builtin_convertvector((wfs_v16qi)v, wfs_v16hi);
+		}
+	}
+	return wfs_cat8hi(*(const wfs_v8hi_u *)k,
+			  *(const wfs_v8hi_u *)(k + stride));
+}
+
 /* Pair sums of two positions' s16 products, widened to s64 lanes. */
 static inline WFS_AVX2 wfs_v4di wfs_dots_pair(wfs_v16hi qq, const u8 *k,
 					      u64 stride, u32 esz)
 {
 	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	union { wfs_v8hi h[2]; wfs_v16hi v; } kk;
 
-	kk.h[0] = wfs_ld8k(k, esz);
-	kk.h[1] = wfs_ld8k(k + stride, esz);
-	return wfs_widen_mul(wfs_madd256(qq, kk.v), one);
+	return wfs_widen_mul(wfs_madd256(qq, wfs_ld2x8k(k, stride, esz)), one);
 }
 
 /*
@@ -554,12 +583,19 @@ static inline WFS_AVX2 wfs_v8si wfs_ld8v(const u8 *vp, u32 d, u32 esz)
 	return __builtin_convertvector(*(const wfs_v8hi_u *)(vp + 2 * d),
 				       wfs_v8si);
 #else
-	/* GCC 12 widens 8 bytes one by one: vpmovsxbd/vpmovsxwd instead */
-	char __attribute__((vector_size(16))) b = { 0 };
+	/*
+	 * GCC 12 widens 8 bytes one by one: vpmovsxbd/vpmovsxwd instead, on
+	 * a register loaded by vmovq (not through the stack: store forwarding)
+	 */
+	u64 q;
 
 	if (esz == 1) {
-		__builtin_memcpy(&b, vp + d, 8);
-		return (wfs_v8si)__builtin_ia32_pmovsxbd256(b);
+		__builtin_memcpy(&q, vp + d, 8);
+		{
+			WFS_V2LL b = { (long long)q, 0 };
+
+			return (wfs_v8si)__builtin_ia32_pmovsxbd256((WFS_V16QC)b);
+		}
 	}
 	return (wfs_v8si)__builtin_ia32_pmovsxwd256(*(const wfs_v8hi_u *)(vp + 2 * d));
 #endif
@@ -750,9 +786,6 @@ WFS_AVX2 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride,
 		}
 	}
 }
-
-/* the builtins' own vector type (s64 is long in userspace) */
-#define WFS_V4LL	long long __attribute__((vector_size(32)))
 
 /* Per-lane shifts (vpsllvq, vpsrlvq): counts of 64 and more give 0. */
 static inline WFS_AVX2 wfs_v4di wfs_sllv(wfs_v4di a, wfs_v4di n)
