@@ -96,6 +96,39 @@ static inline WFS_AVX2 s32 wfs_hsum4si(wfs_v4si a)
 	return a[0] + a[1] + a[2] + a[3];
 }
 
+/*
+ * Sixteen s8 or u8 widened to s16: one vpmovsxbw/vpmovzxbw (GCC 12 turns
+ * __builtin_convertvector() of u8 into two 8-byte halves).
+ */
+static inline WFS_AVX2 wfs_v16hi wfs_cvt16s(wfs_v16qi v)
+{
+#ifdef __clang__
+	return __builtin_convertvector(v, wfs_v16hi);
+#else
+	return (wfs_v16hi)__builtin_ia32_pmovsxbw256((WFS_V16QC)v);
+#endif
+}
+
+static inline WFS_AVX2 wfs_v16hi wfs_cvt16u(wfs_v16qu v)
+{
+#ifdef __clang__
+	return __builtin_convertvector(v, wfs_v16hi);
+#else
+	return (wfs_v16hi)__builtin_ia32_pmovzxbw256((WFS_V16QC)v);
+#endif
+}
+
+/* Sixteen s8 or u8 at @p, widened to s16. */
+static inline WFS_AVX2 wfs_v16hi wfs_ld16s(const s8 *p)
+{
+	return wfs_cvt16s(*(const wfs_v16qi_u *)p);
+}
+
+static inline WFS_AVX2 wfs_v16hi wfs_ld16u(const u8 *p)
+{
+	return wfs_cvt16u(*(const wfs_v16qu_u *)p);
+}
+
 /* One int8 group: full 16-wide steps into @s, the rest returned. */
 static inline WFS_AVX2 s32 wfs_grp_i8(const s8 *w, const s16 *x, u32 n,
 				      wfs_v8si *s)
@@ -105,8 +138,7 @@ static inline WFS_AVX2 s32 wfs_grp_i8(const s8 *w, const s16 *x, u32 n,
 	u32 i;
 
 	for (i = 0; i + 16 <= n; i += 16) {
-		wfs_v16hi wv = __builtin_convertvector(*(const wfs_v16qi_u *)(w + i),
-						       wfs_v16hi);
+		wfs_v16hi wv = wfs_ld16s(w + i);
 
 		acc += wfs_madd256(wv, *(const wfs_v16hi_u *)(x + i));
 	}
@@ -136,8 +168,7 @@ static inline WFS_AVX2 s32 wfs_grp_i4(const u8 *b, const s16 *x, u32 n,
 	s32 rest = 0;
 
 	for (i = 0; i + 16 <= m; i += 16) {
-		wfs_v16hi v = __builtin_convertvector(*(const wfs_v16qu_u *)(b + i),
-						      wfs_v16hi);
+		wfs_v16hi v = wfs_ld16u(b + i);
 		wfs_v16hi lo = (v & 15) - 8, hi = (v >> 4) - 8;
 
 		acc += wfs_madd256(lo, *(const wfs_v16hi_u *)(x + i));
@@ -176,8 +207,7 @@ wfs_row_i8(const s8 *w, const u16 *sc, const s16 *x, u32 ng, u32 gs)
 		wfs_v8si s = { 0 }, scale = { 0 };
 
 		for (i = 0; i < gs; i += 16)
-			s += wfs_madd256(__builtin_convertvector(*(const wfs_v16qi_u *)(w + i),
-								 wfs_v16hi),
+			s += wfs_madd256(wfs_ld16s(w + i),
 					 *(const wfs_v16hi_u *)(x + i));
 		scale += (s32)sc[g];
 		acc += wfs_widen_mul(s, scale);
@@ -196,8 +226,7 @@ wfs_row_i4(const u8 *b, const u16 *sc, const s16 *x, u32 ng, u32 gs)
 		wfs_v8si s = { 0 }, scale = { 0 };
 
 		for (i = 0; i < h; i += 16) {
-			wfs_v16hi v = __builtin_convertvector(*(const wfs_v16qu_u *)(b + i),
-							      wfs_v16hi);
+			wfs_v16hi v = wfs_ld16u(b + i);
 			wfs_v16hi lo = (v & 15) - 8, hi = (v >> 4) - 8;
 
 			s += wfs_madd256(lo, *(const wfs_v16hi_u *)(x + i)) +
@@ -245,17 +274,6 @@ static inline WFS_AVX2 wfs_v8si wfs_hsum8x8(const wfs_v8si *s)
 
 	return __builtin_shuffle(e, f, lo) + __builtin_shuffle(e, f, hi);
 #endif
-}
-
-/* Sixteen s8 or u8 at @p, widened to s16. */
-static inline WFS_AVX2 wfs_v16hi wfs_ld16s(const s8 *p)
-{
-	return __builtin_convertvector(*(const wfs_v16qi_u *)p, wfs_v16hi);
-}
-
-static inline WFS_AVX2 wfs_v16hi wfs_ld16u(const u8 *p)
-{
-	return __builtin_convertvector(*(const wfs_v16qu_u *)p, wfs_v16hi);
 }
 
 /*
@@ -467,7 +485,7 @@ static inline WFS_AVX2 wfs_v16hi wfs_ld2x8k(const u8 *k, u64 stride,
 		{
 			WFS_V2LL v = { (long long)q0, (long long)q1 };
 
-			return __builtin_convertvector((wfs_v16qi)v, wfs_v16hi);
+			return wfs_cvt16s((wfs_v16qi)v);
 		}
 	}
 	return wfs_cat8hi(*(const wfs_v8hi_u *)k,
@@ -534,8 +552,7 @@ WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 			wfs_v16hi kv;
 
 			if (esz == 1)
-				kv = __builtin_convertvector(*(const wfs_v16qi_u *)(k + i),
-							     wfs_v16hi);
+				kv = wfs_ld16s((const s8 *)k + i);
 			else
 				kv = *(const wfs_v16hi_u *)(k + 2 * i);
 
