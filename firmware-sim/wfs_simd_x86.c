@@ -821,27 +821,46 @@ static inline WFS_AVX2 wfs_v4di wfs_sel(wfs_v4di m, wfs_v4di a, wfs_v4di b)
 	return (a & m) | (b & ~m);
 }
 
+/* The two halves of wfs_scale4() for lanes of one kind. */
+static inline WFS_AVX2 wfs_v4di wfs_scale4_left(wfs_v4di x, wfs_v4di sh,
+						wfs_v4di neg, wfs_v4di l)
+{
+	wfs_v4di sat = ((sh >= 62) | (((x ^ neg) - neg) > wfs_srlv(l, sh))) &
+		       (x != 0);
+
+	return wfs_sel(sat, (l ^ neg) - neg, wfs_sllv(x, sh));
+}
+
+static inline WFS_AVX2 wfs_v4di wfs_scale4_right(wfs_v4di x, wfs_v4di sh,
+						 wfs_v4di neg, wfs_v4di l)
+{
+	wfs_v4di xs = x ^ neg, one = { 1, 1, 1, 1 }, r, r1;
+
+	r = wfs_srlv(xs, -sh) ^ neg;
+	r1 = wfs_srlv(xs, -sh - 1) ^ neg;
+	r += r1 & one;
+	return wfs_sel(r > l, l, wfs_sel(r < -l, -l, r));
+}
+
 /*
  * wfs_scale_pow2(x, sh, @lim) of four lanes, |x| < 2^63, @lim < 2^62:
  * - sh >= 0: x * 2^sh, or +-@lim when sh >= 62 or |x| > @lim >> sh (and
  *   x != 0);
- * - sh < 0: n = min(-sh, 64); wfs_rshr(x, n) (0 when n > 63), the
- *   arithmetic shifts done as logical ones on x ^ sign, then clamped.
+ * - sh < 0: n = -sh; wfs_rshr(x, n), then clamped: the arithmetic shifts
+ *   done as logical ones on x ^ sign (shifts of 64 and more give the sign,
+ *   and rshr's sum 0, as wfs_rshr() for n > 63).
+ * Lanes of one kind (the usual case) compute only their half.
  */
 static inline WFS_AVX2 wfs_v4di wfs_scale4(wfs_v4di x, wfs_v4di sh, s64 lim)
 {
-	wfs_v4di z = { 0 }, one = z + 1, l = z + lim, c64 = z + 64;
-	wfs_v4di neg = x < 0, left = sh >= 0, ax = (x ^ neg) - neg;
-	wfs_v4di sl = (l ^ neg) - neg, n, r, r1, sat;
+	wfs_v4di z = { 0 }, l = z + lim, neg = x < 0, left = sh >= 0;
 
-	sat = ((sh >= 62) | (ax > wfs_srlv(l, sh))) & (x != 0);
-	/* right: n in 1..64 */
-	n = wfs_sel(-sh > c64, c64, -sh);
-	r = wfs_srlv(x ^ neg, n) ^ neg;
-	r1 = wfs_srlv(x ^ neg, n - 1) ^ neg;
-	r = (r + (r1 & one)) & ~(n > 63);
-	r = wfs_sel(r > l, l, wfs_sel(r < -l, -l, r));
-	return wfs_sel(left, wfs_sel(sat, sl, wfs_sllv(x, sh)), r);
+	if (__builtin_ia32_ptestz256((WFS_V4LL)left, (WFS_V4LL)left))
+		return wfs_scale4_right(x, sh, neg, l);
+	if (__builtin_ia32_ptestc256((WFS_V4LL)left, (WFS_V4LL)(z - 1)))
+		return wfs_scale4_left(x, sh, neg, l);
+	return wfs_sel(left, wfs_scale4_left(x, sh, neg, l),
+		       wfs_scale4_right(x, sh, neg, l));
 }
 
 /* Four s16 at @p, @p + @stride, ..., sign-extended to s64 lanes. */
