@@ -735,11 +735,18 @@ static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
  */
 WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
 {
-	wfs_v4di acc = { 0 }, e;
+	wfs_v4di acc = { 0 }, e, d, small, z = { 0 };
 	u32 i;
 
 	for (i = 0; i < n; i += 4) {
-		e = wfs_exp4(mx - *(const wfs_v4di_u *)(x + i));
+		d = mx - *(const wfs_v4di_u *)(x + i);
+		small = d < WFS_X_EXP_LIMIT;
+		/* all four past the limit (one group in six here): four zeros */
+		if (__builtin_ia32_ptestz256((WFS_V4LL)small, (WFS_V4LL)small)) {
+			*(wfs_v4di_u *)(x + i) = z;
+			continue;
+		}
+		e = wfs_exp4(d);
 		*(wfs_v4di_u *)(x + i) = e;
 		acc += e;
 	}
