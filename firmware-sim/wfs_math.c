@@ -337,18 +337,74 @@ void wfs_rope_apply(s64 *v, u32 n_heads, u32 head_size, const s32 *cs)
 	}
 }
 
-static u64 wfs_maxabs64(const s64 *v, u32 n)
+/*
+ * The bit length of the largest magnitude in @v: the highest bit set in
+ * any magnitude, i.e. that of their OR (no compare and branch per value).
+ */
+static u32 wfs_bitlen_maxabs(const s64 *v, u32 n)
 {
 	u64 m = 0;
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		u64 a = wfs_abs64(v[i]);
+	if (!wfs_simd_vec_orabs(v, n, &m))
+		for (i = 0; i < n; i++)
+			m |= wfs_abs64(v[i]);
+	return wfs_bitlen64(m);
+}
 
-		if (a > m)
-			m = a;
+/* wfs_scale_pow2(x, sh, lim) for sh >= 0, with ln = lim >> sh (sh < 62) */
+static inline s64 wfs_shl_sat_n(s64 x, u32 sh, u64 ln, s64 lim)
+{
+	if (x == 0)
+		return 0;
+	if (sh >= 62 || wfs_abs64(x) > ln)
+		return x < 0 ? -lim : lim;
+	return x * ((s64)1 << sh);
+}
+
+/* wfs_scale_pow2(x, -k, lim) for k >= 1 */
+static inline s64 wfs_rshr_clamp(s64 x, u32 k, s64 lim)
+{
+	s64 r = wfs_rshr(x, k);
+
+	return r > lim ? lim : r < -lim ? -lim : r;
+}
+
+/* out[i] = r as s64, s32 or s16 (osz bytes) */
+static inline void wfs_store_n(void *out, u32 i, u32 osz, s64 r)
+{
+	if (osz == 8)
+		((s64 *)out)[i] = r;
+	else if (osz == 4)
+		((s32 *)out)[i] = (s32)r;
+	else
+		((s16 *)out)[i] = (s16)r;
+}
+
+/*
+ * out[i] = wfs_scale_pow2(in[i], -sh, lim) for i < n, as s64, s32 or s16
+ * (osz bytes; out may be in when 8): the shift's direction and count are
+ * decided once, not per value, and right shifts take the vector kernel.
+ */
+static void wfs_scale_vec(const s64 *in, u32 n, s32 sh, s64 lim, void *out,
+			  u32 osz)
+{
+	u32 i, k;
+	u64 ln;
+
+	if (sh <= 0) {
+		k = (u32)-sh;
+		ln = k >= 62 ? 0 : (u64)lim >> k;
+		for (i = 0; i < n; i++)
+			wfs_store_n(out, i, osz,
+				    wfs_shl_sat_n(in[i], k, ln, lim));
+		return;
 	}
-	return m;
+	k = sh > 64 ? 64 : (u32)sh;
+	if (wfs_simd_vec_rshr(in, n, k, lim, out, osz))
+		return;
+	for (i = 0; i < n; i++)
+		wfs_store_n(out, i, osz, wfs_rshr_clamp(in[i], k, lim));
 }
 
 /**
@@ -362,11 +418,9 @@ static u64 wfs_maxabs64(const s64 *v, u32 n)
  */
 s32 wfs_vec_to_s16(const s64 *in, u32 n, s32 e, s16 *out)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(in, n)) - 15;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(in, n) - 15;
 
-	for (i = 0; i < n; i++)
-		out[i] = (s16)wfs_scale_pow2(in[i], -sh, 32767);
+	wfs_scale_vec(in, n, sh, 32767, out, 2);
 	return e + sh;
 }
 
@@ -381,11 +435,9 @@ s32 wfs_vec_to_s16(const s64 *in, u32 n, s32 e, s16 *out)
  */
 s32 wfs_vec_to_s32(const s64 *in, u32 n, s32 e, s32 *out)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(in, n)) - 30;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(in, n) - 30;
 
-	for (i = 0; i < n; i++)
-		out[i] = (s32)wfs_scale_pow2(in[i], -sh, 1LL << 30);
+	wfs_scale_vec(in, n, sh, 1LL << 30, out, 4);
 	return e + sh;
 }
 
@@ -399,11 +451,9 @@ s32 wfs_vec_to_s32(const s64 *in, u32 n, s32 e, s32 *out)
  */
 s32 wfs_vec_norm30(s64 *v, u32 n, s32 e)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(v, n)) - 30;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(v, n) - 30;
 
-	for (i = 0; i < n; i++)
-		v[i] = wfs_scale_pow2(v[i], -sh, 1LL << 30);
+	wfs_scale_vec(v, n, sh, 1LL << 30, v, 8);
 	return e + sh;
 }
 

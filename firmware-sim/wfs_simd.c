@@ -272,3 +272,85 @@ u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_vec_orabs() - the OR of the magnitudes of @n values
+ * @v: values
+ * @n: number of values
+ * @m: set to the OR of wfs_abs64(v[i]) (its bit length is that of the
+ *	largest magnitude)
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_vec_orabs(const s64 *v, u32 n, u64 *m)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 8192, n4 = n & ~3u;
+	u64 r = 0;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n4; i += c) {
+		c = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		r |= wfs_simd_x86_vec_orabs(v + i, c);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++)
+		r |= wfs_abs64(v[i]);
+	*m = r;
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* the scalar tail of wfs_simd_vec_rshr() */
+static void wfs_simd_rshr_tail(const s64 *in, u32 i, u32 n, u32 k, s64 lim,
+			       void *out, u32 osz)
+{
+	for (; i < n; i++) {
+		s64 r = wfs_rshr(in[i], k);
+
+		r = r > lim ? lim : r < -lim ? -lim : r;
+		if (osz == 8)
+			((s64 *)out)[i] = r;
+		else if (osz == 4)
+			((s32 *)out)[i] = (s32)r;
+		else
+			((s16 *)out)[i] = (s16)r;
+	}
+}
+
+/**
+ * wfs_simd_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
+ * @in: @n values
+ * @n: number of values
+ * @k: shift, 1..63 (otherwise this returns 0)
+ * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
+ * @out: @n outputs of @osz bytes; may be @in when @osz is 8
+ * @osz: 8 (s64), 4 (s32) or 2 (s16)
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+		      u32 osz)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 4096, n4 = n & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || k < 1 || k > 63)
+		return 0;
+	for (i = 0; i < n4; i += c) {
+		c = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_vec_rshr(in + i, c, k, lim,
+				      (u8 *)out + (u64)i * osz, osz);
+		wfs_os_simd_end();
+	}
+	wfs_simd_rshr_tail(in, i, n, k, lim, out, osz);
+	return 1;
+#else
+	return 0;
+#endif
+}

@@ -55,6 +55,7 @@ typedef s16 wfs_v16hi_u __attribute__((vector_size(32), aligned(1), may_alias));
 typedef s16 wfs_v8hi_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef s16 wfs_v4hi_u __attribute__((vector_size(8), aligned(1), may_alias));
 typedef s64 wfs_v4di_u __attribute__((vector_size(32), aligned(1), may_alias));
+typedef s32 wfs_v4si_u __attribute__((vector_size(16), aligned(1), may_alias));
 
 /* the builtins' own vector types (s64 is long in userspace) */
 #define WFS_V4LL	long long __attribute__((vector_size(32)))
@@ -921,6 +922,65 @@ WFS_AVX2 void wfs_simd_x86_attn_scale(s64 *sc, const u8 *ke, const u8 *ve,
 	}
 	*(wfs_v4di_u *)mx = m;
 	*(wfs_v4di_u *)evx = em;
+}
+
+/**
+ * wfs_simd_x86_vec_orabs() - the OR of the magnitudes of @n values
+ * @v: values
+ * @n: a multiple of 4
+ *
+ * Return: the OR of wfs_abs64(v[i]).
+ */
+WFS_AVX2 u64 wfs_simd_x86_vec_orabs(const s64 *v, u32 n)
+{
+	wfs_v4di m = { 0 }, x, neg;
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		x = *(const wfs_v4di_u *)(v + i);
+		neg = x < 0;
+		m |= (x ^ neg) - neg;
+	}
+	return (u64)(m[0] | m[1] | m[2] | m[3]);
+}
+
+/**
+ * wfs_simd_x86_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
+ * @in: @n values
+ * @n: a multiple of 4
+ * @k: shift, 1..63
+ * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
+ * @out: @n outputs of @osz bytes (8, 4 or 2); may be @in when 8
+ * @osz: output size
+ *
+ * The arithmetic shifts as logical ones on x ^ sign (vpsrlq).
+ */
+WFS_AVX2 void wfs_simd_x86_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim,
+				    void *out, u32 osz)
+{
+	wfs_v4di z = { 0 }, l = z + lim, one = z + 1, x, neg, xs, r;
+	u32 i;
+
+	for (i = 0; i < n; i += 4) {
+		x = *(const wfs_v4di_u *)(in + i);
+		neg = x < 0;
+		xs = x ^ neg;
+		r = ((wfs_v4di)((wfs_v4du)xs >> k) ^ neg) +
+		    (((wfs_v4di)((wfs_v4du)xs >> (k - 1)) ^ neg) & one);
+		r = wfs_sel(r > l, l, wfs_sel(r < -l, -l, r));
+		if (osz == 8) {
+			*(wfs_v4di_u *)((s64 *)out + i) = r;
+		} else {
+			wfs_v4si w = { (s32)r[0], (s32)r[1], (s32)r[2],
+				       (s32)r[3] };
+
+			if (osz == 4)
+				*(wfs_v4si_u *)((s32 *)out + i) = w;
+			else
+				*(wfs_v4hi_u *)((s16 *)out + i) =
+					__builtin_convertvector(w, wfs_v4hi);
+		}
+	}
 }
 
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

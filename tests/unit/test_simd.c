@@ -450,6 +450,53 @@ static void test_attn_scale(void)
 	wt_ok(same, "attention score scaling: vector == wfs_scale_pow2() on 2000 random vectors (shifts -30090..30090, saturation, zeros), with max score and value exponent");
 }
 
+/* Normalisation of s64 vectors to s16, s32 and 30-bit s64. */
+static void test_vec_norm(void)
+{
+	enum { N = 300 };
+	static int64_t in[N], v0[N], v1[N];
+	static int32_t a0[N], a1[N];
+	static int16_t b0[N], b1[N];
+	int it, same = 1, n = 0;
+
+	for (it = 0; it < 2000; it++) {
+		uint32_t len = (uint32_t)rnd(1, N), i;
+		int mode = (int)rnd(0, 5), bits = (int)rnd(0, 63);
+		int32_t e0, e1;
+
+		for (i = 0; i < len; i++) {
+			int64_t x = (int64_t)(wt_rng_u64(&rng) >> (63 - bits));
+
+			in[i] = mode == 0 ? 0 : mode == 1 ? INT64_MIN :
+				mode == 2 ? (i & 1 ? INT64_MAX : INT64_MIN) :
+				rnd(0, 1) ? -x : x;
+		}
+		if (mode == 3)	/* one extreme among small values */
+			in[rnd(0, len - 1)] = rnd(0, 1) ? INT64_MIN : INT64_MAX;
+		wfs_os_simd_enable(0);
+		e0 = wfs_vec_to_s16(in, len, 7, b0);
+		wfs_os_simd_enable(1);
+		e1 = wfs_vec_to_s16(in, len, 7, b1);
+		same &= e0 == e1 && !memcmp(b0, b1, 2ull * len);
+		wfs_os_simd_enable(0);
+		e0 = wfs_vec_to_s32(in, len, -3, a0);
+		wfs_os_simd_enable(1);
+		e1 = wfs_vec_to_s32(in, len, -3, a1);
+		same &= e0 == e1 && !memcmp(a0, a1, 4ull * len);
+		memcpy(v0, in, 8ull * len);
+		memcpy(v1, in, 8ull * len);
+		wfs_os_simd_enable(0);
+		e0 = wfs_vec_norm30(v0, len, 11);
+		wfs_os_simd_enable(1);
+		e1 = wfs_vec_norm30(v1, len, 11);
+		same &= e0 == e1 && !memcmp(v0, v1, 8ull * len);
+		if (!same && !n++)
+			wt_diag("normalisation differs: len %u mode %d bits %d",
+				len, mode, bits);
+	}
+	wt_ok(same, "vector normalisation (to s16, s32, 30-bit s64): vector == scalar on 2000 random vectors (zeros, +-2^63 extremes, every magnitude)");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -464,6 +511,7 @@ int main(void)
 	test_softmax();
 	test_wshift();
 	test_attn_scale();
+	test_vec_norm();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
