@@ -110,9 +110,14 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
 		return 0;
 	/* any p[t] outside [0, 2^31) has a bit set at 31..63 */
-	for (t = 0; t < npos; t++)
-		out |= (u64)p[t] >> 31;
-	if (out)
+	step = 8192;
+	for (t = 0; t < npos; t += n) {
+		n = WFS_MIN(step, npos - t);
+		wfs_os_simd_begin();
+		out |= wfs_simd_x86_vec_or(p + t, n);
+		wfs_os_simd_end();
+	}
+	if (out >> 31)
 		return 0;
 	step = wfs_simd_chunk(hs);
 	for (t = 0; t < npos; t += n) {

@@ -925,6 +925,27 @@ WFS_AVX2 void wfs_simd_x86_attn_scale(s64 *sc, const u8 *ke, const u8 *ve,
 }
 
 /**
+ * wfs_simd_x86_vec_or() - the OR of @n values, as u64
+ * @v: values
+ * @n: number of values
+ *
+ * Return: their OR.
+ */
+WFS_AVX2 u64 wfs_simd_x86_vec_or(const s64 *v, u32 n)
+{
+	wfs_v4di m = { 0 };
+	u32 i;
+	u64 r;
+
+	for (i = 0; i + 4 <= n; i += 4)
+		m |= *(const wfs_v4di_u *)(v + i);
+	r = (u64)(m[0] | m[1] | m[2] | m[3]);
+	for (; i < n; i++)
+		r |= (u64)v[i];
+	return r;
+}
+
+/**
  * wfs_simd_x86_vec_orabs() - the OR of the magnitudes of @n values
  * @v: values
  * @n: a multiple of 4
