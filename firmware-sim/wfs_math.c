@@ -484,6 +484,43 @@ s32 wfs_residual_add(s32 *x, s32 ex, s64 *d, s32 ed, u32 n)
 	return wfs_vec_to_s32(d, n, e, x);
 }
 
+/* y[i] = wfs_scale_pow2(x[i], -k, 32767), the direction decided once */
+static void wfs_rms_xs(const s32 *x, u32 n, s32 k, s16 *y)
+{
+	u32 i, c;
+	u64 ln;
+
+	if (k <= 0) {
+		c = (u32)-k;
+		ln = c >= 62 ? 0 : 32767ULL >> c;
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_shl_sat_n(x[i], c, ln, 32767);
+		return;
+	}
+	c = k > 64 ? 64 : (u32)k;
+	for (i = 0; i < n; i++)
+		y[i] = (s16)wfs_rshr_clamp(x[i], c, 32767);
+}
+
+/* y[i] = wfs_scale_pow2(y[i] * g[i] * inv, -sh, 32767), likewise */
+static void wfs_rms_out(s16 *y, const s16 *g, s64 inv, u32 n, s32 sh)
+{
+	u32 i, c;
+	u64 ln;
+
+	if (sh <= 0) {
+		c = (u32)-sh;
+		ln = c >= 62 ? 0 : 32767ULL >> c;
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_shl_sat_n((s64)y[i] * g[i] * inv, c, ln,
+						  32767);
+		return;
+	}
+	c = sh > 64 ? 64 : (u32)sh;
+	for (i = 0; i < n; i++)
+		y[i] = (s16)wfs_rshr_clamp((s64)y[i] * g[i] * inv, c, 32767);
+}
+
 /**
  * wfs_rmsnorm() - RMSNorm with an integer square root
  * @x: n residual mantissas (|x| < 2^31), exponent @ex
@@ -508,15 +545,14 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	s32 k, a, b, sh, xs, t, mb;
 	u32 i, bl;
 
-	for (i = 0; i < n; i++) {
-		u64 mag = wfs_abs64(x[i]);
-
-		if (mag > m)
-			m = mag;
-	}
+	/* the largest magnitude's bit length: that of the OR of all */
+	for (i = 0; i < n; i++)
+		m |= wfs_abs64(x[i]);
 	k = (s32)wfs_bitlen64(m) - 15;
+	/* xs, kept in y until the last loop */
+	wfs_rms_xs(x, n, k, y);
 	for (i = 0; i < n; i++) {
-		xs = (s32)wfs_scale_pow2(x[i], -k, 32767);
+		xs = y[i];
 		ss += (u64)((s64)xs * xs);
 		v = wfs_abs64((s64)xs * g[i]);
 		if (v > pm)
@@ -557,11 +593,7 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	r = wfs_isqrt64(v);
 	inv = wfs_div_u64((1ULL << 61) - 1, (u32)r);
 	sh = (s32)wfs_bitlen64(pm * inv) - 15;
-	for (i = 0; i < n; i++) {
-		xs = (s32)wfs_scale_pow2(x[i], -k, 32767);
-		y[i] = (s16)wfs_scale_pow2((s64)xs * g[i] * (s64)inv, -sh,
-					   32767);
-	}
+	wfs_rms_out(y, g, (s64)inv, n, sh);
 	return eg + a + b - 61 + sh;
 }
 
