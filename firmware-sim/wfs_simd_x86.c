@@ -41,6 +41,7 @@ typedef s16 wfs_v16hi __attribute__((vector_size(32)));
 typedef s16 wfs_v8hi __attribute__((vector_size(16)));
 typedef s16 wfs_v4hi __attribute__((vector_size(8)));
 typedef s32 wfs_v8si __attribute__((vector_size(32)));
+typedef u32 wfs_v8su __attribute__((vector_size(32)));
 typedef s32 wfs_v4si __attribute__((vector_size(16)));
 typedef s64 wfs_v4di __attribute__((vector_size(32)));
 typedef u64 wfs_v4du __attribute__((vector_size(32)));
@@ -53,9 +54,11 @@ typedef u8 wfs_v8qu_u __attribute__((vector_size(8), aligned(1), may_alias));
 typedef s8 wfs_v4qi_u __attribute__((vector_size(4), aligned(1), may_alias));
 typedef s16 wfs_v16hi_u __attribute__((vector_size(32), aligned(1), may_alias));
 typedef s16 wfs_v8hi_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef u16 wfs_v8hu_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef s16 wfs_v4hi_u __attribute__((vector_size(8), aligned(1), may_alias));
 typedef s64 wfs_v4di_u __attribute__((vector_size(32), aligned(1), may_alias));
 typedef s32 wfs_v4si_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef s32 wfs_v8si_u __attribute__((vector_size(32), aligned(1), may_alias));
 
 /* the builtins' own vector types (s64 is long in userspace) */
 #define WFS_V4LL	long long __attribute__((vector_size(32)))
@@ -329,6 +332,32 @@ wfs_grp8_i4(const u8 *b, u64 rb, const s16 *x, u32 gs)
 }
 
 /*
+ * The scales of group @g of eight rows (lane i: row i) from their @ng * 8
+ * contiguous ones at @sc: one load when @ng is 1 or 2 (a model's narrow
+ * matrices), else eight.
+ */
+static inline WFS_AVX2 wfs_v8si wfs_scales8(const u16 *sc, u32 ng, u32 g)
+{
+	wfs_v8si v, lo16 = { 0 };
+	const u16 *p = sc + g;
+
+	lo16 += 0xffff;
+	if (ng == 2) {
+		v = *(const wfs_v8si_u *)sc;
+		return g ? (wfs_v8si)((wfs_v8su)v >> 16) : v & lo16;
+	}
+	if (ng == 1)
+		return __builtin_convertvector(*(const wfs_v8hu_u *)sc,
+					       wfs_v8si);
+	{
+		wfs_v8si m = { p[0], p[ng], p[2 * ng], p[3 * ng], p[4 * ng],
+			       p[5 * ng], p[6 * ng], p[7 * ng] };
+
+		return m;
+	}
+}
+
+/*
  * y[0..7] = the full groups (@nfast) of rows @r..@r+7: per group, eight
  * rows' exact s32 sums in one vector, times their eight scales (vpmuldq
  * on the even and the odd lanes) into s64.
@@ -343,9 +372,7 @@ wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
 	wfs_v4di ae = { 0 }, ao = { 0 };
 
 	for (g = 0; g < nfast; g++, d += step, x += gs, sc++) {
-		wfs_v8si s, m = { sc[0], sc[ng], sc[2 * ng], sc[3 * ng],
-				  sc[4 * ng], sc[5 * ng], sc[6 * ng],
-				  sc[7 * ng] };
+		wfs_v8si s, m = wfs_scales8(sc - g, ng, g);
 
 		if (w->qtype == WFS_QT_INT8)
 			s = wfs_grp8_i8((const s8 *)d, w->row_bytes, x, gs);
