@@ -300,28 +300,29 @@ wfs_grp8_i8(const s8 *w, u64 rb, const s16 *x, u32 gs)
 }
 
 /*
- * wfs_grp8_i8() for full int4 groups, @gs a multiple of 32 (h = @gs / 2):
- * the stored nibbles n = q + 8 times x, less 8 * (the sum of x), which is
- * the same for the eight rows (all sums exact in s32: 15 * 2^15 * 256).
+ * wfs_grp8_i8() for int4 groups of @nb bytes a row (a multiple of 16):
+ * the low nibbles meet @xl, the high ones @xh.  The stored nibbles n = q + 8
+ * times x, less 8 * (the sum of x), which is the same for the eight rows
+ * (all sums exact in s32: 15 * 2^15 * 256).
  */
 static inline WFS_AVX2 WFS_ALWAYS_INLINE wfs_v8si
-wfs_grp8_i4(const u8 *b, u64 rb, const s16 *x, u32 gs)
+wfs_grp8_i4(const u8 *b, u64 rb, const s16 *xl, const s16 *xh, u32 nb)
 {
 	const wfs_v16hi eight = { 8, 8, 8, 8, 8, 8, 8, 8,
 				  8, 8, 8, 8, 8, 8, 8, 8 };
 	wfs_v8si s[8] = { { 0 } }, c = { 0 };
-	u32 i, k, h = gs / 2;
+	u32 i, k;
 
-	for (i = 0; i < h; i += 16) {
-		wfs_v16hi xl = *(const wfs_v16hi_u *)(x + i);
-		wfs_v16hi xh = *(const wfs_v16hi_u *)(x + h + i);
+	for (i = 0; i < nb; i += 16) {
+		wfs_v16hi lo = *(const wfs_v16hi_u *)(xl + i);
+		wfs_v16hi hi = *(const wfs_v16hi_u *)(xh + i);
 
-		c += wfs_madd256(xl, eight) + wfs_madd256(xh, eight);
+		c += wfs_madd256(lo, eight) + wfs_madd256(hi, eight);
 		for (k = 0; k < 8; k++) {
 			wfs_v16hi v = wfs_ld16u(b + k * rb + i);
 
-			s[k] += wfs_madd256(v & 15, xl) +
-				wfs_madd256(v >> 4, xh);
+			s[k] += wfs_madd256(v & 15, lo) +
+				wfs_madd256(v >> 4, hi);
 		}
 	}
 	/* every lane of c: the sum of c's eight lanes */
@@ -329,6 +330,48 @@ wfs_grp8_i4(const u8 *b, u64 rb, const s16 *x, u32 gs)
 	c = wfs_hadd(c, c);
 	c += wfs_swap128(c);
 	return wfs_hsum8x8(s) - c;
+}
+
+/*
+ * A matrix's short last group (n < group size values), for eight rows at
+ * a time: its inputs copied with zeros after them to whole steps of 16, so
+ * each row's loads may run past the group into bytes that meet zeros.
+ * int8: x[0..nb) against the nb bytes from @off; int4: x[0..nb) against the
+ * low nibbles, x[nb..2 nb) against the high ones.
+ */
+struct wfs_mv_tail {
+	s16 x[WFS_MAX_GROUP];
+	u32 nb;
+	u32 off;
+};
+
+static inline WFS_AVX2 void wfs_tail_init(const struct wfs_qmat *w,
+					  const s16 *x, struct wfs_mv_tail *t)
+{
+	u32 j = (w->n_groups - 1) * w->group_size, n = w->cols - j, h, i;
+
+	if (w->qtype == WFS_QT_INT8) {
+		t->nb = (n + 15) & ~15u;
+		t->off = j;
+		for (i = 0; i < t->nb; i++)
+			t->x[i] = i < n ? x[j + i] : 0;
+		return;
+	}
+	h = (n + 1) / 2;
+	t->nb = (h + 15) & ~15u;
+	t->off = j / 2;
+	for (i = 0; i < t->nb; i++) {
+		t->x[i] = i < h ? x[j + i] : 0;
+		t->x[t->nb + i] = i < n - h ? x[j + h + i] : 0;
+	}
+}
+
+/* Whether rows @r..@r+7's tail loads stay inside the matrix's data. */
+static inline int wfs_tail_ok(const struct wfs_qmat *w,
+			      const struct wfs_mv_tail *t, u32 r)
+{
+	return (u64)(r + 7) * w->row_bytes + t->off + t->nb <=
+	       (u64)w->rows * w->row_bytes;
 }
 
 /*
@@ -357,30 +400,46 @@ static inline WFS_AVX2 wfs_v8si wfs_scales8(const u16 *sc, u32 ng, u32 g)
 	}
 }
 
+/* Scale and add a group's eight row sums @s (lanes i) into @ae, @ao. */
+static inline WFS_AVX2 void wfs_acc8(wfs_v8si s, wfs_v8si m, wfs_v4di *ae,
+				     wfs_v4di *ao)
+{
+	*ae += wfs_mul_even(s, m);
+	*ao += wfs_mul_even((wfs_v8si)((wfs_v4du)s >> 32),
+			    (wfs_v8si)((wfs_v4du)m >> 32));
+}
+
 /*
- * y[0..7] = the full groups (@nfast) of rows @r..@r+7: per group, eight
- * rows' exact s32 sums in one vector, times their eight scales (vpmuldq
- * on the even and the odd lanes) into s64.
+ * y[0..7] = the full groups (@nfast) of rows @r..@r+7, and the short last
+ * one when @t: per group, eight rows' exact s32 sums in one vector, times
+ * their eight scales (vpmuldq on the even and the odd lanes) into s64.
  */
 static inline WFS_AVX2 WFS_ALWAYS_INLINE void
 wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
-	  s64 *y)
+	  const struct wfs_mv_tail *t, s64 *y)
 {
-	const u8 *d = w->data + (u64)r * w->row_bytes;
+	const u8 *d = w->data + (u64)r * w->row_bytes, *row = d;
 	const u16 *sc = w->scales + (u64)r * w->n_groups;
 	u32 g, ng = w->n_groups, k, step = w->qtype == WFS_QT_INT8 ? gs : gs / 2;
+	u64 rb = w->row_bytes;
 	wfs_v4di ae = { 0 }, ao = { 0 };
+	wfs_v8si s;
 
-	for (g = 0; g < nfast; g++, d += step, x += gs, sc++) {
-		wfs_v8si s, m = wfs_scales8(sc - g, ng, g);
-
+	for (g = 0; g < nfast; g++, d += step, x += gs) {
 		if (w->qtype == WFS_QT_INT8)
-			s = wfs_grp8_i8((const s8 *)d, w->row_bytes, x, gs);
+			s = wfs_grp8_i8((const s8 *)d, rb, x, gs);
 		else
-			s = wfs_grp8_i4(d, w->row_bytes, x, gs);
-		ae += wfs_mul_even(s, m);
-		ao += wfs_mul_even((wfs_v8si)((wfs_v4du)s >> 32),
-				   (wfs_v8si)((wfs_v4du)m >> 32));
+			s = wfs_grp8_i4(d, rb, x, x + gs / 2, gs / 2);
+		wfs_acc8(s, wfs_scales8(sc, ng, g), &ae, &ao);
+	}
+	if (t) {
+		if (w->qtype == WFS_QT_INT8)
+			s = wfs_grp8_i8((const s8 *)row + t->off, rb, t->x,
+					t->nb);
+		else
+			s = wfs_grp8_i4(row + t->off, rb, t->x, t->x + t->nb,
+					t->nb);
+		wfs_acc8(s, wfs_scales8(sc, ng, ng - 1), &ae, &ao);
 	}
 	for (k = 0; k < 4; k++) {
 		y[2 * k] = ae[k];
@@ -426,15 +485,27 @@ static inline WFS_AVX2 s64 wfs_row_rest(const struct wfs_qmat *w,
 	return wfs_hsum4(acc) + rest;
 }
 
-/* Rows @r..@end-1, full groups by eight rows at a time, with @gs. */
+/*
+ * Rows @r..@end-1: full groups by eight rows at a time, with @gs, and the
+ * short last group (@t) with them where its loads stay inside the data;
+ * other rows' short groups through wfs_row_rest().
+ */
 static inline WFS_AVX2 WFS_ALWAYS_INLINE void
 wfs_rows(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
-	 u32 nfast, u32 gs)
+	 u32 nfast, u32 gs, const struct wfs_mv_tail *t)
 {
-	for (; r + 8 <= end; r += 8)
-		wfs_rows8(w, x, r, nfast, gs, y + r);
+	u32 k;
+
+	for (; r + 8 <= end; r += 8) {
+		int tail = t && wfs_tail_ok(w, t, r);
+
+		wfs_rows8(w, x, r, nfast, gs, tail ? t : NULL, y + r);
+		for (k = 0; t && !tail && k < 8; k++)
+			y[r + k] += wfs_row_rest(w, x, r + k, nfast);
+	}
 	for (; r < end; r++)
-		y[r] = wfs_row1(w, x, r, nfast, gs);
+		y[r] = wfs_row1(w, x, r, nfast, gs) +
+		       (t ? wfs_row_rest(w, x, r, nfast) : 0);
 }
 
 /**
@@ -445,30 +516,32 @@ wfs_rows(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
  * @row_begin: first row
  * @row_end: one past the last row
  *
- * Full groups take the paths above, eight rows at a time, when the group
- * size allows (int8: a multiple of 16, int4: of 32; 32 gets its own
- * unrolled copy); other group sizes and a short last group go through
+ * When the group size allows (int8: a multiple of 16, int4: of 32; 32
+ * gets its own unrolled copy), eight rows at a time with the paths above,
+ * the short last group included; other group sizes go through
  * wfs_grp_i8/i4(), a row at a time.
  */
 WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 				       const s16 *x, s64 *y, u32 row_begin,
 				       u32 row_end)
 {
-	u32 r, gs = w->group_size, ng = w->n_groups;
+	u32 r, gs = w->group_size;
 	int i8 = w->qtype == WFS_QT_INT8;
-	/* groups done by the fast paths: all full ones, or none */
-	u32 nfast = (i8 ? gs % 16 : gs % 32) ? 0 : w->cols / gs;
+	struct wfs_mv_tail tail, *t = NULL;
 
-	if (!nfast)
+	if (i8 ? gs % 16 : gs % 32) {
 		for (r = row_begin; r < row_end; r++)
-			y[r] = 0;
-	else if (gs == 32)
-		wfs_rows(w, x, y, row_begin, row_end, nfast, 32);
+			y[r] = wfs_row_rest(w, x, r, 0);
+		return;
+	}
+	if (w->cols % gs) {
+		wfs_tail_init(w, x, &tail);
+		t = &tail;
+	}
+	if (gs == 32)
+		wfs_rows(w, x, y, row_begin, row_end, w->cols / gs, 32, t);
 	else
-		wfs_rows(w, x, y, row_begin, row_end, nfast, gs);
-	if (nfast < ng)
-		for (r = row_begin; r < row_end; r++)
-			y[r] += wfs_row_rest(w, x, r, nfast);
+		wfs_rows(w, x, y, row_begin, row_end, w->cols / gs, gs, t);
 }
 
 /* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
