@@ -624,8 +624,9 @@ s32 wfs_swiglu(s64 *a, s32 ea, s64 *b, s32 eb, u32 n, s16 *out)
 		m = WFS_MIN(n - i, (u32)WFS_SWIGLU_CHUNK);
 		/* e = exp(-|x|) of a chunk, as the softmax computes them */
 		wfs_scale_vec(a + i, m, -(ea + 24), 1LL << 40, e, 8);
-		for (j = 0; j < m; j++)
-			e[j] = -(s64)wfs_abs64(e[j]);
+		if (!wfs_simd_vec_negabs(e, m))
+			for (j = 0; j < m; j++)
+				e[j] = -(s64)wfs_abs64(e[j]);
 		if (!wfs_simd_softmax_exp(e, m, 0, &sum))
 			for (j = 0; j < m; j++)
 				e[j] = wfs_exp_neg_q30((u64)-e[j]);

@@ -359,3 +359,33 @@ int wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
 	return 0;
 #endif
 }
+
+/**
+ * wfs_simd_vec_negabs() - v[i] = -|v[i]|
+ * @v: @n values, |v| < 2^63
+ * @n: number of values
+ *
+ * In the vector kernels so that the vectors written before (by
+ * wfs_simd_vec_rshr()) and read after (by the softmax exponentials) are
+ * not split into scalar stores, which a vector load cannot forward from.
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_vec_negabs(s64 *v, u32 n)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 8192;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n; i += c) {
+		c = WFS_MIN(step, n - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_vec_negabs(v + i, c);
+		wfs_os_simd_end();
+	}
+	return 1;
+#else
+	return 0;
+#endif
+}

@@ -1110,6 +1110,24 @@ WFS_AVX2 u64 wfs_simd_x86_vec_or(const s64 *v, u32 n)
 }
 
 /**
+ * wfs_simd_x86_vec_negabs() - v[i] = -|v[i]|
+ * @v: @n values, |v| < 2^63
+ * @n: number of values
+ */
+WFS_AVX2 void wfs_simd_x86_vec_negabs(s64 *v, u32 n)
+{
+	wfs_v4di x;
+	u32 i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		x = *(const wfs_v4di_u *)(v + i);
+		*(wfs_v4di_u *)(v + i) = wfs_sel(x < 0, x, -x);
+	}
+	for (; i < n; i++)
+		v[i] = v[i] < 0 ? v[i] : -v[i];
+}
+
+/**
  * wfs_simd_x86_vec_orabs() - the OR of the magnitudes of @n values
  * @v: values
  * @n: a multiple of 4
