@@ -400,6 +400,29 @@ static inline WFS_AVX2 wfs_v8si wfs_scales8(const u16 *sc, u32 ng, u32 g)
 	}
 }
 
+/* { a0, b0, a1, b1 } and { a2, b2, a3, b3 } */
+static inline WFS_AVX2 wfs_v4di wfs_zip_lo(wfs_v4di a, wfs_v4di b)
+{
+#ifdef __clang__
+	return __builtin_shufflevector(a, b, 0, 4, 1, 5);
+#else
+	const wfs_v4di m = { 0, 4, 1, 5 };
+
+	return __builtin_shuffle(a, b, m);
+#endif
+}
+
+static inline WFS_AVX2 wfs_v4di wfs_zip_hi(wfs_v4di a, wfs_v4di b)
+{
+#ifdef __clang__
+	return __builtin_shufflevector(a, b, 2, 6, 3, 7);
+#else
+	const wfs_v4di m = { 2, 6, 3, 7 };
+
+	return __builtin_shuffle(a, b, m);
+#endif
+}
+
 /* Scale and add a group's eight row sums @s (lanes i) into @ae, @ao. */
 static inline WFS_AVX2 void wfs_acc8(wfs_v8si s, wfs_v8si m, wfs_v4di *ae,
 				     wfs_v4di *ao)
@@ -420,7 +443,7 @@ wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
 {
 	const u8 *d = w->data + (u64)r * w->row_bytes, *row = d;
 	const u16 *sc = w->scales + (u64)r * w->n_groups;
-	u32 g, ng = w->n_groups, k, step = w->qtype == WFS_QT_INT8 ? gs : gs / 2;
+	u32 g, ng = w->n_groups, step = w->qtype == WFS_QT_INT8 ? gs : gs / 2;
 	u64 rb = w->row_bytes;
 	wfs_v4di ae = { 0 }, ao = { 0 };
 	wfs_v8si s;
@@ -441,10 +464,9 @@ wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
 					t->nb);
 		wfs_acc8(s, wfs_scales8(sc, ng, ng - 1), &ae, &ao);
 	}
-	for (k = 0; k < 4; k++) {
-		y[2 * k] = ae[k];
-		y[2 * k + 1] = ao[k];
-	}
+	/* rows in order, stored as vectors (the next kernel loads vectors) */
+	*(wfs_v4di_u *)y = wfs_zip_lo(ae, ao);
+	*(wfs_v4di_u *)(y + 4) = wfs_zip_hi(ae, ao);
 }
 
 /* The full groups of one row (@nfast of them, or none). */
