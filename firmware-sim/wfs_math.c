@@ -401,9 +401,7 @@ static void wfs_scale_vec(const s64 *in, u32 n, s32 sh, s64 lim, void *out,
 		return;
 	}
 	k = sh > 64 ? 64 : (u32)sh;
-	if (wfs_simd_vec_rshr(in, n, k, lim, out, osz))
-		return;
-	for (i = 0; i < n; i++)
+	for (i = wfs_simd_vec_rshr(in, n, k, lim, out, osz); i < n; i++)
 		wfs_store_n(out, i, osz, wfs_rshr_clamp(in[i], k, lim));
 }
 
@@ -484,41 +482,22 @@ s32 wfs_residual_add(s32 *x, s32 ex, s64 *d, s32 ed, u32 n)
 	return wfs_vec_to_s32(d, n, e, x);
 }
 
-/* y[i] = wfs_scale_pow2(x[i], -k, 32767), the direction decided once */
-static void wfs_rms_xs(const s32 *x, u32 n, s32 k, s16 *y)
+/*
+ * y[i] = wfs_scale_pow2(v_i, -sh, 32767), the direction decided once: v_i
+ * is x[i], or without @x y[i] * g[i] * inv.
+ */
+static void wfs_rms_scale(const s32 *x, const s16 *g, s64 inv, u32 n,
+			  s32 sh, s16 *y)
 {
-	u32 i, c;
-	u64 ln;
+	u32 i, c = sh > 64 ? 64 : (u32)WFS_MAX(sh, -sh);
+	u64 ln = c >= 62 ? 0 : 32767ULL >> c;
+	s64 v;
 
-	if (k <= 0) {
-		c = (u32)-k;
-		ln = c >= 62 ? 0 : 32767ULL >> c;
-		for (i = 0; i < n; i++)
-			y[i] = (s16)wfs_shl_sat_n(x[i], c, ln, 32767);
-		return;
+	for (i = 0; i < n; i++) {
+		v = x ? x[i] : (s64)y[i] * g[i] * inv;
+		y[i] = (s16)(sh <= 0 ? wfs_shl_sat_n(v, c, ln, 32767) :
+			     wfs_rshr_clamp(v, c, 32767));
 	}
-	c = k > 64 ? 64 : (u32)k;
-	for (i = 0; i < n; i++)
-		y[i] = (s16)wfs_rshr_clamp(x[i], c, 32767);
-}
-
-/* y[i] = wfs_scale_pow2(y[i] * g[i] * inv, -sh, 32767), likewise */
-static void wfs_rms_out(s16 *y, const s16 *g, s64 inv, u32 n, s32 sh)
-{
-	u32 i, c;
-	u64 ln;
-
-	if (sh <= 0) {
-		c = (u32)-sh;
-		ln = c >= 62 ? 0 : 32767ULL >> c;
-		for (i = 0; i < n; i++)
-			y[i] = (s16)wfs_shl_sat_n((s64)y[i] * g[i] * inv, c, ln,
-						  32767);
-		return;
-	}
-	c = sh > 64 ? 64 : (u32)sh;
-	for (i = 0; i < n; i++)
-		y[i] = (s16)wfs_rshr_clamp((s64)y[i] * g[i] * inv, c, 32767);
 }
 
 /**
@@ -550,7 +529,7 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 		m |= wfs_abs64(x[i]);
 	k = (s32)wfs_bitlen64(m) - 15;
 	/* xs, kept in y until the last loop */
-	wfs_rms_xs(x, n, k, y);
+	wfs_rms_scale(x, NULL, 0, n, k, y);
 	for (i = 0; i < n; i++) {
 		xs = y[i];
 		ss += (u64)((s64)xs * xs);
@@ -593,7 +572,7 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	r = wfs_isqrt64(v);
 	inv = wfs_div_u64((1ULL << 61) - 1, (u32)r);
 	sh = (s32)wfs_bitlen64(pm * inv) - 15;
-	wfs_rms_out(y, g, (s64)inv, n, sh);
+	wfs_rms_scale(NULL, g, (s64)inv, n, sh, y);
 	return eg + a + b - 61 + sh;
 }
 

@@ -310,35 +310,19 @@ int wfs_simd_vec_orabs(const s64 *v, u32 n, u64 *m)
 #endif
 }
 
-/* the scalar tail of wfs_simd_vec_rshr() */
-static void wfs_simd_rshr_tail(const s64 *in, u32 i, u32 n, u32 k, s64 lim,
-			       void *out, u32 osz)
-{
-	for (; i < n; i++) {
-		s64 r = wfs_rshr(in[i], k);
-
-		r = r > lim ? lim : r < -lim ? -lim : r;
-		if (osz == 8)
-			((s64 *)out)[i] = r;
-		else if (osz == 4)
-			((s32 *)out)[i] = (s32)r;
-		else
-			((s16 *)out)[i] = (s16)r;
-	}
-}
-
 /**
  * wfs_simd_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
  * @in: @n values
  * @n: number of values
- * @k: shift, 1..63 (otherwise this returns 0)
+ * @k: shift, 1..63 (otherwise this does nothing)
  * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
  * @out: @n outputs of @osz bytes; may be @in when @osz is 8
  * @osz: 8 (s64), 4 (s32) or 2 (s16)
  *
- * Return: 1 if done, 0 if the caller must run the scalar code.
+ * Return: how many leading values were done (a multiple of 4, 0 without
+ * the kernels); the caller does the rest.
  */
-int wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+u32 wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
 		      u32 osz)
 {
 #ifdef WFS_SIMD_X86
@@ -353,8 +337,7 @@ int wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
 				      (u8 *)out + (u64)i * osz, osz);
 		wfs_os_simd_end();
 	}
-	wfs_simd_rshr_tail(in, i, n, k, lim, out, osz);
-	return 1;
+	return n4;
 #else
 	return 0;
 #endif

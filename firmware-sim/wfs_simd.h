@@ -43,7 +43,7 @@ u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 			 s32 evmax);
 int wfs_simd_vec_orabs(const s64 *v, u32 n, u64 *m);
 int wfs_simd_vec_negabs(s64 *v, u32 n);
-int wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+u32 wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
 		      u32 osz);
 u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
 			u32 npos, s32 e0, s64 lim, s64 *scmax, s32 *evmax);

@@ -400,26 +400,17 @@ static inline WFS_AVX2 wfs_v8si wfs_scales8(const u16 *sc, u32 ng, u32 g)
 	}
 }
 
-/* { a0, b0, a1, b1 } and { a2, b2, a3, b3 } */
-static inline WFS_AVX2 wfs_v4di wfs_zip_lo(wfs_v4di a, wfs_v4di b)
+/* y[0..7] = { a0, b0, a1, b1, a2, b2, a3, b3 }, two vector stores */
+static inline WFS_AVX2 void wfs_store_zip(s64 *y, wfs_v4di a, wfs_v4di b)
 {
 #ifdef __clang__
-	return __builtin_shufflevector(a, b, 0, 4, 1, 5);
+	*(wfs_v4di_u *)y = __builtin_shufflevector(a, b, 0, 4, 1, 5);
+	*(wfs_v4di_u *)(y + 4) = __builtin_shufflevector(a, b, 2, 6, 3, 7);
 #else
-	const wfs_v4di m = { 0, 4, 1, 5 };
+	const wfs_v4di lo = { 0, 4, 1, 5 }, hi = { 2, 6, 3, 7 };
 
-	return __builtin_shuffle(a, b, m);
-#endif
-}
-
-static inline WFS_AVX2 wfs_v4di wfs_zip_hi(wfs_v4di a, wfs_v4di b)
-{
-#ifdef __clang__
-	return __builtin_shufflevector(a, b, 2, 6, 3, 7);
-#else
-	const wfs_v4di m = { 2, 6, 3, 7 };
-
-	return __builtin_shuffle(a, b, m);
+	*(wfs_v4di_u *)y = __builtin_shuffle(a, b, lo);
+	*(wfs_v4di_u *)(y + 4) = __builtin_shuffle(a, b, hi);
 #endif
 }
 
@@ -465,8 +456,7 @@ wfs_rows8(const struct wfs_qmat *w, const s16 *x, u32 r, u32 nfast, u32 gs,
 		wfs_acc8(s, wfs_scales8(sc, ng, ng - 1), &ae, &ao);
 	}
 	/* rows in order, stored as vectors (the next kernel loads vectors) */
-	*(wfs_v4di_u *)y = wfs_zip_lo(ae, ao);
-	*(wfs_v4di_u *)(y + 4) = wfs_zip_hi(ae, ao);
+	wfs_store_zip(y, ae, ao);
 }
 
 /* The full groups of one row (@nfast of them, or none). */

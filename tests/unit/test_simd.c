@@ -396,6 +396,22 @@ static int64_t score(void)
 	return rnd(0, 1) ? -v : v;
 }
 
+/* wfs_attention()'s scalar score scaling of positions @t..@npos-1 */
+static void scale_ref(int64_t *x, const uint8_t *rec, uint64_t stride,
+		      uint32_t t, uint32_t npos, int32_t e0, int64_t lim,
+		      int64_t *m, int32_t *ev)
+{
+	int16_t ke, ve;
+
+	for (; t < npos; t++) {
+		memcpy(&ke, rec + t * stride, 2);
+		memcpy(&ve, rec + t * stride + 2, 2);
+		x[t] = wfs_scale_pow2(x[t], e0 + ke, lim);
+		*m = t ? (x[t] > *m ? x[t] : *m) : x[t];
+		*ev = ve > *ev ? ve : *ev;
+	}
+}
+
 static void test_attn_scale(void)
 {
 	enum { N = 80 };
@@ -421,27 +437,11 @@ static void test_attn_scale(void)
 			x0[t] = score();
 		}
 		memcpy(x1, x0, sizeof(x0));
-		for (t = 0; t < npos; t++) {
-			int16_t ke, ve;
-
-			memcpy(&ke, rec + t * stride, 2);
-			memcpy(&ve, rec + t * stride + 2, 2);
-			x0[t] = wfs_scale_pow2(x0[t], e0 + ke, lim);
-			m0 = t ? (x0[t] > m0 ? x0[t] : m0) : x0[t];
-			ev0 = ve > ev0 ? ve : ev0;
-		}
+		scale_ref(x0, rec, stride, 0, npos, e0, lim, &m0, &ev0);
 		t = wfs_simd_attn_scale(x1, rec, rec + 2, stride, npos, e0,
 					lim, &m1, &ev1);
 		same &= t == (npos & ~3u);
-		for (; t < npos; t++) {
-			int16_t ke, ve;
-
-			memcpy(&ke, rec + t * stride, 2);
-			memcpy(&ve, rec + t * stride + 2, 2);
-			x1[t] = wfs_scale_pow2(x1[t], e0 + ke, lim);
-			m1 = t ? (x1[t] > m1 ? x1[t] : m1) : x1[t];
-			ev1 = ve > ev1 ? ve : ev1;
-		}
+		scale_ref(x1, rec, stride, t, npos, e0, lim, &m1, &ev1);
 		same &= !memcmp(x0, x1, 8ull * npos) && m0 == m1 && ev0 == ev1;
 		if (!same && !n++)
 			wt_diag("score scaling differs: npos %u e0 %d lim %lld",
@@ -450,14 +450,24 @@ static void test_attn_scale(void)
 	wt_ok(same, "attention score scaling: vector == wfs_scale_pow2() on 2000 random vectors (shifts -30090..30090, saturation, zeros), with max score and value exponent");
 }
 
+/* Normalisation @kind (to s16, s32, 30-bit s64 in place) of @in into @out. */
+static int32_t norm_run(int kind, const int64_t *in, uint32_t len, void *out)
+{
+	if (kind == 0)
+		return wfs_vec_to_s16(in, len, 7, out);
+	if (kind == 1)
+		return wfs_vec_to_s32(in, len, -3, out);
+	memcpy(out, in, 8ull * len);
+	return wfs_vec_norm30(out, len, 11);
+}
+
 /* Normalisation of s64 vectors to s16, s32 and 30-bit s64. */
 static void test_vec_norm(void)
 {
 	enum { N = 300 };
-	static int64_t in[N], v0[N], v1[N];
-	static int32_t a0[N], a1[N];
-	static int16_t b0[N], b1[N];
-	int it, same = 1, n = 0;
+	static const size_t osz[3] = { 2, 4, 8 };
+	static int64_t in[N], o0[N], o1[N];
+	int it, kind, same = 1, n = 0;
 
 	for (it = 0; it < 2000; it++) {
 		uint32_t len = (uint32_t)rnd(1, N), i;
@@ -473,23 +483,13 @@ static void test_vec_norm(void)
 		}
 		if (mode == 3)	/* one extreme among small values */
 			in[rnd(0, len - 1)] = rnd(0, 1) ? INT64_MIN : INT64_MAX;
-		wfs_os_simd_enable(0);
-		e0 = wfs_vec_to_s16(in, len, 7, b0);
-		wfs_os_simd_enable(1);
-		e1 = wfs_vec_to_s16(in, len, 7, b1);
-		same &= e0 == e1 && !memcmp(b0, b1, 2ull * len);
-		wfs_os_simd_enable(0);
-		e0 = wfs_vec_to_s32(in, len, -3, a0);
-		wfs_os_simd_enable(1);
-		e1 = wfs_vec_to_s32(in, len, -3, a1);
-		same &= e0 == e1 && !memcmp(a0, a1, 4ull * len);
-		memcpy(v0, in, 8ull * len);
-		memcpy(v1, in, 8ull * len);
-		wfs_os_simd_enable(0);
-		e0 = wfs_vec_norm30(v0, len, 11);
-		wfs_os_simd_enable(1);
-		e1 = wfs_vec_norm30(v1, len, 11);
-		same &= e0 == e1 && !memcmp(v0, v1, 8ull * len);
+		for (kind = 0; kind < 3; kind++) {
+			wfs_os_simd_enable(0);
+			e0 = norm_run(kind, in, len, o0);
+			wfs_os_simd_enable(1);
+			e1 = norm_run(kind, in, len, o1);
+			same &= e0 == e1 && !memcmp(o0, o1, osz[kind] * len);
+		}
 		if (!same && !n++)
 			wt_diag("normalisation differs: len %u mode %d bits %d",
 				len, mode, bits);
