@@ -254,7 +254,11 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 		/* raw dot products first, scaled per position below */
 		kp0 = kv + koff + (u64)kh * hs * esz;
 		wfs_attn_dots(q, kp0, v->kv_stride, pos + 1, hs, esz, sc);
-		for (t = 0, rec = kv; t <= pos; t++, rec += v->kv_stride) {
+		t = wfs_simd_attn_scale(sc, kv + 2 * kh, kv + 2 * (nkv + kh),
+					v->kv_stride, pos + 1, eq + 24,
+					WFS_SCORE_LIMIT, &scmax, &evmax);
+		for (rec = kv + t * v->kv_stride; t <= pos;
+		     t++, rec += v->kv_stride) {
 			s16 ke, ve;
 
 			WFS_MEMCPY(&ke, rec + 2 * kh, 2);

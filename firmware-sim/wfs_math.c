@@ -337,18 +337,72 @@ void wfs_rope_apply(s64 *v, u32 n_heads, u32 head_size, const s32 *cs)
 	}
 }
 
-static u64 wfs_maxabs64(const s64 *v, u32 n)
+/*
+ * The bit length of the largest magnitude in @v: the highest bit set in
+ * any magnitude, i.e. that of their OR (no compare and branch per value).
+ */
+static u32 wfs_bitlen_maxabs(const s64 *v, u32 n)
 {
 	u64 m = 0;
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		u64 a = wfs_abs64(v[i]);
+	if (!wfs_simd_vec_orabs(v, n, &m))
+		for (i = 0; i < n; i++)
+			m |= wfs_abs64(v[i]);
+	return wfs_bitlen64(m);
+}
 
-		if (a > m)
-			m = a;
+/* wfs_scale_pow2(x, sh, lim) for sh >= 0, with ln = lim >> sh (sh < 62) */
+static inline s64 wfs_shl_sat_n(s64 x, u32 sh, u64 ln, s64 lim)
+{
+	if (x == 0)
+		return 0;
+	if (sh >= 62 || wfs_abs64(x) > ln)
+		return x < 0 ? -lim : lim;
+	return x * ((s64)1 << sh);
+}
+
+/* wfs_scale_pow2(x, -k, lim) for k >= 1 */
+static inline s64 wfs_rshr_clamp(s64 x, u32 k, s64 lim)
+{
+	s64 r = wfs_rshr(x, k);
+
+	return r > lim ? lim : r < -lim ? -lim : r;
+}
+
+/* out[i] = r as s64, s32 or s16 (osz bytes) */
+static inline void wfs_store_n(void *out, u32 i, u32 osz, s64 r)
+{
+	if (osz == 8)
+		((s64 *)out)[i] = r;
+	else if (osz == 4)
+		((s32 *)out)[i] = (s32)r;
+	else
+		((s16 *)out)[i] = (s16)r;
+}
+
+/*
+ * out[i] = wfs_scale_pow2(in[i], -sh, lim) for i < n, as s64, s32 or s16
+ * (osz bytes; out may be in when 8): the shift's direction and count are
+ * decided once, not per value, and right shifts take the vector kernel.
+ */
+static void wfs_scale_vec(const s64 *in, u32 n, s32 sh, s64 lim, void *out,
+			  u32 osz)
+{
+	u32 i, k;
+	u64 ln;
+
+	if (sh <= 0) {
+		k = (u32)-sh;
+		ln = k >= 62 ? 0 : (u64)lim >> k;
+		for (i = 0; i < n; i++)
+			wfs_store_n(out, i, osz,
+				    wfs_shl_sat_n(in[i], k, ln, lim));
+		return;
 	}
-	return m;
+	k = sh > 64 ? 64 : (u32)sh;
+	for (i = wfs_simd_vec_rshr(in, n, k, lim, out, osz); i < n; i++)
+		wfs_store_n(out, i, osz, wfs_rshr_clamp(in[i], k, lim));
 }
 
 /**
@@ -362,11 +416,9 @@ static u64 wfs_maxabs64(const s64 *v, u32 n)
  */
 s32 wfs_vec_to_s16(const s64 *in, u32 n, s32 e, s16 *out)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(in, n)) - 15;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(in, n) - 15;
 
-	for (i = 0; i < n; i++)
-		out[i] = (s16)wfs_scale_pow2(in[i], -sh, 32767);
+	wfs_scale_vec(in, n, sh, 32767, out, 2);
 	return e + sh;
 }
 
@@ -381,11 +433,9 @@ s32 wfs_vec_to_s16(const s64 *in, u32 n, s32 e, s16 *out)
  */
 s32 wfs_vec_to_s32(const s64 *in, u32 n, s32 e, s32 *out)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(in, n)) - 30;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(in, n) - 30;
 
-	for (i = 0; i < n; i++)
-		out[i] = (s32)wfs_scale_pow2(in[i], -sh, 1LL << 30);
+	wfs_scale_vec(in, n, sh, 1LL << 30, out, 4);
 	return e + sh;
 }
 
@@ -399,11 +449,9 @@ s32 wfs_vec_to_s32(const s64 *in, u32 n, s32 e, s32 *out)
  */
 s32 wfs_vec_norm30(s64 *v, u32 n, s32 e)
 {
-	s32 sh = (s32)wfs_bitlen64(wfs_maxabs64(v, n)) - 30;
-	u32 i;
+	s32 sh = (s32)wfs_bitlen_maxabs(v, n) - 30;
 
-	for (i = 0; i < n; i++)
-		v[i] = wfs_scale_pow2(v[i], -sh, 1LL << 30);
+	wfs_scale_vec(v, n, sh, 1LL << 30, v, 8);
 	return e + sh;
 }
 
@@ -434,6 +482,24 @@ s32 wfs_residual_add(s32 *x, s32 ex, s64 *d, s32 ed, u32 n)
 	return wfs_vec_to_s32(d, n, e, x);
 }
 
+/*
+ * y[i] = wfs_scale_pow2(v_i, -sh, 32767), the direction decided once: v_i
+ * is x[i], or without @x y[i] * g[i] * inv.
+ */
+static void wfs_rms_scale(const s32 *x, const s16 *g, s64 inv, u32 n,
+			  s32 sh, s16 *y)
+{
+	u32 i, c = sh > 64 ? 64 : (u32)WFS_MAX(sh, -sh);
+	u64 ln = c >= 62 ? 0 : 32767ULL >> c;
+	s64 v;
+
+	for (i = 0; i < n; i++) {
+		v = x ? x[i] : (s64)y[i] * g[i] * inv;
+		y[i] = (s16)(sh <= 0 ? wfs_shl_sat_n(v, c, ln, 32767) :
+			     wfs_rshr_clamp(v, c, 32767));
+	}
+}
+
 /**
  * wfs_rmsnorm() - RMSNorm with an integer square root
  * @x: n residual mantissas (|x| < 2^31), exponent @ex
@@ -458,15 +524,14 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	s32 k, a, b, sh, xs, t, mb;
 	u32 i, bl;
 
-	for (i = 0; i < n; i++) {
-		u64 mag = wfs_abs64(x[i]);
-
-		if (mag > m)
-			m = mag;
-	}
+	/* the largest magnitude's bit length: that of the OR of all */
+	for (i = 0; i < n; i++)
+		m |= wfs_abs64(x[i]);
 	k = (s32)wfs_bitlen64(m) - 15;
+	/* xs, kept in y until the last loop */
+	wfs_rms_scale(x, NULL, 0, n, k, y);
 	for (i = 0; i < n; i++) {
-		xs = (s32)wfs_scale_pow2(x[i], -k, 32767);
+		xs = y[i];
 		ss += (u64)((s64)xs * xs);
 		v = wfs_abs64((s64)xs * g[i]);
 		if (v > pm)
@@ -507,11 +572,7 @@ s32 wfs_rmsnorm(const s32 *x, s32 ex, u32 n, const s16 *g, s32 eg,
 	r = wfs_isqrt64(v);
 	inv = wfs_div_u64((1ULL << 61) - 1, (u32)r);
 	sh = (s32)wfs_bitlen64(pm * inv) - 15;
-	for (i = 0; i < n; i++) {
-		xs = (s32)wfs_scale_pow2(x[i], -k, 32767);
-		y[i] = (s16)wfs_scale_pow2((s64)xs * g[i] * (s64)inv, -sh,
-					   32767);
-	}
+	wfs_rms_scale(NULL, g, (s64)inv, n, sh, y);
 	return eg + a + b - 61 + sh;
 }
 
@@ -541,9 +602,10 @@ s32 wfs_swiglu(s64 *a, s32 ea, s64 *b, s32 eb, u32 n, s16 *out)
 	for (i = 0; i < n; i += m) {
 		m = WFS_MIN(n - i, (u32)WFS_SWIGLU_CHUNK);
 		/* e = exp(-|x|) of a chunk, as the softmax computes them */
-		for (j = 0; j < m; j++)
-			e[j] = -(s64)wfs_abs64(wfs_scale_pow2(a[i + j], ea + 24,
-							      1LL << 40));
+		wfs_scale_vec(a + i, m, -(ea + 24), 1LL << 40, e, 8);
+		if (!wfs_simd_vec_negabs(e, m))
+			for (j = 0; j < m; j++)
+				e[j] = -(s64)wfs_abs64(e[j]);
 		if (!wfs_simd_softmax_exp(e, m, 0, &sum))
 			for (j = 0; j < m; j++)
 				e[j] = wfs_exp_neg_q30((u64)-e[j]);

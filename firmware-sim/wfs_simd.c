@@ -110,9 +110,14 @@ int wfs_simd_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos,
 	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
 		return 0;
 	/* any p[t] outside [0, 2^31) has a bit set at 31..63 */
-	for (t = 0; t < npos; t++)
-		out |= (u64)p[t] >> 31;
-	if (out)
+	step = 8192;
+	for (t = 0; t < npos; t += n) {
+		n = WFS_MIN(step, npos - t);
+		wfs_os_simd_begin();
+		out |= wfs_simd_x86_vec_or(p + t, n);
+		wfs_os_simd_end();
+	}
+	if (out >> 31)
 		return 0;
 	step = wfs_simd_chunk(hs);
 	for (t = 0; t < npos; t += n) {
@@ -223,6 +228,146 @@ u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 		wfs_os_simd_end();
 	}
 	return n4;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_attn_scale() - the attention scores brought to Q24, and the
+ *	largest score and value exponent
+ * @sc: @npos raw dot products (|x| < 2^63); sc[t] becomes
+ *	wfs_scale_pow2(sc[t], @e0 + ke_t, @lim)
+ * @ke: s16 key exponent of position 0; position t at @ke + t * @stride
+ * @ve: s16 value exponent of position 0, likewise
+ * @stride: bytes between positions
+ * @npos: positions
+ * @e0: exponent added to each ke_t
+ * @lim: saturation bound, < 2^62
+ * @scmax: set to the largest result of the positions done
+ * @evmax: raised to the largest ve_t of the positions done
+ *
+ * Return: how many leading positions were done (a multiple of 4, 0
+ * without the kernels: then @scmax and @evmax are untouched); the caller
+ * does the rest.
+ */
+u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
+			u32 npos, s32 e0, s64 lim, s64 *scmax, s32 *evmax)
+{
+#ifdef WFS_SIMD_X86
+	u32 t, m, i, step = 4096, n4 = npos & ~3u;
+	s64 mx[4], ex[4];
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || !n4)
+		return 0;
+	for (t = 0; t < n4; t += m) {
+		m = WFS_MIN(step, n4 - t);
+		wfs_os_simd_begin();
+		wfs_simd_x86_attn_scale(sc + t, ke + t * stride,
+					ve + t * stride, stride, m, e0, lim,
+					mx, ex);
+		wfs_os_simd_end();
+		for (i = 0; i < 4; i++) {
+			*scmax = t || i ? WFS_MAX(*scmax, mx[i]) : mx[i];
+			*evmax = WFS_MAX(*evmax, (s32)ex[i]);
+		}
+	}
+	return n4;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_vec_orabs() - the OR of the magnitudes of @n values
+ * @v: values
+ * @n: number of values
+ * @m: set to the OR of wfs_abs64(v[i]) (its bit length is that of the
+ *	largest magnitude)
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_vec_orabs(const s64 *v, u32 n, u64 *m)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 8192, n4 = n & ~3u;
+	u64 r = 0;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n4; i += c) {
+		c = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		r |= wfs_simd_x86_vec_orabs(v + i, c);
+		wfs_os_simd_end();
+	}
+	for (; i < n; i++)
+		r |= wfs_abs64(v[i]);
+	*m = r;
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
+ * @in: @n values
+ * @n: number of values
+ * @k: shift, 1..63 (otherwise this does nothing)
+ * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
+ * @out: @n outputs of @osz bytes; may be @in when @osz is 8
+ * @osz: 8 (s64), 4 (s32) or 2 (s16)
+ *
+ * Return: how many leading values were done (a multiple of 4, 0 without
+ * the kernels); the caller does the rest.
+ */
+u32 wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+		      u32 osz)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 4096, n4 = n & ~3u;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2) || k < 1 || k > 63)
+		return 0;
+	for (i = 0; i < n4; i += c) {
+		c = WFS_MIN(step, n4 - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_vec_rshr(in + i, c, k, lim,
+				      (u8 *)out + (u64)i * osz, osz);
+		wfs_os_simd_end();
+	}
+	return n4;
+#else
+	return 0;
+#endif
+}
+
+/**
+ * wfs_simd_vec_negabs() - v[i] = -|v[i]|
+ * @v: @n values, |v| < 2^63
+ * @n: number of values
+ *
+ * In the vector kernels so that the vectors written before (by
+ * wfs_simd_vec_rshr()) and read after (by the softmax exponentials) are
+ * not split into scalar stores, which a vector load cannot forward from.
+ *
+ * Return: 1 if done, 0 if the caller must run the scalar code.
+ */
+int wfs_simd_vec_negabs(s64 *v, u32 n)
+{
+#ifdef WFS_SIMD_X86
+	u32 i, c, step = 8192;
+
+	if (!(wfs_os_simd_caps() & WFS_OS_SIMD_AVX2))
+		return 0;
+	for (i = 0; i < n; i += c) {
+		c = WFS_MIN(step, n - i);
+		wfs_os_simd_begin();
+		wfs_simd_x86_vec_negabs(v + i, c);
+		wfs_os_simd_end();
+	}
+	return 1;
 #else
 	return 0;
 #endif

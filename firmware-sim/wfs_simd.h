@@ -41,6 +41,12 @@ int wfs_simd_softmax_exp(s64 *x, u32 n, s64 mx, u64 *sum);
 int wfs_simd_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
 u32 wfs_simd_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 			 s32 evmax);
+int wfs_simd_vec_orabs(const s64 *v, u32 n, u64 *m);
+int wfs_simd_vec_negabs(s64 *v, u32 n);
+u32 wfs_simd_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+		      u32 osz);
+u32 wfs_simd_attn_scale(s64 *sc, const u8 *ke, const u8 *ve, u64 stride,
+			u32 npos, s32 e0, s64 lim, s64 *scmax, s32 *evmax);
 
 #ifdef WFS_SIMD_X86
 /* AVX2 kernels (wfs_simd_x86.c): call only inside wfs_os_simd_begin(). */
@@ -54,6 +60,14 @@ u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx);
 void wfs_simd_x86_softmax_scale(s64 *x, u32 n, u64 rcp, u32 sh);
 void wfs_simd_x86_attn_wshift(s64 *p, const u8 *ve, u64 stride, u32 npos,
 			      s32 evmax);
+u64 wfs_simd_x86_vec_orabs(const s64 *v, u32 n);
+u64 wfs_simd_x86_vec_or(const s64 *v, u32 n);
+void wfs_simd_x86_vec_negabs(s64 *v, u32 n);
+void wfs_simd_x86_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim, void *out,
+			   u32 osz);
+void wfs_simd_x86_attn_scale(s64 *sc, const u8 *ke, const u8 *ve,
+			     u64 stride, u32 npos, s32 e0, s64 lim, s64 *mx,
+			     s64 *evx);
 #endif
 
 #endif /* WFS_SIMD_H */

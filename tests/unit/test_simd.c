@@ -79,7 +79,8 @@ static void test_matvec(void)
 		if (w.qtype == WFS_QT_INT4)
 			w.group_size = (w.group_size + 1) & ~1u;
 		w.cols = (uint32_t)rnd(1, 700);
-		w.rows = (uint32_t)rnd(1, 9);
+		/* up to 40 rows: several blocks of eight and a remainder */
+		w.rows = (uint32_t)rnd(1, it % 2 ? 9 : 40);
 		w.n_groups = (w.cols + w.group_size - 1) / w.group_size;
 		w.row_bytes = (uint32_t)wfs_qmat_row_bytes(w.qtype, w.cols, w.group_size);
 		data = wt_alloc((size_t)w.rows * w.row_bytes + 1);
@@ -324,6 +325,9 @@ static void test_softmax(void)
 		for (i = 0; i < N; i++)
 			d[i] = i & 7 ? (uint64_t)rnd(0, 23ll << 24) :
 			       wt_rng_u64(&rng) >> 1;
+		/* one in four: runs past the limit (the kernel skips them) */
+		for (i = 0; it % 4 == 0 && i < N; i++)
+			d[i] = (22ull << 24) + (uint64_t)rnd(i & 63 ? 0 : -9, 9);
 		same &= exp_same(d, x, (uint32_t)rnd(1, N));
 	}
 	wt_ok(same, "softmax exponentials: vector == scalar for every d < 2^25, around every z step, 1M random");
@@ -372,6 +376,127 @@ static void test_wshift(void)
 	wt_ok(same && done_any, "attention weight shifts: vector == wfs_rshr() on 400 random vectors (shifts 0..60000)");
 }
 
+/* A score for the scaling test: 0, +-1, near 2^50 >> k, or random. */
+static int64_t score(void)
+{
+	int64_t v;
+
+	switch (rnd(0, 5)) {
+	case 0:
+		return 0;
+	case 1:
+		return rnd(0, 1) ? 1 : -1;
+	case 2:
+		v = ((int64_t)1 << 50 >> rnd(0, 60)) + rnd(-1, 1);
+		break;
+	default:
+		v = (int64_t)(wt_rng_u64(&rng) >> rnd(1, 63));
+		break;
+	}
+	return rnd(0, 1) ? -v : v;
+}
+
+/* wfs_attention()'s scalar score scaling of positions @t..@npos-1 */
+static void scale_ref(int64_t *x, const uint8_t *rec, uint64_t stride,
+		      uint32_t t, uint32_t npos, int32_t e0, int64_t lim,
+		      int64_t *m, int32_t *ev)
+{
+	int16_t ke, ve;
+
+	for (; t < npos; t++) {
+		memcpy(&ke, rec + t * stride, 2);
+		memcpy(&ve, rec + t * stride + 2, 2);
+		x[t] = wfs_scale_pow2(x[t], e0 + ke, lim);
+		*m = t ? (x[t] > *m ? x[t] : *m) : x[t];
+		*ev = ve > *ev ? ve : *ev;
+	}
+}
+
+static void test_attn_scale(void)
+{
+	enum { N = 80 };
+	static int64_t x0[N], x1[N];
+	static uint8_t rec[N * 24];
+	int it, same = 1, n = 0;
+
+	for (it = 0; it < 2000; it++) {
+		uint32_t npos = (uint32_t)rnd(1, N), t;
+		uint64_t stride = 4 + 2 * (uint64_t)rnd(0, 10);
+		int32_t e0 = (int32_t)rnd(-90, 90), ev0 = -30000, ev1 = -30000;
+		int64_t lim = it % 4 ? (int64_t)1 << 50 : rnd(1, (int64_t)1 << 61);
+		int64_t m0 = 0, m1 = 0;
+
+		for (t = 0; t < npos; t++) {
+			/* key and value exponents: small, or the KV limits */
+			int16_t ke = (int16_t)(rnd(0, 9) ? rnd(-80, 80) :
+					       rnd(0, 1) ? 30000 : -30000);
+			int16_t ve = (int16_t)rnd(-30000, 30000);
+
+			memcpy(rec + t * stride, &ke, 2);
+			memcpy(rec + t * stride + 2, &ve, 2);
+			x0[t] = score();
+		}
+		memcpy(x1, x0, sizeof(x0));
+		scale_ref(x0, rec, stride, 0, npos, e0, lim, &m0, &ev0);
+		t = wfs_simd_attn_scale(x1, rec, rec + 2, stride, npos, e0,
+					lim, &m1, &ev1);
+		same &= t == (npos & ~3u);
+		scale_ref(x1, rec, stride, t, npos, e0, lim, &m1, &ev1);
+		same &= !memcmp(x0, x1, 8ull * npos) && m0 == m1 && ev0 == ev1;
+		if (!same && !n++)
+			wt_diag("score scaling differs: npos %u e0 %d lim %lld",
+				npos, e0, (long long)lim);
+	}
+	wt_ok(same, "attention score scaling: vector == wfs_scale_pow2() on 2000 random vectors (shifts -30090..30090, saturation, zeros), with max score and value exponent");
+}
+
+/* Normalisation @kind (to s16, s32, 30-bit s64 in place) of @in into @out. */
+static int32_t norm_run(int kind, const int64_t *in, uint32_t len, void *out)
+{
+	if (kind == 0)
+		return wfs_vec_to_s16(in, len, 7, out);
+	if (kind == 1)
+		return wfs_vec_to_s32(in, len, -3, out);
+	memcpy(out, in, 8ull * len);
+	return wfs_vec_norm30(out, len, 11);
+}
+
+/* Normalisation of s64 vectors to s16, s32 and 30-bit s64. */
+static void test_vec_norm(void)
+{
+	enum { N = 300 };
+	static const size_t osz[3] = { 2, 4, 8 };
+	static int64_t in[N], o0[N], o1[N];
+	int it, kind, same = 1, n = 0;
+
+	for (it = 0; it < 2000; it++) {
+		uint32_t len = (uint32_t)rnd(1, N), i;
+		int mode = (int)rnd(0, 5), bits = (int)rnd(0, 63);
+		int32_t e0, e1;
+
+		for (i = 0; i < len; i++) {
+			int64_t x = (int64_t)(wt_rng_u64(&rng) >> (63 - bits));
+
+			in[i] = mode == 0 ? 0 : mode == 1 ? INT64_MIN :
+				mode == 2 ? (i & 1 ? INT64_MAX : INT64_MIN) :
+				rnd(0, 1) ? -x : x;
+		}
+		if (mode == 3)	/* one extreme among small values */
+			in[rnd(0, len - 1)] = rnd(0, 1) ? INT64_MIN : INT64_MAX;
+		for (kind = 0; kind < 3; kind++) {
+			wfs_os_simd_enable(0);
+			e0 = norm_run(kind, in, len, o0);
+			wfs_os_simd_enable(1);
+			e1 = norm_run(kind, in, len, o1);
+			same &= e0 == e1 && !memcmp(o0, o1, osz[kind] * len);
+		}
+		if (!same && !n++)
+			wt_diag("normalisation differs: len %u mode %d bits %d",
+				len, mode, bits);
+	}
+	wt_ok(same, "vector normalisation (to s16, s32, 30-bit s64): vector == scalar on 2000 random vectors (zeros, +-2^63 extremes, every magnitude)");
+}
+
 int main(void)
 {
 	wt_rng_seed(&rng, 0x51d51d);
@@ -385,6 +510,8 @@ int main(void)
 	test_attn();
 	test_softmax();
 	test_wshift();
+	test_attn_scale();
+	test_vec_norm();
 	test_shared_model();
 	test_random_models();
 	return wt_done();
