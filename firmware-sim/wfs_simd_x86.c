@@ -31,6 +31,7 @@
 #define WFS_AVX2	__attribute__((target("avx2")))
 #endif
 #define WFS_ALWAYS_INLINE	__attribute__((__always_inline__))
+#define WFS_NOINLINE	__attribute__((__noinline__))
 
 typedef s8 wfs_v16qi __attribute__((vector_size(16)));
 typedef u8 wfs_v16qu __attribute__((vector_size(16)));
@@ -520,6 +521,25 @@ wfs_rows(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
 		       (t ? wfs_row_rest(w, x, r, nfast) : 0);
 }
 
+/*
+ * The two copies of wfs_rows() in frames of their own (noinline): inlined
+ * side by side into one function, their vectors and the tail's copy of x
+ * took over 2 KiB of kernel stack under KASAN.
+ */
+static WFS_NOINLINE WFS_AVX2 void
+wfs_rows_gs32(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
+	      const struct wfs_mv_tail *t)
+{
+	wfs_rows(w, x, y, r, end, w->cols / 32, 32, t);
+}
+
+static WFS_NOINLINE WFS_AVX2 void
+wfs_rows_any(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
+	     const struct wfs_mv_tail *t)
+{
+	wfs_rows(w, x, y, r, end, w->cols / w->group_size, w->group_size, t);
+}
+
 /**
  * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
  * @w: quantised matrix (INT8 or INT4)
@@ -551,9 +571,9 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 		t = &tail;
 	}
 	if (gs == 32)
-		wfs_rows(w, x, y, row_begin, row_end, w->cols / gs, 32, t);
+		wfs_rows_gs32(w, x, y, row_begin, row_end, t);
 	else
-		wfs_rows(w, x, y, row_begin, row_end, w->cols / gs, gs, t);
+		wfs_rows_any(w, x, y, row_begin, row_end, t);
 }
 
 /* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
