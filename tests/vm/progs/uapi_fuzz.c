@@ -1097,9 +1097,12 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 	while (m--) {
 		switch (rn(t, 6)) {
 		case 0:
-			if (pct(t, 50)) {
+			if (pct(t, 30)) {
+				ml.flags = DRM_WAFER_LOAD_STREAM;	/* weight streaming */
+			} else if (pct(t, 50)) {
 				ml.flags = (uint32_t)v_flags(t);
-				invalid = "flags != 0";
+				if (ml.flags & ~DRM_WAFER_LOAD_FLAGS)
+					invalid = "unknown flags";
 			} else if (pct(t, 50)) {
 				ml.pad = v_nonzero32(t);
 				invalid = "pad != 0";
