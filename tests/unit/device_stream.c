@@ -26,11 +26,6 @@
 #define TOPK	4
 #define REC	WFW_OUT_REC_SIZE(TOPK)
 
-struct result {
-	u32 argmax;
-	struct wfw_topk_pair topk[TOPK];
-};
-
 /**
  * struct run - one device run
  * @info: GET_INFO after the jobs
@@ -44,56 +39,20 @@ struct run {
 };
 
 static u32 tokens[NSEQ][NPOS];
-static struct result ref[NSEQ][NPOS];
-
-static void make_tokens(u32 vocab)
-{
-	struct wt_rng r;
-	int s, p;
-
-	wt_rng_seed(&r, 7);
-	for (s = 0; s < NSEQ; s++) {
-		tokens[s][0] = 1;	/* BOS */
-		for (p = 1; p < NPOS; p++)
-			tokens[s][p] = (u32)wt_rng_range(&r, 3, vocab - 1);
-	}
-}
-
-static int reference(const void *blob, size_t len)
-{
-	struct wfs_topk_entry tk[TOPK];
-	struct wt_model m;
-	int s, p, k;
-
-	for (s = 0; s < NSEQ; s++) {
-		if (wt_model_open(&m, blob, len, CTX, 0))
-			return -1;
-		for (p = 0; p < NPOS; p++) {
-			ref[s][p].argmax = wt_model_step(&m, tokens[s][p], (u32)p, TOPK, tk);
-			for (k = 0; k < TOPK; k++) {
-				ref[s][p].topk[k].token = tk[k].token;
-				ref[s][p].topk[k].logit = tk[k].logit;
-			}
-		}
-		wt_model_close(&m);
-	}
-	return 0;
-}
+static u32 ref_argmax[NSEQ * NPOS];
+static struct wfs_topk_entry ref_topk[NSEQ * NPOS * TOPK];
 
 /* Records that differ from the reference. */
 static int ref_diffs(const u8 *out)
 {
-	int s, p, bad = 0;
+	int i, bad = 0;
 
-	for (s = 0; s < NSEQ; s++) {
-		for (p = 0; p < NPOS; p++) {
-			const struct wfw_out_rec *r =
-				(const struct wfw_out_rec *)(out + ((size_t)s * NPOS + p) * REC);
+	for (i = 0; i < NSEQ * NPOS; i++) {
+		const struct wfw_out_rec *r = (const struct wfw_out_rec *)(out + (size_t)i * REC);
+		const struct wfs_topk_entry *t = &ref_topk[i * TOPK];
 
-			bad += r->pos != (u32)p || r->k != TOPK || r->argmax != ref[s][p].argmax ||
-			       r->argmax_logit != ref[s][p].topk[0].logit ||
-			       memcmp(r->topk, ref[s][p].topk, sizeof(ref[s][p].topk));
-		}
+		bad += r->pos != (u32)(i % NPOS) || r->k != TOPK || r->argmax != ref_argmax[i] ||
+		       r->argmax_logit != t->logit || memcmp(r->topk, t, TOPK * sizeof(*t));
 	}
 	return bad;
 }
@@ -313,8 +272,9 @@ static void run_blob(const char *what, void *blob, size_t len, u32 vocab,
 {
 	struct run res;
 
-	make_tokens(vocab);
-	if (!wt_ok(reference(blob, len) == 0, "%s: reference run", what))
+	wt_model_tokens(7, NSEQ, NPOS, vocab, &tokens[0][0]);
+	if (!wt_ok(wt_model_reference(blob, len, CTX, &tokens[0][0], NSEQ, NPOS, TOPK,
+				      ref_argmax, ref_topk) == 0, "%s: reference run", what))
 		return;
 	if (!wt_ok(run_device("asic", 0, 0, blob, len, 0, 0, &res) == 0 && !res.bad &&
 		   !ref_diffs(res.out), "%s: resident on asic/4 x 1 MiB equals the reference", what))
