@@ -11,10 +11,13 @@
  * GET_INFO says the weights stream; the chunks in flight share streaming
  * passes (fewer passes than chunks, more modelled tokens/s than one at a
  * time); a device too small even for the window still says -ENOSPC;
- * forced streaming on a device where the model fits costs modelled time.
+ * forced streaming on a device where the model fits costs modelled time,
+ * each stage's time of a lone token equal to the pass computed by hand
+ * (s0 + sum max(c_l, s_l+1), wfs_timing.h).
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
+#include "wfs_timing.h"
 #include "wt_model.h"
 #include "wt_util.h"
 
@@ -249,6 +252,93 @@ static void host_memory(const char *what, void *blob, size_t len)
 	free(copy);
 }
 
+/* A stage's pass over @n layers from @first: s0 + sum max(c_l, s_l+1). */
+static u64 hand_pass(const struct wfs_profile *p, const struct wfs_timing_dims *d,
+		     const u64 *size, u32 first, u32 n)
+{
+	u64 cyc = wfs_timing_stream_layer_cycles(p, size[first]), c, next;
+	u32 l;
+
+	for (l = first; l < first + n; l++) {
+		struct wfs_cost cost = { 0, 0, 0 };
+
+		wfs_timing_layer_cost(p, d, size[l], 0, 1, &cost);
+		c = wfs_timing_stage_cycles(p, &cost);
+		next = l + 1 < first + n ? wfs_timing_stream_layer_cycles(p, size[l + 1]) : 0;
+		cyc += c > next ? c : next;
+	}
+	return cyc;
+}
+
+/* Each stage's modelled time of one token at position 0, by hand. */
+static void hand_stages(const void *blob, size_t len, u32 stages, u64 *ns)
+{
+	struct wfs_timing_dims d;
+	struct wfs_model_info mi;
+	struct wfs_section_range r;
+	struct wfs_profile p;
+	u64 size[WFS_MAX_LAYERS];
+	u32 s, l, first = 0, n;
+
+	wfs_profile_find("asic", &p);
+	wfs_model_parse(blob, len, &mi);
+	d = (struct wfs_timing_dims){ .dim = mi.dim, .kv_dim = mi.kv_dim,
+		.hidden_dim = mi.hidden_dim, .vocab = mi.vocab_size,
+		.act_bytes = (u32)wfs_act_bytes(&mi), .kv_pos_bytes = wfs_kv_stride(&mi) };
+	for (l = 0; l < mi.n_layers; l++)
+		size[l] = wfs_model_layer_section(&mi, blob, l, &r) ? 0 : r.size;
+	for (s = 0; s < stages; s++, first += n) {
+		struct wfs_cost c = { 0, 0, 0 };
+
+		/* Balanced placement: the first L mod S stages take one more. */
+		n = mi.n_layers / stages + (s < mi.n_layers % stages);
+		if (!s)
+			wfs_timing_embed_cost(&d, 1, &c);
+		if (s == stages - 1)
+			wfs_timing_head_cost(&p, &d, mi.head.size, 1, &c);
+		ns[s] = wfs_timing_ns(&p, wfs_timing_stage_cycles(&p, &c) +
+				      hand_pass(&p, &d, size, first, n));
+	}
+}
+
+/* One token, streamed on asic/4: its chunk times against hand_stages(). */
+static void pass_by_hand(const char *what, void *blob, size_t len)
+{
+	struct dh *h = calloc(1, sizeof(*h));
+	u32 *in = dh_alloc(64), at = (REC + 7) & ~7u, s, bad = 0;
+	u8 *out = dh_alloc(at + 4 * sizeof(struct wfw_chunk_time));
+	const struct wfw_chunk_time *t = (const void *)(out + at);
+	struct wfw_cpl cpl = { 0 };
+	struct wfw_cmd c;
+	u64 want[4];
+	int64_t ctx;
+
+	if (!h || !in || !out || dev_open(h, "asic", 0, 0))
+		return;
+	in[0] = 1;
+	dh_region_add(h, blob, len);
+	dh_region_add(h, in, 64);
+	dh_region_add(h, out, at + 4 * sizeof(*t));
+	ctx = dh_load_flags(h, blob, len, WFW_LOAD_STREAM, &cpl) ? -1 :
+	      dh_ctx_create(h, 1, CTX, &cpl);
+	dh_job_cmd(&c, (u32)ctx, 0, 0, 1, in, out, at + 4 * sizeof(*t), TOPK, WFW_JOB_TIMES, 5);
+	c.job.times_offset = at;
+	c.job.times_len = 4 * sizeof(*t);
+	if (!wt_ok(ctx > 0 && !dh_submit(h, &c) && dh_poll(h, &cpl, 20000) && !cpl.status,
+		   "%s: one token streamed on asic/4 with its chunk times", what))
+		return;
+	hand_stages(blob, len, 4, want);
+	for (s = 0; s < 4; s++)
+		bad += t[s].stage != s || t[s].end_ns - t[s].start_ns != want[s];
+	wt_ok(!bad, "%s: each stage's modelled time is its pass by hand: %llu %llu %llu %llu ns",
+	      what, (unsigned long long)want[0], (unsigned long long)want[1],
+	      (unsigned long long)want[2], (unsigned long long)want[3]);
+	dh_fini(h);
+	free(h);
+	free(in);
+	free(out);
+}
+
 /* Forced streaming where the model fits: same records, slower. */
 static void forced(const char *what, void *blob, size_t len, const struct run *res)
 {
@@ -284,6 +374,7 @@ static void run_blob(const char *what, void *blob, size_t len, u32 vocab,
 		small_device(what, blob, len, 2, kib[1], res.out);
 	forced(what, blob, len, &res);
 	host_memory(what, blob, len);
+	pass_by_hand(what, blob, len);
 	wt_ok(load_status("asic", 1, 128, blob, len, WFW_LOAD_STREAM) == -ENOSPC,
 	      "%s: asic/1 x 128 KiB cannot hold even the streaming window (-ENOSPC)", what);
 	wt_ok(load_status("asic", 1, 128, blob, len, WFW_LOAD_STREAM << 1) == -EINVAL,
