@@ -7,7 +7,9 @@
  * corrupted completion is reported as a fault; and the reset fences
  * control commands: one waiting when it comes fails with -EIO at once
  * (not at its timeout), later ones run, and every cookie posted after it
- * carries the new reset generation.
+ * carries the new reset generation.  Weight streaming through the driver's
+ * DMA windows: a streamed load's job gives the resident record, and fails
+ * with -EFAULT once the blob's window is gone.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -295,6 +297,76 @@ static void wdrv_test_fw_expert_load_dense(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, info.abi_version, (u32)WFW_ABI_VERSION);
 }
 
+/* The fixture's context and model go. */
+static int unload(struct fw_fixture *f)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+	struct wfw_cpl cpl;
+	int ret;
+
+	cmd.ctx.ctx_id = f->ctx_id;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_UNLOAD_MODEL;
+	return ret ? ret : wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+/* Loads the tiny model with @flags, its blob mapped at *@addr, and a context. */
+static int load(struct kunit *test, struct fw_fixture *f, u32 flags, u64 *addr)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	u8 *blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	struct wfw_cpl cpl;
+	size_t len;
+	int ret;
+
+	*addr = 0;
+	if (!blob)
+		return -ENOMEM;
+	len = wt_tiny_build(blob, WT_TINY_INT8);
+	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, addr);
+	if (ret)
+		return ret;
+	cmd.load = (struct wfw_cmd_load_model){ .addr = *addr, .len = len, .flags = flags };
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	if (ret)
+		return ret;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_CREATE_CONTEXT;
+	cmd.ctx.slots = 2;
+	cmd.ctx.ctx_len = 16;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	f->ctx_id = cpl.result0;
+	return ret;
+}
+
+static void wdrv_test_fw_stream(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	u8 resident[WFW_OUT_REC_SIZE(2)];
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	u64 addr;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 9, 0, TEST_TIMEOUT_MS), 0);
+	memcpy(resident, f->out, sizeof(resident));
+	KUNIT_ASSERT_EQ(test, unload(f), 0);
+	KUNIT_EXPECT_EQ(test, load(test, f, WFW_LOAD_STREAM << 1, &addr), -EINVAL);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	/* The blob stays mapped: the stages read the weights from it. */
+	KUNIT_ASSERT_EQ(test, load(test, f, WFW_LOAD_STREAM, &addr), 0);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl_read(&f->fw, WFW_OP_GET_INFO, 0, 0, &info,
+						sizeof(info), &cpl), 0);
+	KUNIT_EXPECT_TRUE(test, info.model_flags & WFW_MODEL_STREAM);
+	memset(f->out, 0, sizeof(resident));
+	KUNIT_EXPECT_EQ(test, run_job(f, 10, 0, TEST_TIMEOUT_MS), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->out, resident, sizeof(resident)), 0);
+	/* A driver that let the blob go: the job fails, nothing worse. */
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	KUNIT_EXPECT_EQ(test, run_job(f, 11, 1, TEST_TIMEOUT_MS), -EFAULT);
+	KUNIT_EXPECT_EQ(test, unload(f), 0);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
@@ -302,6 +374,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_reset_fences_ctrl),
 	KUNIT_CASE(wdrv_test_fw_reset_generation),
 	KUNIT_CASE(wdrv_test_fw_expert_load_dense),
+	KUNIT_CASE(wdrv_test_fw_stream),
 	{}
 };
 
