@@ -159,6 +159,29 @@ static int run_device(const char *profile, u32 stages, u32 sram_kib, void *blob,
 /* Passes of one stage one job at a time: a prefill's two chunks share one. */
 #define CHUNKS_PER_STAGE	(NSEQ * (1 + DECODE))
 
+/*
+ * One at a time on a pool of one stage worker: the same records, and the
+ * same modelled timeline and passes as the default workers.
+ */
+static void pool_of_one(const char *what, void *blob, size_t len, u32 stages, u32 kib,
+			const struct run *seq)
+{
+	struct run p1;
+	int ret;
+
+	dh_stage_workers = 1;
+	ret = run_device("asic", stages, kib, blob, len, WFW_LOAD_STREAM, 0, &p1);
+	dh_stage_workers = DH_WORKERS_DEFAULT;
+	wt_ok(!ret && !p1.bad && !memcmp(p1.out, seq->out, (size_t)NSEQ * NPOS * REC) &&
+	      p1.info.modelled_makespan_ns == seq->info.modelled_makespan_ns &&
+	      p1.info.stream_passes == seq->info.stream_passes,
+	      "%s: streaming one at a time on a pool of one worker: the same records, "
+	      "makespan %llu ns and %llu passes", what,
+	      (unsigned long long)p1.info.modelled_makespan_ns,
+	      (unsigned long long)p1.info.stream_passes);
+	free(p1.out);
+}
+
 static void small_device(const char *what, void *blob, size_t len, u32 stages,
 			 u32 kib, const u8 *resident)
 {
@@ -189,6 +212,7 @@ static void small_device(const char *what, void *blob, size_t len, u32 stages,
 	      "%s: modelled tokens/s in flight %llu > one at a time %llu", what,
 	      (unsigned long long)fl.info.modelled_tokens_per_s,
 	      (unsigned long long)seq.info.modelled_tokens_per_s);
+	pool_of_one(what, blob, len, stages, kib, &seq);
 	free(fl.out);
 	free(seq.out);
 }
