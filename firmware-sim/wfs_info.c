@@ -40,6 +40,8 @@ static void info_shape(struct wfs_device *dev, struct wfw_info *info)
 	info->hop_cycles = prof->hop_cycles;
 	info->link_bytes_per_cycle = prof->link_bytes_per_cycle;
 	info->link_hop_cycles = prof->link_hop_cycles;
+	info->stream_bytes_per_cycle = prof->stream_bytes_per_cycle;
+	info->stream_latency_cycles = prof->stream_latency_cycles;
 	info->chunk_tokens = prof->chunk_tokens;
 	info->max_topk = WFW_MAX_TOPK;
 	info->max_jobs = dev->job.max;
@@ -63,6 +65,7 @@ static void info_sram(struct wfs_device *dev, struct wfw_info *info)
 		wfs_os_mutex_lock(st->in.lock);
 		if (st->cnt.modelled_busy_ns > busy)
 			busy = st->cnt.modelled_busy_ns;
+		info->stream_passes += st->cnt.stream_passes;
 		wfs_os_mutex_unlock(st->in.lock);
 	}
 	info->sram_free_min = free_min;
@@ -121,7 +124,8 @@ static void info_model(struct wfs_device *dev, struct wfw_info *info)
 	info->total_layers = m->info.total_layers;
 	info->act_rec_size = m->act_bytes;
 	info->model_flags = (m->embed ? WFW_MODEL_EMBED : 0) |
-			    (m->head ? WFW_MODEL_HEAD : 0);
+			    (m->head ? WFW_MODEL_HEAD : 0) |
+			    (m->stream ? WFW_MODEL_STREAM : 0);
 	info->n_heads = m->info.n_heads;
 	info->n_kv_heads = m->info.n_kv_heads;
 	info->vocab = m->info.vocab_size;

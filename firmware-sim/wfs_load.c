@@ -46,6 +46,20 @@ static void row(struct wfs_load_table *t, u32 id, const char *name, u32 item,
 	a->bytes = bytes;
 }
 
+/* Weight streaming's window: two slots of the range's largest layer. */
+static void table_window(struct wfs_device *dev)
+{
+	struct wfs_model_state *m = &dev->model;
+	struct wfs_load_table *t = &m->table;
+	u64 max = 0;
+	u32 l;
+
+	for (l = 0; m->stream && l < m->n_layers; l++)
+		max = WFS_MAX(max, t->layer[m->range_first + l].size);
+	row(t, WFS_A_WINDOW, "window%u", WFS_ITEM_STAGE,
+	    m->stream ? WFS_STREAM_SLOTS : 0, 1, WFS_STREAM_VIEW_BYTES + max);
+}
+
 /* Fill the table for the model in @m and the device's profile. */
 static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
 {
@@ -87,6 +101,7 @@ static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
 		    !section_in_blob(&t->layer[l], len))
 			return -WFS_EINVAL;
 	}
+	table_window(dev);
 	return 0;
 }
 
@@ -110,9 +125,8 @@ static void table_budget(struct wfs_device *dev, struct wfs_map_input *in)
 		*sum += b;
 	}
 	for (l = 0; l < dev->model.n_layers; l++)
-		t->layer_need[l] =
-			blk(t->layer[dev->model.range_first + l].size) +
-			per_layer;
+		t->layer_need[l] = per_layer + (dev->model.stream ? 0 :
+			blk(t->layer[dev->model.range_first + l].size));
 	in->n_layers = dev->model.n_layers;
 	in->n_stages = dev->hw.prof.stages;
 	in->capacity = dev->stages[0].sram.size;
@@ -148,6 +162,24 @@ static int stage_buffers(struct wfs_device *dev, struct wfs_stage *st)
 	return 0;
 }
 
+/*
+ * Weight streaming: the window's slots.  Each layer is read into the
+ * first and bound once here, so loading validates it as a resident load
+ * does; the stage binds it again on every read (wfs_stage.c).
+ */
+static int stage_window(struct wfs_stage *st, const struct wfs_load_table *t)
+{
+	struct wfs_stage_model *sm = &st->mdl;
+	u32 i;
+
+	for (i = 0; i < t->a[WFS_A_WINDOW].count; i++) {
+		sm->window[i] = table_alloc(st, t, WFS_A_WINDOW, i);
+		if (!sm->window[i])
+			return -WFS_ENOSPC;
+	}
+	return 0;
+}
+
 static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
 			const u8 *blob)
 {
@@ -158,11 +190,17 @@ static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
 	int ret;
 	u8 *p;
 
+	if (dev->model.stream && sm->n_layers) {
+		ret = stage_window(st, t);
+		if (ret)
+			return ret;
+	}
 	for (l = 0; l < sm->n_layers; l++) {
 		u32 layer = sm->first_layer + l;
 		const struct wfs_section_range *r = &t->layer[layer];
 
-		p = wfs_stage_alloc(st, r->size, t->a[WFS_A_WEIGHTS].name,
+		p = dev->model.stream ? sm->window[0] + WFS_STREAM_VIEW_BYTES :
+		    wfs_stage_alloc(st, r->size, t->a[WFS_A_WEIGHTS].name,
 				    layer);
 		if (!p)
 			return -WFS_ENOSPC;
@@ -241,6 +279,7 @@ static int load_stage(struct wfs_device *dev, const u8 *blob, u64 len,
 	sm->embed = dev->model.embed && s == 0;
 	sm->head = dev->model.head && sm->last;
 	sm->free_at = 0;
+	sm->pass_chunks = 0;
 
 	ret = stage_buffers(dev, st);
 	if (!ret)
@@ -337,6 +376,8 @@ static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len,
 	ret = load_range(dev, p);
 	if (ret)
 		return ret;
+	m->stream = !!(p->flags & WFW_LOAD_STREAM);
+	m->stream_addr = p->addr;
 
 	m->act_bytes = (u32)wfs_act_bytes(info);
 	m->flit_bytes = dev->hw.prof.chunk_tokens * WFS_MAX(m->act_bytes, 4u);
@@ -364,9 +405,11 @@ static int load_place(struct wfs_device *dev, struct wfw_cpl *c)
 	if (ret != -WFS_ENOSPC)
 		return ret;
 	wfs_log_printf(&dev->hw.log, 1,
-		       "load: model does not fit: it needs %llu KiB of SRAM (weights, KV for 1 slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
+		       "load: model does not fit: it needs %llu KiB of SRAM (%s, KV for 1 slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
 		       (unsigned long long)(map->total_bytes >> 10),
-		       dev->model.min_kv_pos,
+		       dev->model.stream ?
+		       "a weight streaming window of 2 layers per stage" :
+		       "weights", dev->model.min_kv_pos,
 		       (unsigned long long)(map->max_stage_bytes >> 10),
 		       map->stages_needed,
 		       map->stages_needed ? "" :
@@ -479,12 +522,14 @@ static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
 				     wfs_timing_hop_cycles(&dev->hw.prof, len));
 	wfs_reg_update(&dev->hw, WFW_REG_STATUS, WFW_STATUS_MODEL, 0);
 	wfs_log_printf(&dev->hw.log, 0,
-		       "load: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s, dim %u, vocab %u, %llu KiB SRAM",
+		       "load: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s%s, dim %u, vocab %u, %llu KiB SRAM",
 		       m->info.first_layer + m->range_first,
 		       m->info.first_layer + m->range_first + m->n_layers - 1,
 		       m->info.total_layers, m->embed ? "tokens" : "activations",
 		       m->head ? "results" : "activations", m->map.stages_used,
-		       m->map.greedy ? " (packed)" : "", m->info.dim,
+		       m->map.greedy ? " (packed)" : "",
+		       m->stream ? ", weights streamed from host memory" : "",
+		       m->info.dim,
 		       m->info.vocab_size, (unsigned long long)(used >> 10));
 }
 

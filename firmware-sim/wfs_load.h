@@ -57,6 +57,9 @@ struct wfw_cpl;
  *	scratch or the head needs more)
  * @WFS_A_TOPK: top-k work entries
  * @WFS_A_OUT: one output record of WFW_MAX_TOPK pairs
+ * @WFS_A_WINDOW: weight streaming: the two window slots a stage reads its
+ *	layers into, each the range's largest layer section (0 blocks
+ *	without streaming, when @WFS_A_WEIGHTS holds the weights instead)
  * @WFS_A_COUNT: rows
  */
 enum wfs_alloc_id {
@@ -75,8 +78,16 @@ enum wfs_alloc_id {
 	WFS_A_HEAD_SCRATCH,
 	WFS_A_TOPK,
 	WFS_A_OUT,
+	WFS_A_WINDOW,
 	WFS_A_COUNT
 };
+
+/*
+ * Slots of a stage's weight streaming window; each holds the view bound on
+ * it (first WFS_STREAM_VIEW_BYTES), then a layer's section.
+ */
+#define WFS_STREAM_SLOTS	2
+#define WFS_STREAM_VIEW_BYTES	WFS_ALIGN_UP(sizeof(struct wfs_layer_view), 64u)
 
 /**
  * enum wfs_item - the placement item a row is budgeted to
@@ -140,8 +151,11 @@ struct wfs_load_table {
  * @expert_cnt: the stage's first MoE layer's entries in
  *	&wfs_model_state.expert_cnt (NULL: no MoE layer here)
  * @weight_bytes: bytes of the layer sections placed here
+ * @window: weight streaming: the window's slots (in SRAM), else NULL
  * @free_at: modelled time the stage is next free (zeroed here, advanced
  *	by the stage's worker)
+ * @pass_chunks: weight streaming: chunks in the stage's current pass over
+ *	its layers, 0 before the first (the worker's, like @free_at)
  */
 struct wfs_stage_model {
 	u32 first_layer;
@@ -158,7 +172,9 @@ struct wfs_stage_model {
 	u8 *rec;
 	u64 *expert_cnt;
 	u64 weight_bytes;
+	u8 *window[WFS_STREAM_SLOTS];
 	u64 free_at;
+	u32 pass_chunks;
 };
 
 /**
@@ -188,6 +204,8 @@ struct wfs_stage_model {
  *	layer's entries are written by its stage's worker under that stage's
  *	FIFO lock (see wfs_stage.c)
  * @expert_cnt_n: u64 entries of @expert_cnt
+ * @stream: weights stream from host memory (WFW_LOAD_STREAM)
+ * @stream_addr: the blob's device address, streaming
  */
 struct wfs_model_state {
 	u32 loaded;
@@ -209,6 +227,8 @@ struct wfs_model_state {
 	u32 moe_layers;
 	u64 *expert_cnt;
 	u32 expert_cnt_n;
+	u32 stream;
+	u64 stream_addr;
 };
 
 /**

@@ -73,7 +73,9 @@
 				 WFS_MF_TIED_CLS | WFS_MF_MOE)
 /*
  * Reserved for later minors, rejected by this version: bit 3 weight
- * streaming (sections not resident, fetched per use).
+ * streaming (sections not resident, fetched per use).  Streaming is the
+ * load's choice, not the blob's: LOAD_MODEL's WFW_LOAD_STREAM (wfw_abi.h)
+ * streams the layer sections of any blob.
  */
 
 /* input_kind / output_kind */

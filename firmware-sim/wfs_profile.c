@@ -52,6 +52,8 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.link_hop_cycles = 2200,
 		.fifo_depth = 4,
 		.chunk_tokens = 16,
+		.stream_bytes_per_cycle = 136,		/* host memory: the link's */
+		.stream_latency_cycles = 2200,
 	},
 	[WFS_PROFILE_ASIC] = {
 		.name = "asic",
@@ -67,6 +69,8 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.link_hop_cycles = 500,
 		.fifo_depth = 2,
 		.chunk_tokens = 16,
+		.stream_bytes_per_cycle = 64,		/* host memory: the link's */
+		.stream_latency_cycles = 500,
 	},
 	[WFS_PROFILE_WSE3] = {
 		.name = "wse3",
@@ -85,6 +89,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.core_sram_bytes = 48889,		/* 44 GB / 900,000 */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
 		.stream_bytes_per_cycle = 136,		/* MemoryX over the system I/O */
+		.stream_latency_cycles = 2200,		/* assumed: the link's */
 	},
 	[WFS_PROFILE_WSE2] = {
 		.name = "wse2",
@@ -103,6 +108,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.core_sram_bytes = 48000,		/* 48 kB per core */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
 		.stream_bytes_per_cycle = 136,		/* assumed: CS-3's */
+		.stream_latency_cycles = 2200,		/* assumed: CS-3's */
 	},
 	[WFS_PROFILE_LPU] = {
 		.name = "lpu",

@@ -79,7 +79,8 @@ enum wfs_profile_id {
  *	side every reduction crosses (0: no mesh, the test profiles)
  * @mesh_hop_cycles: cycles of one core-to-core hop of that mesh
  * @stream_bytes_per_cycle: bandwidth from the external weight store of
- *	weight streaming (0: none, the test profiles)
+ *	weight streaming (host memory; 0: none)
+ * @stream_latency_cycles: latency of one layer's read from that store
  * @tensor_max: most chips one layer may be split over (tensor
  *	parallelism over the device link; 0 or 1: a layer stays on one device)
  * @tensor_chips: chips this profile's stages stand for, each holding a
@@ -102,6 +103,7 @@ struct wfs_profile {
 	u32 core_sram_bytes;
 	u32 mesh_hop_cycles;
 	u32 stream_bytes_per_cycle;
+	u32 stream_latency_cycles;
 	u32 tensor_max;
 	u32 tensor_chips;
 };

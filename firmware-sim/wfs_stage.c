@@ -20,6 +20,11 @@ WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
  * @start: modelled time the stage starts it
  * @end: modelled time the stage finishes it
  * @hop: modelled time to the next stage
+ * @pass_cycles: weight streaming: the stage's layers as a pass's first
+ *	chunk takes them (reads overlapped with compute, wfs_timing.h)
+ * @comp_cycles: weight streaming: the layers' compute alone (a chunk
+ *	that shares a pass)
+ * @pass_first: the chunk began a streaming pass
  */
 struct chunk_run {
 	struct wfs_flit f;
@@ -30,6 +35,9 @@ struct chunk_run {
 	u64 start;
 	u64 end;
 	u64 hop;
+	u64 pass_cycles;
+	u64 comp_cycles;
+	u32 pass_first;
 };
 
 static u8 *work_rec(struct wfs_stage *st, const struct chunk_run *r, u32 i)
@@ -94,37 +102,6 @@ static void count_experts(struct wfs_stage *st, const struct wfs_layer_view *v,
 	wfs_os_mutex_unlock(st->in.lock);
 }
 
-/* Run the stage's layers; 0 if a reset interrupted it. */
-static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
-{
-	struct wfs_ctx *ctx = r->job->ctx;
-	const struct wfs_layer_view *v;
-	u64 *cnt;
-	u32 i, l;
-
-	if (r->job->status || !st->mdl.n_layers)
-		return 1;
-	for (i = 0; i < r->f.n; i++) {
-		if (wfs_aborting(&st->dev->sync))
-			return 0;
-		cnt = st->mdl.expert_cnt;
-		for (l = 0; l < st->mdl.n_layers; l++) {
-			u8 *kv = ctx->kv[st->idx] +
-				 ((u64)l * ctx->slots + r->job->args.slot) *
-				 ctx->kv_bytes;
-
-			v = &st->mdl.lviews[l];
-			wfs_layer_forward(v, kv, r->f.pos0 + i,
-					  work_rec(st, r, i), st->mdl.scratch);
-			if (!v->n_experts)
-				continue;
-			count_experts(st, v, r->f.pos0 + i, cnt);
-			cnt += 1 + v->n_experts;
-		}
-	}
-	return 1;
-}
-
 static int wants_output(const struct wfs_job *job, u32 last_chunk, u32 i,
 			u32 n)
 {
@@ -173,6 +150,128 @@ static void layer_timing(const struct wfs_profile *prof,
 	wfs_timing_moe_layer_cost(prof, &m->dims, &t, r->f.pos0, r->f.n, cost);
 }
 
+/*
+ * Weight streaming: read layer @l of the stage from host memory into its
+ * window slot and bind it there (validated again: host memory is not the
+ * device's); NULL with the job's status set if either fails.
+ */
+static const struct wfs_layer_view *stream_layer(struct wfs_stage *st,
+						 struct chunk_run *r, u32 l)
+{
+	struct wfs_device *dev = st->dev;
+	const struct wfs_model_state *m = &dev->model;
+	struct wfs_stage_model *sm = &st->mdl;
+	u32 layer = sm->first_layer + l;
+	const struct wfs_section_range *sec = &m->table.layer[layer];
+	u8 *slot = sm->window[l % WFS_STREAM_SLOTS];
+	struct wfs_layer_view *v = (struct wfs_layer_view *)slot;
+	struct wfs_hw *hw = &dev->hw;
+
+	if (hw->dma.read(hw->dma_ctx, m->stream_addr + sec->offset,
+			 slot + WFS_STREAM_VIEW_BYTES, sec->size)) {
+		r->job->status = -WFS_EFAULT;
+		return NULL;
+	}
+	if (wfs_layer_bind(&m->info, slot + WFS_STREAM_VIEW_BYTES, sec->size,
+			   layer, v)) {
+		r->job->status = -WFS_EIO;
+		return NULL;
+	}
+	return v;
+}
+
+/* Streaming: layer @l's compute, and its part of the pass (wfs_timing.h). */
+static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
+			  const struct wfs_layer_view *v, u32 l)
+{
+	const struct wfs_profile *prof = &st->dev->hw.prof;
+	const struct wfs_model_state *m = &st->dev->model;
+	const struct wfs_section_range *sec =
+		&m->table.layer[st->mdl.first_layer + l];
+	struct wfs_cost cost = { 0, 0, 0 };
+	u64 c, next = 0;
+
+	layer_timing(prof, m, v, r, &cost);
+	c = wfs_timing_stage_cycles(prof, &cost);
+	if (!l)
+		r->pass_cycles = wfs_timing_stream_layer_cycles(prof, sec->size);
+	if (l + 1 < st->mdl.n_layers)
+		next = wfs_timing_stream_layer_cycles(prof, sec[1].size);
+	r->pass_cycles += WFS_MAX(c, next);
+	r->comp_cycles += c;
+}
+
+/* One layer over the chunk's tokens; 0 if a reset interrupted it. */
+static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
+			const struct wfs_layer_view *v, u32 l, u64 *cnt)
+{
+	struct wfs_ctx *ctx = r->job->ctx;
+	u8 *kv = ctx->kv[st->idx] +
+		 ((u64)l * ctx->slots + r->job->args.slot) * ctx->kv_bytes;
+	u32 i;
+
+	for (i = 0; i < r->f.n; i++) {
+		if (wfs_aborting(&st->dev->sync))
+			return 0;
+		wfs_layer_forward(v, kv, r->f.pos0 + i, work_rec(st, r, i),
+				  st->mdl.scratch);
+		if (v->n_experts)
+			count_experts(st, v, r->f.pos0 + i, cnt);
+	}
+	return 1;
+}
+
+/*
+ * Run the stage's layers, layer by layer over the chunk's tokens (a
+ * token's layer reads the KV of the positions before it at that layer
+ * only, so the order gives what token by token gives); 0 if a reset
+ * interrupted it.
+ */
+static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_stage_model *sm = &st->mdl;
+	const struct wfs_layer_view *v;
+	u64 *cnt = sm->expert_cnt;
+	u32 l;
+
+	if (r->job->status || !sm->n_layers)
+		return 1;
+	for (l = 0; l < sm->n_layers; l++) {
+		v = &sm->lviews[l];
+		if (st->dev->model.stream) {
+			v = stream_layer(st, r, l);
+			if (!v)
+				return 1;
+			stream_timing(st, r, v, l);
+		}
+		if (!layer_tokens(st, r, v, l, cnt))
+			return 0;
+		if (v->n_experts)
+			cnt += 1 + v->n_experts;
+	}
+	return 1;
+}
+
+/*
+ * Weight streaming: a chunk that arrives while the stage is still busy
+ * with a pass shares it, up to fifo_depth + 1 chunks (the one in the work
+ * area and those the FIFO holds): it pays only its compute.  Else it
+ * begins a pass and pays the reads not hidden under compute.
+ */
+static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r)
+{
+	struct wfs_stage_model *sm = &st->mdl;
+
+	if (sm->pass_chunks && sm->pass_chunks <= st->dev->hw.prof.fifo_depth &&
+	    r->f.t_arrive <= sm->free_at) {
+		sm->pass_chunks++;
+		return r->comp_cycles;
+	}
+	sm->pass_chunks = 1;
+	r->pass_first = 1;
+	return r->pass_cycles;
+}
+
 /* Modelled time (formulas in wfs_timing.h). */
 static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 {
@@ -180,6 +279,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	const struct wfs_model_state *m = &dev->model;
 	const struct wfs_profile *prof = &dev->hw.prof;
 	struct wfs_cost cost = { 0, 0, 0 };
+	u64 cycles;
 	u32 i, l;
 
 	if (st->mdl.head) {
@@ -188,12 +288,15 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	}
 	if (st->mdl.embed)
 		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
-	for (l = 0; l < st->mdl.n_layers; l++)
+	for (l = 0; !m->stream && l < st->mdl.n_layers; l++)
 		layer_timing(prof, m, &st->mdl.lviews[l], r, &cost);
 	if (st->mdl.head)
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);
-	r->ns = wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &cost));
+	cycles = wfs_timing_stage_cycles(prof, &cost);
+	if (m->stream && st->mdl.n_layers)
+		cycles += stream_pass_cycles(st, r);
+	r->ns = wfs_timing_ns(prof, cycles);
 	r->start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
 	r->end = r->start + r->ns;
 	st->mdl.free_at = r->end;
@@ -308,6 +411,7 @@ static void chunk_count(struct wfs_stage *st, const struct chunk_run *r,
 	st->cnt.jobs += r->f.last;
 	st->cnt.host_busy_ns += wfs_os_now_ns() - h0;
 	st->cnt.modelled_busy_ns += r->ns;
+	st->cnt.stream_passes += r->pass_first;
 	wfs_os_mutex_unlock(st->in.lock);
 }
 

@@ -28,6 +28,7 @@ struct wfs_device;
  * @jobs: jobs whose last chunk passed
  * @host_busy_ns: host time processing
  * @modelled_busy_ns: modelled time processing
+ * @stream_passes: weight streaming passes begun (wfs_stage.c)
  */
 struct wfs_stage_counters {
 	u64 chunks;
@@ -35,6 +36,7 @@ struct wfs_stage_counters {
 	u64 jobs;
 	u64 host_busy_ns;
 	u64 modelled_busy_ns;
+	u64 stream_passes;
 };
 
 struct wfs_stage;

@@ -124,6 +124,13 @@ u64 wfs_timing_stream_cycles(const struct wfs_profile *p, u64 bytes)
 	return div_round_up(bytes, p->stream_bytes_per_cycle);
 }
 
+u64 wfs_timing_stream_layer_cycles(const struct wfs_profile *p, u64 bytes)
+{
+	if (!bytes)
+		return 0;
+	return p->stream_latency_cycles + wfs_timing_stream_cycles(p, bytes);
+}
+
 u64 wfs_timing_ns(const struct wfs_profile *p, u64 cycles)
 {
 	u64 hz = p->clock_hz ? p->clock_hz : 1;

@@ -279,6 +279,22 @@ u64 wfs_timing_link_cycles(const struct wfs_profile *p, u64 bytes);
 u64 wfs_timing_stream_cycles(const struct wfs_profile *p, u64 bytes);
 
 /**
+ * wfs_timing_stream_layer_cycles() - cycles to read one layer's section
+ *	into a stage's streaming window (LOAD_MODEL with WFW_LOAD_STREAM)
+ * @p: profile
+ * @bytes: section bytes (0: no layer, no time)
+ *
+ * A stage's streaming pass over its layers 0..n-1 (their compute c_l,
+ * these reads s_l) takes s_0 + sum_l max(c_l, s_(l+1)), s_n = 0: two
+ * window slots, so layer l+1 arrives while layer l computes.  The chunks
+ * that share a pass (see wfs_stage.c) pay only their compute.
+ *
+ * Return: stream_latency_cycles + wfs_timing_stream_cycles(), or 0 for 0
+ * bytes.
+ */
+u64 wfs_timing_stream_layer_cycles(const struct wfs_profile *p, u64 bytes);
+
+/**
  * wfs_timing_ns() - cycles to nanoseconds at the profile's clock
  * @p: profile
  * @cycles: cycles

@@ -60,7 +60,7 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		1	/* 1: GET_EXPERT_LOAD */
+#define WFW_ABI_MINOR		2	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
 #define WFW_ABI_VERSION_MINOR(v)	((u32)(v) & 0xffff)
@@ -207,15 +207,26 @@ struct wfw_cmd_buf {
 	u64 reserved[3];
 };
 
-/* LOAD_MODEL flags: none defined yet (weight streaming). */
-#define WFW_LOAD_FLAGS_ALL	0u
+/*
+ * LOAD_MODEL flags.  WFW_LOAD_STREAM: weight streaming.  The layers'
+ * weights stay in host memory, at the blob's device address, which the
+ * driver keeps readable (and unchanged) until the model is unloaded or a
+ * full reset drops it; each used stage reserves a two-slot SRAM window
+ * for its largest layer and, per chunk, reads each layer's section into
+ * it (the next layer's read overlaps this layer's compute), binds it
+ * again (the section is validated on every read) and runs it.  Embedding,
+ * head, KV cache and activations stay in SRAM.
+ */
+#define WFW_LOAD_STREAM		WFW_BIT(0)
+#define WFW_LOAD_FLAGS_ALL	WFW_LOAD_STREAM
 
 /**
  * struct wfw_cmd_load_model - payload of LOAD_MODEL
  * @addr: device address of the blob (the driver has validated it; it must
- *	not change until the command completes)
+ *	not change until the command completes, or with WFW_LOAD_STREAM
+ *	until the model is unloaded)
  * @len: blob bytes
- * @flags: WFW_LOAD_* (none defined: must be zero)
+ * @flags: WFW_LOAD_* (WFW_LOAD_STREAM; other bits: -EINVAL)
  * @layer_first: with @layer_count, the first layer to load, numbered as in
  *	the full model
  * @layer_count: layers to load; 0 (with @layer_first 0): every layer of
@@ -231,7 +242,9 @@ struct wfw_cmd_buf {
  * records (WFW_JOB_IN_ACT).  A range ending at the model's last layer
  * holds the final norm and classifier and its jobs give result records;
  * else activation records (WFW_JOB_OUT_ACT).  Placement, KV sizing and
- * -ENOSPC are per range.
+ * -ENOSPC are per range.  With WFW_LOAD_STREAM a layer needs SRAM only
+ * for its KV and view; every used stage needs the two window slots (each
+ * as large as the range's largest layer section) on top.
  *
  * Completion: status 0, -EBUSY (a model is loaded), -ENOEXEC/-EINVAL/...
  * (the blob failed validation), -ENOSPC (does not fit: value = SRAM bytes
@@ -649,6 +662,12 @@ struct wfw_act_rec {
  *	layer: 1000 * the busiest routed expert's tokens / the mean over the
  *	layer's routed experts (1000: balanced; n_experts * 1000 / top-k at
  *	worst); 0 before any token ran an MoE layer
+ * @stream_bytes_per_cycle: bandwidth from the external weight store
+ *	(weight streaming; 0: the profile has none, streaming costs no time)
+ * @stream_latency_cycles: latency of one layer's read from that store
+ * @stream_passes: weight streaming: passes over the stages' layers since
+ *	create, summed over the stages (each pass reads every layer of its
+ *	stage once, for up to fifo_depth + 1 chunks)
  * @reserved: zero
  */
 struct wfw_info {
@@ -697,12 +716,16 @@ struct wfw_info {
 	u32 model_flags;
 	u32 moe_layers;
 	u32 moe_imbalance_milli;
-	u64 reserved[3];
+	u32 stream_bytes_per_cycle;
+	u32 stream_latency_cycles;
+	u64 stream_passes;
+	u64 reserved;
 };
 
 /* struct wfw_info.model_flags */
 #define WFW_MODEL_EMBED		WFW_BIT(0)	/* jobs take token ids */
 #define WFW_MODEL_HEAD		WFW_BIT(1)	/* jobs give result records */
+#define WFW_MODEL_STREAM	WFW_BIT(2)	/* weights stream from host */
 
 /* --------------------------------------------------- GET_STATS result -- */
 

@@ -70,6 +70,9 @@ WFW_TIE(WFW_ACT_REC_SIZE(4096) == DRM_WAFER_ACT_REC_SIZE(4096),
 /* A range's kinds: GET_INFO's model_flags are the uapi's. */
 WFW_TIE(WFW_MODEL_EMBED == DRM_WAFER_MODEL_EMBED, "model flag embed");
 WFW_TIE(WFW_MODEL_HEAD == DRM_WAFER_MODEL_HEAD, "model flag head");
+WFW_TIE(WFW_MODEL_STREAM == DRM_WAFER_MODEL_STREAM, "model flag stream");
+WFW_TIE(WFW_LOAD_STREAM == DRM_WAFER_LOAD_STREAM, "load flag stream");
+WFW_TIE(WFW_LOAD_FLAGS_ALL == DRM_WAFER_LOAD_FLAGS, "load flags");
 WFW_TIE(WFW_JOB_IN_ACT == DRM_WAFER_JOB_IN_ACT, "job flag in_act");
 WFW_TIE(WFW_JOB_OUT_ACT == DRM_WAFER_JOB_OUT_ACT, "job flag out_act");
 WFW_TIE(WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flag all");

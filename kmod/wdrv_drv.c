@@ -110,6 +110,11 @@ static int wdrv_get_info_ioctl(struct drm_device *dev, void *data,
 		    DRM_WAFER_CAP_URING_SUBMIT;
 	if (fi->caps & WFW_CAP_ALL_POSITIONS)
 		info.caps |= DRM_WAFER_CAP_ALL_POSITIONS;
+	/* LOAD_STREAM came with firmware ABI 1.2. */
+	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= 2)
+		info.caps |= DRM_WAFER_CAP_WEIGHT_STREAM;
+	info.stream_bytes_per_cycle = fi->stream_bytes_per_cycle;
+	info.stream_latency_cycles = fi->stream_latency_cycles;
 	info.fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);
 	info.fw_version_minor = WFW_ABI_VERSION_MINOR(fi->abi_version);
 	info.profile = fi->profile;

@@ -3,7 +3,9 @@
  * wafer models and contexts.  Model blobs are copied out of the BO into
  * kernel memory userspace cannot change and handed to the firmware, which
  * validates them, through a mappable DMA window.  A model is unloaded when
- * its loader and every context (so every job) using it are gone.
+ * its loader and every context (so every job) using it are gone.  With
+ * weight streaming the copy and its window stay until then: the firmware
+ * reads the layers' weights from it at every pass.
  */
 #include <linux/iosys-map.h>
 #include <linux/overflow.h>
@@ -82,6 +84,13 @@ static void model_fw_unload(struct wdrv_device *wdev)
 	wdrv_fw_reset(&wdev->fw, true);
 }
 
+/* Streaming: the blob copy and its window, once the firmware let go. */
+static void model_stream_free(struct wdrv_device *wdev, void *blob, u64 addr)
+{
+	wdrv_dma_unmap(&wdev->fw.dma, addr);
+	kvfree(blob);
+}
+
 static void model_release(struct kref *ref)
 {
 	struct wdrv_model *model = container_of(ref, struct wdrv_model, ref);
@@ -93,6 +102,9 @@ static void model_release(struct kref *ref)
 		wdev->model = NULL;
 	}
 	mutex_unlock(&wdev->model_lock);
+	/* Unloaded (or reset in full): no stage reads the weights any more. */
+	if (model->stream_blob)
+		model_stream_free(wdev, model->stream_blob, model->stream_addr);
 	kfree(model);
 }
 
@@ -104,17 +116,19 @@ static void model_put(struct wdrv_model *model)
 
 /*
  * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
- * the firmware layer took @blob (the command may still read it).
+ * the firmware layer took @blob (the command may still read it).  *@kept:
+ * a streaming load succeeded, and @blob stays mapped at this address.
  */
 static int model_fw_load(struct wdrv_device *wdev, void *blob,
 			 const struct drm_wafer_model_load *args,
-			 struct wfw_cpl *cpl, bool *taken)
+			 struct wfw_cpl *cpl, bool *taken, u64 *kept)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
 	u64 len = args->blob_size;
 	int ret;
 
 	*taken = false;
+	*kept = 0;
 	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL,
 			   &cmd.load.addr);
 	if (ret)
@@ -122,6 +136,8 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	cmd.load.len = len;
 	cmd.load.layer_first = args->layer_first;
 	cmd.load.layer_count = args->layer_count;
+	/* The firmware's flags (wfw_uapi_ties.h). */
+	cmd.load.flags = args->flags;
 	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
 	if (ret == -EBUSY) {
 		/*
@@ -131,7 +147,9 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 		model_fw_unload(wdev);
 		ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
 	}
-	if (!*taken)
+	if (!*taken && !ret && (args->flags & DRM_WAFER_LOAD_STREAM))
+		*kept = cmd.load.addr;
+	else if (!*taken)
 		wdrv_dma_unmap(&wdev->fw.dma, cmd.load.addr);
 	return ret;
 }
@@ -150,7 +168,8 @@ static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
 		ret = -EIO;
 	if (!ret) {
 		model->n_layers = fi->n_layers;
-		model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD);
+		model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD |
+						  DRM_WAFER_MODEL_STREAM);
 		model->act_size = fi->act_rec_size;
 	}
 	kfree(fi);
@@ -163,11 +182,12 @@ static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
  */
 #define WDRV_MODEL_BLOB_SLACK	SZ_1M
 
-static int check_blob_size(struct wdrv_device *wdev, u64 size)
+static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags)
 {
 	u64 sram = (u64)wdev->fw.info.num_stages * wdev->fw.info.sram_bytes;
 
-	if (size <= sram + WDRV_MODEL_BLOB_SLACK)
+	/* Streamed weights stay in host memory: the BO limit bounds them. */
+	if (size <= sram + WDRV_MODEL_BLOB_SLACK || (flags & DRM_WAFER_LOAD_STREAM))
 		return 0;
 	drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte blob exceeds the device's %llu bytes of SRAM\n",
 		size, sram);
@@ -190,6 +210,22 @@ static int load_errno(int ret)
 	return ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW ? -EINVAL : ret;
 }
 
+/* The loaded model becomes the device's and @wfile's; model_lock held. */
+static void model_install(struct wdrv_device *wdev, struct wdrv_file *wfile,
+			  struct wdrv_model *model, struct drm_wafer_model_load *args)
+{
+	kref_init(&model->ref);
+	model->wdev = wdev;
+	model->owner = wfile;
+	wfile->owns_model = true;
+	model->id = ++wdev->next_model_id;
+	wdev->model = model;
+	args->model_id = model->id;
+	args->n_layers = model->n_layers;
+	args->model_flags = model->flags;
+	args->act_size = model->act_size;
+}
+
 int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct wdrv_device *wdev = to_wafer_device(dev);
@@ -199,11 +235,12 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	struct wfw_cpl cpl;
 	bool taken;
 	void *blob;
+	u64 kept;
 	int ret;
 
 	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
 	if (!ret)
-		ret = check_blob_size(wdev, args->blob_size);
+		ret = check_blob_size(wdev, args->blob_size, args->flags);
 	if (ret)
 		return ret;
 	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
@@ -224,8 +261,8 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		goto out_unlock;
 	}
 	/* The firmware validates the blob; the driver speaks only its ABI. */
-	ret = fw_errno(dev, load_errno(model_fw_load(wdev, blob, args, &cpl, &taken)));
-	if (!taken)
+	ret = fw_errno(dev, load_errno(model_fw_load(wdev, blob, args, &cpl, &taken, &kept)));
+	if (!taken && !kept)
 		kvfree(blob);
 	if (!ret) {
 		ret = model_fw_query(wdev, model);
@@ -235,22 +272,18 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 			model_fw_unload(wdev);
 		}
 	}
+	if (kept && ret)
+		model_stream_free(wdev, blob, kept);
 	if (ret == -ENOSPC) {
 		args->sram_needed = cpl.value;
-		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM, stages have %u KiB\n",
-			cpl.value, cpl.result1);
+		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM%s, stages have %u KiB\n",
+			cpl.value, args->flags & DRM_WAFER_LOAD_STREAM ?
+			" (streaming its weights)" : "", cpl.result1);
 	} else if (!ret) {
 		args->sram_needed = cpl.value;
-		kref_init(&model->ref);
-		model->wdev = wdev;
-		model->owner = wfile;
-		wfile->owns_model = true;
-		model->id = ++wdev->next_model_id;
-		wdev->model = model;
-		args->model_id = model->id;
-		args->n_layers = model->n_layers;
-		args->model_flags = model->flags;
-		args->act_size = model->act_size;
+		model->stream_blob = kept ? blob : NULL;
+		model->stream_addr = kept;
+		model_install(wdev, wfile, model, args);
 		model = NULL;
 	} else {
 		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);

@@ -29,6 +29,10 @@ struct wdrv_file;
  * @n_layers: layers the device loaded (its layer range)
  * @flags: DRM_WAFER_MODEL_* of the range: what its jobs take and give
  * @act_size: bytes of one activation record
+ * @stream_blob: weight streaming (DRM_WAFER_LOAD_STREAM): the driver's copy
+ *	of the blob, which the firmware reads the weights from until the model
+ *	is unloaded; NULL for a resident model
+ * @stream_addr: its device window
  */
 struct wdrv_model {
 	struct kref ref;
@@ -38,6 +42,8 @@ struct wdrv_model {
 	u32 n_layers;
 	u32 flags;
 	u32 act_size;
+	void *stream_blob;
+	u64 stream_addr;
 };
 
 /**

@@ -39,8 +39,12 @@ int wdrv_check_bo_create(struct drm_device *dev, const struct drm_wafer_bo_creat
 int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_load *a,
 			  u64 max_size)
 {
-	if (a->flags || a->pad || a->pad2) {
-		drm_dbg(dev, "MODEL_LOAD: non-zero flags or padding\n");
+	if (a->flags & ~DRM_WAFER_LOAD_FLAGS) {
+		drm_dbg(dev, "MODEL_LOAD: unknown flags 0x%x\n", a->flags);
+		return -EINVAL;
+	}
+	if (a->pad || a->pad2) {
+		drm_dbg(dev, "MODEL_LOAD: non-zero padding\n");
 		return -EINVAL;
 	}
 	if (a->layer_first && !a->layer_count) {

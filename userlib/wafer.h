@@ -192,6 +192,7 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
 #define WAFER_CAP_INT8		(1ULL << 2)
 #define WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
 #define WAFER_CAP_PRIME		(1ULL << 4)
+#define WAFER_CAP_WEIGHT_STREAM	(1ULL << 5)	/* weights can stream from host */
 
 /**
  * struct wafer_info - what wafer_query() reports (0 = not reported)
@@ -213,6 +214,9 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
  * @max_tokens_per_job: largest job (0: only the context length limits it)
  * @max_inflight_jobs: jobs submitted and not reaped at once
  * @job_timeout_ms: a job taking longer fails with -ETIMEDOUT
+ * @stream_bytes_per_cycle: modelled bandwidth of weight streaming from
+ *	host memory (0: not reported)
+ * @stream_latency_cycles: modelled latency of one layer's read
  */
 struct wafer_info {
 	uint32_t api_version;
@@ -236,6 +240,8 @@ struct wafer_info {
 	uint32_t models_loaded;
 	uint32_t contexts;
 	uint32_t jobs_inflight;
+	uint32_t stream_bytes_per_cycle;
+	uint32_t stream_latency_cycles;
 };
 
 /**
@@ -488,6 +494,8 @@ int wafer_moe_upcycle(const void *dense, size_t dense_len, const struct wafer_mo
  *	layers; at most the checkpoint's layers)
  * @moe: mixture of experts by sparse upcycling (@moe.n_experts 0: dense);
  *	see wafer_moe_upcycle()
+ * @stream: wafer_model_load_file() only: weight streaming, see
+ *	wafer_model_load_stream() (0, WAFER_STREAM_OFF: resident only)
  * @progress: if set, called as conversion proceeds with the phase's name and
  *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
@@ -501,6 +509,7 @@ struct wafer_convert_opts {
 	struct wafer_moe_opts moe;
 	void (*progress)(void *arg, const char *what, double done);
 	void *progress_arg;
+	int stream;
 };
 
 /**
@@ -532,6 +541,10 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
  * @n_experts_active: routed experts per token (top-k)
  * @n_shared_experts: experts every token runs
  * @moe_gate: 0 softmax, 1 normalised sigmoid, 2 unit (wafer_moe_opts.gate)
+ * @weights_streamed: the layers' weights stream from host memory (weight
+ *	streaming) rather than sit in SRAM
+ * @stream_fallback: WAFER_STREAM_AUTO streamed them because the model did
+ *	not fit resident
  */
 struct wafer_model_info {
 	uint32_t dim;
@@ -547,6 +560,8 @@ struct wafer_model_info {
 	uint32_t n_experts_active;
 	uint32_t n_shared_experts;
 	uint32_t moe_gate;
+	int weights_streamed;
+	int stream_fallback;
 };
 
 /** A model loaded on a device (opaque). */
@@ -564,6 +579,38 @@ struct wafer_model;
  */
 int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 		     struct wafer_model **out);
+
+/**
+ * enum wafer_stream - where a model's layer weights live
+ * @WAFER_STREAM_OFF: in stage SRAM (resident); -ENOSPC if they do not fit
+ * @WAFER_STREAM_AUTO: resident if the model fits, else streamed
+ *	(wafer_model_info.stream_fallback says it happened)
+ * @WAFER_STREAM_ON: streamed: the weights stay in host memory and every
+ *	stage reads its layers, one by one, into a two-layer SRAM window
+ *	(the next layer's read overlapping this one's compute); embedding,
+ *	head, KV cache and activations stay in SRAM.  Results are the
+ *	resident ones bit for bit; the modelled time adds the reads, shared
+ *	by the sequences in flight.
+ */
+enum wafer_stream {
+	WAFER_STREAM_OFF,
+	WAFER_STREAM_AUTO,
+	WAFER_STREAM_ON,
+};
+
+/**
+ * wafer_model_load_stream() - wafer_model_load() with weight streaming
+ * @dev: device
+ * @blob: the blob; with streaming libwafer keeps a copy until the unload
+ * @len: its length
+ * @stream: enum wafer_stream
+ * @out: receives the model
+ *
+ * Return: 0 or a negative errno; -EOPNOTSUPP if @stream is
+ * WAFER_STREAM_ON and the driver cannot stream (no WAFER_CAP_WEIGHT_STREAM).
+ */
+int wafer_model_load_stream(struct wafer_dev *dev, const void *blob, size_t len,
+			    int stream, struct wafer_model **out);
 
 /**
  * wafer_model_load_file() - wafer_convert() + wafer_model_load()

@@ -7,7 +7,9 @@
  * corrupted completion is reported as a fault; and the reset fences
  * control commands: one waiting when it comes fails with -EIO at once
  * (not at its timeout), later ones run, and every cookie posted after it
- * carries the new reset generation.
+ * carries the new reset generation.  Weight streaming through the driver's
+ * DMA windows: a streamed load's job gives the resident record, and fails
+ * with -EFAULT once the blob's window is gone.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -51,6 +53,49 @@ static void fixture_fault(void *owner, const char *why)
 	atomic_inc(&f->faults);
 }
 
+/* The fixture's context and model go. */
+static int unload(struct fw_fixture *f)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
+	struct wfw_cpl cpl;
+	int ret;
+
+	cmd.ctx.ctx_id = f->ctx_id;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_UNLOAD_MODEL;
+	return ret ? ret : wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+/* Loads the tiny model with @flags, its blob mapped at *@addr, and a context. */
+static int load(struct kunit *test, struct fw_fixture *f, u32 flags, u64 *addr)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	u8 *blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	struct wfw_cpl cpl;
+	size_t len;
+	int ret;
+
+	*addr = 0;
+	if (!blob)
+		return -ENOMEM;
+	len = wt_tiny_build(blob, WT_TINY_INT8);
+	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, addr);
+	if (ret)
+		return ret;
+	cmd.load = (struct wfw_cmd_load_model){ .addr = *addr, .len = len, .flags = flags };
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	if (ret)
+		return ret;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_CREATE_CONTEXT;
+	cmd.ctx.slots = 2;
+	cmd.ctx.ctx_len = 16;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	f->ctx_id = cpl.result0;
+	return ret;
+}
+
 static int fixture_init(struct kunit *test)
 {
 	struct wdrv_fw_config cfg = {
@@ -59,19 +104,16 @@ static int fixture_init(struct kunit *test)
 		.ctrl_timeout_ms = TEST_TIMEOUT_MS,
 		.job_cpl = fixture_job_cpl, .fault = fixture_fault,
 	};
-	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
 	struct fw_fixture *f;
-	struct wfw_cpl cpl;
-	size_t len;
 	u64 addr;
-	u8 *blob;
 	int ret;
 
 	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
 	f->in = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	f->out = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	if (!f || !blob || !f->in || !f->out)
+	if (!f->in || !f->out)
 		return -ENOMEM;
 	init_completion(&f->job_done);
 	cfg.owner = f;
@@ -80,25 +122,11 @@ static int fixture_init(struct kunit *test)
 		return ret;
 	test->priv = f;
 
-	len = wt_tiny_build(blob, WT_TINY_INT8);
-	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &addr);
-	if (ret)
-		return ret;
-	cmd.load.addr = addr;
-	cmd.load.len = len;
-	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	/* Resident: the blob's window goes once the load is done. */
+	ret = load(test, f, 0, &addr);
 	wdrv_dma_unmap(&f->fw.dma, addr);
 	if (ret)
 		return ret;
-
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opcode = WFW_OP_CREATE_CONTEXT;
-	cmd.ctx.slots = 2;
-	cmd.ctx.ctx_len = 16;
-	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
-	if (ret)
-		return ret;
-	f->ctx_id = cpl.result0;
 	ret = wdrv_dma_map(&f->fw.dma, f->in, PAGE_SIZE, 0, GFP_KERNEL, &f->in_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&f->fw.dma, f->out, PAGE_SIZE, WDRV_DMA_WRITE,
@@ -295,6 +323,33 @@ static void wdrv_test_fw_expert_load_dense(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, info.abi_version, (u32)WFW_ABI_VERSION);
 }
 
+static void wdrv_test_fw_stream(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	u8 resident[WFW_OUT_REC_SIZE(2)];
+	struct wfw_info info;
+	struct wfw_cpl cpl;
+	u64 addr;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 9, 0, TEST_TIMEOUT_MS), 0);
+	memcpy(resident, f->out, sizeof(resident));
+	KUNIT_ASSERT_EQ(test, unload(f), 0);
+	KUNIT_EXPECT_EQ(test, load(test, f, WFW_LOAD_STREAM << 1, &addr), -EINVAL);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	/* The blob stays mapped: the stages read the weights from it. */
+	KUNIT_ASSERT_EQ(test, load(test, f, WFW_LOAD_STREAM, &addr), 0);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl_read(&f->fw, WFW_OP_GET_INFO, 0, 0, &info,
+						sizeof(info), &cpl), 0);
+	KUNIT_EXPECT_TRUE(test, info.model_flags & WFW_MODEL_STREAM);
+	memset(f->out, 0, sizeof(resident));
+	KUNIT_EXPECT_EQ(test, run_job(f, 10, 0, TEST_TIMEOUT_MS), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->out, resident, sizeof(resident)), 0);
+	/* A driver that let the blob go: the job fails, nothing worse. */
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	KUNIT_EXPECT_EQ(test, run_job(f, 11, 1, TEST_TIMEOUT_MS), -EFAULT);
+	KUNIT_EXPECT_EQ(test, unload(f), 0);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
@@ -302,6 +357,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_reset_fences_ctrl),
 	KUNIT_CASE(wdrv_test_fw_reset_generation),
 	KUNIT_CASE(wdrv_test_fw_expert_load_dense),
+	KUNIT_CASE(wdrv_test_fw_stream),
 	{}
 };
 

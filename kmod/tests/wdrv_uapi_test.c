@@ -327,10 +327,15 @@ static void wdrv_test_model_load_args(struct kunit *test)
 {
 	struct drm_wafer_model_load a = { .blob_size = 4096, .bo_offset = 8 };
 	const u64 max = 1ull << 30;
+	unsigned int bit;
 
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
-	a.flags = 1;
-	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.flags = DRM_WAFER_LOAD_STREAM;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	for (bit = 1; bit < 32; bit++) {
+		a.flags = DRM_WAFER_LOAD_STREAM | 1u << bit;
+		KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	}
 	a.flags = 0;
 	a.pad = 1;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);

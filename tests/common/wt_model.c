@@ -122,3 +122,36 @@ uint32_t wt_model_step(struct wt_model *m, uint32_t token, uint32_t pos,
 	wfs_head(&m->hv, m->act, k, topk, &am, m->hscratch);
 	return am;
 }
+
+void wt_model_tokens(uint64_t seed, uint32_t nseq, uint32_t npos, uint32_t vocab,
+		     uint32_t *ids)
+{
+	struct wt_rng r;
+	uint32_t s, p;
+
+	wt_rng_seed(&r, seed);
+	for (s = 0; s < nseq; s++) {
+		ids[s * npos] = 1;	/* BOS */
+		for (p = 1; p < npos; p++)
+			ids[s * npos + p] = (uint32_t)wt_rng_range(&r, 3, vocab - 1);
+	}
+}
+
+int wt_model_reference(const void *blob, size_t len, uint32_t ctx, const uint32_t *ids,
+		       uint32_t nseq, uint32_t npos, uint32_t k, uint32_t *argmax,
+		       struct wfs_topk_entry *topk)
+{
+	struct wt_model m;
+	uint32_t s, p, i;
+
+	for (s = 0; s < nseq; s++) {
+		if (wt_model_open(&m, blob, len, ctx, 0))
+			return -1;
+		for (p = 0; p < npos; p++) {
+			i = s * npos + p;
+			argmax[i] = wt_model_step(&m, ids[i], p, k, topk + (size_t)i * k);
+		}
+		wt_model_close(&m);
+	}
+	return 0;
+}

@@ -30,4 +30,19 @@ int wt_model_layers(struct wt_model *m, uint32_t token, uint32_t pos);
 uint32_t wt_model_step(struct wt_model *m, uint32_t token, uint32_t pos,
 		       uint32_t k, struct wfs_topk_entry *topk);
 
+/*
+ * @nseq sequences of @npos tokens, ids[s * npos + p]: BOS, then tokens in
+ * [3, vocab - 1) from the seeded RNG.
+ */
+void wt_model_tokens(uint64_t seed, uint32_t nseq, uint32_t npos, uint32_t vocab,
+		     uint32_t *ids);
+/*
+ * The reference of those sequences, each alone in a context of @ctx:
+ * argmax[s * npos + p] and @k entries at topk[(s * npos + p) * k].
+ * Returns 0 or <0.
+ */
+int wt_model_reference(const void *blob, size_t len, uint32_t ctx, const uint32_t *ids,
+		       uint32_t nseq, uint32_t npos, uint32_t k, uint32_t *argmax,
+		       struct wfs_topk_entry *topk);
+
 #endif /* WT_MODEL_H */

@@ -11,6 +11,9 @@
  *     buffer (low 16 bits = offset), 0xbb into the model blob copy (which
  *     the input may also have mutated: the validator sees it);
  *   - ctx_id 0xc0 becomes the live context's id.
+ * An input of odd length loads the model with weight streaming
+ * (WFW_LOAD_STREAM): its jobs read the layers from the blob copy, which
+ * commands writing at 0xbb addresses change under them.
  * Every command must produce exactly one completion with a valid check
  * value and a status <= 0, without faults, hangs, crashes or sanitizer
  * reports (the build uses ASan and UBSan).
@@ -118,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = (u32)n * sizeof(struct wfw_cmd); i + 2 < size; i += 3)
 		blob[((u32)data[i] << 8 | data[i + 1]) % blob_len] ^= data[i + 2];
 
-	if (dh_load(h, blob, blob_len, &cpl) == 0) {
+	if (dh_load_flags(h, blob, blob_len, size & 1 ? WFW_LOAD_STREAM : 0, &cpl) == 0) {
 		id = dh_ctx_create(h, 2, 16, &cpl);
 		if (id > 0)
 			ctx = (u32)id;

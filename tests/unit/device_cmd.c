@@ -193,7 +193,7 @@ static void test_model_and_contexts(void)
 	base(&c, WFW_OP_LOAD_MODEL);
 	c.load.addr = (u64)(uintptr_t)blob;
 	c.load.len = blob_len;
-	c.load.flags = 1;
+	c.load.flags = WFW_LOAD_STREAM << 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL unknown flag");
 	c.load.flags = 0;
 	c.load.reserved[4] = 1;

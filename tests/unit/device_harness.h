@@ -276,8 +276,9 @@ static inline int dh_exec(struct dh *h, struct wfw_cmd *cmd,
 	return cpl->cookie == cmd->cookie ? 0 : -EPROTO;
 }
 
-static inline int dh_load(struct dh *h, void *blob, uint64_t len,
-			  struct wfw_cpl *cpl)
+/* LOAD_MODEL with WFW_LOAD_* @flags (WFW_LOAD_STREAM: weight streaming). */
+static inline int dh_load_flags(struct dh *h, void *blob, uint64_t len,
+				u32 flags, struct wfw_cpl *cpl)
 {
 	struct wfw_cmd c;
 
@@ -285,9 +286,16 @@ static inline int dh_load(struct dh *h, void *blob, uint64_t len,
 	c.opcode = WFW_OP_LOAD_MODEL;
 	c.load.addr = (uint64_t)(uintptr_t)blob;
 	c.load.len = len;
+	c.load.flags = flags;
 	if (dh_exec(h, &c, cpl, 30000))
 		return -ETIMEDOUT;
 	return cpl->status;
+}
+
+static inline int dh_load(struct dh *h, void *blob, uint64_t len,
+			  struct wfw_cpl *cpl)
+{
+	return dh_load_flags(h, blob, len, 0, cpl);
 }
 
 /* Returns the context id (> 0) or a negative status. */

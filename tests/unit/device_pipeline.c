@@ -29,58 +29,20 @@
 #define TOPK	8
 #define REC	WFW_OUT_REC_SIZE(TOPK)
 
-struct result {
-	u32 argmax;
-	struct wfw_topk_pair topk[TOPK];
-};
-
 static u32 tokens[NSEQ][NPOS];
-static struct result ref[NSEQ][NPOS];
-
-static void make_tokens(u32 vocab)
-{
-	struct wt_rng r;
-	int s, p;
-
-	wt_rng_seed(&r, 42);
-	for (s = 0; s < NSEQ; s++) {
-		tokens[s][0] = 1;	/* BOS */
-		for (p = 1; p < NPOS; p++)
-			tokens[s][p] = (u32)wt_rng_range(&r, 3, vocab - 1);
-	}
-}
-
-static int reference(const void *blob, size_t len)
-{
-	struct wfs_topk_entry tk[TOPK];
-	struct wt_model m;
-	int s, p, k;
-
-	for (s = 0; s < NSEQ; s++) {
-		if (wt_model_open(&m, blob, len, CTX, 0))
-			return -1;
-		for (p = 0; p < NPOS; p++) {
-			ref[s][p].argmax = wt_model_step(&m, tokens[s][p], (u32)p,
-							 TOPK, tk);
-			for (k = 0; k < TOPK; k++) {
-				ref[s][p].topk[k].token = tk[k].token;
-				ref[s][p].topk[k].logit = tk[k].logit;
-			}
-		}
-		wt_model_close(&m);
-	}
-	return 0;
-}
+static u32 ref_argmax[NSEQ * NPOS];
+static struct wfs_topk_entry ref_topk[NSEQ * NPOS * TOPK];
 
 /* Compare one output record against the reference. */
 static int rec_ok(const u8 *rec, int s, u32 pos)
 {
 	const struct wfw_out_rec *r = (const struct wfw_out_rec *)rec;
+	const struct wfs_topk_entry *t = &ref_topk[((u32)s * NPOS + pos) * TOPK];
 
-	if (r->pos != pos || r->k != TOPK || r->argmax != ref[s][pos].argmax ||
-	    r->argmax_logit != ref[s][pos].topk[0].logit)
+	if (r->pos != pos || r->k != TOPK || r->argmax != ref_argmax[(u32)s * NPOS + pos] ||
+	    r->argmax_logit != t->logit)
 		return 0;
-	return !memcmp(r->topk, ref[s][pos].topk, sizeof(ref[s][pos].topk));
+	return !memcmp(r->topk, t, TOPK * sizeof(*t));
 }
 
 /*
@@ -223,8 +185,9 @@ static void run_blob(const char *what, void *blob, size_t len, u32 vocab)
 	};
 	unsigned int i;
 
-	make_tokens(vocab);
-	if (!wt_ok(reference(blob, len) == 0, "%s: reference run", what))
+	wt_model_tokens(42, NSEQ, NPOS, vocab, &tokens[0][0]);
+	if (!wt_ok(wt_model_reference(blob, len, CTX, &tokens[0][0], NSEQ, NPOS, TOPK,
+				      ref_argmax, ref_topk) == 0, "%s: reference run", what))
 		return;
 	for (i = 0; i < WFS_ARRAY_SIZE(shapes); i++)
 		run_shape(what, blob, len, shapes[i].profile, shapes[i].stages);

@@ -56,6 +56,23 @@ static void test_formulas(void)
 }
 
 /* The mesh term of wse3: reductions across the square of cores a layer fills. */
+/* Weight streaming: one layer's read, latency + bytes over the store's bandwidth. */
+static void test_stream(void)
+{
+	struct wfs_profile asic, wafer, lpu;
+
+	wfs_profile_find("asic", &asic);
+	wfs_profile_find("wafer", &wafer);
+	wfs_profile_find("lpu", &lpu);
+	wt_ok(wfs_timing_stream_layer_cycles(&asic, 64000) == 500 + 1000 &&
+	      wfs_timing_stream_layer_cycles(&asic, 64001) == 500 + 1001 &&
+	      wfs_timing_stream_layer_cycles(&wafer, 1361) == 2200 + 11 &&
+	      wfs_timing_stream_layer_cycles(&asic, 0) == 0 &&
+	      wfs_timing_stream_layer_cycles(&lpu, 1 << 20) == 0,
+	      "stream: asic 64000 B = 500 + 1000 cycles, wafer 1361 B = 2200 + 11, "
+	      "0 bytes and a profile without a store cost nothing");
+}
+
 static void test_mesh(void)
 {
 	struct wfs_profile p;
@@ -330,6 +347,7 @@ int main(void)
 	size_t len;
 
 	test_formulas();
+	test_stream();
 	test_mesh();
 	test_moe();
 	test_tensor();

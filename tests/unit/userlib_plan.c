@@ -296,7 +296,7 @@ static void streaming(void)
 	      "a batch of the %u sequences that fit shares each pass: %llu tok/s (one: %llu)",
 	      o.batch, (unsigned long long)q.tok_s_aggregate,
 	      (unsigned long long)p.tok_s_single);
-	o.profile = "wafer";
+	o.profile = "lpu";
 	wt_ok(wafer_plan(s, &o, &q) == -EINVAL && strstr(wafer_last_error(), "weight store"),
 	      "no weight store: %s", wafer_last_error());
 	o.profile = "wse3";

@@ -135,6 +135,10 @@ int main(void)
 	check("int8 over 5 devices", "-d 0-4", &c, "", 100);
 	check("int8 over 2 devices split 4+1, prompt", "-d 0,1 --split 4,1 "
 	      "-i 'Once upon a time, there was a dog'", &c, "Once upon a time, there was a dog", 64);
+	/* Weight streaming: the same text, on one device and over three. */
+	check("int8, weights streamed", "--stream-weights on", &c, "", 100);
+	check("int8 over 3 devices, weights streamed, prompt", "-d 0-2 --stream-weights on "
+	      "-i 'Once upon a time, there was a dog'", &c, "Once upon a time, there was a dog", 64);
 
 	/* Sampling: a seed makes it reproducible. */
 	{
@@ -164,6 +168,8 @@ int main(void)
 	wt_ok(WEXITSTATUS(rc) == 1 && !out[0], "--split of 4 layers for a 5-layer model fails at load");
 	rc = cli("--backend inproc -d 3-1 -n 8", out);
 	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "-d 3-1 is a usage error");
+	rc = cli("--backend inproc --stream-weights sometimes -n 8", out);
+	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "--stream-weights sometimes is a usage error");
 
 	wafer_tokenizer_free(tok);
 	free(out);

@@ -42,6 +42,8 @@ extern "C" {
 #define DRM_WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
 /** DRM_WAFER_CAP_PRIME: buffer objects can be exported/imported as dma-bufs. */
 #define DRM_WAFER_CAP_PRIME		(1ULL << 4)
+/** DRM_WAFER_CAP_WEIGHT_STREAM: MODEL_LOAD takes DRM_WAFER_LOAD_STREAM. */
+#define DRM_WAFER_CAP_WEIGHT_STREAM	(1ULL << 5)
 
 #define DRM_WAFER_GET_INFO		0x00
 #define DRM_WAFER_BO_CREATE		0x01
@@ -120,6 +122,13 @@ struct drm_wafer_device_info {
 	__u32 jobs_inflight;
 	/** @pad: zero. */
 	__u32 pad;
+	/**
+	 * @stream_bytes_per_cycle: modelled bandwidth from host memory of
+	 * weight streaming (DRM_WAFER_LOAD_STREAM), per device clock cycle.
+	 */
+	__u32 stream_bytes_per_cycle;
+	/** @stream_latency_cycles: modelled latency of one layer's read. */
+	__u32 stream_latency_cycles;
 };
 
 /**
@@ -170,6 +179,20 @@ struct drm_wafer_bo_info {
 #define DRM_WAFER_MODEL_EMBED		(1U << 0)
 /** DRM_WAFER_MODEL_HEAD: the loaded layers end the model: jobs give results. */
 #define DRM_WAFER_MODEL_HEAD		(1U << 1)
+/** DRM_WAFER_MODEL_STREAM: the loaded layers' weights stream from host memory. */
+#define DRM_WAFER_MODEL_STREAM		(1U << 2)
+
+/**
+ * DRM_WAFER_LOAD_STREAM: weight streaming.  The layers' weights stay in
+ * host memory (the driver's copy of the blob, kept until the model is
+ * unloaded) and every used stage reads them, layer by layer, into a
+ * two-layer SRAM window; the embedding, head, KV cache and activations stay
+ * in SRAM.  For a model larger than the device's SRAM; results are the
+ * resident ones bit for bit, the modelled time adds the reads.
+ */
+#define DRM_WAFER_LOAD_STREAM		(1U << 0)
+/** DRM_WAFER_LOAD_FLAGS: every MODEL_LOAD flag this ABI knows. */
+#define DRM_WAFER_LOAD_FLAGS		DRM_WAFER_LOAD_STREAM
 
 /**
  * struct drm_wafer_model_load - DRM_IOCTL_WAFER_MODEL_LOAD
@@ -190,13 +213,17 @@ struct drm_wafer_bo_info {
 struct drm_wafer_model_load {
 	/** @bo_handle: in: BO holding the blob. */
 	__u32 bo_handle;
-	/** @flags: must be zero. */
+	/**
+	 * @flags: in: DRM_WAFER_LOAD_* (DRM_WAFER_CAP_WEIGHT_STREAM); other
+	 * bits are -EINVAL.
+	 */
 	__u32 flags;
 	/** @bo_offset: in: byte offset of the blob in the BO (8-byte aligned). */
 	__u64 bo_offset;
 	/**
 	 * @blob_size: in: bytes of the blob; at most the device's total SRAM
-	 * (stages x SRAM per stage) plus 1 MiB, else -EINVAL.
+	 * (stages x SRAM per stage) plus 1 MiB, else -EINVAL (streaming:
+	 * at most the file's BO limit).
 	 */
 	__u64 blob_size;
 	/** @sram_needed: out: SRAM bytes the model needs (also set on -ENOSPC). */

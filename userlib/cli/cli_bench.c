@@ -26,6 +26,12 @@
  *                        tokens/s of B = 16 sequences, each against N = 1;
  *                        N where the model does not fit say so, and the first
  *                        N that fits is named
+ *   weight streaming     the same device with the model resident and with its
+ *                        weights streamed from host memory (--stream-weights
+ *                        on): modelled tokens/s of B = 1, 4, 16 sequences
+ *                        each way; streaming pays the weights' reads once per
+ *                        pass, which the sequences in flight share (the
+ *                        amortisation curve)
  *
  * Modelled aggregate throughput needs the device's modelled clock, because
  * jobs in flight together overlap in the pipeline (a job's own latency does
@@ -61,10 +67,13 @@ static const unsigned int batch_sizes[] = { 1, 2, 4, 8, 16 };
 static const unsigned int submit_batches[] = { 1, 8, 32, 128 };
 /* Sequences of the device axis: one alone, and enough to hide link hops. */
 static const unsigned int axis_b[] = { 1, 16, 64 };
+/* Sequences of the weight streaming rows. */
+static const unsigned int stream_b[] = { 1, 4, 16 };
 
 #define N_B	(sizeof(batch_sizes) / sizeof(batch_sizes[0]))
 #define N_SUB	(sizeof(submit_batches) / sizeof(submit_batches[0]))
 #define N_AXB	(sizeof(axis_b) / sizeof(axis_b[0]))
+#define N_STB	(sizeof(stream_b) / sizeof(stream_b[0]))
 
 /**
  * struct bench_args - parsed command line
@@ -179,6 +188,9 @@ struct axis_res {
  * @n_devs: their count
  * @axis: device-axis rows
  * @n_axis: their count
+ * @res: weight streaming section: resident rows, per backend and stream_b[]
+ * @str: the same with the weights streamed
+ * @n_str: backends with streaming rows
  */
 struct bench {
 	struct decode_res single[2];
@@ -191,6 +203,9 @@ struct bench {
 	unsigned int n_devs;
 	struct axis_res axis[2 * MAX_AXIS];
 	unsigned int n_axis;
+	struct decode_res res[2][N_STB];
+	struct decode_res str[2][N_STB];
+	unsigned int n_str;
 };
 
 static int fail(const char *what)
@@ -578,19 +593,25 @@ out:
 
 /* ---------------------------------------------------------- backends -- */
 
-static int open_load(const struct wafer_open_opts *o, const void *blob, size_t len,
-		     struct wafer_dev **dev, struct wafer_model **m)
+static int open_load_stream(const struct wafer_open_opts *o, const void *blob, size_t len,
+			    int stream, struct wafer_dev **dev, struct wafer_model **m)
 {
 	*dev = NULL;
 	*m = NULL;
 	if (wafer_open(o, dev))
 		return -1;
-	if (wafer_model_load(*dev, blob, len, m)) {
+	if (wafer_model_load_stream(*dev, blob, len, stream, m)) {
 		wafer_close(*dev);
 		*dev = NULL;
 		return -1;
 	}
 	return 0;
+}
+
+static int open_load(const struct wafer_open_opts *o, const void *blob, size_t len,
+		     struct wafer_dev **dev, struct wafer_model **m)
+{
+	return open_load_stream(o, blob, len, WAFER_STREAM_OFF, dev, m);
 }
 
 static void close_dev(struct wafer_dev *dev, struct wafer_model *m)
@@ -728,6 +749,41 @@ static int run_inproc(struct bench *bn, const struct bench_args *a, const void *
 		ret = run_subcost(bn, a, dev, m);
 	close_dev(dev, m);
 	return ret;
+}
+
+/*
+ * Weight streaming against resident on one device of a backend: B = 1, 4,
+ * 16 sequences each way (@kernel: the kernel backend, else inproc).
+ */
+static int run_stream(struct bench *bn, const struct bench_args *a, int kernel,
+		      const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = kernel ? WAFER_BACKEND_KERNEL :
+				     WAFER_BACKEND_INPROC, .index = kernel ? a->index : -1 };
+	unsigned int k, s, n = bn->n_str;
+	struct wafer_model *m;
+	struct wafer_dev *dev;
+
+	for (s = 0; s < 2; s++) {
+		struct decode_res *row = s ? bn->str[n] : bn->res[n];
+
+		if (open_load_stream(&o, blob, len, s ? WAFER_STREAM_ON : WAFER_STREAM_OFF,
+				     &dev, &m))
+			return fail(s ? "loading the model streamed" : "loading the model");
+		for (k = 0; k < N_STB; k++) {
+			fprintf(stderr, "wafer bench: %s: %s, %u sequences x %u tokens\n",
+				kernel ? "kernel" : "inproc", s ? "streamed" : "resident",
+				stream_b[k], a->tokens);
+			if (decode(dev, m, stream_b[k], a->tokens, &row[k])) {
+				close_dev(dev, m);
+				return -1;
+			}
+			row[k].backend = kernel ? "kernel" : "inproc";
+		}
+		close_dev(dev, m);
+	}
+	bn->n_str++;
+	return 0;
 }
 
 /* --------------------------------------------------------- devices -- */
@@ -913,6 +969,36 @@ static void print_subcost(const struct bench *bn)
 		printf("\n");
 }
 
+/* Weight streaming against resident: the amortisation over B. */
+static void print_stream(const struct bench *bn)
+{
+	unsigned int i, k;
+
+	printf("\nweight streaming (--stream-weights on: each stage reads its layers from host "
+	       "memory per pass, double-buffered; the sequences in flight share a pass) "
+	       "against resident, the same device\n");
+	printf("  %-7s %3s %17s %17s %13s %14s\n", "backend", "B", "resident tok/s",
+	       "streamed tok/s", "str./resid.", "streamed xB=1");
+	for (i = 0; i < bn->n_str; i++) {
+		for (k = 0; k < N_STB; k++) {
+			const struct decode_res *r = &bn->res[i][k], *s = &bn->str[i][k];
+			double rm = per_s(r->tokens, r->model_ns), sm = per_s(s->tokens, s->model_ns);
+			double s1 = per_s(bn->str[i][0].tokens, bn->str[i][0].model_ns);
+			char rv[32], sv[32];
+
+			snprintf(rv, sizeof(rv), "%s%.1f", mark(r->kind), rm);
+			snprintf(sv, sizeof(sv), "%s%.1f", mark(s->kind), sm);
+			if (!r->model_ns || !s->model_ns)
+				printf("  %-7s %3u %17s %17s %13s %14s\n", r->backend, r->b,
+				       r->model_ns ? rv : "n/a", s->model_ns ? sv : "n/a", "n/a",
+				       "n/a");
+			else
+				printf("  %-7s %3u %17s %17s %12.3fx %13.2fx\n", r->backend, r->b,
+				       rv, sv, sm / rm, s1 > 0 ? sm / s1 : 0.0);
+		}
+	}
+}
+
 /* The row's expert load column: "n/a" where the counters are unreadable. */
 static const char *moe_col(const struct decode_res *r)
 {
@@ -981,6 +1067,8 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 	print_subcost(bn);
 	if (bn->n_axis)
 		print_axis(bn);
+	if (bn->n_str)
+		print_stream(bn);
 	fflush(stdout);
 }
 
@@ -1185,6 +1273,10 @@ int cli_cmd_bench(int argc, char **argv)
 		ret = run_devices(&bn, &a, 1, blob, len);
 	if (!ret && a.inproc && a.devices)
 		ret = run_devices(&bn, &a, 0, blob, len);
+	if (!ret && a.kernel)
+		ret = run_stream(&bn, &a, 1, blob, len);
+	if (!ret && a.inproc)
+		ret = run_stream(&bn, &a, 0, blob, len);
 	free(blob);
 	if (ret)
 		return 1;

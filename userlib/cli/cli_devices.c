@@ -66,7 +66,7 @@ int cli_cmd_list(int argc, char **argv)
 static void print_caps(uint64_t caps)
 {
 	static const char *const names[] = { "uring-submit", "int4", "int8",
-					     "all-positions", "prime" };
+					     "all-positions", "prime", "weight-stream" };
 	unsigned int i;
 
 	printf("caps:     ");
@@ -89,6 +89,9 @@ static void print_info(const struct wafer_info *i)
 	printf("\n");
 	printf("clock:    %.3f GHz, %u MACs/cycle per stage\n", i->clock_hz / 1e9,
 	       i->macs_per_cycle);
+	if (i->caps & WAFER_CAP_WEIGHT_STREAM)
+		printf("stream:   weights from host memory at %u B/cycle, %u cycles latency\n",
+		       i->stream_bytes_per_cycle, i->stream_latency_cycles);
 	if (i->numa_node >= 0)
 		printf("numa:     node %d\n", i->numa_node);
 	else
@@ -136,7 +139,8 @@ static int print_node(int index)
 static int info_usage(void)
 {
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
-		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]]\n"
+		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
+		"            [--stream-weights auto|on|off]]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
@@ -195,6 +199,7 @@ static int info_model(const struct cli_devices *d, const char *path,
 		       wafer_model_get_info(m)->n_layers, conv->wbits, wafer_model_parts(m),
 		       wafer_model_parts(m) == 1 ? "" : "s");
 		cli_print_moe(wafer_model_get_info(m), stdout);
+		cli_print_stream(wafer_model_get_info(m), stdout);
 		cli_print_parts(m, stdout);
 	}
 	wafer_ctx_destroy(ctx);
@@ -209,11 +214,12 @@ int cli_cmd_info(int argc, char **argv)
 		{ "split", required_argument, NULL, 's' },
 		{ "moe", required_argument, NULL, 'M' },
 		{ "moe-gate", required_argument, NULL, 'G' },
+		{ "stream-weights", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
 					   .submit = WAFER_SUBMIT_IOCTL } };
-	struct wafer_convert_opts conv = { .wbits = 8 };
+	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO };
 	const char *model = NULL;
 	unsigned int k;
 	int opt, ret = 0;
@@ -228,6 +234,8 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_backend(optarg, &d.base.backend);
 		else if (opt == 'm')
 			model = optarg;
+		else if (opt == 'W')
+			ret = cli_parse_stream(optarg, &conv.stream);
 		else if (opt == 'M' || opt == 'G')
 			ret = (opt == 'M' ? cli_parse_moe : cli_parse_gate)(optarg, &conv.moe);
 		else if (opt == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))

@@ -65,6 +65,31 @@ void cli_print_moe(const struct wafer_model_info *mi, FILE *f)
 		mi->n_experts_active, mi->moe_gate < 3 ? gate[mi->moe_gate] : "?");
 }
 
+int cli_parse_stream(const char *s, int *out)
+{
+	static const char *const names[] = { "off", "auto", "on" };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(s, names[i])) {
+			*out = i;	/* WAFER_STREAM_OFF, _AUTO, _ON */
+			return 0;
+		}
+	return -1;
+}
+
+void cli_print_stream(const struct wafer_model_info *mi, FILE *f)
+{
+	if (!mi->weights_streamed)
+		fprintf(f, "weights:  resident in SRAM (%llu KiB)\n",
+			(unsigned long long)mi->sram_bytes >> 10);
+	else
+		fprintf(f, "weights:  streamed from host memory, layer by layer into each stage's "
+			"2-layer window (%s); %llu KiB of SRAM\n",
+			mi->stream_fallback ? "the model does not fit resident" :
+			"--stream-weights on", (unsigned long long)mi->sram_bytes >> 10);
+}
+
 int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
 		   unsigned int max)
 {

@@ -72,6 +72,10 @@ static void usage(FILE *f)
 		"                       unit with TOPK = E is the dense model exactly)\n"
 		"  --keep-int8          int4: keep embedding and classifier at int8\n"
 		"  --kv-int8            int8 KV cache (default int16)\n"
+		"  --stream-weights auto|on|off  weight streaming: the layers' weights stay in\n"
+		"                       host memory and stream into each stage, layer by layer\n"
+		"                       (auto, the default: only when the model does not fit\n"
+		"                       in SRAM; the run says so)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n"
 		"  --submit ioctl|uring     kernel job submission (default: uring if available)\n"
 		"  --draft int4|early:N|FILE.bin|ngram[:N]\n"
@@ -94,7 +98,7 @@ static void usage(FILE *f)
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
-       OPT_MOE_GATE, OPT_EXPERT_LOAD };
+       OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -113,6 +117,7 @@ static const struct option long_opts[] = {
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ "expert-load", required_argument, NULL, OPT_EXPERT_LOAD },
+	{ "stream-weights", required_argument, NULL, OPT_STREAM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -136,6 +141,8 @@ static int parse_model_opt(struct run_args *a, int opt, const char *arg)
 	switch (opt) {
 	case OPT_MOE:
 		return cli_parse_moe(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_STREAM:
+		return cli_parse_stream(arg, &a->conv.stream) ? 1 : 0;
 	case OPT_MOE_GATE:
 		return cli_parse_gate(arg, &a->conv.moe) ? 1 : 0;
 	case OPT_QUANT:
@@ -271,6 +278,7 @@ static int parse(struct run_args *a, int argc, char **argv)
 	a->steps = 256;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
+	a->conv.stream = WAFER_STREAM_AUTO;
 	a->devs.base.index = -1;
 	a->draft_tokens = 4;
 	a->draft_device = -1;
@@ -609,6 +617,7 @@ static int run_load(const struct run_args *a, struct run *r)
 	r->mi = wafer_model_get_info(r->model);
 	if (r->mi->n_experts)
 		cli_print_moe(r->mi, stderr);
+	cli_print_stream(r->mi, stderr);
 	r->steps = a->steps <= 0 || (unsigned int)a->steps > r->mi->seq_len ? r->mi->seq_len :
 		   (unsigned int)a->steps;
 	if (wafer_tokenizer_load(a->tokenizer, r->mi->vocab_size, &r->tok))

@@ -89,12 +89,14 @@ static void usage(FILE *f)
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  -d LIST              devices (as wafer run; several: the model's layers\n"
 		"                       split over them, a pipeline)\n"
-		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n");
+		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n"
+		"  --stream-weights auto|on|off  weights streamed from host memory (auto, the\n"
+		"                       default: when the model does not fit in SRAM)\n");
 }
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
        OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_HEADER, OPT_DRAIN, OPT_QUANT, OPT_BACKEND,
-       OPT_HELP };
+       OPT_HELP, OPT_STREAM };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -112,6 +114,7 @@ static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "stream-weights", required_argument, NULL, OPT_STREAM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -172,6 +175,9 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	case OPT_BACKEND:
 		bad = cli_parse_backend(arg, &a->devs.base.backend);
 		break;
+	case OPT_STREAM:
+		bad = cli_parse_stream(arg, &a->conv.stream);
+		break;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -202,6 +208,7 @@ static int parse(struct serve_args *a, int argc, char **argv)
 	a->drain = 30;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
+	a->conv.stream = WAFER_STREAM_AUTO;
 	a->devs.base.index = -1;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "z:d:", long_opts, NULL)) != -1) {
@@ -688,6 +695,8 @@ static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct waf
 		return fail("opening the device");
 	if (wafer_model_load_file(s->dev, a->model, &a->conv, model))
 		return fail("loading the model");
+	if (wafer_model_get_info(*model)->weights_streamed)
+		cli_print_stream(wafer_model_get_info(*model), stderr);
 	if (wafer_tokenizer_load(a->tokenizer, wafer_model_get_info(*model)->vocab_size, &s->tok))
 		return fail("loading the tokenizer");
 	if (wafer_batch_create(*model, &bo, &s->batch))

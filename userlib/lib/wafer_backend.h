@@ -49,6 +49,8 @@ struct wafer_bo {
  * @embed: what the backend said the loaded range holds (a whole model on
  *	one device: both)
  * @head: see @embed
+ * @stream_bo: weight streaming: the blob's buffer, which the device reads
+ *	the weights from until the unload (NULL: resident)
  */
 struct wafer_model {
 	struct wafer_dev *dev;
@@ -58,6 +60,7 @@ struct wafer_model {
 	uint64_t kv_bytes;
 	int embed;
 	int head;
+	struct wafer_bo *stream_bo;
 };
 
 /**
@@ -86,6 +89,8 @@ struct wafer_ctx {
  * @embed: out: the range holds the embedding (its jobs take tokens)
  * @head: out: the range holds the classifier (its jobs give results)
  * @act_size: out: bytes of one activation record of the model
+ * @stream: in: weight streaming (the backend keeps @bo's device address
+ *	valid until the unload: the caller keeps the BO)
  */
 struct wafer_load_hw {
 	uint32_t layer_first;
@@ -96,6 +101,7 @@ struct wafer_load_hw {
 	int embed;
 	int head;
 	uint32_t act_size;
+	int stream;
 };
 
 /* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */

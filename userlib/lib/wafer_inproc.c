@@ -71,7 +71,7 @@ static int query(struct wafer_dev *dev)
 		return ret;
 	memset(i, 0, sizeof(*i));
 	i->api_version = DRM_WAFER_API_VERSION;
-	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 |
+	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_WEIGHT_STREAM |
 		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0);
 	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
 	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);
@@ -92,6 +92,8 @@ static int query(struct wafer_dev *dev)
 	i->job_timeout_ms = JOB_TIMEOUT_MS;
 	i->models_loaded = fi.model_loaded;
 	i->contexts = fi.contexts;
+	i->stream_bytes_per_cycle = fi.stream_bytes_per_cycle;
+	i->stream_latency_cycles = fi.stream_latency_cycles;
 	return 0;
 }
 
@@ -225,6 +227,7 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	cmd.load.len = len;
 	cmd.load.layer_first = ld->layer_first;
 	cmd.load.layer_count = ld->layer_count;
+	cmd.load.flags = ld->stream ? WFW_LOAD_STREAM : 0;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
 	if (ret == -ENOSPC)
 		return wafer_set_error(ret, "the model does not fit: it needs %llu bytes of "

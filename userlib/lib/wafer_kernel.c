@@ -31,7 +31,8 @@ _Static_assert(sizeof(struct wafer_chunk_time) == sizeof(struct drm_wafer_chunk_
 	       WAFER_CHUNK_VALID == DRM_WAFER_CHUNK_VALID &&
 	       WAFER_CHUNK_LINK == DRM_WAFER_CHUNK_LINK, "chunk time records");
 _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
-	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME, "caps");
+	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME &&
+	       WAFER_CAP_WEIGHT_STREAM == DRM_WAFER_CAP_WEIGHT_STREAM, "caps");
 
 /**
  * struct kernel_dev - kernel backend state
@@ -94,6 +95,8 @@ static int query(struct wafer_dev *dev)
 	i->models_loaded = di.models_loaded;
 	i->contexts = di.contexts;
 	i->jobs_inflight = di.jobs_inflight;
+	i->stream_bytes_per_cycle = di.stream_bytes_per_cycle;
+	i->stream_latency_cycles = di.stream_latency_cycles;
 	return 0;
 }
 
@@ -233,6 +236,7 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	struct drm_wafer_model_load ml = {
 		.bo_handle = bo->handle, .blob_size = len,
 		.layer_first = ld->layer_first, .layer_count = ld->layer_count,
+		.flags = ld->stream ? DRM_WAFER_LOAD_STREAM : 0,
 	};
 
 	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml)) {

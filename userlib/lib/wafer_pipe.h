@@ -54,6 +54,7 @@ struct pipe_bo {
  *	are all queued at once, part k + 1 waiting for part k's fence
  * @sync_out: per link and job slot, the syncobj part k signals (member k)
  * @sync_in: the same syncobj on member k + 1
+ * @stream: every part streams its weights (struct wafer_load_hw.stream)
  */
 struct pipe_model {
 	int used;
@@ -69,6 +70,7 @@ struct pipe_model {
 	int chained;
 	uint32_t sync_out[PIPE_MAX][PIPE_MAX_INFLIGHT];
 	uint32_t sync_in[PIPE_MAX][PIPE_MAX_INFLIGHT];
+	int stream;
 };
 
 /**

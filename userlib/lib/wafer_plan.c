@@ -631,7 +631,7 @@ static int stream_plan(const struct wfs_profile *prof, const struct wafer_plan_s
 
 	if (!prof->stream_bytes_per_cycle)
 		return wafer_set_error(-EINVAL, "plan: profile %s has no external weight store "
-				       "to stream from (wse3, wse2)", prof->name);
+				       "to stream from (wafer, asic, wse3, wse2)", prof->name);
 	if (o->devices > 1)
 		return wafer_set_error(-EINVAL, "plan: weight streaming is projected on one "
 				       "device, not %u", o->devices);

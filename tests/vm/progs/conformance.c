@@ -403,7 +403,8 @@ static void test_get_info(int fd)
 	struct drm_wafer_get_info gi;
 	struct drm_wafer_device_info *d = (void *)page;
 	uint64_t known = DRM_WAFER_CAP_URING_SUBMIT | DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 |
-			 DRM_WAFER_CAP_ALL_POSITIONS | DRM_WAFER_CAP_PRIME;
+			 DRM_WAFER_CAP_ALL_POSITIONS | DRM_WAFER_CAP_PRIME |
+			 DRM_WAFER_CAP_WEIGHT_STREAM;
 	void *unmapped;
 	size_t i;
 	int ret, ok;
@@ -758,6 +759,34 @@ static int model_load_poisoned(int fd, uint32_t bo, uint64_t offset, uint32_t fi
 	return ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, ml);
 }
 
+/*
+ * Weight streaming where the model fits: it loads, says so, and unloads
+ * (the driver frees the blob copy it kept for the firmware to read).
+ */
+static void test_model_load_stream(int fa, struct bo *b)
+{
+	struct drm_wafer_model_unload u = { 0 };
+	struct drm_wafer_model_load ml;
+	int ret;
+
+	wt_ok(info.caps & DRM_WAFER_CAP_WEIGHT_STREAM && info.stream_bytes_per_cycle,
+	      "GET_INFO caps has DRM_WAFER_CAP_WEIGHT_STREAM, stream_bytes_per_cycle %u",
+	      info.stream_bytes_per_cycle);
+	memcpy(b->map, blob, blob_len);
+	memset(&ml, 0xa5, sizeof(ml));
+	ml = (struct drm_wafer_model_load){ .bo_handle = b->handle, .blob_size = blob_len,
+					    .flags = DRM_WAFER_LOAD_STREAM,
+					    .sram_needed = POISON64, .model_id = POISON32 };
+	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	expect(ret, 0, "MODEL_LOAD DRM_WAFER_LOAD_STREAM");
+	wt_ok(!ret && ml.model_flags == (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD |
+					 DRM_WAFER_MODEL_STREAM) && ml.n_layers == 5,
+	      "MODEL_LOAD streaming output: model_flags 0x%x has DRM_WAFER_MODEL_STREAM",
+	      ml.model_flags);
+	u.model_id = ret ? 0 : ml.model_id;
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0, "MODEL_UNLOAD a streaming model");
+}
+
 static void test_model_load(int fa, int fb, uint32_t *model_id)
 {
 	const struct wfs_blob_header *h = blob;
@@ -856,8 +885,12 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	       "MODEL_LOAD blob_size 64 bytes more than the blob (trailing bytes)");
 
 	/* Invalid fields. */
-	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .flags = 1 };
-	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD flags 0x1");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .flags = 2 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD flags 0x2");
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
+					    .flags = DRM_WAFER_LOAD_STREAM | 1u << 31 };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
+	       "MODEL_LOAD flags STREAM + bit 31");
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad = 1 };
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD pad != 0");
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad2 = 1 };
@@ -914,6 +947,8 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 		       "MODEL_LOAD another file's BO handle (isolation)");
 		bo_free(fb, &fbo);
 	}
+
+	test_model_load_stream(fa, &b);
 
 	/* Valid: at offset 8, with poisoned outputs. */
 	memset(b.map, 0, b.size);
@@ -2038,6 +2073,13 @@ static void run_nospc(void)
 	      "MODEL_LOAD -ENOSPC sets sram_needed (%" PRIu64 ")", (uint64_t)ml.sram_needed);
 	wt_ok(ml.model_id == POISON32 || ml.model_id == 0,
 	      "MODEL_LOAD -ENOSPC leaves model_id untouched or zero (0x%x)", ml.model_id);
+	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
+					    .flags = DRM_WAFER_LOAD_STREAM };
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -ENOSPC,
+	       "MODEL_LOAD DRM_WAFER_LOAD_STREAM where even the streaming window does not fit");
+	wt_ok(ml.sram_needed > info.sram_bytes_per_stage,
+	      "MODEL_LOAD streaming -ENOSPC sets sram_needed (%" PRIu64 ")",
+	      (uint64_t)ml.sram_needed);
 	bo_free(fa, &b);
 	/* The failed load left nothing behind: a CTX_CREATE finds no model. */
 	ctx_new(fa, 1, 1, 16, &ret);

@@ -1076,6 +1076,14 @@ static uint32_t make_blob_bo(int fi, int fd, unsigned int gen, int corrupt, stru
 	return b.handle;
 }
 
+/* MODEL_LOAD flags: weight streaming (valid) or a mutated value. */
+static const char *load_flags(struct tctx *t, struct drm_wafer_model_load *ml,
+			      const char *invalid)
+{
+	ml->flags = pct(t, 40) ? DRM_WAFER_LOAD_STREAM : (uint32_t)v_flags(t);
+	return ml->flags & ~DRM_WAFER_LOAD_FLAGS ? "unknown flags" : invalid;
+}
+
 static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 {
 	struct drm_wafer_model_load ml = { 0 };
@@ -1098,8 +1106,7 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		switch (rn(t, 6)) {
 		case 0:
 			if (pct(t, 50)) {
-				ml.flags = (uint32_t)v_flags(t);
-				invalid = "flags != 0";
+				invalid = load_flags(t, &ml, invalid);
 			} else if (pct(t, 50)) {
 				ml.pad = v_nonzero32(t);
 				invalid = "pad != 0";
