@@ -309,7 +309,8 @@ static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			       ((j->flags & WAFER_JOB_HW_IN_ACT) ? WFW_JOB_IN_ACT : 0) |
 			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0) |
 			       ((j->flags & WAFER_JOB_NOP) ? WFW_JOB_NOP : 0) |
-			       ((j->flags & WAFER_JOB_TIMES) ? WFW_JOB_TIMES : 0);
+			       ((j->flags & WAFER_JOB_TIMES) ? WFW_JOB_TIMES : 0) |
+			       ((j->flags & WAFER_JOB_HW_NOT_BEFORE) ? WFW_JOB_NOT_BEFORE : 0);
 		c->job.times_offset = j->times_offset;
 		c->job.times_len = j->times_len;
 		ud[i] = j->user_data;
