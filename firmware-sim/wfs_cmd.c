@@ -165,7 +165,7 @@ static int read_not_before(struct wfs_device *dev,
 	if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + 4ull * p->n_tokens,
 			     t, sizeof(*t)))
 		return -WFS_EFAULT;
-	return 0;
+	return *t > WFW_NOT_BEFORE_MAX ? -WFS_EINVAL : 0;
 }
 
 /* The job's input and output kinds must be the loaded range's. */

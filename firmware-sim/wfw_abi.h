@@ -286,6 +286,8 @@ struct wfw_cmd_context {
 #define WFW_JOB_TIMES		WFW_BIT(4)	/* struct wfw_chunk_time out */
 /* Bit 5 stays unused: the uapi's driver-only WAIT_SUBMIT (wfw_uapi_ties.h). */
 #define WFW_JOB_NOT_BEFORE	WFW_BIT(6)	/* a u64 floor after the tokens */
+/* Latest NOT_BEFORE floor (146 years): the clock cannot wrap past it. */
+#define WFW_NOT_BEFORE_MAX	(1ull << 62)
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
 				 WFW_JOB_OUT_ACT | WFW_JOB_NOP | WFW_JOB_TIMES | \
 				 WFW_JOB_NOT_BEFORE)
@@ -326,7 +328,8 @@ struct wfw_cmd_context {
  *	right after the n_tokens token ids (at @in_addr + 4 * n_tokens, any
  *	alignment), a u64 modelled time on the device's timeline before which
  *	the job is not ready: its ready time is the later of this floor and
- *	the slot's rule ("Timeline" in wfs_timing.h).  A host that runs a
+ *	the slot's rule ("Timeline" in wfs_timing.h); a floor above
+ *	WFW_NOT_BEFORE_MAX fails the job with -EINVAL.  A host that runs a
  *	model over several devices gives the first device's job the time the
  *	previous token of the slot left the last device, which the first
  *	device cannot know

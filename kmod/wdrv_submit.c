@@ -214,8 +214,9 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 	job->cmd.job.out_addr = job->addr[1];
 	job->cmd.job.out_len = out_len;
 	job->cmd.job.topk = a->top_k;
-	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h) but one. */
-	job->cmd.job.flags = a->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT;
+	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h) but two. */
+	job->cmd.job.flags = a->flags & ~(DRM_WAFER_JOB_WAIT_SUBMIT |
+					  DRM_WAFER_JOB_DONE_NS);
 	job->cmd.job.times_offset = a->times_offset;
 	job->cmd.job.times_len = a->times_len;
 }
@@ -254,6 +255,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		return job_nomem(job);
 	/* wdrv_job_free() drops this reference, whatever fails next. */
 	kref_init(&job->result->ref);
+	job->result->cqe_done_ns = a->flags & DRM_WAFER_JOB_DONE_NS;
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), job_gfp(job));
 	if (!job->hw_fence)
 		return job_nomem(job);

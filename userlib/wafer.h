@@ -192,6 +192,9 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
 #define WAFER_CAP_INT8		(1ULL << 2)
 #define WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
 #define WAFER_CAP_PRIME		(1ULL << 4)
+/* Jobs take a modelled "not before" floor and report their completion time
+ * (a pipeline uses it to time a split model's decode loop). */
+#define WAFER_CAP_NOT_BEFORE	(1ULL << 5)
 
 /**
  * struct wafer_info - what wafer_query() reports (0 = not reported)

@@ -369,6 +369,11 @@ static void test_not_before(void *blob, size_t len)
 	ret = dh_exec(h, &cmd, &d, 10000);
 	wt_ok(!ret && d.status == -WFS_EFAULT, "NOT_BEFORE: a floor past the input's buffer "
 	      "fails the job with -EFAULT (%d)", d.status);
+	ret = floor_job(h, (u32)ctx, in, out, 3, WFW_NOT_BEFORE_MAX, &a) ||
+	      floor_job(h, (u32)ctx, in, out, 3, WFW_NOT_BEFORE_MAX + 1, &d) != 1;
+	wt_ok(!ret && d.status == -WFS_EINVAL && a.value - a.device_ns == WFW_NOT_BEFORE_MAX,
+	      "NOT_BEFORE: 2^62 is the latest floor; past it the job fails with -EINVAL (%d)",
+	      d.status);
 	dh_fini(h);
 	free(h);
 	free(in);

@@ -71,7 +71,7 @@ static int query(struct wafer_dev *dev)
 		return ret;
 	memset(i, 0, sizeof(*i));
 	i->api_version = DRM_WAFER_API_VERSION;
-	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 |
+	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_NOT_BEFORE |
 		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0);
 	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
 	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);

@@ -23,9 +23,10 @@
  * A job's device_ns is its makespan across the parts: the last part's
  * completion minus part 0's start, which is part 0's completion (the t_ns
  * of its last activation record, where the link hop ends) minus part 0's
- * device_ns.  Where a member does not report done_ns (a kernel without
- * it), the floor stays 0 and device_ns the sum of the parts'.  A model on
- * one member needs none of this: its firmware's own rule is the chain's.
+ * device_ns.  Where a member cannot take a floor (a kernel without
+ * WAFER_CAP_NOT_BEFORE), none of this happens: the floor stays 0 and
+ * device_ns the sum of the parts'.  A model on one member needs none of
+ * it either: its firmware's own rule is the chain's.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -51,8 +52,14 @@ int pipe_clock_model(struct pipe *p, struct pipe_model *pm)
 	uint64_t len = (uint64_t)WAFER_PIPE_MAX_TOKENS * sizeof(uint32_t) + sizeof(uint64_t);
 	int ret;
 
+	unsigned int k;
+
 	if (pm->n < 2)
 		return 0;
+	/* Members that cannot take a floor (an older kernel): no clock. */
+	for (k = 0; k < pm->n; k++)
+		if (!(p->m[k]->info.caps & WAFER_CAP_NOT_BEFORE))
+			return 0;
 	pm->in_stride = (len + 63) & ~63ull;
 	ret = wafer_bo_create(p->m[0], pm->in_stride * PIPE_MAX_INFLIGHT, &pm->stage_in);
 	return ret ? wafer_prefix_error(ret, "device 0 (the staging of inputs)") : 0;
@@ -112,7 +119,7 @@ void pipe_clock_part(const struct pipe *p, const struct pipe_model *pm, const st
 	const char *src;
 	char *dst;
 
-	if (pm->n < 2)
+	if (!pm->stage_in)
 		return;
 	if (k + 1 == pm->n)
 		j->flags |= WAFER_JOB_HW_DONE_NS;
@@ -136,7 +143,7 @@ void pipe_clock_completed(const struct pipe *p, struct pipe_rec *r, unsigned int
 	uint64_t t;
 	const char *rec;
 
-	if (pm->n < 2 || c->status)
+	if (!pm->stage_in || c->status)
 		return;
 	if (k + 1 == pm->n)
 		r->done_ns = c->done_ns;
