@@ -41,10 +41,10 @@ static int job_nomem(const struct wdrv_job *job)
 	return job->nowait ? -EAGAIN : -ENOMEM;
 }
 
-/* Looks up, range-checks, pins, maps a job buffer into the device. */
+/* Looks up, range-checks, pins, maps a job buffer (@what) into the device. */
 static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			  struct wdrv_job *job, int i, u32 handle, u64 offset,
-			  u64 len, u32 dma_flags)
+			  u64 len, u32 dma_flags, const char *what)
 {
 	u64 end;
 	int ret;
@@ -55,8 +55,8 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 		return -ENOENT;
 	}
 	if (check_add_overflow(offset, len, &end) || end > job->bo[i]->size) {
-		drm_dbg(dev, "SUBMIT: [%llu, +%llu) exceeds BO %u (%zu bytes)\n",
-			offset, len, handle, job->bo[i]->size);
+		drm_dbg(dev, "SUBMIT: %s [%llu, +%llu) exceeds BO %u (%zu bytes)\n",
+			what, offset, len, handle, job->bo[i]->size);
 		return -EINVAL;
 	}
 	ret = wdrv_gem_vmap_job(job->bo[i], &job->map[i], job->nowait);
@@ -80,11 +80,12 @@ static int job_map_buffers(struct drm_device *dev, struct drm_file *file,
 	if (a->flags & DRM_WAFER_JOB_NOP)
 		return 0;
 	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
-			     io->in_len, 0);
+			     io->in_len, 0, a->flags & DRM_WAFER_JOB_NOT_BEFORE ?
+			     "input (with NOT_BEFORE's 8-byte floor)" : "input");
 	if (ret)
 		return ret;
 	return job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
-			      io->out_len, WDRV_DMA_WRITE);
+			      io->out_len, WDRV_DMA_WRITE, "output");
 }
 
 /*
