@@ -155,6 +155,19 @@ static int prescan_tokens(struct wfs_device *dev,
 	return 0;
 }
 
+/* NOT_BEFORE: the job's floor, the u64 right after its token ids. */
+static int read_not_before(struct wfs_device *dev,
+			   const struct wfw_cmd_run_job *p, u64 *t)
+{
+	*t = 0;
+	if (!(p->flags & WFW_JOB_NOT_BEFORE))
+		return 0;
+	if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + 4ull * p->n_tokens,
+			     t, sizeof(*t)))
+		return -WFS_EFAULT;
+	return *t > WFW_NOT_BEFORE_MAX ? -WFS_EINVAL : 0;
+}
+
 /* The job's input and output kinds must be the loaded range's. */
 static int check_job_io(const struct wfs_model_state *m,
 			const struct wfw_cmd_run_job *p)
@@ -163,6 +176,9 @@ static int check_job_io(const struct wfs_model_state *m,
 	u32 out_act = !!(p->flags & WFW_JOB_OUT_ACT);
 
 	if (in_act == m->embed || out_act == m->head)
+		return -WFS_EINVAL;
+	/* Activation records carry their own time (t_ns). */
+	if (in_act && (p->flags & WFW_JOB_NOT_BEFORE))
 		return -WFS_EINVAL;
 	if (out_act && (p->topk || (p->flags & WFW_JOB_ALL_POSITIONS)))
 		return -WFS_EINVAL;
@@ -194,6 +210,7 @@ static int check_job_bufs(const struct wfs_device *dev,
 {
 	const struct wfs_model_state *m = &dev->model;
 	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
+	u64 floor = (p->flags & WFW_JOB_NOT_BEFORE) ? sizeof(u64) : 0;
 	u64 need, end;
 	u32 records;
 
@@ -206,7 +223,7 @@ static int check_job_bufs(const struct wfs_device *dev,
 	if (check_job_times(dev, p, need))
 		return -WFS_EINVAL;
 	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
-	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens, &end))
+	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens + floor, &end))
 		return -WFS_EINVAL;
 	return 0;
 }
@@ -226,6 +243,7 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 	const struct wfw_cmd_run_job *p = &cmd->job;
 	const struct wfs_model_state *m = &dev->model;
 	struct wfs_ctx *ctx;
+	u64 not_before;
 	int ret;
 
 	if (!m->loaded)
@@ -235,7 +253,7 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_ENOENT;
 	if (p->flags & WFW_JOB_NOP) {
 		ret = check_job_nop(ctx, p);
-		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx);
+		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx, 0);
 	}
 	if (p->slot >= ctx->slots || !p->n_tokens || p->topk > WFW_MAX_TOPK)
 		return -WFS_EINVAL;
@@ -246,9 +264,11 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		ret = check_job_bufs(dev, p);
 	if (!ret && m->embed)
 		ret = prescan_tokens(dev, p);
+	if (!ret)
+		ret = read_not_before(dev, p, &not_before);
 	if (ret)
 		return ret;
-	return wfs_job_submit(dev, cmd->cookie, p, ctx);
+	return wfs_job_submit(dev, cmd->cookie, p, ctx, not_before);
 }
 
 /* ------------------------------------------------------------ dispatch -- */

@@ -12,7 +12,7 @@ struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx)
 /* Take a free table entry; waits while the table is full.  NULL: reset. */
 static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 				 const struct wfw_cmd_run_job *p,
-				 struct wfs_ctx *ctx, int *err)
+				 struct wfs_ctx *ctx, u64 not_before, int *err)
 {
 	struct wfs_job_table *jt = &dev->job;
 	struct wfs_sync *sy = &dev->sync;
@@ -56,6 +56,8 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 		job->t_ready = jt->makespan_ns;
 	if (p->flags & WFW_JOB_IN_ACT)
 		job->t_ready = 0;
+	/* The host's floor: the chain's view of the slot (NOT_BEFORE). */
+	job->t_ready = WFS_MAX(job->t_ready, not_before);
 	sl->pending++;
 	ctx->active_jobs++;
 	jt->active++;
@@ -108,12 +110,13 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 }
 
 int wfs_job_submit(struct wfs_device *dev, u64 cookie,
-		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx)
+		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx,
+		   u64 not_before)
 {
 	struct wfs_job *job;
 	int err;
 
-	job = job_admit(dev, cookie, p, ctx, &err);
+	job = job_admit(dev, cookie, p, ctx, not_before, &err);
 	if (!job)
 		return err;
 	/* A NOP leaves at intake: no stage sees it, it took no device time. */

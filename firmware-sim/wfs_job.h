@@ -75,6 +75,8 @@ struct wfs_job_table {
  * @cookie: the command's cookie
  * @p: the payload (checked against @ctx)
  * @ctx: its context
+ * @not_before: the host's floor for its ready time (WFW_JOB_NOT_BEFORE; 0:
+ *	none)
  *
  * Waits while the job table is full, then while stage 0's FIFO is.
  *
@@ -82,7 +84,8 @@ struct wfs_job_table {
  * drops it; a NOP is completed here), or -WFS_EIO.
  */
 int wfs_job_submit(struct wfs_device *dev, u64 cookie,
-		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx);
+		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx,
+		   u64 not_before);
 
 /* The job a FIFO entry belongs to. */
 struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx);

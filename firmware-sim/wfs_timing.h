@@ -80,7 +80,11 @@
  *     if that job had completed when the command processor fetched this one
  *     (the host waited for it, as a decode loop does),
  *   - the latest modelled completion time of the device, if no job at all
- *     was in flight at fetch (the device sat idle: its clock stands there).
+ *     was in flight at fetch (the device sat idle: its clock stands there),
+ *   - the job's own floor (WFW_JOB_NOT_BEFORE), which a host running a
+ *     model over several devices gives the first device: the same rule
+ *     applied to the whole chain (the slot's previous token left the last
+ *     device then), which the first device's own clock cannot see.
  * So a decode loop that waits for each token serialises, while sequences
  * queued together overlap in the pipeline.
  *

@@ -60,7 +60,7 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		2	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM */
+#define WFW_ABI_MINOR		3	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM, 3: JOB_NOT_BEFORE */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
 #define WFW_ABI_VERSION_MINOR(v)	((u32)(v) & 0xffff)
@@ -297,8 +297,13 @@ struct wfw_cmd_context {
 #define WFW_JOB_OUT_ACT		WFW_BIT(2)	/* activation records out */
 #define WFW_JOB_NOP		WFW_BIT(3)	/* no work: completed at intake */
 #define WFW_JOB_TIMES		WFW_BIT(4)	/* struct wfw_chunk_time out */
+/* Bit 5 stays unused: the uapi's driver-only WAIT_SUBMIT (wfw_uapi_ties.h). */
+#define WFW_JOB_NOT_BEFORE	WFW_BIT(6)	/* a u64 floor after the tokens */
+/* Latest NOT_BEFORE floor (146 years): the clock cannot wrap past it. */
+#define WFW_NOT_BEFORE_MAX	(1ull << 62)
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
-				 WFW_JOB_OUT_ACT | WFW_JOB_NOP | WFW_JOB_TIMES)
+				 WFW_JOB_OUT_ACT | WFW_JOB_NOP | WFW_JOB_TIMES | \
+				 WFW_JOB_NOT_BEFORE)
 #define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_FLAGS_KNOWN
 
 /* Largest top-k a job may ask for. */
@@ -331,7 +336,16 @@ struct wfw_cmd_context {
  *	device_ns 0, no stage or buffer touched); @n_tokens, @start_pos,
  *	@topk, @in_addr, @out_addr, @out_len and other flags must be zero.
  *	TIMES: the stages write a struct wfw_chunk_time per chunk and stage
- *	at @out_addr + @times_offset (see there)
+ *	at @out_addr + @times_offset (see there).
+ *	NOT_BEFORE (token input only: -EINVAL with IN_ACT): the input holds,
+ *	right after the n_tokens token ids (at @in_addr + 4 * n_tokens, any
+ *	alignment), a u64 modelled time on the device's timeline before which
+ *	the job is not ready: its ready time is the later of this floor and
+ *	the slot's rule ("Timeline" in wfs_timing.h); a floor above
+ *	WFW_NOT_BEFORE_MAX fails the job with -EINVAL.  A host that runs a
+ *	model over several devices gives the first device's job the time the
+ *	previous token of the slot left the last device, which the first
+ *	device cannot know
  * @times_offset: with WFW_JOB_TIMES: 8-byte aligned, at or past the end
  *	of the records; @times_offset + @times_len <= @out_len; else zero
  * @times_len: with WFW_JOB_TIMES: at least chunks * stages used records

@@ -79,6 +79,9 @@ WFW_TIE(WFW_JOB_ALL_POSITIONS == DRM_WAFER_JOB_ALL_POSITIONS, "job flag all");
 WFW_TIE(WFW_JOB_NOP == DRM_WAFER_JOB_NOP, "job flag nop");
 WFW_TIE(WFW_JOB_TIMES == DRM_WAFER_JOB_TIMES, "job flag times");
 WFW_TIE(!(DRM_WAFER_JOB_WAIT_SUBMIT & WFW_JOB_FLAGS_KNOWN), "wait_submit is the driver's");
+WFW_TIE(WFW_JOB_NOT_BEFORE == DRM_WAFER_JOB_NOT_BEFORE, "job flag not_before");
+WFW_TIE(WFW_NOT_BEFORE_MAX == DRM_WAFER_NOT_BEFORE_MAX, "latest not_before floor");
+WFW_TIE(!(DRM_WAFER_JOB_DONE_NS & WFW_JOB_FLAGS_KNOWN), "done_ns is the driver's");
 
 /* The modelled timeline a TIMES job writes into a user BO. */
 WFW_TIE(sizeof(struct wfw_chunk_time) == sizeof(struct drm_wafer_chunk_time),

@@ -107,7 +107,7 @@ static int wdrv_get_info_ioctl(struct drm_device *dev, void *data,
 	info.size = sizeof(info);
 	info.api_version = DRM_WAFER_API_VERSION;
 	info.caps = DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 | DRM_WAFER_CAP_PRIME |
-		    DRM_WAFER_CAP_URING_SUBMIT;
+		    DRM_WAFER_CAP_URING_SUBMIT | DRM_WAFER_CAP_NOT_BEFORE;
 	if (fi->caps & WFW_CAP_ALL_POSITIONS)
 		info.caps |= DRM_WAFER_CAP_ALL_POSITIONS;
 	/* LOAD_STREAM came with firmware ABI 1.2. */

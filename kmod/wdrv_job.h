@@ -36,11 +36,17 @@ int wdrv_file_wait_idle(struct wdrv_file *wfile, bool interruptible);
  *	an io_uring command)
  * @finished: the job's finished fence; its error is the job's status
  * @device_ns: modelled device time, set at completion
+ * @done_ns: modelled completion time on the device's timeline, set at
+ *	completion (the firmware's wfw_cpl.value)
+ * @cqe_done_ns: the job asked for @done_ns in its io_uring CQE
+ *	(DRM_WAFER_JOB_DONE_NS) instead of @device_ns
  */
 struct wdrv_job_result {
 	struct kref ref;
 	struct dma_fence *finished;
 	u64 device_ns;
+	u64 done_ns;
+	bool cqe_done_ns;
 };
 
 int wdrv_job_wait_submitted(struct drm_file *file, const struct drm_wafer_job *a);

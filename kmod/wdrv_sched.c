@@ -86,12 +86,14 @@ static void timeline_signal_locked(struct wdrv_timeline *tl)
  * its hardware fence once every earlier job of its file has signalled.
  * Nothing of the job is touched after the lock is dropped.
  */
-static void job_complete(struct wdrv_job *job, int status, u64 device_ns)
+static void job_complete(struct wdrv_job *job, int status, u64 device_ns,
+			 u64 done_ns)
 {
 	struct wdrv_job_queue *q = job->q;
 	unsigned long flags;
 
 	job->result->device_ns = device_ns;
+	job->result->done_ns = done_ns;
 	spin_lock_irqsave(&q->fence_lock, flags);
 	job->status = status;
 	job->done = true;
@@ -130,7 +132,7 @@ void wdrv_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 	atomic64_add(cpl->device_ns, &wdev->queue->busy_ns);
 	atomic64_add(cpl->device_ns, &job->wfile->busy_ns);
 	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
-	job_complete(job, cpl->status, cpl->device_ns);
+	job_complete(job, cpl->status, cpl->device_ns, cpl->value);
 out:
 	dma_fence_end_signalling(fence_cookie);
 }
@@ -189,7 +191,7 @@ static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
 	}
 	/* Failed without reaching the firmware: still in its file's order. */
 	if (ret && job_claim(job))
-		job_complete(job, ret, 0);
+		job_complete(job, ret, 0, 0);
 	return fence;
 }
 
@@ -208,7 +210,7 @@ static void fail_held_jobs(struct wdrv_job_queue *q, struct drm_sched_job *bad)
 	xa_for_each(&q->jobs, cookie, job) {
 		if (job_claim(job))
 			job_complete(job, gone ? -ENODEV :
-				     &job->base == bad ? -ETIMEDOUT : -EIO, 0);
+				     &job->base == bad ? -ETIMEDOUT : -EIO, 0, 0);
 		/*
 		 * drm_sched_stop() detached the job from its hardware fence;
 		 * reattach it so that drm_sched_start() finishes the job with

@@ -41,10 +41,10 @@ static int job_nomem(const struct wdrv_job *job)
 	return job->nowait ? -EAGAIN : -ENOMEM;
 }
 
-/* Looks up, range-checks, pins, maps a job buffer into the device. */
+/* Looks up, range-checks, pins, maps a job buffer (@what) into the device. */
 static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 			  struct wdrv_job *job, int i, u32 handle, u64 offset,
-			  u64 len, u32 dma_flags)
+			  u64 len, u32 dma_flags, const char *what)
 {
 	u64 end;
 	int ret;
@@ -55,8 +55,8 @@ static int job_map_buffer(struct drm_device *dev, struct drm_file *file,
 		return -ENOENT;
 	}
 	if (check_add_overflow(offset, len, &end) || end > job->bo[i]->size) {
-		drm_dbg(dev, "SUBMIT: [%llu, +%llu) exceeds BO %u (%zu bytes)\n",
-			offset, len, handle, job->bo[i]->size);
+		drm_dbg(dev, "SUBMIT: %s [%llu, +%llu) exceeds BO %u (%zu bytes)\n",
+			what, offset, len, handle, job->bo[i]->size);
 		return -EINVAL;
 	}
 	ret = wdrv_gem_vmap_job(job->bo[i], &job->map[i], job->nowait);
@@ -80,11 +80,12 @@ static int job_map_buffers(struct drm_device *dev, struct drm_file *file,
 	if (a->flags & DRM_WAFER_JOB_NOP)
 		return 0;
 	ret = job_map_buffer(dev, file, job, 0, a->in_handle, a->in_offset,
-			     io->in_len, 0);
+			     io->in_len, 0, a->flags & DRM_WAFER_JOB_NOT_BEFORE ?
+			     "input (with NOT_BEFORE's 8-byte floor)" : "input");
 	if (ret)
 		return ret;
 	return job_map_buffer(dev, file, job, 1, a->out_handle, a->out_offset,
-			      io->out_len, WDRV_DMA_WRITE);
+			      io->out_len, WDRV_DMA_WRITE, "output");
 }
 
 /*
@@ -214,8 +215,9 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 	job->cmd.job.out_addr = job->addr[1];
 	job->cmd.job.out_len = out_len;
 	job->cmd.job.topk = a->top_k;
-	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h) but one. */
-	job->cmd.job.flags = a->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT;
+	/* The uapi's job flags are the firmware's (wfw_uapi_ties.h) but two. */
+	job->cmd.job.flags = a->flags & ~(DRM_WAFER_JOB_WAIT_SUBMIT |
+					  DRM_WAFER_JOB_DONE_NS);
 	job->cmd.job.times_offset = a->times_offset;
 	job->cmd.job.times_len = a->times_len;
 }
@@ -254,6 +256,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		return job_nomem(job);
 	/* wdrv_job_free() drops this reference, whatever fails next. */
 	kref_init(&job->result->ref);
+	job->result->cqe_done_ns = a->flags & DRM_WAFER_JOB_DONE_NS;
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), job_gfp(job));
 	if (!job->hw_fence)
 		return job_nomem(job);

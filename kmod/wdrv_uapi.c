@@ -105,6 +105,10 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 			out_act ? "set" : "missing");
 		return -EINVAL;
 	}
+	if (in_act && (a->flags & DRM_WAFER_JOB_NOT_BEFORE)) {
+		drm_dbg(dev, "SUBMIT: NOT_BEFORE with IN_ACT: activation records carry their own time (t_ns)\n");
+		return -EINVAL;
+	}
 	if (out_act && (a->top_k || a->flags & DRM_WAFER_JOB_ALL_POSITIONS)) {
 		drm_dbg(dev, "SUBMIT: OUT_ACT gives activation records: top_k %u and ALL_POSITIONS do not apply\n",
 			a->top_k);
@@ -117,6 +121,9 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 		return -EINVAL;
 	}
 	io->in_len = (u64)a->n_tokens * (in_act ? sh->act_size : sizeof(u32));
+	/* NOT_BEFORE: the floor (a __u64) follows the token ids. */
+	if (a->flags & DRM_WAFER_JOB_NOT_BEFORE)
+		io->in_len += sizeof(u64);
 	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
 	io->out_len = out_act ? (u64)a->n_tokens * sh->act_size :
 		      (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);

@@ -7,7 +7,7 @@
  * area.  The job is queued exactly as the ioctl queues it; when its finished
  * fence signals, the command completes from task work with the job's status
  * as the CQE's res and, on CQE32 rings, its modelled device time in
- * big_cqe[0].
+ * big_cqe[0] (its modelled completion time, with DRM_WAFER_JOB_DONE_NS).
  *
  * io_uring first issues a command inline, from the submitting task with
  * IO_URING_F_NONBLOCK: the job is then submitted without sleeping
@@ -79,7 +79,8 @@ static void wdrv_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue
 {
 	struct wdrv_job_result *r = (*pdu_req(ioucmd))->result;
 
-	req_complete(ioucmd, r->finished->error, r->device_ns, issue_flags);
+	req_complete(ioucmd, r->finished->error,
+		     r->cqe_done_ns ? r->done_ns : r->device_ns, issue_flags);
 }
 
 /* Runs where the fence signals (may be atomic): defer to task work. */

@@ -96,6 +96,7 @@ int wdrv_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	if (ret > 0 || (ret == 0 && dma_fence_is_signaled(r->finished))) {
 		args->status = r->finished->error;
 		args->device_ns = r->device_ns;
+		args->done_ns = r->done_ns;
 		mutex_lock(&fj->lock);
 		wdrv_results_drop(q, fj, args->seqno, r);
 		mutex_unlock(&fj->lock);

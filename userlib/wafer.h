@@ -193,6 +193,9 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
 #define WAFER_CAP_ALL_POSITIONS	(1ULL << 3)
 #define WAFER_CAP_PRIME		(1ULL << 4)
 #define WAFER_CAP_WEIGHT_STREAM	(1ULL << 5)	/* weights can stream from host */
+/* Jobs take a modelled "not before" floor and report their completion time
+ * (a pipeline uses it to time a split model's decode loop). */
+#define WAFER_CAP_NOT_BEFORE	(1ULL << 6)
 
 /**
  * struct wafer_info - what wafer_query() reports (0 = not reported)
@@ -802,12 +805,19 @@ uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
  * struct wafer_completion - a finished job
  * @user_data: the job's
  * @status: 0, or the job's negative errno
- * @device_ns: modelled device time the job took
+ * @device_ns: modelled device time the job took (a pipeline: its makespan
+ *	across the devices, from its first chunk starting on the first device
+ *	to its last result reaching the host from the last one)
+ * @done_ns: the modelled time it completed, on the device's timeline (a
+ *	pipeline: its devices share one); 0 where the backend does not say
+ *	(the kernel backend's io_uring path, or a kernel without
+ *	&drm_wafer_wait.done_ns)
  */
 struct wafer_completion {
 	uint64_t user_data;
 	int status;
 	uint64_t device_ns;
+	uint64_t done_ns;
 };
 
 /**

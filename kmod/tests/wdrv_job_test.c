@@ -111,13 +111,13 @@ static void wdrv_job_test_timeline_in_order(struct kunit *test)
 	KUNIT_EXPECT_LT(test, f->j[0].hw.seqno, f->j[1].hw.seqno);
 	KUNIT_EXPECT_LT(test, f->j[1].hw.seqno, f->j[2].hw.seqno);
 
-	job_complete(&f->j[2].job, -EINVAL, 0);	/* rejected at intake */
+	job_complete(&f->j[2].job, -EINVAL, 0, 0);	/* rejected at intake */
 	KUNIT_EXPECT_EQ(test, f->n_signalled, 0);
-	job_complete(&f->j[0].job, 0, 100);
+	job_complete(&f->j[0].job, 0, 100, 1100);
 	KUNIT_EXPECT_TRUE(test, jt_signaled(f, 0));
 	KUNIT_EXPECT_FALSE(test, jt_signaled(f, 1));
 	KUNIT_EXPECT_FALSE(test, jt_signaled(f, 2));
-	job_complete(&f->j[1].job, -EIO, 0);
+	job_complete(&f->j[1].job, -EIO, 0, 0);
 	KUNIT_ASSERT_EQ(test, f->n_signalled, 3);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, f->order[i], i);
@@ -126,6 +126,7 @@ static void wdrv_job_test_timeline_in_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->j[1].hw.error, -EIO);
 	KUNIT_EXPECT_EQ(test, f->j[2].hw.error, -EINVAL);
 	KUNIT_EXPECT_EQ(test, f->j[0].result.device_ns, 100);
+	KUNIT_EXPECT_EQ(test, f->j[0].result.done_ns, 1100);
 	KUNIT_EXPECT_TRUE(test, list_empty(&f->tl[0].pending));
 }
 
@@ -137,10 +138,10 @@ static void wdrv_job_test_timelines_independent(struct kunit *test)
 	jt_run(test, 0, 0);
 	jt_run(test, 1, 1);
 	KUNIT_EXPECT_NE(test, f->j[0].hw.context, f->j[1].hw.context);
-	job_complete(&f->j[1].job, 0, 0);
+	job_complete(&f->j[1].job, 0, 0, 0);
 	KUNIT_EXPECT_TRUE(test, jt_signaled(f, 1));
 	KUNIT_EXPECT_FALSE(test, jt_signaled(f, 0));
-	job_complete(&f->j[0].job, 0, 0);
+	job_complete(&f->j[0].job, 0, 0, 0);
 	KUNIT_EXPECT_TRUE(test, jt_signaled(f, 0));
 }
 
@@ -148,7 +149,7 @@ static void wdrv_job_test_timelines_independent(struct kunit *test)
 static void wdrv_job_test_fw_cpl_exactly_once(struct kunit *test)
 {
 	struct jt_fixture *f = test->priv;
-	struct wfw_cpl cpl = { .status = 0, .device_ns = 7 };
+	struct wfw_cpl cpl = { .status = 0, .device_ns = 7, .value = 1007 };
 	u32 cookie, reserved;
 
 	KUNIT_ASSERT_EQ(test, xa_alloc(&f->q.jobs, &cookie, NULL, xa_limit_32b, GFP_KERNEL), 0);
@@ -171,6 +172,8 @@ static void wdrv_job_test_fw_cpl_exactly_once(struct kunit *test)
 	wdrv_job_fw_cpl(&f->wdev, &cpl);
 	KUNIT_EXPECT_TRUE(test, jt_signaled(f, 0));
 	KUNIT_EXPECT_EQ(test, f->j[0].result.device_ns, 7);
+	/* The completion time (the record's value) goes to WAIT's done_ns. */
+	KUNIT_EXPECT_EQ(test, f->j[0].result.done_ns, 1007);
 	/* A duplicate (or one after recovery claimed the job) is ignored. */
 	cpl.status = -EIO;
 	cpl.device_ns = 9;

@@ -74,6 +74,9 @@ static void wdrv_test_job_flags_and_padding(struct kunit *test)
 	int bit;
 
 	for (bit = 1; bit < 32; bit++) {
+		/* Valid alone (wdrv_test_job_not_before_done_ns). */
+		if ((1u << bit) & (DRM_WAFER_JOB_NOT_BEFORE | DRM_WAFER_JOB_DONE_NS))
+			continue;
 		j = good_job();
 		j.flags = 1u << bit;
 		KUNIT_EXPECT_EQ_MSG(test, check(&j, &len), -EINVAL, "flag bit %d", bit);
@@ -207,6 +210,57 @@ static void wdrv_test_job_ranges(struct kunit *test)
 	j.n_tokens = WDRV_MAX_TOKENS_PER_JOB + 1;
 	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD,
 				       1, U32_MAX, &io), -EINVAL);
+}
+
+/*
+ * NOT_BEFORE: the floor follows the token ids (8 bytes more input); not
+ * with activation records in, nor on a NOP.  DONE_NS goes with any job
+ * but a NOP and changes no span.
+ */
+static void wdrv_test_job_not_before_done_ns(struct kunit *test)
+{
+	const struct drm_wafer_job nop = {
+		.ctx_id = 1, .slot = 0, .flags = DRM_WAFER_JOB_NOP,
+	};
+	struct drm_wafer_job j = good_job();
+	struct wdrv_job_io io;
+	u64 len;
+
+	j.flags = DRM_WAFER_JOB_NOT_BEFORE;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD,
+				       SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * sizeof(u32) + sizeof(u64));
+	/* The first range of a chain: tokens and the floor in, records out. */
+	j.top_k = 0;
+	j.flags = DRM_WAFER_JOB_NOT_BEFORE | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED, SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * sizeof(u32) + sizeof(u64));
+	/* Records carry their own time. */
+	j.flags = DRM_WAFER_JOB_NOT_BEFORE | DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+	j.flags = DRM_WAFER_JOB_NOT_BEFORE | DRM_WAFER_JOB_IN_ACT;
+	j.top_k = 8;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_HEAD, SLOTS, CTX_LEN, &io),
+			-EINVAL);
+	/* DONE_NS: the driver's; the spans stay. */
+	j = good_job();
+	j.flags = DRM_WAFER_JOB_DONE_NS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), 0);
+	KUNIT_EXPECT_EQ(test, len, (u64)DRM_WAFER_RESULT_SIZE(8));
+	j.flags = DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_DONE_NS;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_HEAD, SLOTS, CTX_LEN, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * ACT);
+	/* A NOP takes neither. */
+	j = nop;
+	j.flags |= DRM_WAFER_JOB_NOT_BEFORE;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = nop;
+	j.flags |= DRM_WAFER_JOB_DONE_NS;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	/* The next bit is still unknown. */
+	j = good_job();
+	j.flags = DRM_WAFER_JOB_DONE_NS << 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
 }
 
 /* Layer ranges: the flags must match the range, records are 64-aligned. */
@@ -405,6 +459,7 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_nop),
 	KUNIT_CASE(wdrv_test_job_wait_submit),
 	KUNIT_CASE(wdrv_test_job_act),
+	KUNIT_CASE(wdrv_test_job_not_before_done_ns),
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),
 	{}

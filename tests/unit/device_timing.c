@@ -4,7 +4,9 @@
  * known numbers; modelled job latency grows with tokens; with many
  * sequences in flight, spreading the same model over more stages raises
  * the aggregate modelled tokens/s, while a single job's latency grows only
- * a little; per-stage busy time is accounted.
+ * a little; per-stage busy time is accounted; a job's NOT_BEFORE floor
+ * (after its token ids) delays it, never advances it, and is read
+ * through the device's DMA like the ids.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -338,6 +340,63 @@ static void test_device(void *blob, size_t len)
 	      "per-stage modelled busy time: bottleneck <= makespan, sums consistent");
 }
 
+/* Job at @pos of slot 0: its token id at in[4 * @pos], then its floor @t. */
+static int floor_job(struct dh *h, u32 ctx, u32 *in, u8 *out, u32 pos, u64 t,
+		     struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memcpy(&in[4 * pos + 1], &t, sizeof(t));
+	dh_job_cmd(&c, ctx, 0, pos, 1, &in[4 * pos], out, REC, 1, WFW_JOB_NOT_BEFORE,
+		   1 + pos);
+	return dh_exec(h, &c, cpl, 10000) || cpl->status;
+}
+
+static void test_not_before(void *blob, size_t len)
+{
+	struct wfs_device_config cfg = { .numa_node = -1, .profile = "asic" };
+	struct dh *h = calloc(1, sizeof(*h));
+	u32 *in = dh_alloc(64), i;
+	u8 *out = dh_alloc(REC);
+	struct wfw_cpl a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+	struct wfw_cmd cmd;
+	int64_t ctx;
+	int ret;
+
+	for (i = 0; i < 16; i++)
+		in[i] = 1 + i * 7;
+	ret = dh_init(h, &cfg, 16, 16);
+	dh_region_add(h, blob, len);
+	dh_region_add(h, in, 64);
+	dh_region_add(h, out, REC);
+	ret = ret || dh_load(h, blob, len, &a);
+	ctx = ret ? -1 : dh_ctx_create(h, 1, 16, &a);
+	ret = ctx <= 0 || floor_job(h, (u32)ctx, in, out, 0, 0, &a) ||
+	      floor_job(h, (u32)ctx, in, out, 1, a.value + 1000000, &b) ||
+	      floor_job(h, (u32)ctx, in, out, 2, 5, &c);
+	wt_ok(!ret && a.value - a.device_ns == 0 && b.value - b.device_ns == a.value + 1000000 &&
+	      c.value - c.device_ns == b.value,
+	      "NOT_BEFORE: a floor of 0 changes nothing, a later one delays the job to it "
+	      "(starts %llu, %llu), an earlier one leaves the slot's rule (%llu = %llu)",
+	      (unsigned long long)(a.value - a.device_ns),
+	      (unsigned long long)(b.value - b.device_ns),
+	      (unsigned long long)(c.value - c.device_ns), (unsigned long long)b.value);
+	/* The floor of a job at the buffer's end lies past it: a DMA fault. */
+	dh_job_cmd(&cmd, (u32)ctx, 0, 3, 1, &in[15], out, REC, 1, WFW_JOB_NOT_BEFORE, 99);
+	ret = dh_exec(h, &cmd, &d, 10000);
+	wt_ok(!ret && d.status == -WFS_EFAULT, "NOT_BEFORE: a floor past the input's buffer "
+	      "fails the job with -EFAULT (%d)", d.status);
+	ret = floor_job(h, (u32)ctx, in, out, 3, WFW_NOT_BEFORE_MAX, &a) ||
+	      floor_job(h, (u32)ctx, in, out, 3, WFW_NOT_BEFORE_MAX + 1, &d) != 1;
+	wt_ok(!ret && d.status == -WFS_EINVAL && a.value - a.device_ns == WFW_NOT_BEFORE_MAX,
+	      "NOT_BEFORE: 2^62 is the latest floor; past it the job fails with -EINVAL (%d)",
+	      d.status);
+	dh_fini(h);
+	free(h);
+	free(in);
+	free(out);
+}
+
 int main(void)
 {
 	const char *path = wt_model_path("stories260K.bin");
@@ -355,6 +414,7 @@ int main(void)
 	    !wt_ok(wfs_pack(&ck, &o8, &blob, &len) == 0, "pack"))
 		return wt_done();
 	test_device(blob, len);
+	test_not_before(blob, len);
 	free(blob);
 	wfs_ckpt_free(&ck);
 	return wt_done();

@@ -6,6 +6,14 @@
  *   wse3 device, against what the firmware models for the same steps in a
  *   real (in-process) run: the same timing code, so they agree but for the
  *   bytes the plan does not know (quantisation scales, record headers);
+ * - the same split over a pipeline of 2, 3 and 5 wse3 devices, in a decode
+ *   loop that waits for each token (issues 12 and 15): every step takes
+ *   what the plan says a lone sequence's token takes on as many devices,
+ *   since device 0 may not start a token before the previous one left the
+ *   last device (the pipeline's floor, WFW_JOB_NOT_BEFORE; without it a
+ *   step took about device 0's part plus a link); a lone step's device_ns
+ *   is its period (a pipeline job's device_ns is its makespan), and the
+ *   prompt's the plan's time to first token;
  * - byte counts against a hand computation; more devices never fit fewer
  *   sequences; a longer context never needs fewer KV bytes; a batch never
  *   lowers aggregate tokens/s;
@@ -30,13 +38,54 @@
 static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
 					       0, 0, 0, 0, 0 };
 
-/* Modelled ns of a prefill of @n tokens and of the decode step after it, real run. */
-static int real_run(const char *profile, const void *blob, size_t len, unsigned int n,
-		    uint64_t *prefill, uint64_t *step)
+#define PROMPT	32
+#define STEPS	6
+
+/**
+ * struct split_run - what one run of the loop saw
+ * @prefill: the prompt job's completion
+ * @step: each decode step's completion
+ */
+struct split_run {
+	struct wafer_completion prefill;
+	struct wafer_completion step[STEPS];
+};
+
+static int open_split(const char *profile, unsigned int n, struct wafer_dev **dev)
 {
-	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = profile,
-				     .sram_bytes = 1 << 20 };
-	struct wafer_completion c;
+	struct wafer_open_opts o[WAFER_PIPE_MAX_DEVICES];
+	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
+						 .profile = profile, .sram_bytes = 1 << 20 };
+	return n == 1 ? wafer_open(&o[0], dev) : wafer_open_pipeline(&po, dev);
+}
+
+/* Job @i of the loop: the prompt (i = 0), then one token each, waited for. */
+static int loop(struct wafer_dev *dev, struct wafer_ctx *ctx, struct wafer_bo *in,
+		struct wafer_bo *out, struct split_run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i <= STEPS; i++) {
+		struct wafer_job j = { .ctx = ctx, .start_pos = i ? PROMPT + i - 1 : 0,
+				       .n_tokens = i ? 1 : PROMPT, .top_k = 1, .in = in,
+				       .in_offset = i ? (PROMPT + i - 1) * 4 : 0, .out = out };
+		struct wafer_completion *c = i ? &r->step[i - 1] : &r->prefill;
+
+		if (wafer_submit(dev, &j, 1) != 1 || wafer_reap(dev, c, 1, 1, -1) != 1 ||
+		    c->status)
+			return -1;
+	}
+	return 0;
+}
+
+/* The loop on @n devices of @profile (1: no pipeline). */
+static int split_run(const char *profile, unsigned int n, const void *blob, size_t len,
+		     struct split_run *r)
+{
 	struct wafer_bo *in = NULL, *out = NULL;
 	struct wafer_model *m = NULL;
 	struct wafer_ctx *ctx = NULL;
@@ -44,21 +93,16 @@ static int real_run(const char *profile, const void *blob, size_t len, unsigned 
 	unsigned int i;
 	int ret;
 
-	if (wafer_open(&o, &dev))
+	memset(r, 0, sizeof(*r));
+	if (open_split(profile, n, &dev))
 		return -1;
-	ret = wafer_model_load(dev, blob, len, &m) || wafer_ctx_create(m, 1, n + 1, &ctx) ||
-	      wafer_bo_create(dev, (n + 1) * 4, &in) ||
+	ret = wafer_model_load(dev, blob, len, &m) ||
+	      wafer_ctx_create(m, 1, PROMPT + STEPS, &ctx) ||
+	      wafer_bo_create(dev, (PROMPT + STEPS) * 4, &in) ||
 	      wafer_bo_create(dev, WAFER_RESULT_SIZE(1), &out);
-	for (i = 0; !ret && i <= n; i++)
+	for (i = 0; !ret && i < PROMPT + STEPS; i++)
 		((uint32_t *)wafer_bo_map(in))[i] = 1 + i * 7 % 500;
-	for (i = 0; !ret && i < 2; i++) {
-		struct wafer_job j = { .ctx = ctx, .start_pos = i ? n : 0, .n_tokens = i ? 1 : n,
-				       .top_k = 1, .in = in, .in_offset = i ? n * 4 : 0, .out = out };
-
-		ret = wafer_submit(dev, &j, 1) != 1 || wafer_reap(dev, &c, 1, 1, -1) != 1 ||
-		      c.status;
-		*(i ? step : prefill) = c.device_ns;
-	}
+	ret = ret || loop(dev, ctx, in, out, r);
 	wafer_bo_destroy(in);
 	wafer_bo_destroy(out);
 	wafer_ctx_destroy(ctx);
@@ -75,21 +119,61 @@ static int near(uint64_t a, uint64_t b, unsigned int pct)
 	return d * 100 <= b * pct;
 }
 
+/* Each step's period and device_ns against the plan's token on @n devices. */
+static void split_agrees(unsigned int n, const void *blob, size_t len, uint64_t one_step)
+{
+	struct wafer_plan_opts o = { .profile = "wse3", .devices = n, .weight_bits = 8,
+				     .batch = 1, .context = PROMPT + 1, .prompt = PROMPT };
+	unsigned int i, period_ok = 1, span_ok = 1;
+	uint64_t period = 0, prev;
+	struct split_run r;
+	struct wafer_plan p;
+	int ret;
+
+	ret = split_run("wse3", n, blob, len, &r);
+	wt_ok(!ret && r.prefill.done_ns, "%u devices: a prompt of %u and %u decode steps, each "
+	      "waited for (%s)", n, PROMPT, STEPS, ret ? wafer_last_error() : "ok");
+	ret = ret || wafer_plan(&s260k, &o, &p) || p.devices != n;
+	if (!wt_ok(!ret, "%u devices: the plan of the same split", n))
+		return;
+	prev = r.prefill.done_ns;
+	for (i = 0; i < STEPS; i++) {
+		period = r.step[i].done_ns - prev;
+		period_ok &= r.step[i].done_ns > prev && near(period, p.token_ns, 2);
+		span_ok &= r.step[i].device_ns == period;
+		prev = r.step[i].done_ns;
+	}
+	wt_ok(period_ok, "%u devices: a decode step every %.2f us (modelled), the plan's "
+	      "token %.2f us (within 2 %%)", n, period / 1e3, p.token_ns / 1e3);
+	wt_ok(span_ok, "%u devices: a lone step's device_ns is its period (its makespan "
+	      "across the devices)", n);
+	wt_ok(period > one_step, "%u devices: a step takes longer than on one device (%.2f > "
+	      "%.2f us: links)", n, period / 1e3, one_step / 1e3);
+	wt_ok(near(r.prefill.device_ns, p.ttft_ns, 2), "%u devices: the prompt's makespan "
+	      "%.2f us, the plan's time to first token %.2f us (within 2 %%)", n,
+	      r.prefill.device_ns / 1e3, p.ttft_ns / 1e3);
+}
+
 static void agreement(void)
 {
 	struct wafer_convert_opts co = { .wbits = 8, .group_size = 64 };
 	struct wafer_plan_opts o = { .profile = "wse3", .devices = 1, .weight_bits = 8,
 				     .batch = 1, .context = 33, .prompt = 32 };
 	const char *path = wt_model_path("stories260K.bin");
-	uint64_t prefill = 0, step = 0;
+	uint64_t prefill = 0, step = 0, one_step;
+	struct split_run r;
 	struct wafer_plan p;
+	unsigned int n;
 	size_t len;
 	void *blob;
 	int ret;
 
 	if (!wt_ok(path && !wafer_convert(path, &co, &blob, &len), "convert the shared model"))
 		return;
-	ret = real_run("wse3", blob, len, 32, &prefill, &step);
+	ret = split_run("wse3", 1, blob, len, &r);
+	prefill = r.prefill.device_ns;
+	step = r.step[0].device_ns;
+	one_step = step;
 	wt_ok(!ret, "a real run on a wse3 device: prefill %.2f us, then a decode step %.2f us "
 	      "(modelled)", prefill / 1e3, step / 1e3);
 	ret = wafer_plan(&s260k, &o, &p);
@@ -101,7 +185,9 @@ static void agreement(void)
 	      "prefill of 32 tokens: plan %.2f us, real run %.2f us (within 2 %%)",
 	      p.ttft_ns / 1e3, prefill / 1e3);
 	/* lpu: one chip (a stage) holds all 5 layers; the plan's group is one chip. */
-	ret = real_run("lpu", blob, len, 32, &prefill, &step);
+	ret = split_run("lpu", 1, blob, len, &r);
+	prefill = r.prefill.device_ns;
+	step = r.step[0].device_ns;
 	o.profile = "lpu";
 	o.devices = 0;
 	ret = ret || wafer_plan(&s260k, &o, &p);
@@ -109,6 +195,9 @@ static void agreement(void)
 	      p.stages == 1 && near(p.token_ns, step, 2) && near(p.ttft_ns, prefill, 2),
 	      "lpu: plan and real run agree: step %.2f / %.2f us, prefill %.2f / %.2f us",
 	      p.token_ns / 1e3, step / 1e3, p.ttft_ns / 1e3, prefill / 1e3);
+	/* 4 devices: the pipeline splits 2,1,1,1, the plan 2,2,1 on 3. */
+	for (n = 2; n <= 5; n += n == 3 ? 2 : 1)
+		split_agrees(n, blob, len, one_step);
 	free(blob);
 }
 

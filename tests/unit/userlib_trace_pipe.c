@@ -6,9 +6,11 @@
  * would overlap on lanes of their own); every chunk through the model's layers in order across the
  * devices, each layer's stage entered no earlier than the hop (or link)
  * into it ended; each layer's stage time and each hop inside a device the
- * same as on one device, the hops out of a device's last stage links; a
- * single-chunk job's span the modelled time its completion reported, a
- * longer job's no more than it.  Members of different stage counts (asic +
+ * same as on one device, the hops out of a device's last stage links;
+ * every job's span the modelled time its completion reported (a job's
+ * device_ns on a pipeline is its makespan across the devices), and each
+ * job of the decode loop starting no earlier than the one before it left
+ * the last device (the pipeline's floor for device 0).  Members of different stage counts (asic +
  * wafer + asic) each show their own stages.
  */
 #include <stdio.h>
@@ -247,10 +249,14 @@ static int same_work(const struct traced *one, const struct traced *sp, unsigned
 	return 1;
 }
 
-/* A job's span: its first start on the first device to its last hop's end. */
+/*
+ * A job's span: its first start on the first device to its last hop's end,
+ * the modelled time its completion reported; and no job (each waited for
+ * before the next) starts before the one before it ended.
+ */
 static int spans(const struct traced *tr, unsigned int *multi)
 {
-	long long lo, hi;
+	long long lo, hi, prev = 0;
 	unsigned int j, chunks;
 	size_t i;
 
@@ -271,8 +277,10 @@ static int spans(const struct traced *tr, unsigned int *multi)
 			chunks += !v->hop && !layer_of(tr, v);
 		}
 		*multi += chunks > 1;
-		if (lo < 0 || hi - lo > tr->job_ns[j] + 1 || (chunks == 1 && hi - lo < tr->job_ns[j] - 1))
+		if (lo < 0 || hi - lo > tr->job_ns[j] + 1 || hi - lo < tr->job_ns[j] - 1 ||
+		    lo < prev - 1)
 			return 0;
+		prev = hi;
 	}
 	return 1;
 }
@@ -325,7 +333,8 @@ static void split_trace(unsigned int n, const struct traced *one)
 	      "as on one device; %u links between devices", n, links);
 	same = ok && sp.jobs == one->jobs && spans(&sp, &multi);
 	wt_ok(same && multi, "%u devices: a job's span is its reported modelled time (%u of %u "
-	      "jobs of several chunks: at most)", n, multi, sp.jobs);
+	      "jobs of several chunks), and each starts after the one before it ended", n,
+	      multi, sp.jobs);
 }
 
 int main(void)

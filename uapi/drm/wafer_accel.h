@@ -44,6 +44,11 @@ extern "C" {
 #define DRM_WAFER_CAP_PRIME		(1ULL << 4)
 /** DRM_WAFER_CAP_WEIGHT_STREAM: MODEL_LOAD takes DRM_WAFER_LOAD_STREAM. */
 #define DRM_WAFER_CAP_WEIGHT_STREAM	(1ULL << 5)
+/**
+ * DRM_WAFER_CAP_NOT_BEFORE: jobs take DRM_WAFER_JOB_NOT_BEFORE and
+ * DRM_WAFER_JOB_DONE_NS, and WAIT reports &drm_wafer_wait.done_ns.
+ */
+#define DRM_WAFER_CAP_NOT_BEFORE	(1ULL << 6)
 
 #define DRM_WAFER_GET_INFO		0x00
 #define DRM_WAFER_BO_CREATE		0x01
@@ -352,10 +357,36 @@ struct drm_wafer_ctx_destroy {
  * (-EINVAL).
  */
 #define DRM_WAFER_JOB_WAIT_SUBMIT	(1U << 5)
+/**
+ * DRM_WAFER_JOB_NOT_BEFORE: the input BO holds, right after the @n_tokens
+ * token ids (at @in_offset + 4 * @n_tokens, so the BO must hold 8 bytes
+ * more), a __u64 modelled time on the device's timeline before which the
+ * job is not ready: the device starts it no earlier than the later of this
+ * floor and its own rule (the slot's previous job's completion if that had
+ * completed, the device's clock if it sat idle).  For a model split over
+ * devices: the first device's job of a decode step gets the time the
+ * slot's previous token left the last device (that job's
+ * &drm_wafer_wait.done_ns), which the first device cannot know.  Token
+ * input only: with DRM_WAFER_JOB_IN_ACT it is -EINVAL (activation records
+ * carry their own time, &drm_wafer_act_rec.t_ns).  A floor above
+ * DRM_WAFER_NOT_BEFORE_MAX fails the job (WAIT status -EINVAL; nothing ran),
+ * as a token id out of range does.
+ */
+#define DRM_WAFER_JOB_NOT_BEFORE	(1U << 6)
+/** DRM_WAFER_NOT_BEFORE_MAX: the latest floor (2^62 ns, 146 years). */
+#define DRM_WAFER_NOT_BEFORE_MAX	(1ULL << 62)
+/**
+ * DRM_WAFER_JOB_DONE_NS: the driver's flag, not the device's: through
+ * io_uring, the CQE32's big_cqe[0] carries the job's modelled completion
+ * time (&drm_wafer_wait.done_ns) instead of its modelled device time (a
+ * CQE has room for one).  DRM_IOCTL_WAFER_WAIT reports both either way.
+ */
+#define DRM_WAFER_JOB_DONE_NS		(1U << 7)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
 					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT | \
 					 DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES | \
-					 DRM_WAFER_JOB_WAIT_SUBMIT)
+					 DRM_WAFER_JOB_WAIT_SUBMIT | DRM_WAFER_JOB_NOT_BEFORE | \
+					 DRM_WAFER_JOB_DONE_NS)
 
 /** DRM_WAFER_CHUNK_VALID: set in every record the device wrote. */
 #define DRM_WAFER_CHUNK_VALID		(1U << 0)
@@ -552,6 +583,10 @@ struct drm_wafer_submit {
  * has not waited for, besides those of its unfinished jobs.  Past that,
  * each new submission drops the oldest finished result; WAIT on a dropped
  * job is -ENOENT.
+ *
+ * @done_ns was appended after the first release: a caller built against
+ * the older, 32-byte struct passes that size and gets the fields before it
+ * (DRM core copies only the size the command number says).
  */
 struct drm_wafer_wait {
 	/** @seqno: in: from &drm_wafer_submit.seqno. */
@@ -564,6 +599,13 @@ struct drm_wafer_wait {
 	__u32 flags;
 	/** @device_ns: out: modelled device time the job took. */
 	__u64 device_ns;
+	/**
+	 * @done_ns: out: modelled time the job completed (its last result
+	 * reached the host), on the device's timeline, which the devices of
+	 * a chain share (&drm_wafer_act_rec.t_ns).  What a later job's
+	 * DRM_WAFER_JOB_NOT_BEFORE floor is made of.
+	 */
+	__u64 done_ns;
 };
 
 /**
@@ -574,7 +616,8 @@ struct drm_wafer_wait {
  * IORING_SETUP_SQE128 (-EINVAL otherwise).  The 80-byte command area's bytes
  * after the job are reserved and must be zero (-EINVAL otherwise).  The CQE's res is the job's
  * status (0 or a negative errno); with IORING_SETUP_CQE32, big_cqe[0] is
- * the job's modelled device time in nanoseconds.  Commands are cancelable:
+ * the job's modelled device time in nanoseconds (its modelled completion
+ * time with DRM_WAFER_JOB_DONE_NS).  Commands are cancelable:
  * a command whose ring goes away before its job finished completes with
  * -ECANCELED (the job itself still runs).  Commands in flight together are
  * not ordered with respect to each other (io_uring may start them in any

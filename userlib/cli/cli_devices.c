@@ -66,7 +66,8 @@ int cli_cmd_list(int argc, char **argv)
 static void print_caps(uint64_t caps)
 {
 	static const char *const names[] = { "uring-submit", "int4", "int8",
-					     "all-positions", "prime", "weight-stream" };
+					     "all-positions", "prime", "weight-stream",
+					     "not-before" };
 	unsigned int i;
 
 	printf("caps:     ");

@@ -107,6 +107,10 @@ struct wafer_load_hw {
 /* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */
 #define WAFER_JOB_HW_IN_ACT	(1u << 30)	/* @in holds activation records */
 #define WAFER_JOB_HW_OUT_ACT	(1u << 31)	/* @out receives activation records */
+/* @in holds a u64 modelled floor after the token ids (WFW_JOB_NOT_BEFORE) */
+#define WAFER_JOB_HW_NOT_BEFORE	(1u << 29)
+/* the completion must carry done_ns (kernel io_uring: instead of device_ns) */
+#define WAFER_JOB_HW_DONE_NS	(1u << 28)
 
 /**
  * struct wafer_job_hw - a validated job in backend terms

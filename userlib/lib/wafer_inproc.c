@@ -71,7 +71,7 @@ static int query(struct wafer_dev *dev)
 		return ret;
 	memset(i, 0, sizeof(*i));
 	i->api_version = DRM_WAFER_API_VERSION;
-	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_WEIGHT_STREAM |
+	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_WEIGHT_STREAM | WAFER_CAP_NOT_BEFORE |
 		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0);
 	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
 	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);
@@ -312,7 +312,8 @@ static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			       ((j->flags & WAFER_JOB_HW_IN_ACT) ? WFW_JOB_IN_ACT : 0) |
 			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0) |
 			       ((j->flags & WAFER_JOB_NOP) ? WFW_JOB_NOP : 0) |
-			       ((j->flags & WAFER_JOB_TIMES) ? WFW_JOB_TIMES : 0);
+			       ((j->flags & WAFER_JOB_TIMES) ? WFW_JOB_TIMES : 0) |
+			       ((j->flags & WAFER_JOB_HW_NOT_BEFORE) ? WFW_JOB_NOT_BEFORE : 0);
 		c->job.times_offset = j->times_offset;
 		c->job.times_len = j->times_len;
 		ud[i] = j->user_data;

@@ -53,6 +53,7 @@ static void dispatch(struct wip_hw *h, const struct wfw_cpl *c, struct wafer_com
 	}
 	wc = (struct wafer_completion){
 		.user_data = h->job_ud[idx], .status = c->status, .device_ns = c->device_ns,
+		.done_ns = c->opcode == WFW_OP_RUN_JOB ? c->value : 0,
 	};
 	if (h->hook)
 		hooked[(*n_hooked)++] = wc;

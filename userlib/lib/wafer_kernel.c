@@ -32,7 +32,8 @@ _Static_assert(sizeof(struct wafer_chunk_time) == sizeof(struct drm_wafer_chunk_
 	       WAFER_CHUNK_LINK == DRM_WAFER_CHUNK_LINK, "chunk time records");
 _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
 	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME &&
-	       WAFER_CAP_WEIGHT_STREAM == DRM_WAFER_CAP_WEIGHT_STREAM, "caps");
+	       WAFER_CAP_WEIGHT_STREAM == DRM_WAFER_CAP_WEIGHT_STREAM &&
+	       WAFER_CAP_NOT_BEFORE == DRM_WAFER_CAP_NOT_BEFORE, "caps");
 
 /**
  * struct kernel_dev - kernel backend state
@@ -290,7 +291,9 @@ static uint32_t job_flags(uint32_t f)
 {
 	return (f & (WAFER_JOB_ALL_POSITIONS | WAFER_JOB_NOP | WAFER_JOB_TIMES)) |
 	       ((f & WAFER_JOB_HW_IN_ACT) ? DRM_WAFER_JOB_IN_ACT : 0) |
-	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0);
+	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0) |
+	       ((f & WAFER_JOB_HW_NOT_BEFORE) ? DRM_WAFER_JOB_NOT_BEFORE : 0) |
+	       ((f & WAFER_JOB_HW_DONE_NS) ? DRM_WAFER_JOB_DONE_NS : 0);
 }
 
 /*

@@ -210,6 +210,7 @@ static void model_free(struct pipe *p, struct pipe_model *pm, unsigned int loade
 		wafer_bo_destroy(pm->link_in[k]);
 		wafer_bo_destroy(pm->link[k]);
 	}
+	pipe_clock_model_free(pm);
 	for (k = 0; k < loaded; k++)
 		p->m[k]->ops->model_unload(p->m[k], pm->part[k].id);
 	memset(pm, 0, sizeof(*pm));
@@ -355,6 +356,8 @@ static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t le
 		ret = model_link(p, pm, k);
 	if (!ret)
 		ret = model_chain(p, pm);
+	if (!ret)
+		ret = pipe_clock_model(p, pm);
 	if (ret) {
 		model_free(p, pm, pm->n);
 		return ret;
@@ -405,6 +408,7 @@ static void ctx_free(struct pipe *p, struct pipe_ctx *pc, unsigned int parts)
 
 	for (k = 0; k < parts; k++)
 		p->m[k]->ops->ctx_destroy(p->m[k], pc->id[k]);
+	pipe_clock_ctx_free(pc);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -423,6 +427,9 @@ static int pipe_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned in
 		return wafer_set_error(-EBUSY, "%d contexts exist on the pipeline already",
 				       PIPE_MAX_CTX);
 	pc = &p->ctxs[c];
+	ret = pipe_clock_ctx(pc, slots);
+	if (ret)
+		return ret;
 	*kv_bytes = 0;
 	for (k = 0; k < pm->n && !ret; k++) {
 		ret = p->m[k]->ops->ctx_create(p->m[k], pm->part[k].id, slots, ctx_len,

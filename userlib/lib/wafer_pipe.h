@@ -55,6 +55,10 @@ struct pipe_bo {
  * @sync_out: per link and job slot, the syncobj part k signals (member k)
  * @sync_in: the same syncobj on member k + 1
  * @stream: every part streams its weights (struct wafer_load_hw.stream)
+ * @stage_in: with two parts or more, part 0's inputs on member 0, a slot
+ *	per job in flight: the caller's token ids, then the job's floor
+ *	(WAFER_JOB_HW_NOT_BEFORE, wafer_pipe_clock.c)
+ * @in_stride: bytes of one slot of @stage_in
  */
 struct pipe_model {
 	int used;
@@ -71,6 +75,18 @@ struct pipe_model {
 	uint32_t sync_out[PIPE_MAX][PIPE_MAX_INFLIGHT];
 	uint32_t sync_in[PIPE_MAX][PIPE_MAX_INFLIGHT];
 	int stream;
+	struct wafer_bo *stage_in;
+	uint64_t in_stride;
+};
+
+/**
+ * struct pipe_slot - the pipeline's view of one sequence slot's clock
+ * @pending: its jobs in flight through the pipeline
+ * @done_ns: the latest modelled time one of its jobs left the last part
+ */
+struct pipe_slot {
+	unsigned int pending;
+	uint64_t done_ns;
 };
 
 /**
@@ -79,12 +95,16 @@ struct pipe_model {
  * @model: its pipe_model index
  * @id: each part's context id on its member
  * @kv: each part's KV bytes
+ * @slot: its slots' clocks (@slots of them)
+ * @slots: slots
  */
 struct pipe_ctx {
 	int used;
 	unsigned int model;
 	uint32_t id[PIPE_MAX];
 	uint64_t kv[PIPE_MAX];
+	struct pipe_slot *slot;
+	unsigned int slots;
 };
 
 /**
@@ -96,6 +116,11 @@ struct pipe_ctx {
  *	for its turn to move on)
  * @status: each part's completion status
  * @device_ns: modelled device time, the parts so far
+ * @floor: part 0's floor (WAFER_JOB_HW_NOT_BEFORE)
+ * @start_ns: modelled time part 0 started (if @started)
+ * @started: @start_ns is known
+ * @done_ns: modelled time the last part completed (0: not known)
+ * @clocked: counted in its slot's @pending and the pipeline's @active
  */
 struct pipe_rec {
 	int used;
@@ -104,6 +129,11 @@ struct pipe_rec {
 	uint32_t done;
 	int status[PIPE_MAX];
 	uint64_t device_ns;
+	uint64_t floor;
+	uint64_t start_ns;
+	int started;
+	uint64_t done_ns;
+	int clocked;
 };
 
 /** struct pipe_fifo - record indices in order */
@@ -139,6 +169,8 @@ struct pipe_hook {
  * @hook: the hooks' arguments
  * @lock: guards the records and FIFOs (the hooks run on members' threads)
  * @cond: signalled when a record finished (hooked)
+ * @active: records in flight, counted as wafer_pipe_clock.c admits them
+ * @makespan_ns: the latest modelled time a job left the last part
  */
 struct pipe {
 	unsigned int n;
@@ -155,6 +187,8 @@ struct pipe {
 	struct pipe_hook hook[PIPE_MAX];
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	unsigned int active;
+	uint64_t makespan_ns;
 };
 
 static inline struct pipe *pipe_of(const struct wafer_dev *dev)
@@ -180,5 +214,18 @@ void pipe_times_part(const struct pipe *p, const struct pipe_model *pm, const st
 		     unsigned int k, struct wafer_job_hw *j);
 void pipe_times_gather(const struct pipe *p, const struct pipe_model *pm,
 		       const struct pipe_rec *r);
+
+/* wafer_pipe_clock.c: the chain's modelled clock per slot. */
+int pipe_clock_model(struct pipe *p, struct pipe_model *pm);
+void pipe_clock_model_free(struct pipe_model *pm);
+int pipe_clock_ctx(struct pipe_ctx *pc, unsigned int slots);
+void pipe_clock_ctx_free(struct pipe_ctx *pc);
+void pipe_clock_admit(struct pipe *p, struct pipe_rec *r);
+void pipe_clock_unadmit(struct pipe *p, struct pipe_rec *r);
+void pipe_clock_part(const struct pipe *p, const struct pipe_model *pm, const struct pipe_rec *r,
+		     unsigned int k, struct wafer_job_hw *j);
+void pipe_clock_completed(const struct pipe *p, struct pipe_rec *r, unsigned int k,
+			  const struct wafer_completion *c);
+void pipe_clock_retire(struct pipe *p, struct pipe_rec *r, int status);
 
 #endif /* WAFER_PIPE_H */

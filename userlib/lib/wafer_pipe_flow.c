@@ -79,6 +79,7 @@ static void part_job(const struct pipe *p, const struct pipe_rec *r, unsigned in
 		j->out = pipe_bo_on(r->job.out, k);
 	}
 	pipe_times_part(p, pm, r, k, j);
+	pipe_clock_part(p, pm, r, k, j);
 }
 
 /*
@@ -127,8 +128,12 @@ static void rec_fail_from(struct pipe *p, unsigned int ri, unsigned int k, int s
 /* Every part of record @ri completed: it is the caller's to reap. */
 static void rec_finish_if_done(struct pipe *p, unsigned int ri)
 {
-	if (p->rec[ri].done == (1u << rec_model(p, &p->rec[ri])->n) - 1)
-		fifo_push(&p->finished, ri);
+	struct pipe_rec *r = &p->rec[ri];
+
+	if (r->done != (1u << rec_model(p, r)->n) - 1)
+		return;
+	pipe_clock_retire(p, r, rec_status(p, r));
+	fifo_push(&p->finished, ri);
 }
 
 /*
@@ -187,6 +192,7 @@ static void member_completed(struct pipe *p, unsigned int k, const struct wafer_
 		r->done |= 1u << k;
 		r->status[k] = c[i].status;
 		r->device_ns += c[i].device_ns;
+		pipe_clock_completed(p, r, k, &c[i]);
 		p->busy[k]--;
 	}
 	member_advance(p, k);
@@ -253,6 +259,7 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 			p->rec[r].used = 0;
 			break;
 		}
+		pipe_clock_admit(p, &p->rec[r]);
 		ri[m++] = r;
 	}
 	if (!m && ret)
@@ -260,8 +267,10 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 	if (!m)
 		return wafer_set_error(-EAGAIN, "%d jobs in flight already", PIPE_MAX_INFLIGHT);
 	ret = parts_post(p, ri, m, 0);
-	for (i = ret < 0 ? 0 : (unsigned int)ret; i < m; i++)
+	for (i = ret < 0 ? 0 : (unsigned int)ret; i < m; i++) {
+		pipe_clock_unadmit(p, &p->rec[ri[i]]);
 		p->rec[ri[i]].used = 0;
+	}
 	if (ret == -EAGAIN)
 		return wafer_set_error(ret, "the pipeline's first device is full");
 	if (ret < 0)
@@ -331,7 +340,7 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 		r = &p->rec[fifo_pop(&p->finished)];
 		out[got++] = (struct wafer_completion){
 			.user_data = r->job.user_data, .status = rec_status(p, r),
-			.device_ns = r->device_ns,
+			.device_ns = r->device_ns, .done_ns = r->done_ns,
 		};
 		if (!out[got - 1].status)
 			pipe_times_gather(p, rec_model(p, r), r);

@@ -126,6 +126,8 @@ static int ioctl_reap(void *priv, struct wafer_completion *out, unsigned int max
 		out[n].user_data = p->user_data[slot];
 		out[n].status = w.status;
 		out[n].device_ns = w.device_ns;
+		/* 0 from a kernel whose struct ends before it. */
+		out[n].done_ns = w.done_ns;
 		n++;
 		p->head++;
 		p->count--;

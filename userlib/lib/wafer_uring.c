@@ -4,7 +4,10 @@
  * belongs to one thread), SQE128 + CQE32, the device fd registered, every
  * batch queued with one io_uring_submit(), completions read from the CQ
  * without a thread per job: res is the job's status, big_cqe[0] its
- * modelled device time.
+ * modelled device time, or its modelled completion time for a job with
+ * DRM_WAFER_JOB_DONE_NS.  An SQE's user_data is the index of the
+ * command's entry in a table of @cq_entries, which holds the caller's
+ * user_data and what big_cqe[0] means.
  *
  * The driver may start commands that are in flight together in any order,
  * so a batch holding two jobs of one sequence slot is linked
@@ -28,12 +31,44 @@
  * @ring: the ring (SQE128 | CQE32)
  * @inflight: commands submitted and not yet reaped
  * @cq_entries: completion queue size: @inflight never exceeds it
+ * @ud: per command in flight (the index its SQE carries): the caller's
+ *	user_data
+ * @done_ns: ... and whether big_cqe[0] is the completion time
+ * @free_id: unused indices, @n_free of them
+ * @n_free: see @free_id
  */
 struct uring_path {
 	struct io_uring ring;
 	unsigned int inflight;
 	unsigned int cq_entries;
+	uint64_t *ud;
+	uint8_t *done_ns;
+	unsigned int *free_id;
+	unsigned int n_free;
 };
+
+/* The command table: @n entries, all free. */
+static int table_init(struct uring_path *p, unsigned int n)
+{
+	unsigned int i;
+
+	p->ud = calloc(n, sizeof(*p->ud));
+	p->done_ns = calloc(n, sizeof(*p->done_ns));
+	p->free_id = calloc(n, sizeof(*p->free_id));
+	if (!p->ud || !p->done_ns || !p->free_id)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		p->free_id[i] = n - 1 - i;
+	p->n_free = n;
+	return 0;
+}
+
+static void table_fini(struct uring_path *p)
+{
+	free(p->ud);
+	free(p->done_ns);
+	free(p->free_id);
+}
 
 static int io_uring_disabled(void)
 {
@@ -80,6 +115,13 @@ static int uring_init(int fd, const struct wafer_info *info, void **priv)
 				       strerror(-ret));
 	}
 	p->cq_entries = params.cq_entries;
+	ret = table_init(p, p->cq_entries);
+	if (ret) {
+		table_fini(p);
+		io_uring_queue_exit(&p->ring);
+		free(p);
+		return ret;
+	}
 	*priv = p;
 	return 0;
 }
@@ -97,6 +139,7 @@ static void uring_fini(void *priv)
 		p->inflight--;
 	}
 	io_uring_queue_exit(&p->ring);
+	table_fini(p);
 	free(p);
 }
 
@@ -133,7 +176,10 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 		sqe->flags = IOSQE_FIXED_FILE;
 		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
 		memcpy(sqe->cmd, &jobs[i], sizeof(jobs[i]));
-		sqe->user_data = user_data[i];
+		/* @inflight + @queued < @cq_entries: a free index is there. */
+		sqe->user_data = p->free_id[--p->n_free];
+		p->ud[sqe->user_data] = user_data[i];
+		p->done_ns[sqe->user_data] = !!(jobs[i].flags & DRM_WAFER_JOB_DONE_NS);
 		/* Link up to the next job of the same slot, so it waits for this one. */
 		for (j = i + 1; j < n; j++) {
 			if (same_slot(&jobs[i], &jobs[j])) {
@@ -162,6 +208,7 @@ static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max
 	while (n < max && p->inflight) {
 		struct io_uring_cqe *cqe;
 		int ret = io_uring_peek_cqe(&p->ring, &cqe);
+		unsigned int id;
 
 		if (ret == -EAGAIN) {
 			struct __kernel_timespec ts;
@@ -181,9 +228,12 @@ static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max
 		if (ret)
 			return n ? (int)n : wafer_set_error(ret, "reaping io_uring completions: %s",
 							    strerror(-ret));
-		out[n].user_data = cqe->user_data;
+		id = (unsigned int)cqe->user_data;
+		out[n].user_data = p->ud[id];
 		out[n].status = cqe->res;
-		out[n].device_ns = cqe->big_cqe[0];
+		out[n].device_ns = p->done_ns[id] ? 0 : cqe->big_cqe[0];
+		out[n].done_ns = p->done_ns[id] ? cqe->big_cqe[0] : 0;
+		p->free_id[p->n_free++] = id;
 		io_uring_cqe_seen(&p->ring, cqe);
 		p->inflight--;
 		n++;

@@ -11,7 +11,9 @@
 # device axis.  A hang injected on the middle device fails the run with the
 # timeout (both paths) and the next run matches again.  `wafer run -d 0-4
 # --trace` records the same modelled timeline through the kernel (ioctl,
-# io_uring) as in process: a process per device, links between them.
+# io_uring) as in process: a process per device, links between them; the
+# 5-device runs' modelled tok/s equals the in-process pipeline's (device 0
+# waits for the last device's previous token: NOT_BEFORE and done_ns).
 # Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
 # between devices, several devices) are the debug tier's through `chain`.
 # wafer-vm: stock-only
@@ -92,6 +94,22 @@ err=$(section run-err-ioctl)
 expect_contains "$err" '^wafer: pipeline of 5 kernel devices \(submit ioctl\)'
 for i in 1 2 3 4; do
 	expect_contains "$err" "^  accel$i .*\\(waits in the driver\\)\$"
+done
+
+# A split decode loop's modelled time: device 0 starts each token no
+# earlier than the last device finished the one before (the pipeline's
+# floor, DRM_WAFER_JOB_NOT_BEFORE, from the last part's done_ns: WAIT's on
+# ioctl, big_cqe[0] with DRM_WAFER_JOB_DONE_NS on io_uring), so the
+# kernel's modelled tok/s equals the in-process pipeline's to the digit.
+want=$(eval "\"$wafer\" run $common --quant int8 -n 200 --backend inproc -d 0-4" 2>&1 >/dev/null |
+	grep -o 'modelled device tok/s: .*')
+[ -n "$want" ] || die "the in-process pipeline printed no modelled tok/s"
+for r in "ioctl|run-err-ioctl" "uring|run-err"; do
+	IFS='|' read -r submit sec <<<"$r"
+	got=$(section "$sec" | grep -o 'modelled device tok/s: .*' || true)
+	[ "$got" = "$want" ] ||
+		die "-d 0-4 ($submit): the kernel's $got differs from the in-process $want"
+	echo "-d 0-4 ($submit): $got, as in process"
 done
 
 info=$(section info)

@@ -1340,12 +1340,57 @@ struct job_exp {
 	char what[200];
 };
 
+/* The documented-invalid field of job @j that SUBMIT must refuse, or NULL. */
+static const char *job_invalid(const struct drm_wafer_job *j)
+{
+	if (j->flags & ~DRM_WAFER_JOB_FLAGS)
+		return "unknown flags";
+	if (!(j->flags & DRM_WAFER_JOB_TIMES) && (j->times_offset || j->times_len))
+		return "times_offset / times_len without TIMES";
+	if (j->in_syncobj_count > dinfo.max_in_syncobjs)
+		return "in_syncobj_count > max_in_syncobjs";
+	if (j->in_syncobj_count && !j->in_syncobjs)
+		return "in_syncobjs NULL with a count";
+	if ((j->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !j->in_syncobj_count)
+		return "WAIT_SUBMIT without in-syncobjs";
+	if ((j->flags & DRM_WAFER_JOB_NOP) &&
+		 (j->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP)
+		return "NOP with other flags";
+	if ((j->flags & DRM_WAFER_JOB_NOP) && (j->n_tokens || j->start_pos || j->top_k))
+		return "NOP with n_tokens, start_pos or top_k";
+	if ((j->flags & DRM_WAFER_JOB_NOP) &&
+		 (j->in_handle || j->out_handle || j->in_offset || j->out_offset))
+		return "NOP with a buffer";
+	if (j->flags & DRM_WAFER_JOB_NOP)
+		return NULL;	/* the rest describes work, which a NOP has none of */
+	if (!j->n_tokens || j->n_tokens > dinfo.max_tokens_per_job)
+		return "n_tokens outside 1..max_tokens_per_job";
+	if (j->top_k > DRM_WAFER_MAX_TOPK)
+		return "top_k > DRM_WAFER_MAX_TOPK";
+	if (j->in_offset & 3)
+		return "in_offset not 4-byte aligned";
+	if (j->out_offset & 7)
+		return "out_offset not 8-byte aligned";
+	if ((j->flags & DRM_WAFER_JOB_IN_ACT) && (j->in_offset & 63))
+		return "IN_ACT in_offset not 64-byte aligned";
+	if ((j->flags & DRM_WAFER_JOB_OUT_ACT) && (j->out_offset & 63))
+		return "OUT_ACT out_offset not 64-byte aligned";
+	if ((j->flags & DRM_WAFER_JOB_OUT_ACT) &&
+		 (j->top_k || (j->flags & DRM_WAFER_JOB_ALL_POSITIONS)))
+		return "OUT_ACT with top_k or ALL_POSITIONS";
+	if ((j->flags & DRM_WAFER_JOB_IN_ACT) && (j->flags & DRM_WAFER_JOB_NOT_BEFORE))
+		return "NOT_BEFORE with IN_ACT (records carry their time)";
+	if ((uint64_t)j->start_pos + j->n_tokens > 0xffffffffull)
+		return "start_pos + n_tokens wraps";
+	return NULL;
+}
+
 static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t *arr,
 		      struct job_exp *e)
 {
 	int ckind, ikind, okind, m = nmut(t);
 	struct ctx_rec c = pick_ctx(t, fi, &ckind);
-	uint64_t isz, osz, olen;
+	uint64_t isz, osz, olen, ilen;
 	uint32_t maxn, i;
 
 	memset(j, 0, sizeof(*j));
@@ -1356,11 +1401,16 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 	j->n_tokens = 1 + (uint32_t)rn(t, pct(t, 85) ? (maxn < 8 ? maxn : 8) : maxn);
 	j->start_pos = (uint32_t)rn(t, maxn - j->n_tokens + 1);
 	j->flags = pct(t, 20) ? DRM_WAFER_JOB_ALL_POSITIONS : 0;
+	/* A floor after the token ids (whatever the BO holds there). */
+	j->flags |= pct(t, 10) ? DRM_WAFER_JOB_NOT_BEFORE : 0;
+	j->flags |= pct(t, 10) ? DRM_WAFER_JOB_DONE_NS : 0;
 	j->top_k = (uint32_t)rn(t, DRM_WAFER_MAX_TOPK + 1);
-	j->in_handle = pick_handle(t, fi, (uint64_t)j->n_tokens * 4, &isz, &ikind, 0);
-	if (isz >= (uint64_t)j->n_tokens * 4)
-		j->in_offset = rn(t, (isz - j->n_tokens * 4) / 4 + 1) * 4;
-	olen = (uint64_t)(j->flags ? j->n_tokens : 1) * DRM_WAFER_RESULT_SIZE(j->top_k);
+	ilen = (uint64_t)j->n_tokens * 4 + (j->flags & DRM_WAFER_JOB_NOT_BEFORE ? 8 : 0);
+	j->in_handle = pick_handle(t, fi, ilen, &isz, &ikind, 0);
+	if (isz >= ilen)
+		j->in_offset = rn(t, (isz - ilen) / 4 + 1) * 4;
+	olen = (uint64_t)(j->flags & DRM_WAFER_JOB_ALL_POSITIONS ? j->n_tokens : 1) *
+	       DRM_WAFER_RESULT_SIZE(j->top_k);
 	j->out_handle = pick_handle(t, fi, olen, &osz, &okind, 0);
 	if (osz >= olen)
 		j->out_offset = rn(t, (osz - olen) / 8 + 1) * 8;
@@ -1379,7 +1429,7 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		j->in_offset = j->out_offset = 0;
 	}
 	while (m--) {
-		switch (rn(t, 15)) {
+		switch (rn(t, 16)) {
 		case 0: j->ctx_id = (uint32_t)v_id(t, j->ctx_id); break;
 		case 1: j->slot = (uint32_t)v_small(t, j->slot, c.slots); break;
 		case 2: j->start_pos = (uint32_t)v_small(t, j->start_pos, c.ctx_len); break;
@@ -1415,6 +1465,9 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 			if (pct(t, 50))
 				j->top_k = 0;
 			break;
+		case 14:	/* a floor (on any input), or done_ns in the CQE */
+			j->flags |= pct(t, 50) ? DRM_WAFER_JOB_NOT_BEFORE : DRM_WAFER_JOB_DONE_NS;
+			break;
 		default: j->times_len = (uint32_t)v_nonzero(t); break;
 		}
 	}
@@ -1429,43 +1482,7 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		arr[i] = 0xfffffff0u;
 	if (j->in_syncobjs == (uintptr_t)scratch + 2 * PAGE)
 		e->fault_ok = 0;	/* readable zeros: -ENOENT, not -EFAULT */
-	if (j->flags & ~DRM_WAFER_JOB_FLAGS)
-		e->invalid = "unknown flags";
-	else if (!(j->flags & DRM_WAFER_JOB_TIMES) && (j->times_offset || j->times_len))
-		e->invalid = "times_offset / times_len without TIMES";
-	else if (j->in_syncobj_count > dinfo.max_in_syncobjs)
-		e->invalid = "in_syncobj_count > max_in_syncobjs";
-	else if (j->in_syncobj_count && !j->in_syncobjs)
-		e->invalid = "in_syncobjs NULL with a count";
-	else if ((j->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !j->in_syncobj_count)
-		e->invalid = "WAIT_SUBMIT without in-syncobjs";
-	else if ((j->flags & DRM_WAFER_JOB_NOP) &&
-		 (j->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP)
-		e->invalid = "NOP with other flags";
-	else if ((j->flags & DRM_WAFER_JOB_NOP) && (j->n_tokens || j->start_pos || j->top_k))
-		e->invalid = "NOP with n_tokens, start_pos or top_k";
-	else if ((j->flags & DRM_WAFER_JOB_NOP) &&
-		 (j->in_handle || j->out_handle || j->in_offset || j->out_offset))
-		e->invalid = "NOP with a buffer";
-	else if (j->flags & DRM_WAFER_JOB_NOP)
-		e->invalid = NULL;	/* the rest describes work, which a NOP has none of */
-	else if (!j->n_tokens || j->n_tokens > dinfo.max_tokens_per_job)
-		e->invalid = "n_tokens outside 1..max_tokens_per_job";
-	else if (j->top_k > DRM_WAFER_MAX_TOPK)
-		e->invalid = "top_k > DRM_WAFER_MAX_TOPK";
-	else if (j->in_offset & 3)
-		e->invalid = "in_offset not 4-byte aligned";
-	else if (j->out_offset & 7)
-		e->invalid = "out_offset not 8-byte aligned";
-	else if ((j->flags & DRM_WAFER_JOB_IN_ACT) && (j->in_offset & 63))
-		e->invalid = "IN_ACT in_offset not 64-byte aligned";
-	else if ((j->flags & DRM_WAFER_JOB_OUT_ACT) && (j->out_offset & 63))
-		e->invalid = "OUT_ACT out_offset not 64-byte aligned";
-	else if ((j->flags & DRM_WAFER_JOB_OUT_ACT) &&
-		 (j->top_k || (j->flags & DRM_WAFER_JOB_ALL_POSITIONS)))
-		e->invalid = "OUT_ACT with top_k or ALL_POSITIONS";
-	else if ((uint64_t)j->start_pos + j->n_tokens > 0xffffffffull)
-		e->invalid = "start_pos + n_tokens wraps";
+	e->invalid = job_invalid(j);
 	if (!j->in_syncobj_count)
 		e->fault_ok = 0;
 	snprintf(e->what, sizeof(e->what),
