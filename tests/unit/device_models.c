@@ -210,24 +210,6 @@ static int reference_diffs(const struct mdl *m)
 	return bad;
 }
 
-static int info_of(struct dh *h, u32 model, struct wfw_info *info)
-{
-	struct wfw_cmd c;
-	struct wfw_cpl cpl;
-
-	memset(&c, 0, sizeof(c));
-	memset(info, 0, sizeof(*info));
-	dh_region_add(h, info, sizeof(*info));
-	c.opcode = WFW_OP_GET_INFO;
-	c.model = model;
-	c.buf.addr = (uint64_t)(uintptr_t)info;
-	c.buf.len = sizeof(*info);
-	if (dh_exec(h, &c, &cpl, 10000))
-		cpl.status = -ETIMEDOUT;
-	dh_region_del(h, info);
-	return cpl.status;
-}
-
 /* Stage 0's SRAM map of @model: entries, and how many start "m1.". */
 static int sram_map(struct dh *h, u32 model, u32 *m1, u64 *bytes)
 {
@@ -259,7 +241,8 @@ static void info_and_map(struct dh *h, const struct mdl *a, const struct mdl *b)
 	u64 ba, bb, b0;
 	int na, nb, n0;
 
-	na = info_of(h, a->id, &ia) || info_of(h, b->id, &ib) || info_of(h, 0, &i0);
+	na = dh_info_model(h, a->id, &ia) || dh_info_model(h, b->id, &ib) ||
+	     dh_info_model(h, 0, &i0);
 	wt_ok(!na && ia.models == 2 && ia.model_id == a->id && ib.model_id == b->id &&
 	      i0.model_id == a->id && ia.max_slots_at_max_ctx && ib.max_slots_at_max_ctx &&
 	      ia.stages_used && ib.stages_used && ia.vocab == ib.vocab,
@@ -291,7 +274,7 @@ static void bad_ids(struct dh *h, struct mdl *a, const struct mdl *b)
 	c.model = a->id;
 	st = dh_exec(h, &c, &cpl, 10000) ? -ETIMEDOUT : cpl.status;
 	wt_ok(st == 0, "RUN_JOB naming its context's model -> %d", st);
-	st = info_of(h, a->id + (1u << WFW_MODEL_IDX_BITS), &info);
+	st = dh_info_model(h, a->id + (1u << WFW_MODEL_IDX_BITS), &info);
 	wt_ok(st == -ENOENT, "GET_INFO of a stale model id -> %d (-ENOENT)", st);
 	memset(&c, 0, sizeof(c));
 	c.opcode = WFW_OP_UNLOAD_MODEL;
@@ -346,7 +329,7 @@ static void unload_order(struct mdl *x, struct mdl *y)
 		   !run_both(h, x, y), "%s then %s loaded, run together", y->what, x->what))
 		goto out;
 	old = x->id;
-	bad = unload(h, x) || run_seq(h, y) || info_of(h, 0, &info);
+	bad = unload(h, x) || run_seq(h, y) || dh_info_model(h, 0, &info);
 	wt_ok(!bad && same(y) && same_ns(y) && info.models == 1 && info.model_id == y->id,
 	      "%s unloaded first (%d): %s runs on, records and latencies as alone", x->what, bad,
 	      y->what);
@@ -356,7 +339,7 @@ static void unload_order(struct mdl *x, struct mdl *y)
 	bad = unload(h, y) || run_seq(h, x);
 	wt_ok(!bad && same(x) && same_ns(x),
 	      "then %s unloaded: %s runs on as alone", y->what, x->what);
-	bad = unload(h, x) || info_of(h, 0, &info);
+	bad = unload(h, x) || dh_info_model(h, 0, &info);
 	wt_ok(!bad && !info.models && !info.model_loaded &&
 	      !(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL) && !info.sram_used,
 	      "both unloaded: no model, no SRAM used (%llu)", (unsigned long long)info.sram_used);
@@ -364,22 +347,6 @@ out:
 	if (h && h->dev)
 		dh_fini(h);
 	free(h);
-}
-
-static int read_log(struct dh *h, char *buf, u32 len)
-{
-	struct wfw_cmd c;
-	struct wfw_cpl cpl;
-
-	memset(buf, 0, len);
-	memset(&c, 0, sizeof(c));
-	dh_region_add(h, buf, len);
-	c.opcode = WFW_OP_READ_LOG;
-	c.buf.addr = (uint64_t)(uintptr_t)buf;
-	c.buf.len = len - 1;
-	dh_exec(h, &c, &cpl, 5000);
-	dh_region_del(h, buf);
-	return cpl.status ? cpl.status : (int)cpl.result0;
 }
 
 /* The smallest one-stage asic (in 32 KiB steps) that holds @m alone. */
@@ -418,7 +385,7 @@ static void exhaustion(struct mdl *a, struct mdl *b)
 		   "%s alone on asic/1 x %u KiB", a->what, kib))
 		goto out;
 	ret = load(h, b, &cpl);
-	read_log(h, log, sizeof(log));
+	dh_read_log(h, log, sizeof(log));
 	snprintf(id, sizeof(id), "0x%x", a->id);
 	wt_ok(ret == -ENOSPC && cpl.value && cpl.result1 < kib && strstr(log, "does not fit") &&
 	      strstr(log, "needs") && strstr(log, "1 other model(s) loaded") && strstr(log, id),
@@ -426,7 +393,8 @@ static void exhaustion(struct mdl *a, struct mdl *b)
 	      b->what, ret, (unsigned long long)cpl.value, cpl.result1, kib);
 	wt_diag("log: %s", strstr(log, "load: model does not fit") ?
 		strstr(log, "load: model does not fit") : log);
-	ret = run_seq(h, a) || info_of(h, 0, &info) || sram_map(h, 0, &m1, &bytes) <= 0;
+	ret = run_seq(h, a) || dh_info_model(h, 0, &info) ||
+	      sram_map(h, 0, &m1, &bytes) <= 0;
 	wt_ok(!ret && same(a) && info.models == 1 && !m1,
 	      "after the failed load: %s runs on as alone, one model, none of the other's blocks left",
 	      a->what);
