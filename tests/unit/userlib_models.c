@@ -8,7 +8,9 @@
  * unloading either leaves the other generating as alone;
  * wafer_query() counts the models; a second model that does not fit is
  * -ENOSPC with a message that says what it needed and what is left;
- * `wafer info -m A -m B -q int4` shows both models on one device.
+ * `wafer info -m A -m B -q int4` shows both models on one device;
+ * `wafer run --draft int4` in process puts the draft beside the model on
+ * its device, the greedy text identical to plain decoding's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +24,7 @@
 #define STEPS		48
 #define PROMPT		"Once upon a time, there was a little girl"
 
-static const char *model_path;
+static const char *model_path, *tok_path;
 static struct wafer_tokenizer *tok;
 
 /**
@@ -204,6 +206,20 @@ static void cli_info(void)
 	      "and int4, loaded side by side on one in-process device");
 }
 
+/* wafer run --draft int4 in process: the draft beside the model. */
+static void cli_spec(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s --backend inproc --draft int4 "
+		 "-n 48 -i 'Once upon a time' 2>&1 >/dev/null | grep -c "
+		 "-e '^wafer: draft beside the model on its in-process device$' "
+		 "-e 'text identical (greedy)' | grep -qx 2", build, model_path, tok_path);
+	wt_ok(system(cmd) == 0, "wafer run --draft int4 in process: the draft beside the "
+	      "model on its device, text identical to plain greedy decoding");
+}
+
 int main(void)
 {
 	const char *tp = wt_model_path("tok512.bin");
@@ -211,6 +227,7 @@ int main(void)
 	int ok;
 
 	ok = tp && !wafer_tokenizer_load(tp, 512, &tok);
+	tok_path = tp ? strdup(tp) : NULL;
 	model_path = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) :
 		     NULL;
 	if (!wt_ok(ok && model_path,
@@ -223,6 +240,7 @@ int main(void)
 	side_by_side(&s8, &s4);
 	does_not_fit(&s8, &s4);
 	cli_info();
+	cli_spec();
 	wafer_tokenizer_free(tok);
 	return wt_done();
 }
