@@ -257,6 +257,75 @@ static void info_and_map(struct dh *h, const struct mdl *a, const struct mdl *b)
 	      na, nb, (unsigned long long)ba, (unsigned long long)bb, (unsigned long long)b0);
 }
 
+/* GET_STATS of stage 0 for @model: its status; @ss the record. */
+static int stats_of(struct dh *h, u32 model, struct wfw_stage_stats *ss)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	memset(ss, 0, sizeof(*ss));
+	dh_region_add(h, ss, sizeof(*ss));
+	c.opcode = WFW_OP_GET_STATS;
+	c.model = model;
+	c.buf.addr = (uint64_t)(uintptr_t)ss;
+	c.buf.len = sizeof(*ss);
+	if (dh_exec(h, &c, &cpl, 10000))
+		cpl.status = -ETIMEDOUT;
+	dh_region_del(h, ss);
+	return cpl.status;
+}
+
+/* GET_STATS per model: each model's layers on stage 0, one stage's counters. */
+static void stats(struct dh *h, const struct mdl *a, const struct mdl *b)
+{
+	struct wfw_stage_stats sa, sb;
+	int bad = stats_of(h, b->id + (1u << WFW_MODEL_IDX_BITS), &sb);
+	int ra = stats_of(h, a->id, &sa), rb = stats_of(h, b->id, &sb);
+
+	wt_ok(!ra && !rb && bad == -ENOENT && sa.n_layers && sb.n_layers &&
+	      (sa.flags & WFW_STAGE_EMBED) && (sb.flags & WFW_STAGE_EMBED) &&
+	      sa.chunks == sb.chunks && sa.sram_used == sb.sram_used,
+	      "GET_STATS per model: stage 0 holds %u and %u layers of each, the stage's counters "
+	      "shared; a stale id -> %d (-ENOENT)", sa.n_layers, sb.n_layers, bad);
+}
+
+/* WFW_MAX_MODELS models at once, and -EBUSY for one more. */
+static void most_models(struct mdl *m)
+{
+	struct dh *h = calloc(1, sizeof(*h));
+	struct wfw_cpl cpl;
+	u32 ids[WFW_MAX_MODELS + 1];
+	struct wfw_info info;
+	int i, n = 0, ret, un = 0;
+
+	if (!h || dev_open(h, 0, 4096))
+		goto out;
+	dh_region_add(h, m->blob, m->len);
+	for (i = 0; i < WFW_MAX_MODELS; i++) {
+		n += !dh_load(h, m->blob, m->len, &cpl);
+		ids[i] = cpl.model;
+	}
+	ret = dh_load(h, m->blob, m->len, &cpl);
+	dh_info(h, &info);
+	wt_ok(n == WFW_MAX_MODELS && ret == -EBUSY && info.models == WFW_MAX_MODELS,
+	      "%d models of %s on asic/4 x 4 MiB, one more -> %d (-EBUSY)", n, m->what, ret);
+	for (i = 0; i < n; i++) {
+		struct wfw_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = WFW_OP_UNLOAD_MODEL;
+		c.model = ids[i];
+		un += !dh_exec(h, &c, &cpl, 10000) && !cpl.status;
+	}
+	wt_ok(un == n && !dh_info(h, &info) && !info.models && !info.sram_used,
+	      "all %d unloaded by id: no SRAM used", un);
+out:
+	if (h && h->dev)
+		dh_fini(h);
+	free(h);
+}
+
 /* Wrong model ids: another model's on a context, a stale one, model 0 of two. */
 static void bad_ids(struct dh *h, struct mdl *a, const struct mdl *b)
 {
@@ -307,6 +376,7 @@ static void side_by_side(struct mdl *a, struct mdl *b, int workers)
 	      workers);
 	if (workers == DH_WORKERS_DEFAULT) {
 		info_and_map(h, a, b);
+		stats(h, a, b);
 		bad_ids(h, a, b);
 	}
 out:
@@ -443,6 +513,7 @@ int main(void)
 	unload_order(&b, &a);
 	exhaustion(&a, &b);
 	exhaustion(&b, &a);
+	most_models(&b);
 	wfs_ckpt_free(&c);
 	return wt_done();
 }
