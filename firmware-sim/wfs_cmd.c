@@ -47,7 +47,7 @@ static int check_buf(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;
 	switch (cmd->opcode) {
 	case WFW_OP_GET_INFO:
-		return p->index || p->pos || p->len < INFO_MIN_LEN ?
+		return (p->index && cmd->model) || p->pos || p->len < INFO_MIN_LEN ?
 		       -WFS_EINVAL : 0;
 	case WFW_OP_GET_STATS:
 		return p->pos || p->index >= stages ||
@@ -124,8 +124,10 @@ static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;
 	switch (cmd->opcode) {
 	case WFW_OP_NOP:
-	case WFW_OP_UNLOAD_MODEL:
 		return ZERO(cmd->raw) ? 0 : -WFS_EINVAL;
+	case WFW_OP_UNLOAD_MODEL:
+		return cmd->unload.flags & ~WFW_UNLOAD_FLAGS_ALL ||
+		       !ZERO(cmd->unload.reserved) ? -WFS_EINVAL : 0;
 	case WFW_OP_GET_INFO:
 	case WFW_OP_GET_STATS:
 	case WFW_OP_GET_SRAM_MAP:
@@ -279,16 +281,22 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
  * UNLOAD_MODEL of one model: the others keep running (their jobs may be in
  * flight); the workers go with the last model.
  */
-static int cmd_unload(struct wfs_device *dev, u32 id, struct wfw_cpl *c)
+static int cmd_unload(struct wfs_device *dev, const struct wfw_cmd *cmd,
+		      struct wfw_cpl *c)
 {
 	struct wfs_model_state *m;
 	u32 left = 1;
 	int ret;
 
-	m = wfs_model_lookup(dev, id, 0, &ret);
+	m = wfs_model_lookup(dev, cmd->model, 0, &ret);
 	if (!m)
 		return ret;
 	c->model = m->id;
+	if (cmd->unload.flags & WFW_UNLOAD_CONTEXTS) {
+		ret = wfs_ctx_destroy_model(dev, m->idx, &c->result0);
+		if (ret)
+			return ret;
+	}
 	ret = 0;
 	wfs_os_mutex_lock(dev->sync.lock);
 	if (wfs_ctx_count(dev, m->idx)) {
@@ -352,7 +360,7 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		dev->cp.pause_load = 0;
 		return wfs_load_model(dev, &cmd->load, pause, c);
 	case WFW_OP_UNLOAD_MODEL:
-		return cmd_unload(dev, cmd->model, c);
+		return cmd_unload(dev, cmd, c);
 	case WFW_OP_CREATE_CONTEXT:
 		return cmd_create_ctx(dev, cmd, c);
 	case WFW_OP_DESTROY_CONTEXT:

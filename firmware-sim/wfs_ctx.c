@@ -168,6 +168,25 @@ int wfs_ctx_destroy(struct wfs_device *dev, u32 id)
 	return 0;
 }
 
+int wfs_ctx_destroy_model(struct wfs_device *dev, u32 model, u32 *n)
+{
+	u32 i;
+	int ret;
+
+	*n = 0;
+	for (i = 0; i < dev->ctx.max; i++) {
+		struct wfs_ctx *c = &dev->ctx.ctxs[i];
+
+		if (!c->in_use || c->model != model)
+			continue;
+		ret = wfs_ctx_destroy(dev, i | (c->gen << CTX_IDX_BITS));
+		if (ret)
+			return ret;
+		(*n)++;
+	}
+	return 0;
+}
+
 void wfs_ctx_release_all_locked(struct wfs_device *dev)
 {
 	u32 i;

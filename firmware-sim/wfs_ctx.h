@@ -102,6 +102,16 @@ int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
  */
 int wfs_ctx_destroy(struct wfs_device *dev, u32 id);
 
+/**
+ * wfs_ctx_destroy_model() - destroy every context of one model
+ * @dev: device (CP thread)
+ * @model: the model's index
+ * @n: set to the contexts destroyed
+ *
+ * Return: 0, or WFS_CPL_DEFERRED if a reset interrupted a wait.
+ */
+int wfs_ctx_destroy_model(struct wfs_device *dev, u32 model, u32 *n);
+
 /* Forget every context (reset with all parked, state lock held); their
  * SRAM goes with the model's, which the caller releases too.
  */

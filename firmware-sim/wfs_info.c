@@ -31,6 +31,18 @@ static int info_model_of(struct wfs_device *dev, u32 id,
 	return !*m && id ? err : 0;
 }
 
+/* GET_INFO's model 0 with an index: the @n-th loaded model, or NULL. */
+static struct wfs_model_state *nth_model(struct wfs_device *dev, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < WFS_MAX_MODELS; i++) {
+		if (dev->models.m[i].loaded && !n--)
+			return &dev->models.m[i];
+	}
+	return NULL;
+}
+
 static void info_shape(struct wfs_device *dev, struct wfw_info *info)
 {
 	const struct wfs_profile *prof = &dev->hw.prof;
@@ -160,6 +172,8 @@ int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd *cmd,
 
 	if (ret)
 		return ret;
+	if (p->index)
+		m = nth_model(dev, p->index);
 	WFS_MEMSET(&info, 0, sizeof(info));
 	info_shape(dev, &info);
 	info_sram(dev, &info);

@@ -220,7 +220,9 @@ enum wfw_opcode {
  * @addr: device address of the host buffer the firmware writes
  * @len: bytes available at @addr
  * @index: GET_STATS: first stage; GET_SRAM_MAP: the stage;
- *	GET_EXPERT_LOAD: first entry; else 0
+ *	GET_EXPERT_LOAD: first entry; GET_INFO (1.3) with model 0: describe
+ *	the @index-th loaded model in index order (none past the last: its
+ *	fields 0), so a host can list the models the device holds; else 0
  * @pos: READ_LOG: absolute log byte position to read from; else 0
  * @reserved: must be zero
  */
@@ -289,6 +291,30 @@ struct wfw_cmd_load_model {
 	u32 layer_first;
 	u32 layer_count;
 	u32 reserved[5];
+};
+
+/*
+ * UNLOAD_MODEL flags (1.3).  WFW_UNLOAD_CONTEXTS: first destroy the
+ * model's contexts, each after its in-flight jobs completed (as
+ * DESTROY_CONTEXT does); without it the unload is -EBUSY while the model
+ * has a context.
+ */
+#define WFW_UNLOAD_CONTEXTS	WFW_BIT(0)
+#define WFW_UNLOAD_FLAGS_ALL	WFW_UNLOAD_CONTEXTS
+
+/**
+ * struct wfw_cmd_unload - payload of UNLOAD_MODEL (the model: struct
+ *	wfw_cmd.model)
+ * @flags: WFW_UNLOAD_* (other bits: -EINVAL); 0 before 1.3
+ * @reserved: must be zero
+ *
+ * Completion: status 0, -ENOENT (no such model), -EINVAL (model 0 with
+ * several loaded), -EBUSY (the model has contexts, without
+ * WFW_UNLOAD_CONTEXTS); result0 = contexts destroyed, model = its id.
+ */
+struct wfw_cmd_unload {
+	u32 flags;
+	u32 reserved[11];
 };
 
 /* CREATE_CONTEXT flags: none defined yet (int8 KV is a model property). */
@@ -458,11 +484,12 @@ struct wfw_cmd_fault {
  * @buf: payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG,
  *	GET_EXPERT_LOAD
  * @load: payload of LOAD_MODEL
+ * @unload: payload of UNLOAD_MODEL
  * @ctx: payload of CREATE_CONTEXT, DESTROY_CONTEXT
  * @job: payload of RUN_JOB
  * @reset: payload of the retired RESET command
  * @fault: payload of FAULT_INJECT
- * @raw: the payload as bytes; NOP and UNLOAD_MODEL need it all zero
+ * @raw: the payload as bytes; NOP needs it all zero
  */
 struct wfw_cmd {
 	u16 opcode;
@@ -472,6 +499,7 @@ struct wfw_cmd {
 	union {
 		struct wfw_cmd_buf buf;
 		struct wfw_cmd_load_model load;
+		struct wfw_cmd_unload unload;
 		struct wfw_cmd_context ctx;
 		struct wfw_cmd_run_job job;
 		struct wfw_cmd_reset reset;
@@ -867,6 +895,7 @@ struct wfw_expert_load {
 
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_buf) == 48, "wfw_cmd_buf size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_load_model) == 48, "load size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_unload) == 48, "unload size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_context) == 48, "context size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_run_job) == 48, "run_job size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_reset) == 48, "reset size");

@@ -113,7 +113,10 @@ static void test_header_and_admin(void)
 	expect(&c, -WFS_EINVAL, "GET_INFO len < 8");
 	c.buf.len = sizeof(*info);
 	c.buf.index = 1;
-	expect(&c, -WFS_EINVAL, "GET_INFO index != 0");
+	expect(&c, 0, "GET_INFO index 1 (the second model: none, its fields 0)");
+	c.model = 5;
+	expect(&c, -WFS_EINVAL, "GET_INFO index != 0 with a model named");
+	c.model = 0;
 	c.buf.index = 0;
 	c.buf.pos = 1;
 	expect(&c, -WFS_EINVAL, "GET_INFO pos != 0");

@@ -354,6 +354,73 @@ static void bad_ids(struct dh *h, struct mdl *a, const struct mdl *b)
 	wt_ok(st == -EBUSY, "UNLOAD_MODEL of a model with a context -> %d (-EBUSY)", st);
 }
 
+/* GET_INFO's index lists the models: @a, @b, then none. */
+static void list_models(struct dh *h, const struct mdl *a, const struct mdl *b)
+{
+	struct wfw_info i0, i1, i2;
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	u32 k, ok = 1;
+
+	for (k = 0; k < 3; k++) {
+		struct wfw_info *in = k == 0 ? &i0 : k == 1 ? &i1 : &i2;
+
+		memset(&c, 0, sizeof(c));
+		memset(in, 0, sizeof(*in));
+		dh_region_add(h, in, sizeof(*in));
+		c.opcode = WFW_OP_GET_INFO;
+		c.buf.addr = (uint64_t)(uintptr_t)in;
+		c.buf.len = sizeof(*in);
+		c.buf.index = k;
+		ok &= !dh_exec(h, &c, &cpl, 10000) && !cpl.status;
+		dh_region_del(h, in);
+	}
+	wt_ok(ok && i0.model_id == a->id && i1.model_id == b->id && !i2.model_id &&
+	      !i2.model_loaded && i2.models == 2,
+	      "GET_INFO index 0, 1, 2: models 0x%x, 0x%x, none (of %u)", i0.model_id,
+	      i1.model_id, i2.models);
+}
+
+/*
+ * UNLOAD_MODEL with WFW_UNLOAD_CONTEXTS while @a's jobs are in flight:
+ * they complete (as DESTROY_CONTEXT, the unload waits for them to retire;
+ * their completions may be posted after its own), its context goes, then
+ * the model; @b runs on as alone.
+ */
+static void unload_contexts(struct dh *h, struct mdl *a, struct mdl *b)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	int bad = 0, done = 0, st = -1;
+	u32 k, n = 0;
+
+	for (k = 0; k < NJOBS; k++) {
+		job_cmd(a, k, &c);
+		bad += !!dh_submit(h, &c);
+	}
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_UNLOAD_MODEL;
+	c.model = a->id;
+	c.unload.flags = WFW_UNLOAD_CONTEXTS;
+	c.cookie = 0x55;
+	bad += !!dh_submit(h, &c);
+	while (done < NJOBS + 1 && dh_poll(h, &cpl, 20000)) {
+		done++;
+		if (cpl.opcode == WFW_OP_UNLOAD_MODEL) {
+			/* After every job retired (its completion may follow). */
+			st = cpl.status;
+			n = cpl.result0;
+		} else {
+			bad += !!cpl.status;
+		}
+	}
+	bad += done != NJOBS + 1;
+	wt_ok(!bad && st == 0 && n == 1 && same(a),
+	      "UNLOAD_MODEL with WFW_UNLOAD_CONTEXTS, %d jobs in flight: they complete as "
+	      "alone, then 1 context and the model go (%d, %u)", NJOBS, st, n);
+	wt_ok(!run_seq(h, b) && same(b) && same_ns(b), "the other model runs on as alone");
+}
+
 /* Both loaded: in flight together and one at a time, each as alone. */
 static void side_by_side(struct mdl *a, struct mdl *b, int workers)
 {
@@ -377,7 +444,9 @@ static void side_by_side(struct mdl *a, struct mdl *b, int workers)
 	if (workers == DH_WORKERS_DEFAULT) {
 		info_and_map(h, a, b);
 		stats(h, a, b);
+		list_models(h, a, b);
 		bad_ids(h, a, b);
+		unload_contexts(h, a, b);
 	}
 out:
 	if (h && h->dev)
