@@ -214,19 +214,11 @@ static int reference_diffs(const struct mdl *m)
 static int sram_map(struct dh *h, u32 model, u32 *m1, u64 *bytes)
 {
 	static struct wfw_sram_entry e[256];
-	struct wfw_cmd c;
 	struct wfw_cpl cpl;
 	u32 i;
 
-	memset(&c, 0, sizeof(c));
-	dh_region_add(h, e, sizeof(e));
-	c.opcode = WFW_OP_GET_SRAM_MAP;
-	c.model = model;
-	c.buf.addr = (uint64_t)(uintptr_t)e;
-	c.buf.len = sizeof(e);
-	if (dh_exec(h, &c, &cpl, 10000) || cpl.status)
+	if (dh_read_cmd(h, WFW_OP_GET_SRAM_MAP, model, 0, e, sizeof(e), &cpl))
 		cpl.result0 = 0;
-	dh_region_del(h, e);
 	for (i = 0, *m1 = 0; i < cpl.result0; i++)
 		*m1 += !strncmp(e[i].name, "m1.", 3);
 	*bytes = cpl.value;
@@ -260,20 +252,9 @@ static void info_and_map(struct dh *h, const struct mdl *a, const struct mdl *b)
 /* GET_STATS of stage 0 for @model: its status; @ss the record. */
 static int stats_of(struct dh *h, u32 model, struct wfw_stage_stats *ss)
 {
-	struct wfw_cmd c;
 	struct wfw_cpl cpl;
 
-	memset(&c, 0, sizeof(c));
-	memset(ss, 0, sizeof(*ss));
-	dh_region_add(h, ss, sizeof(*ss));
-	c.opcode = WFW_OP_GET_STATS;
-	c.model = model;
-	c.buf.addr = (uint64_t)(uintptr_t)ss;
-	c.buf.len = sizeof(*ss);
-	if (dh_exec(h, &c, &cpl, 10000))
-		cpl.status = -ETIMEDOUT;
-	dh_region_del(h, ss);
-	return cpl.status;
+	return dh_read_cmd(h, WFW_OP_GET_STATS, model, 0, ss, sizeof(*ss), &cpl);
 }
 
 /* GET_STATS per model: each model's layers on stage 0, one stage's counters. */
@@ -358,23 +339,12 @@ static void bad_ids(struct dh *h, struct mdl *a, const struct mdl *b)
 static void list_models(struct dh *h, const struct mdl *a, const struct mdl *b)
 {
 	struct wfw_info i0, i1, i2;
-	struct wfw_cmd c;
 	struct wfw_cpl cpl;
-	u32 k, ok = 1;
+	int ok;
 
-	for (k = 0; k < 3; k++) {
-		struct wfw_info *in = k == 0 ? &i0 : k == 1 ? &i1 : &i2;
-
-		memset(&c, 0, sizeof(c));
-		memset(in, 0, sizeof(*in));
-		dh_region_add(h, in, sizeof(*in));
-		c.opcode = WFW_OP_GET_INFO;
-		c.buf.addr = (uint64_t)(uintptr_t)in;
-		c.buf.len = sizeof(*in);
-		c.buf.index = k;
-		ok &= !dh_exec(h, &c, &cpl, 10000) && !cpl.status;
-		dh_region_del(h, in);
-	}
+	ok = !dh_read_cmd(h, WFW_OP_GET_INFO, 0, 0, &i0, sizeof(i0), &cpl) &&
+	     !dh_read_cmd(h, WFW_OP_GET_INFO, 0, 1, &i1, sizeof(i1), &cpl) &&
+	     !dh_read_cmd(h, WFW_OP_GET_INFO, 0, 2, &i2, sizeof(i2), &cpl);
 	wt_ok(ok && i0.model_id == a->id && i1.model_id == b->id && !i2.model_id &&
 	      !i2.model_loaded && i2.models == 2,
 	      "GET_INFO index 0, 1, 2: models 0x%x, 0x%x, none (of %u)", i0.model_id,

@@ -192,32 +192,37 @@ out:
 	wafer_close(dev);
 }
 
-/* wafer info with two -m: both models, the second at int4, side by side. */
-static void cli_info(void)
+/* A wafer command line, its output piped into @check: 0 if @check passes. */
+static int cli_check(const char *args, const char *check)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char cmd[1024];
+	char cmd[1536];
 
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info -b inproc -m %s -m %s -q int4 "
-		 "2>/dev/null | grep -c -e '5 layers, int8, over 1 device' "
-		 "-e '5 layers, int4, over 1 device' -e 'models:   2 loaded side by side' "
-		 "| grep -qx 3", build, model_path, model_path);
-	wt_ok(system(cmd) == 0, "wafer info -m MODEL -m MODEL -q int4: both models, int8 "
-	      "and int4, loaded side by side on one in-process device");
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer %s | %s", build, args, check);
+	return system(cmd);
 }
 
-/* wafer run --draft int4 in process: the draft beside the model. */
-static void cli_spec(void)
+/*
+ * wafer info with two -m: both models, the second at int4, side by side;
+ * wafer run --draft int4 in process: the draft beside the model.
+ */
+static void cli(void)
 {
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char cmd[1024];
+	char args[1024];
 
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s --backend inproc --draft int4 "
-		 "-n 48 -i 'Once upon a time' 2>&1 >/dev/null | grep -c "
-		 "-e '^wafer: draft beside the model on its in-process device$' "
-		 "-e 'text identical (greedy)' | grep -qx 2", build, model_path, tok_path);
-	wt_ok(system(cmd) == 0, "wafer run --draft int4 in process: the draft beside the "
-	      "model on its device, text identical to plain greedy decoding");
+	snprintf(args, sizeof(args), "info -b inproc -m %s -m %s -q int4 2>/dev/null",
+		 model_path, model_path);
+	wt_ok(!cli_check(args, "grep -c -e '5 layers, int8, over 1 device' "
+			 "-e '5 layers, int4, over 1 device' "
+			 "-e 'models:   2 loaded side by side' | grep -qx 3"),
+	      "wafer info -m MODEL -m MODEL -q int4: both models, int8 and int4, loaded "
+	      "side by side on one in-process device");
+	snprintf(args, sizeof(args), "run %s -z %s --backend inproc --draft int4 -n 48 "
+		 "-i 'Once upon a time' 2>&1 >/dev/null", model_path, tok_path);
+	wt_ok(!cli_check(args, "grep -c -e '^wafer: draft beside the model on its in-process "
+			 "device$' -e 'text identical (greedy)' | grep -qx 2"),
+	      "wafer run --draft int4 in process: the draft beside the model on its device, "
+	      "text identical to plain greedy decoding");
 }
 
 int main(void)
@@ -239,8 +244,7 @@ int main(void)
 	side_by_side(&s4, &s8);
 	side_by_side(&s8, &s4);
 	does_not_fit(&s8, &s4);
-	cli_info();
-	cli_spec();
+	cli();
 	wafer_tokenizer_free(tok);
 	return wt_done();
 }
