@@ -47,7 +47,7 @@ static int check_buf(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;
 	switch (cmd->opcode) {
 	case WFW_OP_GET_INFO:
-		return p->index || p->pos || p->len < INFO_MIN_LEN ?
+		return (p->index && cmd->model) || p->pos || p->len < INFO_MIN_LEN ?
 		       -WFS_EINVAL : 0;
 	case WFW_OP_GET_STATS:
 		return p->pos || p->index >= stages ||
@@ -100,15 +100,34 @@ static int check_job(const struct wfw_cmd_run_job *p)
 	return 0;
 }
 
+/* Commands about a model may name one (wfw_abi.h, WFW_MAX_MODELS). */
+static int names_model(u32 opcode)
+{
+	switch (opcode) {
+	case WFW_OP_UNLOAD_MODEL:
+	case WFW_OP_CREATE_CONTEXT:
+	case WFW_OP_RUN_JOB:
+	case WFW_OP_GET_INFO:
+	case WFW_OP_GET_STATS:
+	case WFW_OP_GET_SRAM_MAP:
+	case WFW_OP_GET_EXPERT_LOAD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Static checks of one command: everything that needs no device state. */
 static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 {
-	if (cmd->flags || cmd->reserved0)
+	if (cmd->flags || (cmd->model && !names_model(cmd->opcode)))
 		return -WFS_EINVAL;
 	switch (cmd->opcode) {
 	case WFW_OP_NOP:
-	case WFW_OP_UNLOAD_MODEL:
 		return ZERO(cmd->raw) ? 0 : -WFS_EINVAL;
+	case WFW_OP_UNLOAD_MODEL:
+		return cmd->unload.flags & ~WFW_UNLOAD_FLAGS_ALL ||
+		       !ZERO(cmd->unload.reserved) ? -WFS_EINVAL : 0;
 	case WFW_OP_GET_INFO:
 	case WFW_OP_GET_STATS:
 	case WFW_OP_GET_SRAM_MAP:
@@ -137,6 +156,7 @@ static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 
 /* Read and check the job's tokens before anything runs. */
 static int prescan_tokens(struct wfs_device *dev,
+			  const struct wfs_model_state *m,
 			  const struct wfw_cmd_run_job *p)
 {
 	u32 buf[PRESCAN_TOKENS], done = 0, i, n;
@@ -147,7 +167,7 @@ static int prescan_tokens(struct wfs_device *dev,
 				     buf, 4ull * n))
 			return -WFS_EFAULT;
 		for (i = 0; i < n; i++) {
-			if (buf[i] >= dev->model.info.vocab_size)
+			if (buf[i] >= m->info.vocab_size)
 				return -WFS_EINVAL;
 		}
 		done += n;
@@ -187,6 +207,7 @@ static int check_job_io(const struct wfs_model_state *m,
 
 /* TIMES: past the records, aligned, a record per chunk and stage used. */
 static int check_job_times(const struct wfs_device *dev,
+			   const struct wfs_model_state *m,
 			   const struct wfw_cmd_run_job *p, u64 need)
 {
 	u32 chunk = dev->hw.prof.chunk_tokens;
@@ -198,7 +219,7 @@ static int check_job_times(const struct wfs_device *dev,
 	if (WFS_ADD_OVF(p->out_addr, (u64)p->out_len, &end) ||
 	    p->times_offset < need || !WFS_IS_ALIGNED(p->times_offset, 8u) ||
 	    (u64)p->times_offset + p->times_len > p->out_len ||
-	    p->times_len < (u64)chunks * dev->model.map.stages_used *
+	    p->times_len < (u64)chunks * m->map.stages_used *
 			   sizeof(struct wfw_chunk_time))
 		return -WFS_EINVAL;
 	return 0;
@@ -206,9 +227,9 @@ static int check_job_times(const struct wfs_device *dev,
 
 /* Input and output buffers: big enough and inside the address space. */
 static int check_job_bufs(const struct wfs_device *dev,
+			  const struct wfs_model_state *m,
 			  const struct wfw_cmd_run_job *p)
 {
-	const struct wfs_model_state *m = &dev->model;
 	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
 	u64 floor = (p->flags & WFW_JOB_NOT_BEFORE) ? sizeof(u64) : 0;
 	u64 need, end;
@@ -220,7 +241,7 @@ static int check_job_bufs(const struct wfs_device *dev,
 		records = (p->flags & WFW_JOB_ALL_POSITIONS) ? p->n_tokens : 1;
 		need = (u64)records * WFW_OUT_REC_SIZE(p->topk);
 	}
-	if (check_job_times(dev, p, need))
+	if (check_job_times(dev, m, p, need))
 		return -WFS_EINVAL;
 	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
 	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens + floor, &end))
@@ -241,16 +262,19 @@ static int check_job_nop(const struct wfs_ctx *ctx, const struct wfw_cmd_run_job
 static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 {
 	const struct wfw_cmd_run_job *p = &cmd->job;
-	const struct wfs_model_state *m = &dev->model;
+	const struct wfs_model_state *m;
 	struct wfs_ctx *ctx;
 	u64 not_before;
 	int ret;
 
-	if (!m->loaded)
+	if (!dev->models.n)
 		return -WFS_ENOENT;
 	ctx = wfs_ctx_lookup(dev, p->ctx_id);
 	if (!ctx)
 		return -WFS_ENOENT;
+	m = &dev->models.m[ctx->model];
+	if (cmd->model && cmd->model != m->id)
+		return -WFS_EINVAL;	/* not the context's model */
 	if (p->flags & WFW_JOB_NOP) {
 		ret = check_job_nop(ctx, p);
 		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx, 0);
@@ -261,9 +285,9 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_ERANGE;
 	ret = check_job_io(m, p);
 	if (!ret)
-		ret = check_job_bufs(dev, p);
+		ret = check_job_bufs(dev, m, p);
 	if (!ret && m->embed)
-		ret = prescan_tokens(dev, p);
+		ret = prescan_tokens(dev, m, p);
 	if (!ret)
 		ret = read_not_before(dev, p, &not_before);
 	if (ret)
@@ -273,26 +297,59 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 
 /* ------------------------------------------------------------ dispatch -- */
 
-static int cmd_unload(struct wfs_device *dev)
+/*
+ * UNLOAD_MODEL of one model: the others keep running (their jobs may be in
+ * flight); the workers go with the last model.
+ */
+static int cmd_unload(struct wfs_device *dev, const struct wfw_cmd *cmd,
+		      struct wfw_cpl *c)
 {
-	int ret = 0;
+	struct wfs_model_state *m;
+	u32 left = 1;
+	int ret;
 
+	m = wfs_model_lookup(dev, cmd->model, 0, &ret);
+	if (!m)
+		return ret;
+	c->model = m->id;
+	if (cmd->unload.flags & WFW_UNLOAD_CONTEXTS) {
+		ret = wfs_ctx_destroy_model(dev, m->idx, &c->result0);
+		if (ret)
+			return ret;
+	}
+	ret = 0;
 	wfs_os_mutex_lock(dev->sync.lock);
-	if (!dev->model.loaded) {
-		ret = -WFS_ENOENT;
-	} else if (dev->ctx.n || dev->job.active) {
+	if (wfs_ctx_count(dev, m->idx)) {
 		ret = -WFS_EBUSY;
 	} else {
-		wfs_load_release(dev);
-		wfs_stage_workers_close_locked(dev);
+		m->loaded = 0;
+		dev->models.n--;
+		left = dev->models.n;
+		if (!left)
+			wfs_stage_workers_close_locked(dev);
 	}
 	wfs_os_mutex_unlock(dev->sync.lock);
+	if (ret)
+		return ret;
 	wfs_stage_workers_join(dev);
-	if (!ret) {
+	wfs_load_unload(dev, m);
+	if (!left)
 		wfs_reg_update(&dev->hw, WFW_REG_STATUS, 0, WFW_STATUS_MODEL);
-		wfs_log_printf(&dev->hw.log, 0, "unload: model released");
-	}
-	return ret;
+	wfs_log_printf(&dev->hw.log, 0, "unload: model 0x%x released, %u left",
+		       c->model, left);
+	return 0;
+}
+
+static int cmd_create_ctx(struct wfs_device *dev, const struct wfw_cmd *cmd,
+			  struct wfw_cpl *c)
+{
+	struct wfs_model_state *m;
+	int ret;
+
+	m = wfs_model_lookup(dev, cmd->model, 0, &ret);
+	if (!m)
+		return ret;
+	return wfs_ctx_create(dev, m, cmd->ctx.slots, cmd->ctx.ctx_len, c);
 }
 
 static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
@@ -317,15 +374,15 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 
 	switch (cmd->opcode) {
 	case WFW_OP_GET_INFO:
-		return wfs_info_get(dev, &cmd->buf, c);
+		return wfs_info_get(dev, cmd, c);
 	case WFW_OP_LOAD_MODEL:
 		pause = dev->cp.pause_load;
 		dev->cp.pause_load = 0;
 		return wfs_load_model(dev, &cmd->load, pause, c);
 	case WFW_OP_UNLOAD_MODEL:
-		return cmd_unload(dev);
+		return cmd_unload(dev, cmd, c);
 	case WFW_OP_CREATE_CONTEXT:
-		return wfs_ctx_create(dev, cmd->ctx.slots, cmd->ctx.ctx_len, c);
+		return cmd_create_ctx(dev, cmd, c);
 	case WFW_OP_DESTROY_CONTEXT:
 		return wfs_ctx_destroy(dev, cmd->ctx.ctx_id);
 	case WFW_OP_RUN_JOB:
@@ -333,13 +390,13 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	case WFW_OP_FAULT_INJECT:
 		return cmd_fault(dev, &cmd->fault);
 	case WFW_OP_GET_STATS:
-		return wfs_info_stats(dev, &cmd->buf, c);
+		return wfs_info_stats(dev, cmd, c);
 	case WFW_OP_GET_SRAM_MAP:
-		return wfs_info_sram_map(dev, &cmd->buf, c);
+		return wfs_info_sram_map(dev, cmd, c);
 	case WFW_OP_READ_LOG:
 		return wfs_info_read_log(dev, &cmd->buf, c);
 	case WFW_OP_GET_EXPERT_LOAD:
-		return wfs_info_expert_load(dev, &cmd->buf, c);
+		return wfs_info_expert_load(dev, cmd, c);
 	default:	/* NOP */
 		return 0;
 	}

@@ -109,7 +109,6 @@ void wfs_cpl_post(struct wfs_hw *hw, struct wfs_cpl_state *r, struct wfw_cpl *c,
 			       (unsigned long long)c->cookie);
 		return;
 	}
-	c->reserved = 0;
 	c->check = wfw_cpl_check(c);
 	if (corrupt) {
 		c->cookie ^= CPL_CORRUPT_COOKIE;

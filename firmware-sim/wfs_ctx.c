@@ -35,6 +35,18 @@ static void ctx_free_sram(struct wfs_device *dev, struct wfs_ctx *c)
 	c->slot = NULL;
 }
 
+u32 wfs_ctx_count(struct wfs_device *dev, u32 model)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < dev->ctx.max; i++) {
+		const struct wfs_ctx *c = &dev->ctx.ctxs[i];
+
+		n += c->in_use && c->model == model;
+	}
+	return n;
+}
+
 static struct wfs_ctx *ctx_free_entry(struct wfs_device *dev)
 {
 	u32 i;
@@ -47,27 +59,29 @@ static struct wfs_ctx *ctx_free_entry(struct wfs_device *dev)
 }
 
 /* Allocate the KV blocks; on failure say which stage lacked how much. */
-static int ctx_alloc_kv(struct wfs_device *dev, struct wfs_ctx *ctx, u32 i,
-			u32 slots, u64 kvb, struct wfw_cpl *c)
+static int ctx_alloc_kv(struct wfs_device *dev, const struct wfs_model_state *m,
+			struct wfs_ctx *ctx, u32 i, u32 slots, u64 kvb,
+			struct wfw_cpl *c)
 {
-	const char *name = dev->model.table.a[WFS_A_KV].name;
+	const char *name = m->table.a[WFS_A_KV].name;
 	u64 bytes;
 	u32 s;
 
 	ctx->kv_total = 0;
-	for (s = 0; s < dev->model.map.stages_used; s++) {
+	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
+		u32 n_layers = st->mdl[m->idx].n_layers;
 
-		if (!st->mdl.n_layers)
+		if (!n_layers)
 			continue;
 		/* n_layers * slots * kvb: all factors < 2^32, kvb < 2^40. */
-		bytes = (u64)st->mdl.n_layers * slots;
+		bytes = (u64)n_layers * slots;
 		if (WFS_MUL_OVF(bytes, kvb, &bytes)) {
 			c->value = ~(u64)0;
 			c->result0 = s;
 			return -WFS_ENOSPC;
 		}
-		ctx->kv[s] = wfs_stage_alloc(st, bytes, name, i);
+		ctx->kv[s] = wfs_stage_alloc(st, m, bytes, name, i);
 		if (!ctx->kv[s]) {
 			c->value = bytes;
 			c->result0 = s;
@@ -78,16 +92,14 @@ static int ctx_alloc_kv(struct wfs_device *dev, struct wfs_ctx *ctx, u32 i,
 	return 0;
 }
 
-int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
-		   struct wfw_cpl *c)
+int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
+		   u32 slots, u32 ctx_len, struct wfw_cpl *c)
 {
-	struct wfs_model_state *m = &dev->model;
 	struct wfs_ctx *ctx;
 	u64 kvb;
 	u32 i;
 
-	if (!m->loaded)
-		return -WFS_ENOENT;
+	c->model = m->id;
 	if (ctx_len > m->max_ctx)
 		return -WFS_E2BIG;
 	ctx = ctx_free_entry(dev);
@@ -96,15 +108,16 @@ int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
 	i = (u32)(ctx - dev->ctx.ctxs);
 
 	kvb = wfs_kv_bytes(&m->info, ctx_len);
-	ctx->slot = wfs_stage_alloc(&dev->stages[0],
+	ctx->slot = wfs_stage_alloc(&dev->stages[0], m,
 				    (u64)slots * sizeof(*ctx->slot),
 				    m->table.a[WFS_A_SLOTS].name, i);
 	if (!ctx->slot) {
 		c->value = (u64)slots * sizeof(*ctx->slot);
 		goto nospc;
 	}
-	if (ctx_alloc_kv(dev, ctx, i, slots, kvb, c))
+	if (ctx_alloc_kv(dev, m, ctx, i, slots, kvb, c))
 		goto nospc;
+	ctx->model = m->idx;
 	ctx->slots = slots;
 	ctx->ctx_len = ctx_len;
 	ctx->kv_bytes = kvb;
@@ -115,16 +128,17 @@ int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
 	wfs_os_mutex_unlock(dev->sync.lock);
 	c->result0 = i | (ctx->gen << CTX_IDX_BITS);
 	c->value = ctx->kv_total;
-	wfs_log_printf(&dev->hw.log, 0, "context %u: %u slot(s) x %u positions, %llu KiB KV",
-		       c->result0, slots, ctx_len,
+	wfs_log_printf(&dev->hw.log, 0,
+		       "context %u: model 0x%x, %u slot(s) x %u positions, %llu KiB KV",
+		       c->result0, m->id, slots, ctx_len,
 		       (unsigned long long)(ctx->kv_total >> 10));
 	return 0;
 
 nospc:
 	ctx_free_sram(dev, ctx);
 	wfs_log_printf(&dev->hw.log, 1,
-		       "context: %u slot(s) x %u positions do not fit: stage %u could not get %llu KiB",
-		       slots, ctx_len, c->result0,
+		       "context: %u slot(s) x %u positions of model 0x%x do not fit: stage %u could not get %llu KiB",
+		       slots, ctx_len, m->id, c->result0,
 		       (unsigned long long)(c->value >> 10));
 	return -WFS_ENOSPC;
 }
@@ -151,6 +165,25 @@ int wfs_ctx_destroy(struct wfs_device *dev, u32 id)
 	dev->ctx.n--;
 	wfs_os_mutex_unlock(sy->lock);
 	ctx_free_sram(dev, ctx);
+	return 0;
+}
+
+int wfs_ctx_destroy_model(struct wfs_device *dev, u32 model, u32 *n)
+{
+	u32 i;
+	int ret;
+
+	*n = 0;
+	for (i = 0; i < dev->ctx.max; i++) {
+		struct wfs_ctx *c = &dev->ctx.ctxs[i];
+
+		if (!c->in_use || c->model != model)
+			continue;
+		ret = wfs_ctx_destroy(dev, i | (c->gen << CTX_IDX_BITS));
+		if (ret)
+			return ret;
+		(*n)++;
+	}
 	return 0;
 }
 

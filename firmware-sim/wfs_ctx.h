@@ -15,6 +15,7 @@
 #include "wfs_profile.h"
 
 struct wfs_device;
+struct wfs_model_state;
 struct wfw_cpl;
 
 /**
@@ -35,6 +36,7 @@ struct wfs_slot_state {
  * @gen: generation, bumped on every destroy so stale ids are refused
  * @slots: sequence slots
  * @ctx_len: positions per slot
+ * @model: its model's index (struct wfs_models)
  * @active_jobs: jobs of this context in flight (state lock; wfs_job.c)
  * @kv_bytes: bytes per layer per slot
  * @kv_total: bytes allocated over all stages
@@ -47,6 +49,7 @@ struct wfs_ctx {
 	u32 gen;
 	u32 slots;
 	u32 ctx_len;
+	u32 model;
 	u32 active_jobs;
 	u64 kv_bytes;
 	u64 kv_total;
@@ -72,18 +75,22 @@ struct wfs_ctx_table {
 /* The context of @id, or NULL for an unknown or stale id. */
 struct wfs_ctx *wfs_ctx_lookup(struct wfs_device *dev, u32 id);
 
+/* Contexts of the model of index @model (the CP, or the state lock). */
+u32 wfs_ctx_count(struct wfs_device *dev, u32 model);
+
 /**
  * wfs_ctx_create() - CREATE_CONTEXT (fields already validated)
  * @dev: device (CP thread)
+ * @m: the model the context is for
  * @slots: sequence slots, 1..WFS_CTX_MAX_SLOTS
  * @ctx_len: positions per slot, >= 1
  * @c: completion: result0 = id, value = KV bytes; on -ENOSPC value =
  *	bytes of the allocation that failed, result0 = its stage
  *
- * Return: 0, -WFS_ENOENT, -WFS_E2BIG, -WFS_EMFILE or -WFS_ENOSPC.
+ * Return: 0, -WFS_E2BIG, -WFS_EMFILE or -WFS_ENOSPC.
  */
-int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
-		   struct wfw_cpl *c);
+int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
+		   u32 slots, u32 ctx_len, struct wfw_cpl *c);
 
 /**
  * wfs_ctx_destroy() - DESTROY_CONTEXT: wait for the context's jobs, free it
@@ -94,6 +101,16 @@ int wfs_ctx_create(struct wfs_device *dev, u32 slots, u32 ctx_len,
  * wait (the command is dropped).
  */
 int wfs_ctx_destroy(struct wfs_device *dev, u32 id);
+
+/**
+ * wfs_ctx_destroy_model() - destroy every context of one model
+ * @dev: device (CP thread)
+ * @model: the model's index
+ * @n: set to the contexts destroyed
+ *
+ * Return: 0, or WFS_CPL_DEFERRED if a reset interrupted a wait.
+ */
+int wfs_ctx_destroy_model(struct wfs_device *dev, u32 model, u32 *n);
 
 /* Forget every context (reset with all parked, state lock held); their
  * SRAM goes with the model's, which the caller releases too.

@@ -7,8 +7,11 @@
 #include "wfs_device_priv.h"
 
 #define WFS_LOG_BYTES		16384
-/* Arena block records per stage: the model's blocks plus two per context. */
-#define STAGE_MODEL_BLOCKS	32
+/*
+ * Arena block records per stage: each model's blocks plus two per
+ * context.
+ */
+#define STAGE_MODEL_BLOCKS	(32 * WFS_MAX_MODELS)
 
 WFS_STATIC_ASSERT(WFW_MAX_TOPK <= WFS_TOPK_MAX, "top-k limits");
 WFS_STATIC_ASSERT(WFW_LOGIT_FRAC_BITS == WFS_LOGIT_FRAC_BITS, "logit format");
@@ -194,8 +197,9 @@ static void device_free(struct wfs_device *dev)
 	}
 	wfs_stage_pool_free(dev);
 	wfs_os_free(dev->stages);
-	/* A model still loaded: its SRAM went with the stages, not its counters. */
-	wfs_os_free(dev->model.expert_cnt);
+	/* Models still loaded: their SRAM went with the stages, not their counters. */
+	for (i = 0; i < WFS_MAX_MODELS; i++)
+		wfs_os_free(dev->models.m[i].expert_cnt);
 	wfs_os_free(dev->job.jobs);
 	wfs_os_free(dev->ctx.ctxs);
 	wfs_os_free(dev->hw.log_buf);

@@ -13,19 +13,19 @@
  *                        wfs_stage.c (.cnt), wfs_workers.c (.thread,
  *                        .claimed)
  *   pool   wfs_workers.c the stage worker pool
- *   model  wfs_load.c    the loaded model and its allocation table
+ *   models wfs_load.c    the loaded models and their allocation tables
  *   ctx    wfs_ctx.c     the context table
  *   job    wfs_job.c     the job table and the counters of finished work
  *
  * Threads: one command processor (CP), and one worker per stage the
- * loaded model occupies or a pool of fewer (wfs_workers.h), started by load,
- * joined by unload and full reset.
+ * loaded models occupy or a pool of fewer (wfs_workers.h), started by load,
+ * joined by the unload of the last model and full reset.
  *
  * Locks, outermost first (none is held across the IRQ callback, only
  * cpl.lock across a DMA callback):
  *  1. reset_lock serialises register resets and destroy.
  *  2. sync.lock, the state lock: the job table, the context table, the
- *     park/abort state and the model's presence; sync.cond is broadcast on
+ *     park/abort state and the models' presence; sync.cond is broadcast on
  *     any change to them.  Ring enable holds it while it takes cpl.lock.
  *  3. cpl.lock: latched ring configuration, completion ring tail,
  *     sequence, reservations and armed faults; held across the completion
@@ -73,7 +73,10 @@ WFS_STATIC_ASSERT(sizeof(struct wfs_slot_state) == 16, "slot state size");
  * @thread: its worker (one worker per stage)
  * @claimed: 1 while a pool worker runs the stage (pool.lock)
  * @cnt: counters (@in.lock; its worker)
- * @mdl: its share of the model (wfs_load.c)
+ * @free_at: modelled time the stage is next free: one clock, whichever
+ *	model's chunk it runs (zeroed by a full reset or when the last
+ *	model goes, advanced by the stage's worker)
+ * @mdl: its share of each model, by model index (wfs_load.c)
  */
 struct wfs_stage {
 	struct wfs_device *dev;
@@ -85,7 +88,8 @@ struct wfs_stage {
 	struct wfs_os_thread *thread;
 	u32 claimed;
 	struct wfs_stage_counters cnt;
-	struct wfs_stage_model mdl;
+	u64 free_at;
+	struct wfs_stage_model mdl[WFS_MAX_MODELS];
 };
 
 /**
@@ -96,7 +100,7 @@ struct wfs_stage {
  * @cp: command processor
  * @stages: the stages
  * @pool: the stage worker pool
- * @model: the loaded model
+ * @models: the loaded models
  * @ctx: the context table
  * @job: the job table
  * @reset_lock: serialises resets and destroy
@@ -109,7 +113,7 @@ struct wfs_device {
 	struct wfs_cp cp;
 	struct wfs_stage *stages;
 	struct wfs_stage_pool pool;
-	struct wfs_model_state model;
+	struct wfs_models models;
 	struct wfs_ctx_table ctx;
 	struct wfs_job_table job;
 	struct wfs_os_mutex *reset_lock;

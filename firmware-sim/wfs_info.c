@@ -21,6 +21,28 @@ static u32 clamp32(u64 v)
 	return (u32)WFS_MIN(v, (u64)0xffffffffu);
 }
 
+/* The model @id names (0: the lowest-index one, or NULL without a model). */
+static int info_model_of(struct wfs_device *dev, u32 id,
+			 struct wfs_model_state **m)
+{
+	int err;
+
+	*m = wfs_model_lookup(dev, id, 1, &err);
+	return !*m && id ? err : 0;
+}
+
+/* GET_INFO's model 0 with an index: the @n-th loaded model, or NULL. */
+static struct wfs_model_state *nth_model(struct wfs_device *dev, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < WFS_MAX_MODELS; i++) {
+		if (dev->models.m[i].loaded && !n--)
+			return &dev->models.m[i];
+	}
+	return NULL;
+}
+
 static void info_shape(struct wfs_device *dev, struct wfw_info *info)
 {
 	const struct wfs_profile *prof = &dev->hw.prof;
@@ -87,19 +109,20 @@ static u64 layer_imbalance(struct wfs_stage *st, const u64 *cnt, u32 n)
 	return sum ? wfs_div64_u64(max * n * 1000, sum) : 0;
 }
 
-static void info_moe(struct wfs_device *dev, struct wfw_info *info)
+static void info_moe(struct wfs_device *dev, const struct wfs_model_state *m,
+		     struct wfw_info *info)
 {
-	const struct wfs_model_state *m = &dev->model;
 	u64 worst = 0;
 	u32 s, l;
 
 	info->moe_layers = m->moe_layers;
 	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
-		const u64 *cnt = st->mdl.expert_cnt;
+		const struct wfs_stage_model *sm = &st->mdl[m->idx];
+		const u64 *cnt = sm->expert_cnt;
 
-		for (l = 0; l < st->mdl.n_layers; l++) {
-			u32 n = st->mdl.lviews[l].n_experts;
+		for (l = 0; l < sm->n_layers; l++) {
+			u32 n = sm->lviews[l].n_experts;
 
 			if (!n)
 				continue;
@@ -110,13 +133,14 @@ static void info_moe(struct wfs_device *dev, struct wfw_info *info)
 	info->moe_imbalance_milli = clamp32(worst);
 }
 
-static void info_model(struct wfs_device *dev, struct wfw_info *info)
+static void info_model(struct wfs_device *dev, const struct wfs_model_state *m,
+		       struct wfw_info *info)
 {
-	const struct wfs_model_state *m = &dev->model;
-
-	if (!m->loaded)
+	info->models = dev->models.n;
+	if (!m)
 		return;
 	info->model_loaded = 1;
+	info->model_id = m->id;
 	info->dim = m->info.dim;
 	info->hidden_dim = m->info.hidden_dim;
 	info->n_layers = m->n_layers;
@@ -131,22 +155,30 @@ static void info_model(struct wfs_device *dev, struct wfw_info *info)
 	info->vocab = m->info.vocab_size;
 	info->max_ctx = m->max_ctx;
 	info->stages_used = m->map.stages_used;
-	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev,
+	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev, m,
 								m->max_ctx));
 	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->n_layers;
-	info_moe(dev, info);
+	info_moe(dev, m, info);
 }
 
-int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		 struct wfw_cpl *c)
 {
+	const struct wfw_cmd_buf *p = &cmd->buf;
+	struct wfs_model_state *m;
 	struct wfw_info info;
 	u32 n;
+	int ret = info_model_of(dev, cmd->model, &m);
 
+	if (ret)
+		return ret;
+	if (p->index)
+		m = nth_model(dev, p->index);
 	WFS_MEMSET(&info, 0, sizeof(info));
 	info_shape(dev, &info);
 	info_sram(dev, &info);
-	info_model(dev, &info);
+	info_model(dev, m, &info);
+	c->model = info.model_id;
 	wfs_os_mutex_lock(dev->sync.lock);
 	info.contexts = dev->ctx.n;
 	info.jobs_completed = dev->job.completed;
@@ -163,17 +195,21 @@ int wfs_info_get(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 	return 0;
 }
 
-static void stage_stats(struct wfs_stage *st, struct wfw_stage_stats *ss)
+/* A stage's counters (every model's), and @m's layers on it. */
+static void stage_stats(struct wfs_stage *st, const struct wfs_model_state *m,
+			struct wfw_stage_stats *ss)
 {
-	const struct wfs_model_state *m = &st->dev->model;
+	const struct wfs_stage_model *sm = m ? &st->mdl[m->idx] : NULL;
 
 	WFS_MEMSET(ss, 0, sizeof(*ss));
 	ss->stage = st->idx;
-	ss->flags = (st->mdl.embed ? WFW_STAGE_EMBED : 0) |
-		    (st->mdl.head ? WFW_STAGE_HEAD : 0);
-	ss->first_layer = st->mdl.n_layers ? m->info.first_layer +
-					     st->mdl.first_layer : 0;
-	ss->n_layers = st->mdl.n_layers;
+	if (sm) {
+		ss->flags = (sm->embed ? WFW_STAGE_EMBED : 0) |
+			    (sm->head ? WFW_STAGE_HEAD : 0);
+		ss->first_layer = sm->n_layers ? m->info.first_layer +
+						 sm->first_layer : 0;
+		ss->n_layers = sm->n_layers;
+	}
 	ss->sram_size = st->sram.size;
 	ss->sram_used = st->sram.used;
 	ss->sram_peak = st->sram.peak;
@@ -188,15 +224,20 @@ static void stage_stats(struct wfs_stage *st, struct wfw_stage_stats *ss)
 	wfs_os_mutex_unlock(st->in.lock);
 }
 
-int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		   struct wfw_cpl *c)
 {
+	const struct wfw_cmd_buf *p = &cmd->buf;
 	u32 s, n = 0, sz = sizeof(struct wfw_stage_stats);
 	struct wfw_stage_stats ss;
+	struct wfs_model_state *m;
+	int ret = info_model_of(dev, cmd->model, &m);
 
+	if (ret)
+		return ret;
 	for (s = p->index; s < dev->hw.prof.stages && (n + 1) * sz <= p->len;
 	     s++, n++) {
-		stage_stats(&dev->stages[s], &ss);
+		stage_stats(&dev->stages[s], m, &ss);
 		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + (u64)n * sz,
 				      &ss, sz))
 			return -WFS_EFAULT;
@@ -206,15 +247,26 @@ int wfs_info_stats(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 	return 0;
 }
 
-int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		      struct wfw_cpl *c)
 {
-	u32 i, n = 0, sz = sizeof(struct wfw_sram_entry);
+	const struct wfw_cmd_buf *p = &cmd->buf;
+	u32 i, n = 0, sz = sizeof(struct wfw_sram_entry), owner = 0, blocks;
 	struct wfs_sram *sr = &dev->stages[p->index].sram;
+	struct wfs_model_state *m = NULL;
+	int ret = 0;
 
-	for (i = 0; i < sr->n_blocks && (n + 1) * sz <= p->len; i++, n++) {
+	if (cmd->model)
+		ret = info_model_of(dev, cmd->model, &m);
+	if (ret)
+		return ret;
+	if (m)
+		owner = m->idx + 1;
+	for (i = 0; i < sr->n_blocks && (n + 1) * sz <= p->len; i++) {
 		struct wfw_sram_entry e;
 
+		if (owner && sr->blocks[i].owner != owner)
+			continue;
 		WFS_MEMSET(&e, 0, sizeof(e));
 		e.offset = sr->blocks[i].off;
 		e.size = sr->blocks[i].size;
@@ -223,10 +275,16 @@ int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + (u64)n * sz,
 				      &e, sz))
 			return -WFS_EFAULT;
+		n++;
 	}
 	c->result0 = n;
 	c->result1 = sr->n_blocks;
 	c->value = sr->used;
+	if (owner) {
+		c->value = wfs_sram_owner_bytes(sr, owner, &blocks);
+		c->result1 = blocks;
+		c->model = m->id;
+	}
 	return 0;
 }
 
@@ -281,25 +339,26 @@ static int expert_layer(struct expert_walk *w, struct wfs_stage *st,
 	return ret;
 }
 
-int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd_buf *p,
+int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd *cmd,
 			 struct wfw_cpl *c)
 {
-	const struct wfs_model_state *m = &dev->model;
-	struct expert_walk w = { dev, p, 0, 0 };
+	struct expert_walk w = { dev, &cmd->buf, 0, 0 };
+	struct wfs_model_state *m;
 	u32 s, l;
-	int ret = 0;
+	int ret = info_model_of(dev, cmd->model, &m);
 
-	for (s = 0; s < m->map.stages_used && !ret; s++) {
+	for (s = 0; m && s < m->map.stages_used && !ret; s++) {
 		struct wfs_stage *st = &dev->stages[s];
-		const u64 *cnt = st->mdl.expert_cnt;
+		const struct wfs_stage_model *sm = &st->mdl[m->idx];
+		const u64 *cnt = sm->expert_cnt;
 
-		for (l = 0; l < st->mdl.n_layers && !ret; l++) {
-			const struct wfs_layer_view *v = &st->mdl.lviews[l];
+		for (l = 0; l < sm->n_layers && !ret; l++) {
+			const struct wfs_layer_view *v = &sm->lviews[l];
 
 			if (!v->n_experts)
 				continue;
 			ret = expert_layer(&w, st, v, m->info.first_layer +
-					   st->mdl.first_layer + l, cnt);
+					   sm->first_layer + l, cnt);
 			cnt += 1 + v->n_experts;
 		}
 	}
@@ -307,7 +366,7 @@ int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd_buf *p,
 		return ret;
 	c->result0 = w.written;
 	c->result1 = w.total;
-	c->result2 = m->moe_layers;
+	c->result2 = m ? m->moe_layers : 0;
 	return 0;
 }
 

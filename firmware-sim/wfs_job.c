@@ -83,9 +83,11 @@ static u64 chunk_arrival(const struct wfs_flit *e, u64 rec, u64 t)
 static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 {
 	const struct wfw_cmd_run_job *p = &job->args;
-	struct wfs_fifo *in = &dev->stages[0].in;
+	struct wfs_stage *st = &dev->stages[0];
+	struct wfs_fifo *in = &st->in;
 	u32 chunk = dev->hw.prof.chunk_tokens, done, n;
-	u64 rec = (p->flags & WFW_JOB_IN_ACT) ? dev->model.act_bytes : 4;
+	u32 idx = job->ctx->model;
+	u64 rec = (p->flags & WFW_JOB_IN_ACT) ? dev->models.m[idx].act_bytes : 4;
 	struct wfs_flit *e;
 
 	for (done = 0; done < p->n_tokens; done += chunk) {
@@ -93,6 +95,7 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 		e = wfs_fifo_reserve(&dev->sync, in);
 		if (!e)
 			return;	/* reset: the job is dropped */
+		e->buf = st->mdl[idx].fifo[e - in->ent];
 		if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + rec * done,
 				     e->buf, rec * n)) {
 			job->status = -WFS_EFAULT;

@@ -17,19 +17,23 @@ static int section_in_blob(const struct wfs_section_range *r, u64 len)
 	return r->size && !WFS_ADD_OVF(r->offset, r->size, &end) && end <= len;
 }
 
-void *wfs_stage_alloc(struct wfs_stage *st, u64 bytes, const char *fmt,
-		      u32 arg)
+void *wfs_stage_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
+		      u64 bytes, const char *fmt, u32 arg)
 {
-	char name[WFS_SRAM_NAME_LEN];
+	char name[WFS_SRAM_NAME_LEN], full[WFS_SRAM_NAME_LEN];
 
 	wfs_snprintf(name, sizeof(name), fmt, arg);
-	return wfs_sram_alloc(&st->sram, bytes, 0, name);
+	if (m->idx)
+		wfs_snprintf(full, sizeof(full), "m%u.%s", m->idx, name);
+	return wfs_sram_alloc_owned(&st->sram, bytes, 0, m->idx ? full : name,
+				    m->idx + 1);
 }
 
-static void *table_alloc(struct wfs_stage *st, const struct wfs_load_table *t,
+static void *table_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
 			 u32 row, u32 arg)
 {
-	return wfs_stage_alloc(st, t->a[row].bytes, t->a[row].name, arg);
+	return wfs_stage_alloc(st, m, m->table.a[row].bytes, m->table.a[row].name,
+			       arg);
 }
 
 /* ------------------------------------------------------ allocation table -- */
@@ -47,9 +51,8 @@ static void row(struct wfs_load_table *t, u32 id, const char *name, u32 item,
 }
 
 /* Weight streaming's window: two slots of the range's largest layer. */
-static void table_window(struct wfs_device *dev)
+static void table_window(struct wfs_model_state *m)
 {
-	struct wfs_model_state *m = &dev->model;
 	struct wfs_load_table *t = &m->table;
 	u64 max = 0;
 	u32 l;
@@ -61,9 +64,9 @@ static void table_window(struct wfs_device *dev)
 }
 
 /* Fill the table for the model in @m and the device's profile. */
-static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
+static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
+		       const u8 *blob, u64 len)
 {
-	struct wfs_model_state *m = &dev->model;
 	const struct wfs_model_info *info = &m->info;
 	struct wfs_load_table *t = &m->table;
 	const struct wfs_profile *prof = &dev->hw.prof;
@@ -101,14 +104,57 @@ static int table_build(struct wfs_device *dev, const u8 *blob, u64 len)
 		    !section_in_blob(&t->layer[l], len))
 			return -WFS_EINVAL;
 	}
-	table_window(dev);
+	table_window(m);
 	return 0;
 }
 
-/* Sum the table into placement's input. */
-static void table_budget(struct wfs_device *dev, struct wfs_map_input *in)
+/*
+ * SRAM the other models leave a stage: its free bytes, less the minimum KV
+ * (and slot table) of each other model without a context yet, which
+ * placement promised it.
+ */
+static u64 stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
+		      u32 s)
 {
-	struct wfs_load_table *t = &dev->model.table;
+	struct wfs_stage *st = &dev->stages[s];
+	u64 room = wfs_sram_free_bytes(&st->sram), keep;
+	u32 i;
+
+	for (i = 0; i < WFS_MAX_MODELS; i++) {
+		const struct wfs_model_state *o = &dev->models.m[i];
+
+		if (!o->loaded || o == m || wfs_ctx_count(dev, i))
+			continue;
+		keep = (u64)st->mdl[i].n_layers * blk(o->table.a[WFS_A_KV].bytes);
+		if (!s)
+			keep += blk(o->table.a[WFS_A_SLOTS].bytes);
+		room = room > keep ? room - keep : 0;
+	}
+	return room;
+}
+
+/*
+ * What a stage offers the model placed now: the whole arena on a device
+ * without another model (the single-model placement, unchanged), else the
+ * room of the fullest stage (every model's pipeline begins at stage 0).
+ */
+static u64 load_capacity(struct wfs_device *dev, const struct wfs_model_state *m)
+{
+	u64 cap = dev->stages[0].sram.size;
+	u32 s;
+
+	if (!dev->models.n)
+		return cap;
+	for (s = 0; s < dev->hw.prof.stages; s++)
+		cap = WFS_MIN(cap, stage_room(dev, m, s));
+	return cap & ~(u64)(WFS_SRAM_ALIGN - 1);
+}
+
+/* Sum the table into placement's input. */
+static void table_budget(struct wfs_device *dev, struct wfs_model_state *m,
+			 struct wfs_map_input *in)
+{
+	struct wfs_load_table *t = &m->table;
 	u64 per_layer = 0, *sum;
 	u32 i, l;
 
@@ -124,39 +170,40 @@ static void table_budget(struct wfs_device *dev, struct wfs_map_input *in)
 		      a->item == WFS_ITEM_HEAD ? &in->head_bytes : &per_layer;
 		*sum += b;
 	}
-	for (l = 0; l < dev->model.n_layers; l++)
-		t->layer_need[l] = per_layer + (dev->model.stream ? 0 :
-			blk(t->layer[dev->model.range_first + l].size));
-	in->n_layers = dev->model.n_layers;
+	for (l = 0; l < m->n_layers; l++)
+		t->layer_need[l] = per_layer + (m->stream ? 0 :
+			blk(t->layer[m->range_first + l].size));
+	in->n_layers = m->n_layers;
 	in->n_stages = dev->hw.prof.stages;
-	in->capacity = dev->stages[0].sram.size;
+	in->capacity = load_capacity(dev, m);
 	in->layer_bytes = t->layer_need;
 }
 
 /* ---------------------------------------------------------- stage loads -- */
 
 /* FIFO entries, work area, layer views and scratch. */
-static int stage_buffers(struct wfs_device *dev, struct wfs_stage *st)
+static int stage_buffers(struct wfs_model_state *m, struct wfs_stage *st)
 {
-	const struct wfs_load_table *t = &dev->model.table;
-	struct wfs_stage_model *sm = &st->mdl;
+	const struct wfs_load_table *t = &m->table;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u32 l;
 
-	st->in.depth = dev->hw.prof.fifo_depth;
+	if (st->in.depth > WFS_FIFO_MAX_DEPTH)
+		return -WFS_EINVAL;
 	for (l = 0; l < st->in.depth; l++) {
-		st->in.ent[l].buf = table_alloc(st, t, WFS_A_FIFO, l);
-		if (!st->in.ent[l].buf)
+		sm->fifo[l] = table_alloc(st, m, WFS_A_FIFO, l);
+		if (!sm->fifo[l])
 			return -WFS_ENOSPC;
 	}
-	sm->work = table_alloc(st, t, WFS_A_WORK, 0);
+	sm->work = table_alloc(st, m, WFS_A_WORK, 0);
 	if (!sm->work)
 		return -WFS_ENOSPC;
 	if (!sm->n_layers)
 		return 0;
-	sm->lviews = wfs_stage_alloc(st, (u64)sm->n_layers *
+	sm->lviews = wfs_stage_alloc(st, m, (u64)sm->n_layers *
 				     t->a[WFS_A_VIEWS].bytes,
 				     t->a[WFS_A_VIEWS].name, 0);
-	sm->scratch = table_alloc(st, t, WFS_A_SCRATCH, 0);
+	sm->scratch = table_alloc(st, m, WFS_A_SCRATCH, 0);
 	if (!sm->lviews || !sm->scratch)
 		return -WFS_ENOSPC;
 	return 0;
@@ -167,31 +214,31 @@ static int stage_buffers(struct wfs_device *dev, struct wfs_stage *st)
  * first and bound once here, so loading validates it as a resident load
  * does; the stage binds it again on every read (wfs_stage.c).
  */
-static int stage_window(struct wfs_stage *st, const struct wfs_load_table *t)
+static int stage_window(struct wfs_stage *st, const struct wfs_model_state *m)
 {
-	struct wfs_stage_model *sm = &st->mdl;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u32 i;
 
-	for (i = 0; i < t->a[WFS_A_WINDOW].count; i++) {
-		sm->window[i] = table_alloc(st, t, WFS_A_WINDOW, i);
+	for (i = 0; i < m->table.a[WFS_A_WINDOW].count; i++) {
+		sm->window[i] = table_alloc(st, m, WFS_A_WINDOW, i);
 		if (!sm->window[i])
 			return -WFS_ENOSPC;
 	}
 	return 0;
 }
 
-static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
+static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 			const u8 *blob)
 {
-	const struct wfs_model_info *info = &dev->model.info;
-	const struct wfs_load_table *t = &dev->model.table;
-	struct wfs_stage_model *sm = &st->mdl;
+	const struct wfs_model_info *info = &m->info;
+	const struct wfs_load_table *t = &m->table;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u32 l;
 	int ret;
 	u8 *p;
 
-	if (dev->model.stream && sm->n_layers) {
-		ret = stage_window(st, t);
+	if (m->stream && sm->n_layers) {
+		ret = stage_window(st, m);
 		if (ret)
 			return ret;
 	}
@@ -199,8 +246,8 @@ static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
 		u32 layer = sm->first_layer + l;
 		const struct wfs_section_range *r = &t->layer[layer];
 
-		p = dev->model.stream ? sm->window[0] + WFS_STREAM_VIEW_BYTES :
-		    wfs_stage_alloc(st, r->size, t->a[WFS_A_WEIGHTS].name,
+		p = m->stream ? sm->window[0] + WFS_STREAM_VIEW_BYTES :
+		    wfs_stage_alloc(st, m, r->size, t->a[WFS_A_WEIGHTS].name,
 				    layer);
 		if (!p)
 			return -WFS_ENOSPC;
@@ -213,46 +260,44 @@ static int stage_layers(struct wfs_device *dev, struct wfs_stage *st,
 	return 0;
 }
 
-static int stage_embed(struct wfs_device *dev, struct wfs_stage *st,
+static int stage_embed(struct wfs_model_state *m, struct wfs_stage *st,
 		       const u8 *blob, u64 len)
 {
-	const struct wfs_model_info *info = &dev->model.info;
-	const struct wfs_load_table *t = &dev->model.table;
-	struct wfs_stage_model *sm = &st->mdl;
+	const struct wfs_model_info *info = &m->info;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u8 *p;
 
 	if (!section_in_blob(&info->embed, len))
 		return -WFS_EINVAL;
-	sm->eview = table_alloc(st, t, WFS_A_EMBED_VIEW, 0);
-	p = table_alloc(st, t, WFS_A_EMBED, 0);
+	sm->eview = table_alloc(st, m, WFS_A_EMBED_VIEW, 0);
+	p = table_alloc(st, m, WFS_A_EMBED, 0);
 	if (!sm->eview || !p)
 		return -WFS_ENOSPC;
 	WFS_MEMCPY(p, blob + info->embed.offset, info->embed.size);
 	return wfs_embed_bind(info, p, info->embed.size, sm->eview);
 }
 
-static int stage_head(struct wfs_device *dev, struct wfs_stage *st,
+static int stage_head(struct wfs_model_state *m, struct wfs_stage *st,
 		      const u8 *blob, u64 len)
 {
-	struct wfs_model_state *m = &dev->model;
 	const struct wfs_model_info *info = &m->info;
 	const struct wfs_load_table *t = &m->table;
-	struct wfs_stage_model *sm = &st->mdl;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u8 *p;
 	int ret;
 
 	if (!section_in_blob(&info->head, len))
 		return -WFS_EINVAL;
-	sm->hview = table_alloc(st, t, WFS_A_HEAD_VIEW, 0);
-	p = table_alloc(st, t, WFS_A_HEAD, 0);
-	sm->topk = table_alloc(st, t, WFS_A_TOPK, 0);
-	sm->rec = table_alloc(st, t, WFS_A_OUT, 0);
+	sm->hview = table_alloc(st, m, WFS_A_HEAD_VIEW, 0);
+	p = table_alloc(st, m, WFS_A_HEAD, 0);
+	sm->topk = table_alloc(st, m, WFS_A_TOPK, 0);
+	sm->rec = table_alloc(st, m, WFS_A_OUT, 0);
 	if (!sm->hview || !p || !sm->topk || !sm->rec)
 		return -WFS_ENOSPC;
 	if (!sm->scratch ||
 	    t->a[WFS_A_HEAD_SCRATCH].bytes > t->a[WFS_A_SCRATCH].bytes) {
 		/* A head-only stage, or a head needing more scratch. */
-		sm->scratch = table_alloc(st, t, WFS_A_HEAD_SCRATCH, 0);
+		sm->scratch = table_alloc(st, m, WFS_A_HEAD_SCRATCH, 0);
 		if (!sm->scratch)
 			return -WFS_ENOSPC;
 	}
@@ -265,44 +310,71 @@ static int stage_head(struct wfs_device *dev, struct wfs_stage *st,
 }
 
 /* Allocate one stage's share of the model and bind its views. */
-static int load_stage(struct wfs_device *dev, const u8 *blob, u64 len,
-		      u32 s)
+static int load_stage(struct wfs_device *dev, struct wfs_model_state *m,
+		      const u8 *blob, u64 len, u32 s)
 {
-	const struct wfs_map *map = &dev->model.map;
+	const struct wfs_map *map = &m->map;
 	struct wfs_stage *st = &dev->stages[s];
-	struct wfs_stage_model *sm = &st->mdl;
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	int ret;
 
-	sm->first_layer = dev->model.range_first + map->first_layer[s];
+	sm->first_layer = m->range_first + map->first_layer[s];
 	sm->n_layers = map->n_layers[s];
 	sm->last = s == map->stages_used - 1;
-	sm->embed = dev->model.embed && s == 0;
-	sm->head = dev->model.head && sm->last;
-	sm->free_at = 0;
+	sm->embed = m->embed && s == 0;
+	sm->head = m->head && sm->last;
 	sm->pass_chunks = 0;
+	if (!dev->models.n)
+		st->free_at = 0;	/* a device with one model, as ever */
 
-	ret = stage_buffers(dev, st);
+	ret = stage_buffers(m, st);
 	if (!ret)
-		ret = stage_layers(dev, st, blob);
+		ret = stage_layers(m, st, blob);
 	if (!ret && sm->embed)
-		ret = stage_embed(dev, st, blob, len);
+		ret = stage_embed(m, st, blob, len);
 	if (!ret && sm->head)
-		ret = stage_head(dev, st, blob, len);
+		ret = stage_head(m, st, blob, len);
 	return ret;
 }
 
 /* ---------------------------------------------------------------- load -- */
 
-u64 wfs_load_max_slots(struct wfs_device *dev, u32 ctx_len)
+struct wfs_model_state *wfs_model_lookup(struct wfs_device *dev, u32 id,
+					 int any, int *err)
 {
-	u64 kvb = wfs_kv_bytes(&dev->model.info, ctx_len), best = ~(u64)0;
+	struct wfs_model_state *m = NULL;
+	u32 i, n = 0;
+
+	*err = -WFS_ENOENT;
+	if (id) {
+		i = WFW_MODEL_IDX(id);
+		m = i < WFS_MAX_MODELS ? &dev->models.m[i] : NULL;
+		return m && m->loaded && m->id == id ? m : NULL;
+	}
+	for (i = WFS_MAX_MODELS; i--;) {
+		if (dev->models.m[i].loaded) {
+			m = &dev->models.m[i];
+			n++;
+		}
+	}
+	if (n > 1 && !any) {
+		*err = -WFS_EINVAL;
+		return NULL;
+	}
+	return m;
+}
+
+u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,
+		       u32 ctx_len)
+{
+	u64 kvb = wfs_kv_bytes(&m->info, ctx_len), best = ~(u64)0;
 	u32 s;
 
-	for (s = 0; s < dev->model.map.stages_used; s++) {
+	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
-		u64 per_slot = (u64)st->mdl.n_layers * kvb, gap, n;
+		u64 per_slot = (u64)st->mdl[m->idx].n_layers * kvb, gap, n;
 
-		if (!st->mdl.n_layers)
+		if (!st->mdl[m->idx].n_layers)
 			continue;
 		gap = wfs_sram_largest_free(&st->sram);
 		n = per_slot ? wfs_div64_u64(gap, per_slot) : 0;
@@ -312,18 +384,43 @@ u64 wfs_load_max_slots(struct wfs_device *dev, u32 ctx_len)
 	return best == ~(u64)0 ? 0 : best;
 }
 
+/* Forget model @m's state; @gen: its slot's generation survives. */
+static void model_forget(struct wfs_device *dev, struct wfs_model_state *m)
+{
+	u32 s, idx = m->idx;
+
+	for (s = 0; s < dev->hw.prof.stages; s++)
+		WFS_MEMSET(&dev->stages[s].mdl[idx], 0,
+			   sizeof(dev->stages[s].mdl[idx]));
+	wfs_os_free(m->expert_cnt);
+	WFS_MEMSET(m, 0, sizeof(*m));
+	m->idx = idx;
+}
+
 void wfs_load_release(struct wfs_device *dev)
+{
+	u32 s, i;
+
+	for (s = 0; s < dev->hw.prof.stages; s++) {
+		wfs_sram_reset(&dev->stages[s].sram);
+		dev->stages[s].free_at = 0;
+	}
+	for (i = 0; i < WFS_MAX_MODELS; i++)
+		model_forget(dev, &dev->models.m[i]);
+	dev->models.n = 0;
+}
+
+void wfs_load_unload(struct wfs_device *dev, struct wfs_model_state *m)
 {
 	u32 s;
 
-	for (s = 0; s < dev->hw.prof.stages; s++) {
-		struct wfs_stage *st = &dev->stages[s];
-
-		wfs_sram_reset(&st->sram);
-		WFS_MEMSET(&st->mdl, 0, sizeof(st->mdl));
-	}
-	wfs_os_free(dev->model.expert_cnt);
-	WFS_MEMSET(&dev->model, 0, sizeof(dev->model));
+	for (s = 0; s < dev->hw.prof.stages; s++)
+		wfs_sram_free_owner(&dev->stages[s].sram, m->idx + 1);
+	if (m->loaded)
+		dev->models.n--;
+	model_forget(dev, m);
+	for (s = 0; !dev->models.n && s < dev->hw.prof.stages; s++)
+		dev->stages[s].free_at = 0;
 }
 
 /*
@@ -332,10 +429,9 @@ void wfs_load_release(struct wfs_device *dev)
  * embedding iff it starts at the model's first layer, the head iff it ends
  * at its last (the blob has them then).
  */
-static int load_range(struct wfs_device *dev,
+static int load_range(struct wfs_device *dev, struct wfs_model_state *m,
 		      const struct wfw_cmd_load_model *p)
 {
-	struct wfs_model_state *m = &dev->model;
 	const struct wfs_model_info *info = &m->info;
 	u64 end = (u64)p->layer_first + p->layer_count;
 
@@ -360,10 +456,9 @@ static int load_range(struct wfs_device *dev,
 }
 
 /* Validate the blob and derive the sizes every table row uses. */
-static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len,
-		      const struct wfw_cmd_load_model *p)
+static int load_parse(struct wfs_device *dev, struct wfs_model_state *m,
+		      const u8 *blob, u64 len, const struct wfw_cmd_load_model *p)
 {
-	struct wfs_model_state *m = &dev->model;
 	struct wfs_model_info *info = &m->info;
 	int ret;
 
@@ -373,7 +468,7 @@ static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len,
 			       ret);
 		return ret;
 	}
-	ret = load_range(dev, p);
+	ret = load_range(dev, m, p);
 	if (ret)
 		return ret;
 	m->stream = !!(p->flags & WFW_LOAD_STREAM);
@@ -393,29 +488,55 @@ static int load_parse(struct wfs_device *dev, const u8 *blob, u64 len,
 	return 0;
 }
 
-/* Place the table's items; on -ENOSPC say what was needed. */
-static int load_place(struct wfs_device *dev, struct wfw_cpl *c)
+/* The other models, for the -ENOSPC line: "; 1 other model (0x101, ...)". */
+static void others_str(struct wfs_device *dev, const struct wfs_model_state *m,
+		       char *buf, u32 size)
 {
-	struct wfs_map *map = &dev->model.map;
+	u32 i, n = 0, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < WFS_MAX_MODELS && len + 48 < size; i++) {
+		const struct wfs_model_state *o = &dev->models.m[i];
+
+		if (!o->loaded || o == m)
+			continue;
+		len += wfs_snprintf(buf + len, size - len,
+				    "%s0x%x: %llu KiB", n++ ? ", " : "",
+				    o->id, (unsigned long long)(o->sram_used >> 10));
+	}
+}
+
+/* Place the table's items; on -ENOSPC say what was needed. */
+static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
+		      struct wfw_cpl *c)
+{
+	struct wfs_map *map = &m->map;
 	struct wfs_map_input in;
+	char others[160];
 	int ret;
 
-	table_budget(dev, &in);
+	table_budget(dev, m, &in);
 	ret = wfs_place(&in, map);
 	if (ret != -WFS_ENOSPC)
 		return ret;
+	others_str(dev, m, others, sizeof(others));
 	wfs_log_printf(&dev->hw.log, 1,
 		       "load: model does not fit: it needs %llu KiB of SRAM (%s, KV for 1 slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
 		       (unsigned long long)(map->total_bytes >> 10),
-		       dev->model.stream ?
+		       m->stream ?
 		       "a weight streaming window of 2 layers per stage" :
-		       "weights", dev->model.min_kv_pos,
+		       "weights", m->min_kv_pos,
 		       (unsigned long long)(map->max_stage_bytes >> 10),
 		       map->stages_needed,
 		       map->stages_needed ? "" :
 		       " (one layer alone exceeds a stage)",
 		       dev->hw.prof.stages,
-		       (unsigned long long)(in.capacity >> 10));
+		       (unsigned long long)(dev->stages[0].sram.size >> 10));
+	if (dev->models.n)
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: %u other model(s) loaded (%s); with the minimum KV of those without a context kept free, %llu KiB per stage is left for this one",
+			       dev->models.n, others,
+			       (unsigned long long)(in.capacity >> 10));
 	c->value = map->total_bytes;
 	c->result0 = map->stages_needed;
 	c->result1 = (u32)(in.capacity >> 10);
@@ -423,28 +544,37 @@ static int load_place(struct wfs_device *dev, struct wfw_cpl *c)
 	return ret;
 }
 
-static int load_stages(struct wfs_device *dev, const u8 *blob, u64 len)
+static int load_stages(struct wfs_device *dev, struct wfs_model_state *m,
+		       const u8 *blob, u64 len)
 {
 	u32 s;
 	int ret = 0;
 
-	for (s = 0; s < dev->model.map.stages_used && !ret; s++)
-		ret = load_stage(dev, blob, len, s);
+	for (s = 0; s < m->map.stages_used && !ret; s++)
+		ret = load_stage(dev, m, blob, len, s);
 	if (ret)
-		wfs_log_printf(&dev->hw.log, 1, "load: stage %u failed (%d)",
-			       s - 1, ret);
+		wfs_log_printf(&dev->hw.log, 1, "load: stage %u failed (%d)%s",
+			       s - 1, ret, ret == -WFS_ENOSPC && dev->models.n ?
+			       ": no gap for a block (SRAM fragmented by the other models)" :
+			       "");
 	return ret;
 }
 
-/* The workers of the occupied stages; on failure none is left running. */
-static int load_workers(struct wfs_device *dev)
+/*
+ * The workers of the occupied stages (more for a model that occupies more
+ * than the others); on failure none is left running on a device without
+ * another model.
+ */
+static int load_workers(struct wfs_device *dev, const struct wfs_model_state *m)
 {
-	int ret = wfs_stage_workers_start(dev, dev->model.map.stages_used);
+	int ret = wfs_stage_workers_start(dev, m->map.stages_used);
 
 	if (!ret)
 		return 0;
 	wfs_log_printf(&dev->hw.log, 1, "load: cannot start the stage workers (%d)",
 		       ret);
+	if (dev->models.n)
+		return ret;
 	wfs_os_mutex_lock(dev->sync.lock);
 	wfs_stage_workers_close_locked(dev);
 	wfs_os_mutex_unlock(dev->sync.lock);
@@ -456,13 +586,13 @@ static int load_workers(struct wfs_device *dev)
  * The expert load counters: per MoE layer its tokens, then one per routed
  * expert; each stage points at its first MoE layer's.
  */
-static int load_expert_counters(struct wfs_device *dev)
+static int load_expert_counters(struct wfs_device *dev,
+				struct wfs_model_state *m)
 {
-	struct wfs_model_state *m = &dev->model;
 	u32 s, l, n = 0;
 
 	for (s = 0; s < m->map.stages_used; s++) {
-		struct wfs_stage_model *sm = &dev->stages[s].mdl;
+		struct wfs_stage_model *sm = &dev->stages[s].mdl[m->idx];
 
 		for (l = 0; l < sm->n_layers; l++) {
 			if (!sm->lviews[l].n_experts)
@@ -478,7 +608,7 @@ static int load_expert_counters(struct wfs_device *dev)
 		return -WFS_ENOMEM;
 	m->expert_cnt_n = n;
 	for (s = 0, n = 0; s < m->map.stages_used; s++) {
-		struct wfs_stage_model *sm = &dev->stages[s].mdl;
+		struct wfs_stage_model *sm = &dev->stages[s].mdl[m->idx];
 
 		for (l = 0; l < sm->n_layers; l++) {
 			if (!sm->lviews[l].n_experts)
@@ -491,61 +621,123 @@ static int load_expert_counters(struct wfs_device *dev)
 	return 0;
 }
 
-/* Mark the model loaded and fill the success completion. */
-static void load_done(struct wfs_device *dev, u64 len, struct wfw_cpl *c)
+/* Log the stages and the model. */
+static void load_log(struct wfs_device *dev, const struct wfs_model_state *m)
 {
-	struct wfs_model_state *m = &dev->model;
-	u64 used = 0;
 	u32 s;
 
 	for (s = 0; s < m->map.stages_used; s++) {
-		struct wfs_stage *st = &dev->stages[s];
+		const struct wfs_stage_model *sm = &dev->stages[s].mdl[m->idx];
 
-		used += st->sram.used;
 		wfs_log_printf(&dev->hw.log, 0,
 			       "load: stage %u: layers %u..%u%s%s, %llu KiB SRAM",
-			       s, m->info.first_layer + st->mdl.first_layer,
-			       m->info.first_layer + st->mdl.first_layer +
-			       st->mdl.n_layers - 1,
-			       st->mdl.embed ? " +embed" : "",
-			       st->mdl.head ? " +head" : "",
-			       (unsigned long long)(st->sram.used >> 10));
+			       s, m->info.first_layer + sm->first_layer,
+			       m->info.first_layer + sm->first_layer +
+			       sm->n_layers - 1,
+			       sm->embed ? " +embed" : "",
+			       sm->head ? " +head" : "",
+			       (unsigned long long)(wfs_sram_owner_bytes(&dev->stages[s].sram,
+									 m->idx + 1, NULL) >> 10));
 	}
-	m->sram_used = used;
-	m->loaded = 1;
-	c->result0 = m->map.stages_used;
-	c->result1 = m->n_layers;
-	c->result2 = (u32)WFS_MIN(wfs_load_max_slots(dev, m->max_ctx),
-				  (u64)0xffffffffu);
-	c->value = used;
-	c->device_ns = wfs_timing_ns(&dev->hw.prof,
-				     wfs_timing_hop_cycles(&dev->hw.prof, len));
-	wfs_reg_update(&dev->hw, WFW_REG_STATUS, WFW_STATUS_MODEL, 0);
 	wfs_log_printf(&dev->hw.log, 0,
-		       "load: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s%s, dim %u, vocab %u, %llu KiB SRAM",
-		       m->info.first_layer + m->range_first,
+		       "load: model 0x%x: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s%s, dim %u, vocab %u, %llu KiB SRAM",
+		       m->id, m->info.first_layer + m->range_first,
 		       m->info.first_layer + m->range_first + m->n_layers - 1,
 		       m->info.total_layers, m->embed ? "tokens" : "activations",
 		       m->head ? "results" : "activations", m->map.stages_used,
 		       m->map.greedy ? " (packed)" : "",
 		       m->stream ? ", weights streamed from host memory" : "",
 		       m->info.dim,
-		       m->info.vocab_size, (unsigned long long)(used >> 10));
+		       m->info.vocab_size, (unsigned long long)(m->sram_used >> 10));
+}
+
+/* Mark the model loaded and fill the success completion. */
+static void load_done(struct wfs_device *dev, struct wfs_model_state *m,
+		      u64 len, struct wfw_cpl *c)
+{
+	u64 used = 0;
+	u32 s;
+
+	for (s = 0; s < m->map.stages_used; s++)
+		used += wfs_sram_owner_bytes(&dev->stages[s].sram, m->idx + 1,
+					     NULL);
+	m->sram_used = used;
+	dev->models.gen = (dev->models.gen + 1) &
+			  ((1u << (32 - WFW_MODEL_IDX_BITS)) - 1);
+	if (!dev->models.gen)
+		dev->models.gen = 1;
+	m->id = WFW_MODEL_ID(dev->models.gen, m->idx);
+	wfs_os_mutex_lock(dev->sync.lock);
+	m->loaded = 1;
+	dev->models.n++;
+	wfs_os_mutex_unlock(dev->sync.lock);
+	c->model = m->id;
+	c->result0 = m->map.stages_used;
+	c->result1 = m->n_layers;
+	c->result2 = (u32)WFS_MIN(wfs_load_max_slots(dev, m, m->max_ctx),
+				  (u64)0xffffffffu);
+	c->value = used;
+	c->device_ns = wfs_timing_ns(&dev->hw.prof,
+				     wfs_timing_hop_cycles(&dev->hw.prof, len));
+	wfs_reg_update(&dev->hw, WFW_REG_STATUS, WFW_STATUS_MODEL, 0);
+	load_log(dev, m);
+}
+
+/* The free model slot, or NULL when WFS_MAX_MODELS are loaded. */
+static struct wfs_model_state *model_slot(struct wfs_device *dev)
+{
+	u32 i;
+
+	for (i = 0; i < WFS_MAX_MODELS; i++) {
+		if (!dev->models.m[i].loaded) {
+			dev->models.m[i].idx = i;
+			return &dev->models.m[i];
+		}
+	}
+	return NULL;
+}
+
+static int load_into(struct wfs_device *dev, struct wfs_model_state *m,
+		     const struct wfw_cmd_load_model *p, const u8 *blob,
+		     struct wfw_cpl *c)
+{
+	int ret;
+
+	ret = load_parse(dev, m, blob, p->len, p);
+	if (!ret)
+		ret = table_build(dev, m, blob, p->len);
+	if (!ret)
+		ret = load_place(dev, m, c);
+	if (!ret)
+		ret = load_stages(dev, m, blob, p->len);
+	if (!ret)
+		ret = load_expert_counters(dev, m);
+	if (!ret)
+		ret = load_workers(dev, m);
+	if (!ret)
+		load_done(dev, m, p->len, c);
+	else
+		wfs_load_unload(dev, m);
+	return ret;
 }
 
 int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
 		   u32 pause, struct wfw_cpl *c)
 {
 	const struct wfs_dma_ops *dma = &dev->hw.dma;
-	u64 addr = p->addr, len = p->len;
+	struct wfs_model_state *m = model_slot(dev);
 	const u8 *blob;
 	int ret;
 
-	if (dev->model.loaded)
+	if (!m) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: %u models are loaded, the most a device holds",
+			       WFS_MAX_MODELS);
 		return -WFS_EBUSY;
+	}
 	if (!dma->map)
 		return -WFS_EOPNOTSUPP;
-	blob = dma->map(dev->hw.dma_ctx, addr, len);
+	blob = dma->map(dev->hw.dma_ctx, p->addr, p->len);
 	if (!blob)
 		return -WFS_EFAULT;
 	if (pause) {
@@ -554,23 +746,8 @@ int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
 		wfs_sync_wait_abort(&dev->sync);
 		wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
 	}
-
-	ret = load_parse(dev, blob, len, p);
-	if (!ret)
-		ret = table_build(dev, blob, len);
-	if (!ret)
-		ret = load_place(dev, c);
-	if (!ret)
-		ret = load_stages(dev, blob, len);
-	if (!ret)
-		ret = load_expert_counters(dev);
-	if (!ret)
-		ret = load_workers(dev);
-	if (!ret)
-		load_done(dev, len, c);
-	else
-		wfs_load_release(dev);
+	ret = load_into(dev, m, p, blob, c);
 	if (dma->unmap)
-		dma->unmap(dev->hw.dma_ctx, blob, len);
+		dma->unmap(dev->hw.dma_ctx, blob, p->len);
 	return ret;
 }

@@ -18,6 +18,7 @@
 #include "wfs_place.h"
 #include "wfs_sram.h"
 #include "wfs_timing.h"
+#include "wfw_abi.h"
 
 struct wfs_device;
 struct wfs_stage;
@@ -36,6 +37,11 @@ struct wfw_cpl;
  * is margin.
  */
 #define WFS_STAGE_SLACK		(2 * WFS_SRAM_ALIGN)
+
+/* Models a device holds at once (the ABI's limit). */
+#define WFS_MAX_MODELS		WFW_MAX_MODELS
+/* Deepest stage FIFO a model keeps entry buffers for. */
+#define WFS_FIFO_MAX_DEPTH	8
 
 /**
  * enum wfs_alloc_id - the rows of the allocation table
@@ -134,8 +140,8 @@ struct wfs_load_table {
 };
 
 /**
- * struct wfs_stage_model - a stage's share of the loaded model (written by
- *	wfs_load.c only, with the workers idle)
+ * struct wfs_stage_model - a stage's share of one loaded model (written by
+ *	wfs_load.c only, while no job of the model is in flight)
  * @first_layer: first layer placed here
  * @n_layers: layers placed here
  * @embed: holds the embedding
@@ -152,10 +158,11 @@ struct wfs_load_table {
  *	&wfs_model_state.expert_cnt (NULL: no MoE layer here)
  * @weight_bytes: bytes of the layer sections placed here
  * @window: weight streaming: the window's slots (in SRAM), else NULL
- * @free_at: modelled time the stage is next free (zeroed here, advanced
- *	by the stage's worker)
+ * @fifo: the model's buffer for each entry of the stage's input FIFO (in
+ *	SRAM): an entry holding a chunk of this model uses its buffer, so
+ *	the models share the FIFO and each sizes its own entries
  * @pass_chunks: weight streaming: chunks in the stage's current pass over
- *	its layers, 0 before the first (the worker's, like @free_at)
+ *	its layers, 0 before the first (the stage worker's)
  */
 struct wfs_stage_model {
 	u32 first_layer;
@@ -173,14 +180,16 @@ struct wfs_stage_model {
 	u64 *expert_cnt;
 	u64 weight_bytes;
 	u8 *window[WFS_STREAM_SLOTS];
-	u64 free_at;
+	u8 *fifo[WFS_FIFO_MAX_DEPTH];
 	u32 pass_chunks;
 };
 
 /**
- * struct wfs_model_state - the loaded model (changed only by the CP with
- *	the workers idle, or by a reset with everything parked)
- * @loaded: 1 if a model is loaded
+ * struct wfs_model_state - a loaded model (changed only by the CP while no
+ *	job of it is in flight, or by a reset with everything parked)
+ * @loaded: 1 if a model is loaded here
+ * @idx: its index in &wfs_models.m (its SRAM blocks' owner is @idx + 1)
+ * @id: its id, WFW_MODEL_ID(generation, @idx)
  * @info: what the blob validator found
  * @range_first: first layer loaded, as an index into the blob's layers
  * @n_layers: layers loaded (the device's layer range)
@@ -206,9 +215,15 @@ struct wfs_stage_model {
  * @expert_cnt_n: u64 entries of @expert_cnt
  * @stream: weights stream from host memory (WFW_LOAD_STREAM)
  * @stream_addr: the blob's device address, streaming
+ *
+ * Every model is placed from stage 0 (wfs_stage.c): a chunk of any model
+ * enters stage 0 and leaves at its model's last stage, so each stage FIFO
+ * keeps one producer.
  */
 struct wfs_model_state {
 	u32 loaded;
+	u32 idx;
+	u32 id;
 	struct wfs_model_info info;
 	u32 range_first;
 	u32 n_layers;
@@ -232,6 +247,31 @@ struct wfs_model_state {
 };
 
 /**
+ * struct wfs_models - the loaded models
+ * @m: the models by index
+ * @n: models loaded
+ * @gen: the generation the next load takes (ids are never 0)
+ */
+struct wfs_models {
+	struct wfs_model_state m[WFS_MAX_MODELS];
+	u32 n;
+	u32 gen;
+};
+
+/**
+ * wfs_model_lookup() - the model a command names
+ * @dev: device
+ * @id: struct wfw_cmd.model; 0: the only model
+ * @any: with @id 0 and several models, take the lowest-index one (read-only
+ *	commands) instead of failing
+ * @err: set to -WFS_ENOENT (no such model) or -WFS_EINVAL (0 with several)
+ *
+ * Return: the model, or NULL with @err set.
+ */
+struct wfs_model_state *wfs_model_lookup(struct wfs_device *dev, u32 id,
+					 int any, int *err);
+
+/**
  * wfs_load_model() - LOAD_MODEL: validate, place and copy a blob or a
  *	layer range of it
  * @dev: device (CP thread)
@@ -246,16 +286,27 @@ int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
 		   u32 pause, struct wfw_cpl *c);
 
 /**
- * wfs_load_release() - forget the model and free all stage SRAM
- * @dev: device (no contexts, no jobs; the CP, or a reset with all parked)
+ * wfs_load_release() - forget every model and free all stage SRAM
+ * @dev: device (no contexts, no jobs; a reset with all parked)
  */
 void wfs_load_release(struct wfs_device *dev);
 
-/* Slots of @ctx_len positions a new context could still get. */
-u64 wfs_load_max_slots(struct wfs_device *dev, u32 ctx_len);
+/**
+ * wfs_load_unload() - forget one model and free its stages' SRAM blocks
+ * @dev: device (the CP; the model has no contexts, so no jobs)
+ * @m: the model
+ */
+void wfs_load_unload(struct wfs_device *dev, struct wfs_model_state *m);
 
-/* Allocate a named block in a stage's SRAM ("%u" in @fmt takes @arg). */
-void *wfs_stage_alloc(struct wfs_stage *st, u64 bytes, const char *fmt,
-		      u32 arg);
+/* Slots of @ctx_len positions a new context of @m could still get. */
+u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,
+		       u32 ctx_len);
+
+/*
+ * Allocate a named block of model @m in a stage's SRAM ("%u" in @fmt takes
+ * @arg; a model of index i > 0 prefixes "m<i>.").
+ */
+void *wfs_stage_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
+		      u64 bytes, const char *fmt, u32 arg);
 
 #endif /* WFS_LOAD_H */

@@ -48,6 +48,12 @@ static void copy_name(char *dst, const char *src)
 void *wfs_sram_alloc(struct wfs_sram *s, u64 bytes, u64 align,
 		     const char *name)
 {
+	return wfs_sram_alloc_owned(s, bytes, align, name, 0);
+}
+
+void *wfs_sram_alloc_owned(struct wfs_sram *s, u64 bytes, u64 align,
+			   const char *name, u32 owner)
+{
 	u64 size = wfs_sram_block_size(bytes);
 	u64 base_addr = (u64)(unsigned long)s->base;
 	u64 gap_start = 0, start = 0;
@@ -86,6 +92,7 @@ found:
 	s->blocks[pos].size = size;
 	s->blocks[pos].req = bytes;
 	copy_name(s->blocks[pos].name, name);
+	s->blocks[pos].owner = owner;
 	s->n_blocks++;
 	s->used += size;
 	if (s->used > s->peak)
@@ -116,6 +123,38 @@ int wfs_sram_free(struct wfs_sram *s, void *p)
 		s->blocks[i] = s->blocks[i + 1];
 	s->n_blocks--;
 	return 0;
+}
+
+u32 wfs_sram_free_owner(struct wfs_sram *s, u32 owner)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < s->n_blocks; i++) {
+		if (s->blocks[i].owner == owner) {
+			s->used -= s->blocks[i].size;
+			n++;
+		} else if (n) {
+			s->blocks[i - n] = s->blocks[i];
+		}
+	}
+	s->n_blocks -= n;
+	return n;
+}
+
+u64 wfs_sram_owner_bytes(const struct wfs_sram *s, u32 owner, u32 *blocks)
+{
+	u64 bytes = 0;
+	u32 i, n = 0;
+
+	for (i = 0; i < s->n_blocks; i++) {
+		if (s->blocks[i].owner != owner)
+			continue;
+		bytes += s->blocks[i].size;
+		n++;
+	}
+	if (blocks)
+		*blocks = n;
+	return bytes;
 }
 
 void wfs_sram_reset(struct wfs_sram *s)

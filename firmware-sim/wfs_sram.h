@@ -35,12 +35,15 @@
  * @size: bytes reserved (the request rounded up to WFS_SRAM_ALIGN)
  * @req: bytes requested
  * @name: NUL-terminated name shown in the SRAM map
+ * @owner: who allocated it (the caller's tag, 0: nobody in particular):
+ *	wfs_sram_free_owner() frees one owner's blocks
  */
 struct wfs_sram_block {
 	u64 off;
 	u64 size;
 	u64 req;
 	char name[WFS_SRAM_NAME_LEN];
+	u32 owner;
 };
 
 /**
@@ -94,6 +97,38 @@ int wfs_sram_init(struct wfs_sram *s, void *mem, u64 mem_bytes,
  */
 void *wfs_sram_alloc(struct wfs_sram *s, u64 bytes, u64 align,
 		     const char *name);
+
+/**
+ * wfs_sram_alloc_owned() - wfs_sram_alloc() for an owner
+ * @s: arena
+ * @bytes: size
+ * @align: alignment (as wfs_sram_alloc())
+ * @name: name for the SRAM map
+ * @owner: the block's owner tag
+ *
+ * Return: the block, or NULL (as wfs_sram_alloc()).
+ */
+void *wfs_sram_alloc_owned(struct wfs_sram *s, u64 bytes, u64 align,
+			   const char *name, u32 owner);
+
+/**
+ * wfs_sram_free_owner() - release every block of one owner
+ * @s: arena
+ * @owner: the owner tag (not 0)
+ *
+ * Return: blocks released.
+ */
+u32 wfs_sram_free_owner(struct wfs_sram *s, u32 owner);
+
+/**
+ * wfs_sram_owner_bytes() - bytes reserved by one owner's blocks
+ * @s: arena
+ * @owner: the owner tag
+ * @blocks: set to the owner's block count, or NULL
+ *
+ * Return: bytes.
+ */
+u64 wfs_sram_owner_bytes(const struct wfs_sram *s, u32 owner, u32 *blocks);
 
 /**
  * wfs_sram_free() - release a block

@@ -25,10 +25,14 @@ WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
  * @comp_cycles: weight streaming: the layers' compute alone (a chunk
  *	that shares a pass)
  * @pass_first: the chunk began a streaming pass
+ * @m: the job's model
+ * @sm: the stage's share of it
  */
 struct chunk_run {
 	struct wfs_flit f;
 	struct wfs_job *job;
+	const struct wfs_model_state *m;
+	struct wfs_stage_model *sm;
 	u32 act;
 	u32 n_out;
 	u64 ns;
@@ -40,20 +44,20 @@ struct chunk_run {
 	u32 pass_first;
 };
 
-static u8 *work_rec(struct wfs_stage *st, const struct chunk_run *r, u32 i)
+static u8 *work_rec(const struct chunk_run *r, u32 i)
 {
-	return st->mdl.work + (u64)i * r->act;
+	return r->sm->work + (u64)i * r->act;
 }
 
 /* A record from another device: the header and values stages produce. */
-static int act_rec_ok(const struct wfs_device *dev, const u8 *p)
+static int act_rec_ok(const struct wfs_model_state *m, const u8 *p)
 {
 	struct wfw_act_rec h;
 	const s32 *x = (const s32 *)(p + sizeof(h));
 	u32 i;
 
 	WFS_MEMCPY(&h, p, sizeof(h));
-	if (h.dim != dev->model.info.dim || h.exp > WFW_ACT_EXP_MAX ||
+	if (h.dim != m->info.dim || h.exp > WFW_ACT_EXP_MAX ||
 	    h.exp < -WFW_ACT_EXP_MAX)
 		return 0;
 	for (i = 0; i < h.dim; i++) {
@@ -69,18 +73,18 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 	struct wfs_job *job = r->job;
 	u32 i;
 
-	if (st->mdl.embed) {
+	if (r->sm->embed) {
 		const u32 *tok = (const u32 *)r->f.buf;
 
 		for (i = 0; i < r->f.n && !job->status; i++) {
-			if (wfs_embed(st->mdl.eview, tok[i], work_rec(st, r, i)))
+			if (wfs_embed(r->sm->eview, tok[i], work_rec(r, i)))
 				job->status = -WFS_EINVAL;
 		}
 	} else {
-		WFS_MEMCPY(st->mdl.work, r->f.buf, (u64)r->f.n * r->act);
+		WFS_MEMCPY(r->sm->work, r->f.buf, (u64)r->f.n * r->act);
 		/* Stage 0 without an embedding: records from the host. */
 		for (i = 0; st->idx == 0 && i < r->f.n && !job->status; i++) {
-			if (!act_rec_ok(st->dev, work_rec(st, r, i)))
+			if (!act_rec_ok(r->m, work_rec(r, i)))
 				job->status = -WFS_EINVAL;
 		}
 	}
@@ -88,11 +92,11 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 }
 
 /* Count the experts a token ran in an MoE layer (@cnt: its entries). */
-static void count_experts(struct wfs_stage *st, const struct wfs_layer_view *v,
-			  u32 pos, u64 *cnt)
+static void count_experts(struct wfs_stage *st, const struct chunk_run *r,
+			  const struct wfs_layer_view *v, u32 pos, u64 *cnt)
 {
 	const struct wfs_moe_sel *sel = wfs_layer_moe_sel(v, pos,
-							  st->mdl.scratch);
+							  r->sm->scratch);
 	u32 i;
 
 	wfs_os_mutex_lock(st->in.lock);
@@ -159,8 +163,8 @@ static const struct wfs_layer_view *stream_layer(struct wfs_stage *st,
 						 struct chunk_run *r, u32 l)
 {
 	struct wfs_device *dev = st->dev;
-	const struct wfs_model_state *m = &dev->model;
-	struct wfs_stage_model *sm = &st->mdl;
+	const struct wfs_model_state *m = r->m;
+	struct wfs_stage_model *sm = r->sm;
 	u32 layer = sm->first_layer + l;
 	const struct wfs_section_range *sec = &m->table.layer[layer];
 	u8 *slot = sm->window[l % WFS_STREAM_SLOTS];
@@ -185,9 +189,9 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 			  const struct wfs_layer_view *v, u32 l)
 {
 	const struct wfs_profile *prof = &st->dev->hw.prof;
-	const struct wfs_model_state *m = &st->dev->model;
+	const struct wfs_model_state *m = r->m;
 	const struct wfs_section_range *sec =
-		&m->table.layer[st->mdl.first_layer + l];
+		&m->table.layer[r->sm->first_layer + l];
 	struct wfs_cost cost = { 0, 0, 0 };
 	u64 c, next = 0;
 
@@ -195,7 +199,7 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 	c = wfs_timing_stage_cycles(prof, &cost);
 	if (!l)
 		r->pass_cycles = wfs_timing_stream_layer_cycles(prof, sec->size);
-	if (l + 1 < st->mdl.n_layers)
+	if (l + 1 < r->sm->n_layers)
 		next = wfs_timing_stream_layer_cycles(prof, sec[1].size);
 	r->pass_cycles += WFS_MAX(c, next);
 	r->comp_cycles += c;
@@ -213,10 +217,10 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 	for (i = 0; i < r->f.n; i++) {
 		if (wfs_aborting(&st->dev->sync))
 			return 0;
-		wfs_layer_forward(v, kv, r->f.pos0 + i, work_rec(st, r, i),
-				  st->mdl.scratch);
+		wfs_layer_forward(v, kv, r->f.pos0 + i, work_rec(r, i),
+				  r->sm->scratch);
 		if (v->n_experts)
-			count_experts(st, v, r->f.pos0 + i, cnt);
+			count_experts(st, r, v, r->f.pos0 + i, cnt);
 	}
 	return 1;
 }
@@ -229,7 +233,7 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
  */
 static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
 {
-	struct wfs_stage_model *sm = &st->mdl;
+	struct wfs_stage_model *sm = r->sm;
 	const struct wfs_layer_view *v;
 	u64 *cnt = sm->expert_cnt;
 	u32 l;
@@ -238,7 +242,7 @@ static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
 		return 1;
 	for (l = 0; l < sm->n_layers; l++) {
 		v = &sm->lviews[l];
-		if (st->dev->model.stream) {
+		if (r->m->stream) {
 			v = stream_layer(st, r, l);
 			if (!v)
 				return 1;
@@ -260,10 +264,10 @@ static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
  */
 static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r)
 {
-	struct wfs_stage_model *sm = &st->mdl;
+	struct wfs_stage_model *sm = r->sm;
 
 	if (sm->pass_chunks && sm->pass_chunks <= st->dev->hw.prof.fifo_depth &&
-	    r->f.t_arrive <= sm->free_at) {
+	    r->f.t_arrive <= st->free_at) {
 		sm->pass_chunks++;
 		return r->comp_cycles;
 	}
@@ -276,32 +280,32 @@ static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r)
 static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 {
 	struct wfs_device *dev = st->dev;
-	const struct wfs_model_state *m = &dev->model;
+	const struct wfs_model_state *m = r->m;
 	const struct wfs_profile *prof = &dev->hw.prof;
 	struct wfs_cost cost = { 0, 0, 0 };
 	u64 cycles;
 	u32 i, l;
 
-	if (st->mdl.head) {
+	if (r->sm->head) {
 		for (i = 0; i < r->f.n; i++)
 			r->n_out += wants_output(r->job, r->f.last, i, r->f.n);
 	}
-	if (st->mdl.embed)
+	if (r->sm->embed)
 		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
-	for (l = 0; !m->stream && l < st->mdl.n_layers; l++)
-		layer_timing(prof, m, &st->mdl.lviews[l], r, &cost);
-	if (st->mdl.head)
+	for (l = 0; !m->stream && l < r->sm->n_layers; l++)
+		layer_timing(prof, m, &r->sm->lviews[l], r, &cost);
+	if (r->sm->head)
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);
 	cycles = wfs_timing_stage_cycles(prof, &cost);
-	if (m->stream && st->mdl.n_layers)
+	if (m->stream && r->sm->n_layers)
 		cycles += stream_pass_cycles(st, r);
 	r->ns = wfs_timing_ns(prof, cycles);
-	r->start = WFS_MAX(r->f.t_arrive, st->mdl.free_at);
+	r->start = WFS_MAX(r->f.t_arrive, st->free_at);
 	r->end = r->start + r->ns;
-	st->mdl.free_at = r->end;
+	st->free_at = r->end;
 	/* To the next stage, the host, or the next device's first stage. */
-	if (st->mdl.last && !st->mdl.head)
+	if (r->sm->last && !r->sm->head)
 		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, (u64)r->f.n *
 								    r->act));
 	else
@@ -321,35 +325,36 @@ static void chunk_times(struct wfs_stage *st, const struct chunk_run *r)
 	struct wfw_chunk_time t = {
 		.stage = st->idx, .pos0 = r->f.pos0, .n = r->f.n,
 		.flags = WFW_CHUNK_VALID |
-			 (st->mdl.last && !st->mdl.head ? WFW_CHUNK_LINK : 0),
+			 (r->sm->last && !r->sm->head ? WFW_CHUNK_LINK : 0),
 		.start_ns = r->start, .end_ns = r->end, .hop_end_ns = r->end + r->hop,
 	};
 
 	if (!(a->flags & WFW_JOB_TIMES) || job->status)
 		return;
-	idx = idx * st->dev->model.map.stages_used + st->idx;
+	idx = idx * r->m->map.stages_used + st->idx;
 	if (hw->dma.write(hw->dma_ctx, a->out_addr + a->times_offset +
 			  idx * sizeof(t), &t, sizeof(t)))
 		job->status = -WFS_EFAULT;
 }
 
-static void head_output(struct wfs_stage *st, struct wfs_job *job, u32 pos,
-			const u8 *act)
+static void head_output(struct wfs_stage *st, const struct chunk_run *r,
+			u32 pos, const u8 *act)
 {
 	struct wfs_hw *hw = &st->dev->hw;
-	struct wfw_out_rec *rec = (struct wfw_out_rec *)st->mdl.rec;
+	struct wfs_job *job = r->job;
+	struct wfw_out_rec *rec = (struct wfw_out_rec *)r->sm->rec;
 	u32 k = job->args.topk, argmax = 0, size = WFW_OUT_REC_SIZE(k);
 	u64 idx = (job->args.flags & WFW_JOB_ALL_POSITIONS) ?
 		  pos - job->args.start_pos : 0;
 
-	wfs_head(st->mdl.hview, act, k ? k : 1, st->mdl.topk, &argmax,
-		 st->mdl.scratch);
+	wfs_head(r->sm->hview, act, k ? k : 1, r->sm->topk, &argmax,
+		 r->sm->scratch);
 	rec->pos = pos;
 	rec->argmax = argmax;
-	rec->argmax_logit = st->mdl.topk[0].logit;
+	rec->argmax_logit = r->sm->topk[0].logit;
 	rec->k = k;
 	if (k)
-		WFS_MEMCPY(rec->topk, st->mdl.topk,
+		WFS_MEMCPY(rec->topk, r->sm->topk,
 			   (u64)k * sizeof(rec->topk[0]));
 	if (hw->dma.write(hw->dma_ctx, job->args.out_addr + idx * size, rec,
 			  size))
@@ -363,11 +368,11 @@ static void act_outputs(struct wfs_stage *st, struct chunk_run *r)
 {
 	struct wfs_hw *hw = &st->dev->hw;
 	struct wfs_job *job = r->job;
-	u32 used = sizeof(struct wfw_act_rec) + 4 * st->dev->model.info.dim, i;
+	u32 used = sizeof(struct wfw_act_rec) + 4 * r->m->info.dim, i;
 	struct wfw_act_rec h;
 
 	for (i = 0; i < r->f.n && !job->status; i++) {
-		u8 *rec = work_rec(st, r, i);
+		u8 *rec = work_rec(r, i);
 		u64 idx = r->f.pos0 + i - job->args.start_pos;
 
 		/* When it reaches the next device (see wfs_timing.h). */
@@ -389,16 +394,15 @@ static void chunk_outputs(struct wfs_stage *st, struct chunk_run *r)
 
 	if (r->job->status)
 		return;
-	if (st->mdl.last && !st->mdl.head) {
+	if (r->sm->last && !r->sm->head) {
 		act_outputs(st, r);
 		return;
 	}
-	if (!st->mdl.head)
+	if (!r->sm->head)
 		return;
 	for (i = 0; i < r->f.n && !r->job->status; i++) {
 		if (wants_output(r->job, r->f.last, i, r->f.n))
-			head_output(st, r->job, r->f.pos0 + i,
-				    work_rec(st, r, i));
+			head_output(st, r, r->f.pos0 + i, work_rec(r, i));
 	}
 }
 
@@ -422,7 +426,7 @@ static void chunk_forward(struct wfs_stage *st, const struct chunk_run *r)
 	struct wfs_fifo *next;
 	struct wfs_flit *e;
 
-	if (st->mdl.last) {
+	if (r->sm->last) {
 		if (r->f.last)
 			wfs_job_retire(dev, r->job, r->end + r->hop);
 		return;
@@ -431,7 +435,8 @@ static void chunk_forward(struct wfs_stage *st, const struct chunk_run *r)
 	e = wfs_fifo_reserve(&dev->sync, next);
 	if (!e)
 		return;
-	WFS_MEMCPY(e->buf, st->mdl.work, (u64)r->f.n * r->act);
+	e->buf = dev->stages[st->idx + 1].mdl[r->m->idx].fifo[e - next->ent];
+	WFS_MEMCPY(e->buf, r->sm->work, (u64)r->f.n * r->act);
 	e->job = r->f.job;
 	e->pos0 = r->f.pos0;
 	e->n = r->f.n;
@@ -448,7 +453,9 @@ static void run_chunk(struct wfs_stage *st, const struct wfs_flit *ent)
 	WFS_MEMSET(&r, 0, sizeof(r));
 	r.f = *ent;
 	r.job = wfs_job_get(st->dev, r.f.job);
-	r.act = st->dev->model.act_bytes;
+	r.m = &st->dev->models.m[r.job->ctx->model];
+	r.sm = &st->mdl[r.job->ctx->model];
+	r.act = r.m->act_bytes;
 
 	chunk_input(st, &r);
 	if (!chunk_layers(st, &r))

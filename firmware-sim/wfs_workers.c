@@ -37,6 +37,8 @@ static int stage_workers_start(struct wfs_device *dev, u32 n)
 	for (i = 0; i < n; i++) {
 		struct wfs_stage *st = &dev->stages[i];
 
+		if (st->thread)
+			continue;	/* started for another model */
 		wfs_os_store32(&st->in.closed, 0);
 		st->thread = wfs_os_thread_start(stage_worker, st, "wfs-st",
 						 hw->index, (int)i,
@@ -61,13 +63,16 @@ static int pool_ready(struct wfs_device *dev, u32 s, u32 me)
 	struct wfs_stage *st = &dev->stages[s];
 	struct wfs_fifo *next;
 	struct wfs_flit *head;
+	struct wfs_job *job;
 
 	if ((st->claimed && st->claimed != me) || st->in.head == st->in.tail)
 		return 0;
 	head = &st->in.ent[wfs_ring_slot(st->in.head, st->in.depth)];
-	if (!s && wfs_job_get(dev, head->job)->hang)
+	job = wfs_job_get(dev, head->job);
+	if (!s && job->hang)
 		return 0;
-	if (st->mdl.last)
+	/* The entry's model ends here: it needs no room downstream. */
+	if (st->mdl[job->ctx->model].last)
 		return 1;
 	next = &dev->stages[s + 1].in;
 	return wfs_ring_count(next->head, next->tail) < next->depth;
@@ -110,7 +115,7 @@ static void pool_claim(struct wfs_device *dev, u32 s, u32 me, u32 *ahead)
 	struct wfs_stage *next = &dev->stages[s + 1];
 
 	dev->stages[s].claimed = me;
-	if (dev->stages[s].mdl.last || next->claimed ||
+	if (s + 1 >= dev->pool.stages || next->claimed ||
 	    next->in.head != next->in.tail)
 		return;
 	next->claimed = me;
@@ -210,9 +215,14 @@ static int pool_start(struct wfs_device *dev, u32 n)
 	struct wfs_hw *hw = &dev->hw;
 	u32 i;
 
-	p->stages = n;
+	/* A model on more stages than the others widens the running pool. */
+	wfs_os_mutex_lock(p->lock);
+	p->stages = WFS_MAX(p->stages, n);
+	wfs_os_mutex_unlock(p->lock);
 	wfs_os_store32(&p->closed, 0);
 	for (i = 0; i < p->size && i < n; i++) {
+		if (p->w[i].thread)
+			continue;
 		p->w[i].thread = wfs_os_thread_start(pool_worker, &p->w[i],
 						     "wfs-pw", hw->index, (int)i,
 						     hw->numa_node);
@@ -235,6 +245,7 @@ static void pool_join(struct wfs_device *dev)
 		wfs_os_thread_join(p->w[i].thread);
 		p->w[i].thread = NULL;
 	}
+	p->stages = 0;
 }
 
 /* ---------------------------------------------------------------- API -- */

@@ -60,7 +60,10 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		3	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM, 3: JOB_NOT_BEFORE */
+#define WFW_ABI_MINOR		4	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+					 * 3: JOB_NOT_BEFORE, 4: several models
+					 * (WFW_MAX_MODELS)
+					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
 #define WFW_ABI_VERSION_MINOR(v)	((u32)(v) & 0xffff)
@@ -158,7 +161,7 @@
  * @WFW_OP_NOP: does nothing; completes with status 0
  * @WFW_OP_GET_INFO: write a struct wfw_info to host memory
  * @WFW_OP_LOAD_MODEL: copy a model blob into stage SRAM
- * @WFW_OP_UNLOAD_MODEL: release the model (no contexts may exist)
+ * @WFW_OP_UNLOAD_MODEL: release a model (none of its contexts may exist)
  * @WFW_OP_CREATE_CONTEXT: allocate KV cache: slots x context length
  * @WFW_OP_DESTROY_CONTEXT: free a context after its jobs finished
  * @WFW_OP_RUN_JOB: run N tokens of one sequence slot through the pipeline
@@ -189,13 +192,38 @@ enum wfw_opcode {
 	WFW_OP_COUNT
 };
 
+/*
+ * Several models (1.4).  A device holds up to WFW_MAX_MODELS models at
+ * once, as far as SRAM allows (a draft next to its target), each placed on
+ * the stages from stage 0 in the SRAM the others left, each with its own
+ * contexts.  LOAD_MODEL's completion gives the new model's id in
+ * struct wfw_cpl.model: WFW_MODEL_ID(generation, index), never 0.  A
+ * command names a model in struct wfw_cmd.model: UNLOAD_MODEL,
+ * CREATE_CONTEXT, GET_INFO, GET_STATS, GET_SRAM_MAP, GET_EXPERT_LOAD, and
+ * RUN_JOB (which needs none: a context carries its model; a non-zero
+ * model must be the context's).  Model 0 means "the only model": what a
+ * host from before 1.3 sends; with several models loaded it is -EINVAL
+ * for UNLOAD_MODEL and CREATE_CONTEXT, and the lowest-index model for the
+ * read-only commands (GET_SRAM_MAP: every block of every model).  An id
+ * that names no loaded model (a stale generation included) is -ENOENT.
+ * The other commands need model 0 (-EINVAL otherwise).  Unloading one
+ * model leaves the others running, their results and modelled timeline
+ * unchanged.
+ */
+#define WFW_MAX_MODELS		4
+#define WFW_MODEL_IDX_BITS	8
+#define WFW_MODEL_ID(gen, idx)	(((u32)(gen) << WFW_MODEL_IDX_BITS) | (u32)(idx))
+#define WFW_MODEL_IDX(id)	((u32)(id) & ((1u << WFW_MODEL_IDX_BITS) - 1))
+
 /**
  * struct wfw_cmd_buf - payload of GET_INFO, GET_STATS, GET_SRAM_MAP,
  *	READ_LOG and GET_EXPERT_LOAD
  * @addr: device address of the host buffer the firmware writes
  * @len: bytes available at @addr
  * @index: GET_STATS: first stage; GET_SRAM_MAP: the stage;
- *	GET_EXPERT_LOAD: first entry; else 0
+ *	GET_EXPERT_LOAD: first entry; GET_INFO (1.4) with model 0: describe
+ *	the @index-th loaded model in index order (none past the last: its
+ *	fields 0), so a host can list the models the device holds; else 0
  * @pos: READ_LOG: absolute log byte position to read from; else 0
  * @reserved: must be zero
  */
@@ -246,14 +274,16 @@ struct wfw_cmd_buf {
  * for its KV and view; every used stage needs the two window slots (each
  * as large as the range's largest layer section) on top.
  *
- * Completion: status 0, -EBUSY (a model is loaded), -ENOEXEC/-EINVAL/...
- * (the blob failed validation), -ENOSPC (does not fit: value = SRAM bytes
- * the range needs in total, result0 = stages a packed placement needs (0:
- * one layer alone exceeds a stage), result1 = SRAM KiB per stage on the
- * device, result2 = SRAM KiB per stage the default placement needs; a log
- * line says the same).  On success: result0 = stages used, result1 =
- * layers loaded, result2 = slots of max context length that fit, value =
- * SRAM bytes used by the model.
+ * Completion: status 0, -EBUSY (WFW_MAX_MODELS models are loaded),
+ * -ENOEXEC/-EINVAL/... (the blob failed validation), -ENOSPC (does not
+ * fit: value = SRAM bytes the range needs in total, result0 = stages a
+ * packed placement needs (0: one layer alone exceeds a stage), result1 =
+ * SRAM KiB per stage available to it (the device's, less what the other
+ * models hold and the minimum KV of those without a context), result2 =
+ * SRAM KiB per stage the default placement needs; a log line says the
+ * same and names the other models).  On success: model = the new model's
+ * id, result0 = stages used, result1 = layers loaded, result2 = slots of
+ * max context length that fit, value = SRAM bytes used by the model.
  */
 struct wfw_cmd_load_model {
 	u64 addr;
@@ -262,6 +292,30 @@ struct wfw_cmd_load_model {
 	u32 layer_first;
 	u32 layer_count;
 	u32 reserved[5];
+};
+
+/*
+ * UNLOAD_MODEL flags (1.4).  WFW_UNLOAD_CONTEXTS: first destroy the
+ * model's contexts, each after its in-flight jobs completed (as
+ * DESTROY_CONTEXT does); without it the unload is -EBUSY while the model
+ * has a context.
+ */
+#define WFW_UNLOAD_CONTEXTS	WFW_BIT(0)
+#define WFW_UNLOAD_FLAGS_ALL	WFW_UNLOAD_CONTEXTS
+
+/**
+ * struct wfw_cmd_unload - payload of UNLOAD_MODEL (the model: struct
+ *	wfw_cmd.model)
+ * @flags: WFW_UNLOAD_* (other bits: -EINVAL); 0 before 1.3
+ * @reserved: must be zero
+ *
+ * Completion: status 0, -ENOENT (no such model), -EINVAL (model 0 with
+ * several loaded), -EBUSY (the model has contexts, without
+ * WFW_UNLOAD_CONTEXTS); result0 = contexts destroyed, model = its id.
+ */
+struct wfw_cmd_unload {
+	u32 flags;
+	u32 reserved[11];
 };
 
 /* CREATE_CONTEXT flags: none defined yet (int8 KV is a model property). */
@@ -275,8 +329,9 @@ struct wfw_cmd_load_model {
  * @flags: WFW_CTX_* (none defined: must be zero)
  * @reserved: must be zero
  *
+ * CREATE makes a context of the model struct wfw_cmd.model names.
  * CREATE completion: result0 = the new context id, value = KV bytes
- * allocated; -ENOENT (no model), -E2BIG (ctx_len above the model's
+ * allocated, model = its model's id; -ENOENT (no such model), -E2BIG (ctx_len above the model's
  * maximum), -ENOSPC (KV does not fit: value = bytes of the first
  * allocation that failed, result0 = its stage), -EMFILE (context table
  * full).  DESTROY waits until the
@@ -438,25 +493,28 @@ struct wfw_cmd_fault {
  * struct wfw_cmd - a command descriptor (64 bytes) in the command ring
  * @opcode: enum wfw_opcode; unknown opcodes complete with -EOPNOTSUPP
  * @flags: must be zero (per-command flags live in the payload)
- * @reserved0: must be zero
+ * @model: the model the command is for (see WFW_MAX_MODELS); 0: the only
+ *	model; must be 0 for commands about no model
  * @cookie: opaque to the device; copied to the completion
  * @buf: payload of GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG,
  *	GET_EXPERT_LOAD
  * @load: payload of LOAD_MODEL
+ * @unload: payload of UNLOAD_MODEL
  * @ctx: payload of CREATE_CONTEXT, DESTROY_CONTEXT
  * @job: payload of RUN_JOB
  * @reset: payload of the retired RESET command
  * @fault: payload of FAULT_INJECT
- * @raw: the payload as bytes; NOP and UNLOAD_MODEL need it all zero
+ * @raw: the payload as bytes; NOP needs it all zero
  */
 struct wfw_cmd {
 	u16 opcode;
 	u16 flags;
-	u32 reserved0;
+	u32 model;
 	u64 cookie;
 	union {
 		struct wfw_cmd_buf buf;
 		struct wfw_cmd_load_model load;
+		struct wfw_cmd_unload unload;
 		struct wfw_cmd_context ctx;
 		struct wfw_cmd_run_job job;
 		struct wfw_cmd_reset reset;
@@ -485,7 +543,8 @@ struct wfw_cmd {
  * @value: command-specific 64-bit value
  * @device_ns: modelled device time the command took (RUN_JOB: latency)
  * @host_ns: host time the firmware spent on the command
- * @reserved: zero
+ * @model: the id of the model the command was for (LOAD_MODEL: the new
+ *	model; UNLOAD_MODEL, CREATE_CONTEXT, GET_INFO: the one named); else 0
  * @check: wfw_cpl_check() of the other fields; a driver that finds a
  *	mismatch must not trust any field of the record
  */
@@ -501,7 +560,7 @@ struct wfw_cpl {
 	u64 value;
 	u64 device_ns;
 	u64 host_ns;
-	u32 reserved;
+	u32 model;
 	u32 check;
 };
 
@@ -643,7 +702,10 @@ struct wfw_act_rec {
  * @max_contexts: contexts that can exist at once
  * @caps: WFW_CAP_*
  * @model_loaded: 1 if a model is loaded
- * @dim: model width (0 without a model; same for the fields below)
+ * @dim: the described model's width (0 without a model; same for the
+ *	fields below up to @stages_used, and @kv_bytes_per_pos, @layer_first
+ *	to @moe_imbalance_milli, @model_id): the model GET_INFO named, or
+ *	with model 0 the lowest-index one
  * @hidden_dim: feed-forward width
  * @n_layers: layers loaded on this device (its layer range)
  * @n_heads: attention heads
@@ -682,7 +744,8 @@ struct wfw_act_rec {
  * @stream_passes: weight streaming: passes over the stages' layers since
  *	create, summed over the stages (each pass reads every layer of its
  *	stage once, for up to fifo_depth + 1 chunks)
- * @reserved: zero
+ * @model_id: the described model's id (0: none)
+ * @models: models loaded (1.3; up to WFW_MAX_MODELS)
  */
 struct wfw_info {
 	u32 abi_version;
@@ -733,7 +796,8 @@ struct wfw_info {
 	u32 stream_bytes_per_cycle;
 	u32 stream_latency_cycles;
 	u64 stream_passes;
-	u64 reserved;
+	u32 model_id;
+	u32 models;
 };
 
 /* struct wfw_info.model_flags */
@@ -789,7 +853,9 @@ struct wfw_stage_stats {
 /**
  * struct wfw_sram_entry - one named SRAM allocation (GET_SRAM_MAP writes an
  *	array for one stage; result0 = entries written, result1 = entries on
- *	the stage, value = bytes used)
+ *	the stage, value = bytes used; with a model named, only that model's
+ *	blocks and its contexts' count; names of the blocks of a model of
+ *	index i > 0 begin "m<i>.")
  * @offset: offset in the stage's SRAM
  * @size: bytes reserved
  * @requested: bytes asked for
@@ -844,6 +910,7 @@ struct wfw_expert_load {
 
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_buf) == 48, "wfw_cmd_buf size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_load_model) == 48, "load size");
+WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_unload) == 48, "unload size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_context) == 48, "context size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_run_job) == 48, "run_job size");
 WFS_STATIC_ASSERT(sizeof(struct wfw_cmd_reset) == 48, "reset size");

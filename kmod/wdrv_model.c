@@ -65,14 +65,14 @@ out_put:
 }
 
 /*
- * Unloads the device's model from the firmware.  Nothing uses it any more
- * (no context, so no job), so a firmware that still refuses (a context
- * whose destruction a reset lost, a command that timed out) is reset in
- * full rather than left holding a model nobody can unload.
+ * Unloads model @fw_id from the firmware.  Nothing uses it any more (no
+ * context, so no job), so a firmware that still refuses (a context whose
+ * destruction a reset lost, a command that timed out) is reset in full
+ * rather than left holding a model nobody can unload.
  */
-static void model_fw_unload(struct wdrv_device *wdev)
+static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 {
-	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL, .model = fw_id };
 	struct wfw_cpl cpl;
 	int ret;
 
@@ -91,6 +91,28 @@ static void model_stream_free(struct wdrv_device *wdev, void *blob, u64 addr)
 	kvfree(blob);
 }
 
+/*
+ * The driver holds no model: every model the firmware holds is one whose
+ * load's outcome a timeout, a reset or a kill hid, and nobody owns it.
+ * Unload each by its id (the firmware holds several since ABI 1.4, and
+ * then no command may name "the only model").
+ */
+static void model_fw_orphans(struct wdrv_device *wdev)
+{
+	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+	struct wfw_cpl cpl;
+	int i;
+
+	lockdep_assert_held(&wdev->model_lock);
+	for (i = 0; fi && i < WFW_MAX_MODELS; i++) {
+		if (wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl) ||
+		    !fi->model_loaded)
+			break;
+		model_fw_unload(wdev, fi->model_id);
+	}
+	kfree(fi);
+}
+
 static void model_release(struct kref *ref)
 {
 	struct wdrv_model *model = container_of(ref, struct wdrv_model, ref);
@@ -98,7 +120,7 @@ static void model_release(struct kref *ref)
 
 	mutex_lock(&wdev->model_lock);
 	if (wdev->model == model) {
-		model_fw_unload(wdev);
+		model_fw_unload(wdev, model->fw_id);
 		wdev->model = NULL;
 	}
 	mutex_unlock(&wdev->model_lock);
@@ -129,6 +151,7 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 
 	*taken = false;
 	*kept = 0;
+	model_fw_orphans(wdev);
 	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL,
 			   &cmd.load.addr);
 	if (ret)
@@ -139,14 +162,6 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	/* The firmware's flags (wfw_uapi_ties.h). */
 	cmd.load.flags = args->flags;
 	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
-	if (ret == -EBUSY) {
-		/*
-		 * The driver has no model, the firmware has one: a load whose
-		 * outcome a timeout, a reset or a kill hid.  Nobody owns it.
-		 */
-		model_fw_unload(wdev);
-		ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
-	}
 	if (!*taken && !ret && (args->flags & DRM_WAFER_LOAD_STREAM))
 		*kept = cmd.load.addr;
 	else if (!*taken)
@@ -265,11 +280,12 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	if (!taken && !kept)
 		kvfree(blob);
 	if (!ret) {
+		model->fw_id = cpl.model;
 		ret = model_fw_query(wdev, model);
 		if (ret) {
 			drm_dbg(dev, "MODEL_LOAD: the firmware loaded but GET_INFO failed (%d)\n",
 				ret);
-			model_fw_unload(wdev);
+			model_fw_unload(wdev, model->fw_id);
 		}
 	}
 	if (kept && ret)
@@ -459,6 +475,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 			wdrv_max_file_contexts);
 		return ret == -EBUSY ? -EMFILE : ret;
 	}
+	cmd.model = wdev->model->fw_id;
 	cmd.ctx.slots = args->kv_slots;
 	cmd.ctx.ctx_len = args->ctx_len;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);

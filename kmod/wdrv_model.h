@@ -26,6 +26,8 @@ struct wdrv_file;
  * @owner: the loading file, NULL once it unloaded or closed (protected by
  *	@wdev->model_lock)
  * @id: the model's id, as the owner knows it
+ * @fw_id: the firmware's id of the model (LOAD_MODEL's completion), named
+ *	in every command about it
  * @n_layers: layers the device loaded (its layer range)
  * @flags: DRM_WAFER_MODEL_* of the range: what its jobs take and give
  * @act_size: bytes of one activation record
@@ -39,6 +41,7 @@ struct wdrv_model {
 	struct wdrv_device *wdev;
 	struct wdrv_file *owner;
 	u32 id;
+	u32 fw_id;
 	u32 n_layers;
 	u32 flags;
 	u32 act_size;

@@ -10,7 +10,9 @@
  *   - an address whose top byte is 0xab points into a 64 KiB scratch
  *     buffer (low 16 bits = offset), 0xbb into the model blob copy (which
  *     the input may also have mutated: the validator sees it);
- *   - ctx_id 0xc0 becomes the live context's id.
+ *   - ctx_id 0xc0 becomes the live context's id;
+ *   - a header model of 0x4d becomes the live model's id (LOAD_MODEL may
+ *     load more models beside it: the firmware holds several).
  * An input of odd length loads the model with weight streaming
  * (WFW_LOAD_STREAM): its jobs read the layers from the blob copy, which
  * commands writing at 0xbb addresses change under them.
@@ -74,8 +76,10 @@ static u64 fix_addr(u64 a)
 	}
 }
 
-static void fix_cmd(struct wfw_cmd *c, u32 ctx)
+static void fix_cmd(struct wfw_cmd *c, u32 ctx, u32 model)
 {
+	if (c->model == 0x4d)
+		c->model = model;
 	switch (c->opcode) {
 	case WFW_OP_GET_INFO:
 	case WFW_OP_GET_STATS:
@@ -106,7 +110,7 @@ static void fix_cmd(struct wfw_cmd *c, u32 ctx)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct wfw_cpl cpl;
-	u32 n, i, got = 0, ctx = 0;
+	u32 n, i, got = 0, ctx = 0, model = 0;
 	int64_t id;
 
 	if (!h)
@@ -122,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		blob[((u32)data[i] << 8 | data[i + 1]) % blob_len] ^= data[i + 2];
 
 	if (dh_load_flags(h, blob, blob_len, size & 1 ? WFW_LOAD_STREAM : 0, &cpl) == 0) {
+		model = cpl.model;
 		id = dh_ctx_create(h, 2, 16, &cpl);
 		if (id > 0)
 			ctx = (u32)id;
@@ -131,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		memcpy(&c, data + (size_t)i * sizeof(c), sizeof(c));
 		c.cookie = 0xf000 + i;
-		fix_cmd(&c, ctx);
+		fix_cmd(&c, ctx, model);
 		if (dh_submit(h, &c)) {
 			fprintf(stderr, "fuzz_cmd: command ring stuck\n");
 			abort();

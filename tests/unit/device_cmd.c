@@ -96,8 +96,8 @@ static void test_header_and_admin(void)
 	c.flags = 1;
 	expect(&c, -WFS_EINVAL, "header flags != 0");
 	base(&c, WFW_OP_NOP);
-	c.reserved0 = 5;
-	expect(&c, -WFS_EINVAL, "header reserved0 != 0");
+	c.model = 5;
+	expect(&c, -WFS_EINVAL, "header model != 0 on a command about no model");
 	base(&c, WFW_OP_COUNT);
 	expect(&c, -WFS_EOPNOTSUPP, "unknown opcode WFW_OP_COUNT");
 	base(&c, 0xffff);
@@ -113,7 +113,10 @@ static void test_header_and_admin(void)
 	expect(&c, -WFS_EINVAL, "GET_INFO len < 8");
 	c.buf.len = sizeof(*info);
 	c.buf.index = 1;
-	expect(&c, -WFS_EINVAL, "GET_INFO index != 0");
+	expect(&c, 0, "GET_INFO index 1 (the second model: none, its fields 0)");
+	c.model = 5;
+	expect(&c, -WFS_EINVAL, "GET_INFO index != 0 with a model named");
+	c.model = 0;
 	c.buf.index = 0;
 	c.buf.pos = 1;
 	expect(&c, -WFS_EINVAL, "GET_INFO pos != 0");
@@ -172,6 +175,36 @@ static void test_header_and_admin(void)
 	base(&c, WFW_OP_FAULT_INJECT);
 	c.fault.fault = WFW_FAULT_DROP_NEXT_CPL;
 	expect(&c, -EPERM, "FAULT_INJECT on a device that does not allow it");
+}
+
+/* A second model next to the first: ids, and model ids that are wrong. */
+static void test_second_model(struct wfw_cmd *c)
+{
+	struct wfw_cpl cpl;
+	u32 id;
+
+	c->cookie = 0;
+	dh_exec(h, c, &cpl, 5000);
+	id = cpl.model;
+	wt_ok(cpl.status == 0 && WFW_MODEL_IDX(id) == 1 && id >> WFW_MODEL_IDX_BITS,
+	      "LOAD_MODEL while a model is loaded: a second model, id 0x%x", id);
+	base(c, WFW_OP_UNLOAD_MODEL);
+	expect(c, -WFS_EINVAL, "UNLOAD_MODEL model 0 with two models");
+	base(c, WFW_OP_CREATE_CONTEXT);
+	c->ctx.slots = 1;
+	c->ctx.ctx_len = 16;
+	expect(c, -WFS_EINVAL, "CREATE_CONTEXT model 0 with two models");
+	c->model = id + (1u << WFW_MODEL_IDX_BITS);
+	expect(c, -WFS_ENOENT, "CREATE_CONTEXT for a model id of another generation");
+	c->model = WFW_MODEL_ID(1, 200);
+	expect(c, -WFS_ENOENT, "CREATE_CONTEXT for a model index out of range");
+	base(c, WFW_OP_LOAD_MODEL);
+	c->model = id;
+	expect(c, -WFS_EINVAL, "LOAD_MODEL naming a model");
+	base(c, WFW_OP_UNLOAD_MODEL);
+	c->model = id;
+	expect(c, 0, "UNLOAD_MODEL of the second model by id");
+	expect(c, -WFS_ENOENT, "UNLOAD_MODEL of it again");
 }
 
 static void test_model_and_contexts(void)
@@ -246,7 +279,7 @@ static void test_model_and_contexts(void)
 	c.load.len = blob_len;
 	c.load.addr = (u64)(uintptr_t)blob;
 	expect(&c, 0, "LOAD_MODEL valid blob");
-	expect(&c, -WFS_EBUSY, "LOAD_MODEL while a model is loaded");
+	test_second_model(&c);
 	dh_region_del(h, bad);
 	free(bad);
 

@@ -342,21 +342,57 @@ static inline int dh_simple(struct dh *h, u16 op, struct wfw_cpl *cpl)
 	return cpl->status;
 }
 
+/*
+ * A command that writes @len bytes to @out (GET_INFO, GET_STATS,
+ * GET_SRAM_MAP...) for @model, from @index: its status (@cpl filled).
+ */
+static inline int dh_read_cmd(struct dh *h, u16 op, u32 model, u32 index, void *out,
+			      u32 len, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	memset(out, 0, len);
+	dh_region_add(h, out, len);
+	c.opcode = op;
+	c.model = model;
+	c.buf.addr = (uint64_t)(uintptr_t)out;
+	c.buf.len = len;
+	c.buf.index = index;
+	if (dh_exec(h, &c, cpl, 10000))
+		cpl->status = -ETIMEDOUT;
+	dh_region_del(h, out);
+	return cpl->status;
+}
+
+/* GET_INFO of @model (0: the device's first model, or none). */
+static inline int dh_info_model(struct dh *h, u32 model, struct wfw_info *info)
+{
+	struct wfw_cpl cpl;
+
+	return dh_read_cmd(h, WFW_OP_GET_INFO, model, 0, info, sizeof(*info), &cpl);
+}
+
 static inline int dh_info(struct dh *h, struct wfw_info *info)
+{
+	return dh_info_model(h, 0, info);
+}
+
+/* READ_LOG from the oldest byte kept into @buf: bytes read or -errno. */
+static inline int dh_read_log(struct dh *h, char *buf, u32 len)
 {
 	struct wfw_cmd c;
 	struct wfw_cpl cpl;
 
+	memset(buf, 0, len);
 	memset(&c, 0, sizeof(c));
-	memset(info, 0, sizeof(*info));
-	dh_region_add(h, info, sizeof(*info));
-	c.opcode = WFW_OP_GET_INFO;
-	c.buf.addr = (uint64_t)(uintptr_t)info;
-	c.buf.len = sizeof(*info);
-	if (dh_exec(h, &c, &cpl, 10000))
-		cpl.status = -ETIMEDOUT;
-	dh_region_del(h, info);
-	return cpl.status;
+	dh_region_add(h, buf, len);
+	c.opcode = WFW_OP_READ_LOG;
+	c.buf.addr = (uint64_t)(uintptr_t)buf;
+	c.buf.len = len - 1;
+	dh_exec(h, &c, &cpl, 5000);
+	dh_region_del(h, buf);
+	return cpl.status ? cpl.status : (int)cpl.result0;
 }
 
 #endif /* DEVICE_HARNESS_H */

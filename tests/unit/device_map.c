@@ -121,22 +121,6 @@ static void test_pure(void)
 	wt_ok(wfs_place(&in, &m) == -WFS_EINVAL, "too many stages: -EINVAL");
 }
 
-static int read_log(struct dh *h, char *buf, u32 len)
-{
-	struct wfw_cmd c;
-	struct wfw_cpl cpl;
-
-	memset(buf, 0, len);
-	memset(&c, 0, sizeof(c));
-	dh_region_add(h, buf, len);
-	c.opcode = WFW_OP_READ_LOG;
-	c.buf.addr = (uint64_t)(uintptr_t)buf;
-	c.buf.len = len - 1;
-	dh_exec(h, &c, &cpl, 5000);
-	dh_region_del(h, buf);
-	return cpl.status ? cpl.status : (int)cpl.result0;
-}
-
 /*
  * The allocation table is both placement's budget and what loading
  * allocates: over a sweep of stage counts and SRAM sizes, a load either
@@ -165,7 +149,7 @@ static void test_budget_sweep(void *blob, size_t len)
 			dh_init(h, &cfg, 16, 16);
 			dh_region_add(h, blob, len);
 			ret = dh_load(h, blob, len, &cpl);
-			read_log(h, log, sizeof(log));
+			dh_read_log(h, log, sizeof(log));
 			if (ret == 0) {
 				fits++;
 				dh_info(h, &info);
@@ -260,7 +244,7 @@ static void test_device(void *blob, size_t len)
 		      cpl.result1 == 64,
 		      "2 x 64 KiB: LOAD_MODEL fails with -ENOSPC, needs %llu bytes, %u KiB per stage",
 		      (unsigned long long)cpl.value, cpl.result2);
-		read_log(h, log, sizeof(log));
+		dh_read_log(h, log, sizeof(log));
 		wt_ok(strstr(log, "does not fit") && strstr(log, "needs"),
 		      "firmware log says how much was needed");
 		wt_diag("log: %s", strstr(log, "load:") ? strstr(log, "load:") : log);

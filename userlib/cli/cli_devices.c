@@ -137,6 +137,9 @@ static int print_node(int index)
 	return -1;
 }
 
+/* -m options wafer info takes: the firmware's models per device. */
+#define INFO_MAX_MODELS	4
+
 static int info_usage(void)
 {
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
@@ -145,7 +148,9 @@ static int info_usage(void)
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
-		"            (weights, and the KV cache of one sequence of full length)\n");
+		"            (weights, and the KV cache of one sequence of full length);\n"
+		"            up to %d -m, loaded side by side (-q after a -m: its weights)\n",
+		INFO_MAX_MODELS);
 	return 2;
 }
 
@@ -180,31 +185,61 @@ static int info_device(const struct cli_devices *d, unsigned int k)
 	return 0;
 }
 
-/* -m: the model over the devices, where its layers went. */
-static int info_model(const struct cli_devices *d, const char *path,
-		      const struct wafer_convert_opts *conv)
+/* One -m: a checkpoint and how to convert it. */
+struct info_mdl {
+	const char *path;
+	struct wafer_convert_opts conv;
+	struct wafer_model *m;
+	struct wafer_ctx *ctx;
+};
+
+/* -m: the model over the devices, next to the ones before it, where its layers went. */
+static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 {
-	struct wafer_model *m = NULL;
-	struct wafer_ctx *ctx = NULL;
+	struct wafer_model *m;
+	int ret;
+
+	ret = wafer_model_load_file(dev, im->path, &im->conv, &im->m);
+	if (!ret)
+		ret = wafer_ctx_create(im->m, 1, wafer_model_get_info(im->m)->seq_len, &im->ctx);
+	if (ret) {
+		fprintf(stderr, "wafer: %s: %s\n", im->path, wafer_last_error());
+		return 1;
+	}
+	m = im->m;
+	printf("\nmodel:    %s, %u layers, int%u, over %u device%s\n", im->path,
+	       wafer_model_get_info(m)->n_layers, im->conv.wbits, wafer_model_parts(m),
+	       wafer_model_parts(m) == 1 ? "" : "s");
+	cli_print_moe(wafer_model_get_info(m), stdout);
+	cli_print_stream(wafer_model_get_info(m), stdout);
+	cli_print_parts(m, stdout);
+	return 0;
+}
+
+/* Every -m, side by side on the same devices; then what the device holds. */
+static int info_models(const struct cli_devices *d, struct info_mdl *im, unsigned int n)
+{
 	struct wafer_dev *dev = NULL;
+	struct wafer_info info;
+	unsigned int i, loaded = 0;
 	int ret = cli_open(d, &dev);
 
-	if (!ret)
-		ret = wafer_model_load_file(dev, path, conv, &m);
-	if (!ret)
-		ret = wafer_ctx_create(m, 1, wafer_model_get_info(m)->seq_len, &ctx);
-	if (ret) {
-		fprintf(stderr, "wafer: %s: %s\n", path, wafer_last_error());
-	} else {
-		printf("\nmodel:    %s, %u layers, int%u, over %u device%s\n", path,
-		       wafer_model_get_info(m)->n_layers, conv->wbits, wafer_model_parts(m),
-		       wafer_model_parts(m) == 1 ? "" : "s");
-		cli_print_moe(wafer_model_get_info(m), stdout);
-		cli_print_stream(wafer_model_get_info(m), stdout);
-		cli_print_parts(m, stdout);
+	for (i = 0; i < n && !ret; i++) {
+		ret = info_model(dev, &im[i]);
+		loaded += !ret;
 	}
-	wafer_ctx_destroy(ctx);
-	wafer_model_unload(m);
+	if (!ret && n > 1) {
+		printf("\nmodels:   %u loaded side by side", loaded);
+		/* A backend that tracks them (inproc) says what SRAM is left. */
+		if (!wafer_query(dev, &info) && info.models_loaded == loaded)
+			printf(", %llu KiB of SRAM free",
+			       (unsigned long long)info.sram_bytes_free >> 10);
+		printf("\n");
+	}
+	for (i = n; i--;) {
+		wafer_ctx_destroy(im[i].ctx);
+		wafer_model_unload(im[i].m);
+	}
 	wafer_close(dev);
 	return ret ? 1 : 0;
 }
@@ -221,8 +256,8 @@ int cli_cmd_info(int argc, char **argv)
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
 					   .submit = WAFER_SUBMIT_IOCTL } };
 	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO };
-	const char *model = NULL;
-	unsigned int k;
+	struct info_mdl models[INFO_MAX_MODELS] = { 0 };
+	unsigned int k, n_models = 0;
 	int opt, ret = 0;
 
 	optind = 1;
@@ -233,14 +268,15 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_list(optarg, 1, 4096, d.split, WAFER_PIPE_MAX_DEVICES);
 		else if (opt == 'b')
 			ret = cli_parse_backend(optarg, &d.base.backend);
-		else if (opt == 'm')
-			model = optarg;
 		else if (opt == 'W')
 			ret = cli_parse_stream(optarg, &conv.stream);
+		else if (opt == 'm' && n_models < INFO_MAX_MODELS)
+			models[n_models++] = (struct info_mdl){ .path = optarg, .conv = conv };
 		else if (opt == 'M' || opt == 'G')
 			ret = (opt == 'M' ? cli_parse_moe : cli_parse_gate)(optarg, &conv.moe);
 		else if (opt == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
-			conv.wbits = strcmp(optarg, "int4") ? 8 : 4;
+			(n_models ? &models[n_models - 1].conv : &conv)->wbits =
+				strcmp(optarg, "int4") ? 8 : 4;
 		else
 			ret = -1;
 		if (ret < 0)
@@ -261,7 +297,11 @@ int cli_cmd_info(int argc, char **argv)
 		d.base.backend = WAFER_BACKEND_KERNEL;
 	for (k = 0; k < (d.n ? d.n : 1) && !ret; k++)
 		ret = info_device(&d, k);
-	if (!ret && model)
-		ret = info_model(&d, model, &conv);
+	for (k = 0; k < n_models; k++) {
+		models[k].conv.moe = conv.moe;
+		models[k].conv.stream = conv.stream;
+	}
+	if (!ret && n_models)
+		ret = info_models(&d, models, n_models);
 	return ret;
 }

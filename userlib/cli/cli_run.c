@@ -495,6 +495,23 @@ struct draft {
 	struct wafer_ctx *ctx;
 };
 
+/*
+ * In process, the draft beside the model on its device when the firmware
+ * holds several models and it fits (0); else it gets a device of its own.
+ */
+static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
+			const struct wafer_model *model, struct draft *d)
+{
+	struct wafer_info info;
+
+	if (wafer_pipe_size(dev) != 1 || strcmp(wafer_backend_name(dev), "inproc") ||
+	    wafer_query(dev, &info) || info.max_models < 2 ||
+	    wafer_draft_load(dev, &d->spec, a->model, &a->conv, model, &d->model))
+		return -1;
+	fprintf(stderr, "wafer: draft beside the model on its in-process device\n");
+	return 0;
+}
+
 static int draft_setup(const struct run_args *a, struct wafer_dev *dev,
 		       const struct wafer_model *model, unsigned int steps, struct draft *d)
 {
@@ -503,10 +520,10 @@ static int draft_setup(const struct run_args *a, struct wafer_dev *dev,
 	wafer_draft_parse(a->draft, &d->spec);	/* checked in parse() */
 	if (d->spec.kind == WAFER_DRAFT_NGRAM)
 		return 0;
-	if (open_draft_dev(a, dev, &d->dev))
-		return 1;
-	if (wafer_draft_load(d->dev, &d->spec, a->model, &a->conv, model, &d->model))
-		return fail("loading the draft");
+	if (draft_beside(a, dev, model, d) &&
+	    (open_draft_dev(a, dev, &d->dev) ||
+	     wafer_draft_load(d->dev, &d->spec, a->model, &a->conv, model, &d->model)))
+		return d->dev ? fail("loading the draft") : 1;
 	mi = wafer_model_get_info(d->model);
 	if (wafer_ctx_create(d->model, 1, steps < mi->seq_len ? steps : mi->seq_len, &d->ctx))
 		return fail("creating the draft's context");

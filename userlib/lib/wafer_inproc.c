@@ -33,10 +33,10 @@ static struct wip_hw *hw(const struct wafer_dev *dev)
 	return &((struct inproc_dev *)dev->priv)->hw;
 }
 
-/* GET_INFO into a registered bounce buffer. */
-static int fw_info(struct wafer_dev *dev, struct wfw_info *fi)
+/* GET_INFO of @model (0: the device, and its first model) into a bounce buffer. */
+static int fw_info(struct wafer_dev *dev, uint32_t model, struct wfw_info *fi)
 {
-	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_INFO };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_INFO, .model = model };
 	struct wfw_info *buf = calloc(1, sizeof(*buf));
 	struct wfw_cpl cpl;
 	int ret;
@@ -65,7 +65,7 @@ static int query(struct wafer_dev *dev)
 	struct wafer_info *i = &dev->info;
 	struct wfw_info fi = { 0 };
 	uint64_t total;
-	int ret = fw_info(dev, &fi);
+	int ret = fw_info(dev, 0, &fi);
 
 	if (ret)
 		return ret;
@@ -86,11 +86,11 @@ static int query(struct wafer_dev *dev)
 	i->macs_per_cycle = fi.macs_per_cycle;
 	i->numa_node = d->numa_node;
 	i->max_bo_size = 1ull << 30;
-	i->max_models = 1;
+	i->max_models = WFW_ABI_VERSION_MINOR(fi.abi_version) >= 3 ? WFW_MAX_MODELS : 1;
 	i->max_contexts = fi.max_contexts;
 	i->max_inflight_jobs = fi.max_jobs < MAX_INFLIGHT ? fi.max_jobs : MAX_INFLIGHT;
 	i->job_timeout_ms = JOB_TIMEOUT_MS;
-	i->models_loaded = fi.model_loaded;
+	i->models_loaded = fi.models ? fi.models : fi.model_loaded;
 	i->contexts = fi.contexts;
 	i->stream_bytes_per_cycle = fi.stream_bytes_per_cycle;
 	i->stream_latency_cycles = fi.stream_latency_cycles;
@@ -209,10 +209,34 @@ static int simple(struct wafer_dev *dev, struct wfw_cmd *cmd, const char *what)
 
 static int inproc_model_unload(struct wafer_dev *dev, uint32_t id)
 {
-	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL, .model = id };
+	int ret = simple(dev, &cmd, "UNLOAD_MODEL");
 
-	(void)id;
-	return simple(dev, &cmd, "UNLOAD_MODEL");
+	/* wafer_query()'s models and free SRAM as they are now. */
+	if (!ret)
+		query(dev);
+	return ret;
+}
+
+/* LOAD_MODEL's -ENOSPC: what the model needed, and what the others left. */
+static int load_nospc(struct wafer_dev *dev, const struct wfw_cpl *cpl)
+{
+	uint64_t kib = dev->info.sram_bytes_per_stage >> 10;
+	struct wfw_info fi = { 0 };
+
+	if (cpl->result1 >= kib || fw_info(dev, 0, &fi) || !fi.models)
+		return wafer_set_error(-ENOSPC, "the model does not fit: it needs %llu bytes of "
+				       "SRAM (%u stages packed; 0: a layer exceeds a stage), "
+				       "the device has %u stages of %u KiB",
+				       (unsigned long long)cpl->value, cpl->result0,
+				       dev->info.stages, cpl->result1);
+	return wafer_set_error(-ENOSPC, "the model does not fit next to the %u model%s loaded: "
+			       "it needs %llu bytes of SRAM (%u stages packed; 0: a layer "
+			       "exceeds a stage), %u KiB per stage are left of the %llu KiB "
+			       "of each of the device's %u stages", fi.models,
+			       fi.models == 1 ? "" : "s", (unsigned long long)cpl->value,
+			       cpl->result0, cpl->result1, (unsigned long long)kib,
+			       dev->info.stages);
 }
 
 static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
@@ -230,27 +254,25 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	cmd.load.flags = ld->stream ? WFW_LOAD_STREAM : 0;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
 	if (ret == -ENOSPC)
-		return wafer_set_error(ret, "the model does not fit: it needs %llu bytes of "
-				       "SRAM (%u stages packed; 0: a layer exceeds a stage), "
-				       "the device has %u stages of %u KiB",
-				       (unsigned long long)cpl.value, cpl.result0,
-				       dev->info.stages, cpl.result1);
+		return load_nospc(dev, &cpl);
 	if (ret == -EBUSY)
-		return wafer_set_error(ret, "a model is loaded on the device already");
+		return wafer_set_error(ret, "the device holds %u models already, its most",
+				       dev->info.max_models);
 	if (ret)
 		return wafer_set_error(ret, "loading the model failed: %s", wafer_strerror(ret));
-	ld->id = 1;
+	ld->id = cpl.model;
 	ld->sram_bytes = cpl.value;
 	ld->n_layers = cpl.result1;
 	/* What the range holds, as the kernel driver learns it (GET_INFO). */
-	ret = fw_info(dev, &fi);
+	ret = fw_info(dev, cpl.model, &fi);
 	if (ret) {
-		inproc_model_unload(dev, 1);
+		inproc_model_unload(dev, cpl.model);
 		return ret;
 	}
 	ld->embed = !!(fi.model_flags & WFW_MODEL_EMBED);
 	ld->head = !!(fi.model_flags & WFW_MODEL_HEAD);
 	ld->act_size = fi.act_rec_size;
+	query(dev);
 	return 0;
 }
 
@@ -261,7 +283,7 @@ static int inproc_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned 
 	struct wfw_cpl cpl;
 	int ret;
 
-	(void)model_id;
+	cmd.model = model_id;
 	cmd.ctx.slots = slots;
 	cmd.ctx.ctx_len = ctx_len;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
@@ -347,7 +369,7 @@ static void inproc_set_cpl_hook(struct wafer_dev *dev,
 static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct wfw_info fi;
-	int ret = fw_info(dev, &fi);
+	int ret = fw_info(dev, 0, &fi);
 
 	if (ret)
 		return ret;
