@@ -205,6 +205,8 @@ static void wdrv_dev_release(struct drm_device *drm, void *arg)
 {
 	struct wdrv_device *wdev = arg;
 
+	/* Context releases still queued talk to the firmware: before it goes. */
+	flush_workqueue(wdev->wq);
 	wdrv_heartbeat_stop(wdev);
 	wdrv_sysfs_fini(wdev);
 	wdrv_fw_fini(&wdev->fw);

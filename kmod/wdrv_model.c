@@ -97,20 +97,27 @@ static void model_stream_free(struct wdrv_device *wdev, void *blob, u64 addr)
  * Unload each by its id (the firmware holds several since ABI 1.4, and
  * then no command may name "the only model").
  */
-static void model_fw_orphans(struct wdrv_device *wdev)
+static int model_fw_orphans(struct wdrv_device *wdev)
 {
 	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
 	struct wfw_cpl cpl;
-	int i;
+	int i, ret = 0;
 
 	lockdep_assert_held(&wdev->model_lock);
-	for (i = 0; fi && i < WFW_MAX_MODELS; i++) {
-		if (wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl) ||
-		    !fi->model_loaded)
+	if (!fi)
+		return -ENOMEM;
+	/*
+	 * A failed GET_INFO fails the load: an orphan left at a lower
+	 * index would be what GET_INFO of "model 0" describes after it.
+	 */
+	for (i = 0; i < WFW_MAX_MODELS; i++) {
+		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
+		if (ret || !fi->model_loaded)
 			break;
 		model_fw_unload(wdev, fi->model_id);
 	}
 	kfree(fi);
+	return ret;
 }
 
 static void model_release(struct kref *ref)
@@ -151,7 +158,9 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 
 	*taken = false;
 	*kept = 0;
-	model_fw_orphans(wdev);
+	ret = model_fw_orphans(wdev);
+	if (ret)
+		return ret;
 	ret = wdrv_dma_map(&wdev->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL,
 			   &cmd.load.addr);
 	if (ret)
@@ -201,9 +210,19 @@ static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags)
 {
 	u64 sram = (u64)wdev->fw.info.num_stages * wdev->fw.info.sram_bytes;
 
-	/* Streamed weights stay in host memory: the BO limit bounds them. */
-	if (size <= sram + WDRV_MODEL_BLOB_SLACK || (flags & DRM_WAFER_LOAD_STREAM))
+	/*
+	 * Streamed weights stay in host memory: the BO limit bounds them, and
+	 * kvmalloc()'s INT_MAX (the kernel copy is one allocation).
+	 */
+	if (size <= sram + WDRV_MODEL_BLOB_SLACK)
 		return 0;
+	if ((flags & DRM_WAFER_LOAD_STREAM) && size <= INT_MAX)
+		return 0;
+	if (flags & DRM_WAFER_LOAD_STREAM) {
+		drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte streamed blob exceeds %d bytes\n",
+			size, INT_MAX);
+		return -EINVAL;
+	}
 	drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte blob exceeds the device's %llu bytes of SRAM\n",
 		size, sram);
 	return -EINVAL;
@@ -537,9 +556,10 @@ void wdrv_file_release_models(struct wdrv_file *wfile)
 	/*
 	 * Contexts no job holds are destroyed in work items: before the model,
 	 * so that it is unloaded by the time close() returns.  A file without
-	 * contexts does not wait for others' work...
+	 * contexts does not wait for others' work, unless it owns the model
+	 * (a context it destroyed before may still be queued)...
 	 */
-	if (had_contexts)
+	if (had_contexts || wfile->owns_model)
 		flush_workqueue(wfile->wdev->wq);
 	/* Nor, if it owns no model, for the model lock. */
 	if (wfile->owns_model)
