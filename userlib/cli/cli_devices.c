@@ -199,20 +199,26 @@ static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 	struct wafer_model *m;
 	int ret;
 
+	char kv_err[256] = "";
+
 	ret = wafer_model_load_file(dev, im->path, &im->conv, &im->m);
-	if (!ret)
-		ret = wafer_ctx_create(im->m, 1, wafer_model_get_info(im->m)->seq_len, &im->ctx);
 	if (ret) {
 		fprintf(stderr, "wafer: %s: %s\n", im->path, wafer_last_error());
 		return 1;
 	}
 	m = im->m;
+	/* The model is shown even where a full-length sequence's KV does not fit. */
+	if (wafer_ctx_create(m, 1, wafer_model_get_info(m)->seq_len, &im->ctx))
+		snprintf(kv_err, sizeof(kv_err), "%s", wafer_last_error());
 	printf("\nmodel:    %s, %u layers, int%u, over %u device%s\n", im->path,
 	       wafer_model_get_info(m)->n_layers, im->conv.wbits, wafer_model_parts(m),
 	       wafer_model_parts(m) == 1 ? "" : "s");
 	cli_print_moe(wafer_model_get_info(m), stdout);
 	cli_print_stream(wafer_model_get_info(m), stdout);
 	cli_print_parts(m, stdout);
+	if (kv_err[0])
+		printf("kv:       one sequence of %u positions: %s\n",
+		       wafer_model_get_info(m)->seq_len, kv_err);
 	return 0;
 }
 
