@@ -200,6 +200,7 @@ struct uring_slot {
 	int fault_ok;		/* a bad in_syncobjs pointer may give -EFAULT */
 	int plain;		/* submitted on a ring without SQE128 */
 	int not_ours;		/* fd not (certainly) a device file */
+	char sub[200];		/* how it was submitted, for a BUG report */
 };
 
 struct tctx {
@@ -1337,7 +1338,7 @@ static void op_ctx_destroy(struct tctx *t, int fi, int fd, unsigned int gen)
 struct job_exp {
 	const char *invalid;	/* a documented-invalid field: must not succeed */
 	int fault_ok;		/* in_syncobjs may be a bad pointer */
-	char what[200];
+	char what[400];
 };
 
 /* The documented-invalid field of job @j that SUBMIT must refuse, or NULL. */
@@ -1851,9 +1852,9 @@ static void reap(struct tctx *t, int wait_all)
 				struct job_exp e = { .invalid = s->invalid,
 						     .fault_ok = s->fault_ok };
 
-				snprintf(e.what, sizeof(e.what), "uring user_data %llu%s",
+				snprintf(e.what, sizeof(e.what), "uring user_data %llu%s, submitted as: %.200s",
 					 (unsigned long long)cqe->user_data,
-					 s->plain ? " (ring without SQE128)" : "");
+					 s->plain ? " (ring without SQE128)" : "", s->sub);
 				if (s->not_ours)
 					;	/* /dev/null's uring_cmd says 0, etc. */
 				else if (s->plain && res >= 0)
@@ -1951,8 +1952,9 @@ static void op_uring(struct tctx *t, int fi, int fd)
 		t->us[slot].fault_ok = e.fault_ok;
 		t->us[slot].plain = plain;
 		t->us[slot].not_ours = not_ours;
-		tlog(t, OP_URING, fi, 0, "sqe %u fd %d%s op %#x %s", slot, sfd,
-		     fixed ? "(fixed)" : "", cmd_op, e.what);
+		snprintf(t->us[slot].sub, sizeof(t->us[slot].sub), "sqe %u fd %d%s op %#x fl %#x %.150s",
+			 slot, sfd, fixed ? "(fixed)" : "", cmd_op, sqe->flags, e.what);
+		tlog(t, OP_URING, fi, 0, "%s", t->us[slot].sub);
 	}
 	ret = io_uring_submit(&t->ring);
 	count(OP_URING, ret < 0 ? ret : 0);
