@@ -23,6 +23,7 @@
  */
 #include <linux/dma-fence.h>
 #include <linux/io_uring/cmd.h>
+#include <linux/io_uring_types.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -102,6 +103,30 @@ static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fla
 	return 0;
 }
 
+/*
+ * The command area of @ioucmd's own SQE.  From Linux 6.11 (5eff57fa9f3a)
+ * until d10f19dff56e ("io_uring/uring_cmd: unconditionally copy SQEs at
+ * prep time", 6.14; not in Debian's 6.12) io_uring copies a command's SQE
+ * into req->async_data when its inline issue returns -EAGAIN but leaves
+ * ioucmd->sqe on the ring's SQE, which userspace may have reused by the
+ * time an io-wq worker issues the command again: the worker would run
+ * another command's job under this one's user_data (uapi_fuzz saw it).  A
+ * blocking issue is either that retry or an IOSQE_ASYNC command, whose SQE
+ * io_uring copied to the same place at prep: read the copy.  (A linked
+ * command is first issued when its predecessor completes, from the ring's
+ * SQE on those kernels: nothing a driver can do; see the README.)
+ */
+static const void *uring_cmd_area(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
+{
+#ifdef WDRV_URING_STALE_SQE	/* Kbuild: Linux 6.11 to 6.13 */
+	struct io_kiocb *req = cmd_to_io_kiocb(ioucmd);
+
+	if (!(issue_flags & IO_URING_F_NONBLOCK) && req->async_data)
+		return io_uring_sqe_cmd(req->async_data);
+#endif
+	return io_uring_sqe_cmd(ioucmd->sqe);
+}
+
 /* Counts how a submission went: inline, retried from a worker, or blocking. */
 static void count_issue(struct wdrv_file *wfile, bool nowait, int ret)
 {
@@ -132,6 +157,7 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	bool nowait = issue_flags & IO_URING_F_NONBLOCK;
 	struct wdrv_uring_req *req;
 	struct drm_wafer_job job;
+	const u8 *area;
 	int idx, ret;
 
 	if (issue_flags & IO_URING_F_CANCEL)
@@ -151,7 +177,8 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	}
 	BUILD_BUG_ON(sizeof(job) > WDRV_URING_CMD_AREA);
 	/* One copy: userspace may rewrite the SQE while we validate. */
-	memcpy(&job, io_uring_sqe_cmd(ioucmd->sqe), sizeof(job));
+	area = uring_cmd_area(ioucmd, issue_flags);
+	memcpy(&job, area, sizeof(job));
 	if (job.flags & DRM_WAFER_JOB_WAIT_SUBMIT) {
 		/* The wait sleeps: io-wq's worker does it, outside drm_dev_enter(). */
 		ret = nowait ? -EAGAIN : wdrv_job_wait_submitted(file, &job);
@@ -163,8 +190,7 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
 	/* The area past the job is reserved: zero, so it can carry fields later. */
-	if (memchr_inv((const u8 *)io_uring_sqe_cmd(ioucmd->sqe) + sizeof(job), 0,
-		       WDRV_URING_CMD_AREA - sizeof(job))) {
+	if (memchr_inv(area + sizeof(job), 0, WDRV_URING_CMD_AREA - sizeof(job))) {
 		drm_dbg(dev, "uring_cmd: non-zero bytes past the job in the command area\n");
 		ret = -EINVAL;
 		goto out;

@@ -1078,11 +1078,9 @@ static uint32_t make_blob_bo(int fi, int fd, unsigned int gen, int corrupt, stru
 }
 
 /* MODEL_LOAD flags: weight streaming (valid) or a mutated value. */
-static const char *load_flags(struct tctx *t, struct drm_wafer_model_load *ml,
-			      const char *invalid)
+static void load_flags(struct tctx *t, struct drm_wafer_model_load *ml)
 {
 	ml->flags = pct(t, 40) ? DRM_WAFER_LOAD_STREAM : (uint32_t)v_flags(t);
-	return ml->flags & ~DRM_WAFER_LOAD_FLAGS ? "unknown flags" : invalid;
 }
 
 static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
@@ -1107,7 +1105,7 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		switch (rn(t, 6)) {
 		case 0:
 			if (pct(t, 50)) {
-				invalid = load_flags(t, &ml, invalid);
+				load_flags(t, &ml);
 			} else if (pct(t, 50)) {
 				ml.pad = v_nonzero32(t);
 				invalid = "pad != 0";
@@ -1134,6 +1132,9 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 			ml.model_id = (uint32_t)rnd(t);
 		}
 	}
+	/* Judged on the final value: a later mutation may have made it valid. */
+	if (ml.flags & ~DRM_WAFER_LOAD_FLAGS)
+		invalid = "unknown flags";
 	if (ml.bo_offset & 7)
 		invalid = "bo_offset not 8-byte aligned";
 	if (ml.layer_first && !ml.layer_count)
@@ -1878,7 +1879,7 @@ static void op_uring_reset(struct tctx *t);
 
 static void op_uring(struct tctx *t, int fi, int fd)
 {
-	int n = 1 + (int)rn(t, 6), i, ret, plain;
+	int n = 1 + (int)rn(t, 6), i, ret, plain, linked = 0;
 	uint32_t arr[72];
 
 	if (t->ring_ok && t->ring_fixed && pct(t, 30)) {
@@ -1941,6 +1942,7 @@ static void op_uring(struct tctx *t, int fi, int fd)
 		sqe->flags = (fixed ? IOSQE_FIXED_FILE : 0) |
 			     (pct(t, 10) ? IOSQE_ASYNC : 0) |
 			     (i + 1 < n && pct(t, 15) ? IOSQE_IO_LINK : 0);
+		linked |= sqe->flags & IOSQE_IO_LINK;
 		sqe->cmd_op = cmd_op;
 		if (!plain)
 			memcpy(sqe->cmd, &j, sizeof(j));
@@ -1964,7 +1966,12 @@ static void op_uring(struct tctx *t, int fi, int fd)
 		tlog(t, OP_URING, fi, ret, "io_uring_submit");
 		odd(t, OP_URING, ret, "io_uring_submit");
 	}
-	reap(t, pct(t, 70));
+	/*
+	 * Linux 6.11-6.13 issue a linked command from its ring SQE when its
+	 * predecessor completes (see kmod/wdrv_uring.c): keep the batch's SQEs
+	 * unused until all of it completed, as the README tells users to.
+	 */
+	reap(t, linked || pct(t, 70));
 }
 
 static void op_uring_reset(struct tctx *t)
