@@ -4,6 +4,7 @@
  * shmem-backed GEM objects; userspace maps them through the device fd.
  * Each file is charged for the BOs it creates, up to max_file_bo_mib.
  */
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/iosys-map.h>
 #include <linux/slab.h>
@@ -31,6 +32,29 @@ static void wdrv_bo_free(struct drm_gem_object *obj)
 	}
 }
 
+/*
+ * mmap through the device fd.  An imported BO maps its dma-buf, as
+ * drm_gem_shmem_mmap() does, but that helper passes obj->dma_buf, which DRM
+ * clears when the BO's last handle is closed while a racing mmap still
+ * holds the object (uapi_fuzz: a WARN in dma_buf_mmap()).  The attachment's
+ * dma-buf lives as long as the BO does.
+ */
+static int wdrv_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	int ret;
+
+	if (!obj->import_attach)
+		return drm_gem_shmem_object_mmap(obj, vma);
+	/* The dma-buf exporter sets its own (or none). */
+	vma->vm_private_data = NULL;
+	vma->vm_ops = NULL;
+	ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
+	/* The mapping holds the dma-buf: drop drm_gem_mmap_obj()'s reference. */
+	if (!ret)
+		drm_gem_object_put(obj);
+	return ret;
+}
+
 static const struct drm_gem_object_funcs wdrv_bo_funcs = {
 	.free = wdrv_bo_free,
 	.print_info = drm_gem_shmem_object_print_info,
@@ -39,7 +63,7 @@ static const struct drm_gem_object_funcs wdrv_bo_funcs = {
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
 	.vmap = drm_gem_shmem_object_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
-	.mmap = drm_gem_shmem_object_mmap,
+	.mmap = wdrv_bo_mmap,
 	.vm_ops = &drm_gem_shmem_vm_ops,
 };
 
