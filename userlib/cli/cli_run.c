@@ -496,19 +496,20 @@ struct draft {
 };
 
 /*
- * In process, the draft beside the model on its device when the firmware
- * holds several models and it fits (0); else it gets a device of its own.
+ * The draft beside the model on its device (in process or a kernel device)
+ * when the device holds several models and it fits (0); else it gets a
+ * device of its own.
  */
 static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
 			const struct wafer_model *model, struct draft *d)
 {
 	struct wafer_info info;
 
-	if (wafer_pipe_size(dev) != 1 || strcmp(wafer_backend_name(dev), "inproc") ||
-	    wafer_query(dev, &info) || info.max_models < 2 ||
+	if (wafer_pipe_size(dev) != 1 || wafer_query(dev, &info) || info.max_models < 2 ||
 	    wafer_draft_load(dev, &d->spec, a->model, &a->conv, model, &d->model))
 		return -1;
-	fprintf(stderr, "wafer: draft beside the model on its in-process device\n");
+	fprintf(stderr, "wafer: draft beside the model on its %s device\n",
+		strcmp(wafer_backend_name(dev), "inproc") ? "kernel" : "in-process");
 	return 0;
 }
 
