@@ -69,13 +69,15 @@ out_put:
  * Unloads model @fw_id from the firmware.  Nothing uses it any more (no
  * context, so no job): contexts whose destruction a reset lost go with it.
  * A firmware that still refuses (a command that timed out) is reset in
- * full rather than left holding a model nobody can unload, and the other
- * models go with that.
+ * full rather than left holding a model nobody can unload, unless other
+ * models run there: then it stays for the orphan scan of the next load
+ * to retry, and their jobs are not disturbed.
  */
 static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL, .model = fw_id };
 	struct wfw_cpl cpl;
+	u32 others;
 	int ret;
 
 	lockdep_assert_held(&wdev->model_lock);
@@ -83,8 +85,13 @@ static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 	if (!ret || ret == -ENOENT)
 		return;
-	drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): full reset, %u other models lost\n",
-		 fw_id, ret, wdrv_model_table_count(&wdev->models));
+	others = wdrv_model_table_others(&wdev->models, fw_id);
+	if (others) {
+		drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): left beside %u other model(s), the next load retries\n",
+			 fw_id, ret, others);
+		return;
+	}
+	drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): full reset\n", fw_id, ret);
 	wdrv_fw_reset(&wdev->fw, true);
 	wdrv_model_table_lose_all(&wdev->models);
 }

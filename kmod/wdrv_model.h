@@ -88,6 +88,7 @@ struct wdrv_model *wdrv_model_table_owned(const struct wdrv_model_table *t,
 					  const struct wdrv_file *owner);
 bool wdrv_model_table_fw_known(const struct wdrv_model_table *t, u32 fw_id);
 u32 wdrv_model_table_count(const struct wdrv_model_table *t);
+u32 wdrv_model_table_others(const struct wdrv_model_table *t, u32 fw_id);
 void wdrv_model_table_lose_all(struct wdrv_model_table *t);
 
 /**

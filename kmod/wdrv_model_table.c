@@ -166,6 +166,26 @@ bool wdrv_model_table_fw_known(const struct wdrv_model_table *t, u32 fw_id)
 }
 
 /**
+ * wdrv_model_table_others() - models the firmware runs besides one
+ * @t: the table
+ * @fw_id: the firmware id of the one (loaded, or an orphan)
+ *
+ * Return: models of the table, not lost and loaded (a firmware id known),
+ * other than @fw_id: whose jobs a full reset would fail.
+ */
+u32 wdrv_model_table_others(const struct wdrv_model_table *t, u32 fw_id)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < WDRV_MAX_MODELS; i++) {
+		const struct wdrv_model *m = t->slot[i];
+
+		n += m && !m->lost && m->fw_id && m->fw_id != fw_id;
+	}
+	return n;
+}
+
+/**
  * wdrv_model_table_lose_all() - a full reset dropped every model
  * @t: the table
  *

@@ -147,8 +147,12 @@ static void wdrv_test_model_table_orphans_and_reset(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, wdrv_model_table_fw_known(&t, 0x101));
 	KUNIT_EXPECT_FALSE(test, wdrv_model_table_fw_known(&t, 0x103));
 	KUNIT_EXPECT_FALSE(test, wdrv_model_table_fw_known(&t, 0));
+	/* A full reset for an orphan would fail both models' jobs. */
+	KUNIT_EXPECT_EQ(test, wdrv_model_table_others(&t, 0x103), 2u);
+	KUNIT_EXPECT_EQ(test, wdrv_model_table_others(&t, 0x101), 1u);
 
 	wdrv_model_table_lose_all(&t);
+	KUNIT_EXPECT_EQ(test, wdrv_model_table_others(&t, 0x103), 0u);
 	/* Nothing is sent about them; their owners still find them. */
 	KUNIT_EXPECT_FALSE(test, wdrv_model_table_has(&t, &a));
 	KUNIT_EXPECT_FALSE(test, wdrv_model_table_fw_known(&t, 0x101));

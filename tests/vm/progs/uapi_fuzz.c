@@ -1090,6 +1090,18 @@ static const char *load_flags(struct tctx *t, struct drm_wafer_model_load *ml,
 	return ml->flags & ~DRM_WAFER_LOAD_FLAGS ? "unknown flags" : invalid;
 }
 
+/* A load succeeded: the file's latest model; the one before stays loaded. */
+static void note_model(int fi, unsigned int gen, uint32_t id)
+{
+	pthread_mutex_lock(&pool_mu);
+	if (files[fi].gen == gen) {
+		if (files[fi].model_id)
+			files[fi].prev_model_id = files[fi].model_id;
+		files[fi].model_id = id;
+	}
+	pthread_mutex_unlock(&pool_mu);
+}
+
 static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 {
 	struct drm_wafer_model_load ml = { 0 };
@@ -1157,25 +1169,13 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		sure_bug(t, OP_MODEL_LOAD, ret, "accepted %s", invalid);
 	if (ret == -EFAULT)
 		sure_bug(t, OP_MODEL_LOAD, ret, "no user pointer in the argument");
-	/*
-	 * A second load succeeds as far as SRAM allows (-ENOSPC), -EMFILE past
-	 * the file's max_file_models, -EBUSY with the device's every model
-	 * slot taken.
-	 */
+	/* A second load may succeed: -ENOSPC, -EMFILE, -EBUSY are its limits. */
 	if (ret && ret != -EINVAL && ret != -ENOENT && ret != -EBUSY && ret != -ENOSPC &&
 	    ret != -EMFILE && ret != -EPROTO && ret != -EOPNOTSUPP && ret != -EBADMSG &&
 	    ret != -ENOMEM && ret != -EINTR)
 		odd(t, OP_MODEL_LOAD, ret, "bo %u size %#" PRIx64, ml.bo_handle, ml.blob_size);
-	if (!ret) {
-		pthread_mutex_lock(&pool_mu);
-		if (files[fi].gen == gen) {
-			/* An older one stays loaded until unloaded or the file closes. */
-			if (files[fi].model_id)
-				files[fi].prev_model_id = files[fi].model_id;
-			files[fi].model_id = ml.model_id;
-		}
-		pthread_mutex_unlock(&pool_mu);
-	}
+	if (!ret)
+		note_model(fi, gen, ml.model_id);
 	if (tmp_bo) {
 		struct drm_gem_close c = { .handle = tmp_bo };
 
