@@ -183,8 +183,10 @@ struct drm_wafer_get_info {
 	/**
 	 * @model_id: a model this file loaded (&drm_wafer_model_load.model_id)
 	 * for &drm_wafer_device_info's model_* members to describe; 0: the
-	 * file's first model (older kernels required 0 here, as pad).  A
-	 * model the file does not hold is -ENOENT.
+	 * file's first model.  A model the file does not hold is -ENOENT.
+	 * Kernels whose &drm_wafer_device_info.size stops before
+	 * &drm_wafer_device_info.model_id had pad here and say -EINVAL for
+	 * any value but 0.
 	 */
 	__u32 model_id;
 };
