@@ -13,6 +13,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -426,6 +427,33 @@ static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 	return ret;
 }
 
+/*
+ * Contexts the file destroyed may still be held by their finished jobs
+ * until the scheduler frees them, and are released in work items: wait
+ * for those of model @id, so only contexts that still exist say -EBUSY.
+ * Jobs of the file's other models are not waited for.
+ */
+static int model_wait_unused(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
+{
+	struct wdrv_model *model;
+	int ret;
+
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		return ret;
+	model = wdrv_model_table_find(&wdev->models, wfile, id);
+	if (model)
+		kref_get(&model->ref);
+	mutex_unlock(&wdev->model_lock);
+	if (!model)
+		return 0;	/* model_disown() says so */
+	/* Ours and the owner's references left, or a live context: done. */
+	ret = wait_var_event_interruptible(model, atomic_read(&model->live_contexts) ||
+					   kref_read(&model->ref) <= 2);
+	model_put(model);
+	return ret;
+}
+
 int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct drm_wafer_model_unload *args = data;
@@ -434,15 +462,9 @@ int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file 
 
 	if (args->pad || !args->model_id)
 		return -EINVAL;
-	/*
-	 * Contexts the file destroyed may still be held by its finished jobs
-	 * until the scheduler frees them, and are released in work items:
-	 * let both happen, so only contexts that still exist say -EBUSY.
-	 */
-	ret = wdrv_file_wait_idle(wfile, true);
+	ret = model_wait_unused(wfile->wdev, wfile, args->model_id);
 	if (ret)
 		return ret;
-	flush_workqueue(wfile->wdev->wq);
 	return model_disown(wfile->wdev, wfile, args->model_id);
 }
 
@@ -469,6 +491,8 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 	}
 	mutex_unlock(&wdev->model_lock);
 	model_put(ctx->model);
+	/* An unload waiting for the model's contexts to go (only the key is used). */
+	wake_up_var(ctx->model);
 	kfree(ctx);
 }
 
@@ -577,6 +601,8 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	ctx->fw_id = cpl.result0;
 	ctx->model = model;
 	kref_get(&model->ref);
+	atomic_inc(&model->live_contexts);
+	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
 	mutex_unlock(&wdev->model_lock);
@@ -599,6 +625,7 @@ int wdrv_ctx_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	mutex_unlock(&wfile->lock);
 	if (!ctx)
 		return -ENOENT;
+	atomic_dec(&ctx->model->live_contexts);
 	wdrv_ctx_put(ctx);
 	return 0;
 }
@@ -619,6 +646,7 @@ void wdrv_file_release_models(struct wdrv_file *wfile)
 
 	xa_for_each(&wfile->contexts, id, ctx) {
 		xa_erase(&wfile->contexts, id);
+		atomic_dec(&ctx->model->live_contexts);
 		wdrv_ctx_put(ctx);
 	}
 	/*

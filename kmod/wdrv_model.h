@@ -11,6 +11,7 @@
 #ifndef WDRV_MODEL_H
 #define WDRV_MODEL_H
 
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -40,6 +41,8 @@ struct wdrv_file;
  *	is unloaded; NULL for a resident model
  * @stream_addr: its device window
  * @sram_bytes: SRAM the firmware placed it in (LOAD_MODEL's completion)
+ * @live_contexts: contexts on it still in their file's table (not yet
+ *	destroyed): an unload waits for the others, not for these
  * @lost: a full reset dropped it from the firmware (another model's unload
  *	failed): nothing is sent about it any more (protected by
  *	@wdev->model_lock)
@@ -56,6 +59,7 @@ struct wdrv_model {
 	void *stream_blob;
 	u64 stream_addr;
 	u64 sram_bytes;
+	atomic_t live_contexts;
 	bool lost;
 };
 

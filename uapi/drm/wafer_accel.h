@@ -315,7 +315,9 @@ struct drm_wafer_model_load {
  * struct drm_wafer_model_unload - DRM_IOCTL_WAFER_MODEL_UNLOAD
  *
  * Fails with -EBUSY while contexts of the model exist, -ENOENT for a model
- * this file does not hold.  The device's other models are not touched.
+ * this file does not hold.  Waits (interruptibly) for the jobs of its
+ * contexts already destroyed, not for those of other models, which are
+ * not touched.
  */
 struct drm_wafer_model_unload {
 	/** @model_id: in: model to unload. */
