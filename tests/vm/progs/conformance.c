@@ -2125,7 +2125,7 @@ static void test_two_models(int fa, uint32_t ctx, struct bo *in, struct bo *out)
 	if (!ret) {
 		struct drm_wafer_job j = { .ctx_id = ctx, .slot = 3, .n_tokens = 1, .top_k = TOPK,
 			.in_handle = in->handle, .out_handle = o2.handle,
-			.in_syncobjs = (uintptr_t)&so, .in_syncobj_count = so ? 1 : 0 };
+			.in_syncobjs = so ? (uintptr_t)&so : 0, .in_syncobj_count = so ? 1 : 0 };
 
 		ret = submit(fa, &j, &seq);
 	}
