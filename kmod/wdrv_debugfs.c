@@ -6,6 +6,7 @@
  *   stages       per-stage layers, SRAM use and occupancy (GET_STATS)
  *   sram_map     every named SRAM allocation of every stage (GET_SRAM_MAP)
  *   experts      tokens each expert of each MoE layer ran (GET_EXPERT_LOAD)
+ *   models       the models the device holds: ids, owner, layers, SRAM
  *   jobs         jobs the firmware holds, resets and timeouts
  *   heartbeat    the firmware's HEARTBEAT now, stopped heartbeats detected
  *   inject_fault test only (module parameter fault_inject=1): "hang",
@@ -165,6 +166,33 @@ static int experts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(experts);
 
+/* One line per model of the device's table. */
+static int models_show(struct seq_file *m, void *unused)
+{
+	struct wdrv_device *wdev = m->private;
+	struct wdrv_model *model;
+	int ret, i;
+
+	ret = mutex_lock_interruptible(&wdev->model_lock);
+	if (ret)
+		return ret;
+	seq_printf(m, "models %u of %u\n", wdrv_model_table_count(&wdev->models),
+		   wdev->models.max);
+	seq_puts(m, "slot   id     fw_id layers flags  sram_bytes refs owner state\n");
+	for (i = 0; i < WDRV_MAX_MODELS; i++) {
+		model = wdev->models.slot[i];
+		if (!model)
+			continue;
+		seq_printf(m, "%4d %4u %#9x %6u %#5x %11llu %4u %5s %s\n", i, model->id,
+			   model->fw_id, model->n_layers, model->flags, model->sram_bytes,
+			   kref_read(&model->ref), model->owner ? "yes" : "no",
+			   model->lost ? "lost" : model->stream_blob ? "streamed" : "resident");
+	}
+	mutex_unlock(&wdev->model_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(models);
+
 static int jobs_show(struct seq_file *m, void *unused)
 {
 	wdrv_job_queue_show(m->private, m);
@@ -255,6 +283,7 @@ void wdrv_debugfs_init(struct wdrv_device *wdev)
 	debugfs_create_file("stages", 0400, root, wdev, &stages_fops);
 	debugfs_create_file("sram_map", 0400, root, wdev, &sram_map_fops);
 	debugfs_create_file("experts", 0400, root, wdev, &experts_fops);
+	debugfs_create_file("models", 0400, root, wdev, &models_fops);
 	debugfs_create_file("jobs", 0400, root, wdev, &jobs_fops);
 	debugfs_create_file("heartbeat", 0400, root, wdev, &heartbeat_fops);
 	if (!wdrv_fault_inject)

@@ -80,63 +80,120 @@ static void wdrv_postclose(struct drm_device *dev, struct drm_file *file)
 	wdrv_file_put(wfile);
 }
 
+/*
+ * The model GET_INFO describes, its firmware id in *@fw_id (0: the
+ * lowest-index model, for the device fields only); model_lock held.
+ */
+static int info_model(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id,
+		      struct wdrv_model **model, u32 *fw_id)
+{
+	*model = id ? wdrv_model_table_find(&wdev->models, wfile, id) :
+		      wdrv_model_table_owned(&wdev->models, wfile);
+	if (*model && (*model)->lost)
+		*model = NULL;
+	*fw_id = *model ? (*model)->fw_id : 0;
+	if (!id || *model)
+		return 0;
+	drm_dbg(&wdev->drm, "GET_INFO: model_id %u is not loaded by this file\n", id);
+	return -ENOENT;
+}
+
+/* The described model's members of the reply. */
+static void info_fill_model(struct drm_wafer_device_info *info, const struct wdrv_model *model,
+			    const struct wfw_info *fi)
+{
+	if (!model)
+		return;
+	info->model_id = model->id;
+	info->model_sram_bytes = model->sram_bytes;
+	info->model_kv_bytes_per_pos = fi->kv_bytes_per_pos;
+	info->model_layers = model->n_layers;
+	info->model_max_ctx = fi->max_ctx;
+	info->model_slots_at_max_ctx = fi->max_slots_at_max_ctx;
+	info->model_flags = model->flags;
+}
+
+static void info_fill(struct wdrv_device *wdev, struct drm_wafer_device_info *info,
+		      const struct wfw_info *fi)
+{
+	info->size = sizeof(*info);
+	info->api_version = DRM_WAFER_API_VERSION;
+	info->caps = DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 | DRM_WAFER_CAP_PRIME |
+		     DRM_WAFER_CAP_URING_SUBMIT | DRM_WAFER_CAP_NOT_BEFORE;
+	if (fi->caps & WFW_CAP_ALL_POSITIONS)
+		info->caps |= DRM_WAFER_CAP_ALL_POSITIONS;
+	/* LOAD_STREAM came with firmware ABI 1.2. */
+	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= 2)
+		info->caps |= DRM_WAFER_CAP_WEIGHT_STREAM;
+	info->stream_bytes_per_cycle = fi->stream_bytes_per_cycle;
+	info->stream_latency_cycles = fi->stream_latency_cycles;
+	info->fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);
+	info->fw_version_minor = WFW_ABI_VERSION_MINOR(fi->abi_version);
+	info->profile = fi->profile;
+	info->stages = fi->num_stages;
+	info->sram_bytes_per_stage = fi->sram_bytes;
+	info->sram_bytes_free = fi->sram_bytes * fi->num_stages - fi->sram_used;
+	info->clock_hz = fi->clock_hz;
+	info->macs_per_cycle = fi->macs_per_cycle;
+	info->numa_node = wdev->numa_node;
+	info->max_bo_size = (u64)wdrv_max_file_bo_mib << 20;
+	info->max_models = min(wdrv_max_file_models, wdev->models.max);
+	info->device_max_models = wdev->models.max;
+	info->max_contexts = wdrv_max_file_contexts;
+	info->max_inflight_jobs = wdrv_max_file_inflight;
+	info->max_tokens_per_job = WDRV_MAX_TOKENS_PER_JOB;
+	info->max_in_syncobjs = WDRV_MAX_IN_SYNCOBJS;
+	/* Models loaded, of every file (firmware ABI 1.3 counts them). */
+	info->models_loaded = fi->models ? fi->models : fi->model_loaded;
+	info->contexts = fi->contexts;
+	info->jobs_inflight = wdrv_job_queue_inflight(wdev);
+	info->job_timeout_ms = wdrv_job_timeout_ms;
+}
+
+/* Fresh from the firmware: SRAM use changes with models and contexts. */
+static int info_query(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id,
+		      struct drm_wafer_device_info *info)
+{
+	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
+	struct wdrv_model *model;
+	struct wfw_cpl cpl;
+	u32 fw_id;
+	int ret;
+
+	if (!fi)
+		return -ENOMEM;
+	/* The model stays the file's (and its firmware id valid) meanwhile. */
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		goto out_free;
+	ret = info_model(wdev, wfile, id, &model, &fw_id);
+	if (!ret)
+		ret = wdrv_fw_ctrl_read_model(&wdev->fw, WFW_OP_GET_INFO, fw_id, 0, 0, fi,
+					      sizeof(*fi), &cpl);
+	if (!ret) {
+		info_fill(wdev, info, fi);
+		info_fill_model(info, model, fi);
+	}
+	mutex_unlock(&wdev->model_lock);
+out_free:
+	kfree(fi);
+	return ret;
+}
+
 static int wdrv_get_info_ioctl(struct drm_device *dev, void *data,
 			       struct drm_file *file)
 {
 	struct wdrv_device *wdev = to_wafer_device(dev);
 	struct drm_wafer_get_info *args = data;
 	struct drm_wafer_device_info info = {};
-	struct wfw_info *fi;
-	struct wfw_cpl cpl;
 	u32 len;
 	int ret;
 
 	ret = wdrv_check_get_info(dev, args);
+	if (!ret)
+		ret = info_query(wdev, to_wafer_file(file), args->model_id, &info);
 	if (ret)
 		return ret;
-	/* Fresh from the firmware: SRAM use changes with models and contexts. */
-	fi = kzalloc(sizeof(*fi), GFP_KERNEL);
-	if (!fi)
-		return -ENOMEM;
-	ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
-	if (ret) {
-		kfree(fi);
-		return ret;
-	}
-
-	info.size = sizeof(info);
-	info.api_version = DRM_WAFER_API_VERSION;
-	info.caps = DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 | DRM_WAFER_CAP_PRIME |
-		    DRM_WAFER_CAP_URING_SUBMIT | DRM_WAFER_CAP_NOT_BEFORE;
-	if (fi->caps & WFW_CAP_ALL_POSITIONS)
-		info.caps |= DRM_WAFER_CAP_ALL_POSITIONS;
-	/* LOAD_STREAM came with firmware ABI 1.2. */
-	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= 2)
-		info.caps |= DRM_WAFER_CAP_WEIGHT_STREAM;
-	info.stream_bytes_per_cycle = fi->stream_bytes_per_cycle;
-	info.stream_latency_cycles = fi->stream_latency_cycles;
-	info.fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);
-	info.fw_version_minor = WFW_ABI_VERSION_MINOR(fi->abi_version);
-	info.profile = fi->profile;
-	info.stages = fi->num_stages;
-	info.sram_bytes_per_stage = fi->sram_bytes;
-	info.sram_bytes_free = fi->sram_bytes * fi->num_stages - fi->sram_used;
-	info.clock_hz = fi->clock_hz;
-	info.macs_per_cycle = fi->macs_per_cycle;
-	info.numa_node = wdev->numa_node;
-	info.max_bo_size = (u64)wdrv_max_file_bo_mib << 20;
-	info.max_models = 1;
-	info.max_contexts = wdrv_max_file_contexts;
-	info.max_inflight_jobs = wdrv_max_file_inflight;
-	info.max_tokens_per_job = WDRV_MAX_TOKENS_PER_JOB;
-	info.max_in_syncobjs = WDRV_MAX_IN_SYNCOBJS;
-	info.models_loaded = fi->model_loaded;
-	info.contexts = fi->contexts;
-	info.jobs_inflight = wdrv_job_queue_inflight(wdev);
-	info.job_timeout_ms = wdrv_job_timeout_ms;
-
-	kfree(fi);
-
 	len = min_t(u32, args->info_size, sizeof(info));
 	if (copy_to_user(u64_to_user_ptr(args->info_ptr), &info, len))
 		return -EFAULT;
@@ -251,6 +308,7 @@ static int wdrv_probe(struct platform_device *pdev)
 	ret = wdrv_fw_init(&wdev->fw, &cfg);
 	if (ret)
 		return dev_err_probe(&pdev->dev, ret, "firmware bring-up failed\n");
+	wdrv_model_table_init(&wdev->models, wdev->fw.info.abi_version);
 	wdev->wq = alloc_ordered_workqueue("wafer%u", 0, wdev->index);
 	if (!wdev->wq) {
 		ret = -ENOMEM;

@@ -18,6 +18,7 @@
 #include <drm/drm_file.h>
 
 #include "wdrv_fw.h"
+#include "wdrv_model.h"
 #include "wdrv_params.h"
 
 #define WDRV_DRIVER_NAME	"wafer"
@@ -87,10 +88,9 @@ struct wdrv_heartbeat {
  * @fw: firmware interface (the device itself sits behind it)
  * @queue: job scheduling state (wdrv_sched.c)
  * @wq: ordered work: context release, recovery
- * @model_lock: Protects @model and @next_model_id, and serialises the
- *	firmware's model load/unload with context creation and destruction
- * @model: the model the firmware holds, or NULL (wdrv_model.c)
- * @next_model_id: source of model ids
+ * @model_lock: Protects @models, and serialises the firmware's model
+ *	load/unload with context creation and destruction
+ * @models: the models the firmware holds, each with its owner (wdrv_model.c)
  * @stats: the firmware counters sysfs serves
  * @hb: the heartbeat watch
  */
@@ -101,9 +101,8 @@ struct wdrv_device {
 	struct wdrv_fw fw;
 	struct wdrv_job_queue *queue;
 	struct workqueue_struct *wq;
-	struct mutex model_lock; /* Protects model, next_model_id */
-	struct wdrv_model *model;
-	u32 next_model_id;
+	struct mutex model_lock; /* Protects models */
+	struct wdrv_model_table models;
 	struct wdrv_fw_stats stats;
 	struct wdrv_heartbeat hb;
 };
@@ -123,8 +122,9 @@ struct wdrv_device {
  *	an io-wq worker (fdinfo)
  * @uring_blocking: commands issued blocking: such retries and IOSQE_ASYNC
  *	(fdinfo)
- * @owns_model: the device's model is this file's (set and cleared under
- *	@wdev->model_lock; read without it once the file is closing)
+ * @owns_models: models of the device's table this file loaded and did not
+ *	unload (changed under @wdev->model_lock; read without it once the
+ *	file is closing)
  * @lock: Protects @contexts
  * @contexts: context id -> struct wdrv_ctx (wdrv_model.c)
  * @jobs: per-file job state (wdrv_wait.c)
@@ -139,7 +139,7 @@ struct wdrv_file {
 	atomic64_t uring_inline;
 	atomic64_t uring_punted;
 	atomic64_t uring_blocking;
-	bool owns_model;
+	u32 owns_models;
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;
 	struct wdrv_file_jobs *jobs;

@@ -350,10 +350,13 @@ static void free_parked(struct wdrv_fw *fw)
 }
 
 /**
- * wdrv_fw_ctrl_read() - run a command that writes a buffer, and copy it out
+ * wdrv_fw_ctrl_read_model() - run a command that writes a buffer, about a
+ *	model, and copy it out
  * @fw: firmware interface
  * @opcode: WFW_OP_GET_INFO, GET_STATS, GET_SRAM_MAP, READ_LOG or
  *	GET_EXPERT_LOAD
+ * @model: the firmware's id of the model it is about; 0: the only (or the
+ *	lowest-index) model, and the only value for READ_LOG
  * @index: the payload's index
  * @pos: the payload's pos
  * @out: where the result goes
@@ -364,10 +367,10 @@ static void free_parked(struct wdrv_fw *fw)
  *
  * Return: the command's status.
  */
-int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
-		      void *out, u32 len, struct wfw_cpl *cpl)
+int wdrv_fw_ctrl_read_model(struct wdrv_fw *fw, u16 opcode, u32 model, u32 index,
+			    u64 pos, void *out, u32 len, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd cmd = { .opcode = opcode };
+	struct wfw_cmd cmd = { .opcode = opcode, .model = model };
 	int ret, tries = 3;
 	u32 gen;
 
@@ -391,9 +394,27 @@ int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
 }
 
 /**
+ * wdrv_fw_ctrl_read() - wdrv_fw_ctrl_read_model() about model 0
+ * @fw: firmware interface
+ * @opcode: the command
+ * @index: the payload's index
+ * @pos: the payload's pos
+ * @out: where the result goes
+ * @len: bytes available at @out
+ * @cpl: out: the completion record
+ *
+ * Return: the command's status.
+ */
+int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
+		      void *out, u32 len, struct wfw_cpl *cpl)
+{
+	return wdrv_fw_ctrl_read_model(fw, opcode, 0, index, pos, out, len, cpl);
+}
+
+/**
  * wdrv_fw_reset() - reset the device and the driver's ring state
  * @fw: firmware interface
- * @full: also unload the model and destroy all contexts
+ * @full: also unload every model and destroy all contexts
  *
  * Every command in flight is discarded without a completion: the caller
  * fails the jobs it had posted.  A control command waiting is failed with

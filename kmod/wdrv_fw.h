@@ -136,6 +136,8 @@ int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cp
 		     void *buf, u64 addr, bool *taken);
 int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
 		      void *out, u32 len, struct wfw_cpl *cpl);
+int wdrv_fw_ctrl_read_model(struct wdrv_fw *fw, u16 opcode, u32 model, u32 index,
+			    u64 pos, void *out, u32 len, struct wfw_cpl *cpl);
 void wdrv_fw_reset(struct wdrv_fw *fw, bool full);
 u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off);
 

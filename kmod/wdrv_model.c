@@ -2,8 +2,9 @@
 /*
  * wafer models and contexts.  Model blobs are copied out of the BO into
  * kernel memory userspace cannot change and handed to the firmware, which
- * validates them, through a mappable DMA window.  A model is unloaded when
- * its loader and every context (so every job) using it are gone.  With
+ * validates them, through a mappable DMA window.  A device holds several
+ * (wdrv_model_table.c), each unloaded when its loader and every context
+ * (so every job) using it are gone; the others keep running.  With
  * weight streaming the copy and its window stay until then: the firmware
  * reads the layers' weights from it at every pass.
  */
@@ -12,6 +13,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -66,22 +68,33 @@ out_put:
 
 /*
  * Unloads model @fw_id from the firmware.  Nothing uses it any more (no
- * context, so no job), so a firmware that still refuses (a context whose
- * destruction a reset lost, a command that timed out) is reset in full
- * rather than left holding a model nobody can unload.
+ * context, so no job): contexts whose destruction a reset lost go with it.
+ * A firmware that still refuses (a command that timed out) is reset in
+ * full rather than left holding a model nobody can unload, unless other
+ * models run there: then it stays for the orphan scan of the next load
+ * to retry, and their jobs are not disturbed.
  */
 static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL, .model = fw_id };
 	struct wfw_cpl cpl;
+	u32 others;
 	int ret;
 
 	lockdep_assert_held(&wdev->model_lock);
+	cmd.unload.flags = WFW_UNLOAD_CONTEXTS;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 	if (!ret || ret == -ENOENT)
 		return;
-	drm_warn(&wdev->drm, "the firmware keeps an unused model (%d): full reset\n", ret);
+	others = wdrv_model_table_others(&wdev->models, fw_id);
+	if (others) {
+		drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): left beside %u other model(s), the next load retries\n",
+			 fw_id, ret, others);
+		return;
+	}
+	drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): full reset\n", fw_id, ret);
 	wdrv_fw_reset(&wdev->fw, true);
+	wdrv_model_table_lose_all(&wdev->models);
 }
 
 /* Streaming: the blob copy and its window, once the firmware let go. */
@@ -92,16 +105,17 @@ static void model_stream_free(struct wdrv_device *wdev, void *blob, u64 addr)
 }
 
 /*
- * The driver holds no model: every model the firmware holds is one whose
- * load's outcome a timeout, a reset or a kill hid, and nobody owns it.
- * Unload each by its id (the firmware holds several since ABI 1.4, and
- * then no command may name "the only model").
+ * A firmware model the table does not know is one whose load's outcome a
+ * timeout, a reset or a kill hid, and nobody owns it.  List the models by
+ * index and unload each such by its id (no command may name "the only
+ * model" while there are several); the table's stay.
  */
 static int model_fw_orphans(struct wdrv_device *wdev)
 {
 	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL);
 	struct wfw_cpl cpl;
-	int i, ret = 0;
+	u32 i = 0, tries;
+	int ret = 0;
 
 	lockdep_assert_held(&wdev->model_lock);
 	if (!fi)
@@ -109,11 +123,17 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 	/*
 	 * A failed GET_INFO fails the load: an orphan left at a lower
 	 * index would be what GET_INFO of "model 0" describes after it.
+	 * An unloaded orphan's successors move down one index.
 	 */
-	for (i = 0; i < WFW_MAX_MODELS; i++) {
-		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
+	for (tries = 0; tries < 2 * WDRV_MAX_MODELS && i < WDRV_MAX_MODELS; tries++) {
+		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, i, 0, fi, sizeof(*fi), &cpl);
 		if (ret || !fi->model_loaded)
 			break;
+		if (wdrv_model_table_fw_known(&wdev->models, fi->model_id)) {
+			i++;
+			continue;
+		}
+		drm_dbg(&wdev->drm, "unloading orphaned firmware model %#x\n", fi->model_id);
 		model_fw_unload(wdev, fi->model_id);
 	}
 	kfree(fi);
@@ -126,10 +146,9 @@ static void model_release(struct kref *ref)
 	struct wdrv_device *wdev = model->wdev;
 
 	mutex_lock(&wdev->model_lock);
-	if (wdev->model == model) {
+	if (wdrv_model_table_has(&wdev->models, model))
 		model_fw_unload(wdev, model->fw_id);
-		wdev->model = NULL;
-	}
+	wdrv_model_table_del(&wdev->models, model);
 	mutex_unlock(&wdev->model_lock);
 	/* Unloaded (or reset in full): no stage reads the weights any more. */
 	if (model->stream_blob)
@@ -178,7 +197,7 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	return ret;
 }
 
-/* What the loaded range's jobs take and give, from the firmware. */
+/* What the loaded range's jobs take and give, from the firmware's GET_INFO of it. */
 static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
 {
 	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL_ACCOUNT);
@@ -187,8 +206,9 @@ static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
 
 	if (!fi)
 		return -ENOMEM;
-	ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi), &cpl);
-	if (!ret && (!fi->model_loaded || !fi->act_rec_size))
+	ret = wdrv_fw_ctrl_read_model(&wdev->fw, WFW_OP_GET_INFO, model->fw_id, 0, 0, fi,
+				      sizeof(*fi), &cpl);
+	if (!ret && (!fi->model_loaded || !fi->act_rec_size || fi->model_id != model->fw_id))
 		ret = -EIO;
 	if (!ret) {
 		model->n_layers = fi->n_layers;
@@ -244,56 +264,45 @@ static int load_errno(int ret)
 	return ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW ? -EINVAL : ret;
 }
 
-/* The loaded model becomes the device's and @wfile's; model_lock held. */
-static void model_install(struct wdrv_device *wdev, struct wdrv_file *wfile,
-			  struct wdrv_model *model, struct drm_wafer_model_load *args)
+/* The loaded model, in the table already, becomes @wfile's; model_lock held. */
+static void model_install(struct wdrv_file *wfile, struct wdrv_model *model,
+			  struct drm_wafer_model_load *args)
 {
 	kref_init(&model->ref);
-	model->wdev = wdev;
-	model->owner = wfile;
-	wfile->owns_model = true;
-	model->id = ++wdev->next_model_id;
-	wdev->model = model;
+	wfile->owns_models++;
 	args->model_id = model->id;
 	args->n_layers = model->n_layers;
 	args->model_flags = model->flags;
 	args->act_size = model->act_size;
 }
 
-int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+/* The firmware's -ENOSPC: what the model needs, what the others left. */
+static void model_nospc(struct wdrv_device *wdev, const struct drm_wafer_model_load *args,
+			const struct wfw_cpl *cpl)
 {
-	struct wdrv_device *wdev = to_wafer_device(dev);
-	struct wdrv_file *wfile = to_wafer_file(file);
-	struct drm_wafer_model_load *args = data;
-	struct wdrv_model *model;
+	drm_dbg(&wdev->drm, "MODEL_LOAD: the model needs %llu bytes of SRAM%s (%u KiB per stage placed), stages have %u KiB left beside %u other model(s)\n",
+		cpl->value, args->flags & DRM_WAFER_LOAD_STREAM ? " (streaming its weights)" : "",
+		cpl->result2, cpl->result1, wdrv_model_table_count(&wdev->models) - 1);
+}
+
+/*
+ * Copies the blob, has the firmware load it and learns what it holds;
+ * @model is in the table, model_lock held.  On success the model is
+ * @args' and the file's.
+ */
+static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
+			     struct wdrv_model *model, struct drm_wafer_model_load *args)
+{
+	struct drm_device *dev = &wdev->drm;
 	struct wfw_cpl cpl;
 	bool taken;
 	void *blob;
 	u64 kept;
 	int ret;
 
-	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
-	if (!ret)
-		ret = check_blob_size(wdev, args->blob_size, args->flags);
-	if (ret)
-		return ret;
-	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
-	if (!model)
-		return -ENOMEM;
-	/* Whether the device is free is known before copying anything. */
-	ret = mutex_lock_killable(&wdev->model_lock);
-	if (ret)
-		goto out_free_model;
-	if (wdev->model) {
-		ret = -EBUSY;
-		drm_dbg(dev, "MODEL_LOAD: the device already holds a model\n");
-		goto out_unlock;
-	}
 	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
-	if (IS_ERR(blob)) {
-		ret = PTR_ERR(blob);
-		goto out_unlock;
-	}
+	if (IS_ERR(blob))
+		return PTR_ERR(blob);
 	/* The firmware validates the blob; the driver speaks only its ABI. */
 	ret = fw_errno(dev, load_errno(model_fw_load(wdev, blob, args, &cpl, &taken, &kept)));
 	if (!taken && !kept)
@@ -311,19 +320,68 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		model_stream_free(wdev, blob, kept);
 	if (ret == -ENOSPC) {
 		args->sram_needed = cpl.value;
-		drm_dbg(dev, "MODEL_LOAD: the model needs %llu bytes of SRAM%s, stages have %u KiB\n",
-			cpl.value, args->flags & DRM_WAFER_LOAD_STREAM ?
-			" (streaming its weights)" : "", cpl.result1);
+		model_nospc(wdev, args, &cpl);
+	} else if (ret == -EBUSY) {
+		drm_dbg(dev, "MODEL_LOAD: the firmware holds as many models as it can\n");
 	} else if (!ret) {
 		args->sram_needed = cpl.value;
+		model->sram_bytes = cpl.value;
 		model->stream_blob = kept ? blob : NULL;
 		model->stream_addr = kept;
-		model_install(wdev, wfile, model, args);
-		model = NULL;
+		model_install(to_wafer_file(file), model, args);
 	} else {
 		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);
 	}
-out_unlock:
+	return ret;
+}
+
+/* Enters @model, the file's, in the device's table; model_lock held. */
+static int model_table_enter(struct wdrv_device *wdev, struct wdrv_file *wfile,
+			     struct wdrv_model *model)
+{
+	int ret;
+
+	model->wdev = wdev;
+	model->owner = wfile;
+	ret = wdrv_model_table_add(&wdev->models, model, wfile->owns_models,
+				   wdrv_max_file_models);
+	if (ret == -EMFILE)
+		drm_dbg(&wdev->drm, "MODEL_LOAD: the file holds %u models already (max_file_models)\n",
+			wfile->owns_models);
+	else if (ret)
+		drm_dbg(&wdev->drm, "MODEL_LOAD: the device holds %u models already, its most\n",
+			wdev->models.max);
+	return ret;
+}
+
+int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct wdrv_device *wdev = to_wafer_device(dev);
+	struct wdrv_file *wfile = to_wafer_file(file);
+	struct drm_wafer_model_load *args = data;
+	struct wdrv_model *model;
+	int ret;
+
+	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
+	if (!ret)
+		ret = check_blob_size(wdev, args->blob_size, args->flags);
+	if (ret)
+		return ret;
+	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
+	if (!model)
+		return -ENOMEM;
+	/* Whether the device and the file have room is known before copying. */
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		goto out_free_model;
+	ret = model_table_enter(wdev, wfile, model);
+	if (!ret) {
+		ret = model_load_locked(wdev, file, model, args);
+		if (ret)
+			wdrv_model_table_del(&wdev->models, model);
+		else
+			model = NULL;
+	}
 	mutex_unlock(&wdev->model_lock);
 out_free_model:
 	kfree(model);
@@ -331,9 +389,10 @@ out_free_model:
 }
 
 /*
- * Drops @wfile's hold on the device's model if it is @id (0: any, the file
- * is closing).  An explicit unload is refused while contexts use it; a
- * closing file's model is unloaded when its last context goes.
+ * Drops @wfile's hold on its model @id (0: its first one, the file is
+ * closing).  An explicit unload is refused while contexts use it; a closing
+ * file's model is unloaded when its last context goes.  The device's other
+ * models, and their contexts and jobs, are not touched.
  */
 static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
 {
@@ -346,18 +405,52 @@ static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 		mutex_lock(&wdev->model_lock);
 	if (ret)
 		return ret;
-	model = wdev->model;
-	if (!model || model->owner != wfile || (id && model->id != id))
+	if (id)
+		model = wdrv_model_table_find(&wdev->models, wfile, id);
+	else
+		model = wdrv_model_table_owned(&wdev->models, wfile);
+	if (!model)
 		ret = -ENOENT;
 	else if (id && kref_read(&model->ref) > 1)
 		ret = -EBUSY;
 	else
 		model->owner = NULL;
 	if (!ret)
-		wfile->owns_model = false;
+		wfile->owns_models--;
 	mutex_unlock(&wdev->model_lock);
+	if (ret == -ENOENT)
+		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u is not loaded by this file\n", id);
+	else if (ret == -EBUSY)
+		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
 	if (!ret)
 		model_put(model);
+	return ret;
+}
+
+/*
+ * Contexts the file destroyed may still be held by their finished jobs
+ * until the scheduler frees them, and are released in work items: wait
+ * for those of model @id, so only contexts that still exist say -EBUSY.
+ * Jobs of the file's other models are not waited for.
+ */
+static int model_wait_unused(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
+{
+	struct wdrv_model *model;
+	int ret;
+
+	ret = mutex_lock_killable(&wdev->model_lock);
+	if (ret)
+		return ret;
+	model = wdrv_model_table_find(&wdev->models, wfile, id);
+	if (model)
+		kref_get(&model->ref);
+	mutex_unlock(&wdev->model_lock);
+	if (!model)
+		return 0;	/* model_disown() says so */
+	/* Ours and the owner's references left, or a live context: done. */
+	ret = wait_var_event_interruptible(model, atomic_read(&model->live_contexts) ||
+					   kref_read(&model->ref) <= 2);
+	model_put(model);
 	return ret;
 }
 
@@ -369,15 +462,9 @@ int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file 
 
 	if (args->pad || !args->model_id)
 		return -EINVAL;
-	/*
-	 * Contexts the file destroyed may still be held by its finished jobs
-	 * until the scheduler frees them, and are released in work items:
-	 * let both happen, so only contexts that still exist say -EBUSY.
-	 */
-	ret = wdrv_file_wait_idle(wfile, true);
+	ret = model_wait_unused(wfile->wdev, wfile, args->model_id);
 	if (ret)
 		return ret;
-	flush_workqueue(wfile->wdev->wq);
 	return model_disown(wfile->wdev, wfile, args->model_id);
 }
 
@@ -392,7 +479,7 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 	cmd.ctx.ctx_id = ctx->fw_id;
 	mutex_lock(&wdev->model_lock);
 	/* Once the model is gone (a full reset) the id may be another's. */
-	if (wdev->model == ctx->model) {
+	if (wdrv_model_table_has(&wdev->models, ctx->model)) {
 		do {
 			ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 		} while (ret == -EIO && --tries);
@@ -404,6 +491,8 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 	}
 	mutex_unlock(&wdev->model_lock);
 	model_put(ctx->model);
+	/* An unload waiting for the model's contexts to go (only the key is used). */
+	wake_up_var(ctx->model);
 	kfree(ctx);
 }
 
@@ -453,6 +542,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	struct wdrv_file *wfile = to_wafer_file(file);
 	struct drm_wafer_ctx_create *args = data;
 	struct wfw_cmd cmd = { .opcode = WFW_OP_CREATE_CONTEXT };
+	struct wdrv_model *model;
 	struct wdrv_ctx *ctx;
 	struct wfw_cpl cpl;
 	u32 id;
@@ -470,11 +560,12 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	 * and the context would land on that file's model.
 	 */
 	mutex_lock(&wdev->model_lock);
-	if (!wdev->model || wdev->model->owner != wfile ||
-	    wdev->model->id != args->model_id) {
+	model = wdrv_model_table_find(&wdev->models, wfile, args->model_id);
+	if (!model || model->lost) {
 		mutex_unlock(&wdev->model_lock);
 		kfree(ctx);
-		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file\n", args->model_id);
+		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file%s\n", args->model_id,
+			model ? " (a reset lost it)" : "");
 		return -ENOENT;
 	}
 	kref_init(&ctx->ref);
@@ -494,7 +585,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 			wdrv_max_file_contexts);
 		return ret == -EBUSY ? -EMFILE : ret;
 	}
-	cmd.model = wdev->model->fw_id;
+	cmd.model = model->fw_id;
 	cmd.ctx.slots = args->kv_slots;
 	cmd.ctx.ctx_len = args->ctx_len;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
@@ -508,8 +599,10 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		return fw_errno(dev, ret == -E2BIG ? -EINVAL : ret);
 	}
 	ctx->fw_id = cpl.result0;
-	ctx->model = wdev->model;
-	kref_get(&ctx->model->ref);
+	ctx->model = model;
+	kref_get(&model->ref);
+	atomic_inc(&model->live_contexts);
+	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
 	mutex_unlock(&wdev->model_lock);
@@ -532,16 +625,18 @@ int wdrv_ctx_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file *
 	mutex_unlock(&wfile->lock);
 	if (!ctx)
 		return -ENOENT;
+	atomic_dec(&ctx->model->live_contexts);
 	wdrv_ctx_put(ctx);
 	return 0;
 }
 
 /**
- * wdrv_file_release_models() - drop a closing file's contexts and model
+ * wdrv_file_release_models() - drop a closing file's contexts and models
  * @wfile: the file; its jobs have finished, or are past a bounded wait
  *
- * Jobs still on the device keep their contexts, and those the model: it is
- * unloaded when the last of them goes, so the device becomes loadable again.
+ * Jobs still on the device keep their contexts, and those their model: it
+ * is unloaded when the last of them goes, so its SRAM becomes free again.
+ * Other files' models are not touched.
  */
 void wdrv_file_release_models(struct wdrv_file *wfile)
 {
@@ -551,17 +646,19 @@ void wdrv_file_release_models(struct wdrv_file *wfile)
 
 	xa_for_each(&wfile->contexts, id, ctx) {
 		xa_erase(&wfile->contexts, id);
+		atomic_dec(&ctx->model->live_contexts);
 		wdrv_ctx_put(ctx);
 	}
 	/*
 	 * Contexts no job holds are destroyed in work items: before the model,
 	 * so that it is unloaded by the time close() returns.  A file without
-	 * contexts does not wait for others' work, unless it owns the model
+	 * contexts does not wait for others' work, unless it owns a model
 	 * (a context it destroyed before may still be queued)...
 	 */
-	if (had_contexts || wfile->owns_model)
+	if (had_contexts || wfile->owns_models)
 		flush_workqueue(wfile->wdev->wq);
 	/* Nor, if it owns no model, for the model lock. */
-	if (wfile->owns_model)
-		model_disown(wfile->wdev, wfile, 0);
+	while (wfile->owns_models)
+		if (model_disown(wfile->wdev, wfile, 0))
+			break;
 }

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * wafer models and contexts: what a file loads into the device's SRAM.
- * A device holds one model at a time, loaded by one file; contexts (KV
- * caches) belong to the file that created them.  The model lives as long as
- * its loader keeps it and any context (so any job) uses it: the last of
- * them unloads it from the firmware.
+ * A device holds up to its firmware's number of models at once (a draft
+ * next to its target), as far as SRAM allows, each loaded by one file;
+ * contexts (KV caches) belong to the file that created them and are bound
+ * to one model.  A model lives as long as its loader keeps it and any
+ * context (so any job) uses it: the last of them unloads it from the
+ * firmware, and the others keep running.
  */
 #ifndef WDRV_MODEL_H
 #define WDRV_MODEL_H
 
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+
+#include "wfw_abi.h"
 
 struct drm_device;
 struct drm_file;
@@ -19,7 +24,7 @@ struct wdrv_device;
 struct wdrv_file;
 
 /**
- * struct wdrv_model - the model loaded in a device
+ * struct wdrv_model - a model loaded in a device
  * @ref: held by the loading file until it unloads or closes, and by each
  *	context on the model
  * @wdev: device
@@ -35,6 +40,12 @@ struct wdrv_file;
  *	of the blob, which the firmware reads the weights from until the model
  *	is unloaded; NULL for a resident model
  * @stream_addr: its device window
+ * @sram_bytes: SRAM the firmware placed it in (LOAD_MODEL's completion)
+ * @live_contexts: contexts on it still in their file's table (not yet
+ *	destroyed): an unload waits for the others, not for these
+ * @lost: a full reset dropped it from the firmware (another model's unload
+ *	failed): nothing is sent about it any more (protected by
+ *	@wdev->model_lock)
  */
 struct wdrv_model {
 	struct kref ref;
@@ -47,7 +58,42 @@ struct wdrv_model {
 	u32 act_size;
 	void *stream_blob;
 	u64 stream_addr;
+	u64 sram_bytes;
+	atomic_t live_contexts;
+	bool lost;
 };
+
+/* Models one device's table holds: the firmware's limit (ABI 1.4). */
+#define WDRV_MAX_MODELS		WFW_MAX_MODELS
+
+/**
+ * struct wdrv_model_table - the models a device holds (wdrv_model_table.c)
+ * @slot: loaded models, NULL where free; a model stays until its last
+ *	reference goes (its owner unloaded or closed, its contexts are gone)
+ * @max: models the firmware holds at once (1 before firmware ABI 1.4)
+ * @next_id: source of uapi model ids
+ *
+ * The caller of every wdrv_model_table_*() holds the device's model_lock.
+ */
+struct wdrv_model_table {
+	struct wdrv_model *slot[WDRV_MAX_MODELS];
+	u32 max;
+	u32 next_id;
+};
+
+void wdrv_model_table_init(struct wdrv_model_table *t, u32 fw_abi_version);
+int wdrv_model_table_add(struct wdrv_model_table *t, struct wdrv_model *model,
+			 u32 file_models, u32 file_max);
+bool wdrv_model_table_del(struct wdrv_model_table *t, struct wdrv_model *model);
+bool wdrv_model_table_has(const struct wdrv_model_table *t, const struct wdrv_model *model);
+struct wdrv_model *wdrv_model_table_find(const struct wdrv_model_table *t,
+					 const struct wdrv_file *owner, u32 id);
+struct wdrv_model *wdrv_model_table_owned(const struct wdrv_model_table *t,
+					  const struct wdrv_file *owner);
+bool wdrv_model_table_fw_known(const struct wdrv_model_table *t, u32 fw_id);
+u32 wdrv_model_table_count(const struct wdrv_model_table *t);
+u32 wdrv_model_table_others(const struct wdrv_model_table *t, u32 fw_id);
+void wdrv_model_table_lose_all(struct wdrv_model_table *t);
 
 /**
  * struct wdrv_ctx - a context: KV cache for @slots sequences of @ctx_len

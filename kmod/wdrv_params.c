@@ -104,6 +104,11 @@ unsigned int wdrv_max_file_contexts = 16;
 module_param_named(max_file_contexts, wdrv_max_file_contexts, uint, 0444);
 MODULE_PARM_DESC(max_file_contexts, "Contexts one open file may hold (default 16)");
 
+unsigned int wdrv_max_file_models = 4;
+module_param_named(max_file_models, wdrv_max_file_models, uint, 0444);
+MODULE_PARM_DESC(max_file_models,
+		 "Models one open file may hold loaded at once (default 4; a device holds at most as many as its firmware does, 4)");
+
 unsigned int wdrv_max_file_inflight = 256;
 module_param_named(max_file_inflight, wdrv_max_file_inflight, uint, 0444);
 MODULE_PARM_DESC(max_file_inflight, "Jobs one open file may have in flight (default 256)");

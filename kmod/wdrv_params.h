@@ -17,6 +17,7 @@ extern unsigned int wdrv_job_timeout_ms;
 extern int wdrv_stage_workers;
 extern unsigned int wdrv_max_file_bo_mib;
 extern unsigned int wdrv_max_file_contexts;
+extern unsigned int wdrv_max_file_models;
 extern unsigned int wdrv_max_file_inflight;
 extern bool wdrv_fault_inject;
 extern bool wdrv_uring_inline;

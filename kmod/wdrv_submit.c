@@ -207,6 +207,8 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 {
 	job->cmd.opcode = WFW_OP_RUN_JOB;
 	job->cmd.cookie = job->cookie;
+	/* The context's model: the firmware checks the two agree. */
+	job->cmd.model = job->ctx->model->fw_id;
 	job->cmd.job.ctx_id = job->ctx->fw_id;
 	job->cmd.job.slot = a->slot;
 	job->cmd.job.start_pos = a->start_pos;

@@ -53,6 +53,28 @@ static ssize_t numa_node_show(struct device *dev, struct device_attribute *attr,
 static struct device_attribute dev_attr_wafer_numa_node =
 	__ATTR(wafer_numa_node, 0444, numa_node_show, NULL);
 
+/* Models the device holds now (of every file) and at most. */
+static ssize_t models_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct wdrv_device *wdev = dev_wdev(dev);
+	u32 n;
+	int ret;
+
+	ret = mutex_lock_interruptible(&wdev->model_lock);
+	if (ret)
+		return ret;
+	n = wdrv_model_table_count(&wdev->models);
+	mutex_unlock(&wdev->model_lock);
+	return sysfs_emit(buf, "%u\n", n);
+}
+static DEVICE_ATTR_RO(models);
+
+static ssize_t max_models_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", dev_wdev(dev)->models.max);
+}
+static DEVICE_ATTR_RO(max_models);
+
 static ssize_t fw_version_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	const struct wfw_info *i = &dev_wdev(dev)->fw.info;
@@ -189,6 +211,8 @@ static struct attribute *wdrv_attrs[] = {
 	&dev_attr_profile.attr,
 	&dev_attr_wafer_numa_node.attr,
 	&dev_attr_fw_version.attr,
+	&dev_attr_models.attr,
+	&dev_attr_max_models.attr,
 	&dev_attr_busy_ns.attr,
 	&dev_attr_jobs_completed.attr,
 	&dev_attr_tokens.attr,

@@ -14,9 +14,10 @@
 
 int wdrv_check_get_info(struct drm_device *dev, const struct drm_wafer_get_info *a)
 {
-	if (a->pad || a->info_size < 8 || !a->info_ptr) {
-		drm_dbg(dev, "GET_INFO: pad %u, info_size %u (min 8), info_ptr %s\n",
-			a->pad, a->info_size, a->info_ptr ? "set" : "NULL");
+	/* model_id names a model of the file: checked against its models. */
+	if (a->info_size < 8 || !a->info_ptr) {
+		drm_dbg(dev, "GET_INFO: info_size %u (min 8), info_ptr %s\n",
+			a->info_size, a->info_ptr ? "set" : "NULL");
 		return -EINVAL;
 	}
 	return 0;

@@ -348,9 +348,10 @@ static void wdrv_test_get_info_args(struct kunit *test)
 	a.info_size = 7;
 	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
 	a.info_size = 8;
-	a.pad = 1;
-	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
-	a.pad = 0;
+	/* Was pad: a model id, checked against the file's models later. */
+	a.model_id = 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), 0);
+	a.model_id = 0;
 	a.info_ptr = 0;
 	KUNIT_EXPECT_EQ(test, wdrv_check_get_info(NULL, &a), -EINVAL);
 }

@@ -107,7 +107,10 @@ struct drm_wafer_device_info {
 	__s32 numa_node;
 	/** @max_bo_size: largest buffer object this file may create. */
 	__u64 max_bo_size;
-	/** @max_models: models one file may have loaded at once. */
+	/**
+	 * @max_models: models one file may have loaded at once (the lesser of
+	 * the max_file_models module parameter and the device's limit).
+	 */
 	__u32 max_models;
 	/** @max_contexts: contexts one file may have at once. */
 	__u32 max_contexts;
@@ -134,6 +137,36 @@ struct drm_wafer_device_info {
 	__u32 stream_bytes_per_cycle;
 	/** @stream_latency_cycles: modelled latency of one layer's read. */
 	__u32 stream_latency_cycles;
+	/**
+	 * @model_id: the model the model_* members describe:
+	 * &drm_wafer_get_info.model_id, or with 0 there the file's first
+	 * model; 0 when the file holds none (those members are then 0).
+	 */
+	__u32 model_id;
+	/**
+	 * @device_max_models: models the device holds at once, of all files,
+	 * as far as its SRAM allows (&drm_wafer_device_info.max_models is
+	 * one file's limit).
+	 */
+	__u32 device_max_models;
+	/** @model_sram_bytes: SRAM the model was placed in, all stages. */
+	__u64 model_sram_bytes;
+	/**
+	 * @model_kv_bytes_per_pos: KV bytes one position of one sequence slot
+	 * of the model takes, summed over its layers.
+	 */
+	__u64 model_kv_bytes_per_pos;
+	/** @model_layers: layers of the model the device loaded. */
+	__u32 model_layers;
+	/** @model_max_ctx: longest context the model supports. */
+	__u32 model_max_ctx;
+	/**
+	 * @model_slots_at_max_ctx: further KV slots of @model_max_ctx
+	 * positions that fit in the SRAM left now.
+	 */
+	__u32 model_slots_at_max_ctx;
+	/** @model_flags: DRM_WAFER_MODEL_* of the model, as MODEL_LOAD gave. */
+	__u32 model_flags;
 };
 
 /**
@@ -147,8 +180,15 @@ struct drm_wafer_get_info {
 	 * written, min(in, the kernel's sizeof(struct drm_wafer_device_info)).
 	 */
 	__u32 info_size;
-	/** @pad: must be zero. */
-	__u32 pad;
+	/**
+	 * @model_id: a model this file loaded (&drm_wafer_model_load.model_id)
+	 * for &drm_wafer_device_info's model_* members to describe; 0: the
+	 * file's first model.  A model the file does not hold is -ENOENT.
+	 * Kernels whose &drm_wafer_device_info.size stops before
+	 * &drm_wafer_device_info.model_id had pad here and say -EINVAL for
+	 * any value but 0.
+	 */
+	__u32 model_id;
 };
 
 /**
@@ -207,6 +247,14 @@ struct drm_wafer_bo_info {
  * validated field by field; a model that does not fit fails with -ENOSPC and
  * @sram_needed says how much it would take.
  *
+ * A device holds several models at once (a draft next to its target,
+ * &drm_wafer_device_info.device_max_models), of one file or of several,
+ * as far as SRAM allows: each is placed in the SRAM the others left, and
+ * -ENOSPC counts only that.  A file holds at most
+ * &drm_wafer_device_info.max_models (-EMFILE beyond); a device holding its
+ * most is -EBUSY.  Each model has its own contexts; unloading one leaves
+ * the others, their contexts and jobs running.
+ *
  * One model across several devices: each device loads a contiguous range
  * of its layers (@layer_first, @layer_count), of the full blob or of a
  * layer-range blob.  A range that does not start the model has jobs take
@@ -233,7 +281,10 @@ struct drm_wafer_model_load {
 	__u64 blob_size;
 	/** @sram_needed: out: SRAM bytes the model needs (also set on -ENOSPC). */
 	__u64 sram_needed;
-	/** @model_id: out: id of the loaded model, local to this file. */
+	/**
+	 * @model_id: out: id of the loaded model, never 0; only this file
+	 * names it (CTX_CREATE, MODEL_UNLOAD, GET_INFO).
+	 */
 	__u32 model_id;
 	/** @pad: must be zero. */
 	__u32 pad;
@@ -263,7 +314,10 @@ struct drm_wafer_model_load {
 /**
  * struct drm_wafer_model_unload - DRM_IOCTL_WAFER_MODEL_UNLOAD
  *
- * Fails with -EBUSY while contexts of the model exist.
+ * Fails with -EBUSY while contexts of the model exist, -ENOENT for a model
+ * this file does not hold.  Waits (interruptibly) for the jobs of its
+ * contexts already destroyed, not for those of other models, which are
+ * not touched.
  */
 struct drm_wafer_model_unload {
 	/** @model_id: in: model to unload. */

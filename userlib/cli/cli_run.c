@@ -84,8 +84,9 @@ static void usage(FILE *f)
 		"                 its first N layers; FILE.bin: a checkpoint with the same\n"
 		"                 vocabulary; ngram: lookup in the text so far, no model)\n"
 		"  --draft-tokens K     tokens proposed per check, 1..16 (default 4)\n"
-		"  --draft-device D     the draft model's device (kernel: accelD, default the\n"
-		"                       one after the model's; inproc: a device of its own)\n"
+		"  --draft-device D     the draft model's device (kernel: accelD; default beside\n"
+		"                       the model on its device where it fits, else the next\n"
+		"                       device; inproc: beside, else a device of its own)\n"
 		"  --no-plain           with --draft: no plain run to compare with\n"
 		"  --trace FILE.json    the run's timeline as Chrome trace events (Perfetto,\n"
 		"                       chrome://tracing): each job's chunks on every stage\n"
@@ -462,8 +463,8 @@ static int open_draft_dev(const struct run_args *a, struct wafer_dev *target,
 		o.backend = WAFER_BACKEND_KERNEL;
 		o.index = a->draft_device >= 0 ? a->draft_device : wafer_device_index(last) + 1;
 		if (wafer_device_index(target) >= 0 && o.index == wafer_device_index(target)) {
-			fprintf(stderr, "wafer run: --draft-device %d: the model is there (one model "
-				"per device)\n", o.index);
+			fprintf(stderr, "wafer run: --draft-device %d: the draft does not fit beside "
+				"the model there\n", o.index);
 			return -1;
 		}
 	}
@@ -496,19 +497,22 @@ struct draft {
 };
 
 /*
- * In process, the draft beside the model on its device when the firmware
- * holds several models and it fits (0); else it gets a device of its own.
+ * The draft beside the model on its device (in process, or a kernel device
+ * unless --draft-device names another) when the device holds several
+ * models and it fits (0); else it gets a device of its own.
  */
 static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
 			const struct wafer_model *model, struct draft *d)
 {
 	struct wafer_info info;
 
-	if (wafer_pipe_size(dev) != 1 || strcmp(wafer_backend_name(dev), "inproc") ||
+	if (wafer_pipe_size(dev) != 1 ||
+	    (a->draft_device >= 0 && a->draft_device != wafer_device_index(dev)) ||
 	    wafer_query(dev, &info) || info.max_models < 2 ||
 	    wafer_draft_load(dev, &d->spec, a->model, &a->conv, model, &d->model))
 		return -1;
-	fprintf(stderr, "wafer: draft beside the model on its in-process device\n");
+	fprintf(stderr, "wafer: draft beside the model on its %s device\n",
+		strcmp(wafer_backend_name(dev), "inproc") ? "kernel" : "in-process");
 	return 0;
 }
 

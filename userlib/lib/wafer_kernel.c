@@ -231,6 +231,36 @@ static int kernel_bo_import(struct wafer_dev *dev, const struct wafer_bo *src,
 	return 0;
 }
 
+/* A failed MODEL_LOAD: beside other models, SRAM left is what counts. */
+static int kernel_load_error(struct wafer_dev *dev, int err,
+			     const struct drm_wafer_model_load *ml)
+{
+	struct drm_wafer_device_info di = { 0 };
+	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)&di, .info_size = sizeof(di) };
+
+	if (err == EMFILE)
+		return wafer_set_error(-EMFILE, "this file holds %u models already, its most "
+				       "(module parameter max_file_models)", dev->info.max_models);
+	if (err == EBUSY)
+		return wafer_set_error(-EBUSY, "the device holds as many models as it can");
+	if (err != ENOSPC)
+		return wafer_set_error(-err, "DRM_IOCTL_WAFER_MODEL_LOAD failed: %s",
+				       strerror(err));
+	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_GET_INFO, &gi) || !di.models_loaded)
+		return wafer_set_error(-ENOSPC,
+			"the model does not fit: it needs %llu bytes of SRAM, "
+			"the device has %u stages x %llu bytes",
+			(unsigned long long)ml->sram_needed, dev->info.stages,
+			(unsigned long long)dev->info.sram_bytes_per_stage);
+	return wafer_set_error(-ENOSPC, "the model does not fit next to the %u model%s loaded: "
+			       "it needs %llu bytes of SRAM, %llu KiB are left of the device's "
+			       "%u stages x %llu KiB", di.models_loaded,
+			       di.models_loaded == 1 ? "" : "s",
+			       (unsigned long long)ml->sram_needed,
+			       (unsigned long long)di.sram_bytes_free >> 10, dev->info.stages,
+			       (unsigned long long)dev->info.sram_bytes_per_stage >> 10);
+}
+
 static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
 			     struct wafer_load_hw *ld)
 {
@@ -240,16 +270,8 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		.flags = ld->stream ? DRM_WAFER_LOAD_STREAM : 0,
 	};
 
-	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml)) {
-		if (errno == ENOSPC)
-			return wafer_set_error(-ENOSPC,
-				"the model does not fit: it needs %llu bytes of SRAM, "
-				"the device has %u stages x %llu bytes",
-				(unsigned long long)ml.sram_needed, dev->info.stages,
-				(unsigned long long)dev->info.sram_bytes_per_stage);
-		return wafer_set_error(-errno, "DRM_IOCTL_WAFER_MODEL_LOAD failed: %s",
-				       strerror(errno));
-	}
+	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml))
+		return kernel_load_error(dev, errno, &ml);
 	ld->id = ml.model_id;
 	ld->sram_bytes = ml.sram_needed;
 	ld->n_layers = ml.n_layers;

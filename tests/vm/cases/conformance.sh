@@ -26,7 +26,7 @@ runs=(main="$out/main")
 # the main mode, whose every invalid field walks an error path under KASAN,
 # lockdep and kmemleak.
 if [ "${WAFER_VM_KERNEL:-stock}" != debug ]; then
-	mode=limits run --params 'max_file_bo_mib=4 max_file_contexts=3 max_file_inflight=3' || rc=1
+	mode=limits run --params 'max_file_bo_mib=4 max_file_contexts=3 max_file_inflight=3 max_file_models=2' || rc=1
 	mode=nospc run --params 'stages=1 sram_kib=64' || rc=1
 	runs+=(limits="$out/limits" nospc="$out/nospc")
 fi

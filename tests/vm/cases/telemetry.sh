@@ -14,7 +14,7 @@ out=$("$vm" -- bash -c '
 	echo 0 > $t/events/wafer/enable
 	for a in stages sram_bytes_per_stage profile wafer_numa_node fw_version busy_ns \
 		jobs_completed tokens modelled_makespan_ns bottleneck_busy_ns \
-		moe_imbalance_milli; do
+		moe_imbalance_milli models max_models; do
 		echo "sysfs $a=$(cat $d/$a)"
 	done
 	exec 3<>/dev/accel/accel0
@@ -26,6 +26,7 @@ out=$("$vm" -- bash -c '
 	sed -n "1p" $dbg/sram_map | sed "s/^/debugfs sram_map /"
 	echo "debugfs experts $(head -1 $dbg/experts) rows $(($(wc -l < $dbg/experts) - 1))"
 	grep -E "^(resets|timeouts|in flight)" $dbg/jobs | sed "s/^/debugfs jobs /"
+	sed -n "1p" $dbg/models | sed "s/^/debugfs models /"
 	for e in submit start complete; do
 		echo "trace $e $(grep -c "wafer_job_$e:" $t/trace)"
 	done
@@ -36,6 +37,8 @@ out=$("$vm" -- bash -c '
 		build/bin/wafer info -d 0 | grep "^now: .* 1 models loaded, 1 contexts" && break
 		sleep 0.1
 	done
+	echo "sysfs models while running=$(cat $d/models)"
+	grep -c "^ *[0-9].* yes resident$" $dbg/models | sed "s/^/debugfs models rows while running /"
 	wait
 	build/bin/wafer info -d 0 | grep "^now:"
 ')
@@ -52,6 +55,12 @@ expect_contains "$out" '^sysfs modelled_makespan_ns=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs bottleneck_busy_ns=[1-9][0-9]*$'
 # A dense model (and none, after model_e2e): no expert load.
 expect_contains "$out" '^sysfs moe_imbalance_milli=0$'
+# The model table: empty after model_e2e, one model while wafer run runs.
+expect_contains "$out" '^sysfs models=0$'
+expect_contains "$out" '^sysfs max_models=4$'
+expect_contains "$out" '^debugfs models models 0 of 4$'
+expect_contains "$out" '^sysfs models while running=1$'
+expect_contains "$out" '^debugfs models rows while running 1$'
 expect_contains "$out" '^debugfs experts layer expert top_k +tokens rows 0$'
 expect_contains "$out" '^fdinfo drm-driver:.*wafer'
 expect_contains "$out" '^fdinfo drm-engine-wafer:.*0 ns'

@@ -397,6 +397,16 @@ static long param(const char *name)
 
 /* ------------------------------------------------------------ GET_INFO -- */
 
+/* GET_INFO of the file's model @id (0: its first); its model members. */
+static int info_of(int fd, uint32_t id, struct drm_wafer_device_info *d)
+{
+	struct drm_wafer_get_info gi = { .info_ptr = (uintptr_t)d, .info_size = sizeof(*d),
+					 .model_id = id };
+
+	memset(d, 0, sizeof(*d));
+	return ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi);
+}
+
 static void test_get_info(int fd)
 {
 	unsigned char page[4096];
@@ -415,7 +425,7 @@ static void test_get_info(int fd)
 	ret = ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi);
 	expect(ret, 0, "GET_INFO valid, info_size 4096");
 	memcpy(&info, page, sizeof(info));
-	wt_ok(gi.info_size == sizeof(info) && gi.pad == 0,
+	wt_ok(gi.info_size == sizeof(info) && gi.model_id == 0,
 	      "GET_INFO info_size out is sizeof(info) %zu (got %u)", sizeof(info), gi.info_size);
 	for (ok = 1, i = sizeof(info); i < sizeof(page); i++)
 		ok &= page[i] == POISON;
@@ -505,8 +515,16 @@ static void test_get_info(int fd)
 	      "GET_INFO info_size 13 (unaligned): exactly 13 bytes written (%d)", ret);
 
 	gi = (struct drm_wafer_get_info){ .info_ptr = (uintptr_t)page, .info_size = sizeof(info),
-					  .pad = 1 };
-	expect(ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi), -EINVAL, "GET_INFO pad != 0");
+					  .model_id = 1 };
+	expect(ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi), -ENOENT,
+	       "GET_INFO model_id 1 of a file that holds no model");
+	gi.model_id = 0xffffffffu;
+	expect(ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi), -ENOENT, "GET_INFO model_id 0xffffffff");
+	ret = info_of(fd, 0, d);
+	wt_ok(!ret && d->model_id == 0 && d->model_sram_bytes == 0 && d->model_layers == 0 &&
+	      d->device_max_models >= d->max_models && d->max_models >= 1,
+	      "GET_INFO without a model: model_id 0, model members 0, device_max_models %u >= "
+	      "max_models %u", d->device_max_models, d->max_models);
 	gi = (struct drm_wafer_get_info){ .info_ptr = (uintptr_t)page, .info_size = 0 };
 	expect(ioc(fd, DRM_IOCTL_WAFER_GET_INFO, &gi), -EINVAL, "GET_INFO info_size 0");
 	gi = (struct drm_wafer_get_info){ .info_ptr = (uintptr_t)page, .info_size = 7 };
@@ -787,6 +805,57 @@ static void test_model_load_stream(int fa, struct bo *b)
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0, "MODEL_UNLOAD a streaming model");
 }
 
+/*
+ * A second model beside the first (the device holds several as far as
+ * SRAM allows): of the same file, then of another file, each unloaded
+ * again with the first left loaded.
+ */
+static void test_model_load_beside(int fa, int fb, struct bo *b, uint32_t first)
+{
+	struct drm_wafer_model_load ml = { .bo_handle = b->handle, .bo_offset = 8,
+					   .blob_size = blob_len };
+	struct drm_wafer_model_unload u = { 0 };
+	struct drm_wafer_device_info d;
+	uint32_t other;
+	int ret;
+
+	ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+	expect(ret, 0, "MODEL_LOAD a second model on the same file (beside the first)");
+	wt_ok(!ret && ml.model_id && ml.model_id != first && ml.n_layers == 5,
+	      "MODEL_LOAD second model: its own id %u (first %u), %u layers", ml.model_id,
+	      first, ml.n_layers);
+	ret = ret ? ret : info_of(fa, ml.model_id, &d);
+	expect(ret, 0, "GET_INFO model_id of the second model");
+	wt_ok(!ret && d.model_id == ml.model_id && d.model_sram_bytes == ml.sram_needed &&
+	      d.model_layers == 5 && d.model_flags == ml.model_flags && d.model_max_ctx > 0 &&
+	      d.model_kv_bytes_per_pos > 0 && d.models_loaded == 2,
+	      "GET_INFO of the second model: model_id %u, sram %" PRIu64 " == sram_needed, "
+	      "%u layers, models_loaded %u", d.model_id, (uint64_t)d.model_sram_bytes,
+	      d.model_layers, d.models_loaded);
+	ret = info_of(fa, 0, &d);
+	wt_ok(!ret && d.model_id == first,
+	      "GET_INFO model_id 0 describes the file's first model (%u, got %u)", first,
+	      d.model_id);
+	expect(info_of(fb, ml.model_id, &d), -ENOENT, "GET_INFO another file's model_id (isolation)");
+	u.model_id = ml.model_id;
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0,
+	       "MODEL_UNLOAD the second model (the first stays)");
+	expect(info_of(fa, ml.model_id, &d), -ENOENT, "GET_INFO model_id of an unloaded model");
+	ret = info_of(fa, first, &d);
+	wt_ok(!ret && d.model_id == first && d.models_loaded == 1,
+	      "GET_INFO of the first model after the second's unload (models_loaded %u)",
+	      d.models_loaded);
+
+	other = load_model(fb, &ret);
+	expect(ret, 0, "MODEL_LOAD from another file beside this file's model");
+	u.model_id = other;
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), -ENOENT,
+	       "MODEL_UNLOAD another file's second model (isolation)");
+	if (other)
+		expect(ioc(fb, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0,
+		       "MODEL_UNLOAD the other file's model (this file's stays)");
+}
+
 static void test_model_load(int fa, int fb, uint32_t *model_id)
 {
 	const struct wfs_blob_header *h = blob;
@@ -978,12 +1047,7 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 		      (uint64_t)d2.sram_bytes_free);
 	}
 
-	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .bo_offset = 8,
-					    .blob_size = blob_len };
-	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EBUSY,
-	       "MODEL_LOAD a second model on the same file");
-	expect(load_model(fb, &ret) ? 0 : ret, -EBUSY,
-	       "MODEL_LOAD from another file while one holds the device");
+	test_model_load_beside(fa, fb, &b, *model_id);
 	bo_free(fa, &b);
 }
 
@@ -1711,6 +1775,46 @@ static void test_wait_queued(int fa)
 
 /* ------------------------------------------------------ limits (mode) -- */
 
+/*
+ * max_file_models: the file holding @model loads up to the limit, one more
+ * is -EMFILE, another file still loads, an unload frees a place.
+ */
+static void test_limit_models(int fa, int fb)
+{
+	long lim = param("max_file_models");
+	struct drm_wafer_model_unload u = { 0 };
+	uint32_t extra[4] = { 0 }, other;
+	int ret, n;
+
+	if (lim < 1 || lim > 4 || lim >= (long)info.device_max_models) {
+		wt_ok(0, "limits: run with max_file_models in 1..3 (is %ld)", lim);
+		return;
+	}
+	wt_ok(info.max_models == (uint32_t)lim,
+	      "GET_INFO max_models == max_file_models (%ld, got %u)", lim, info.max_models);
+	for (n = 1, ret = 0; n < lim && !ret; n++)
+		extra[n] = load_model(fa, &ret);
+	expect(ret, 0, "MODEL_LOAD max_models (%ld) models in one file", lim);
+	load_model(fa, &ret);
+	expect(ret, -EMFILE, "MODEL_LOAD one model over max_file_models");
+	other = load_model(fb, &ret);
+	expect(ret, 0, "MODEL_LOAD in another file (max_file_models is per file)");
+	u.model_id = other;
+	if (other)
+		ioc(fb, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+	for (n = 1; n < lim; n++) {
+		u.model_id = extra[n];
+		if (extra[n])
+			ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+	}
+	extra[1] = lim > 1 ? load_model(fa, &ret) : 0;
+	if (lim > 1)
+		expect(ret, 0, "MODEL_LOAD after MODEL_UNLOAD freed a place");
+	u.model_id = extra[1];
+	if (extra[1])
+		ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+}
+
 static void test_limits(void)
 {
 	int fa = open_dev(), fb = open_dev(), ret, i, n;
@@ -1780,6 +1884,7 @@ static void test_limits(void)
 	model = load_model(fa, &ret);
 	if (!expect(ret, 0, "MODEL_LOAD (limits run)"))
 		goto out;
+	test_limit_models(fa, fb);
 	if (info.max_contexts > 32) {
 		wt_ok(0, "limits: run with max_file_contexts <= 32 (is %u)", info.max_contexts);
 		ctxs[0] = ctx_new(fa, model, 1, 64, &ret);
@@ -1988,6 +2093,65 @@ static void test_layer_range(void)
 	close(fd);
 }
 
+/*
+ * Two models of one file at once, each with its own context: each decodes
+ * as the in-process reference does (as it does alone), and unloading the
+ * second leaves the first and the job it has queued (behind a vgem fence
+ * when vgem is there) running.
+ */
+static void test_two_models(int fa, uint32_t ctx, struct bo *in, struct bo *out)
+{
+	uint32_t m2, ctx2, so = 0, fence = 0, got;
+	struct drm_wafer_model_unload u = { 0 };
+	struct drm_wafer_ctx_destroy d = { 0 };
+	uint64_t seq = 0;
+	struct bo o2 = { 0 };
+	int ret, st = 0;
+
+	m2 = load_model(fa, &ret);
+	ctx2 = ret ? 0 : ctx_new(fa, m2, 2, 64, &ret);
+	expect(ret, 0, "CTX_CREATE on the file's second model");
+	got = ctx2 ? decode_check(fa, ctx2, 1, in, out, 0) : 0;
+	wt_ok(got == NDECODE, "greedy decode on a second model beside the first matches "
+	      "in-process firmware-sim (first mismatch at %u)", got);
+	got = decode_check(fa, ctx, 3, in, out, 0);
+	wt_ok(got == NDECODE, "greedy decode on the first model with the second loaded matches "
+	      "(first mismatch at %u)", got);
+	/* A job of the first model in flight, or queued behind a fence. */
+	memcpy(in->map, ref_tok, sizeof(ref_tok));
+	ret = bo_new(fa, &o2, 4096);
+	if (!ret && vgem_fd >= 0)
+		ret = vgem_syncobj(fa, &so, &fence);
+	if (!ret) {
+		struct drm_wafer_job j = { .ctx_id = ctx, .slot = 3, .n_tokens = 1, .top_k = TOPK,
+			.in_handle = in->handle, .out_handle = o2.handle,
+			.in_syncobjs = so ? (uintptr_t)&so : 0, .in_syncobj_count = so ? 1 : 0 };
+
+		ret = submit(fa, &j, &seq);
+	}
+	expect(ret, 0, "SUBMIT on the first model before the second's unload");
+	d.ctx_id = ctx2;
+	expect(ioc(fa, DRM_IOCTL_WAFER_CTX_DESTROY, &d), 0, "CTX_DESTROY the second model's context");
+	u.model_id = m2;
+	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0,
+	       "MODEL_UNLOAD the second model while the first has a job queued");
+	if (fence)
+		vgem_signal(fence);
+	ret = ret ? ret : wait_job(fa, seq, 60, &st);
+	expect(ret ? ret : st, 0, "WAIT the first model's job after the second's unload");
+	wt_ok(!ret && ((struct drm_wafer_token_result *)o2.map)->argmax == ref_tok[1],
+	      "the first model's job result is right (argmax %u, reference %u)",
+	      ret ? 0 : ((struct drm_wafer_token_result *)o2.map)->argmax, ref_tok[1]);
+	ctx_new(fa, m2, 1, 16, &ret);
+	expect(ret, -ENOENT, "CTX_CREATE on the unloaded second model");
+	bo_free(fa, &o2);
+	if (so)
+		syncobj_free(fa, so);
+	got = decode_check(fa, ctx, 3, in, out, 0);
+	wt_ok(got == NDECODE, "greedy decode on the first model after the second's unload "
+	      "matches (first mismatch at %u)", got);
+}
+
 static void run_main(void)
 {
 	int fa = open_dev(), fb = open_dev(), fc, ret;
@@ -2018,6 +2182,7 @@ static void run_main(void)
 	got = decode_check(fa, ctx, 1, &in, &out, 0);
 	wt_ok(got == NDECODE, "greedy decode of %d tokens after the invalid cases matches "
 	      "in-process firmware-sim (first mismatch at %u)", NDECODE, got);
+	test_two_models(fa, ctx, &in, &out);
 
 	/* A job writing into an imported system dma-heap buffer. */
 	{

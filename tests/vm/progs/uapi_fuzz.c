@@ -142,7 +142,8 @@ struct file_slot {
 	unsigned int bo_next;
 	struct ctx_rec ctx[NCTX];
 	unsigned int ctx_next;
-	uint32_t model_id, stale_model_id;
+	/* model_id: the latest load; prev_model_id: the one before (a device holds several) */
+	uint32_t model_id, prev_model_id, stale_model_id;
 	uint32_t blob_bo;	/* BO holding the valid blob, 0 if none */
 	uint64_t seq[NSEQ];
 	unsigned int seq_next;
@@ -787,8 +788,11 @@ static void op_get_info(struct tctx *t, int fi, int fd)
 	while (m--) {
 		switch (rn(t, 3)) {
 		case 0:
-			gi.pad = v_nonzero32(t);
-			invalid = "pad != 0";
+			/* Was pad: a model of this file, a stale one or any value. */
+			pthread_mutex_lock(&pool_mu);
+			gi.model_id = pct(t, 40) ? files[fi].model_id :
+				      pct(t, 50) ? files[fi].stale_model_id : v_nonzero32(t);
+			pthread_mutex_unlock(&pool_mu);
 			break;
 		case 1: {
 			static const uint32_t s[] = { 0, 1, 7, 8, 13, 95, 96, 97, 4096, 0xffffffff };
@@ -815,13 +819,15 @@ static void op_get_info(struct tctx *t, int fi, int fd)
 		invalid = "info_ptr NULL";
 	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_GET_INFO, &gi);
 	count(OP_GET_INFO, ret);
-	tlog(t, OP_GET_INFO, fi, ret, "ptr %#" PRIx64 " size %u pad %u", gi.info_ptr,
-	     gi.info_size, gi.pad);
+	tlog(t, OP_GET_INFO, fi, ret, "ptr %#" PRIx64 " size %u model %u", gi.info_ptr,
+	     gi.info_size, gi.model_id);
 	if (!ret && invalid)
 		sure_bug(t, OP_GET_INFO, ret, "accepted %s", invalid);
 	if (ret == -EFAULT && !ptr_bad)
 		sure_bug(t, OP_GET_INFO, ret, "-EFAULT with a valid 4 KiB info_ptr");
-	if (ret && ret != -EINVAL && ret != -EFAULT && ret != -EINTR)
+	if (ret == -ENOENT && !gi.model_id)
+		sure_bug(t, OP_GET_INFO, ret, "-ENOENT without a model_id");
+	if (ret && ret != -EINVAL && ret != -EFAULT && ret != -EINTR && ret != -ENOENT)
 		odd(t, OP_GET_INFO, ret, "info_size %u", gi.info_size);
 }
 
@@ -1083,6 +1089,18 @@ static void load_flags(struct tctx *t, struct drm_wafer_model_load *ml)
 	ml->flags = pct(t, 40) ? DRM_WAFER_LOAD_STREAM : (uint32_t)v_flags(t);
 }
 
+/* A load succeeded: the file's latest model; the one before stays loaded. */
+static void note_model(int fi, unsigned int gen, uint32_t id)
+{
+	pthread_mutex_lock(&pool_mu);
+	if (files[fi].gen == gen) {
+		if (files[fi].model_id)
+			files[fi].prev_model_id = files[fi].model_id;
+		files[fi].model_id = id;
+	}
+	pthread_mutex_unlock(&pool_mu);
+}
+
 static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 {
 	struct drm_wafer_model_load ml = { 0 };
@@ -1153,15 +1171,13 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		sure_bug(t, OP_MODEL_LOAD, ret, "accepted %s", invalid);
 	if (ret == -EFAULT)
 		sure_bug(t, OP_MODEL_LOAD, ret, "no user pointer in the argument");
+	/* A second load may succeed: -ENOSPC, -EMFILE, -EBUSY are its limits. */
 	if (ret && ret != -EINVAL && ret != -ENOENT && ret != -EBUSY && ret != -ENOSPC &&
-	    ret != -EPROTO && ret != -EOPNOTSUPP && ret != -EBADMSG && ret != -ENOMEM)
+	    ret != -EMFILE && ret != -EPROTO && ret != -EOPNOTSUPP && ret != -EBADMSG &&
+	    ret != -ENOMEM && ret != -EINTR)
 		odd(t, OP_MODEL_LOAD, ret, "bo %u size %#" PRIx64, ml.bo_handle, ml.blob_size);
-	if (!ret) {
-		pthread_mutex_lock(&pool_mu);
-		if (files[fi].gen == gen)
-			files[fi].model_id = ml.model_id;
-		pthread_mutex_unlock(&pool_mu);
-	}
+	if (!ret)
+		note_model(fi, gen, ml.model_id);
 	if (tmp_bo) {
 		struct drm_gem_close c = { .handle = tmp_bo };
 
@@ -1176,6 +1192,8 @@ static int do_unload(struct tctx *t, int fi, int fd, unsigned int gen, enum op o
 
 	pthread_mutex_lock(&pool_mu);
 	u.model_id = files[fi].model_id;
+	if (files[fi].prev_model_id && pct(t, 40))
+		u.model_id = files[fi].prev_model_id;
 	if (!u.model_id || pct(t, 10))
 		u.model_id = files[(fi + (int)rn(t, nfiles)) % nfiles].stale_model_id;
 	pthread_mutex_unlock(&pool_mu);
@@ -1197,9 +1215,14 @@ static int do_unload(struct tctx *t, int fi, int fd, unsigned int gen, enum op o
 		odd(t, op, ret, "model %u", u.model_id);
 	if (!ret) {
 		pthread_mutex_lock(&pool_mu);
+		if (files[fi].gen == gen && files[fi].prev_model_id == u.model_id) {
+			files[fi].stale_model_id = u.model_id;
+			files[fi].prev_model_id = 0;
+		}
 		if (files[fi].gen == gen && files[fi].model_id == u.model_id) {
 			files[fi].stale_model_id = u.model_id;
-			files[fi].model_id = 0;
+			files[fi].model_id = files[fi].prev_model_id;
+			files[fi].prev_model_id = 0;
 		}
 		pthread_mutex_unlock(&pool_mu);
 	}
@@ -2007,6 +2030,7 @@ static int open_file(int fi)
 	if (f->model_id)
 		f->stale_model_id = f->model_id;
 	f->model_id = 0;
+	f->prev_model_id = 0;
 	f->blob_bo = 0;
 	/* Keep a few of the old file's seqnos: stale ones. */
 	for (i = 0; i < NSEQ; i++)
