@@ -173,6 +173,7 @@ struct sub_res {
  * @r: figures for each axis_b[] sequence count, the batch in lockstep
  * @mb: the same in @m micro-batches kept in flight (cli_bench_mb.c)
  * @m: micro-batches of @mb, per axis_b[] count
+ * @nofit: per axis_b[] count, non-zero: its context did not fit
  */
 struct axis_res {
 	const char *backend;
@@ -182,6 +183,7 @@ struct axis_res {
 	struct decode_res r[N_AXB];
 	struct decode_res mb[N_AXB];
 	unsigned int m[N_AXB];
+	int nofit[N_AXB];
 };
 
 /**
@@ -844,7 +846,8 @@ static int axis_ref(struct bench *bn, const struct bench_args *a, struct wafer_d
 
 /*
  * @b sequences in @mbs micro-batches into @d, each sequence's tokens
- * checked against the reference; 0, or -1 said.
+ * checked against the reference; 0, 1 if their context does not fit, or
+ * -1 said.
  */
 static int axis_decode(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
 		       struct wafer_model *m, unsigned int b, unsigned int mbs,
@@ -859,8 +862,10 @@ static int axis_decode(struct bench *bn, const struct bench_args *a, struct wafe
 		mbs > 1 ? "es" : "");
 	for (i = 0; i < b; i++)
 		first[i] = axis_first(i, vocab);
-	if (!tok || cli_bench_micro(dev, m, &r))
+	ret = tok ? cli_bench_micro(dev, m, &r) : -1;
+	if (ret)
 		goto out;
+	ret = -1;
 	for (i = 0; i < b; i++) {
 		for (t = 0; t < a->tokens && tok[(size_t)i * a->tokens + t] ==
 					     bn->ref[(size_t)i * a->tokens + t]; t++)
@@ -886,6 +891,7 @@ static int axis_figures(struct bench *bn, const struct bench_args *a, struct waf
 			struct wafer_model *m, struct axis_res *r)
 {
 	unsigned int k, mbs;
+	int ret;
 
 	if (!bn->ref && axis_ref(bn, a, dev, m))
 		return -1;
@@ -901,7 +907,11 @@ static int axis_figures(struct bench *bn, const struct bench_args *a, struct waf
 		mbs = mbs < axis_b[k] ? mbs : axis_b[k];
 		mbs = mbs < CLI_MB_MAX ? mbs : CLI_MB_MAX;
 		r->m[k] = mbs;
-		if (axis_decode(bn, a, dev, m, axis_b[k], 1, &r->r[k]))
+		ret = axis_decode(bn, a, dev, m, axis_b[k], 1, &r->r[k]);
+		r->nofit[k] = ret == 1;
+		if (ret == 1)
+			continue;
+		if (ret)
 			return -1;
 		if (mbs == 1)
 			r->mb[k] = r->r[k];
@@ -998,6 +1008,10 @@ static void axis_line(const struct axis_res *r, const struct axis_res *base, uns
 		printf(" %11.2f %9.2f %7s", d->model_ns / 1e3 / d->tokens, added, "");
 	else
 		printf(" %11s %9s %7s", "", "", "");
+	if (base->nofit[k]) {	/* nothing to compare with */
+		printf(" %14.1f %7s %3u %14.1f %7s %11.1f %7s\n", md, "-", r->m[k], mm, "-", h, "-");
+		return;
+	}
 	printf(" %14.1f %6.2fx %3u %14.1f %6.2fx %11.1f %6.2fx\n", md, md / one, r->m[k], mm,
 	       mm / one, h, h / per_s(b0->tokens, b0->host_ns));
 }
@@ -1034,7 +1048,11 @@ static void print_axis(const struct bench *bn)
 				       r->backend, r->n);
 		}
 		for (k = 0; k < N_AXB; k++)
-			axis_line(r, base, k);
+			if (r->nofit[k])
+				printf("  %-7s %2u %-10s %3u the KV of %u sequences does not fit\n",
+				       r->backend, r->n, r->split, axis_b[k], axis_b[k]);
+			else
+				axis_line(r, base, k);
 	}
 	if (bn->checked)
 		printf("  every result checked: %u sequences (each N and B, lockstep and "

@@ -32,7 +32,11 @@ struct cli_mb {
 	uint64_t model_ns;
 };
 
-/* Runs @r on @m (loaded on @dev); 0, or -1 said on stderr. */
+/*
+ * Runs @r on @m (loaded on @dev); 0, 1 if the context of @r->b slots was
+ * refused (wafer_last_error() says why: KV that does not fit), or -1
+ * said on stderr.
+ */
 int cli_bench_micro(struct wafer_dev *dev, struct wafer_model *m, struct cli_mb *r);
 
 #endif /* CLI_BENCH_H */

@@ -166,8 +166,11 @@ int cli_bench_micro(struct wafer_dev *dev, struct wafer_model *m, struct cli_mb 
 			r->b, r->m, CLI_MB_MAX_B, CLI_MB_MAX);
 		return -1;
 	}
-	if (wafer_ctx_create(m, r->b, r->steps, &s.ctx) ||
-	    wafer_bo_create(dev, (size_t)r->b * r->steps * 4, &s.in) ||
+	if (wafer_ctx_create(m, r->b, r->steps, &s.ctx)) {
+		ret = 1;	/* the KV of B sequences does not fit: the caller says so */
+		goto out;
+	}
+	if (wafer_bo_create(dev, (size_t)r->b * r->steps * 4, &s.in) ||
 	    wafer_bo_create(dev, (size_t)r->b * RES_SIZE, &s.out)) {
 		mb_fail("a context and buffers for the micro-batches");
 		goto out;
