@@ -22,9 +22,13 @@
  *                        io_uring / ioctl ratio of CPU time per job
  *   devices              the model split over N = 1..--devices devices (a
  *                        pipeline, wafer_open_pipeline()): modelled latency of
- *                        one sequence's token, modelled and host aggregate
- *                        tokens/s of B = 16 sequences, each against N = 1;
- *                        N where the model does not fit say so, and the first
+ *                        one sequence's token and what each device added,
+ *                        modelled aggregate tokens/s of B = 16 and 64
+ *                        sequences in lockstep and in M micro-batches kept
+ *                        in flight (cli_bench_mb.c), host tokens/s of the
+ *                        latter, each against N = 1 in lockstep; every
+ *                        sequence's tokens checked against it run alone; N
+ *                        where the model does not fit say so, and the first
  *                        N that fits is named
  *   weight streaming     the same device with the model resident and with its
  *                        weights streamed from host memory (--stream-weights
