@@ -1536,8 +1536,10 @@ struct wafer_plan_opts {
  * struct wafer_plan - a projection, from the firmware's timing model
  * @profile: the profile's name
  * @devices: devices used (lpu: chips, @groups x @tensor_chips + @extra_chips)
- * @layers_per_device: layers of each device, or of each group of
- *	@tensor_chips chips (the last may have fewer)
+ * @layers_per_device: layers of the fullest device, or group of
+ *	@tensor_chips chips: layers are split as wafer_split_layers() splits
+ *	them over equal devices, the first (layers % devices) this many, the
+ *	others one fewer
  * @tensor_chips: a profile whose layers span chips (lpu): chips each layer
  *	is split over (tensor parallelism); 0 for the others
  * @groups: those groups, each a pipeline stage of the plan
