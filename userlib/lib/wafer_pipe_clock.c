@@ -14,15 +14,17 @@
  *   floor = the slot's jobs in flight ? 0 : the slot's latest completion
  *   floor = max(floor, the latest completion the caller has reaped)
  *
- * The second term is the host's modelled "now": it cannot have submitted
+ * where a completion is the last part's (its done_ns).  The second term is the host's modelled "now": it cannot have submitted
  * the job before it learned of the completions it had reaped (a batch
  * run in lockstep reaps the whole step, so its next step starts at the
  * step's makespan).  Jobs that finished but were not reaped yet do not
  * count, so micro-batches kept in flight (the caller reaps one, submits
  * its next step, reaps the next) each start when their own previous step
- * left the chain, whatever the host's threads did meanwhile.
+ * left the chain, whatever the host's threads did meanwhile.  The floor
+ * stands in for member 0's own idle clock (its firmware leaves that out
+ * for a floored job: member 0's completions include the link hop).
  *
- * where a completion is the last part's (its done_ns).  Part 0's member
+ * Part 0's member
  * takes the floor as a u64 after the token ids (WAFER_JOB_HW_NOT_BEFORE,
  * WFW_JOB_NOT_BEFORE); the caller's buffer has no room for it, so the
  * ids are copied to a slot of the model's staging buffer on member 0.
