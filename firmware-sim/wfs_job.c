@@ -52,7 +52,14 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 	 * them here says nothing about the modelled machine.
 	 */
 	job->t_ready = sl->pending ? 0 : sl->done_ns;
-	if (!jt->active && jt->makespan_ns > job->t_ready)
+	/*
+	 * An idle device's clock stands at its makespan, unless the host
+	 * gives a floor: its view of the whole chain (NOT_BEFORE), while this
+	 * device's makespan counts the link time of its last jobs, which its
+	 * stages did not spend.
+	 */
+	if (!jt->active && jt->makespan_ns > job->t_ready &&
+	    !(p->flags & WFW_JOB_NOT_BEFORE))
 		job->t_ready = jt->makespan_ns;
 	if (p->flags & WFW_JOB_IN_ACT)
 		job->t_ready = 0;

@@ -80,11 +80,16 @@
  *     if that job had completed when the command processor fetched this one
  *     (the host waited for it, as a decode loop does),
  *   - the latest modelled completion time of the device, if no job at all
- *     was in flight at fetch (the device sat idle: its clock stands there),
+ *     was in flight at fetch (the device sat idle: its clock stands there)
+ *     and the job has no floor,
  *   - the job's own floor (WFW_JOB_NOT_BEFORE), which a host running a
  *     model over several devices gives the first device: the same rule
  *     applied to the whole chain (the slot's previous token left the last
- *     device then), which the first device's own clock cannot see.
+ *     device then, and the host had seen what it waited for), which the
+ *     first device's own clock cannot see.  It takes the place of the idle
+ *     term: the first device's completions include the link hop after its
+ *     last stage, so its idle clock would hold micro-batches kept in
+ *     flight a link hop apart (and by when the host's threads ran).
  * So a decode loop that waits for each token serialises, while sequences
  * queued together overlap in the pipeline.
  *

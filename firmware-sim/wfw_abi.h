@@ -396,7 +396,8 @@ struct wfw_cmd_context {
  *	right after the n_tokens token ids (at @in_addr + 4 * n_tokens, any
  *	alignment), a u64 modelled time on the device's timeline before which
  *	the job is not ready: its ready time is the later of this floor and
- *	the slot's rule ("Timeline" in wfs_timing.h); a floor above
+ *	the slot's rule ("Timeline" in wfs_timing.h), the floor standing in
+ *	for the idle device's clock; a floor above
  *	WFW_NOT_BEFORE_MAX fails the job with -EINVAL.  A host that runs a
  *	model over several devices gives the first device's job the time the
  *	previous token of the slot left the last device, which the first

@@ -1066,11 +1066,21 @@ int wafer_generate(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok,
  * @prefill_chunk: most prompt tokens of one sequence run per step, so a
  *	long prompt shares each step with the running sequences' decode
  *	(0: 32; also capped by the device's max_tokens_per_job)
+ * @micro_batches: 0 or 1: each step runs every sequence's job and waits
+ *	for all of them (lockstep); M > 1 (up to 64, and @slots at most the
+ *	device's max_inflight_jobs): slot i is in micro-batch i % M, and the
+ *	micro-batches are kept in flight: each wafer_batch_step() submits
+ *	every micro-batch that is not in flight and reaps the oldest one,
+ *	returning its sequences' events, so on a pipeline of devices the
+ *	micro-batches are at different devices at once.  A sequence's tokens
+ *	are the same either way.  Jobs stay in flight between steps: a slot
+ *	cancelled then is free once its job comes back
  */
 struct wafer_batch_opts {
 	unsigned int slots;
 	unsigned int ctx_len;
 	unsigned int prefill_chunk;
+	unsigned int micro_batches;
 };
 
 /**
@@ -1526,8 +1536,10 @@ struct wafer_plan_opts {
  * struct wafer_plan - a projection, from the firmware's timing model
  * @profile: the profile's name
  * @devices: devices used (lpu: chips, @groups x @tensor_chips + @extra_chips)
- * @layers_per_device: layers of each device, or of each group of
- *	@tensor_chips chips (the last may have fewer)
+ * @layers_per_device: layers of the fullest device, or group of
+ *	@tensor_chips chips: layers are split as wafer_split_layers() splits
+ *	them over equal devices, the first (layers % devices) this many, the
+ *	others one fewer
  * @tensor_chips: a profile whose layers span chips (lpu): chips each layer
  *	is split over (tensor parallelism); 0 for the others
  * @groups: those groups, each a pipeline stage of the plan

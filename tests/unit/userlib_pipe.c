@@ -225,6 +225,16 @@ static void check_split_fn(void)
 	      "5 layers over 8 devices: 5 used, the rest get none");
 	wt_ok(wafer_split_layers(5, 2, NULL, c) == 2 && c[0] == 3 && c[1] == 2,
 	      "5 layers over 2 devices: 3 + 2");
+	{
+		uint64_t eq[4] = { 3 << 20, 3 << 20, 3 << 20, 3 << 20 };
+		unsigned int e[4];
+
+		/* The split wafer_plan() places by (wafer_split_even()). */
+		ret = wafer_split_layers(5, 4, eq, e);
+		wt_ok(ret == 4 && wafer_split_layers(5, 4, NULL, c) == 4 && !memcmp(c, e, sizeof(e)) &&
+		      c[0] == 2 && c[1] == 1 && c[2] == 1 && c[3] == 1,
+		      "5 layers over 4 equal devices: 2 + 1 + 1 + 1, with or without their SRAM");
+	}
 	ret = wafer_split_layers(10, 3, cap, c);
 	wt_ok(ret == 3 && c[0] == 3 && c[1] == 4 && c[2] == 3,
 	      "10 layers over SRAM 1:2:1: %u + %u + %u", c[0], c[1], c[2]);

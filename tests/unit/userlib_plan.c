@@ -195,8 +195,8 @@ static void agreement(void)
 	      p.stages == 1 && near(p.token_ns, step, 2) && near(p.ttft_ns, prefill, 2),
 	      "lpu: plan and real run agree: step %.2f / %.2f us, prefill %.2f / %.2f us",
 	      p.token_ns / 1e3, step / 1e3, p.ttft_ns / 1e3, prefill / 1e3);
-	/* 4 devices: the pipeline splits 2,1,1,1, the plan 2,2,1 on 3. */
-	for (n = 2; n <= 5; n += n == 3 ? 2 : 1)
+	/* 4 devices: both split 2,1,1,1 (wafer_split_even()). */
+	for (n = 2; n <= 5; n++)
 		split_agrees(n, blob, len, one_step);
 	free(blob);
 }

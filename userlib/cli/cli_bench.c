@@ -22,9 +22,13 @@
  *                        io_uring / ioctl ratio of CPU time per job
  *   devices              the model split over N = 1..--devices devices (a
  *                        pipeline, wafer_open_pipeline()): modelled latency of
- *                        one sequence's token, modelled and host aggregate
- *                        tokens/s of B = 16 sequences, each against N = 1;
- *                        N where the model does not fit say so, and the first
+ *                        one sequence's token and what each device added,
+ *                        modelled aggregate tokens/s of B = 16 and 64
+ *                        sequences in lockstep and in M micro-batches kept
+ *                        in flight (cli_bench_mb.c), host tokens/s of the
+ *                        latter, each against N = 1 in lockstep; every
+ *                        sequence's tokens checked against it run alone; N
+ *                        where the model does not fit say so, and the first
  *                        N that fits is named
  *   weight streaming     the same device with the model resident and with its
  *                        weights streamed from host memory (--stream-weights
@@ -56,6 +60,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_bench.h"
 #include "cli_stats.h"
 
 #define MAX_B		64
@@ -86,6 +91,8 @@ static const unsigned int stream_b[] = { 1, 4, 16 };
  * @sub_jobs: jobs per submission-cost measurement
  * @quick: --quick
  * @devices: longest chain of the device axis (0: no device axis)
+ * @micro: --micro-batches: micro-batches of the device axis (0: N, the
+ *	devices of the row)
  * @member: inproc options of each device of the axis (--profile, --stages,
  *	--sram-kib)
  * @tokenizer: -z: the speculative section (needs MODEL.bin)
@@ -101,6 +108,7 @@ struct bench_args {
 	unsigned int sub_jobs;
 	int quick;
 	unsigned int devices;
+	unsigned int micro;
 	struct wafer_open_opts member;
 	const char *tokenizer;
 	unsigned int draft_tokens;
@@ -166,7 +174,10 @@ struct sub_res {
  * @n: devices
  * @split: layers per device, "2+2+1"
  * @why: empty, or why the model did not load
- * @r: figures for each axis_b[] sequence count
+ * @r: figures for each axis_b[] sequence count, the batch in lockstep
+ * @mb: the same in @m micro-batches kept in flight (cli_bench_mb.c)
+ * @m: micro-batches of @mb, per axis_b[] count
+ * @nofit: per axis_b[] count, non-zero: its context did not fit
  */
 struct axis_res {
 	const char *backend;
@@ -174,6 +185,9 @@ struct axis_res {
 	char split[64];
 	char why[200];
 	struct decode_res r[N_AXB];
+	struct decode_res mb[N_AXB];
+	unsigned int m[N_AXB];
+	int nofit[N_AXB];
 };
 
 /**
@@ -191,6 +205,10 @@ struct axis_res {
  * @res: weight streaming section: resident rows, per backend and stream_b[]
  * @str: the same with the weights streamed
  * @n_str: backends with streaming rows
+ * @ref: the device axis's reference: each of its sequences run alone on
+ *	the axis's first N that fits, axis_b[N_AXB - 1] x tokens (NULL: not
+ *	yet run for this backend)
+ * @checked: device-axis sequences whose tokens equalled the reference
  */
 struct bench {
 	struct decode_res single[2];
@@ -206,6 +224,8 @@ struct bench {
 	struct decode_res res[2][N_STB];
 	struct decode_res str[2][N_STB];
 	unsigned int n_str;
+	uint32_t *ref;
+	unsigned int checked;
 };
 
 static int fail(const char *what)
@@ -800,6 +820,111 @@ static void split_text(struct wafer_model *m, char *buf, size_t len)
 					 p.layer_count);
 }
 
+/* Sequence @i's first token: BOS, or a different one per sequence. */
+static uint32_t axis_first(unsigned int i, unsigned int vocab)
+{
+	return i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
+}
+
+/* The reference: each sequence of the largest B alone, in lockstep (B = 1). */
+static int axis_ref(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
+		    struct wafer_model *m)
+{
+	unsigned int vocab = wafer_model_get_info(m)->vocab_size, i, nb = axis_b[N_AXB - 1];
+	uint32_t first;
+
+	bn->ref = calloc((size_t)nb * a->tokens, sizeof(*bn->ref));
+	if (!bn->ref)
+		return fail("the reference tokens");
+	fprintf(stderr, "wafer bench: the reference: %u sequences, each alone\n", nb);
+	for (i = 0; i < nb; i++) {
+		struct cli_mb r = { .b = 1, .m = 1, .steps = a->tokens, .first = &first,
+				    .tokens = bn->ref + (size_t)i * a->tokens };
+
+		first = axis_first(i, vocab);
+		if (cli_bench_micro(dev, m, &r))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * @b sequences in @mbs micro-batches into @d, each sequence's tokens
+ * checked against the reference; 0, 1 if their context does not fit, or
+ * -1 said.
+ */
+static int axis_decode(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
+		       struct wafer_model *m, unsigned int b, unsigned int mbs,
+		       struct decode_res *d)
+{
+	unsigned int vocab = wafer_model_get_info(m)->vocab_size, i, t;
+	uint32_t first[CLI_MB_MAX_B], *tok = calloc((size_t)b * a->tokens, sizeof(*tok));
+	struct cli_mb r = { .b = b, .m = mbs, .steps = a->tokens, .first = first, .tokens = tok };
+	int ret = -1;
+
+	fprintf(stderr, "wafer bench: %u sequences in %u micro-batch%s\n", b, mbs,
+		mbs > 1 ? "es" : "");
+	for (i = 0; i < b; i++)
+		first[i] = axis_first(i, vocab);
+	ret = tok ? cli_bench_micro(dev, m, &r) : -1;
+	if (ret)
+		goto out;
+	ret = -1;
+	for (i = 0; i < b; i++) {
+		for (t = 0; t < a->tokens && tok[(size_t)i * a->tokens + t] ==
+					     bn->ref[(size_t)i * a->tokens + t]; t++)
+			;
+		if (t < a->tokens) {
+			fprintf(stderr, "wafer bench: sequence %u of %u in %u micro-batches: token "
+				"%u is %u, alone %u\n", i, b, mbs, t, tok[(size_t)i * a->tokens + t],
+				bn->ref[(size_t)i * a->tokens + t]);
+			goto out;
+		}
+	}
+	bn->checked += b;
+	*d = (struct decode_res){ .b = b, .tokens = b * a->tokens, .host_ns = r.host_ns,
+				  .model_ns = r.model_ns, .kind = r.model_ns ? M_DEVICE : M_NONE };
+	ret = 0;
+out:
+	free(tok);
+	return ret;
+}
+
+/* Row @r's figures on @dev: one sequence, then each B in lockstep and micro-batched. */
+static int axis_figures(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
+			struct wafer_model *m, struct axis_res *r)
+{
+	unsigned int k, mbs;
+	int ret;
+
+	if (!bn->ref && axis_ref(bn, a, dev, m))
+		return -1;
+	for (k = 0; k < N_AXB; k++) {
+		if (axis_b[k] == 1) {
+			if (single(dev, m, a->tokens, &r->r[k]))
+				return -1;
+			r->mb[k] = r->r[k];
+			r->m[k] = 1;
+			continue;
+		}
+		mbs = a->micro ? a->micro : r->n;
+		mbs = mbs < axis_b[k] ? mbs : axis_b[k];
+		mbs = mbs < CLI_MB_MAX ? mbs : CLI_MB_MAX;
+		r->m[k] = mbs;
+		ret = axis_decode(bn, a, dev, m, axis_b[k], 1, &r->r[k]);
+		r->nofit[k] = ret == 1;
+		if (ret == 1)
+			continue;
+		if (ret)
+			return -1;
+		if (mbs == 1)
+			r->mb[k] = r->r[k];
+		else if (axis_decode(bn, a, dev, m, axis_b[k], mbs, &r->mb[k]))
+			return -1;
+	}
+	return 0;
+}
+
 /* One row: the model over @n devices opened with @o. */
 static int axis_row(struct bench *bn, const struct bench_args *a, const char *be,
 		    const struct wafer_open_opts *o, unsigned int n, const void *blob,
@@ -809,7 +934,6 @@ static int axis_row(struct bench *bn, const struct bench_args *a, const char *be
 	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
 	struct wafer_model *m = NULL;
 	struct wafer_dev *dev = NULL;
-	unsigned int k;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -825,9 +949,7 @@ static int axis_row(struct bench *bn, const struct bench_args *a, const char *be
 		return 0;
 	}
 	split_text(m, r->split, sizeof(r->split));
-	for (k = 0; k < N_AXB && !ret; k++)
-		ret = axis_b[k] == 1 ? single(dev, m, a->tokens, &r->r[k]) :
-		      decode(dev, m, axis_b[k], a->tokens, &r->r[k]);
+	ret = axis_figures(bn, a, dev, m, r);
 	close_dev(dev, m);
 	return ret;
 }
@@ -853,8 +975,12 @@ static int run_devices(struct bench *bn, const struct bench_args *a, int kernel,
 		o[i].backend = kernel ? WAFER_BACKEND_KERNEL : WAFER_BACKEND_INPROC;
 		o[i].index = kernel ? d[i].index : -1;
 	}
+	free(bn->ref);
+	bn->ref = NULL;	/* each backend's own reference */
 	for (n = 1; n <= max && !ret; n++)
 		ret = axis_row(bn, a, kernel ? "kernel" : "inproc", o, n, blob, len);
+	free(bn->ref);
+	bn->ref = NULL;
 	return ret;
 }
 
@@ -870,6 +996,30 @@ static const char *mark(enum mkind k)
 	return k == M_EST ? "~" : "";
 }
 
+/* One B of a device-axis row, against the same B on the backend's first N. */
+static void axis_line(const struct axis_res *r, const struct axis_res *base, unsigned int k)
+{
+	const struct decode_res *d = &r->r[k], *mb = &r->mb[k], *b0 = &base->r[k];
+	double md = per_s(d->tokens, d->model_ns), mm = per_s(mb->tokens, mb->model_ns);
+	double one = per_s(b0->tokens, b0->model_ns), h = per_s(mb->tokens, mb->host_ns);
+	double added = (d->model_ns / (double)d->tokens - b0->model_ns / (double)b0->tokens) / 1e3;
+
+	printf("  %-7s %2u %-10s %3u", r->backend, r->n, r->split, d->b);
+	if (d->b == 1 && r->n > base->n)
+		printf(" %11.2f %9.2f %7.2f", d->model_ns / 1e3 / d->tokens, added,
+		       added / (r->n - base->n));
+	else if (d->b == 1)
+		printf(" %11.2f %9.2f %7s", d->model_ns / 1e3 / d->tokens, added, "");
+	else
+		printf(" %11s %9s %7s", "", "", "");
+	if (base->nofit[k]) {	/* nothing to compare with */
+		printf(" %14.1f %7s %3u %14.1f %7s %11.1f %7s\n", md, "-", r->m[k], mm, "-", h, "-");
+		return;
+	}
+	printf(" %14.1f %6.2fx %3u %14.1f %6.2fx %11.1f %6.2fx\n", md, md / one, r->m[k], mm,
+	       mm / one, h, h / per_s(b0->tokens, b0->host_ns));
+}
+
 /* The device axis: each row against the same backend's first N that ran. */
 static void print_axis(const struct bench *bn)
 {
@@ -878,10 +1028,12 @@ static void print_axis(const struct bench *bn)
 	unsigned int i, k;
 
 	printf("\ndevices (the model's layers split over N devices; B sequences, one job per "
-	       "token each; us/tok: modelled latency of one sequence's token)\n");
-	printf("  %-7s %2s %-10s %3s %11s %9s %15s %8s %12s %8s\n", "backend", "N", "layers",
-	       "B", "mod. us/tok", "+us vs 1", "modelled tok/s", "x first", "host tok/s",
-	       "x first");
+	       "token each; us/tok: modelled latency of one sequence's token, us/hop: what each "
+	       "device more added; lockstep: each step waits for all B; M micro-batches kept in "
+	       "flight; host tok/s: micro-batched; x: against the first N in lockstep)\n");
+	printf("  %-7s %2s %-10s %3s %11s %9s %7s %14s %7s %3s %14s %7s %11s %7s\n", "backend",
+	       "N", "layers", "B", "mod. us/tok", "+us vs 1", "us/hop", "lockstep tok/s", "x",
+	       "M", "micro tok/s", "x", "host tok/s", "x");
 	for (i = 0; i < bn->n_axis; i++) {
 		const struct axis_res *r = &bn->axis[i];
 
@@ -899,22 +1051,16 @@ static void print_axis(const struct bench *bn)
 				printf("  %-7s    the model needs %u devices of this kind\n",
 				       r->backend, r->n);
 		}
-		for (k = 0; k < N_AXB; k++) {
-			const struct decode_res *d = &r->r[k], *b0 = &base->r[k];
-			double md = per_s(d->tokens, d->model_ns), h = per_s(d->tokens, d->host_ns);
-
-			printf("  %-7s %2u %-10s %3u", r->backend, r->n, r->split, d->b);
-			if (d->b == 1)
-				printf(" %11.2f %9.2f", d->model_ns / 1e3 / d->tokens,
-				       (d->model_ns / (double)d->tokens -
-					b0->model_ns / (double)b0->tokens) / 1e3);
+		for (k = 0; k < N_AXB; k++)
+			if (r->nofit[k])
+				printf("  %-7s %2u %-10s %3u the KV of %u sequences does not fit\n",
+				       r->backend, r->n, r->split, axis_b[k], axis_b[k]);
 			else
-				printf(" %11s %9s", "", "");
-			printf(" %15.1f %7.2fx %12.1f %7.2fx\n", md,
-			       md / per_s(b0->tokens, b0->model_ns), h,
-			       h / per_s(b0->tokens, b0->host_ns));
-		}
+				axis_line(r, base, k);
 	}
+	if (bn->checked)
+		printf("  every result checked: %u sequences (each N and B, lockstep and "
+		       "micro-batched), each token equal to the sequence run alone\n", bn->checked);
 }
 
 /* The row of @backend/@submit at @batch, or NULL. */
@@ -1088,6 +1234,8 @@ static void usage(FILE *f)
 		"                        at least 4 batches)\n"
 		"  --devices N           device axis: the model over 1..N devices (default 5;\n"
 		"                        kernel: as many as exist; 0: none)\n"
+		"  --micro-batches M     device axis: B sequences in M micro-batches kept in\n"
+		"                        flight (default N, the row's devices; 1: lockstep only)\n"
 		"  --profile P, --stages N, --sram-kib K   inproc devices of the device axis\n"
 		"                        (e.g. asic with little SRAM: a model too big for one)\n"
 		"  --quick               a short run, for tests\n"
@@ -1097,7 +1245,8 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
-       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_MOE, OPT_MOE_GATE };
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_MOE, OPT_MOE_GATE,
+       OPT_MICRO };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -1106,6 +1255,7 @@ static const struct option long_opts[] = {
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "devices", required_argument, NULL, OPT_DEVICES },
+	{ "micro-batches", required_argument, NULL, OPT_MICRO },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "stages", required_argument, NULL, OPT_STAGES },
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
@@ -1154,6 +1304,8 @@ static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned in
 		return 0;
 	case OPT_DEVICES:
 		return cli_parse_uint(arg, 0, MAX_AXIS, &a->devices);
+	case OPT_MICRO:
+		return cli_parse_uint(arg, 1, CLI_MB_MAX, &a->micro);
 	case OPT_PROFILE:
 		bad = strcmp(arg, "wafer") && strcmp(arg, "asic");
 		a->member.profile = arg;

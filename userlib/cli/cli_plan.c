@@ -358,6 +358,11 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		       "split over a group, %u layers per group, + %u chips for the embedding and "
 		       "head: %s\n", p->devices, p->profile, p->device_sram_bytes / 1e9, p->groups,
 		       p->tensor_chips, p->layers_per_device, p->extra_chips, p->why);
+	else if (p->devices && s->n_layers % p->devices)	/* the pipeline's split */
+		printf("devices   %u x %s (%.1f GB SRAM each), %u layers on the first %u, %u on the "
+		       "rest, %u stages: %s\n", p->devices, p->profile, p->device_sram_bytes / 1e9,
+		       p->layers_per_device, s->n_layers % p->devices, p->layers_per_device - 1,
+		       p->stages, p->why);
 	else
 		printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
 		       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device,

@@ -12,62 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wafer_backend.h"
+#include "wafer_batch.h"
 
-#define TOP_K			WAFER_MAX_TOPK
 #define DEFAULT_CHUNK		32
-
-/**
- * struct seq - one slot
- * @used: holds a sequence
- * @n_prompt: prompt tokens
- * @pos: positions run so far
- * @n_new: tokens sampled so far
- * @last: the last token fed (prompt or sampled)
- * @opt: sampling parameters
- * @sampler: its sampler
- * @user_data: the caller's
- * @job_n: positions of this step's job (0: none)
- */
-struct seq {
-	int used;
-	unsigned int n_prompt;
-	unsigned int pos;
-	unsigned int n_new;
-	int last;
-	struct wafer_batch_seq opt;
-	struct wafer_sampler sampler;
-	uint64_t user_data;
-	unsigned int job_n;
-};
-
-/**
- * struct wafer_batch - the batch
- * @dev: the model's device
- * @ctx: the context, one slot per sequence
- * @in: token ids, ctx_len per slot
- * @out: one result per slot
- * @seq: the slots
- * @jobs: a step's jobs
- * @cpl: a step's completions
- * @slots: slot count
- * @ctx_len: positions per slot
- * @chunk: prompt tokens per job at most
- * @active: slots in use
- */
-struct wafer_batch {
-	struct wafer_dev *dev;
-	struct wafer_ctx *ctx;
-	struct wafer_bo *in;
-	struct wafer_bo *out;
-	struct seq *seq;
-	struct wafer_job *jobs;
-	struct wafer_completion *cpl;
-	unsigned int slots;
-	unsigned int ctx_len;
-	unsigned int chunk;
-	unsigned int active;
-};
 
 int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 		       struct wafer_batch **out)
@@ -102,6 +49,8 @@ int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 	if (!ret && (!b->seq || !b->jobs || !b->cpl))
 		ret = wafer_set_error(-ENOMEM, "out of memory");
 	if (!ret)
+		ret = wafer_batch_micro_init(b, o->micro_batches);
+	if (!ret)
 		ret = wafer_ctx_create(m, b->slots, b->ctx_len, &b->ctx);
 	if (!ret)
 		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->ctx_len * 4, &b->in);
@@ -119,6 +68,7 @@ void wafer_batch_destroy(struct wafer_batch *b)
 {
 	if (!b)
 		return;
+	wafer_batch_micro_fini(b);
 	wafer_bo_destroy(b->out);
 	wafer_bo_destroy(b->in);
 	wafer_ctx_destroy(b->ctx);
@@ -142,7 +92,7 @@ int wafer_batch_start(struct wafer_batch *b, const int *prompt, unsigned int n,
 	for (i = 0; i < n; i++)
 		if (prompt[i] < 0)
 			return wafer_set_error(-EINVAL, "token %d of the prompt", prompt[i]);
-	for (slot = 0; slot < b->slots && b->seq[slot].used; slot++)
+	for (slot = 0; slot < b->slots && (b->seq[slot].used || b->seq[slot].inflight); slot++)
 		;
 	if (slot == b->slots)
 		return wafer_set_error(-EBUSY, "all %u slots are in use", b->slots);
@@ -161,6 +111,7 @@ int wafer_batch_cancel(struct wafer_batch *b, unsigned int slot)
 	if (!b || slot >= b->slots || !b->seq[slot].used)
 		return wafer_set_error(-EINVAL, "slot %u holds no sequence", slot);
 	b->seq[slot].used = 0;
+	b->seq[slot].cancelled = b->seq[slot].inflight;
 	b->active--;
 	return 0;
 }
@@ -181,8 +132,8 @@ unsigned int wafer_batch_ctx_len(const struct wafer_batch *b)
 }
 
 /* Ends @s with @end; fills @ev. */
-static void finish(struct wafer_batch *b, struct seq *s, int end, int status,
-		   struct wafer_batch_event *ev)
+void wafer_batch_finish(struct wafer_batch *b, struct seq *s, int end, int status,
+			struct wafer_batch_event *ev)
 {
 	ev->end = end;
 	ev->status = status;
@@ -206,20 +157,36 @@ static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_ev
 	r = wafer_result(b->out, (uint64_t)i * WAFER_RESULT_SIZE(TOP_K), TOP_K, 0);
 	next = wafer_sample(&s->sampler, r);
 	if (next == WAFER_TOKEN_BOS) {
-		finish(b, s, WAFER_BATCH_BOS, 0, ev);
+		wafer_batch_finish(b, s, WAFER_BATCH_BOS, 0, ev);
 		return;
 	}
 	ev->token = next;
 	s->n_new++;
 	s->last = next;
 	if (s->n_new >= s->opt.max_new)
-		finish(b, s, WAFER_BATCH_MAX_NEW, 0, ev);
+		wafer_batch_finish(b, s, WAFER_BATCH_MAX_NEW, 0, ev);
 	else if (s->pos >= b->ctx_len)
-		finish(b, s, WAFER_BATCH_CONTEXT, 0, ev);
+		wafer_batch_finish(b, s, WAFER_BATCH_CONTEXT, 0, ev);
 	else {
 		ids = (uint32_t *)wafer_bo_map(b->in) + (size_t)i * b->ctx_len;
 		ids[s->pos] = (uint32_t)next;
 	}
+}
+
+unsigned int wafer_batch_seq_job(struct wafer_batch *b, unsigned int i, struct wafer_job *j)
+{
+	struct seq *s = &b->seq[i];
+	unsigned int left = s->pos < s->n_prompt ? s->n_prompt - s->pos : 1;
+
+	s->job_n = left < b->chunk ? left : b->chunk;
+	*j = (struct wafer_job){
+		.ctx = b->ctx, .slot = i, .start_pos = s->pos, .n_tokens = s->job_n,
+		.top_k = TOP_K, .in = b->in,
+		.in_offset = ((uint64_t)i * b->ctx_len + s->pos) * 4,
+		.out = b->out, .out_offset = (uint64_t)i * WAFER_RESULT_SIZE(TOP_K),
+		.user_data = i,
+	};
+	return s->job_n;
 }
 
 /* One job per active sequence (a prompt chunk or its last token); their count. */
@@ -228,22 +195,9 @@ static unsigned int step_jobs(struct wafer_batch *b, struct wafer_batch_stats *s
 	unsigned int i, n = 0;
 
 	for (i = 0; i < b->slots; i++) {
-		struct seq *s = &b->seq[i];
-		unsigned int left;
-
-		s->job_n = 0;
-		if (!s->used)
-			continue;
-		left = s->pos < s->n_prompt ? s->n_prompt - s->pos : 1;
-		s->job_n = left < b->chunk ? left : b->chunk;
-		b->jobs[n++] = (struct wafer_job){
-			.ctx = b->ctx, .slot = i, .start_pos = s->pos, .n_tokens = s->job_n,
-			.top_k = TOP_K, .in = b->in,
-			.in_offset = ((uint64_t)i * b->ctx_len + s->pos) * 4,
-			.out = b->out, .out_offset = (uint64_t)i * WAFER_RESULT_SIZE(TOP_K),
-			.user_data = i,
-		};
-		st->tokens += s->job_n;
+		b->seq[i].job_n = 0;
+		if (b->seq[i].used)
+			st->tokens += wafer_batch_seq_job(b, i, &b->jobs[n++]);
 	}
 	return n;
 }
@@ -283,8 +237,7 @@ static int step_run(struct wafer_batch *b, unsigned int n, unsigned int *got)
 	return ret;
 }
 
-/* The @got completions' events: a sampled token, an end, or a failure. */
-static unsigned int step_events(struct wafer_batch *b, unsigned int got,
+unsigned int wafer_batch_events(struct wafer_batch *b, unsigned int got,
 				struct wafer_batch_event *ev, struct wafer_batch_stats *st)
 {
 	unsigned int i, nev = 0;
@@ -299,7 +252,7 @@ static unsigned int step_events(struct wafer_batch *b, unsigned int got,
 			ev[nev] = (struct wafer_batch_event){ .slot = (unsigned int)b->cpl[i].user_data,
 							       .user_data = s->user_data, .token = -1,
 							       .prev = s->last };
-			finish(b, s, WAFER_BATCH_FAILED, b->cpl[i].status, &ev[nev++]);
+			wafer_batch_finish(b, s, WAFER_BATCH_FAILED, b->cpl[i].status, &ev[nev++]);
 		} else {
 			advance(b, (unsigned int)b->cpl[i].user_data, &ev[nev]);
 			if (ev[nev].token >= 0 || ev[nev].end)
@@ -326,7 +279,7 @@ static unsigned int step_fail_lost(struct wafer_batch *b, unsigned int got, int 
 			continue;
 		ev[nev] = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data,
 						       .token = -1, .prev = s->last };
-		finish(b, s, WAFER_BATCH_FAILED, err, &ev[nev++]);
+		wafer_batch_finish(b, s, WAFER_BATCH_FAILED, err, &ev[nev++]);
 	}
 	return nev;
 }
@@ -342,9 +295,15 @@ int wafer_batch_step(struct wafer_batch *b, struct wafer_batch_event *ev, unsign
 		return wafer_set_error(-EINVAL, "wafer_batch_step: NULL argument");
 	if (max < b->active)
 		return wafer_set_error(-EINVAL, "room for %u events, %u sequences", max, b->active);
+	if (b->micro > 1) {
+		ret = wafer_batch_step_micro(b, ev, &local);
+		if (st)
+			*st = local;
+		return ret;
+	}
 	n = step_jobs(b, &local);
 	ret = step_run(b, n, &got);
-	nev = step_events(b, got, ev, &local);
+	nev = wafer_batch_events(b, got, ev, &local);
 	if (ret)
 		nev += step_fail_lost(b, got, ret, ev + nev);
 	if (st)

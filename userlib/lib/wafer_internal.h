@@ -37,6 +37,15 @@ unsigned int wafer_sample_dist(const struct wafer_sampler *s, const struct wafer
 /* A uniform number in [0, 1) from @s's generator (as wafer_sample()'s coin). */
 double wafer_sample_uniform(struct wafer_sampler *s);
 
+/*
+ * Layers of device @i when @n_layers are split over @n_devices devices of
+ * one kind (wafer_split.c): n_layers / n_devices each, the first
+ * n_layers % n_devices one more (0 beyond the layers).  wafer_split_layers()
+ * gives a pipeline of equal devices this split, and wafer_plan() places
+ * layers by it, so that a plan and a real run agree.
+ */
+unsigned int wafer_split_even(unsigned int n_layers, unsigned int n_devices, unsigned int i);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wafer_now_ns(void);
 

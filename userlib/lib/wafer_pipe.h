@@ -120,7 +120,7 @@ struct pipe_ctx {
  * @start_ns: modelled time part 0 started (if @started)
  * @started: @start_ns is known
  * @done_ns: modelled time the last part completed (0: not known)
- * @clocked: counted in its slot's @pending and the pipeline's @active
+ * @clocked: counted in its slot's @pending
  */
 struct pipe_rec {
 	int used;
@@ -169,8 +169,8 @@ struct pipe_hook {
  * @hook: the hooks' arguments
  * @lock: guards the records and FIFOs (the hooks run on members' threads)
  * @cond: signalled when a record finished (hooked)
- * @active: records in flight, counted as wafer_pipe_clock.c admits them
- * @makespan_ns: the latest modelled time a job left the last part
+ * @reaped_ns: the latest modelled time a job the caller reaped left the
+ *	last part (the host's modelled now, wafer_pipe_clock.c)
  */
 struct pipe {
 	unsigned int n;
@@ -187,8 +187,7 @@ struct pipe {
 	struct pipe_hook hook[PIPE_MAX];
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	unsigned int active;
-	uint64_t makespan_ns;
+	uint64_t reaped_ns;
 };
 
 static inline struct pipe *pipe_of(const struct wafer_dev *dev)
@@ -227,5 +226,6 @@ void pipe_clock_part(const struct pipe *p, const struct pipe_model *pm, const st
 void pipe_clock_completed(const struct pipe *p, struct pipe_rec *r, unsigned int k,
 			  const struct wafer_completion *c);
 void pipe_clock_retire(struct pipe *p, struct pipe_rec *r, int status);
+void pipe_clock_reaped(struct pipe *p, const struct pipe_rec *r, int status);
 
 #endif /* WAFER_PIPE_H */

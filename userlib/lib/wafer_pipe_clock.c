@@ -12,9 +12,19 @@
  * chain instead and gives part 0 the answer as its floor:
  *
  *   floor = the slot's jobs in flight ? 0 : the slot's latest completion
- *   floor = max(floor, the pipeline's makespan)  if no job is in flight
+ *   floor = max(floor, the latest completion the caller has reaped)
  *
- * where a completion is the last part's (its done_ns).  Part 0's member
+ * where a completion is the last part's (its done_ns).  The second term is the host's modelled "now": it cannot have submitted
+ * the job before it learned of the completions it had reaped (a batch
+ * run in lockstep reaps the whole step, so its next step starts at the
+ * step's makespan).  Jobs that finished but were not reaped yet do not
+ * count, so micro-batches kept in flight (the caller reaps one, submits
+ * its next step, reaps the next) each start when their own previous step
+ * left the chain, whatever the host's threads did meanwhile.  The floor
+ * stands in for member 0's own idle clock (its firmware leaves that out
+ * for a floored job: member 0's completions include the link hop).
+ *
+ * Part 0's member
  * takes the floor as a u64 after the token ids (WAFER_JOB_HW_NOT_BEFORE,
  * WFW_JOB_NOT_BEFORE); the caller's buffer has no room for it, so the
  * ids are copied to a slot of the model's staging buffer on member 0.
@@ -94,10 +104,9 @@ void pipe_clock_admit(struct pipe *p, struct pipe_rec *r)
 	struct pipe_slot *sl = clock_slot(p, r);
 
 	r->floor = sl->pending ? 0 : sl->done_ns;
-	if (!p->active && p->makespan_ns > r->floor)
-		r->floor = p->makespan_ns;
+	if (p->reaped_ns > r->floor)
+		r->floor = p->reaped_ns;
 	sl->pending++;
-	p->active++;
 	r->clocked = 1;
 }
 
@@ -107,7 +116,6 @@ void pipe_clock_unadmit(struct pipe *p, struct pipe_rec *r)
 	if (!r->clocked)
 		return;
 	clock_slot(p, r)->pending--;
-	p->active--;
 	r->clocked = 0;
 }
 
@@ -156,7 +164,14 @@ void pipe_clock_completed(const struct pipe *p, struct pipe_rec *r, unsigned int
 	r->started = t >= c->device_ns;
 }
 
-/* Record @r finished with @status: its slot's and the pipeline's clocks, its makespan. */
+/* The caller reaped record @r: the host's modelled now moves to its completion. */
+void pipe_clock_reaped(struct pipe *p, const struct pipe_rec *r, int status)
+{
+	if (!status && r->done_ns > p->reaped_ns)
+		p->reaped_ns = r->done_ns;
+}
+
+/* Record @r finished with @status: its slot's clock, its makespan. */
 void pipe_clock_retire(struct pipe *p, struct pipe_rec *r, int status)
 {
 	struct pipe_slot *sl;
@@ -169,8 +184,6 @@ void pipe_clock_retire(struct pipe *p, struct pipe_rec *r, int status)
 		return;
 	if (r->done_ns > sl->done_ns)
 		sl->done_ns = r->done_ns;
-	if (r->done_ns > p->makespan_ns)
-		p->makespan_ns = r->done_ns;
 	if (r->started && r->done_ns >= r->start_ns)
 		r->device_ns = r->done_ns - r->start_ns;
 }

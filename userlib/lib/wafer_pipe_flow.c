@@ -344,6 +344,7 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 		};
 		if (!out[got - 1].status)
 			pipe_times_gather(p, rec_model(p, r), r);
+		pipe_clock_reaped(p, r, out[got - 1].status);
 		r->used = 0;
 	}
 	return got;

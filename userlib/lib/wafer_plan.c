@@ -79,15 +79,17 @@ static uint64_t range_bytes(const struct plan_geom *g, unsigned int first, unsig
 	return b;
 }
 
-/* Weights of the fullest of the devices holding @per layers each. */
+/* Weights of the fullest of @n devices, the layers split as a pipeline splits them. */
 static uint64_t max_device_bytes(const struct plan_geom *g, unsigned int n_layers,
-				 unsigned int per)
+				 unsigned int n)
 {
 	uint64_t worst = 0;
-	unsigned int l;
+	unsigned int d, l = 0, count;
 
-	for (l = 0; l < n_layers; l += per)
-		worst = WFS_MAX(worst, range_bytes(g, l, WFS_MIN(per, n_layers - l)));
+	for (d = 0; d < n && l < n_layers; d++, l += count) {
+		count = wafer_split_even(n_layers, n, d);
+		worst = WFS_MAX(worst, range_bytes(g, l, count));
+	}
 	return worst;
 }
 
@@ -170,7 +172,11 @@ static uint64_t extra_bytes(const struct plan_geom *g, unsigned int devices)
 								       g->head_bytes);
 }
 
-/* Placement: contiguous layer ranges, as even as SRAM allows. */
+/*
+ * Placement: contiguous layer ranges, as wafer_split_layers() gives a
+ * pipeline of equal devices (wafer_split_even(): the first layers % n
+ * devices one layer more), so that a real run of the same split agrees.
+ */
 static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
 		 const struct plan_geom *g, uint64_t dev_bytes, struct wafer_plan *p)
 {
@@ -190,7 +196,7 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 		n = (unsigned int)((need + dev_bytes - 1) / dev_bytes);
 		for (;; n++) {
 			per = (s->n_layers + n - 1) / n;
-			if (max_device_bytes(g, s->n_layers, per) +
+			if (max_device_bytes(g, s->n_layers, n) +
 			    (uint64_t)per * g->kv_pos_bytes * o->context +
 			    extra_bytes(g, n) <= dev_bytes)
 				break;
@@ -204,12 +210,10 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 	}
 	if (n > s->n_layers)
 		n = s->n_layers;
-	per = (s->n_layers + n - 1) / n;
-	n = (s->n_layers + per - 1) / per;
+	per = wafer_split_even(s->n_layers, n, 0);
 	if (o->devices && n < o->devices)
-		p->why = n == s->n_layers ? "fewer than asked: one layer per device" :
-			 "fewer than asked: even layer ranges fill these";
-	if (max_device_bytes(g, s->n_layers, per) + extra_bytes(g, n) > dev_bytes)
+		p->why = "fewer than asked: one layer per device";
+	if (max_device_bytes(g, s->n_layers, n) + extra_bytes(g, n) > dev_bytes)
 		return wafer_set_error(-ENOSPC, "plan: %u layers of %llu bytes per device do not fit "
 				       "%s's %llu bytes: give more devices or --devices auto", per,
 				       (unsigned long long)g->layer_bytes, o->profile,
@@ -280,7 +284,7 @@ static struct plan_stage *stage_table(const struct wfs_profile *prof,
 	if (!t)
 		return NULL;
 	for (d = 0; d < p->devices; d++) {
-		unsigned int left = s->n_layers - layer, count = WFS_MIN(p->layers_per_device, left);
+		unsigned int count = wafer_split_even(s->n_layers, p->devices, d);
 		unsigned int used = WFS_MIN(count, prof->stages);
 
 		for (k = 0; k < used; k++) {
@@ -727,7 +731,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	if (ret)
 		return ret;
 	/* The fullest device: its layers' weights, plus the embedding or head. */
-	kv_room = dev_bytes - max_device_bytes(&g, s->n_layers, p->layers_per_device) -
+	kv_room = dev_bytes - max_device_bytes(&g, s->n_layers, p->devices) -
 		  extra_bytes(&g, p->devices);
 	p->sequences_fit = kv_room / ((uint64_t)p->layers_per_device * g.kv_pos_bytes * o.context);
 	if (!p->sequences_fit)

@@ -8,6 +8,13 @@
 
 #include "wafer_backend.h"
 
+unsigned int wafer_split_even(unsigned int n_layers, unsigned int n_devices, unsigned int i)
+{
+	if (!n_devices || i >= n_devices)
+		return 0;
+	return n_layers / n_devices + (i < n_layers % n_devices);
+}
+
 int wafer_split_layers(unsigned int n_layers, unsigned int n_devices,
 		       const uint64_t *capacity, unsigned int *out)
 {
@@ -24,6 +31,11 @@ int wafer_split_layers(unsigned int n_layers, unsigned int n_devices,
 		for (i = 0; i < n_layers; i++)
 			out[i] = 1;
 		return (int)n_layers;
+	}
+	if (!capacity) {
+		for (i = 0; i < n_devices; i++)
+			out[i] = wafer_split_even(n_layers, n_devices, i);
+		return (int)n_devices;
 	}
 	for (i = 0; i < n_devices; i++) {
 		if (capacity && !capacity[i])
