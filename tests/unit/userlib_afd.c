@@ -14,7 +14,8 @@
  * byte-identical to the single device's, int8 and int4, a prompt longer
  * than a micro-batch; the run says which parts sit where and their SRAM;
  * --afd with -d, --backend kernel, without a colon, --afd-profiles alone
- * are usage errors, with streamed weights a load error.
+ * are usage errors, with streamed weights a load error; wafer info --afd
+ * -m shows the groups and each part's layers, weights and KV.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -280,6 +281,37 @@ static void cli_text(void)
 	free(err);
 }
 
+/* wafer info --afd: the groups, and where each part of a model sits. */
+static void cli_info(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[1024], *out = malloc(TEXT_MAX);
+	size_t n = 0, r;
+	FILE *p;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info --afd 0-1:2 --afd-profiles asic:wafer "
+		 "-m %s 2>&1", build, model);
+	p = popen(cmd, "r");
+	if (!p || !out)
+		return;
+	while ((r = fread(out + n, 1, TEXT_MAX - 1 - n, p)) > 0)
+		n += r;
+	out[n] = '\0';
+	rc = pclose(p);
+	wt_ok(rc == 0 && strstr(out, "inproc 1  attention (and KV) profile asic") &&
+	      strstr(out, "inproc 2  FFN                profile wafer") &&
+	      strstr(out, "layers  0-1  attention +embed") &&
+	      strstr(out, "layers  2-4  attention  ") &&
+	      strstr(out, "layers  0-4  FFN              +head") &&
+	      strstr(out, "KV        0 KiB"),
+	      "wafer info --afd 0-1:2 --afd-profiles asic:wafer -m: the groups' profiles, "
+	      "each part's layers, weights and KV");
+	if (rc)
+		wt_diag("%.600s", out);
+	free(out);
+}
+
 int main(void)
 {
 	struct wafer_convert_opts c8 = { .wbits = 8, .group_size = 32 };
@@ -294,5 +326,6 @@ int main(void)
 	library("int4", &c4);
 	bad_groups();
 	cli_text();
+	cli_info();
 	return wt_done();
 }

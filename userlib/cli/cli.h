@@ -97,6 +97,8 @@ int cli_afd_check(const struct cli_devices *d, const char *cmd);
 int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev);
 /* One line per group: devices, profile, stages and SRAM of each. */
 void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f);
+/* wafer info --afd: the groups (0 or 1). */
+int cli_afd_info(const struct cli_devices *d);
 
 /* 0, or 2 with a message when --split does not match -d. */
 int cli_devices_check(const struct cli_devices *d, const char *cmd);

@@ -112,3 +112,18 @@ void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f)
 		}
 	}
 }
+
+int cli_afd_info(const struct cli_devices *d)
+{
+	struct wafer_dev *dev = NULL;
+
+	if (cli_open_afd(d, &dev)) {
+		fprintf(stderr, "wafer: %s\n", wafer_last_error());
+		return 1;
+	}
+	printf("devices:  attention-FFN disaggregation over %u + %u in-process devices\n",
+	       d->afd[0], d->afd[1]);
+	cli_print_afd(dev, d, stdout);
+	wafer_close(dev);
+	return 0;
+}
