@@ -12,7 +12,7 @@
  * the first group, FFN without on the second); bad groups are -EINVAL.
  * CLI: greedy text of --afd 0:1, 0-1:2-3 and asic:wafer profiles is
  * byte-identical to the single device's, int8 and int4, a prompt longer
- * than a micro-batch; the run says which parts sit where and their SRAM;
+ * than a micro-batch, and with MoE layers (--moe 4,2); the run says which parts sit where and their SRAM;
  * --afd with -d, --backend kernel, without a colon, --afd-profiles alone
  * are usage errors, with streamed weights a load error; wafer info --afd
  * -m shows the groups and each part's layers, weights and KV.
@@ -266,6 +266,11 @@ static void cli_text(void)
 				      "CLI: the run says which parts sit on which device and their SRAM");
 		}
 	}
+	/* MoE layers: the FFN part holds the router and the experts. */
+	rc = cli("--backend inproc --moe 4,2 -n 200", want, NULL);
+	rc |= cli("--afd 0-1:2-3 --moe 4,2 -n 200", got, NULL);
+	wt_ok(rc == 0 && strlen(want) > 200 && !strcmp(want, got),
+	      "CLI --moe 4,2: wafer run --afd 0-1:2-3: the text is byte-identical to one device");
 	rc = cli("--afd 0 -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd without a colon is a usage error");
 	rc = cli("--afd 0:1 -d 0-1 -n 8", got, NULL);
