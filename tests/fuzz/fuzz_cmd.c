@@ -114,17 +114,10 @@ static void fix_cmd(struct wfw_cmd *c, u32 ctx, u32 model)
 /* The model every input starts with: see the file comment. */
 static int preload(size_t size, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd c;
+	u32 part = (u32)((size >> 1) % 3);
 
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (uint64_t)(uintptr_t)blob;
-	c.load.len = blob_len;
-	c.load.part = (u32)((size >> 1) % 3);
-	c.load.flags = (size & 1) && !c.load.part ? WFW_LOAD_STREAM : 0;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_range(h, blob, blob_len, (size & 1) && !part ? WFW_LOAD_STREAM : 0,
+			     0, 0, part, cpl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

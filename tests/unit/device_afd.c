@@ -42,23 +42,6 @@ struct afd {
 
 static u32 prompt[NSEQ][PREFILL];
 
-static struct dh *device_up(const char *profile, u32 stages, u64 sram)
-{
-	struct wfs_device_config cfg;
-	struct dh *h = calloc(1, sizeof(*h));
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.numa_node = -1;
-	cfg.profile = profile;
-	cfg.stages = stages;
-	cfg.sram_bytes = sram;
-	if (!h || dh_init(h, &cfg, 64, 64)) {
-		free(h);
-		return NULL;
-	}
-	return h;
-}
-
 static void device_down(struct dh *h)
 {
 	if (h) {
@@ -70,18 +53,7 @@ static void device_down(struct dh *h)
 static int load_part(struct dh *h, void *blob, size_t len, u32 part,
 		     u32 first, u32 count, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (uint64_t)(uintptr_t)blob;
-	c.load.len = len;
-	c.load.layer_first = first;
-	c.load.layer_count = count;
-	c.load.part = part;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_range(h, blob, len, 0, first, count, part, cpl);
 }
 
 static const size_t in_size = (size_t)PREFILL * 4096 + 64;
@@ -98,7 +70,7 @@ static int group_up(struct afd *x, struct dh **hs, u32 *ctxs, int n,
 		u32 count = part ? (u32)(i + 1) * x->L / n - first : 0;
 		int64_t id;
 
-		hs[i] = device_up(profile, strcmp(profile, "asic") ? 0 : 4, 0);
+		hs[i] = dh_new(profile, strcmp(profile, "asic") ? 0 : 4, 0);
 		if (!hs[i])
 			return -1;
 		dh_region_add(hs[i], blob, len);
@@ -299,7 +271,7 @@ static void check_bad_jobs(struct afd *x, struct afd *ref)
 static void check_load_fields(void *blob, size_t len, u32 L)
 {
 	struct wfw_cpl cpl;
-	struct dh *h = device_up("asic", 4, 0);
+	struct dh *h = dh_new("asic", 4, 0);
 	char *log = malloc(65536);
 	int64_t id;
 	int ret;
@@ -313,7 +285,7 @@ static void check_load_fields(void *blob, size_t len, u32 L)
 	      "an FFN part's context allocates no KV (%lld, %llu bytes)",
 	      (long long)id, (unsigned long long)cpl.value);
 	device_down(h);
-	h = device_up("asic", 1, 64 << 10);
+	h = dh_new("asic", 1, 64 << 10);
 	if (!h)
 		goto out;
 	dh_region_add(h, blob, len);

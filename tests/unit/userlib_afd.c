@@ -213,21 +213,14 @@ static int cli(const char *args, char *out, char *err)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
 	char cmd[2048], path[] = "/tmp/userlib_afd_XXXXXX";
-	size_t n = 0, r;
 	int fd = mkstemp(path), rc;
-	FILE *p;
+	size_t n;
 
 	if (fd < 0)
 		return -1;
 	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s %s 2>%s", build, model, tokpath,
 		 args, path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while ((r = fread(out + n, 1, TEXT_MAX - 1 - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	rc = pclose(p);
+	rc = wt_capture(cmd, out, TEXT_MAX);
 	if (err) {
 		n = (size_t)read(fd, err, TEXT_MAX - 1);
 		err[n < TEXT_MAX ? n : 0] = '\0';
@@ -291,19 +284,13 @@ static void cli_info(void)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
 	char cmd[1024], *out = malloc(TEXT_MAX);
-	size_t n = 0, r;
-	FILE *p;
 	int rc;
 
+	if (!out)
+		return;
 	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info --afd 0-1:2 --afd-profiles asic:wafer "
 		 "-m %s 2>&1", build, model);
-	p = popen(cmd, "r");
-	if (!p || !out)
-		return;
-	while ((r = fread(out + n, 1, TEXT_MAX - 1 - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	rc = pclose(p);
+	rc = wt_capture(cmd, out, TEXT_MAX);
 	wt_ok(rc == 0 && strstr(out, "inproc 1  attention (and KV) profile asic") &&
 	      strstr(out, "inproc 2  FFN                profile wafer") &&
 	      strstr(out, "layers  0-1  attention +embed") &&

@@ -10,43 +10,28 @@
 #include <time.h>
 
 #include "wafer_afd.h"
+#include "wafer_members.h"
 #include "wfs_model.h"
 #include "wfw_abi.h"
-
-#define MIN_NZ(a, b)	((a) == 0 ? (b) : (b) == 0 ? (a) : (a) < (b) ? (a) : (b))
 
 static unsigned int n_members(const struct afd *a)
 {
 	return a->na + a->nf;
 }
 
-/* The members combined: stages and free SRAM summed, limits the AFD's. */
+/* The members combined (wafer_members_info()), limits the AFD's. */
 static void afd_info(struct wafer_dev *dev)
 {
 	struct afd *a = afd_of(dev);
 	struct wafer_info *i = &dev->info;
-	unsigned int k;
 
-	*i = a->m[0]->info;
-	i->numa_node = -1;
+	wafer_members_info(i, a->m, n_members(a));
 	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, AFD_MAX_TOKENS);
 	i->max_inflight_jobs = AFD_MAX_JOBS;
 	i->max_models = MIN_NZ(i->max_models, AFD_MAX_MODELS);
 	i->max_contexts = MIN_NZ(i->max_contexts, AFD_MAX_CTX);
-	for (k = 1; k < n_members(a); k++) {
-		const struct wafer_info *o = &a->m[k]->info;
-
-		i->caps &= o->caps;
-		if (strcmp(i->profile_name, o->profile_name))
-			strcpy(i->profile_name, "mixed");
-		i->stages += o->stages;
-		i->sram_bytes_free += o->sram_bytes_free;
-		i->max_bo_size = MIN_NZ(i->max_bo_size, o->max_bo_size);
-		i->max_models = MIN_NZ(i->max_models, o->max_models);
-		i->max_contexts = MIN_NZ(i->max_contexts, o->max_contexts);
-		/* A job waits on every step: 2 per layer. */
-		i->job_timeout_ms += 2 * o->job_timeout_ms;
-	}
+	/* A job waits on every member twice (attention and FFN each layer). */
+	i->job_timeout_ms *= 2;
 }
 
 static void afd_close(struct wafer_dev *dev)
@@ -59,23 +44,6 @@ static void afd_close(struct wafer_dev *dev)
 	pthread_cond_destroy(&a->cond);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
-}
-
-static int afd_sync_init(struct afd *a)
-{
-	pthread_condattr_t ca;
-	int ret;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	ret = pthread_cond_init(&a->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (ret || pthread_mutex_init(&a->lock, NULL)) {
-		if (!ret)
-			pthread_cond_destroy(&a->cond);
-		return wafer_set_error(-ENOMEM, "out of memory");
-	}
-	return 0;
 }
 
 /* Opens the members: in process (each with its group's options), hooked. */
@@ -123,7 +91,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 				       "devices", AFD_MAX_GROUP, AFD_MAX_GROUP);
 	dev = calloc(1, sizeof(*dev));
 	a = calloc(1, sizeof(*a));
-	if (!dev || !a || afd_sync_init(a)) {
+	if (!dev || !a || wafer_members_sync_init(&a->lock, &a->cond)) {
 		free(dev);
 		free(a);
 		return wafer_set_error(-ENOMEM, "out of memory");
@@ -158,10 +126,8 @@ static struct wafer_dev *afd_member_dev(struct wafer_dev *dev, unsigned int i, u
 static void afd_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct afd_bo *ab = bo->priv;
-	unsigned int k = n_members(afd_of(dev));
 
-	while (k--)
-		wafer_bo_destroy(ab->on[k]);	/* the views before the buffer */
+	wafer_members_bo_destroy(ab->on, n_members(afd_of(dev)));
 	free(ab);
 }
 
@@ -170,22 +136,15 @@ static int afd_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct afd *a = afd_of(dev);
 	struct afd_bo *ab = calloc(1, sizeof(*ab));
-	unsigned int k;
 	int ret;
 
 	if (!ab)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	bo->priv = ab;
-	ret = wafer_bo_create(a->m[0], bo->size, &ab->on[0]);
-	for (k = 1; k < n_members(a) && !ret; k++)
-		ret = wafer_bo_import(a->m[k], ab->on[0], &ab->on[k]);
-	if (ret) {
-		afd_bo_destroy(dev, bo);
-		return ret;
-	}
-	bo->map = ab->on[0]->map;
-	bo->size = ab->on[0]->size;
-	return 0;
+	ret = wafer_members_bo_create(a->m, n_members(a), bo, ab->on);
+	if (ret)
+		free(ab);
+	return ret;
 }
 
 /* Unloads the first @loaded members' parts and frees the buffers. */
@@ -369,35 +328,12 @@ static int afd_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	return 0;
 }
 
-/*
- * Counters: jobs and tokens are the FFN members' of the last layer (every
- * micro-batch ends there: one job per layer part), the modelled clock the
- * latest member's; busy time summed, the bottleneck the busiest member's.
- */
+/* Counters: every micro-batch ends on the last FFN member (wafer_members_stats()). */
 static int afd_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct afd *a = afd_of(dev);
-	struct wafer_dev_stats s;
-	unsigned int k;
-	int ret;
 
-	for (k = 0; k < n_members(a); k++) {
-		ret = wafer_dev_stats(a->m[k], &s);
-		if (ret)
-			return ret;
-		if (k == n_members(a) - 1) {
-			st->jobs_completed = s.jobs_completed;
-			st->tokens = s.tokens;
-		}
-		if (s.modelled_makespan_ns > st->modelled_makespan_ns)
-			st->modelled_makespan_ns = s.modelled_makespan_ns;
-		st->modelled_busy_ns += s.modelled_busy_ns;
-		if (s.bottleneck_busy_ns > st->bottleneck_busy_ns)
-			st->bottleneck_busy_ns = s.bottleneck_busy_ns;
-		if (s.moe_imbalance_milli > st->moe_imbalance_milli)
-			st->moe_imbalance_milli = s.moe_imbalance_milli;
-	}
-	return 0;
+	return wafer_members_stats(a->m, n_members(a), st);
 }
 
 const struct wafer_backend_ops wafer_afd_backend = {
