@@ -43,6 +43,9 @@ static struct wafer_open_opts inproc(const char *profile)
 	return (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC, .profile = profile };
 }
 
+/* Modelled device time of the last prefill run_jobs() reaped. */
+static uint64_t prefill_ns;
+
 /* Submits @n jobs and reaps them all; 0 if every one completed with 0. */
 static int run_jobs(struct wafer_dev *dev, struct wafer_job *jobs, unsigned int n)
 {
@@ -56,6 +59,8 @@ static int run_jobs(struct wafer_dev *dev, struct wafer_job *jobs, unsigned int 
 			return -1;
 		for (i = 0; i < (unsigned int)ret; i++)
 			bad |= c[i].status != 0;
+		if (jobs[0].n_tokens == PREFILL)
+			prefill_ns = c[0].device_ns;
 		done += (unsigned int)ret;
 	}
 	return bad ? -1 : 0;
@@ -166,6 +171,8 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 	ret = wafer_open(&one, &dev);
 	ret = ret ? ret : workload(dev, conv, want);
 	wafer_close(dev);
+	wt_diag("%s one device: modelled prefill of %d positions %llu ns", name, PREFILL,
+		(unsigned long long)prefill_ns);
 	if (!wt_ok(!ret, "%s: whole layers on one device: %s", name,
 		   ret ? wafer_last_error() : "ok"))
 		return;
@@ -185,6 +192,9 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		      "record byte-identical to one device (%s)", name, cfg[i].na, cfg[i].nf,
 		      cfg[i].pa ? ", profiles " : "", cfg[i].pa ? "asic:wafer" : "",
 		      PREFILL, SLOTS, DECODE, ret ? wafer_last_error() : "ok");
+		wt_diag("%s --afd %u:%u: modelled prefill of %d positions %llu ns (%d "
+			"micro-batches)", name, cfg[i].na, cfg[i].nf, PREFILL,
+			(unsigned long long)prefill_ns, (PREFILL + 15) / 16);
 		if (!ret && conv->wbits == 8)
 			check_parts(dev, conv, cfg[i].na, cfg[i].nf);
 		wafer_close(dev);
@@ -272,6 +282,8 @@ static void cli_text(void)
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with --backend kernel is a usage error");
 	rc = cli("--backend inproc --afd-profiles asic:wafer -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd-profiles without --afd is a usage error");
+	rc = cli("--afd 0:1 --trace /tmp/userlib_afd.json -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with --trace is a usage error");
 	rc = cli("--afd 0:1 --stream-weights on -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 1 && !got[0], "--afd with streamed weights fails at load");
 	free(want);
