@@ -12,7 +12,10 @@
  * ranges of the parts).  Each part holds only its tensors (and the
  * attention part the KV: an FFN part's context has none), GET_INFO says
  * which part a device holds, and the part/layer fields that do not fit
- * fail with -EINVAL, a part too big with -ENOSPC naming it.
+ * fail with -EINVAL, a part too big with -ENOSPC naming it.  Modelled
+ * time: an attention part's records cross the inter-device link (the
+ * last stage's hop is the link's formula, the record's t_ns its end) and
+ * the FFN part's come back over it.
  */
 #include "device_harness.h"
 #include "wfs_pack.h"
@@ -267,6 +270,54 @@ static void check_bad_jobs(struct afd *x, struct afd *ref)
 	}
 }
 
+/*
+ * The link each way: an attention part job's last stage hops over the
+ * inter-device link (WFW_CHUNK_LINK, link_hop_cycles + ceil(A / link B
+ * per cycle) at 1 GHz on asic), its record arrives then (t_ns), and the
+ * FFN part job of the same layer starts no earlier.  Decodes position
+ * PREFILL + DECODE of slot 0 (after run()).
+ */
+static void check_link(struct afd *x)
+{
+	struct wfw_info in;
+	struct wfw_chunk_time t[8];
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+	const struct wfw_act_rec *r = (const struct wfw_act_rec *)x->mid;
+	u32 pos = PREFILL + DECODE, tok = 1, n_st, l = 1, times_at;
+	u64 link_ns, t_att = 0, t_ffn = 0;
+	int ret;
+
+	ret = dh_info(x->a[0], &in);
+	n_st = in.stages_used;
+	link_ns = in.link_hop_cycles + (x->act + in.link_bytes_per_cycle - 1) /
+		  in.link_bytes_per_cycle;	/* asic: 1 GHz */
+	ret = ret ? ret : job(x, x->a[0], x->ca[0], 0, pos, 1, &tok, 0, 1, 0);
+	/* layer 1's attention again, with its chunk times after the record */
+	memcpy(x->in, x->mid, x->act);
+	memcpy(x->in + x->act, &l, 4);
+	times_at = x->act;
+	dh_job_cmd(&c, x->ca[0], 0, pos, 1, (const u32 *)x->in, x->mid,
+		   times_at + n_st * (u32)sizeof(t[0]), 0,
+		   WFW_JOB_IN_ACT | WFW_JOB_OUT_ACT | WFW_JOB_LAYER | WFW_JOB_TIMES, 0);
+	c.job.times_offset = times_at;
+	c.job.times_len = n_st * (u32)sizeof(t[0]);
+	ret = ret ? ret : dh_exec(x->a[0], &c, &cpl, 5000) ? -ETIMEDOUT : cpl.status;
+	if (!ret && n_st <= 8) {
+		memcpy(t, x->mid + times_at, n_st * sizeof(t[0]));
+		t_att = r->t_ns;
+		ret = job(x, x->f[0], x->cf[0], 0, pos, 1, x->mid, 1, 1, 1);
+		t_ffn = r->t_ns;
+	}
+	wt_ok(!ret && n_st <= 8 && (t[n_st - 1].flags & WFW_CHUNK_LINK) &&
+	      t[n_st - 1].hop_end_ns - t[n_st - 1].end_ns == link_ns &&
+	      t_att == t[n_st - 1].hop_end_ns && cpl.value == t_att &&
+	      t_ffn > t_att + link_ns,
+	      "the attention part's record crosses the link (%llu ns: 500 cycles + %u B at 64 B/cycle), arrives at t_ns %llu; the FFN part's, after its work and the link back, at %llu",
+	      (unsigned long long)link_ns, x->act, (unsigned long long)t_att,
+	      (unsigned long long)t_ffn);
+}
+
 /* An FFN part's context has no KV; a part too big is -ENOSPC naming it. */
 static void check_load_fields(void *blob, size_t len, u32 L)
 {
@@ -338,6 +389,7 @@ static void run_all(const char *name, const struct wfs_ckpt *ck,
 		if (!ret && i == 0) {
 			check_parts(&x, &ref);
 			check_bad_jobs(&x, &ref);
+			check_link(&x);
 		}
 		afd_down(&x);
 	}
