@@ -66,6 +66,10 @@ static int check_load(const struct wfw_cmd_load_model *p)
 {
 	if (p->flags & ~WFW_LOAD_FLAGS_ALL || !ZERO(p->reserved))
 		return -WFS_EINVAL;
+	/* Layer parts (1.5) are resident: no streamed part. */
+	if (p->part > WFW_PART_MAX ||
+	    (p->part && (p->flags & WFW_LOAD_STREAM)))
+		return -WFS_EINVAL;
 	/* A range is whole layers: a first layer alone means nothing. */
 	if (p->layer_first && !p->layer_count)
 		return -WFS_EINVAL;
@@ -188,14 +192,64 @@ static int read_not_before(struct wfs_device *dev,
 	return *t > WFW_NOT_BEFORE_MAX ? -WFS_EINVAL : 0;
 }
 
-/* The job's input and output kinds must be the loaded range's. */
-static int check_job_io(const struct wfs_model_state *m,
+/* Bytes of the job's input: ids or records, NOT_BEFORE's floor. */
+static u64 job_in_bytes(const struct wfs_model_state *m,
 			const struct wfw_cmd_run_job *p)
+{
+	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
+
+	return in_rec * p->n_tokens +
+	       ((p->flags & WFW_JOB_NOT_BEFORE) ? sizeof(u64) : 0);
+}
+
+/*
+ * LAYER (1.5): the layer whose part the job runs, the u32 after the
+ * input; *@layer = its index in the blob.  A part model needs it, a model
+ * of whole layers takes none.
+ */
+static int read_layer(struct wfs_device *dev, const struct wfs_model_state *m,
+		      const struct wfw_cmd_run_job *p, u32 *layer)
+{
+	u32 full, first = m->info.first_layer + m->range_first;
+
+	*layer = 0;
+	if (!(p->flags & WFW_JOB_LAYER) != !m->part) {
+		wfs_log_printf(&dev->hw.log, 1, "run: %s",
+			       m->part ? "a job of a layer part model needs WFW_JOB_LAYER" :
+			       "WFW_JOB_LAYER on a model of whole layers");
+		return -WFS_EINVAL;
+	}
+	if (!m->part)
+		return 0;
+	if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + job_in_bytes(m, p),
+			     &full, sizeof(full)))
+		return -WFS_EFAULT;
+	if (full < first || full - first >= m->n_layers) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "run: layer %u is not in the loaded range (the %s part of layers %u-%u)",
+			       full, m->part == WFW_PART_ATTN ? "attention" : "FFN",
+			       first, first + m->n_layers - 1);
+		return -WFS_EINVAL;
+	}
+	*layer = full - m->info.first_layer;
+	return 0;
+}
+
+/*
+ * The job's input and output kinds must be the loaded range's: a part
+ * job takes tokens only for the attention of layer 0, gives results only
+ * from the FFN of the last layer.
+ */
+static int check_job_io(const struct wfs_model_state *m,
+			const struct wfw_cmd_run_job *p, u32 layer)
 {
 	u32 in_act = !!(p->flags & WFW_JOB_IN_ACT);
 	u32 out_act = !!(p->flags & WFW_JOB_OUT_ACT);
+	u32 full = m->info.first_layer + layer;
+	u32 embeds = m->embed && (!m->part || full == 0);
+	u32 heads = m->head && (!m->part || full + 1 == m->info.total_layers);
 
-	if (in_act == m->embed || out_act == m->head)
+	if (in_act == embeds || out_act == heads)
 		return -WFS_EINVAL;
 	/* Activation records carry their own time (t_ns). */
 	if (in_act && (p->flags & WFW_JOB_NOT_BEFORE))
@@ -230,8 +284,7 @@ static int check_job_bufs(const struct wfs_device *dev,
 			  const struct wfs_model_state *m,
 			  const struct wfw_cmd_run_job *p)
 {
-	u64 in_rec = (p->flags & WFW_JOB_IN_ACT) ? m->act_bytes : 4;
-	u64 floor = (p->flags & WFW_JOB_NOT_BEFORE) ? sizeof(u64) : 0;
+	u64 tail = (p->flags & WFW_JOB_LAYER) ? sizeof(u32) : 0;
 	u64 need, end;
 	u32 records;
 
@@ -244,7 +297,7 @@ static int check_job_bufs(const struct wfs_device *dev,
 	if (check_job_times(dev, m, p, need))
 		return -WFS_EINVAL;
 	if (p->out_len < need || WFS_ADD_OVF(p->out_addr, need, &end) ||
-	    WFS_ADD_OVF(p->in_addr, in_rec * p->n_tokens + floor, &end))
+	    WFS_ADD_OVF(p->in_addr, job_in_bytes(m, p) + tail, &end))
 		return -WFS_EINVAL;
 	return 0;
 }
@@ -265,6 +318,7 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 	const struct wfs_model_state *m;
 	struct wfs_ctx *ctx;
 	u64 not_before;
+	u32 layer;
 	int ret;
 
 	if (!dev->models.n)
@@ -277,22 +331,24 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;	/* not the context's model */
 	if (p->flags & WFW_JOB_NOP) {
 		ret = check_job_nop(ctx, p);
-		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx, 0);
+		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx, 0, 0);
 	}
 	if (p->slot >= ctx->slots || !p->n_tokens || p->topk > WFW_MAX_TOPK)
 		return -WFS_EINVAL;
 	if ((u64)p->start_pos + p->n_tokens > ctx->ctx_len)
 		return -WFS_ERANGE;
-	ret = check_job_io(m, p);
+	ret = check_job_bufs(dev, m, p);
 	if (!ret)
-		ret = check_job_bufs(dev, m, p);
-	if (!ret && m->embed)
+		ret = read_layer(dev, m, p, &layer);
+	if (!ret)
+		ret = check_job_io(m, p, layer);
+	if (!ret && !(p->flags & WFW_JOB_IN_ACT))
 		ret = prescan_tokens(dev, m, p);
 	if (!ret)
 		ret = read_not_before(dev, p, &not_before);
 	if (ret)
 		return ret;
-	return wfs_job_submit(dev, cmd->cookie, p, ctx, not_before);
+	return wfs_job_submit(dev, cmd->cookie, p, ctx, not_before, layer);
 }
 
 /* ------------------------------------------------------------ dispatch -- */

@@ -72,7 +72,8 @@ static int ctx_alloc_kv(struct wfs_device *dev, const struct wfs_model_state *m,
 		struct wfs_stage *st = &dev->stages[s];
 		u32 n_layers = st->mdl[m->idx].n_layers;
 
-		if (!n_layers)
+		/* An FFN part (WFW_PART_FFN) keeps no KV cache. */
+		if (!n_layers || !m->table.a[WFS_A_KV].count)
 			continue;
 		/* n_layers * slots * kvb: all factors < 2^32, kvb < 2^40. */
 		bytes = (u64)n_layers * slots;

@@ -303,54 +303,45 @@ static void wfs_attention(const struct wfs_layer_view *v, const u8 *kv,
 	hexp[0] = emax;
 }
 
-/**
- * wfs_layer_forward() - run one transformer layer for one position
- * @v: bound layer view
- * @kv_slot: this layer's KV slot of the sequence (wfs_kv_bytes() for a
- *	ctx_len > @pos), 8-byte aligned; positions 0..@pos-1 must have been
- *	written by earlier calls; position @pos is written
- * @pos: position of the token
- * @act: activation record, updated in place
- * @scratch: wfs_layer_scratch_bytes(info, ctx_len) bytes, 8-byte aligned
- *
- * A record whose dim does not match the model is reset to zero first.
- */
-void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
-		       u32 pos, void *act, void *scratch)
+/* The scratch regions of a layer call at @pos. */
+static void wfs_lscr_of(const struct wfs_layer_view *v, u32 pos,
+			struct wfs_lscr *l)
 {
-	u8 *sb = scratch, *rec = (u8 *)kv_slot + (u64)pos * v->kv_stride;
+	wfs_lscr_layout(v->dim, v->hidden, v->kv_dim, v->head_size,
+			v->n_heads, pos + 1, v->n_experts, l);
+}
+
+/* Read the record's header; a record of another width restarts at zero. */
+static s32 wfs_act_load(const struct wfs_layer_view *v, void *act,
+			struct wfs_act_hdr *hdr)
+{
+	s32 *x = (s32 *)((u8 *)act + sizeof(*hdr));
+
+	WFS_MEMCPY(hdr, act, sizeof(*hdr));
+	if (hdr->dim != v->dim) {
+		hdr->dim = v->dim;
+		hdr->exp = 0;
+		WFS_MEMSET(x, 0, 4ULL * v->dim);
+	}
+	return WFS_MAX(WFS_MIN(hdr->exp, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
+}
+
+static void wfs_act_store(void *act, struct wfs_act_hdr *hdr, s32 ex)
+{
+	hdr->exp = WFS_MAX(WFS_MIN(ex, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
+	WFS_MEMCPY(act, hdr, sizeof(*hdr));
+}
+
+/* Q, K, V at @pos; K and V stored in the slot's record @rec. */
+static s32 wfs_qkv(const struct wfs_layer_view *v, u8 *rec, u32 pos,
+		   const s16 *x16, s32 e, s64 *a, s32 *cs, s16 *q16)
+{
 	u32 dim = v->dim, kvd = v->kv_dim, hs = v->head_size, i;
 	u32 bits = v->kv_bits == 8 ? 7 : 15;
-	s32 *x = (s32 *)((u8 *)act + sizeof(struct wfs_act_hdr));
-	struct wfs_act_hdr hdr;
-	struct wfs_lscr l;
-	s16 *x16, *q16;
-	s64 *a, *o, *sc;
-	s32 *cs, *hexp, e, eq, ek, ev, ex;
 	u64 koff = 4ULL * v->n_kv_heads;
 	u64 voff = koff + (u64)kvd * (v->kv_bits / 8);
+	s32 eq, ek, ev;
 
-	wfs_lscr_layout(dim, v->hidden, kvd, hs, v->n_heads, pos + 1,
-			v->n_experts, &l);
-	x16 = (s16 *)(sb + l.x16);
-	q16 = (s16 *)(sb + l.q16);
-	a = (s64 *)(sb + l.a);
-	o = (s64 *)(sb + l.o);
-	cs = (s32 *)(sb + l.cs);
-	hexp = (s32 *)(sb + l.hexp);
-	sc = (s64 *)(sb + l.sc);
-
-	WFS_MEMCPY(&hdr, act, sizeof(hdr));
-	if (hdr.dim != dim) {
-		hdr.dim = dim;
-		hdr.exp = 0;
-		WFS_MEMSET(x, 0, 4ULL * dim);
-	}
-	ex = WFS_MAX(WFS_MIN(hdr.exp, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
-
-	/* attention block */
-	e = wfs_rmsnorm(x, ex, dim, v->rms_att.data, v->rms_att.exp,
-			v->eps_q40, x16);
 	wfs_matvec(&v->wq, x16, a);
 	wfs_matvec(&v->wk, x16, a + dim);
 	wfs_matvec(&v->wv, x16, a + dim + kvd);
@@ -373,28 +364,106 @@ void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 		WFS_MEMCPY(rec + 2 * i, &ke, 2);
 		WFS_MEMCPY(rec + 2 * (v->n_kv_heads + i), &ve, 2);
 	}
-	wfs_attention(v, kv_slot, pos, q16, eq, sc, o, hexp);
-	e = wfs_vec_to_s16(o, dim, hexp[0], x16);
-	wfs_matvec(&v->wo, x16, a);
-	ex = wfs_residual_add(x, ex, a, e + v->wo.scale_exp, dim);
+	return eq;
+}
 
-	/* feed-forward block */
-	e = wfs_rmsnorm(x, ex, dim, v->rms_ffn.data, v->rms_ffn.exp,
+/**
+ * wfs_layer_attn() - a layer's attention part for one position
+ * @v: bound layer view (of the whole section or of its attention part)
+ * @kv_slot: this layer's KV slot of the sequence (wfs_kv_bytes() for a
+ *	ctx_len > @pos), 8-byte aligned; positions 0..@pos-1 must have been
+ *	written by earlier calls; position @pos is written
+ * @pos: position of the token
+ * @act: activation record, updated in place: x += Wo attention(norm(x))
+ * @scratch: wfs_layer_scratch_bytes(info, ctx_len) bytes, 8-byte aligned
+ *
+ * A record whose dim does not match the model is reset to zero first.
+ */
+void wfs_layer_attn(const struct wfs_layer_view *v, void *kv_slot, u32 pos,
+		    void *act, void *scratch)
+{
+	u8 *sb = scratch, *rec = (u8 *)kv_slot + (u64)pos * v->kv_stride;
+	s32 *x = (s32 *)((u8 *)act + sizeof(struct wfs_act_hdr));
+	struct wfs_act_hdr hdr;
+	struct wfs_lscr l;
+	s16 *x16, *q16;
+	s64 *a, *o;
+	s32 *hexp, e, eq, ex;
+
+	wfs_lscr_of(v, pos, &l);
+	x16 = (s16 *)(sb + l.x16);
+	q16 = (s16 *)(sb + l.q16);
+	a = (s64 *)(sb + l.a);
+	o = (s64 *)(sb + l.o);
+	hexp = (s32 *)(sb + l.hexp);
+	ex = wfs_act_load(v, act, &hdr);
+
+	e = wfs_rmsnorm(x, ex, v->dim, v->rms_att.data, v->rms_att.exp,
+			v->eps_q40, x16);
+	eq = wfs_qkv(v, rec, pos, x16, e, a, (s32 *)(sb + l.cs), q16);
+	wfs_attention(v, kv_slot, pos, q16, eq, (s64 *)(sb + l.sc), o, hexp);
+	e = wfs_vec_to_s16(o, v->dim, hexp[0], x16);
+	wfs_matvec(&v->wo, x16, a);
+	ex = wfs_residual_add(x, ex, a, e + v->wo.scale_exp, v->dim);
+	wfs_act_store(act, &hdr, ex);
+}
+
+/**
+ * wfs_layer_ffn() - a layer's feed-forward part for one position
+ * @v: bound layer view (of the whole section or of its FFN part)
+ * @pos: position of the token (sizes the scratch as wfs_layer_attn() does)
+ * @act: activation record, updated in place: x += FFN(norm(x))
+ * @scratch: wfs_layer_scratch_bytes(info, ctx_len) bytes, 8-byte aligned
+ */
+void wfs_layer_ffn(const struct wfs_layer_view *v, u32 pos, void *act,
+		   void *scratch)
+{
+	u8 *sb = scratch;
+	s32 *x = (s32 *)((u8 *)act + sizeof(struct wfs_act_hdr));
+	struct wfs_act_hdr hdr;
+	struct wfs_lscr l;
+	s16 *x16;
+	s64 *a, *o;
+	s32 e, ex;
+
+	wfs_lscr_of(v, pos, &l);
+	x16 = (s16 *)(sb + l.x16);
+	a = (s64 *)(sb + l.a);
+	o = (s64 *)(sb + l.o);
+	ex = wfs_act_load(v, act, &hdr);
+
+	e = wfs_rmsnorm(x, ex, v->dim, v->rms_ffn.data, v->rms_ffn.exp,
 			v->eps_q40, x16);
 	if (v->n_experts) {
 		e = wfs_moe_ffn(v, x16, e, a, o, sb + l.moe);
-		ex = wfs_residual_add(x, ex, o, e, dim);
+		ex = wfs_residual_add(x, ex, o, e, v->dim);
 	} else {
 		wfs_matvec(&v->w1, x16, a);
 		wfs_matvec(&v->w3, x16, a + v->hidden);
 		e = wfs_swiglu(a, e + v->w1.scale_exp, a + v->hidden,
 			       e + v->w3.scale_exp, v->hidden, x16);
 		wfs_matvec(&v->w2, x16, a);
-		ex = wfs_residual_add(x, ex, a, e + v->w2.scale_exp, dim);
+		ex = wfs_residual_add(x, ex, a, e + v->w2.scale_exp, v->dim);
 	}
+	wfs_act_store(act, &hdr, ex);
+}
 
-	hdr.exp = WFS_MAX(WFS_MIN(ex, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
-	WFS_MEMCPY(act, &hdr, sizeof(hdr));
+/**
+ * wfs_layer_forward() - run one transformer layer for one position
+ * @v: bound layer view
+ * @kv_slot: see wfs_layer_attn()
+ * @pos: position of the token
+ * @act: activation record, updated in place
+ * @scratch: wfs_layer_scratch_bytes(info, ctx_len) bytes, 8-byte aligned
+ *
+ * Exactly wfs_layer_attn() then wfs_layer_ffn() on the same record, so a
+ * layer run as two parts on two devices gives the same bits.
+ */
+void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
+		       u32 pos, void *act, void *scratch)
+{
+	wfs_layer_attn(v, kv_slot, pos, act, scratch);
+	wfs_layer_ffn(v, pos, act, scratch);
 }
 
 /**
@@ -410,8 +479,7 @@ const struct wfs_moe_sel *wfs_layer_moe_sel(const struct wfs_layer_view *v,
 {
 	struct wfs_lscr l;
 
-	wfs_lscr_layout(v->dim, v->hidden, v->kv_dim, v->head_size,
-			v->n_heads, pos + 1, v->n_experts, &l);
+	wfs_lscr_of(v, pos, &l);
 	return (const struct wfs_moe_sel *)((const u8 *)scratch + l.moe);
 }
 

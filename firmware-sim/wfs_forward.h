@@ -31,6 +31,10 @@
  *   x  += Wo o                                      wfs_residual_add()
  *   h   = rmsnorm(x) * rms_ffn
  *   x  += W2 (silu(W1 h) * W3 h)                    wfs_swiglu()
+ *
+ * wfs_layer_forward() is wfs_layer_attn() (the lines up to x += Wo o) then
+ * wfs_layer_ffn() (the rest), the record's header written in between: the
+ * two parts of attention-FFN disaggregation (WFW_PART_*).
  */
 #ifndef WFS_FORWARD_H
 #define WFS_FORWARD_H
@@ -82,6 +86,10 @@ int wfs_embed(const struct wfs_embed_view *v, u32 token, void *act);
 struct wfs_moe_sel;
 const struct wfs_moe_sel *wfs_layer_moe_sel(const struct wfs_layer_view *v,
 					    u32 pos, const void *scratch);
+void wfs_layer_attn(const struct wfs_layer_view *v, void *kv_slot, u32 pos,
+		    void *act, void *scratch);
+void wfs_layer_ffn(const struct wfs_layer_view *v, u32 pos, void *act,
+		   void *scratch);
 void wfs_layer_forward(const struct wfs_layer_view *v, void *kv_slot,
 		       u32 pos, void *act, void *scratch);
 void wfs_head(const struct wfs_head_view *v, const void *act, u32 k,

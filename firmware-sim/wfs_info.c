@@ -149,7 +149,9 @@ static void info_model(struct wfs_device *dev, const struct wfs_model_state *m,
 	info->act_rec_size = m->act_bytes;
 	info->model_flags = (m->embed ? WFW_MODEL_EMBED : 0) |
 			    (m->head ? WFW_MODEL_HEAD : 0) |
-			    (m->stream ? WFW_MODEL_STREAM : 0);
+			    (m->stream ? WFW_MODEL_STREAM : 0) |
+			    (m->part == WFW_PART_ATTN ? WFW_MODEL_ATTN : 0) |
+			    (m->part == WFW_PART_FFN ? WFW_MODEL_FFN : 0);
 	info->n_heads = m->info.n_heads;
 	info->n_kv_heads = m->info.n_kv_heads;
 	info->vocab = m->info.vocab_size;
@@ -157,7 +159,8 @@ static void info_model(struct wfs_device *dev, const struct wfs_model_state *m,
 	info->stages_used = m->map.stages_used;
 	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev, m,
 								m->max_ctx));
-	info->kv_bytes_per_pos = (u64)m->kv_pos_bytes * m->n_layers;
+	info->kv_bytes_per_pos = m->part == WFW_PART_FFN ? 0 :
+				 (u64)m->kv_pos_bytes * m->n_layers;
 	info_moe(dev, m, info);
 }
 

@@ -12,7 +12,8 @@ struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx)
 /* Take a free table entry; waits while the table is full.  NULL: reset. */
 static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 				 const struct wfw_cmd_run_job *p,
-				 struct wfs_ctx *ctx, u64 not_before, int *err)
+				 struct wfs_ctx *ctx, u64 not_before, u32 layer,
+				 int *err)
 {
 	struct wfs_job_table *jt = &dev->job;
 	struct wfs_sync *sy = &dev->sync;
@@ -39,6 +40,7 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 	job->cookie = cookie;
 	job->args = *p;
 	job->ctx = ctx;
+	job->layer = layer;
 	job->n_chunks = (p->n_tokens + chunk - 1) / chunk;
 	job->host_t0 = wfs_os_now_ns();
 	/* An armed hang waits for a job that has work to hang in. */
@@ -121,12 +123,12 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 
 int wfs_job_submit(struct wfs_device *dev, u64 cookie,
 		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx,
-		   u64 not_before)
+		   u64 not_before, u32 layer)
 {
 	struct wfs_job *job;
 	int err;
 
-	job = job_admit(dev, cookie, p, ctx, not_before, &err);
+	job = job_admit(dev, cookie, p, ctx, not_before, layer, &err);
 	if (!job)
 		return err;
 	/* A NOP leaves at intake: no stage sees it, it took no device time. */

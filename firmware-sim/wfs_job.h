@@ -34,6 +34,8 @@ struct wfs_ctx;
  * @t_ready: modelled time the job's input was available
  * @t_start: modelled time its first chunk started on stage 0
  * @host_t0: host time the CP fetched it
+ * @layer: WFW_JOB_LAYER: the layer whose part the job runs (an index into
+ *	the blob's layers, as &wfs_stage_model.first_layer)
  */
 struct wfs_job {
 	u32 state;
@@ -47,6 +49,7 @@ struct wfs_job {
 	u64 t_ready;
 	u64 t_start;
 	u64 host_t0;
+	u32 layer;
 };
 
 /**
@@ -77,6 +80,8 @@ struct wfs_job_table {
  * @ctx: its context
  * @not_before: the host's floor for its ready time (WFW_JOB_NOT_BEFORE; 0:
  *	none)
+ * @layer: WFW_JOB_LAYER: the layer whose part it runs, as an index into
+ *	the blob's layers (checked against the range); else 0
  *
  * Waits while the job table is full, then while stage 0's FIFO is.
  *
@@ -85,7 +90,7 @@ struct wfs_job_table {
  */
 int wfs_job_submit(struct wfs_device *dev, u64 cookie,
 		   const struct wfw_cmd_run_job *p, struct wfs_ctx *ctx,
-		   u64 not_before);
+		   u64 not_before, u32 layer);
 
 /* The job a FIFO entry belongs to. */
 struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx);

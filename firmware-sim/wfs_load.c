@@ -3,6 +3,14 @@
  * wfs_load.c - LOAD_MODEL and model release (see wfs_load.h).
  */
 #include "wfs_device_priv.h"
+#include "wfs_part.h"
+
+/* A part's name, for the log: "" for whole layers. */
+static const char *part_name(u32 part)
+{
+	return part == WFW_PART_ATTN ? "attention part of " :
+	       part == WFW_PART_FFN ? "FFN part of " : "";
+}
 
 /* Bytes a request takes in an arena: each allocation rounds up to a block. */
 static u64 blk(u64 bytes)
@@ -63,6 +71,34 @@ static void table_window(struct wfs_model_state *m)
 	    m->stream ? WFS_STREAM_SLOTS : 0, 1, WFS_STREAM_VIEW_BYTES + max);
 }
 
+/*
+ * What each layer of the range takes in SRAM: its section, or its part's
+ * copy (the view is bound on the blob to find the part's tensors).
+ */
+static int table_parts(struct wfs_model_state *m, const u8 *blob)
+{
+	struct wfs_load_table *t = &m->table;
+	struct wfs_layer_view v;
+	u32 l, layer;
+	u64 b;
+	int ret;
+
+	for (l = 0; l < m->n_layers; l++) {
+		layer = m->range_first + l;
+		t->layer_weight[layer] = t->layer[layer].size;
+		if (m->part == WFW_PART_WHOLE)
+			continue;
+		ret = wfs_layer_bind(&m->info, blob + t->layer[layer].offset,
+				     t->layer[layer].size, layer, &v);
+		if (ret)
+			return ret;
+		b = wfs_part_bytes(&v, m->part);
+		if (b)
+			t->layer_weight[layer] = b;
+	}
+	return 0;
+}
+
 /* Fill the table for the model in @m and the device's profile. */
 static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 		       const u8 *blob, u64 len)
@@ -84,7 +120,9 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 	row(t, WFS_A_WEIGHTS, "L%u.weights", WFS_ITEM_LAYER, 1, 1, 0);
 	row(t, WFS_A_VIEWS, "views", WFS_ITEM_LAYER, 1, 0,
 	    sizeof(struct wfs_layer_view));
-	row(t, WFS_A_KV, "ctx%u.kv", WFS_ITEM_LAYER, 1, 1,
+	/* An FFN part keeps no KV cache. */
+	row(t, WFS_A_KV, "ctx%u.kv", WFS_ITEM_LAYER,
+	    m->part == WFW_PART_FFN ? 0 : 1, 1,
 	    wfs_kv_bytes(info, m->min_kv_pos));
 	row(t, WFS_A_EMBED_VIEW, "embed.view", WFS_ITEM_EMBED, m->embed, 1,
 	    sizeof(struct wfs_embed_view));
@@ -105,7 +143,7 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 			return -WFS_EINVAL;
 	}
 	table_window(m);
-	return 0;
+	return table_parts(m, blob);
 }
 
 /*
@@ -125,7 +163,8 @@ static u64 stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
 
 		if (!o->loaded || o == m || wfs_ctx_count(dev, i))
 			continue;
-		keep = (u64)st->mdl[i].n_layers * blk(o->table.a[WFS_A_KV].bytes);
+		keep = (u64)st->mdl[i].n_layers * o->table.a[WFS_A_KV].count *
+		       blk(o->table.a[WFS_A_KV].bytes);
 		if (!s)
 			keep += blk(o->table.a[WFS_A_SLOTS].bytes);
 		room = room > keep ? room - keep : 0;
@@ -172,7 +211,7 @@ static void table_budget(struct wfs_device *dev, struct wfs_model_state *m,
 	}
 	for (l = 0; l < m->n_layers; l++)
 		t->layer_need[l] = per_layer + (m->stream ? 0 :
-			blk(t->layer[m->range_first + l].size));
+			blk(t->layer_weight[m->range_first + l]));
 	in->n_layers = m->n_layers;
 	in->n_stages = dev->hw.prof.stages;
 	in->capacity = load_capacity(dev, m);
@@ -227,6 +266,41 @@ static int stage_window(struct wfs_stage *st, const struct wfs_model_state *m)
 	return 0;
 }
 
+/* The SRAM block name of a layer's weights: "L3.weights", "L3.attn", ... */
+static const char *part_block(const struct wfs_model_state *m)
+{
+	return m->part == WFW_PART_ATTN ? "L%u.attn" :
+	       m->part == WFW_PART_FFN ? "L%u.ffn" :
+	       m->table.a[WFS_A_WEIGHTS].name;
+}
+
+/*
+ * A layer's part: bind the view on the blob (validating the section as a
+ * whole layer's load does), then copy the part's tensors into SRAM and
+ * point the view at them (wfs_part.h).
+ */
+static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
+		      const u8 *blob, u32 l)
+{
+	struct wfs_stage_model *sm = &st->mdl[m->idx];
+	u32 layer = sm->first_layer + l;
+	const struct wfs_section_range *r = &m->table.layer[layer];
+	u64 bytes = m->table.layer_weight[layer];
+	u8 *p;
+	int ret;
+
+	ret = wfs_layer_bind(&m->info, blob + r->offset, r->size, layer,
+			     &sm->lviews[l]);
+	if (ret)
+		return ret;
+	p = wfs_stage_alloc(st, m, bytes, part_block(m), layer);
+	if (!p)
+		return -WFS_ENOSPC;
+	wfs_part_copy(&sm->lviews[l], m->part, p);
+	sm->weight_bytes += bytes;
+	return 0;
+}
+
 static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 			const u8 *blob)
 {
@@ -246,8 +320,15 @@ static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 		u32 layer = sm->first_layer + l;
 		const struct wfs_section_range *r = &t->layer[layer];
 
+		/* A part's copy is smaller than the section it is from. */
+		if (t->layer_weight[layer] != r->size) {
+			ret = stage_part(m, st, blob, l);
+			if (ret)
+				return ret;
+			continue;
+		}
 		p = m->stream ? sm->window[0] + WFS_STREAM_VIEW_BYTES :
-		    wfs_stage_alloc(st, m, r->size, t->a[WFS_A_WEIGHTS].name,
+		    wfs_stage_alloc(st, m, r->size, part_block(m),
 				    layer);
 		if (!p)
 			return -WFS_ENOSPC;
@@ -370,6 +451,8 @@ u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,
 	u64 kvb = wfs_kv_bytes(&m->info, ctx_len), best = ~(u64)0;
 	u32 s;
 
+	if (m->part == WFW_PART_FFN)
+		return WFS_CTX_MAX_SLOTS;	/* no KV: the slot table's limit */
 	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
 		u64 per_slot = (u64)st->mdl[m->idx].n_layers * kvb, gap, n;
@@ -449,9 +532,12 @@ static int load_range(struct wfs_device *dev, struct wfs_model_state *m,
 	m->n_layers = p->layer_count ? p->layer_count : info->n_layers;
 	if (m->n_layers > WFS_DEV_MAX_LAYERS)
 		return -WFS_E2BIG;
-	m->embed = info->first_layer + m->range_first == 0;
+	/* The embedding goes with attention, the head with the FFN. */
+	m->part = p->part;
+	m->embed = info->first_layer + m->range_first == 0 &&
+		   m->part != WFW_PART_FFN;
 	m->head = info->first_layer + m->range_first + m->n_layers ==
-		  info->total_layers;
+		  info->total_layers && m->part != WFW_PART_ATTN;
 	return 0;
 }
 
@@ -521,11 +607,13 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		return ret;
 	others_str(dev, m, others, sizeof(others));
 	wfs_log_printf(&dev->hw.log, 1,
-		       "load: model does not fit: it needs %llu KiB of SRAM (%s, KV for 1 slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
+		       "load: model (%slayers %u-%u) does not fit: it needs %llu KiB of SRAM (%s, KV for %u slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
+		       part_name(m->part), m->info.first_layer + m->range_first,
+		       m->info.first_layer + m->range_first + m->n_layers - 1,
 		       (unsigned long long)(map->total_bytes >> 10),
 		       m->stream ?
 		       "a weight streaming window of 2 layers per stage" :
-		       "weights", m->min_kv_pos,
+		       "weights", m->table.a[WFS_A_KV].count, m->min_kv_pos,
 		       (unsigned long long)(map->max_stage_bytes >> 10),
 		       map->stages_needed,
 		       map->stages_needed ? "" :
@@ -640,8 +728,9 @@ static void load_log(struct wfs_device *dev, const struct wfs_model_state *m)
 									 m->idx + 1, NULL) >> 10));
 	}
 	wfs_log_printf(&dev->hw.log, 0,
-		       "load: model 0x%x: layers %u-%u of %u (%s in, %s out) on %u stage(s)%s%s, dim %u, vocab %u, %llu KiB SRAM",
-		       m->id, m->info.first_layer + m->range_first,
+		       "load: model 0x%x: %slayers %u-%u of %u (%s in, %s out) on %u stage(s)%s%s, dim %u, vocab %u, %llu KiB SRAM",
+		       m->id, part_name(m->part),
+		       m->info.first_layer + m->range_first,
 		       m->info.first_layer + m->range_first + m->n_layers - 1,
 		       m->info.total_layers, m->embed ? "tokens" : "activations",
 		       m->head ? "results" : "activations", m->map.stages_used,

@@ -131,11 +131,14 @@ struct wfs_alloc {
  *	for every size placement budgets and loading allocates
  * @a: the rows
  * @layer: per layer, its weights' section in the blob
+ * @layer_weight: per layer of the range, what its weights take in SRAM: its
+ *	section, or its part's copy (wfs_part.h)
  * @layer_need: per layer, the placement item's bytes (summed from @a)
  */
 struct wfs_load_table {
 	struct wfs_alloc a[WFS_A_COUNT];
 	struct wfs_section_range layer[WFS_DEV_MAX_LAYERS];
+	u64 layer_weight[WFS_DEV_MAX_LAYERS];
 	u64 layer_need[WFS_DEV_MAX_LAYERS];
 };
 
@@ -215,6 +218,7 @@ struct wfs_stage_model {
  * @expert_cnt_n: u64 entries of @expert_cnt
  * @stream: weights stream from host memory (WFW_LOAD_STREAM)
  * @stream_addr: the blob's device address, streaming
+ * @part: WFW_PART_*: whole layers, or each layer's attention or FFN part
  *
  * Every model is placed from stage 0 (wfs_stage.c): a chunk of any model
  * enters stage 0 and leaves at its model's last stage, so each stage FIFO
@@ -244,6 +248,7 @@ struct wfs_model_state {
 	u32 expert_cnt_n;
 	u32 stream;
 	u64 stream_addr;
+	u32 part;
 };
 
 /**

@@ -49,6 +49,39 @@ static u8 *work_rec(const struct chunk_run *r, u32 i)
 	return r->sm->work + (u64)i * r->act;
 }
 
+/*
+ * What the job does here: embed its tokens (stage 0 of a range with the
+ * embedding, and no IN_ACT: a part job of another layer takes records),
+ * run the head (the last stage of a range with it, no OUT_ACT), or give
+ * activation records over the link (the last stage, OUT_ACT).
+ */
+static int job_embeds(const struct chunk_run *r)
+{
+	return r->sm->embed && !(r->job->args.flags & WFW_JOB_IN_ACT);
+}
+
+static int job_heads(const struct chunk_run *r)
+{
+	return r->sm->head && !(r->job->args.flags & WFW_JOB_OUT_ACT);
+}
+
+static int job_links(const struct chunk_run *r)
+{
+	return r->sm->last && (r->job->args.flags & WFW_JOB_OUT_ACT);
+}
+
+/* A part job (WFW_JOB_LAYER): 1 with *@l its layer if this stage has it. */
+static int part_layer(const struct chunk_run *r, u32 *l)
+{
+	u32 layer = r->job->layer;
+
+	if (layer < r->sm->first_layer ||
+	    layer - r->sm->first_layer >= r->sm->n_layers)
+		return 0;
+	*l = layer - r->sm->first_layer;
+	return 1;
+}
+
 /* A record from another device: the header and values stages produce. */
 static int act_rec_ok(const struct wfs_model_state *m, const u8 *p)
 {
@@ -73,7 +106,7 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 	struct wfs_job *job = r->job;
 	u32 i;
 
-	if (r->sm->embed) {
+	if (job_embeds(r)) {
 		const u32 *tok = (const u32 *)r->f.buf;
 
 		for (i = 0; i < r->f.n && !job->status; i++) {
@@ -145,13 +178,26 @@ static void layer_timing(const struct wfs_profile *prof,
 {
 	struct wfs_timing_moe t;
 
+	if (m->part == WFW_PART_ATTN) {
+		wfs_timing_attn_cost(prof, &m->dims, v->weight_bytes, r->f.pos0,
+				     r->f.n, cost);
+		return;
+	}
+	if (!v->n_experts && m->part == WFW_PART_FFN) {
+		wfs_timing_ffn_cost(prof, &m->dims, v->weight_bytes, r->f.n, cost);
+		return;
+	}
 	if (!v->n_experts) {
 		wfs_timing_layer_cost(prof, &m->dims, v->weight_bytes,
 				      r->f.pos0, r->f.n, cost);
 		return;
 	}
 	moe_shape(v, &t);
-	wfs_timing_moe_layer_cost(prof, &m->dims, &t, r->f.pos0, r->f.n, cost);
+	if (m->part == WFW_PART_FFN)
+		wfs_timing_moe_ffn_cost(prof, &m->dims, &t, r->f.n, cost);
+	else
+		wfs_timing_moe_layer_cost(prof, &m->dims, &t, r->f.pos0, r->f.n,
+					  cost);
 }
 
 /*
@@ -210,15 +256,25 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 			const struct wfs_layer_view *v, u32 l, u64 *cnt)
 {
 	struct wfs_ctx *ctx = r->job->ctx;
-	u8 *kv = ctx->kv[st->idx] +
-		 ((u64)l * ctx->slots + r->job->args.slot) * ctx->kv_bytes;
-	u32 i;
+	u32 part = r->m->part, i;
+	u8 *kv = NULL;
 
+	/* An FFN part has no KV cache. */
+	if (part != WFW_PART_FFN)
+		kv = ctx->kv[st->idx] +
+		     ((u64)l * ctx->slots + r->job->args.slot) * ctx->kv_bytes;
 	for (i = 0; i < r->f.n; i++) {
 		if (wfs_aborting(&st->dev->sync))
 			return 0;
-		wfs_layer_forward(v, kv, r->f.pos0 + i, work_rec(r, i),
-				  r->sm->scratch);
+		if (part == WFW_PART_ATTN)
+			wfs_layer_attn(v, kv, r->f.pos0 + i, work_rec(r, i),
+				       r->sm->scratch);
+		else if (part == WFW_PART_FFN)
+			wfs_layer_ffn(v, r->f.pos0 + i, work_rec(r, i),
+				      r->sm->scratch);
+		else
+			wfs_layer_forward(v, kv, r->f.pos0 + i, work_rec(r, i),
+					  r->sm->scratch);
 		if (v->n_experts)
 			count_experts(st, r, v, r->f.pos0 + i, cnt);
 	}
@@ -240,6 +296,14 @@ static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
 
 	if (r->job->status || !sm->n_layers)
 		return 1;
+	if (r->m->part) {
+		/* A part job runs its one layer, if it is here. */
+		if (!part_layer(r, &l))
+			return 1;
+		for (v = sm->lviews; v < sm->lviews + l; v++)
+			cnt += v->n_experts ? 1 + v->n_experts : 0;
+		return layer_tokens(st, r, &sm->lviews[l], l, cnt);
+	}
 	for (l = 0; l < sm->n_layers; l++) {
 		v = &sm->lviews[l];
 		if (r->m->stream) {
@@ -286,15 +350,17 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	u64 cycles;
 	u32 i, l;
 
-	if (r->sm->head) {
+	if (job_heads(r)) {
 		for (i = 0; i < r->f.n; i++)
 			r->n_out += wants_output(r->job, r->f.last, i, r->f.n);
 	}
-	if (r->sm->embed)
+	if (job_embeds(r))
 		wfs_timing_embed_cost(&m->dims, r->f.n, &cost);
-	for (l = 0; !m->stream && l < r->sm->n_layers; l++)
+	for (l = 0; !m->stream && !m->part && l < r->sm->n_layers; l++)
 		layer_timing(prof, m, &r->sm->lviews[l], r, &cost);
-	if (r->sm->head)
+	if (m->part && part_layer(r, &l))
+		layer_timing(prof, m, &r->sm->lviews[l], r, &cost);
+	if (job_heads(r))
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);
 	cycles = wfs_timing_stage_cycles(prof, &cost);
@@ -305,7 +371,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	r->end = r->start + r->ns;
 	st->free_at = r->end;
 	/* To the next stage, the host, or the next device's first stage. */
-	if (r->sm->last && !r->sm->head)
+	if (job_links(r))
 		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, (u64)r->f.n *
 								    r->act));
 	else
@@ -325,7 +391,7 @@ static void chunk_times(struct wfs_stage *st, const struct chunk_run *r)
 	struct wfw_chunk_time t = {
 		.stage = st->idx, .pos0 = r->f.pos0, .n = r->f.n,
 		.flags = WFW_CHUNK_VALID |
-			 (r->sm->last && !r->sm->head ? WFW_CHUNK_LINK : 0),
+			 (job_links(r) ? WFW_CHUNK_LINK : 0),
 		.start_ns = r->start, .end_ns = r->end, .hop_end_ns = r->end + r->hop,
 	};
 
@@ -394,11 +460,11 @@ static void chunk_outputs(struct wfs_stage *st, struct chunk_run *r)
 
 	if (r->job->status)
 		return;
-	if (r->sm->last && !r->sm->head) {
+	if (job_links(r)) {
 		act_outputs(st, r);
 		return;
 	}
-	if (!r->sm->head)
+	if (!job_heads(r))
 		return;
 	for (i = 0; i < r->f.n && !r->job->status; i++) {
 		if (wants_output(r->job, r->f.last, i, r->f.n))

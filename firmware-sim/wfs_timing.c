@@ -82,6 +82,50 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
+void wfs_timing_attn_cost(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes,
+			  u32 pos0, u32 n, struct wfs_cost *c)
+{
+	u64 dd = d->dim, kv = d->kv_dim;
+	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
+
+	c->macs += (u64)n * (dd * dd * 2 + 2 * dd * kv) + 2 * dd * span;
+	c->bytes += weight_bytes + span * d->kv_pos_bytes +
+		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, weight_bytes) +
+		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+}
+
+void wfs_timing_ffn_cost(const struct wfs_profile *p,
+			 const struct wfs_timing_dims *d, u64 weight_bytes,
+			 u32 n, struct wfs_cost *c)
+{
+	c->macs += (u64)n * 3 * d->dim * d->hidden_dim;
+	c->bytes += weight_bytes + 2ull * n * d->act_bytes;
+	c->latency += (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+		      wfs_timing_reduce_cycles(p, weight_bytes) +
+		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+}
+
+void wfs_timing_moe_ffn_cost(const struct wfs_profile *p,
+			     const struct wfs_timing_dims *d,
+			     const struct wfs_timing_moe *m, u32 n,
+			     struct wfs_cost *c)
+{
+	u64 dd = d->dim;
+	u64 ffn = (u64)(m->n_active + m->n_shared) * 3 * dd * m->expert_hidden;
+	u64 touched = WFS_MIN((u64)m->n_experts, (u64)n * m->n_active);
+
+	c->macs += (u64)n * (dd * m->n_experts + ffn);
+	c->bytes += (touched + m->n_shared) * m->expert_bytes +
+		    2ull * n * d->act_bytes;
+	c->latency += (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
+		      wfs_timing_reduce_cycles(p, (u64)(m->n_experts + m->n_shared) *
+						  m->expert_bytes) +
+		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+}
+
 void wfs_timing_embed_cost(const struct wfs_timing_dims *d, u32 n,
 			   struct wfs_cost *c)
 {

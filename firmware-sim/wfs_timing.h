@@ -224,6 +224,31 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 			       const struct wfs_timing_moe *m, u32 pos0, u32 n,
 			       struct wfs_cost *c);
 
+/*
+ * A layer's parts (attention-FFN disaggregation, WFW_PART_*): each part's
+ * terms of the layer's cost on the device holding it, W its own weights.
+ *   attention: MACs n(2d^2 + 2d kv) + sum_p 2d(p + 1); bytes W + KV read
+ *              and written + 2nA; 7 of the layer's reductions, one
+ *              all-reduce
+ *   FFN:       MACs 3ndh; bytes W + 2nA; the other 3 reductions, one
+ *              all-reduce
+ *   MoE FFN:   MACs n(d E + (active + shared) 3 d h_x); bytes the touched
+ *              and shared experts + 2nA; 3 reductions of an expert, the
+ *              dispatch's reduce() of every expert's bytes, one all-reduce
+ * The activations cross the inter-device link each way (the OUT_ACT
+ * record's t_ns: wfs_timing_link_cycles()).
+ */
+void wfs_timing_attn_cost(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes,
+			  u32 pos0, u32 n, struct wfs_cost *c);
+void wfs_timing_ffn_cost(const struct wfs_profile *p,
+			 const struct wfs_timing_dims *d, u64 weight_bytes,
+			 u32 n, struct wfs_cost *c);
+void wfs_timing_moe_ffn_cost(const struct wfs_profile *p,
+			     const struct wfs_timing_dims *d,
+			     const struct wfs_timing_moe *m, u32 n,
+			     struct wfs_cost *c);
+
 /**
  * wfs_timing_embed_cost() - add the embedding's work for a chunk
  * @d: model shape

@@ -60,9 +60,10 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		4	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		5	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
-					 * (WFW_MAX_MODELS)
+					 * (WFW_MAX_MODELS), 5: layer parts
+					 * (WFW_PART_*, WFW_JOB_LAYER)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -248,6 +249,33 @@ struct wfw_cmd_buf {
 #define WFW_LOAD_STREAM		WFW_BIT(0)
 #define WFW_LOAD_FLAGS_ALL	WFW_LOAD_STREAM
 
+/*
+ * LOAD_MODEL part (1.5): attention-FFN disaggregation.  A layer is two
+ * parts that run on different devices, activations going back and forth
+ * every layer (struct wfw_act_rec, the stages' own record, so the split
+ * changes no bit):
+ *
+ *   WFW_PART_ATTN  RMSNorm, Q/K/V, RoPE, attention over the KV cache, the
+ *                  output projection and its residual add; the range's
+ *                  KV cache lives here.  A range starting at layer 0 also
+ *                  holds the embedding.
+ *   WFW_PART_FFN   RMSNorm, w1/w3, SiLU, w2 (or the MoE block: router and
+ *                  experts) and its residual add; no KV cache (its
+ *                  contexts allocate none).  A range ending at the last
+ *                  layer also holds the final norm and the classifier.
+ *
+ * Part 0 (WFW_PART_WHOLE, what hosts before 1.5 send) is the whole layer.
+ * An attention part's SRAM holds only the attention tensors of each layer
+ * (norm gain, Wq, Wk, Wv, Wo, RoPE table), a dense FFN part only the FFN
+ * ones (norm gain, w1, w2, w3); an MoE layer's FFN part holds its whole
+ * section (the experts are found through its descriptors).  Every job of
+ * a part model runs one layer's part (WFW_JOB_LAYER).
+ */
+#define WFW_PART_WHOLE		0
+#define WFW_PART_ATTN		1
+#define WFW_PART_FFN		2
+#define WFW_PART_MAX		WFW_PART_FFN
+
 /**
  * struct wfw_cmd_load_model - payload of LOAD_MODEL
  * @addr: device address of the blob (the driver has validated it; it must
@@ -259,6 +287,9 @@ struct wfw_cmd_buf {
  *	the full model
  * @layer_count: layers to load; 0 (with @layer_first 0): every layer of
  *	the blob
+ * @part: WFW_PART_* (1.5): the part of each layer to load; 0 (hosts before
+ *	1.5): whole layers.  Above WFW_PART_MAX, or a part with
+ *	WFW_LOAD_STREAM: -EINVAL
  * @reserved: must be zero
  *
  * A device of a multi-device pipeline loads a contiguous layer range: of a
@@ -270,7 +301,10 @@ struct wfw_cmd_buf {
  * records (WFW_JOB_IN_ACT).  A range ending at the model's last layer
  * holds the final norm and classifier and its jobs give result records;
  * else activation records (WFW_JOB_OUT_ACT).  Placement, KV sizing and
- * -ENOSPC are per range.  With WFW_LOAD_STREAM a layer needs SRAM only
+ * -ENOSPC are per range (and part: an -ENOSPC log line names it).  A part
+ * model holds the embedding only as an attention part of a range from
+ * layer 0, the head only as an FFN part of a range to the last layer.
+ * With WFW_LOAD_STREAM a layer needs SRAM only
  * for its KV and view; every used stage needs the two window slots (each
  * as large as the range's largest layer section) on top.
  *
@@ -291,7 +325,8 @@ struct wfw_cmd_load_model {
 	u32 flags;
 	u32 layer_first;
 	u32 layer_count;
-	u32 reserved[5];
+	u32 part;
+	u32 reserved[4];
 };
 
 /*
@@ -354,11 +389,13 @@ struct wfw_cmd_context {
 #define WFW_JOB_TIMES		WFW_BIT(4)	/* struct wfw_chunk_time out */
 /* Bit 5 stays unused: the uapi's driver-only WAIT_SUBMIT (wfw_uapi_ties.h). */
 #define WFW_JOB_NOT_BEFORE	WFW_BIT(6)	/* a u64 floor after the tokens */
+/* Bit 7 stays unused: the uapi's driver-only DONE_NS (wfw_uapi_ties.h). */
+#define WFW_JOB_LAYER		WFW_BIT(8)	/* a u32 layer after the input */
 /* Latest NOT_BEFORE floor (146 years): the clock cannot wrap past it. */
 #define WFW_NOT_BEFORE_MAX	(1ull << 62)
 #define WFW_JOB_FLAGS_KNOWN	(WFW_JOB_ALL_POSITIONS | WFW_JOB_IN_ACT | \
 				 WFW_JOB_OUT_ACT | WFW_JOB_NOP | WFW_JOB_TIMES | \
-				 WFW_JOB_NOT_BEFORE)
+				 WFW_JOB_NOT_BEFORE | WFW_JOB_LAYER)
 #define WFW_JOB_FLAGS_SUPPORTED	WFW_JOB_FLAGS_KNOWN
 
 /* Largest top-k a job may ask for. */
@@ -401,7 +438,17 @@ struct wfw_cmd_context {
  *	WFW_NOT_BEFORE_MAX fails the job with -EINVAL.  A host that runs a
  *	model over several devices gives the first device's job the time the
  *	previous token of the slot left the last device, which the first
- *	device cannot know
+ *	device cannot know.
+ *	LAYER (1.5; required by a part model, -EINVAL for a whole-layer one):
+ *	the job runs one layer's part (WFW_PART_*): a u32 layer number, in
+ *	the full model's numbering and inside the loaded range (-EINVAL
+ *	otherwise), follows the input (at @in_addr + the n_tokens ids or
+ *	records, + 8 with NOT_BEFORE).  The chunks pass the stages in order
+ *	as ever; the stage holding the layer runs its part, the others only
+ *	forward them.  Token ids go in (no IN_ACT) only for the attention of
+ *	layer 0 on a range holding the embedding, results come out (no
+ *	OUT_ACT) only from the FFN of the last layer on one holding the
+ *	head; every other part job is IN_ACT and OUT_ACT
  * @times_offset: with WFW_JOB_TIMES: 8-byte aligned, at or past the end
  *	of the records; @times_offset + @times_len <= @out_len; else zero
  * @times_len: with WFW_JOB_TIMES: at least chunks * stages used records
@@ -805,6 +852,8 @@ struct wfw_info {
 #define WFW_MODEL_EMBED		WFW_BIT(0)	/* jobs take token ids */
 #define WFW_MODEL_HEAD		WFW_BIT(1)	/* jobs give result records */
 #define WFW_MODEL_STREAM	WFW_BIT(2)	/* weights stream from host */
+#define WFW_MODEL_ATTN		WFW_BIT(3)	/* attention parts (1.5) */
+#define WFW_MODEL_FFN		WFW_BIT(4)	/* FFN parts (1.5) */
 
 /* --------------------------------------------------- GET_STATS result -- */
 

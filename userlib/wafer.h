@@ -386,6 +386,47 @@ struct wafer_pipe_opts {
  */
 int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out);
 
+/* Devices in each group of wafer_open_afd(). */
+#define WAFER_AFD_MAX_GROUP	8
+
+/**
+ * struct wafer_afd_opts - the two groups of an attention-FFN disaggregation
+ * @n_attn: devices for the attention parts, 1..WAFER_AFD_MAX_GROUP
+ * @attn: their options (each its own profile, stages, SRAM)
+ * @n_ffn: devices for the FFN parts, 1..WAFER_AFD_MAX_GROUP
+ * @ffn: their options
+ */
+struct wafer_afd_opts {
+	unsigned int n_attn;
+	const struct wafer_open_opts *attn;
+	unsigned int n_ffn;
+	const struct wafer_open_opts *ffn;
+};
+
+/**
+ * wafer_open_afd() - open in-process devices as one, each layer split into
+ *	its attention part and its FFN part (attention-FFN disaggregation,
+ *	MegaScale-Infer's ping-pong pipeline)
+ * @o: the groups
+ * @out: receives the device, a struct wafer_dev like any other
+ *
+ * A model loaded on it puts the attention part of every layer (with the
+ * KV cache; the first range also the embedding) on the attention devices,
+ * contiguous layer ranges, and the FFN part (the last range also the
+ * classifier) on the FFN devices.  A job is cut into micro-batches of up
+ * to 16 tokens; each goes attention, FFN, attention, FFN ... through the
+ * layers, activations passed back and forth in buffers both groups share,
+ * while the next micro-batch (of the job, or of another job in flight)
+ * keeps the other group busy.  Results are bit-identical to one device
+ * running whole layers.  The members are always in process (the firmware
+ * simulator; the kernel driver loads whole layers only).  Jobs take at
+ * most 64 tokens, no WAFER_JOB_TIMES; weights are resident.
+ *
+ * Return: 0 or a negative errno (-EINVAL: bad groups; a member's
+ * wafer_open() error).
+ */
+int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out);
+
 /** Most tokens of one job through a pipeline. */
 #define WAFER_PIPE_MAX_TOKENS	128
 
@@ -644,6 +685,8 @@ const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m)
  * @chained: a job of this range waits in the device for the previous
  *	range's (a fence), rather than being posted by the library when that
  *	one completed (0 for the first range)
+ * @part: WAFER_PART_*: whole layers, or (wafer_open_afd()) the attention
+ *	or the FFN part of each layer of the range
  */
 struct wafer_model_part {
 	unsigned int member;
@@ -655,7 +698,13 @@ struct wafer_model_part {
 	int embed;
 	int head;
 	int chained;
+	int part;
 };
+
+/* struct wafer_model_part.part */
+#define WAFER_PART_WHOLE	0
+#define WAFER_PART_ATTN		1	/* attention and its KV cache */
+#define WAFER_PART_FFN		2	/* the feed-forward block (or MoE) */
 
 /** wafer_model_parts() - layer ranges of a model: 1 on a single device. */
 unsigned int wafer_model_parts(const struct wafer_model *m);

@@ -108,6 +108,19 @@ const char *wt_model_path(const char *name)
 	return NULL;
 }
 
+int wt_capture(const char *cmd, char *out, size_t max)
+{
+	size_t n = 0, r;
+	FILE *p = popen(cmd, "r");
+
+	if (!p)
+		return -1;
+	while (n + 1 < max && (r = fread(out + n, 1, max - 1 - n, p)) > 0)
+		n += r;
+	out[n] = '\0';
+	return pclose(p);
+}
+
 double wt_now(void)
 {
 	struct timespec ts;

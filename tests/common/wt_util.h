@@ -40,6 +40,12 @@ double wt_rng_gauss(struct wt_rng *r);
  */
 const char *wt_model_path(const char *name);
 
+/*
+ * Runs shell command @cmd; its stdout (at most @max - 1 bytes) into @out,
+ * NUL-terminated.  Returns pclose()'s status, or -1.
+ */
+int wt_capture(const char *cmd, char *out, size_t max);
+
 /* Monotonic seconds. */
 double wt_now(void);
 /* Writes @val to the sysfs file @path: 0 or -errno. */

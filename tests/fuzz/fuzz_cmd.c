@@ -15,7 +15,11 @@
  *     load more models beside it: the firmware holds several).
  * An input of odd length loads the model with weight streaming
  * (WFW_LOAD_STREAM): its jobs read the layers from the blob copy, which
- * commands writing at 0xbb addresses change under them.
+ * commands writing at 0xbb addresses change under them.  Half the length
+ * modulo 3 picks the part of each layer loaded (ABI 1.5, WFW_PART_*:
+ * whole layers, attention or FFN; a part is never streamed): a part
+ * model's jobs need WFW_JOB_LAYER, whose u32 after the input is whatever
+ * the scratch buffer holds there (0 unless a command wrote it).
  * Every command must produce exactly one completion with a valid check
  * value and a status <= 0, without faults, hangs, crashes or sanitizer
  * reports (the build uses ASan and UBSan).
@@ -107,6 +111,15 @@ static void fix_cmd(struct wfw_cmd *c, u32 ctx, u32 model)
 	}
 }
 
+/* The model every input starts with: see the file comment. */
+static int preload(size_t size, struct wfw_cpl *cpl)
+{
+	u32 part = (u32)((size >> 1) % 3);
+
+	return dh_load_range(h, blob, blob_len, (size & 1) && !part ? WFW_LOAD_STREAM : 0,
+			     0, 0, part, cpl);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct wfw_cpl cpl;
@@ -125,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = (u32)n * sizeof(struct wfw_cmd); i + 2 < size; i += 3)
 		blob[((u32)data[i] << 8 | data[i + 1]) % blob_len] ^= data[i + 2];
 
-	if (dh_load_flags(h, blob, blob_len, size & 1 ? WFW_LOAD_STREAM : 0, &cpl) == 0) {
+	if (preload(size, &cpl) == 0) {
 		model = cpl.model;
 		id = dh_ctx_create(h, 2, 16, &cpl);
 		if (id > 0)

@@ -60,36 +60,14 @@ static void make_tokens(u32 vocab)
 static int load_range(struct dh *h, void *blob, size_t len, u32 first,
 		      u32 count, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (uint64_t)(uintptr_t)blob;
-	c.load.len = len;
-	c.load.layer_first = first;
-	c.load.layer_count = count;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_range(h, blob, len, 0, first, count, 0, cpl);
 }
 
 static u64 small_sram;	/* SRAM per stage override of device_up(), 0: none */
 
 static struct dh *device_up(const char *profile, u32 stages)
 {
-	struct wfs_device_config cfg;
-	struct dh *h = calloc(1, sizeof(*h));
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.numa_node = -1;
-	cfg.profile = profile;
-	cfg.stages = stages;
-	cfg.sram_bytes = small_sram;
-	if (!h || dh_init(h, &cfg, 64, 64)) {
-		free(h);
-		return NULL;
-	}
-	return h;
+	return dh_new(profile, stages, small_sram);
 }
 
 /*

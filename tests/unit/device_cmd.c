@@ -229,9 +229,16 @@ static void test_model_and_contexts(void)
 	c.load.flags = WFW_LOAD_STREAM << 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL unknown flag");
 	c.load.flags = 0;
-	c.load.reserved[4] = 1;
+	c.load.reserved[3] = 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL reserved != 0");
-	c.load.reserved[4] = 0;
+	c.load.reserved[3] = 0;
+	c.load.part = WFW_PART_MAX + 1;
+	expect(&c, -WFS_EINVAL, "LOAD_MODEL part above WFW_PART_MAX");
+	c.load.part = WFW_PART_ATTN;
+	c.load.flags = WFW_LOAD_STREAM;
+	expect(&c, -WFS_EINVAL, "LOAD_MODEL a streamed layer part");
+	c.load.part = 0;
+	c.load.flags = 0;
 	c.load.layer_first = 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL layer_first without layer_count");
 	c.load.layer_count = 0xffffffffu;

@@ -276,9 +276,12 @@ static inline int dh_exec(struct dh *h, struct wfw_cmd *cmd,
 	return cpl->cookie == cmd->cookie ? 0 : -EPROTO;
 }
 
-/* LOAD_MODEL with WFW_LOAD_* @flags (WFW_LOAD_STREAM: weight streaming). */
-static inline int dh_load_flags(struct dh *h, void *blob, uint64_t len,
-				u32 flags, struct wfw_cpl *cpl)
+/*
+ * LOAD_MODEL of layers [@first, +@count) (0, 0: all) of the blob, part
+ * @part (WFW_PART_*), with WFW_LOAD_* @flags.
+ */
+static inline int dh_load_range(struct dh *h, void *blob, uint64_t len, u32 flags,
+				u32 first, u32 count, u32 part, struct wfw_cpl *cpl)
 {
 	struct wfw_cmd c;
 
@@ -287,15 +290,43 @@ static inline int dh_load_flags(struct dh *h, void *blob, uint64_t len,
 	c.load.addr = (uint64_t)(uintptr_t)blob;
 	c.load.len = len;
 	c.load.flags = flags;
+	c.load.layer_first = first;
+	c.load.layer_count = count;
+	c.load.part = part;
 	if (dh_exec(h, &c, cpl, 30000))
 		return -ETIMEDOUT;
 	return cpl->status;
+}
+
+/* LOAD_MODEL with WFW_LOAD_* @flags (WFW_LOAD_STREAM: weight streaming). */
+static inline int dh_load_flags(struct dh *h, void *blob, uint64_t len,
+				u32 flags, struct wfw_cpl *cpl)
+{
+	return dh_load_range(h, blob, len, flags, 0, 0, 0, cpl);
 }
 
 static inline int dh_load(struct dh *h, void *blob, uint64_t len,
 			  struct wfw_cpl *cpl)
 {
 	return dh_load_flags(h, blob, len, 0, cpl);
+}
+
+/* A device of @profile (@stages, @sram per stage: 0 = the profile's), 64-entry rings. */
+static inline struct dh *dh_new(const char *profile, u32 stages, uint64_t sram)
+{
+	struct wfs_device_config cfg;
+	struct dh *h = calloc(1, sizeof(*h));
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = profile;
+	cfg.stages = stages;
+	cfg.sram_bytes = sram;
+	if (!h || dh_init(h, &cfg, 64, 64)) {
+		free(h);
+		return NULL;
+	}
+	return h;
 }
 
 /* Returns the context id (> 0) or a negative status. */

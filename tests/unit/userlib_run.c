@@ -59,18 +59,10 @@ static int cli(const char *args, char *out)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
 	char cmd[2048];
-	size_t n = 0, r;
-	FILE *p;
 
 	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s %s 2>/dev/null", build, model,
 		 tokpath, args);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while ((r = fread(out + n, 1, TEXT_MAX - 1 - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	return pclose(p);
+	return wt_capture(cmd, out, TEXT_MAX);
 }
 
 static int first_diff(const char *a, const char *b)

@@ -71,6 +71,10 @@ int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int
  * @index: their indices (the kernel's accelN; inproc: only the count counts)
  * @n_split: layer counts given with --split (0: automatic)
  * @split: those counts
+ * @afd: --afd A:F: attention devices ([0]) and FFN devices ([1]); 0: none
+ * @afd_index: their indices (in process: only the counts count)
+ * @afd_profile: --afd-profiles PA:PF: each group's profile (NULL: @base's)
+ * @afd_buf: the storage of @afd_profile
  */
 struct cli_devices {
 	struct wafer_open_opts base;
@@ -78,7 +82,23 @@ struct cli_devices {
 	unsigned int index[WAFER_PIPE_MAX_DEVICES];
 	unsigned int n_split;
 	unsigned int split[WAFER_PIPE_MAX_DEVICES];
+	unsigned int afd[2];
+	unsigned int afd_index[2][WAFER_AFD_MAX_GROUP];
+	const char *afd_profile[2];
+	char afd_buf[64];
 };
+
+/* cli_afd.c: --afd A:F (device lists) and --afd-profiles PA:PF; 0 or -1. */
+int cli_parse_afd(const char *s, struct cli_devices *d);
+int cli_parse_afd_profiles(const char *s, struct cli_devices *d);
+/* 0, or 2 with a message when --afd goes with -d/--split or the kernel. */
+int cli_afd_check(const struct cli_devices *d, const char *cmd);
+/* Opens the --afd groups as one device (wafer_open_afd()). */
+int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev);
+/* One line per group: devices, profile, stages and SRAM of each. */
+void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f);
+/* wafer info --afd: the groups (0 or 1). */
+int cli_afd_info(const struct cli_devices *d);
 
 /* 0, or 2 with a message when --split does not match -d. */
 int cli_devices_check(const struct cli_devices *d, const char *cmd);

@@ -144,8 +144,10 @@ static int info_usage(void)
 {
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
 		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
-		"            [--stream-weights auto|on|off]]\n"
+		"            [--stream-weights auto|on|off]] [--afd A:F [--afd-profiles PA:PF]]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
+		"  --afd A:F attention-FFN disaggregation in process: with -m, each layer's\n"
+		"            attention part (and KV) on devices A, its FFN part on devices F\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
 		"            (weights, and the KV cache of one sequence of full length);\n"
@@ -257,6 +259,8 @@ int cli_cmd_info(int argc, char **argv)
 		{ "moe", required_argument, NULL, 'M' },
 		{ "moe-gate", required_argument, NULL, 'G' },
 		{ "stream-weights", required_argument, NULL, 'W' },
+		{ "afd", required_argument, NULL, 'A' },
+		{ "afd-profiles", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
@@ -276,6 +280,8 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_backend(optarg, &d.base.backend);
 		else if (opt == 'W')
 			ret = cli_parse_stream(optarg, &conv.stream);
+		else if (opt == 'A' || opt == 'P')
+			ret = (opt == 'A' ? cli_parse_afd : cli_parse_afd_profiles)(optarg, &d);
 		else if (opt == 'm' && n_models < INFO_MAX_MODELS)
 			models[n_models++] = (struct info_mdl){ .path = optarg, .conv = conv };
 		else if (opt == 'M' || opt == 'G')
@@ -297,11 +303,15 @@ int cli_cmd_info(int argc, char **argv)
 		fprintf(stderr, "wafer info: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (cli_devices_check(&d, "info"))
+	if (d.afd[0])	/* in process only */
+		d.base.backend = WAFER_BACKEND_INPROC;
+	if (cli_devices_check(&d, "info") || cli_afd_check(&d, "info"))
 		return 2;
 	if (d.base.backend != WAFER_BACKEND_INPROC)
 		d.base.backend = WAFER_BACKEND_KERNEL;
-	for (k = 0; k < (d.n ? d.n : 1) && !ret; k++)
+	if (d.afd[0])
+		ret = cli_afd_info(&d);
+	for (k = 0; !d.afd[0] && k < (d.n ? d.n : 1) && !ret; k++)
 		ret = info_device(&d, k);
 	for (k = 0; k < n_models; k++) {
 		models[k].conv.moe = conv.moe;

@@ -138,6 +138,8 @@ int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
 				      .split = d->n_split ? d->split : NULL };
 	unsigned int i;
 
+	if (d->afd[0])
+		return cli_open_afd(d, dev);
 	if (d->n <= 1 && !d->n_split) {
 		struct wafer_open_opts one = d->base;
 
@@ -165,8 +167,10 @@ void cli_print_parts(const struct wafer_model *m, FILE *f)
 			snprintf(where, sizeof(where), "accel%d", p.device_index);
 		else
 			snprintf(where, sizeof(where), "inproc %u", p.member);
-		fprintf(f, "  %-9s layers %2u-%-2u %s%s  weights %8llu KiB  KV %8llu KiB%s\n", where,
-			p.layer_first, p.layer_first + p.layer_count - 1,
+		fprintf(f, "  %-9s layers %2u-%-2u %s%s%s  weights %8llu KiB  KV %8llu KiB%s\n",
+			where, p.layer_first, p.layer_first + p.layer_count - 1,
+			p.part == WAFER_PART_ATTN ? "attention " : p.part == WAFER_PART_FFN ?
+			"FFN       " : "",
 			p.embed ? "+embed " : "       ", p.head ? "+head" : "     ",
 			(unsigned long long)p.sram_bytes >> 10,
 			(unsigned long long)p.kv_bytes >> 10,

@@ -94,12 +94,18 @@ static void usage(FILE *f)
 		"                       firmware's), and each job in host wall time\n"
 		"  --expert-load FILE   MoE models: the tokens each expert of each layer ran,\n"
 		"                       as the firmware counted them, written to FILE (the\n"
-		"                       driver's debugfs experts table; kernel: root)\n");
+		"                       driver's debugfs experts table; kernel: root)\n"
+		"  --afd A:F      attention-FFN disaggregation, in process: the attention part\n"
+		"                 of every layer (and its KV cache) on devices A, the FFN part\n"
+		"                 on devices F (lists: --afd 0:1, --afd 0-1:2-3), activations\n"
+		"                 going back and forth every layer in micro-batches that keep\n"
+		"                 both groups busy; the text is the single device's\n"
+		"  --afd-profiles PA:PF  each group's hardware profile (e.g. asic:wafer)\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
-       OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM };
+       OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -119,6 +125,8 @@ static const struct option long_opts[] = {
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ "expert-load", required_argument, NULL, OPT_EXPERT_LOAD },
 	{ "stream-weights", required_argument, NULL, OPT_STREAM },
+	{ "afd", required_argument, NULL, OPT_AFD },
+	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -197,6 +205,10 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 		return 0;
 	case OPT_DRAFT_DEVICE:
 		return cli_parse_index(arg, &a->draft_device) ? 1 : 0;
+	case OPT_AFD:
+		return cli_parse_afd(arg, &a->devs) ? 1 : 0;
+	case OPT_AFD_PROFILES:
+		return cli_parse_afd_profiles(arg, &a->devs) ? 1 : 0;
 	default:
 		return -1;
 	}
@@ -305,7 +317,16 @@ static int parse(struct run_args *a, int argc, char **argv)
 	}
 	if (a->devs.n && a->devs.base.backend == WAFER_BACKEND_AUTO)
 		a->devs.base.backend = WAFER_BACKEND_KERNEL;
+	if (a->devs.afd[0] && a->devs.base.backend == WAFER_BACKEND_AUTO)
+		a->devs.base.backend = WAFER_BACKEND_INPROC;
 	ret = cli_devices_check(&a->devs, "run");
+	if (!ret)
+		ret = cli_afd_check(&a->devs, "run");
+	if (!ret && a->devs.afd[0] && a->trace) {
+		fprintf(stderr, "wafer run: --trace needs the stages' timeline, which --afd "
+			"does not give yet\n");
+		ret = 2;
+	}
 	if (ret)
 		return ret;
 	if (!a->seed)
@@ -371,7 +392,11 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 	struct wafer_info i;
 
 	wafer_query(dev, &i);
-	if (wafer_pipe_size(dev) > 1)
+	if (a->devs.afd[0]) {
+		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u in-process "
+			"devices:\n", a->devs.afd[0], a->devs.afd[1]);
+		cli_print_afd(dev, &a->devs, stderr);
+	} else if (wafer_pipe_size(dev) > 1)
 		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "
 			"profile %s\n", wafer_pipe_size(dev),
 			wafer_backend_name(wafer_pipe_member(dev, 0)), wafer_submit_name(dev),

@@ -91,6 +91,8 @@ struct wafer_ctx {
  * @act_size: out: bytes of one activation record of the model
  * @stream: in: weight streaming (the backend keeps @bo's device address
  *	valid until the unload: the caller keeps the BO)
+ * @part: in: the part of each layer to load (WFW_PART_*: 0 whole layers,
+ *	attention, FFN; attention-FFN disaggregation, wafer_afd.c)
  */
 struct wafer_load_hw {
 	uint32_t layer_first;
@@ -102,6 +104,7 @@ struct wafer_load_hw {
 	int head;
 	uint32_t act_size;
 	int stream;
+	uint32_t part;
 };
 
 /* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */
@@ -111,6 +114,8 @@ struct wafer_load_hw {
 #define WAFER_JOB_HW_NOT_BEFORE	(1u << 29)
 /* the completion must carry done_ns (kernel io_uring: instead of device_ns) */
 #define WAFER_JOB_HW_DONE_NS	(1u << 28)
+/* @in holds a u32 layer after its input (and floor): a layer part's job */
+#define WAFER_JOB_HW_LAYER	(1u << 27)
 
 /**
  * struct wafer_job_hw - a validated job in backend terms
@@ -277,6 +282,7 @@ int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *ou
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;
 extern const struct wafer_backend_ops wafer_pipe_backend;
+extern const struct wafer_backend_ops wafer_afd_backend;
 
 /*
  * For the pipeline backend (wafer_bo.c): @src, a buffer of another device

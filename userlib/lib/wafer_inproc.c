@@ -252,6 +252,7 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	cmd.load.layer_first = ld->layer_first;
 	cmd.load.layer_count = ld->layer_count;
 	cmd.load.flags = ld->stream ? WFW_LOAD_STREAM : 0;
+	cmd.load.part = ld->part;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
 	if (ret == -ENOSPC)
 		return load_nospc(dev, &cpl);
@@ -335,7 +336,8 @@ static int inproc_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			       ((j->flags & WAFER_JOB_HW_OUT_ACT) ? WFW_JOB_OUT_ACT : 0) |
 			       ((j->flags & WAFER_JOB_NOP) ? WFW_JOB_NOP : 0) |
 			       ((j->flags & WAFER_JOB_TIMES) ? WFW_JOB_TIMES : 0) |
-			       ((j->flags & WAFER_JOB_HW_NOT_BEFORE) ? WFW_JOB_NOT_BEFORE : 0);
+			       ((j->flags & WAFER_JOB_HW_NOT_BEFORE) ? WFW_JOB_NOT_BEFORE : 0) |
+			       ((j->flags & WAFER_JOB_HW_LAYER) ? WFW_JOB_LAYER : 0);
 		c->job.times_offset = j->times_offset;
 		c->job.times_len = j->times_len;
 		ud[i] = j->user_data;

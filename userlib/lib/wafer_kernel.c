@@ -270,6 +270,9 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		.flags = ld->stream ? DRM_WAFER_LOAD_STREAM : 0,
 	};
 
+	/* Layer parts (attention-FFN disaggregation) are in process only. */
+	if (ld->part)
+		return wafer_set_error(-EOPNOTSUPP, "the kernel driver loads whole layers only");
 	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml))
 		return kernel_load_error(dev, errno, &ml);
 	ld->id = ml.model_id;

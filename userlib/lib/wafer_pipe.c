@@ -9,40 +9,21 @@
 #include <string.h>
 #include <time.h>
 
+#include "wafer_members.h"
 #include "wafer_pipe.h"
 #include "wfs_model.h"
-
-#define MIN_NZ(a, b)	((a) == 0 ? (b) : (b) == 0 ? (a) : (a) < (b) ? (a) : (b))
 
 /* The pipeline's wafer_info: members combined (see wafer_open_pipeline()). */
 static void pipe_info(struct wafer_dev *dev)
 {
 	struct pipe *p = pipe_of(dev);
 	struct wafer_info *i = &dev->info;
-	unsigned int k;
 
-	*i = p->m[0]->info;
-	i->numa_node = -1;
+	wafer_members_info(i, p->m, p->n);
 	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, WAFER_PIPE_MAX_TOKENS);
 	i->max_inflight_jobs = MIN_NZ(i->max_inflight_jobs, PIPE_MAX_INFLIGHT);
 	i->max_models = MIN_NZ(i->max_models, PIPE_MAX_MODELS);
 	i->max_contexts = MIN_NZ(i->max_contexts, PIPE_MAX_CTX);
-	for (k = 1; k < p->n; k++) {
-		const struct wafer_info *o = &p->m[k]->info;
-
-		i->caps &= o->caps;
-		if (strcmp(i->profile_name, o->profile_name))
-			strcpy(i->profile_name, "mixed");
-		i->stages += o->stages;
-		i->sram_bytes_free += o->sram_bytes_free;
-		i->max_bo_size = MIN_NZ(i->max_bo_size, o->max_bo_size);
-		i->max_models = MIN_NZ(i->max_models, o->max_models);
-		i->max_contexts = MIN_NZ(i->max_contexts, o->max_contexts);
-		i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, o->max_tokens_per_job);
-		i->max_inflight_jobs = MIN_NZ(i->max_inflight_jobs, o->max_inflight_jobs);
-		/* A job waits on every member in turn. */
-		i->job_timeout_ms += o->job_timeout_ms;
-	}
 }
 
 static void pipe_close(struct wafer_dev *dev)
@@ -60,19 +41,7 @@ static void pipe_close(struct wafer_dev *dev)
 /* The lock and condition the completion hooks use. */
 static int pipe_sync_init(struct pipe *p)
 {
-	pthread_condattr_t ca;
-	int ret;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	ret = pthread_cond_init(&p->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (ret || pthread_mutex_init(&p->lock, NULL)) {
-		if (!ret)
-			pthread_cond_destroy(&p->cond);
-		return wafer_set_error(-ENOMEM, "out of memory");
-	}
-	return 0;
+	return wafer_members_sync_init(&p->lock, &p->cond);
 }
 
 int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out)
@@ -158,10 +127,8 @@ static struct wafer_dev *pipe_member(struct wafer_dev *dev, unsigned int i, unsi
 static void pipe_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct pipe_bo *pb = bo->priv;
-	unsigned int k = pipe_of(dev)->n;
 
-	while (k--)
-		wafer_bo_destroy(pb->on[k]);	/* the views before the buffer */
+	wafer_members_bo_destroy(pb->on, pipe_of(dev)->n);
 	free(pb);
 }
 
@@ -170,22 +137,15 @@ static int pipe_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct pipe *p = pipe_of(dev);
 	struct pipe_bo *pb = calloc(1, sizeof(*pb));
-	unsigned int k;
 	int ret;
 
 	if (!pb)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	bo->priv = pb;
-	ret = wafer_bo_create(p->m[0], bo->size, &pb->on[0]);
-	for (k = 1; k < p->n && !ret; k++)
-		ret = wafer_bo_import(p->m[k], pb->on[0], &pb->on[k]);
-	if (ret) {
-		pipe_bo_destroy(dev, bo);
-		return ret;
-	}
-	bo->map = pb->on[0]->map;
-	bo->size = pb->on[0]->size;
-	return 0;
+	ret = wafer_members_bo_create(p->m, p->n, bo, pb->on);
+	if (ret)
+		free(pb);
+	return ret;
 }
 
 /* The syncobjs of link @k, slots [0, @n). */
@@ -458,35 +418,12 @@ static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	return 0;
 }
 
-/*
- * The chain's counters: jobs, tokens and the modelled clock are those of
- * the last member that ran jobs (every job ends there, and the members
- * share one timeline through their activation records); busy time summed,
- * the bottleneck and the expert load imbalance the worst member's.
- */
+/* The chain's counters (wafer_members_stats()). */
 static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct pipe *p = pipe_of(dev);
-	struct wafer_dev_stats s;
-	unsigned int k;
-	int ret;
 
-	for (k = 0; k < p->n; k++) {
-		ret = wafer_dev_stats(p->m[k], &s);
-		if (ret)
-			return ret;
-		if (s.jobs_completed) {
-			st->jobs_completed = s.jobs_completed;
-			st->tokens = s.tokens;
-			st->modelled_makespan_ns = s.modelled_makespan_ns;
-		}
-		st->modelled_busy_ns += s.modelled_busy_ns;
-		if (s.bottleneck_busy_ns > st->bottleneck_busy_ns)
-			st->bottleneck_busy_ns = s.bottleneck_busy_ns;
-		if (s.moe_imbalance_milli > st->moe_imbalance_milli)
-			st->moe_imbalance_milli = s.moe_imbalance_milli;
-	}
-	return 0;
+	return wafer_members_stats(p->m, p->n, st);
 }
 
 const struct wafer_backend_ops wafer_pipe_backend = {

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "afd" backend: attention-FFN disaggregation over in-process devices
+ * (wafer_open_afd(), wafer_afd.h).  This file holds the members, buffers,
+ * models and contexts; the micro-batches' ping-pong is wafer_afd_flow.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wafer_afd.h"
+#include "wafer_members.h"
+#include "wfs_model.h"
+#include "wfw_abi.h"
+
+static unsigned int n_members(const struct afd *a)
+{
+	return a->na + a->nf;
+}
+
+/* The members combined (wafer_members_info()), limits the AFD's. */
+static void afd_info(struct wafer_dev *dev)
+{
+	struct afd *a = afd_of(dev);
+	struct wafer_info *i = &dev->info;
+
+	wafer_members_info(i, a->m, n_members(a));
+	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, AFD_MAX_TOKENS);
+	i->max_inflight_jobs = AFD_MAX_JOBS;
+	i->max_models = MIN_NZ(i->max_models, AFD_MAX_MODELS);
+	i->max_contexts = MIN_NZ(i->max_contexts, AFD_MAX_CTX);
+	/* A job waits on every member twice (attention and FFN each layer). */
+	i->job_timeout_ms *= 2;
+}
+
+static void afd_close(struct wafer_dev *dev)
+{
+	struct afd *a = afd_of(dev);
+	unsigned int k;
+
+	for (k = 0; k < n_members(a); k++)
+		wafer_close(a->m[k]);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+/* Opens the members: in process (each with its group's options), hooked. */
+static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
+{
+	unsigned int k;
+	int ret = 0;
+
+	for (k = 0; k < o->n_attn + o->n_ffn && !ret; k++) {
+		struct wafer_open_opts d = k < o->n_attn ? o->attn[k] : o->ffn[k - o->n_attn];
+
+		d.backend = WAFER_BACKEND_INPROC;
+		ret = wafer_open(&d, &a->m[k]);
+		if (ret)
+			return wafer_prefix_error(ret, "%s device %u",
+						  k < o->n_attn ? "attention" : "FFN",
+						  k < o->n_attn ? k : k - o->n_attn);
+		if (k < o->n_attn)
+			a->na++;
+		else
+			a->nf++;
+		if (!a->m[k]->ops->set_cpl_hook || !a->m[k]->ops->bo_import)
+			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot run the "
+					      "ping-pong", a->m[k]->ops->name);
+	}
+	for (k = 0; k < n_members(a) && !ret; k++) {
+		a->hook[k] = (struct afd_hook){ .a = a, .k = k };
+		a->m[k]->ops->set_cpl_hook(a->m[k], wafer_afd_hook, &a->hook[k]);
+	}
+	return ret;
+}
+
+int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
+{
+	struct wafer_dev *dev;
+	struct afd *a;
+	int ret;
+
+	if (!out)
+		return wafer_set_error(-EINVAL, "wafer_open_afd: no output pointer");
+	*out = NULL;
+	if (!o || !o->attn || !o->ffn || !o->n_attn || !o->n_ffn ||
+	    o->n_attn > AFD_MAX_GROUP || o->n_ffn > AFD_MAX_GROUP)
+		return wafer_set_error(-EINVAL, "--afd takes 1..%d attention and 1..%d FFN "
+				       "devices", AFD_MAX_GROUP, AFD_MAX_GROUP);
+	dev = calloc(1, sizeof(*dev));
+	a = calloc(1, sizeof(*a));
+	if (!dev || !a || wafer_members_sync_init(&a->lock, &a->cond)) {
+		free(dev);
+		free(a);
+		return wafer_set_error(-ENOMEM, "out of memory");
+	}
+	dev->ops = &wafer_afd_backend;
+	dev->priv = a;
+	ret = afd_members(a, o);
+	if (ret) {
+		afd_close(dev);
+		free(dev);
+		return ret;
+	}
+	dev->index = -1;
+	afd_info(dev);
+	*out = dev;
+	return 0;
+}
+
+static const char *afd_submit_name(const struct wafer_dev *dev)
+{
+	return wafer_submit_name(afd_of(dev)->m[0]);
+}
+
+static struct wafer_dev *afd_member_dev(struct wafer_dev *dev, unsigned int i, unsigned int *n)
+{
+	struct afd *a = afd_of(dev);
+
+	*n = n_members(a);
+	return i < *n ? a->m[i] : NULL;
+}
+
+static void afd_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	struct afd_bo *ab = bo->priv;
+
+	wafer_members_bo_destroy(ab->on, n_members(afd_of(dev)));
+	free(ab);
+}
+
+/* Allocated on member 0, a view on every other. */
+static int afd_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
+{
+	struct afd *a = afd_of(dev);
+	struct afd_bo *ab = calloc(1, sizeof(*ab));
+	int ret;
+
+	if (!ab)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	bo->priv = ab;
+	ret = wafer_members_bo_create(a->m, n_members(a), bo, ab->on);
+	if (ret)
+		free(ab);
+	return ret;
+}
+
+/* Unloads the first @loaded members' parts and frees the buffers. */
+static void model_free(struct afd *a, struct afd_model *am, unsigned int loaded)
+{
+	unsigned int k = n_members(a);
+
+	while (k-- > 1)
+		wafer_bo_destroy(am->view[k]);
+	wafer_bo_destroy(am->buf);
+	for (k = 0; k < loaded; k++)
+		a->m[k]->ops->model_unload(a->m[k], am->ld[k].id);
+	memset(am, 0, sizeof(*am));
+}
+
+/* Member @k's part: its group's share of the layers. */
+static int model_load_member(struct afd *a, struct afd_model *am, struct wafer_bo *blob,
+			     size_t len, unsigned int k)
+{
+	unsigned int g = k < a->na ? 0 : a->na, n = k < a->na ? a->na : a->nf, i = k - g;
+	struct wafer_load_hw *ld = &am->ld[k];
+	int ret;
+
+	ld->part = k < a->na ? WFW_PART_ATTN : WFW_PART_FFN;
+	ld->layer_first = i * am->L / n;
+	ld->layer_count = (i + 1) * am->L / n - ld->layer_first;
+	ret = a->m[k]->ops->model_load(a->m[k], afd_bo_on(blob, k), len, ld);
+	if (ret)
+		return wafer_prefix_error(ret, "%s device %u (layers %u..%u)",
+					  k < a->na ? "attention" : "FFN", i, ld->layer_first,
+					  ld->layer_first + ld->layer_count - 1);
+	am->act_size = ld->act_size;
+	return 0;
+}
+
+/* The micro-batches' buffers: two halves per slot, seen by every member. */
+static int model_bufs(struct afd *a, struct afd_model *am)
+{
+	uint64_t rec = am->act_size > WAFER_RESULT_SIZE(WAFER_MAX_TOPK) ?
+		       am->act_size : WAFER_RESULT_SIZE(WAFER_MAX_TOPK);
+	unsigned int k;
+	int ret;
+
+	am->half = (rec * AFD_MB + 16 + 63) & ~63ull;
+	ret = wafer_bo_create(a->m[0], 2 * am->half * AFD_MAX_INFLIGHT, &am->buf);
+	am->view[0] = am->buf;
+	for (k = 1; k < n_members(a) && !ret; k++)
+		ret = wafer_bo_import(a->m[k], am->buf, &am->view[k]);
+	return ret;
+}
+
+static int afd_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len,
+			  struct wafer_load_hw *out)
+{
+	struct afd *a = afd_of(dev);
+	struct wfs_model_info mi;
+	struct afd_model *am;
+	unsigned int k, id;
+	int ret;
+
+	if (out->stream)
+		return wafer_set_error(-EOPNOTSUPP, "layer parts are not streamed: the model "
+				       "must fit resident (--stream-weights off)");
+	ret = wfs_model_parse(bo->map, len, &mi);
+	if (ret)
+		return wafer_set_error(ret, "the model blob is not valid");
+	if (mi.n_layers < a->na || mi.n_layers < a->nf)
+		return wafer_set_error(-EINVAL, "%u layers cannot go to %u attention and %u FFN "
+				       "devices", mi.n_layers, a->na, a->nf);
+	for (id = 0; id < AFD_MAX_MODELS && a->models[id].used; id++)
+		;
+	if (id == AFD_MAX_MODELS)
+		return wafer_set_error(-EBUSY, "%d models are loaded already", AFD_MAX_MODELS);
+	am = &a->models[id];
+	am->used = 1;
+	am->L = mi.n_layers;
+	for (k = 0; k < n_members(a); k++) {
+		ret = model_load_member(a, am, bo, len, k);
+		if (ret) {
+			model_free(a, am, k);
+			return ret;
+		}
+	}
+	ret = model_bufs(a, am);
+	if (ret) {
+		model_free(a, am, n_members(a));
+		return ret;
+	}
+	out->id = id + 1;
+	out->n_layers = mi.n_layers;
+	out->embed = 1;
+	out->head = 1;
+	out->act_size = am->act_size;
+	for (k = 0; k < n_members(a); k++)
+		out->sram_bytes += am->ld[k].sram_bytes;
+	return 0;
+}
+
+static int afd_model_unload(struct wafer_dev *dev, uint32_t id)
+{
+	struct afd *a = afd_of(dev);
+
+	model_free(a, &a->models[id - 1], n_members(a));
+	return 0;
+}
+
+static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
+			   struct wafer_model_part *out, unsigned int max)
+{
+	const struct afd *a = afd_of(dev);
+	const struct afd_model *am = &a->models[id - 1];
+	unsigned int k, c;
+
+	for (k = 0; k < n_members(a) && k < max; k++) {
+		out[k] = (struct wafer_model_part){
+			.member = k, .device_index = -1,
+			.layer_first = am->ld[k].layer_first, .layer_count = am->ld[k].n_layers,
+			.sram_bytes = am->ld[k].sram_bytes,
+			.embed = am->ld[k].embed, .head = am->ld[k].head,
+			.part = k < a->na ? WAFER_PART_ATTN : WAFER_PART_FFN,
+		};
+		for (c = 0; c < AFD_MAX_CTX; c++)
+			if (a->ctxs[c].used && a->ctxs[c].model == id - 1)
+				out[k].kv_bytes += a->ctxs[c].kv[k];
+	}
+	return (int)n_members(a);
+}
+
+static void ctx_free(struct afd *a, struct afd_ctx *ac, unsigned int made)
+{
+	unsigned int k;
+
+	for (k = 0; k < made; k++)
+		a->m[k]->ops->ctx_destroy(a->m[k], ac->id[k]);
+	free(ac->done_ns);
+	memset(ac, 0, sizeof(*ac));
+}
+
+static int afd_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
+			  unsigned int ctx_len, uint32_t *id, uint64_t *kv_bytes)
+{
+	struct afd *a = afd_of(dev);
+	struct afd_model *am = &a->models[model_id - 1];
+	struct afd_ctx *ac;
+	unsigned int c, k;
+	int ret = 0;
+
+	for (c = 0; c < AFD_MAX_CTX && a->ctxs[c].used; c++)
+		;
+	if (c == AFD_MAX_CTX)
+		return wafer_set_error(-EBUSY, "%d contexts exist already", AFD_MAX_CTX);
+	ac = &a->ctxs[c];
+	ac->done_ns = calloc(slots, sizeof(*ac->done_ns));
+	if (!ac->done_ns)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	*kv_bytes = 0;
+	for (k = 0; k < n_members(a) && !ret; k++) {
+		ret = a->m[k]->ops->ctx_create(a->m[k], am->ld[k].id, slots, ctx_len,
+					       &ac->id[k], &ac->kv[k]);
+		if (ret)
+			ret = wafer_prefix_error(ret, "device %u", k);
+		else
+			*kv_bytes += ac->kv[k];
+	}
+	if (ret) {
+		ctx_free(a, ac, k - 1);
+		return ret;
+	}
+	ac->used = 1;
+	ac->model = model_id - 1;
+	ac->slots = slots;
+	*id = c + 1;
+	return 0;
+}
+
+static int afd_ctx_destroy(struct wafer_dev *dev, uint32_t id)
+{
+	struct afd *a = afd_of(dev);
+
+	ctx_free(a, &a->ctxs[id - 1], n_members(a));
+	return 0;
+}
+
+/* Counters: every micro-batch ends on the last FFN member (wafer_members_stats()). */
+static int afd_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
+{
+	struct afd *a = afd_of(dev);
+
+	return wafer_members_stats(a->m, n_members(a), st);
+}
+
+const struct wafer_backend_ops wafer_afd_backend = {
+	.name = "afd",
+	.close = afd_close,
+	.submit_name = afd_submit_name,
+	.bo_create = afd_bo_create,
+	.bo_destroy = afd_bo_destroy,
+	.model_load = afd_model_load,
+	.model_unload = afd_model_unload,
+	.ctx_create = afd_ctx_create,
+	.ctx_destroy = afd_ctx_destroy,
+	.submit = wafer_afd_submit,
+	.reap = wafer_afd_reap,
+	.stats = afd_stats,
+	.model_parts = afd_model_parts,
+	.member = afd_member_dev,
+};

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wafer_afd.h - the attention-FFN disaggregation backend's state, shared by
+ * wafer_afd.c (members, buffers, models, contexts) and wafer_afd_flow.c
+ * (jobs).
+ *
+ * An AFD device is a struct wafer_dev whose backend drives two groups of
+ * members: members 0..na-1 hold the attention part of each layer
+ * (WFW_PART_ATTN, with the KV cache; member i a contiguous range of the
+ * layers), members na..na+nf-1 its FFN part (WFW_PART_FFN).  A job of the
+ * caller is cut into micro-batches of at most AFD_MB tokens; each
+ * micro-batch ping-pongs: attention of layer 0 on its attention member,
+ * FFN of layer 0 on its FFN member, attention of layer 1, ... 2 L steps,
+ * each a RUN_JOB of one layer part (WAFER_JOB_HW_LAYER), the activation
+ * records going back and forth in the micro-batch's two buffer halves.
+ * While one micro-batch is in attention another can be in the FFN, so
+ * both groups work (MegaScale-Infer's ping-pong pipeline).
+ */
+#ifndef WAFER_AFD_H
+#define WAFER_AFD_H
+
+#include <pthread.h>
+
+#include "wafer_backend.h"
+
+/* Devices per group. */
+#define AFD_MAX_GROUP		8
+#define AFD_MAX			(2 * AFD_MAX_GROUP)
+/* Tokens per micro-batch (a firmware pipeline chunk). */
+#define AFD_MB			16
+/* Micro-batches in flight at once. */
+#define AFD_MAX_INFLIGHT	64
+/* Tokens of a caller's job. */
+#define AFD_MAX_TOKENS		64
+#define AFD_MAX_JOBS		(AFD_MAX_INFLIGHT * AFD_MB / AFD_MAX_TOKENS)
+#define AFD_MAX_MODELS		4
+#define AFD_MAX_CTX		64
+
+/** struct afd_bo - a buffer: on[0] allocated on member 0, views on the others */
+struct afd_bo {
+	struct wafer_bo *on[AFD_MAX];
+};
+
+/**
+ * struct afd_model - a model split into parts over the members
+ * @used: the entry holds a model
+ * @L: layers of the model
+ * @ld: each member's load (its part of its layer range)
+ * @act_size: bytes of one activation record
+ * @buf: the micro-batches' buffers (on member 0), AFD_MAX_INFLIGHT slots
+ *	of two halves of @half bytes each
+ * @view: @buf on each member
+ * @half: bytes of a half: AFD_MB records or results, then the input's
+ *	trailer (NOT_BEFORE's u64, WFW_JOB_LAYER's u32)
+ */
+struct afd_model {
+	int used;
+	unsigned int L;
+	struct wafer_load_hw ld[AFD_MAX];
+	uint32_t act_size;
+	struct wafer_bo *buf;
+	struct wafer_bo *view[AFD_MAX];
+	uint64_t half;
+};
+
+/**
+ * struct afd_ctx - a context: one per member
+ * @used: the entry holds a context
+ * @model: its afd_model index
+ * @id: each member's context id
+ * @kv: each member's KV bytes (the FFN members': 0)
+ * @done_ns: per slot, the latest modelled time a job of it left the FFN
+ *	of the last layer (the first step's NOT_BEFORE floor)
+ * @slots: slots
+ */
+struct afd_ctx {
+	int used;
+	unsigned int model;
+	uint32_t id[AFD_MAX];
+	uint64_t kv[AFD_MAX];
+	uint64_t *done_ns;
+	unsigned int slots;
+};
+
+/**
+ * struct afd_job - a job of the caller
+ * @used: in flight
+ * @user_data: the caller's
+ * @left: its micro-batches not finished
+ * @status: the first failure, or 0
+ * @t0: modelled time its first step started (@started)
+ * @started: @t0 is known
+ * @t_done: the latest modelled time one of its micro-batches finished
+ */
+struct afd_job {
+	int used;
+	uint64_t user_data;
+	unsigned int left;
+	int status;
+	uint64_t t0;
+	int started;
+	uint64_t t_done;
+};
+
+/**
+ * struct afd_rec - a micro-batch on its way through the 2 L steps
+ * @used: in flight
+ * @job: the caller's job, @start_pos/@n_tokens the micro-batch's
+ * @parent: its afd_job index
+ * @step: the step now running: layer step / 2, attention when even
+ * @out_offset: where its results go in the caller's buffer
+ * @scratch: its results are not wanted (a job's earlier micro-batch
+ *	without WAFER_JOB_ALL_POSITIONS): they go to the slot's buffer
+ */
+struct afd_rec {
+	int used;
+	struct wafer_job_hw job;
+	unsigned int parent;
+	unsigned int step;
+	uint64_t out_offset;
+	int scratch;
+};
+
+struct afd;
+
+/** struct afd_hook - a member's completion hook's argument */
+struct afd_hook {
+	struct afd *a;
+	unsigned int k;
+};
+
+/**
+ * struct afd - the AFD backend's state (struct wafer_dev.priv)
+ * @na: attention members (0..na-1)
+ * @nf: FFN members (na..na+nf-1)
+ * @m: the members
+ * @models: loaded models
+ * @ctxs: contexts
+ * @jobs: the caller's jobs in flight
+ * @rec: micro-batches in flight
+ * @done: completions of finished jobs, not reaped yet
+ * @n_done: entries of @done
+ * @hook: the hooks' arguments
+ * @lock: guards everything above from @jobs (hooks run on members' threads)
+ * @cond: signalled when a job finished
+ */
+struct afd {
+	unsigned int na, nf;
+	struct wafer_dev *m[AFD_MAX];
+	struct afd_model models[AFD_MAX_MODELS];
+	struct afd_ctx ctxs[AFD_MAX_CTX];
+	struct afd_job jobs[AFD_MAX_JOBS];
+	struct afd_rec rec[AFD_MAX_INFLIGHT];
+	struct wafer_completion done[AFD_MAX_JOBS];
+	unsigned int n_done;
+	struct afd_hook hook[AFD_MAX];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static inline struct afd *afd_of(const struct wafer_dev *dev)
+{
+	return dev->priv;
+}
+
+static inline struct wafer_bo *afd_bo_on(const struct wafer_bo *bo, unsigned int k)
+{
+	return ((struct afd_bo *)bo->priv)->on[k];
+}
+
+/* The member of group [@first, @first + @n) whose range holds layer @l of @L. */
+static inline unsigned int afd_member(unsigned int first, unsigned int n, unsigned int L,
+				      unsigned int l)
+{
+	unsigned int i = 0;
+
+	while ((i + 1) * L / n <= l)
+		i++;
+	return first + i;
+}
+
+/* wafer_afd_flow.c */
+int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
+int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		   unsigned int min, uint64_t deadline_ns);
+void wafer_afd_hook(void *arg, const struct wafer_completion *c);
+
+#endif /* WAFER_AFD_H */

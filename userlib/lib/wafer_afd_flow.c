@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The AFD backend's jobs (see wafer_afd.h): a caller's job becomes
+ * micro-batches of at most AFD_MB tokens; each runs 2 L steps, the
+ * attention then the FFN part of every layer, each posted from the
+ * completion hook of the member that ran the step before (a member's
+ * thread), so a micro-batch crosses the members with no return to the
+ * caller, and the members take each micro-batch's steps in order.
+ *
+ * Step s of a micro-batch reads half s % 2 of its buffer slot and writes
+ * half (s + 1) % 2: token ids (+ the slot's NOT_BEFORE floor) then the
+ * layer number for step 0, else the records the step before wrote and the
+ * layer number after them (WFW_JOB_LAYER's trailer, written by the host
+ * before it posts the step).  The last step (the FFN of the last layer)
+ * writes the results into the caller's buffer, or into the slot when
+ * nobody wants them (earlier micro-batches of a job for its last position
+ * only).  The modelled clock: the records carry it from member to member;
+ * a slot's first step waits for the slot's last job (NOT_BEFORE).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "wafer_afd.h"
+
+static struct afd_model *rec_model(struct afd *a, const struct afd_rec *r)
+{
+	return &a->models[a->ctxs[r->job.ctx_id - 1].model];
+}
+
+static uint8_t *half_of(struct afd *a, const struct afd_rec *r, unsigned int h)
+{
+	const struct afd_model *am = rec_model(a, r);
+
+	return (uint8_t *)am->buf->map + ((uint64_t)(r - a->rec) * 2 + h) * am->half;
+}
+
+static uint64_t half_off(struct afd *a, const struct afd_rec *r, unsigned int h)
+{
+	return ((uint64_t)(r - a->rec) * 2 + h) * rec_model(a, r)->half;
+}
+
+/* Step @r->step of micro-batch @r: its member (*@k) and RUN_JOB (@j). */
+static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct wafer_job_hw *j)
+{
+	struct afd_model *am = rec_model(a, r);
+	const struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
+	unsigned int s = r->step, l = s / 2, n = r->job.n_tokens, ffn = s & 1;
+	unsigned int in = s % 2, last = s + 1 == 2 * am->L;
+	uint64_t at = (uint64_t)n * (s ? am->act_size : 4);
+	uint8_t *p = half_of(a, r, in);
+
+	*k = ffn ? afd_member(a->na, a->nf, am->L, l) : afd_member(0, a->na, am->L, l);
+	*j = r->job;
+	j->ctx_id = ac->id[*k];
+	j->user_data = (uint64_t)(r - a->rec);
+	j->flags = (r->job.flags & WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_LAYER;
+	j->in = am->view[*k];
+	j->in_offset = half_off(a, r, in);
+	if (!s) {
+		memcpy(p + at, &ac->done_ns[r->job.slot], 8);
+		j->flags |= WAFER_JOB_HW_NOT_BEFORE;
+		at += 8;
+	} else {
+		j->flags |= WAFER_JOB_HW_IN_ACT;
+	}
+	memcpy(p + at, &l, 4);
+	if (!last) {
+		j->flags = (j->flags & ~WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_OUT_ACT;
+		j->top_k = 0;
+		j->out = am->view[*k];
+		j->out_offset = half_off(a, r, !in);
+		j->out_len = (uint64_t)n * am->act_size;
+	} else if (r->scratch) {
+		j->out = am->view[*k];
+		j->out_offset = half_off(a, r, !in);
+		j->out_len = WAFER_RESULT_SIZE(j->top_k);
+	} else {
+		j->out = afd_bo_on(r->job.out, *k);
+		j->out_offset = r->out_offset;
+		j->out_len = (uint64_t)WAFER_RESULT_SIZE(j->top_k) *
+			     ((j->flags & WAFER_JOB_ALL_POSITIONS) ? n : 1);
+	}
+}
+
+/* Posts micro-batch @r's current step (lock held); 0 or -errno. */
+static int step_post(struct afd *a, struct afd_rec *r)
+{
+	struct wafer_job_hw j;
+	unsigned int k;
+	int ret;
+
+	step_job(a, r, &k, &j);
+	ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+	return ret == 1 ? 0 : ret < 0 ? ret : -EAGAIN;
+}
+
+/* Micro-batch @r is over (@status): its job finishes with its last one. */
+static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done)
+{
+	struct afd_job *job = &a->jobs[r->parent];
+	struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
+
+	r->used = 0;
+	if (status && !job->status)
+		job->status = status;
+	if (t_done > job->t_done)
+		job->t_done = t_done;
+	if (t_done > ac->done_ns[r->job.slot])
+		ac->done_ns[r->job.slot] = t_done;
+	if (--job->left)
+		return;
+	a->done[a->n_done++] = (struct wafer_completion){
+		.user_data = job->user_data, .status = job->status,
+		.device_ns = job->t_done > job->t0 ? job->t_done - job->t0 : 0,
+		.done_ns = job->t_done,
+	};
+	job->used = 0;
+	pthread_cond_broadcast(&a->cond);
+}
+
+void wafer_afd_hook(void *arg, const struct wafer_completion *c)
+{
+	struct afd_hook *h = arg;
+	struct afd *a = h->a;
+	struct afd_rec *r = &a->rec[c->user_data];
+	struct afd_job *job;
+	int ret;
+
+	pthread_mutex_lock(&a->lock);
+	job = &a->jobs[r->parent];
+	if (!r->step && !job->started) {
+		job->t0 = c->done_ns - c->device_ns;
+		job->started = 1;
+	}
+	if (c->status || r->step + 1 == 2 * rec_model(a, r)->L) {
+		rec_done(a, r, c->status, c->done_ns);
+	} else {
+		r->step++;
+		ret = step_post(a, r);
+		if (ret)
+			rec_done(a, r, ret, c->done_ns);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+static int free_recs(const struct afd *a, unsigned int *idx, unsigned int want)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < AFD_MAX_INFLIGHT && n < want; i++)
+		if (!a->rec[i].used)
+			idx[n++] = i;
+	return n == want;
+}
+
+/* A NOP, or a job with nothing to run: completed at once. */
+static void job_now(struct afd *a, const struct wafer_job_hw *j)
+{
+	a->done[a->n_done++] = (struct wafer_completion){ .user_data = j->user_data };
+	pthread_cond_broadcast(&a->cond);
+}
+
+/* Job @j as micro-batches, their first steps posted; 0, or -EAGAIN if it does not fit. */
+static int job_start(struct afd *a, const struct wafer_job_hw *j)
+{
+	unsigned int idx[AFD_MAX_INFLIGHT], nmb = (j->n_tokens + AFD_MB - 1) / AFD_MB, i, b;
+	unsigned int size = WAFER_RESULT_SIZE(j->top_k), all = j->flags & WAFER_JOB_ALL_POSITIONS;
+	struct afd_rec *r;
+	int ret = 0;
+
+	for (b = 0; b < AFD_MAX_JOBS && a->jobs[b].used; b++)
+		;
+	if (b == AFD_MAX_JOBS || !free_recs(a, idx, nmb))
+		return -EAGAIN;
+	a->jobs[b] = (struct afd_job){ .used = 1, .user_data = j->user_data, .left = nmb };
+	for (i = 0; i < nmb; i++) {
+		r = &a->rec[idx[i]];
+		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b };
+		r->job.start_pos = j->start_pos + i * AFD_MB;
+		r->job.n_tokens = j->n_tokens - i * AFD_MB < AFD_MB ? j->n_tokens - i * AFD_MB :
+				  AFD_MB;
+		r->out_offset = j->out_offset + (all ? (uint64_t)i * AFD_MB * size : 0);
+		r->scratch = !all && i + 1 < nmb;
+		memcpy(half_of(a, r, 0), (const uint8_t *)j->in->map + j->in_offset +
+		       4ull * i * AFD_MB, 4ull * r->job.n_tokens);
+	}
+	/* Posted in order, so each member takes them in order. */
+	for (i = 0; i < nmb; i++) {
+		r = &a->rec[idx[i]];
+		ret = ret ? ret : step_post(a, r);
+		if (ret)
+			rec_done(a, r, ret, 0);
+	}
+	return 0;
+}
+
+int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	struct afd *a = afd_of(dev);
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < n && !ret; i++) {
+		if (jobs[i].flags & WAFER_JOB_TIMES) {
+			ret = wafer_set_error(-EOPNOTSUPP, "attention-FFN disaggregation gives "
+					      "no timeline (WAFER_JOB_TIMES)");
+			break;
+		}
+		if ((jobs[i].flags & WAFER_JOB_NOP) || !jobs[i].n_tokens) {
+			job_now(a, &jobs[i]);
+			continue;
+		}
+		ret = job_start(a, &jobs[i]);
+		if (ret)
+			break;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (i)
+		return (int)i;
+	return ret == -EAGAIN ? wafer_set_error(-EAGAIN, "afd: %d micro-batches in flight "
+						"already", AFD_MAX_INFLIGHT) : ret;
+}
+
+int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
+		   unsigned int min, uint64_t deadline_ns)
+{
+	struct afd *a = afd_of(dev);
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+	unsigned int n;
+
+	pthread_mutex_lock(&a->lock);
+	while (a->n_done < min && a->n_done < max &&
+	       pthread_cond_timedwait(&a->cond, &a->lock, &ts) != ETIMEDOUT)
+		;
+	n = a->n_done < max ? a->n_done : max;
+	memcpy(out, a->done, n * sizeof(*out));
+	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));
+	a->n_done -= n;
+	pthread_mutex_unlock(&a->lock);
+	return (int)n;
+}
