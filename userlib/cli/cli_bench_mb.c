@@ -11,7 +11,7 @@
  * devices with M = N, micro-batch 0 is thus on device k while micro-batch
  * 1 is on device k - 1: the modelled timelines of the devices overlap the
  * micro-batches.  What makes that honest is the pipeline's clock
- * (userlib/lib/wafer_pipe_clock.c): each job's floor on the first device
+ * (libwafer's pipe clock, userlib/lib/): each job's floor on the first device
  * is its slot's previous completion on the last device, raised to the
  * latest completion the caller had reaped, so a micro-batch's step starts
  * no earlier than its own previous step left the chain and the host had
