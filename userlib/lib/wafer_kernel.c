@@ -281,14 +281,19 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	ld->embed = !!(ml.model_flags & DRM_WAFER_MODEL_EMBED);
 	ld->head = !!(ml.model_flags & DRM_WAFER_MODEL_HEAD);
 	ld->act_size = ml.act_size;
+	/* wafer_query()'s models and free SRAM as they are now (as inproc). */
+	query(dev);
 	return 0;
 }
 
 static int kernel_model_unload(struct wafer_dev *dev, uint32_t id)
 {
 	struct drm_wafer_model_unload u = { .model_id = id };
+	int ret = ioc(dev, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u, "DRM_IOCTL_WAFER_MODEL_UNLOAD");
 
-	return ioc(dev, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u, "DRM_IOCTL_WAFER_MODEL_UNLOAD");
+	if (!ret)
+		query(dev);
+	return ret;
 }
 
 static int kernel_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int slots,
