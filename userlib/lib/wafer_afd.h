@@ -8,7 +8,7 @@
  * members: members 0..na-1 hold the attention part of each layer
  * (WFW_PART_ATTN, with the KV cache; member i a contiguous range of the
  * layers), members na..na+nf-1 its FFN part (WFW_PART_FFN).  A job of the
- * caller is cut into micro-batches of at most AFD_MB tokens; each
+ * caller is cut into micro-batches of at most @mb tokens; each
  * micro-batch ping-pongs: attention of layer 0 on its attention member,
  * FFN of layer 0 on its FFN member, attention of layer 1, ... 2 L steps,
  * each a RUN_JOB of one layer part (WAFER_JOB_HW_LAYER), the activation
@@ -26,13 +26,14 @@
 /* Devices per group. */
 #define AFD_MAX_GROUP		8
 #define AFD_MAX			(2 * AFD_MAX_GROUP)
-/* Tokens per micro-batch (a firmware pipeline chunk). */
+/* Tokens per micro-batch by default (wafer_afd_opts.micro_batch_tokens). */
 #define AFD_MB			16
 /* Micro-batches in flight at once. */
-#define AFD_MAX_INFLIGHT	64
+#define AFD_MAX_INFLIGHT	256
 /* Tokens of a caller's job. */
 #define AFD_MAX_TOKENS		64
-#define AFD_MAX_JOBS		(AFD_MAX_INFLIGHT * AFD_MB / AFD_MAX_TOKENS)
+/* The caller's jobs in flight: each takes a micro-batch at least. */
+#define AFD_MAX_JOBS		64
 #define AFD_MAX_MODELS		4
 #define AFD_MAX_CTX		64
 
@@ -50,7 +51,7 @@ struct afd_bo {
  * @buf: the micro-batches' buffers (on member 0), AFD_MAX_INFLIGHT slots
  *	of two halves of @half bytes each
  * @view: @buf on each member
- * @half: bytes of a half: AFD_MB records or results, then the input's
+ * @half: bytes of a half: @mb records or results, then the input's
  *	trailer (NOT_BEFORE's u64, WFW_JOB_LAYER's u32)
  */
 struct afd_model {
@@ -133,6 +134,7 @@ struct afd_hook {
  * struct afd - the AFD backend's state (struct wafer_dev.priv)
  * @na: attention members (0..na-1)
  * @nf: FFN members (na..na+nf-1)
+ * @mb: tokens of a micro-batch at most
  * @m: the members
  * @models: loaded models
  * @ctxs: contexts
@@ -146,6 +148,7 @@ struct afd_hook {
  */
 struct afd {
 	unsigned int na, nf;
+	unsigned int mb;
 	struct wafer_dev *m[AFD_MAX];
 	struct afd_model models[AFD_MAX_MODELS];
 	struct afd_ctx ctxs[AFD_MAX_CTX];

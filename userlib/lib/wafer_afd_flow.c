@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The AFD backend's jobs (see wafer_afd.h): a caller's job becomes
- * micro-batches of at most AFD_MB tokens; each runs 2 L steps, the
+ * micro-batches of at most a->mb tokens; each runs 2 L steps, the
  * attention then the FFN part of every layer, each posted from the
  * completion hook of the member that ran the step before (a member's
  * thread), so a micro-batch crosses the members with no return to the
@@ -164,7 +164,7 @@ static void job_now(struct afd *a, const struct wafer_job_hw *j)
 /* Job @j as micro-batches, their first steps posted; 0, or -EAGAIN if it does not fit. */
 static int job_start(struct afd *a, const struct wafer_job_hw *j)
 {
-	unsigned int idx[AFD_MAX_INFLIGHT], nmb = (j->n_tokens + AFD_MB - 1) / AFD_MB, i, b;
+	unsigned int idx[AFD_MAX_INFLIGHT], mb = a->mb, nmb = (j->n_tokens + mb - 1) / mb, i, b;
 	unsigned int size = WAFER_RESULT_SIZE(j->top_k), all = j->flags & WAFER_JOB_ALL_POSITIONS;
 	struct afd_rec *r;
 	int ret = 0;
@@ -177,13 +177,12 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 	for (i = 0; i < nmb; i++) {
 		r = &a->rec[idx[i]];
 		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b };
-		r->job.start_pos = j->start_pos + i * AFD_MB;
-		r->job.n_tokens = j->n_tokens - i * AFD_MB < AFD_MB ? j->n_tokens - i * AFD_MB :
-				  AFD_MB;
-		r->out_offset = j->out_offset + (all ? (uint64_t)i * AFD_MB * size : 0);
+		r->job.start_pos = j->start_pos + i * mb;
+		r->job.n_tokens = j->n_tokens - i * mb < mb ? j->n_tokens - i * mb : mb;
+		r->out_offset = j->out_offset + (all ? (uint64_t)i * mb * size : 0);
 		r->scratch = !all && i + 1 < nmb;
 		memcpy(half_of(a, r, 0), (const uint8_t *)j->in->map + j->in_offset +
-		       4ull * i * AFD_MB, 4ull * r->job.n_tokens);
+		       4ull * i * mb, 4ull * r->job.n_tokens);
 	}
 	/* Posted in order, so each member takes them in order. */
 	for (i = 0; i < nmb; i++) {
