@@ -428,7 +428,8 @@ struct wafer_afd_opts {
  * keeps the other group busy.  Results are bit-identical to one device
  * running whole layers.  The members are always in process (the firmware
  * simulator; the kernel driver loads whole layers only).  Jobs take at
- * most 64 tokens, no WAFER_JOB_TIMES; weights are resident.
+ * most 64 tokens (WAFER_JOB_TIMES: a record per micro-batch and layer
+ * part); weights are resident.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups; a member's
  * wafer_open() error).
@@ -785,7 +786,10 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * pipeline, each device's records one after another (the first device's
  * first, @n_tokens records per stage of each), @stage counting the
  * pipeline's stages (device k's stage s: the stages of devices 0..k-1
- * plus s).
+ * plus s).  On wafer_open_afd()'s device, a record per micro-batch and
+ * layer part (micro-batch b's part s at b * 2 L + s: the attention of
+ * layer s / 2 when s is even, its FFN when odd), @stage the first stage
+ * of the member that ran it, its hop out the link to the other group.
  */
 #define WAFER_JOB_TIMES		(1u << 4)
 

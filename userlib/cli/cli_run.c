@@ -328,11 +328,6 @@ static int parse(struct run_args *a, int argc, char **argv)
 	ret = cli_devices_check(&a->devs, "run");
 	if (!ret)
 		ret = cli_afd_check(&a->devs, "run");
-	if (!ret && a->devs.afd[0] && a->trace) {
-		fprintf(stderr, "wafer run: --trace needs the stages' timeline, which --afd "
-			"does not give yet\n");
-		ret = 2;
-	}
 	if (ret)
 		return ret;
 	if (!a->seed)

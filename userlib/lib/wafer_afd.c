@@ -365,4 +365,5 @@ const struct wafer_backend_ops wafer_afd_backend = {
 	.stats = afd_stats,
 	.model_parts = afd_model_parts,
 	.member = afd_member_dev,
+	.times_len = wafer_afd_times_len,
 };

@@ -112,6 +112,7 @@ struct afd_job {
  * @out_offset: where its results go in the caller's buffer
  * @scratch: its results are not wanted (a job's earlier micro-batch
  *	without WAFER_JOB_ALL_POSITIONS): they go to the slot's buffer
+ * @no: its number in its job (WAFER_JOB_TIMES: where its records go)
  */
 struct afd_rec {
 	int used;
@@ -120,6 +121,7 @@ struct afd_rec {
 	unsigned int step;
 	uint64_t out_offset;
 	int scratch;
+	unsigned int no;
 };
 
 struct afd;
@@ -187,5 +189,11 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns);
 void wafer_afd_hook(void *arg, const struct wafer_completion *c);
+
+/* wafer_afd_times.c: WAFER_JOB_TIMES, a record per micro-batch and step */
+uint64_t wafer_afd_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
+int wafer_afd_times_check(const struct afd *a, const struct wafer_job_hw *j, unsigned int i);
+void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k,
+			  const struct wafer_completion *c);
 
 #endif /* WAFER_AFD_H */

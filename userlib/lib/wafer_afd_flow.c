@@ -55,6 +55,8 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	j->ctx_id = ac->id[*k];
 	j->user_data = (uint64_t)(r - a->rec);
 	j->flags = (r->job.flags & WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_LAYER;
+	j->times_offset = 0;	/* the host writes the times (wafer_afd_times.c) */
+	j->times_len = 0;
 	j->in = am->view[*k];
 	j->in_offset = half_off(a, r, in);
 	if (!s) {
@@ -129,6 +131,7 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 
 	pthread_mutex_lock(&a->lock);
 	job = &a->jobs[r->parent];
+	wafer_afd_times_step(a, r, h->k, c);
 	if (!r->step && !job->started) {
 		job->t0 = c->done_ns - c->device_ns;
 		job->started = 1;
@@ -176,7 +179,7 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 	a->jobs[b] = (struct afd_job){ .used = 1, .user_data = j->user_data, .left = nmb };
 	for (i = 0; i < nmb; i++) {
 		r = &a->rec[idx[i]];
-		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b };
+		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b, .no = i };
 		r->job.start_pos = j->start_pos + i * mb;
 		r->job.n_tokens = j->n_tokens - i * mb < mb ? j->n_tokens - i * mb : mb;
 		r->out_offset = j->out_offset + (all ? (uint64_t)i * mb * size : 0);
@@ -202,16 +205,13 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < n && !ret; i++) {
-		if (jobs[i].flags & WAFER_JOB_TIMES) {
-			ret = wafer_set_error(-EOPNOTSUPP, "attention-FFN disaggregation gives "
-					      "no timeline (WAFER_JOB_TIMES)");
-			break;
-		}
 		if ((jobs[i].flags & WAFER_JOB_NOP) || !jobs[i].n_tokens) {
 			job_now(a, &jobs[i]);
 			continue;
 		}
-		ret = job_start(a, &jobs[i]);
+		ret = wafer_afd_times_check(a, &jobs[i], i);
+		if (!ret)
+			ret = job_start(a, &jobs[i]);
 		if (ret)
 			break;
 	}
