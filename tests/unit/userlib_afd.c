@@ -11,7 +11,9 @@
  * layers, also with micro-batches of 1, 4 and 16 tokens
  * (micro_batch_tokens); where the parts sit (wafer_model_part(): attention
  * with KV on the first group, FFN without on the second); bad groups and
- * micro-batches of 65 tokens are -EINVAL.
+ * micro-batches of 65 tokens are -EINVAL; 16 jobs of 64 tokens at once
+ * in micro-batches of 4 (more steps than a member holds: they queue) give
+ * one device's records.
  * CLI: greedy text of --afd 0:1, 0-1:2-3, asic:wafer profiles and
  * --afd-micro-batch 1 and 4 is byte-identical to the single device's,
  * int8 and int4, a prompt longer than a micro-batch, and with MoE layers
@@ -209,6 +211,82 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 	}
 }
 
+#define FULL_JOBS	16
+#define FULL_TOKENS	64
+
+/*
+ * FULL_JOBS prompts of FULL_TOKENS tokens submitted at once (one per slot),
+ * each job's last record into @out; 0 if every one completed with 0.
+ */
+static int full_load(struct wafer_dev *dev, uint8_t *out)
+{
+	struct wafer_convert_opts conv = { .wbits = 8, .group_size = 32 };
+	struct wafer_completion c[FULL_JOBS];
+	struct wafer_job j[FULL_JOBS];
+	struct wafer_model *m = NULL;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_bo *in = NULL, *res = NULL;
+	unsigned int s, t, done = 0;
+	uint32_t *ids;
+	int ret, n;
+
+	ret = wafer_model_load_file(dev, model, &conv, &m);
+	ret = ret ? ret : wafer_ctx_create(m, FULL_JOBS, FULL_TOKENS, &ctx);
+	ret = ret ? ret : wafer_bo_create(dev, 4 * FULL_JOBS * FULL_TOKENS, &in);
+	ret = ret ? ret : wafer_bo_create(dev, (size_t)FULL_JOBS * REC, &res);
+	for (s = 0; !ret && s < FULL_JOBS; s++) {
+		ids = (uint32_t *)wafer_bo_map(in) + s * FULL_TOKENS;
+		for (t = 0; t < FULL_TOKENS; t++)
+			ids[t] = t ? 3 + (t * 37 + s * 11) % 500 : 1;
+		j[s] = (struct wafer_job){ .ctx = ctx, .slot = s, .n_tokens = FULL_TOKENS,
+					   .top_k = TOPK, .in = in,
+					   .in_offset = 4ull * s * FULL_TOKENS, .out = res,
+					   .out_offset = (uint64_t)s * REC, .user_data = s };
+	}
+	if (!ret && wafer_submit(dev, j, FULL_JOBS) != FULL_JOBS)
+		ret = -1;
+	while (!ret && done < FULL_JOBS) {
+		n = wafer_reap(dev, c, FULL_JOBS, 1, 20000);
+		if (n <= 0)
+			ret = -1;
+		for (t = 0; n > 0 && t < (unsigned int)n; t++)
+			ret |= c[t].status;
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	if (!ret)
+		memcpy(out, wafer_bo_map(res), (size_t)FULL_JOBS * REC);
+	wafer_bo_destroy(in);
+	wafer_bo_destroy(res);
+	wafer_ctx_destroy(ctx);
+	wafer_model_unload(m);
+	return ret;
+}
+
+/*
+ * More micro-batches in flight than a member holds jobs (16 jobs of 64
+ * tokens in micro-batches of 4: 256 steps for 128 places): the steps wait
+ * their turn, in order, and every record is still one device's.
+ */
+static void full_members(void)
+{
+	static uint8_t want[FULL_JOBS * REC], got[FULL_JOBS * REC];
+	struct wafer_open_opts o[2] = { inproc(NULL), inproc(NULL) };
+	struct wafer_afd_opts ao = { .n_attn = 1, .attn = o, .n_ffn = 1, .ffn = o + 1,
+				     .micro_batch_tokens = 4 };
+	struct wafer_dev *dev = NULL;
+	int ret;
+
+	ret = wafer_open(&o[0], &dev) || full_load(dev, want);
+	wafer_close(dev);
+	dev = NULL;
+	ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
+	wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1, micro-batches of 4: %d jobs of "
+	      "%d tokens at once (%d micro-batches, more than a member holds): every record "
+	      "byte-identical to one device (%s)", FULL_JOBS, FULL_TOKENS,
+	      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
+	wafer_close(dev);
+}
+
 static void bad_groups(void)
 {
 	struct wafer_open_opts o[9];
@@ -349,6 +427,7 @@ int main(void)
 		return wt_done();
 	library("int8", &c8);
 	library("int4", &c4);
+	full_members();
 	bad_groups();
 	cli_text();
 	cli_info();

@@ -113,6 +113,9 @@ struct afd_job {
  * @scratch: its results are not wanted (a job's earlier micro-batch
  *	without WAFER_JOB_ALL_POSITIONS): they go to the slot's buffer
  * @no: its number in its job (WAFER_JOB_TIMES: where its records go)
+ * @pend: non-zero: its step waits for room on member @pend_k, queued
+ *	in this order (afd.pend_seq)
+ * @pend_k: that member
  */
 struct afd_rec {
 	int used;
@@ -122,6 +125,8 @@ struct afd_rec {
 	uint64_t out_offset;
 	int scratch;
 	unsigned int no;
+	uint64_t pend;
+	unsigned int pend_k;
 };
 
 struct afd;
@@ -145,6 +150,10 @@ struct afd_hook {
  * @done: completions of finished jobs, not reaped yet
  * @n_done: entries of @done
  * @hook: the hooks' arguments
+ * @n_pend: per member, steps waiting for room on it (a member holds fewer
+ *	jobs than micro-batches can be in flight): posted in order as its
+ *	jobs complete, before any later step to it
+ * @pend_seq: the last queued step's number
  * @lock: guards everything above from @jobs (hooks run on members' threads)
  * @cond: signalled when a job finished
  */
@@ -159,6 +168,8 @@ struct afd {
 	struct wafer_completion done[AFD_MAX_JOBS];
 	unsigned int n_done;
 	struct afd_hook hook[AFD_MAX];
+	unsigned int n_pend[AFD_MAX];
+	uint64_t pend_seq;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };

@@ -85,16 +85,63 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	}
 }
 
-/* Posts micro-batch @r's current step (lock held); 0 or -errno. */
+static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
+
+/* A member's submit said it has no room (now). */
+static int no_room(int ret)
+{
+	return ret == 0 || ret == -EAGAIN || ret == -EBUSY || ret == -ENOSPC;
+}
+
+/*
+ * Posts micro-batch @r's current step (lock held); 0 or -errno.  A member
+ * without room, or with steps already waiting for it, queues it: steps
+ * reach a member in the order they were posted.
+ */
 static int step_post(struct afd *a, struct afd_rec *r)
 {
 	struct wafer_job_hw j;
 	unsigned int k;
-	int ret;
+	int ret = 0;
 
 	step_job(a, r, &k, &j);
-	ret = a->m[k]->ops->submit(a->m[k], &j, 1);
-	return ret == 1 ? 0 : ret < 0 ? ret : -EAGAIN;
+	if (!a->n_pend[k])
+		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+	if (ret == 1)
+		return 0;
+	if (!no_room(ret))
+		return ret < 0 ? ret : -EIO;
+	r->pend = ++a->pend_seq;
+	r->pend_k = k;
+	a->n_pend[k]++;
+	return 0;
+}
+
+/* Member @k's waiting steps, oldest first, while it takes them (lock held). */
+static void pend_drain(struct afd *a, unsigned int k)
+{
+	struct afd_rec *r, *old;
+	struct wafer_job_hw j;
+	unsigned int i, kk;
+	int ret;
+
+	while (a->n_pend[k]) {
+		for (old = NULL, i = 0; i < AFD_MAX_INFLIGHT; i++) {
+			r = &a->rec[i];
+			if (r->used && r->pend && r->pend_k == k && (!old || r->pend < old->pend))
+				old = r;
+		}
+		if (!old)
+			return;
+		step_job(a, old, &kk, &j);
+		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+		if (ret != 1 && no_room(ret))
+			return;
+		old->pend = 0;
+		a->n_pend[k]--;
+		if (ret != 1)
+			rec_done(a, old, ret < 0 ? ret : -EIO, 0);
+	}
 }
 
 /* Micro-batch @r is over (@status): its job finishes with its last one. */
@@ -144,6 +191,7 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 		if (ret)
 			rec_done(a, r, ret, c->done_ns);
 	}
+	pend_drain(a, h->k);	/* a job of member k left: room for a waiting step */
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -222,18 +270,37 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 						"already", AFD_MAX_INFLIGHT) : ret;
 }
 
+/* Steps wait on some member (lock held): drained, 1; else 0. */
+static int pend_kick(struct afd *a)
+{
+	unsigned int k, any = 0;
+
+	for (k = 0; k < a->na + a->nf; k++) {
+		pend_drain(a, k);
+		any |= a->n_pend[k] != 0;
+	}
+	return (int)any;
+}
+
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns)
 {
 	struct afd *a = afd_of(dev);
-	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+	struct timespec ts;
+	uint64_t until, now;
 	unsigned int n;
 
 	pthread_mutex_lock(&a->lock);
-	while (a->n_done < min && a->n_done < max &&
-	       pthread_cond_timedwait(&a->cond, &a->lock, &ts) != ETIMEDOUT)
-		;
+	while (a->n_done < min && a->n_done < max) {
+		/* A step queued after its member's last completion: retried each ms. */
+		now = wafer_now_ns();
+		until = pend_kick(a) && now + 1000000 < deadline_ns ? now + 1000000 : deadline_ns;
+		ts = (struct timespec){ .tv_sec = (time_t)(until / 1000000000ull),
+					.tv_nsec = (long)(until % 1000000000ull) };
+		if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT &&
+		    until == deadline_ns)
+			break;
+	}
 	n = a->n_done < max ? a->n_done : max;
 	memcpy(out, a->done, n * sizeof(*out));
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));
