@@ -388,6 +388,8 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 
 /* Devices in each group of wafer_open_afd(). */
 #define WAFER_AFD_MAX_GROUP	8
+/* Most tokens of one of its micro-batches (wafer_afd_opts.micro_batch_tokens). */
+#define WAFER_AFD_MAX_MB	64
 
 /**
  * struct wafer_afd_opts - the two groups of an attention-FFN disaggregation
@@ -395,12 +397,17 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
  * @attn: their options (each its own profile, stages, SRAM)
  * @n_ffn: devices for the FFN parts, 1..WAFER_AFD_MAX_GROUP
  * @ffn: their options
+ * @micro_batch_tokens: most tokens of one micro-batch, 1..WAFER_AFD_MAX_MB
+ *	(0: 16).  Smaller micro-batches give a prefill more of them to keep
+ *	both groups busy, at more steps (and link hops) per token; results are
+ *	the same
  */
 struct wafer_afd_opts {
 	unsigned int n_attn;
 	const struct wafer_open_opts *attn;
 	unsigned int n_ffn;
 	const struct wafer_open_opts *ffn;
+	unsigned int micro_batch_tokens;
 };
 
 /**
@@ -414,13 +421,15 @@ struct wafer_afd_opts {
  * KV cache; the first range also the embedding) on the attention devices,
  * contiguous layer ranges, and the FFN part (the last range also the
  * classifier) on the FFN devices.  A job is cut into micro-batches of up
- * to 16 tokens; each goes attention, FFN, attention, FFN ... through the
+ * to @o->micro_batch_tokens (16) tokens; each goes attention, FFN,
+ * attention, FFN ... through the
  * layers, activations passed back and forth in buffers both groups share,
  * while the next micro-batch (of the job, or of another job in flight)
  * keeps the other group busy.  Results are bit-identical to one device
  * running whole layers.  The members are always in process (the firmware
  * simulator; the kernel driver loads whole layers only).  Jobs take at
- * most 64 tokens, no WAFER_JOB_TIMES; weights are resident.
+ * most 64 tokens (WAFER_JOB_TIMES: a record per micro-batch and layer
+ * part); weights are resident.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups; a member's
  * wafer_open() error).
@@ -777,7 +786,10 @@ void wafer_ctx_destroy(struct wafer_ctx *ctx);
  * pipeline, each device's records one after another (the first device's
  * first, @n_tokens records per stage of each), @stage counting the
  * pipeline's stages (device k's stage s: the stages of devices 0..k-1
- * plus s).
+ * plus s).  On wafer_open_afd()'s device, a record per micro-batch and
+ * layer part (micro-batch b's part s at b * 2 L + s: the attention of
+ * layer s / 2 when s is even, its FFN when odd), @stage the first stage
+ * of the member that ran it, its hop out the link to the other group.
  */
 #define WAFER_JOB_TIMES		(1u << 4)
 

@@ -8,13 +8,19 @@
  * returning every position (4 micro-batches) and decode steps of SLOTS
  * sequences queued at once (their micro-batches interleave on both
  * groups) give result records byte-identical to one device running whole
- * layers; where the parts sit (wafer_model_part(): attention with KV on
- * the first group, FFN without on the second); bad groups are -EINVAL.
- * CLI: greedy text of --afd 0:1, 0-1:2-3 and asic:wafer profiles is
- * byte-identical to the single device's, int8 and int4, a prompt longer
- * than a micro-batch, and with MoE layers (--moe 4,2); the run says which parts sit where and their SRAM;
- * --afd with -d, --backend kernel, without a colon, --afd-profiles alone
- * are usage errors, with streamed weights a load error; wafer info --afd
+ * layers, also with micro-batches of 1, 4 and 16 tokens
+ * (micro_batch_tokens); where the parts sit (wafer_model_part(): attention
+ * with KV on the first group, FFN without on the second); bad groups and
+ * micro-batches of 65 tokens are -EINVAL; 16 jobs of 64 tokens at once
+ * in micro-batches of 4 (more steps than a member holds: they queue) give
+ * one device's records.
+ * CLI: greedy text of --afd 0:1, 0-1:2-3, asic:wafer profiles and
+ * --afd-micro-batch 1 and 4 is byte-identical to the single device's,
+ * int8 and int4, a prompt longer than a micro-batch, and with MoE layers
+ * (--moe 4,2); the run says which parts sit where and their SRAM; --afd
+ * with -d, --backend kernel, without a colon, --afd-profiles or
+ * --afd-micro-batch alone, --afd-micro-batch 0 are usage errors, --trace
+ * gives the same text and writes the trace, with streamed weights a load error; wafer info --afd
  * -m shows the groups and each part's layers, weights and KV.
  */
 #include <errno.h>
@@ -161,7 +167,9 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 	static const struct {
 		unsigned int na, nf;
 		const char *pa, *pf;
-	} cfg[] = { { 1, 1, NULL, NULL }, { 2, 2, NULL, NULL }, { 1, 2, "asic", "wafer" } };
+		unsigned int mb;
+	} cfg[] = { { 1, 1, NULL, NULL, 0 }, { 2, 2, NULL, NULL, 0 }, { 1, 2, "asic", "wafer", 0 },
+		    { 1, 1, NULL, NULL, 1 }, { 2, 1, NULL, NULL, 4 }, { 1, 1, NULL, NULL, 16 } };
 	static uint8_t want[OUT_RECS * REC], got[OUT_RECS * REC];
 	struct wafer_open_opts one = inproc(NULL), a[2], f[2];
 	struct wafer_dev *dev = NULL;
@@ -178,7 +186,8 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		return;
 	for (i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
 		struct wafer_afd_opts o = { .n_attn = cfg[i].na, .attn = a, .n_ffn = cfg[i].nf,
-					    .ffn = f };
+					    .ffn = f, .micro_batch_tokens = cfg[i].mb };
+		unsigned int mb = cfg[i].mb ? cfg[i].mb : 16;
 
 		for (k = 0; k < 2; k++) {
 			a[k] = inproc(cfg[i].pa);
@@ -188,17 +197,94 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		ret = wafer_open_afd(&o, &dev);
 		ret = ret ? ret : workload(dev, conv, got);
 		wt_ok(!ret && !memcmp(got, want, (size_t)(OUT_RECS - 1) * REC),
-		      "%s: --afd %u:%u%s%s: prefill %d + %d slots x %d decode steps, every "
-		      "record byte-identical to one device (%s)", name, cfg[i].na, cfg[i].nf,
-		      cfg[i].pa ? ", profiles " : "", cfg[i].pa ? "asic:wafer" : "",
-		      PREFILL, SLOTS, DECODE, ret ? wafer_last_error() : "ok");
-		wt_diag("%s --afd %u:%u: modelled prefill of %d positions %llu ns (%d "
-			"micro-batches)", name, cfg[i].na, cfg[i].nf, PREFILL,
-			(unsigned long long)prefill_ns, (PREFILL + 15) / 16);
+		      "%s: --afd %u:%u%s%s, micro-batches of %u: prefill %d + %d slots x %d "
+		      "decode steps, every record byte-identical to one device (%s)", name,
+		      cfg[i].na, cfg[i].nf, cfg[i].pa ? ", profiles " : "",
+		      cfg[i].pa ? "asic:wafer" : "", mb, PREFILL, SLOTS, DECODE,
+		      ret ? wafer_last_error() : "ok");
+		wt_diag("%s --afd %u:%u: modelled prefill of %d positions %llu ns (%u "
+			"micro-batches of %u)", name, cfg[i].na, cfg[i].nf, PREFILL,
+			(unsigned long long)prefill_ns, (PREFILL + mb - 1) / mb, mb);
 		if (!ret && conv->wbits == 8)
 			check_parts(dev, conv, cfg[i].na, cfg[i].nf);
 		wafer_close(dev);
 	}
+}
+
+#define FULL_JOBS	16
+#define FULL_TOKENS	64
+
+/*
+ * FULL_JOBS prompts of FULL_TOKENS tokens submitted at once (one per slot),
+ * each job's last record into @out; 0 if every one completed with 0.
+ */
+static int full_load(struct wafer_dev *dev, uint8_t *out)
+{
+	struct wafer_convert_opts conv = { .wbits = 8, .group_size = 32 };
+	struct wafer_completion c[FULL_JOBS];
+	struct wafer_job j[FULL_JOBS];
+	struct wafer_model *m = NULL;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_bo *in = NULL, *res = NULL;
+	unsigned int s, t, done = 0;
+	uint32_t *ids;
+	int ret, n;
+
+	ret = wafer_model_load_file(dev, model, &conv, &m);
+	ret = ret ? ret : wafer_ctx_create(m, FULL_JOBS, FULL_TOKENS, &ctx);
+	ret = ret ? ret : wafer_bo_create(dev, 4 * FULL_JOBS * FULL_TOKENS, &in);
+	ret = ret ? ret : wafer_bo_create(dev, (size_t)FULL_JOBS * REC, &res);
+	for (s = 0; !ret && s < FULL_JOBS; s++) {
+		ids = (uint32_t *)wafer_bo_map(in) + s * FULL_TOKENS;
+		for (t = 0; t < FULL_TOKENS; t++)
+			ids[t] = t ? 3 + (t * 37 + s * 11) % 500 : 1;
+		j[s] = (struct wafer_job){ .ctx = ctx, .slot = s, .n_tokens = FULL_TOKENS,
+					   .top_k = TOPK, .in = in,
+					   .in_offset = 4ull * s * FULL_TOKENS, .out = res,
+					   .out_offset = (uint64_t)s * REC, .user_data = s };
+	}
+	if (!ret && wafer_submit(dev, j, FULL_JOBS) != FULL_JOBS)
+		ret = -1;
+	while (!ret && done < FULL_JOBS) {
+		n = wafer_reap(dev, c, FULL_JOBS, 1, 20000);
+		if (n <= 0)
+			ret = -1;
+		for (t = 0; n > 0 && t < (unsigned int)n; t++)
+			ret |= c[t].status;
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	if (!ret)
+		memcpy(out, wafer_bo_map(res), (size_t)FULL_JOBS * REC);
+	wafer_bo_destroy(in);
+	wafer_bo_destroy(res);
+	wafer_ctx_destroy(ctx);
+	wafer_model_unload(m);
+	return ret;
+}
+
+/*
+ * More micro-batches in flight than a member holds jobs (16 jobs of 64
+ * tokens in micro-batches of 4: 256 steps for 128 places): the steps wait
+ * their turn, in order, and every record is still one device's.
+ */
+static void full_members(void)
+{
+	static uint8_t want[FULL_JOBS * REC], got[FULL_JOBS * REC];
+	struct wafer_open_opts o[2] = { inproc(NULL), inproc(NULL) };
+	struct wafer_afd_opts ao = { .n_attn = 1, .attn = o, .n_ffn = 1, .ffn = o + 1,
+				     .micro_batch_tokens = 4 };
+	struct wafer_dev *dev = NULL;
+	int ret;
+
+	ret = wafer_open(&o[0], &dev) || full_load(dev, want);
+	wafer_close(dev);
+	dev = NULL;
+	ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
+	wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1, micro-batches of 4: %d jobs of "
+	      "%d tokens at once (%d micro-batches, more than a member holds): every record "
+	      "byte-identical to one device (%s)", FULL_JOBS, FULL_TOKENS,
+	      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
+	wafer_close(dev);
 }
 
 static void bad_groups(void)
@@ -216,6 +302,9 @@ static void bad_groups(void)
 	ao.n_attn = 1;
 	ao.n_ffn = 0;
 	wt_ok(wafer_open_afd(&ao, &dev) == -EINVAL && !dev, "no FFN device: -EINVAL");
+	ao.n_ffn = 1;
+	ao.micro_batch_tokens = 65;
+	wt_ok(wafer_open_afd(&ao, &dev) == -EINVAL && !dev, "micro-batches of 65 tokens: -EINVAL");
 }
 
 /* Runs the CLI; its exit status, stdout in @out, stderr in @err (or NULL). */
@@ -243,7 +332,9 @@ static int cli(const char *args, char *out, char *err)
 static void cli_text(void)
 {
 	static const char *const afd[] = { "--afd 0:1", "--afd 0-1:2-3",
-					   "--afd 0:1-2 --afd-profiles asic:wafer" };
+					   "--afd 0:1-2 --afd-profiles asic:wafer",
+					   "--afd 0:1 --afd-micro-batch 1",
+					   "--afd 0-1:2 --afd-micro-batch 4" };
 	static const char *const quant[] = { "int8", "int4" };
 	const char *prompt = "-i 'Once upon a time there was a little dog who liked to run in "
 			     "the park with his friends every day' -n 0";
@@ -257,7 +348,7 @@ static void cli_text(void)
 		rc = cli(args, want, NULL);
 		if (!wt_ok(rc == 0 && strlen(want) > 200, "CLI %s: single device", quant[q]))
 			continue;
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < sizeof(afd) / sizeof(afd[0]); i++) {
 			snprintf(args, sizeof(args), "%s --quant %s %s", afd[i], quant[q], prompt);
 			rc = cli(args, got, err);
 			wt_ok(rc == 0 && !strcmp(want, got),
@@ -282,8 +373,16 @@ static void cli_text(void)
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with --backend kernel is a usage error");
 	rc = cli("--backend inproc --afd-profiles asic:wafer -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd-profiles without --afd is a usage error");
-	rc = cli("--afd 0:1 --trace /tmp/userlib_afd.json -n 8", got, NULL);
-	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with --trace is a usage error");
+	rc = cli("--backend inproc --afd-micro-batch 4 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd-micro-batch without --afd is a usage error");
+	rc = cli("--afd 0:1 --afd-micro-batch 0 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd-micro-batch 0 is a usage error");
+	rc = cli("--afd 0:1 -n 8", want, NULL);
+	rc |= cli("--afd 0:1 --trace /tmp/userlib_afd.json -n 8", got, NULL);
+	wt_ok(rc == 0 && want[0] && !strcmp(want, got) && !access("/tmp/userlib_afd.json", R_OK),
+	      "--afd with --trace: the same text, the trace written (userlib_trace_pipe.c checks "
+	      "it)");
+	unlink("/tmp/userlib_afd.json");
 	rc = cli("--afd 0:1 --stream-weights on -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 1 && !got[0], "--afd with streamed weights fails at load");
 	free(want);
@@ -328,6 +427,7 @@ int main(void)
 		return wt_done();
 	library("int8", &c8);
 	library("int4", &c4);
+	full_members();
 	bad_groups();
 	cli_text();
 	cli_info();

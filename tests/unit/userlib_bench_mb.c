@@ -16,10 +16,20 @@
  *     waits for its last one: B / latency), micro-batches no slower;
  *   - the pipeline rows' modelled figures are the same in two runs (the
  *     first device's floor does not depend on the host's threads).
+ * wafer bench --afd A:F (userlib/cli/cli_bench.c): the rows of
+ * attention-FFN disaggregation, --afd 0:1 and --afd 0-1:2 --afd-profiles
+ * asic:wafer next to one asic device:
+ *   - every AFD row ran (B = 1, 16, 64) and every result was checked;
+ *   - one sequence's token takes longer disaggregated than on one device
+ *     (its activations cross between the groups every layer);
+ *   - 16 sequences give more than twice B = 1's modelled tok/s on the AFD
+ *     groups (their micro-batches overlap on both groups);
+ *   - --afd-profiles without --afd, and a fifth --afd, are usage errors.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "wafer.h"
 #include "wfs_profile.h"
@@ -29,13 +39,14 @@
 #define MAX_N	5
 #define N_B	3
 
-/* One row of the device axis. */
+/* One row of the device axis (@n: the AFD rows' devices). */
 struct row {
 	int seen;
 	unsigned int b;
 	double lat_us, added_us;	/* B = 1 */
 	double lock, micro;		/* modelled tok/s */
 	unsigned int m;
+	unsigned int n;
 };
 
 struct axis {
@@ -77,28 +88,45 @@ static void parse_row(char *line, struct axis *a)
 	}
 }
 
-static void run_axis(const char *profile, struct axis *a)
+/*
+ * Runs wafer bench --quick --backend inproc @args on the shared model: each
+ * line of its tables to @row(line, @arg), the sequences it checked into
+ * *@checked; its wait status, or -1.
+ */
+static int run_bench(const char *args, void (*row)(char *, void *), void *arg,
+		     unsigned int *checked)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
 	const char *model = wt_model_path("stories260K.bin");
 	char cmd[1024], line[512];
 	FILE *f;
 
-	memset(a, 0, sizeof(*a));
-	a->rc = -1;
+	*checked = 0;
 	if (!model)
-		return;
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc --devices %d "
-		 "--profile %s 2>/dev/null", build, model, MAX_N, profile);
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc %s "
+		 "2>/dev/null", build, model, args);
 	f = popen(cmd, "r");
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "  every result checked: %u sequences", &a->checked) == 1)
-			continue;
-		parse_row(line, a);
-	}
-	a->rc = pclose(f);
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "  every result checked: %u sequences", checked) != 1)
+			row(line, arg);
+	return pclose(f);
+}
+
+static void axis_row(char *line, void *a)
+{
+	parse_row(line, a);
+}
+
+static void run_axis(const char *profile, struct axis *a)
+{
+	char args[128];
+
+	memset(a, 0, sizeof(*a));
+	snprintf(args, sizeof(args), "--devices %d --profile %s", MAX_N, profile);
+	a->rc = run_bench(args, axis_row, a, &a->checked);
 }
 
 /* Modelled ns of a link hop of @profile, with a record of up to 1 KiB. */
@@ -184,6 +212,93 @@ static void check_repeat(const char *profile, const struct axis *a)
 	free(b);
 }
 
+#define N_CFG	2
+
+struct afd_res {
+	struct row r[N_CFG][N_B];
+	double one_lat_us;		/* the inproc row, N = 1, B = 1 */
+	unsigned int checked;
+	int rc;
+};
+
+/* "  afd A:F [PA:PF] N split B [us/tok +us] lock x M micro x host x" */
+static void afd_parse_row(char *line, void *arg)
+{
+	char *tok[32], *save = NULL, *t;
+	unsigned int n = 0, s;
+	struct afd_res *a = arg;
+	struct row *r;
+	int bi, cfg;
+
+	for (t = strtok_r(line, " \t\n", &save); t && n < 32; t = strtok_r(NULL, " \t\n", &save))
+		tok[n++] = t;
+	if (n >= 6 && !strcmp(tok[0], "inproc") && !strcmp(tok[1], "1") && !strcmp(tok[3], "1"))
+		a->one_lat_us = atof(tok[4]);
+	if (n < 12 || strcmp(tok[0], "afd"))
+		return;
+	cfg = !strcmp(tok[1], "1:1") ? 0 : !strcmp(tok[1], "2:1") ? 1 : -1;
+	for (s = 2; s < n && !strchr(tok[s], '+'); s++)
+		;
+	if (cfg < 0 || s + 1 >= n)
+		return;
+	bi = b_index((unsigned int)atoi(tok[s + 1]));
+	if (bi < 0)
+		return;
+	r = &a->r[cfg][bi];
+	r->seen = 1;
+	r->n = (unsigned int)atoi(tok[s - 1]);
+	r->lock = atof(tok[n - 7]);
+	r->micro = atof(tok[n - 4]);
+	if (bi == 0) {
+		r->lat_us = atof(tok[s + 2]);
+		r->added_us = atof(tok[s + 3]);
+	}
+}
+
+static int afd_run(const char *args, struct afd_res *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->rc = run_bench(args, afd_parse_row, a, &a->checked);
+	return a->rc;
+}
+
+/* wafer bench --afd: the AFD rows (see the top of the file). */
+static void check_afd(void)
+{
+	static struct afd_res a;
+	unsigned int c, k, seen = 1;
+
+	afd_run("--devices 1 --profile asic --afd 0:1 --afd 0-1:2 --afd-profiles asic:wafer", &a);
+	for (c = 0; c < N_CFG; c++)
+		for (k = 0; k < N_B; k++)
+			seen &= a.r[c][k].seen;
+	if (!wt_ok(a.rc == 0 && seen, "wafer bench --afd 0:1 --afd 0-1:2: every row (exit %d)",
+		   a.rc))
+		return;
+	/* One device: B = 16, 64 lockstep; each AFD row: lockstep and micro-batched. */
+	wt_ok(a.checked == (16 + 64) * (1 + 2 * N_CFG),
+	      "every result checked: %u sequences, each token equal to it alone on one device",
+	      a.checked);
+	wt_ok(a.r[0][0].n == 2 && a.r[1][0].n == 3, "the rows count the groups' devices");
+	for (c = 0; c < N_CFG; c++) {
+		const struct row *one = &a.r[c][0], *b16 = &a.r[c][1];
+
+		wt_ok(one->lat_us > a.one_lat_us && one->added_us > 0,
+		      "--afd %s: one sequence's token %.2f us, one device's %.2f us (activations "
+		      "cross between the groups every layer)", c ? "2:1" : "1:1", one->lat_us,
+		      a.one_lat_us);
+		wt_ok(b16->lock > 2 * one->lock && b16->micro > 2 * one->lock,
+		      "--afd %s: 16 sequences %.0f tok/s lockstep, %.0f micro-batched, one %.0f "
+		      "(their micro-batches overlap on both groups)", c ? "2:1" : "1:1",
+		      b16->lock, b16->micro, one->lock);
+	}
+	afd_run("--devices 1 --afd-profiles asic:wafer", &a);
+	wt_ok(WIFEXITED(a.rc) && WEXITSTATUS(a.rc) == 2, "--afd-profiles without --afd is a "
+	      "usage error");
+	afd_run("--devices 1 --afd 0:1 --afd 0:1 --afd 0:1 --afd 0:1 --afd 0:1", &a);
+	wt_ok(WIFEXITED(a.rc) && WEXITSTATUS(a.rc) == 2, "a fifth --afd is a usage error");
+}
+
 int main(void)
 {
 	static struct axis a;
@@ -193,5 +308,6 @@ int main(void)
 	check_profile("asic", &a);
 	check_repeat("asic", &a);
 	check_profile("wafer", &a);
+	check_afd();
 	return wt_done();
 }

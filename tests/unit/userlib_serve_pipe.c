@@ -6,7 +6,9 @@
  * clients at once on 8 slots (prompts of 1 to ~90 tokens, so several
  * prefill chunks of 16 and a queue; completions and chat, some streamed)
  * each get, byte for byte, the text wafer_generate() gives on ONE device
- * alone; one streamed request alone the same; every member ran every job
+ * alone, with the engine keeping one micro-batch per device in flight
+ * (wafer_batch_opts.micro_batches); one streamed request alone the same;
+ * every member ran every job
  * (/metrics per member); SIGTERM stops the server with exit 0.
  */
 #include <pthread.h>
@@ -168,6 +170,10 @@ static void layout(const struct wt_server *s, unsigned int n)
 		   strstr(s->start, "+embed") && strstr(s->start, "+head"),
 		   "%u devices: the start names each member's layers (embedding first, head last)",
 		   n))
+		wt_diag("stdout at start:\n%s", s->start);
+	snprintf(want, sizeof(want), "%u micro-batches kept in flight, one per device", n);
+	if (!wt_ok(strstr(s->start, want) != NULL, "%u devices: the engine keeps %u "
+		   "micro-batches in flight (wafer_batch_opts.micro_batches)", n, n))
 		wt_diag("stdout at start:\n%s", s->start);
 }
 

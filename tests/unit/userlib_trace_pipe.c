@@ -12,6 +12,12 @@
  * job of the decode loop starting no earlier than the one before it left
  * the last device (the pipeline's floor for device 0).  Members of different stage counts (asic +
  * wafer + asic) each show their own stages.
+ * Attention-FFN disaggregation (wafer_open_afd(), 1:1 and 2:1 asic:asic:
+ * wafer): valid JSON, a named process per member, every thread in time
+ * order without overlap; each micro-batch's 10 layer parts in time order,
+ * attention and FFN alternating on the members holding each layer, a link
+ * hop out of each part before the next starts; each job's span its
+ * reported modelled time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,16 +56,23 @@ struct traced {
 	unsigned int jobs;
 };
 
+/* Attention devices of an AFD run (wafer_open_afd()); 0: a pipeline. */
+static unsigned int afd_na;
+
 /* @n devices, of the profiles in @prof (NULL: the default one). */
 static int open_devs(unsigned int n, const char *const *prof, struct wafer_dev **dev)
 {
 	struct wafer_open_opts o[WAFER_PIPE_MAX_DEVICES];
 	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
+	struct wafer_afd_opts ao = { .n_attn = afd_na, .attn = o, .n_ffn = n - afd_na,
+				     .ffn = o + afd_na };
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
 		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
 						 .profile = prof ? prof[i] : NULL };
+	if (afd_na)
+		return wafer_open_afd(&ao, dev);
 	if (n == 1)
 		return wafer_open(&o[0], dev);
 	return wafer_open_pipeline(&po, dev);
@@ -314,8 +327,9 @@ static int split_run(unsigned int n, const char *const *prof, const char *what,
 	      "events per device (%zu modelled events)", what, sp->n);
 	wt_ok(ok && tracks_ordered(sp), "%s: every thread in time order without overlap (lanes)",
 	      what);
-	wt_ok(ok && chunks_in_order(sp, 5), "%s: every chunk through the 5 layers in order "
-	      "across the devices", what);
+	if (!afd_na)	/* AFD: its layer parts (afd_chain()) */
+		wt_ok(ok && chunks_in_order(sp, 5), "%s: every chunk through the 5 layers in "
+		      "order across the devices", what);
 	return ok;
 }
 
@@ -337,9 +351,90 @@ static void split_trace(unsigned int n, const struct traced *one)
 	      multi, sp.jobs);
 }
 
+/* The member of group [@first, @first + @n) holding layer @l of @L (wafer_afd.h). */
+static int afd_member_of(unsigned int first, unsigned int n, unsigned int L, unsigned int l)
+{
+	unsigned int i = 0;
+
+	while ((i + 1) * L / n <= l)
+		i++;
+	return (int)(first + i);
+}
+
+/*
+ * Micro-batch @v's (its job and first position) events of the AFD trace:
+ * its 2 L layer parts in time order alternate attention and FFN on the
+ * members holding each layer, each part's link hop out starts where the
+ * part ends and the next part starts no earlier than the hop ended.
+ */
+static int afd_chain(const struct traced *tr, const struct ev *v, unsigned int na,
+		     unsigned int nf, unsigned int L)
+{
+	const struct ev *part[2 * MAX_LAYERS], *hop;
+	unsigned int k = 0, s;
+	size_t i, j;
+
+	for (i = 0; i < tr->n && k < 2 * MAX_LAYERS; i++)
+		if (tr->ev[i].job == v->job && tr->ev[i].pos0 == v->pos0 && !tr->ev[i].hop)
+			part[k++] = &tr->ev[i];
+	if (k != 2 * L)
+		return 0;
+	for (s = 0; s < k; s++) {
+		if (part[s]->pid != (s % 2 ? afd_member_of(na, nf, L, s / 2) :
+					     afd_member_of(0, na, L, s / 2)) ||
+		    (s && part[s]->ts < part[s - 1]->ts))
+			return 0;
+		if (s + 1 == k)
+			break;
+		for (hop = NULL, j = 0; j < tr->n && !hop; j++)
+			if (tr->ev[j].job == v->job && tr->ev[j].pos0 == v->pos0 &&
+			    tr->ev[j].hop && tr->ev[j].link && tr->ev[j].pid == part[s]->pid &&
+			    tr->ev[j].ts == part[s]->ts + part[s]->dur)
+				hop = &tr->ev[j];
+		if (!hop || hop->dur <= 0 || part[s + 1]->ts < hop->ts + hop->dur)
+			return 0;
+	}
+	return 1;
+}
+
+/* A traced run on @na attention and @nf FFN devices (wafer_open_afd()). */
+static void afd_trace(unsigned int na, unsigned int nf, const char *const *prof,
+		      const char *what)
+{
+	static struct traced tr;
+	unsigned int chains = 0, bad = 0, multi = 0;
+	size_t i;
+
+	afd_na = na;
+	if (split_run(na + nf, prof, what, &tr) == 0) {
+		afd_na = 0;
+		return;
+	}
+	afd_na = 0;
+	for (i = 0; i < tr.n; i++) {
+		const struct ev *v = &tr.ev[i];
+		size_t j;
+
+		/* Each micro-batch once: at its first event. */
+		for (j = 0; j < i; j++)
+			if (tr.ev[j].job == v->job && tr.ev[j].pos0 == v->pos0)
+				break;
+		if (j < i)
+			continue;
+		chains++;
+		bad += !afd_chain(&tr, v, na, nf, 5);
+	}
+	wt_ok(chains > tr.jobs && !bad, "%s: each of %u micro-batches (%u jobs) through the 10 "
+	      "layer parts in time order, attention and FFN on the members holding each layer, "
+	      "a link hop between each (%u wrong)", what, chains, tr.jobs, bad);
+	wt_ok(spans(&tr, &multi), "%s: a job's span is its reported modelled time, and each "
+	      "starts after the one before it ended", what);
+}
+
 int main(void)
 {
 	static const char *const mixed[] = { "asic", "wafer", "asic" };
+	static const char *const asic_wafer[] = { "asic", "asic", "wafer" };
 	static struct traced one, mix;
 	char path[] = "/tmp/wafer-trace-one-XXXXXX";
 	const char *m = wt_model_path("stories260K.bin");
@@ -366,5 +461,7 @@ int main(void)
 	/* Members of 4, 16 and 4 stages: each its own stage numbers. */
 	if (ok)
 		split_run(3, mixed, "asic + wafer + asic", &mix);
+	afd_trace(1, 1, NULL, "--afd 0:1");
+	afd_trace(2, 1, asic_wafer, "--afd 0-1:2 asic:wafer");
 	return wt_done();
 }

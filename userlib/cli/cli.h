@@ -75,6 +75,7 @@ int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int
  * @afd_index: their indices (in process: only the counts count)
  * @afd_profile: --afd-profiles PA:PF: each group's profile (NULL: @base's)
  * @afd_buf: the storage of @afd_profile
+ * @afd_mb: --afd-micro-batch N: tokens of its micro-batches (0: the default)
  */
 struct cli_devices {
 	struct wafer_open_opts base;
@@ -86,6 +87,7 @@ struct cli_devices {
 	unsigned int afd_index[2][WAFER_AFD_MAX_GROUP];
 	const char *afd_profile[2];
 	char afd_buf[64];
+	unsigned int afd_mb;
 };
 
 /* cli_afd.c: --afd A:F (device lists) and --afd-profiles PA:PF; 0 or -1. */

@@ -56,9 +56,10 @@ int cli_parse_afd_profiles(const char *s, struct cli_devices *d)
 int cli_afd_check(const struct cli_devices *d, const char *cmd)
 {
 	if (!d->afd[0]) {
-		if (!d->afd_profile[0])
+		if (!d->afd_profile[0] && !d->afd_mb)
 			return 0;
-		fprintf(stderr, "wafer %s: --afd-profiles needs --afd\n", cmd);
+		fprintf(stderr, "wafer %s: --afd-%s needs --afd\n", cmd,
+			d->afd_mb ? "micro-batch" : "profiles");
 		return 2;
 	}
 	if (d->n || d->n_split) {
@@ -78,7 +79,8 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 {
 	struct wafer_open_opts o[2][WAFER_AFD_MAX_GROUP];
 	struct wafer_afd_opts ao = { .n_attn = d->afd[0], .attn = o[0],
-				     .n_ffn = d->afd[1], .ffn = o[1] };
+				     .n_ffn = d->afd[1], .ffn = o[1],
+				     .micro_batch_tokens = d->afd_mb };
 	unsigned int g, i;
 
 	for (g = 0; g < 2; g++) {

@@ -66,6 +66,7 @@
 #define MAX_B		64
 #define MAX_AXIS	8
 #define MAX_STAGES	256
+#define MAX_AFD		4
 #define RES_SIZE	WAFER_RESULT_SIZE(0)
 
 static const unsigned int batch_sizes[] = { 1, 2, 4, 8, 16 };
@@ -97,6 +98,8 @@ static const unsigned int stream_b[] = { 1, 4, 16 };
  *	--sram-kib)
  * @tokenizer: -z: the speculative section (needs MODEL.bin)
  * @draft_tokens: --draft-tokens: its K
+ * @afd: --afd A:F (each with its --afd-profiles PA:PF): the AFD rows
+ * @n_afd: their count
  */
 struct bench_args {
 	const char *model;
@@ -112,6 +115,8 @@ struct bench_args {
 	struct wafer_open_opts member;
 	const char *tokenizer;
 	unsigned int draft_tokens;
+	struct cli_devices afd[MAX_AFD];
+	unsigned int n_afd;
 };
 
 /* How a modelled figure was obtained. */
@@ -178,10 +183,14 @@ struct sub_res {
  * @mb: the same in @m micro-batches kept in flight (cli_bench_mb.c)
  * @m: micro-batches of @mb, per axis_b[] count
  * @nofit: per axis_b[] count, non-zero: its context did not fit
+ * @afd: an attention-FFN disaggregation row: @backend is "afd A:F", the
+ *	same model on @afd[0] attention and @afd[1] FFN devices, against the
+ *	inproc rows' first N
  */
 struct axis_res {
 	const char *backend;
 	unsigned int n;
+	unsigned int afd[2];
 	char split[64];
 	char why[200];
 	struct decode_res r[N_AXB];
@@ -219,7 +228,7 @@ struct bench {
 	unsigned int n_sub;
 	char devs[2][256];
 	unsigned int n_devs;
-	struct axis_res axis[2 * MAX_AXIS];
+	struct axis_res axis[2 * MAX_AXIS + MAX_AFD + 1];
 	unsigned int n_axis;
 	struct decode_res res[2][N_STB];
 	struct decode_res str[2][N_STB];
@@ -979,6 +988,78 @@ static int run_devices(struct bench *bn, const struct bench_args *a, int kernel,
 	bn->ref = NULL;	/* each backend's own reference */
 	for (n = 1; n <= max && !ret; n++)
 		ret = axis_row(bn, a, kernel ? "kernel" : "inproc", o, n, blob, len);
+	if (kernel) {	/* the inproc reference is kept for the AFD rows */
+		free(bn->ref);
+		bn->ref = NULL;
+	}
+	return ret;
+}
+
+/* The AFD rows' labels, "afd 1:1" or "afd 1:2 asic:wafer". */
+static char afd_label[MAX_AFD][48];
+
+/* One AFD row: the model on --afd @d's groups, against the inproc rows. */
+static int afd_row(struct bench *bn, const struct bench_args *a, unsigned int i,
+		   const void *blob, size_t len)
+{
+	struct axis_res *r = &bn->axis[bn->n_axis++];
+	struct cli_devices d = a->afd[i];
+	struct wafer_model_part p;
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev = NULL;
+	unsigned int k, used = 0;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(afd_label[i], sizeof(afd_label[i]), "afd %u:%u%s%s%s%s", d.afd[0], d.afd[1],
+		 d.afd_profile[0] ? " " : "", d.afd_profile[0] ? d.afd_profile[0] : "",
+		 d.afd_profile[0] ? ":" : "", d.afd_profile[0] ? d.afd_profile[1] : "");
+	r->backend = afd_label[i];
+	r->n = d.afd[0] + d.afd[1];
+	r->afd[0] = d.afd[0];
+	r->afd[1] = d.afd[1];
+	fprintf(stderr, "wafer bench: %s\n", afd_label[i]);
+	d.base = a->member;
+	d.base.backend = WAFER_BACKEND_INPROC;
+	if (cli_open_afd(&d, &dev))
+		return fail("opening the AFD groups");
+	if (wafer_model_load(dev, blob, len, &m)) {
+		snprintf(r->why, sizeof(r->why), "%s", wafer_last_error());
+		wafer_close(dev);
+		return 0;
+	}
+	/* Layers of each part: "5a+5f", attention then FFN. */
+	for (k = 0; k < wafer_model_parts(m) && !wafer_model_part(m, k, &p) &&
+		    used < sizeof(r->split); k++)
+		used += (size_t)snprintf(r->split + used, sizeof(r->split) - used, "%s%u%c",
+					 k ? "+" : "", p.layer_count,
+					 p.part == WAFER_PART_ATTN ? 'a' : 'f');
+	ret = axis_figures(bn, a, dev, m, r);
+	close_dev(dev, m);
+	return ret;
+}
+
+/*
+ * The AFD rows, after the inproc device axis (their base and reference:
+ * its first N and each sequence alone on it; one device if it did not run).
+ */
+static int run_afd(struct bench *bn, const struct bench_args *a, const void *blob, size_t len)
+{
+	struct wafer_open_opts o = a->member;
+	unsigned int i, k, base = 0;
+	int ret = 0;
+
+	o.backend = WAFER_BACKEND_INPROC;
+	o.index = -1;
+	for (k = 0; k < bn->n_axis; k++)
+		base |= !strcmp(bn->axis[k].backend, "inproc") && !bn->axis[k].why[0];
+	if (!base || !bn->ref) {
+		free(bn->ref);
+		bn->ref = NULL;
+		ret = axis_row(bn, a, "inproc", &o, 1, blob, len);
+	}
+	for (i = 0; i < a->n_afd && !ret; i++)
+		ret = afd_row(bn, a, i, blob, len);
 	free(bn->ref);
 	bn->ref = NULL;
 	return ret;
@@ -1005,7 +1086,9 @@ static void axis_line(const struct axis_res *r, const struct axis_res *base, uns
 	double added = (d->model_ns / (double)d->tokens - b0->model_ns / (double)b0->tokens) / 1e3;
 
 	printf("  %-7s %2u %-10s %3u", r->backend, r->n, r->split, d->b);
-	if (d->b == 1 && r->n > base->n)
+	if (d->b == 1 && r->afd[0])	/* no chain: each layer crosses between the groups */
+		printf(" %11.2f %9.2f %7s", d->model_ns / 1e3 / d->tokens, added, "");
+	else if (d->b == 1 && r->n > base->n)
 		printf(" %11.2f %9.2f %7.2f", d->model_ns / 1e3 / d->tokens, added,
 		       added / (r->n - base->n));
 	else if (d->b == 1)
@@ -1018,6 +1101,23 @@ static void axis_line(const struct axis_res *r, const struct axis_res *base, uns
 	}
 	printf(" %14.1f %6.2fx %3u %14.1f %6.2fx %11.1f %6.2fx\n", md, md / one, r->m[k], mm,
 	       mm / one, h, h / per_s(b0->tokens, b0->host_ns));
+}
+
+/* An AFD row, each B against the inproc rows' first N that ran. */
+static void afd_line(const struct bench *bn, const struct axis_res *r)
+{
+	const struct axis_res *base = NULL;
+	unsigned int i, k;
+
+	for (i = 0; i < bn->n_axis && !base; i++)
+		if (!strcmp(bn->axis[i].backend, "inproc") && !bn->axis[i].why[0])
+			base = &bn->axis[i];
+	for (k = 0; k < N_AXB; k++)
+		if (r->nofit[k] || !base)
+			printf("  %s %u %s the KV of %u sequences does not fit\n", r->backend, r->n,
+			       r->split, axis_b[k]);
+		else
+			axis_line(r, base, k);
 }
 
 /* The device axis: each row against the same backend's first N that ran. */
@@ -1037,6 +1137,13 @@ static void print_axis(const struct bench *bn)
 	for (i = 0; i < bn->n_axis; i++) {
 		const struct axis_res *r = &bn->axis[i];
 
+		if (r->afd[0]) {	/* against the inproc rows' first N */
+			if (!r->why[0])
+				afd_line(bn, r);
+			else
+				printf("  %s does not fit: %s\n", r->backend, r->why);
+			continue;
+		}
 		if (r->backend != be) {
 			be = r->backend;
 			base = NULL;
@@ -1061,6 +1168,14 @@ static void print_axis(const struct bench *bn)
 	if (bn->checked)
 		printf("  every result checked: %u sequences (each N and B, lockstep and "
 		       "micro-batched), each token equal to the sequence run alone\n", bn->checked);
+	for (i = 0; i < bn->n_axis; i++)
+		if (bn->axis[i].afd[0])
+			break;
+	if (i < bn->n_axis)
+		printf("  afd A:F: attention-FFN disaggregation, in process: each layer's attention "
+		       "part (and KV) on A devices, its FFN part on F (layers: Na attention, Nf "
+		       "FFN parts), one layer part per job, micro-batches ping-ponging between "
+		       "the groups; x: against the inproc rows' first N in lockstep\n");
 }
 
 /* The row of @backend/@submit at @batch, or NULL. */
@@ -1241,12 +1356,16 @@ static void usage(FILE *f)
 		"  --quick               a short run, for tests\n"
 		"  -z TOK.bin            with MODEL.bin: a speculative decoding section, each\n"
 		"                        draft kind against plain greedy decoding per profile\n"
-		"  --draft-tokens K      its tokens proposed per verify (default 4)\n");
+		"  --draft-tokens K      its tokens proposed per verify (default 4)\n"
+		"  --afd A:F             device axis: rows of the model in attention-FFN\n"
+		"                        disaggregation over A attention and F FFN inproc\n"
+		"                        devices (repeatable, up to 4; lists: 0:1, 0-1:2-3)\n"
+		"  --afd-profiles PA:PF  the last --afd's groups' profiles (e.g. asic:wafer)\n");
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
        OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_MOE, OPT_MOE_GATE,
-       OPT_MICRO };
+       OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -1263,6 +1382,8 @@ static const struct option long_opts[] = {
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
+	{ "afd", required_argument, NULL, OPT_AFD },
+	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1327,6 +1448,12 @@ static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned in
 		return cli_parse_moe(arg, &a->conv.moe);
 	case OPT_MOE_GATE:
 		return cli_parse_gate(arg, &a->conv.moe);
+	case OPT_AFD:
+		if (a->n_afd == MAX_AFD)
+			return 1;
+		return cli_parse_afd(arg, &a->afd[a->n_afd++]) ? 1 : 0;
+	case OPT_AFD_PROFILES:
+		return !a->n_afd || cli_parse_afd_profiles(arg, &a->afd[a->n_afd - 1]);
 	default:
 		return -1;
 	}
@@ -1425,6 +1552,8 @@ int cli_cmd_bench(int argc, char **argv)
 		ret = run_devices(&bn, &a, 1, blob, len);
 	if (!ret && a.inproc && a.devices)
 		ret = run_devices(&bn, &a, 0, blob, len);
+	if (!ret && a.n_afd)
+		ret = run_afd(&bn, &a, blob, len);
 	if (!ret && a.kernel)
 		ret = run_stream(&bn, &a, 1, blob, len);
 	if (!ret && a.inproc)

@@ -100,12 +100,15 @@ static void usage(FILE *f)
 		"                 on devices F (lists: --afd 0:1, --afd 0-1:2-3), activations\n"
 		"                 going back and forth every layer in micro-batches that keep\n"
 		"                 both groups busy; the text is the single device's\n"
-		"  --afd-profiles PA:PF  each group's hardware profile (e.g. asic:wafer)\n");
+		"  --afd-profiles PA:PF  each group's hardware profile (e.g. asic:wafer)\n"
+		"  --afd-micro-batch N   tokens of an --afd micro-batch at most, 1..64\n"
+		"                 (default 16); the text is the same\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
-       OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES };
+       OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
+       OPT_AFD_MB };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -127,6 +130,7 @@ static const struct option long_opts[] = {
 	{ "stream-weights", required_argument, NULL, OPT_STREAM },
 	{ "afd", required_argument, NULL, OPT_AFD },
 	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
+	{ "afd-micro-batch", required_argument, NULL, OPT_AFD_MB },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -209,6 +213,8 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 		return cli_parse_afd(arg, &a->devs) ? 1 : 0;
 	case OPT_AFD_PROFILES:
 		return cli_parse_afd_profiles(arg, &a->devs) ? 1 : 0;
+	case OPT_AFD_MB:
+		return cli_parse_uint(arg, 1, WAFER_AFD_MAX_MB, &a->devs.afd_mb) ? 1 : 0;
 	default:
 		return -1;
 	}
@@ -322,11 +328,6 @@ static int parse(struct run_args *a, int argc, char **argv)
 	ret = cli_devices_check(&a->devs, "run");
 	if (!ret)
 		ret = cli_afd_check(&a->devs, "run");
-	if (!ret && a->devs.afd[0] && a->trace) {
-		fprintf(stderr, "wafer run: --trace needs the stages' timeline, which --afd "
-			"does not give yet\n");
-		ret = 2;
-	}
 	if (ret)
 		return ret;
 	if (!a->seed)

@@ -699,8 +699,12 @@ static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct waf
 		cli_print_stream(wafer_model_get_info(*model), stderr);
 	if (wafer_tokenizer_load(a->tokenizer, wafer_model_get_info(*model)->vocab_size, &s->tok))
 		return fail("loading the tokenizer");
+	bo.micro_batches = cli_srv_micro_batches(s->dev, *model, a->slots);
 	if (wafer_batch_create(*model, &bo, &s->batch))
 		return fail("creating the batch");
+	if (bo.micro_batches > 1)
+		printf("wafer serve: %u micro-batches kept in flight, one per device\n",
+		       bo.micro_batches);
 	model_name(s->model_id, sizeof(s->model_id), a->model);
 	s->created = (long long)time(NULL);
 	s->ctx_len = wafer_batch_ctx_len(s->batch);

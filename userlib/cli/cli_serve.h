@@ -256,6 +256,13 @@ char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, i
 /* ---- cli_serve_engine.c: the batch's thread, the queue ---- */
 
 int cli_srv_engine_start(struct cli_srv *s, pthread_t *thr);
+/*
+ * The micro-batches the engine keeps in flight (wafer_batch_opts
+ * .micro_batches) for @m, loaded on @dev, with @slots slots: one per device
+ * of a pipeline, so every device works on one; 0 (lockstep) otherwise.
+ */
+unsigned int cli_srv_micro_batches(struct wafer_dev *dev, const struct wafer_model *m,
+				   unsigned int slots);
 /* Stops and joins the engine (every request must be done). */
 void cli_srv_engine_stop(struct cli_srv *s, pthread_t thr);
 /* Queues @r (lock held); returns 0 or fills @e (429 full, 503 draining). */

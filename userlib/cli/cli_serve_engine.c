@@ -327,6 +327,29 @@ static void *engine(void *arg)
 	return NULL;
 }
 
+/*
+ * A pipeline's devices each hold whole layers: with one micro-batch per
+ * device, micro-batch g is on device k while g + 1 is on device k - 1.
+ * Not on one device (nothing to overlap), nor on AFD groups (their parts
+ * are not whole layers: they cut every step into micro-batches
+ * themselves), nor when the slots' jobs cannot all be in flight at once.
+ */
+unsigned int cli_srv_micro_batches(struct wafer_dev *dev, const struct wafer_model *m,
+				   unsigned int slots)
+{
+	unsigned int n = wafer_model_parts(m), k;
+	struct wafer_model_part p;
+	struct wafer_info di;
+
+	if (n < 2 || wafer_query(dev, &di) ||
+	    (di.max_inflight_jobs && slots > di.max_inflight_jobs))
+		return 0;
+	for (k = 0; k < n; k++)
+		if (wafer_model_part(m, k, &p) || p.part != WAFER_PART_WHOLE)
+			return 0;
+	return n < slots ? n : slots;
+}
+
 int cli_srv_engine_start(struct cli_srv *s, pthread_t *thr)
 {
 	int ret;

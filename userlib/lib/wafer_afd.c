@@ -27,7 +27,10 @@ static void afd_info(struct wafer_dev *dev)
 
 	wafer_members_info(i, a->m, n_members(a));
 	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, AFD_MAX_TOKENS);
-	i->max_inflight_jobs = AFD_MAX_JOBS;
+	/* As many of the longest jobs as their micro-batches fit at once. */
+	i->max_inflight_jobs = AFD_MAX_INFLIGHT / ((AFD_MAX_TOKENS + a->mb - 1) / a->mb);
+	if (i->max_inflight_jobs > AFD_MAX_JOBS)
+		i->max_inflight_jobs = AFD_MAX_JOBS;
 	i->max_models = MIN_NZ(i->max_models, AFD_MAX_MODELS);
 	i->max_contexts = MIN_NZ(i->max_contexts, AFD_MAX_CTX);
 	/* A job waits on every member twice (attention and FFN each layer). */
@@ -89,6 +92,9 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	    o->n_attn > AFD_MAX_GROUP || o->n_ffn > AFD_MAX_GROUP)
 		return wafer_set_error(-EINVAL, "--afd takes 1..%d attention and 1..%d FFN "
 				       "devices", AFD_MAX_GROUP, AFD_MAX_GROUP);
+	if (o->micro_batch_tokens > AFD_MAX_TOKENS)
+		return wafer_set_error(-EINVAL, "micro-batches of %u tokens: 1..%d",
+				       o->micro_batch_tokens, AFD_MAX_TOKENS);
 	dev = calloc(1, sizeof(*dev));
 	a = calloc(1, sizeof(*a));
 	if (!dev || !a || wafer_members_sync_init(&a->lock, &a->cond)) {
@@ -98,6 +104,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	}
 	dev->ops = &wafer_afd_backend;
 	dev->priv = a;
+	a->mb = o->micro_batch_tokens ? o->micro_batch_tokens : AFD_MB;
 	ret = afd_members(a, o);
 	if (ret) {
 		afd_close(dev);
@@ -106,6 +113,13 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	}
 	dev->index = -1;
 	afd_info(dev);
+	if (a->mb > dev->info.max_tokens_per_job) {
+		ret = wafer_set_error(-EINVAL, "micro-batches of %u tokens: the devices run "
+				      "%u at most", a->mb, dev->info.max_tokens_per_job);
+		afd_close(dev);
+		free(dev);
+		return ret;
+	}
 	*out = dev;
 	return 0;
 }
@@ -188,7 +202,7 @@ static int model_bufs(struct afd *a, struct afd_model *am)
 	unsigned int k;
 	int ret;
 
-	am->half = (rec * AFD_MB + 16 + 63) & ~63ull;
+	am->half = (rec * a->mb + 16 + 63) & ~63ull;
 	ret = wafer_bo_create(a->m[0], 2 * am->half * AFD_MAX_INFLIGHT, &am->buf);
 	am->view[0] = am->buf;
 	for (k = 1; k < n_members(a) && !ret; k++)
@@ -351,4 +365,5 @@ const struct wafer_backend_ops wafer_afd_backend = {
 	.stats = afd_stats,
 	.model_parts = afd_model_parts,
 	.member = afd_member_dev,
+	.times_len = wafer_afd_times_len,
 };

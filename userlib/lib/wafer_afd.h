@@ -8,7 +8,7 @@
  * members: members 0..na-1 hold the attention part of each layer
  * (WFW_PART_ATTN, with the KV cache; member i a contiguous range of the
  * layers), members na..na+nf-1 its FFN part (WFW_PART_FFN).  A job of the
- * caller is cut into micro-batches of at most AFD_MB tokens; each
+ * caller is cut into micro-batches of at most @mb tokens; each
  * micro-batch ping-pongs: attention of layer 0 on its attention member,
  * FFN of layer 0 on its FFN member, attention of layer 1, ... 2 L steps,
  * each a RUN_JOB of one layer part (WAFER_JOB_HW_LAYER), the activation
@@ -26,13 +26,14 @@
 /* Devices per group. */
 #define AFD_MAX_GROUP		8
 #define AFD_MAX			(2 * AFD_MAX_GROUP)
-/* Tokens per micro-batch (a firmware pipeline chunk). */
+/* Tokens per micro-batch by default (wafer_afd_opts.micro_batch_tokens). */
 #define AFD_MB			16
 /* Micro-batches in flight at once. */
-#define AFD_MAX_INFLIGHT	64
+#define AFD_MAX_INFLIGHT	256
 /* Tokens of a caller's job. */
 #define AFD_MAX_TOKENS		64
-#define AFD_MAX_JOBS		(AFD_MAX_INFLIGHT * AFD_MB / AFD_MAX_TOKENS)
+/* The caller's jobs in flight: each takes a micro-batch at least. */
+#define AFD_MAX_JOBS		64
 #define AFD_MAX_MODELS		4
 #define AFD_MAX_CTX		64
 
@@ -50,7 +51,7 @@ struct afd_bo {
  * @buf: the micro-batches' buffers (on member 0), AFD_MAX_INFLIGHT slots
  *	of two halves of @half bytes each
  * @view: @buf on each member
- * @half: bytes of a half: AFD_MB records or results, then the input's
+ * @half: bytes of a half: @mb records or results, then the input's
  *	trailer (NOT_BEFORE's u64, WFW_JOB_LAYER's u32)
  */
 struct afd_model {
@@ -111,6 +112,10 @@ struct afd_job {
  * @out_offset: where its results go in the caller's buffer
  * @scratch: its results are not wanted (a job's earlier micro-batch
  *	without WAFER_JOB_ALL_POSITIONS): they go to the slot's buffer
+ * @no: its number in its job (WAFER_JOB_TIMES: where its records go)
+ * @pend: non-zero: its step waits for room on member @pend_k, queued
+ *	in this order (afd.pend_seq)
+ * @pend_k: that member
  */
 struct afd_rec {
 	int used;
@@ -119,6 +124,9 @@ struct afd_rec {
 	unsigned int step;
 	uint64_t out_offset;
 	int scratch;
+	unsigned int no;
+	uint64_t pend;
+	unsigned int pend_k;
 };
 
 struct afd;
@@ -133,6 +141,7 @@ struct afd_hook {
  * struct afd - the AFD backend's state (struct wafer_dev.priv)
  * @na: attention members (0..na-1)
  * @nf: FFN members (na..na+nf-1)
+ * @mb: tokens of a micro-batch at most
  * @m: the members
  * @models: loaded models
  * @ctxs: contexts
@@ -141,11 +150,16 @@ struct afd_hook {
  * @done: completions of finished jobs, not reaped yet
  * @n_done: entries of @done
  * @hook: the hooks' arguments
+ * @n_pend: per member, steps waiting for room on it (a member holds fewer
+ *	jobs than micro-batches can be in flight): posted in order as its
+ *	jobs complete, before any later step to it
+ * @pend_seq: the last queued step's number
  * @lock: guards everything above from @jobs (hooks run on members' threads)
  * @cond: signalled when a job finished
  */
 struct afd {
 	unsigned int na, nf;
+	unsigned int mb;
 	struct wafer_dev *m[AFD_MAX];
 	struct afd_model models[AFD_MAX_MODELS];
 	struct afd_ctx ctxs[AFD_MAX_CTX];
@@ -154,6 +168,8 @@ struct afd {
 	struct wafer_completion done[AFD_MAX_JOBS];
 	unsigned int n_done;
 	struct afd_hook hook[AFD_MAX];
+	unsigned int n_pend[AFD_MAX];
+	uint64_t pend_seq;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };
@@ -184,5 +200,11 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns);
 void wafer_afd_hook(void *arg, const struct wafer_completion *c);
+
+/* wafer_afd_times.c: WAFER_JOB_TIMES, a record per micro-batch and step */
+uint64_t wafer_afd_times_len(const struct wafer_dev *dev, unsigned int n_tokens);
+int wafer_afd_times_check(const struct afd *a, const struct wafer_job_hw *j, unsigned int i);
+void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k,
+			  const struct wafer_completion *c);
 
 #endif /* WAFER_AFD_H */

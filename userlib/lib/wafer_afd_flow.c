@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The AFD backend's jobs (see wafer_afd.h): a caller's job becomes
- * micro-batches of at most AFD_MB tokens; each runs 2 L steps, the
+ * micro-batches of at most a->mb tokens; each runs 2 L steps, the
  * attention then the FFN part of every layer, each posted from the
  * completion hook of the member that ran the step before (a member's
  * thread), so a micro-batch crosses the members with no return to the
@@ -55,6 +55,8 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	j->ctx_id = ac->id[*k];
 	j->user_data = (uint64_t)(r - a->rec);
 	j->flags = (r->job.flags & WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_LAYER;
+	j->times_offset = 0;	/* the host writes the times (wafer_afd_times.c) */
+	j->times_len = 0;
 	j->in = am->view[*k];
 	j->in_offset = half_off(a, r, in);
 	if (!s) {
@@ -83,16 +85,63 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	}
 }
 
-/* Posts micro-batch @r's current step (lock held); 0 or -errno. */
+static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
+
+/* A member's submit said it has no room (now). */
+static int no_room(int ret)
+{
+	return ret == 0 || ret == -EAGAIN || ret == -EBUSY || ret == -ENOSPC;
+}
+
+/*
+ * Posts micro-batch @r's current step (lock held); 0 or -errno.  A member
+ * without room, or with steps already waiting for it, queues it: steps
+ * reach a member in the order they were posted.
+ */
 static int step_post(struct afd *a, struct afd_rec *r)
 {
 	struct wafer_job_hw j;
 	unsigned int k;
-	int ret;
+	int ret = 0;
 
 	step_job(a, r, &k, &j);
-	ret = a->m[k]->ops->submit(a->m[k], &j, 1);
-	return ret == 1 ? 0 : ret < 0 ? ret : -EAGAIN;
+	if (!a->n_pend[k])
+		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+	if (ret == 1)
+		return 0;
+	if (!no_room(ret))
+		return ret < 0 ? ret : -EIO;
+	r->pend = ++a->pend_seq;
+	r->pend_k = k;
+	a->n_pend[k]++;
+	return 0;
+}
+
+/* Member @k's waiting steps, oldest first, while it takes them (lock held). */
+static void pend_drain(struct afd *a, unsigned int k)
+{
+	struct afd_rec *r, *old;
+	struct wafer_job_hw j;
+	unsigned int i, kk;
+	int ret;
+
+	while (a->n_pend[k]) {
+		for (old = NULL, i = 0; i < AFD_MAX_INFLIGHT; i++) {
+			r = &a->rec[i];
+			if (r->used && r->pend && r->pend_k == k && (!old || r->pend < old->pend))
+				old = r;
+		}
+		if (!old)
+			return;
+		step_job(a, old, &kk, &j);
+		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+		if (ret != 1 && no_room(ret))
+			return;
+		old->pend = 0;
+		a->n_pend[k]--;
+		if (ret != 1)
+			rec_done(a, old, ret < 0 ? ret : -EIO, 0);
+	}
 }
 
 /* Micro-batch @r is over (@status): its job finishes with its last one. */
@@ -129,6 +178,7 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 
 	pthread_mutex_lock(&a->lock);
 	job = &a->jobs[r->parent];
+	wafer_afd_times_step(a, r, h->k, c);
 	if (!r->step && !job->started) {
 		job->t0 = c->done_ns - c->device_ns;
 		job->started = 1;
@@ -141,6 +191,7 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 		if (ret)
 			rec_done(a, r, ret, c->done_ns);
 	}
+	pend_drain(a, h->k);	/* a job of member k left: room for a waiting step */
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -164,7 +215,7 @@ static void job_now(struct afd *a, const struct wafer_job_hw *j)
 /* Job @j as micro-batches, their first steps posted; 0, or -EAGAIN if it does not fit. */
 static int job_start(struct afd *a, const struct wafer_job_hw *j)
 {
-	unsigned int idx[AFD_MAX_INFLIGHT], nmb = (j->n_tokens + AFD_MB - 1) / AFD_MB, i, b;
+	unsigned int idx[AFD_MAX_INFLIGHT], mb = a->mb, nmb = (j->n_tokens + mb - 1) / mb, i, b;
 	unsigned int size = WAFER_RESULT_SIZE(j->top_k), all = j->flags & WAFER_JOB_ALL_POSITIONS;
 	struct afd_rec *r;
 	int ret = 0;
@@ -176,14 +227,13 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 	a->jobs[b] = (struct afd_job){ .used = 1, .user_data = j->user_data, .left = nmb };
 	for (i = 0; i < nmb; i++) {
 		r = &a->rec[idx[i]];
-		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b };
-		r->job.start_pos = j->start_pos + i * AFD_MB;
-		r->job.n_tokens = j->n_tokens - i * AFD_MB < AFD_MB ? j->n_tokens - i * AFD_MB :
-				  AFD_MB;
-		r->out_offset = j->out_offset + (all ? (uint64_t)i * AFD_MB * size : 0);
+		*r = (struct afd_rec){ .used = 1, .job = *j, .parent = b, .no = i };
+		r->job.start_pos = j->start_pos + i * mb;
+		r->job.n_tokens = j->n_tokens - i * mb < mb ? j->n_tokens - i * mb : mb;
+		r->out_offset = j->out_offset + (all ? (uint64_t)i * mb * size : 0);
 		r->scratch = !all && i + 1 < nmb;
 		memcpy(half_of(a, r, 0), (const uint8_t *)j->in->map + j->in_offset +
-		       4ull * i * AFD_MB, 4ull * r->job.n_tokens);
+		       4ull * i * mb, 4ull * r->job.n_tokens);
 	}
 	/* Posted in order, so each member takes them in order. */
 	for (i = 0; i < nmb; i++) {
@@ -203,16 +253,13 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < n && !ret; i++) {
-		if (jobs[i].flags & WAFER_JOB_TIMES) {
-			ret = wafer_set_error(-EOPNOTSUPP, "attention-FFN disaggregation gives "
-					      "no timeline (WAFER_JOB_TIMES)");
-			break;
-		}
 		if ((jobs[i].flags & WAFER_JOB_NOP) || !jobs[i].n_tokens) {
 			job_now(a, &jobs[i]);
 			continue;
 		}
-		ret = job_start(a, &jobs[i]);
+		ret = wafer_afd_times_check(a, &jobs[i], i);
+		if (!ret)
+			ret = job_start(a, &jobs[i]);
 		if (ret)
 			break;
 	}
@@ -223,18 +270,37 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 						"already", AFD_MAX_INFLIGHT) : ret;
 }
 
+/* Steps wait on some member (lock held): drained, 1; else 0. */
+static int pend_kick(struct afd *a)
+{
+	unsigned int k, any = 0;
+
+	for (k = 0; k < a->na + a->nf; k++) {
+		pend_drain(a, k);
+		any |= a->n_pend[k] != 0;
+	}
+	return (int)any;
+}
+
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns)
 {
 	struct afd *a = afd_of(dev);
-	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+	struct timespec ts;
+	uint64_t until, now;
 	unsigned int n;
 
 	pthread_mutex_lock(&a->lock);
-	while (a->n_done < min && a->n_done < max &&
-	       pthread_cond_timedwait(&a->cond, &a->lock, &ts) != ETIMEDOUT)
-		;
+	while (a->n_done < min && a->n_done < max) {
+		/* A step queued after its member's last completion: retried each ms. */
+		now = wafer_now_ns();
+		until = pend_kick(a) && now + 1000000 < deadline_ns ? now + 1000000 : deadline_ns;
+		ts = (struct timespec){ .tv_sec = (time_t)(until / 1000000000ull),
+					.tv_nsec = (long)(until % 1000000000ull) };
+		if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT &&
+		    until == deadline_ns)
+			break;
+	}
 	n = a->n_done < max ? a->n_done : max;
 	memcpy(out, a->done, n * sizeof(*out));
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));

@@ -223,6 +223,8 @@ struct wafer_backend_ops {
 	void (*sync_free)(struct wafer_dev *dev, uint32_t h);
 	void (*set_cpl_hook)(struct wafer_dev *dev,
 			     void (*fn)(void *arg, const struct wafer_completion *c), void *arg);
+	/* WAFER_JOB_TIMES bytes of a job of @n_tokens (NULL: a record per token and stage). */
+	uint64_t (*times_len)(const struct wafer_dev *dev, unsigned int n_tokens);
 };
 
 /**

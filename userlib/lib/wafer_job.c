@@ -36,6 +36,8 @@ uint64_t wafer_times_len(const struct wafer_dev *dev, unsigned int n_tokens)
 {
 	if (!dev)
 		return 0;
+	if (dev->ops->times_len)
+		return dev->ops->times_len(dev, n_tokens);
 	return (uint64_t)n_tokens * dev->info.stages * sizeof(struct wafer_chunk_time);
 }
 

@@ -19,6 +19,10 @@
  * starts there as soon as the device's own part of the previous job is
  * done, overlapping the later devices' parts in the trace as in the
  * modelled time.
+ *
+ * Attention-FFN disaggregation (wafer_open_afd()): process k is member k
+ * again, each record one layer part of a micro-batch (wafer_afd_times.c)
+ * with its link hop to the other group, on one timeline.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,15 +53,27 @@ struct wafer_trace_job {
 	uint64_t t_sub, t_done, device_ns;
 };
 
-/* Process @pid: member @m's stages, each with its hops. */
-static void name_device(struct wafer_trace *t, unsigned int pid, const struct wafer_dev *m)
+/*
+ * Process @pid: member @m's stages, each with its hops; of an AFD member
+ * (@afd: wafer_afd_times.c), its layer parts and their link hops.
+ */
+static void name_device(struct wafer_trace *t, unsigned int pid, const struct wafer_dev *m,
+			int afd)
 {
 	char name[64];
 	unsigned int s;
 
 	snprintf(name, sizeof(name), "device %d (%s, modelled ns)", m->index < 0 ? 0 : m->index,
 		 m->info.profile_name);
+	if (afd)
+		snprintf(name, sizeof(name), "AFD member %u (%s, modelled ns)", pid,
+			 m->info.profile_name);
 	wafer_trace_name(t, pid, -1, name);
+	if (afd) {	/* a record per layer part, on the member's first stage */
+		wafer_trace_name(t, pid, 0, "layer parts (one layer's attention or FFN a job)");
+		wafer_trace_name(t, pid, 1, "link to the other group");
+		return;
+	}
 	for (s = 0; s < m->info.stages; s++) {
 		snprintf(name, sizeof(name), "stage %u", s);
 		wafer_trace_name(t, pid, (int)(2 * s), name);
@@ -77,7 +93,7 @@ int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t)
 		return 0;
 	n = wafer_pipe_size(dev);
 	for (k = 0; k < n; k++)
-		name_device(t, k, wafer_pipe_member(dev, k));
+		name_device(t, k, wafer_pipe_member(dev, k), !strcmp(dev->ops->name, "afd"));
 	wafer_trace_name(t, WAFER_TRACE_HOST_PID, -1, "host: libwafer wall time");
 	wafer_trace_name(t, WAFER_TRACE_HOST_PID, 0, "jobs, submit to completion");
 	return 0;
