@@ -219,6 +219,8 @@ struct wfs_stage_model {
  * @stream: weights stream from host memory (WFW_LOAD_STREAM)
  * @stream_addr: the blob's device address, streaming
  * @part: WFW_PART_*: whole layers, or each layer's attention or FFN part
+ * @xgroup: routed experts per expert group placed across the stages
+ *	(LOAD_MODEL expert_group, wfs_xplace.h); 0: experts with their layer
  *
  * Every model is placed from stage 0 (wfs_stage.c): a chunk of any model
  * enters stage 0 and leaves at its model's last stage, so each stage FIFO
@@ -249,6 +251,7 @@ struct wfs_model_state {
 	u32 stream;
 	u64 stream_addr;
 	u32 part;
+	u32 xgroup;
 };
 
 /**
