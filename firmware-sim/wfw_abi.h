@@ -945,6 +945,13 @@ struct wfw_sram_entry {
 
 /* struct wfw_expert_load.flags */
 #define WFW_EXPERT_SHARED	WFW_BIT(0)	/* a shared expert: every token */
+/*
+ * 1.6: a routed expert of an expert group placed on its own (LOAD_MODEL
+ * expert_group); WFW_EXPERT_STAGE(flags) is the stage that holds it.
+ */
+#define WFW_EXPERT_GROUP	WFW_BIT(1)
+#define WFW_EXPERT_STAGE_SHIFT	16
+#define WFW_EXPERT_STAGE(f)	(((u32)(f) >> WFW_EXPERT_STAGE_SHIFT) & 0xff)
 
 /**
  * struct wfw_expert_load - tokens one expert of one loaded MoE layer ran
@@ -955,7 +962,8 @@ struct wfw_sram_entry {
  * @layer: the layer, in the full model's numbering
  * @expert: a routed expert's router index (0..n_experts - 1), or a shared
  *	expert's index (0..n_shared - 1)
- * @flags: WFW_EXPERT_*
+ * @flags: WFW_EXPERT_*; with WFW_EXPERT_GROUP (1.6) bits 16-23 name the
+ *	stage holding the expert's group (WFW_EXPERT_STAGE())
  * @top_k: routed experts each token of the layer runs (n_experts_active);
  *	a layer's routed entries sum to its tokens * @top_k
  * @tokens: tokens routed to the expert (shared: every token of the layer)

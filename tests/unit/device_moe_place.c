@@ -212,8 +212,18 @@ static void compare_runs(struct dev *loc, struct dev *spr, u32 act, const char *
 	      "%s: greedy decode of %d tokens: records bit-identical; stage time +%llu ns = the hops' %llu",
 	      what, DECODE, (unsigned long long)(ds - dl), (unsigned long long)want_d);
 	ret = ret || expert_load(loc, el) || expert_load(spr, e2);
-	wt_ok(!ret && !memcmp(el, e2, sizeof(el)) && e2[1].tokens,
-	      "%s: GET_EXPERT_LOAD tables equal (%d entries)", what, ALL);
+	for (i = 0; !ret && i < ALL; i++) {
+		u32 l = i / PER, e = i % PER - 1;
+		u32 want = i % PER ? WFW_EXPERT_GROUP |
+			   (u32)spr->xstage[l][e] << WFW_EXPERT_STAGE_SHIFT : WFW_EXPERT_SHARED;
+
+		same &= e2[i].flags == want && WFW_EXPERT_STAGE(e2[i].flags) ==
+			(i % PER ? (u32)spr->xstage[l][e] : 0);
+		e2[i].flags = el[i].flags;
+	}
+	wt_ok(!ret && same && !memcmp(el, e2, sizeof(el)) && e2[1].tokens,
+	      "%s: GET_EXPERT_LOAD tables equal (%d entries), each routed expert's flags naming its group's stage",
+	      what, ALL);
 }
 
 /* The SRAM maps: the layers once each, the groups once each. */
