@@ -618,9 +618,47 @@ static void others_str(struct wfs_device *dev, const struct wfs_model_state *m,
 	}
 }
 
-/* Place the table's items; on -ENOSPC say what was needed. */
+/*
+ * An MoE model whose layers do not fit with their experts: place the
+ * experts in groups of one (or of as many as make WFS_XMAP_MAX_GROUPS)
+ * across the stages instead, if the layers fit then (wfs_xplace.h).
+ * Return: 0 if they do; else -WFS_ENOSPC with the table and map back.
+ */
+static int place_spread(struct wfs_device *dev, struct wfs_model_state *m,
+			const u8 *blob, struct wfs_map_input *in)
+{
+	u32 per = (m->info.n_experts + WFS_XMAP_MAX_GROUPS - 1) /
+		  WFS_XMAP_MAX_GROUPS;
+	int ret;
+
+	if (m->info.ffn_kind != WFS_FFN_MOE || m->xgroup || m->stream ||
+	    m->part == WFW_PART_ATTN)
+		return -WFS_ENOSPC;
+	m->xgroup = WFS_MAX(per, 1u);
+	ret = table_parts(dev, m, blob);
+	if (!ret) {
+		table_budget(dev, m, in);
+		ret = wfs_place(in, &m->map);
+	}
+	if (!ret) {
+		wfs_log_printf(&dev->hw.log, 0,
+			       "load: the layers do not fit with their experts: experts placed in groups of %u across the stages",
+			       m->xgroup);
+		return 0;
+	}
+	m->xgroup = 0;
+	table_parts(dev, m, blob);
+	table_budget(dev, m, in);
+	wfs_place(in, &m->map);
+	return -WFS_ENOSPC;
+}
+
+/*
+ * Place the table's items (an MoE model's experts in groups across the
+ * stages if they do not fit otherwise); on -ENOSPC say what was needed.
+ */
 static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
-		      struct wfw_cpl *c)
+		      const u8 *blob, struct wfw_cpl *c)
 {
 	struct wfs_map *map = &m->map;
 	struct wfs_map_input in;
@@ -629,6 +667,8 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 
 	table_budget(dev, m, &in);
 	ret = wfs_place(&in, map);
+	if (ret == -WFS_ENOSPC)
+		ret = place_spread(dev, m, blob, &in);
 	if (ret != -WFS_ENOSPC)
 		return ret;
 	others_str(dev, m, others, sizeof(others));
@@ -823,7 +863,7 @@ static int load_into(struct wfs_device *dev, struct wfs_model_state *m,
 	if (!ret)
 		ret = table_build(dev, m, blob, p->len);
 	if (!ret)
-		ret = load_place(dev, m, c);
+		ret = load_place(dev, m, blob, c);
 	if (!ret)
 		ret = load_stages(dev, m, blob, p->len);
 	if (!ret && m->xgroup)

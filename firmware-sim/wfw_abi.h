@@ -294,7 +294,10 @@ struct wfw_cmd_buf {
  * @expert_group: (1.6) routed experts per expert group: each MoE layer's
  *	routed experts, in groups of this many consecutive ones (the last
  *	group may be smaller), are placed across the stages (see below); 0
- *	(hosts before 1.6): every expert lives with its layer.  More than
+ *	(what hosts before 1.6 send): every expert lives with its layer,
+ *	unless the layers do not fit so: then (1.6) the firmware places the
+ *	experts in groups of one (of ceil(n_experts / 64)) as if asked, and
+ *	logs it.  More than
  *	WFW_MAX_EXPERT_GROUPS groups in a layer, with WFW_LOAD_STREAM or an
  *	attention part: -EINVAL
  * @reserved: must be zero
