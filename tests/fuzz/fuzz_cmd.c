@@ -125,21 +125,12 @@ static int preload(size_t size, struct wfw_cpl *cpl)
 {
 	u32 part = (u32)((size >> 1) % 3);
 	u32 flags = (size & 1) && !part ? WFW_LOAD_STREAM : 0;
-	struct wfw_cmd c;
 
 	if (!((size / 6) & 1))
 		return dh_load_range(h, blob, blob_len, flags, 0, 0, part, cpl);
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (u64)(uintptr_t)blob;
-	c.load.len = moe_len;
-	c.load.flags = flags;
-	c.load.part = part;
-	if (!flags && part != WFW_PART_ATTN)
-		c.load.expert_group = 1 + (u32)(size / 12) % 3;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_group(h, blob, moe_len, flags, 0, 0, part,
+			     !flags && part != WFW_PART_ATTN ? 1 + (u32)(size / 12) % 3 : 0,
+			     cpl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

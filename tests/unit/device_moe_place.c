@@ -58,25 +58,13 @@ struct dev {
 	u32 n_weights, n_groups;
 };
 
-static struct wfw_expert_load *xl;
 static u32 *in;
 static char *logbuf;
 
 static int xload(struct dh *h, void *blob, size_t len, u32 group, u32 flags,
 		 u32 part, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (u64)(uintptr_t)blob;
-	c.load.len = len;
-	c.load.flags = flags;
-	c.load.part = part;
-	c.load.expert_group = group;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_group(h, blob, len, flags, 0, 0, part, group, cpl);
 }
 
 /* A job of @n tokens from @pos: every record, and each stage's time. */
@@ -103,17 +91,11 @@ static int job(struct dev *d, u32 pos, u32 n)
 
 static int expert_load(struct dev *d, struct wfw_expert_load *e)
 {
-	struct wfw_cmd c;
 	struct wfw_cpl cpl;
 
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_GET_EXPERT_LOAD;
-	c.buf.addr = (u64)(uintptr_t)xl;
-	c.buf.len = ALL * sizeof(*xl);
-	if (dh_exec(d->h, &c, &cpl, 10000) || cpl.status || cpl.result0 != ALL)
+	if (dh_read_cmd(d->h, WFW_OP_GET_EXPERT_LOAD, 0, 0, e, ALL * sizeof(*e), &cpl))
 		return -1;
-	memcpy(e, xl, ALL * sizeof(*xl));
-	return 0;
+	return cpl.result0 == ALL ? 0 : -1;
 }
 
 /* Where the model's layer and expert group blocks are (GET_SRAM_MAP). */
@@ -257,7 +239,6 @@ static struct dev *dev_new(u64 sram)
 	d->out = dh_alloc(OUT_LEN);
 	dh_region_add(d->h, d->out, OUT_LEN);
 	dh_region_add(d->h, in, 4 * PREFILL);
-	dh_region_add(d->h, xl, ALL * sizeof(*xl));
 	return d;
 }
 
@@ -363,7 +344,6 @@ int main(void)
 	const char *path = wt_model_path("stories260K.bin");
 	struct wfs_ckpt ck;
 
-	xl = dh_alloc(ALL * sizeof(*xl));
 	in = dh_alloc(4 * PREFILL);
 	logbuf = malloc(LOG_LEN);
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "stories260K"))
@@ -371,7 +351,6 @@ int main(void)
 	one_width(&ck, 8);
 	one_width(&ck, 4);
 	wfs_ckpt_free(&ck);
-	free(xl);
 	free(in);
 	free(logbuf);
 	return wt_done();
