@@ -163,8 +163,8 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
  * (and slot table) of each other model without a context yet, which
  * placement promised it.
  */
-static u64 stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
-		      u32 s)
+u64 wfs_load_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
+			u32 s)
 {
 	struct wfs_stage *st = &dev->stages[s];
 	u64 room = wfs_sram_free_bytes(&st->sram), keep;
@@ -197,7 +197,7 @@ static u64 load_capacity(struct wfs_device *dev, const struct wfs_model_state *m
 	if (!dev->models.n)
 		return cap;
 	for (s = 0; s < dev->hw.prof.stages; s++)
-		cap = WFS_MIN(cap, stage_room(dev, m, s));
+		cap = WFS_MIN(cap, wfs_load_stage_room(dev, m, s));
 	return cap & ~(u64)(WFS_SRAM_ALIGN - 1);
 }
 

@@ -106,13 +106,17 @@ void wfs_xplace_copy(struct wfs_layer_view *v, u64 size, u32 per, u8 *dst)
 	WFS_MEMSET(&v->w3, 0, sizeof(v->w3));
 }
 
-/* Free SRAM of stage @s for a group: its largest gap less @m's minimum KV. */
+/*
+ * Free SRAM of stage @s for a group: its largest gap, at most what the
+ * other models leave it, less @m's own minimum KV (and slot table) there.
+ */
 static u64 group_room(struct wfs_device *dev, const struct wfs_model_state *m,
 		      u32 s)
 {
 	struct wfs_stage *st = &dev->stages[s];
 	const struct wfs_alloc *kv = &m->table.a[WFS_A_KV];
-	u64 gap = wfs_sram_largest_free(&st->sram), keep;
+	u64 gap = WFS_MIN(wfs_sram_largest_free(&st->sram),
+			  wfs_load_stage_room(dev, m, s)), keep;
 
 	keep = (u64)st->mdl[m->idx].n_layers * kv->count *
 	       wfs_sram_block_size(kv->bytes);
