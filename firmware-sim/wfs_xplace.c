@@ -6,6 +6,9 @@
 #include "wfs_device_priv.h"
 #include "wfs_timing.h"
 
+WFS_STATIC_ASSERT(WFS_XMAP_MAX_GROUPS == WFW_MAX_EXPERT_GROUPS,
+		  "expert groups per layer");
+
 /*
  * Section offset of routed expert @e's first byte (its W1 data); for
  * @e = n_experts, of the RoPE table that follows the last expert.
