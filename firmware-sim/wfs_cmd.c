@@ -73,6 +73,10 @@ static int check_load(const struct wfw_cmd_load_model *p)
 	/* A range is whole layers: a first layer alone means nothing. */
 	if (p->layer_first && !p->layer_count)
 		return -WFS_EINVAL;
+	/* Expert groups (1.6) are resident, and attention has no experts. */
+	if (p->expert_group && ((p->flags & WFW_LOAD_STREAM) ||
+				p->part == WFW_PART_ATTN))
+		return -WFS_EINVAL;
 	if (p->len < sizeof(struct wfs_blob_header))
 		return -WFS_EINVAL;
 	return 0;

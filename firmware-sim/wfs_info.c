@@ -334,6 +334,10 @@ static int expert_layer(struct expert_walk *w, struct wfs_stage *st,
 		e.top_k = v->n_active;
 		e.flags = x < v->n_shared ? WFW_EXPERT_SHARED : 0;
 		e.expert = x < v->n_shared ? x : x - v->n_shared;
+		if (v->xmap && x >= v->n_shared)
+			e.flags = WFW_EXPERT_GROUP |
+				  v->xmap->g[e.expert / v->xmap->per].stage <<
+				  WFW_EXPERT_STAGE_SHIFT;
 		wfs_os_mutex_lock(st->in.lock);
 		e.tokens = cnt[x < v->n_shared ? 0 : 1 + e.expert];
 		wfs_os_mutex_unlock(st->in.lock);

@@ -4,6 +4,7 @@
  */
 #include "wfs_device_priv.h"
 #include "wfs_part.h"
+#include "wfs_xplace.h"
 
 /* A part's name, for the log: "" for whole layers. */
 static const char *part_name(u32 part)
@@ -73,9 +74,11 @@ static void table_window(struct wfs_model_state *m)
 
 /*
  * What each layer of the range takes in SRAM: its section, or its part's
- * copy (the view is bound on the blob to find the part's tensors).
+ * copy, or with expert groups its local bytes (the view is bound on the
+ * blob to find the tensors).
  */
-static int table_parts(struct wfs_model_state *m, const u8 *blob)
+static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
+		       const u8 *blob)
 {
 	struct wfs_load_table *t = &m->table;
 	struct wfs_layer_view v;
@@ -86,13 +89,22 @@ static int table_parts(struct wfs_model_state *m, const u8 *blob)
 	for (l = 0; l < m->n_layers; l++) {
 		layer = m->range_first + l;
 		t->layer_weight[layer] = t->layer[layer].size;
-		if (m->part == WFW_PART_WHOLE)
+		if (m->part == WFW_PART_WHOLE && !m->xgroup)
 			continue;
 		ret = wfs_layer_bind(&m->info, blob + t->layer[layer].offset,
 				     t->layer[layer].size, layer, &v);
 		if (ret)
 			return ret;
-		b = wfs_part_bytes(&v, m->part);
+		b = m->xgroup && v.n_experts ?
+		    wfs_xplace_local_bytes(&v, t->layer[layer].size, m->xgroup) :
+		    wfs_part_bytes(&v, m->part);
+		if (m->xgroup && v.n_experts && !b) {
+			wfs_log_printf(&dev->hw.log, 1,
+				       "load: layer %u: %u experts in groups of %u make more than %u groups",
+				       m->info.first_layer + layer, v.n_experts,
+				       m->xgroup, WFS_XMAP_MAX_GROUPS);
+			return -WFS_EINVAL;
+		}
 		if (b)
 			t->layer_weight[layer] = b;
 	}
@@ -143,7 +155,7 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 			return -WFS_EINVAL;
 	}
 	table_window(m);
-	return table_parts(m, blob);
+	return table_parts(dev, m, blob);
 }
 
 /*
@@ -151,8 +163,8 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
  * (and slot table) of each other model without a context yet, which
  * placement promised it.
  */
-static u64 stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
-		      u32 s)
+u64 wfs_load_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
+			u32 s)
 {
 	struct wfs_stage *st = &dev->stages[s];
 	u64 room = wfs_sram_free_bytes(&st->sram), keep;
@@ -185,7 +197,7 @@ static u64 load_capacity(struct wfs_device *dev, const struct wfs_model_state *m
 	if (!dev->models.n)
 		return cap;
 	for (s = 0; s < dev->hw.prof.stages; s++)
-		cap = WFS_MIN(cap, stage_room(dev, m, s));
+		cap = WFS_MIN(cap, wfs_load_stage_room(dev, m, s));
 	return cap & ~(u64)(WFS_SRAM_ALIGN - 1);
 }
 
@@ -275,9 +287,10 @@ static const char *part_block(const struct wfs_model_state *m)
 }
 
 /*
- * A layer's part: bind the view on the blob (validating the section as a
- * whole layer's load does), then copy the part's tensors into SRAM and
- * point the view at them (wfs_part.h).
+ * A layer's part, or an MoE layer with expert groups: bind the view on the
+ * blob (validating the section as a whole layer's load does), then copy
+ * the part's tensors (the local bytes, wfs_xplace.h) into SRAM and point
+ * the view at them (wfs_part.h).
  */
 static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 		      const u8 *blob, u32 l)
@@ -296,7 +309,18 @@ static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 	p = wfs_stage_alloc(st, m, bytes, part_block(m), layer);
 	if (!p)
 		return -WFS_ENOSPC;
-	wfs_part_copy(&sm->lviews[l], m->part, p);
+	if (m->xgroup && sm->lviews[l].n_experts) {
+		wfs_xplace_copy(&sm->lviews[l], r->size, m->xgroup, p);
+	} else if (bytes == r->size) {
+		/* A dense layer of a model with expert groups: whole. */
+		WFS_MEMCPY(p, blob + r->offset, r->size);
+		ret = wfs_layer_bind(&m->info, p, r->size, layer,
+				     &sm->lviews[l]);
+		if (ret)
+			return ret;
+	} else {
+		wfs_part_copy(&sm->lviews[l], m->part, p);
+	}
 	sm->weight_bytes += bytes;
 	return 0;
 }
@@ -321,7 +345,8 @@ static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 		const struct wfs_section_range *r = &t->layer[layer];
 
 		/* A part's copy is smaller than the section it is from. */
-		if (t->layer_weight[layer] != r->size) {
+		if (t->layer_weight[layer] != r->size ||
+		    (m->xgroup && info->ffn_kind == WFS_FFN_MOE)) {
 			ret = stage_part(m, st, blob, l);
 			if (ret)
 				return ret;
@@ -559,6 +584,7 @@ static int load_parse(struct wfs_device *dev, struct wfs_model_state *m,
 		return ret;
 	m->stream = !!(p->flags & WFW_LOAD_STREAM);
 	m->stream_addr = p->addr;
+	m->xgroup = p->expert_group;
 
 	m->act_bytes = (u32)wfs_act_bytes(info);
 	m->flit_bytes = dev->hw.prof.chunk_tokens * WFS_MAX(m->act_bytes, 4u);
@@ -592,9 +618,47 @@ static void others_str(struct wfs_device *dev, const struct wfs_model_state *m,
 	}
 }
 
-/* Place the table's items; on -ENOSPC say what was needed. */
+/*
+ * An MoE model whose layers do not fit with their experts: place the
+ * experts in groups of one (or of as many as make WFS_XMAP_MAX_GROUPS)
+ * across the stages instead, if the layers fit then (wfs_xplace.h).
+ * Return: 0 if they do; else -WFS_ENOSPC with the table and map back.
+ */
+static int place_spread(struct wfs_device *dev, struct wfs_model_state *m,
+			const u8 *blob, struct wfs_map_input *in)
+{
+	u32 per = (m->info.n_experts + WFS_XMAP_MAX_GROUPS - 1) /
+		  WFS_XMAP_MAX_GROUPS;
+	int ret;
+
+	if (m->info.ffn_kind != WFS_FFN_MOE || m->xgroup || m->stream ||
+	    m->part == WFW_PART_ATTN)
+		return -WFS_ENOSPC;
+	m->xgroup = WFS_MAX(per, 1u);
+	ret = table_parts(dev, m, blob);
+	if (!ret) {
+		table_budget(dev, m, in);
+		ret = wfs_place(in, &m->map);
+	}
+	if (!ret) {
+		wfs_log_printf(&dev->hw.log, 0,
+			       "load: the layers do not fit with their experts: experts placed in groups of %u across the stages",
+			       m->xgroup);
+		return 0;
+	}
+	m->xgroup = 0;
+	table_parts(dev, m, blob);
+	table_budget(dev, m, in);
+	wfs_place(in, &m->map);
+	return -WFS_ENOSPC;
+}
+
+/*
+ * Place the table's items (an MoE model's experts in groups across the
+ * stages if they do not fit otherwise); on -ENOSPC say what was needed.
+ */
 static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
-		      struct wfw_cpl *c)
+		      const u8 *blob, struct wfw_cpl *c)
 {
 	struct wfs_map *map = &m->map;
 	struct wfs_map_input in;
@@ -603,6 +667,8 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 
 	table_budget(dev, m, &in);
 	ret = wfs_place(&in, map);
+	if (ret == -WFS_ENOSPC)
+		ret = place_spread(dev, m, blob, &in);
 	if (ret != -WFS_ENOSPC)
 		return ret;
 	others_str(dev, m, others, sizeof(others));
@@ -747,7 +813,8 @@ static void load_done(struct wfs_device *dev, struct wfs_model_state *m,
 	u64 used = 0;
 	u32 s;
 
-	for (s = 0; s < m->map.stages_used; s++)
+	/* Expert groups may sit on stages past the layers'. */
+	for (s = 0; s < dev->hw.prof.stages; s++)
 		used += wfs_sram_owner_bytes(&dev->stages[s].sram, m->idx + 1,
 					     NULL);
 	m->sram_used = used;
@@ -796,9 +863,11 @@ static int load_into(struct wfs_device *dev, struct wfs_model_state *m,
 	if (!ret)
 		ret = table_build(dev, m, blob, p->len);
 	if (!ret)
-		ret = load_place(dev, m, c);
+		ret = load_place(dev, m, blob, c);
 	if (!ret)
 		ret = load_stages(dev, m, blob, p->len);
+	if (!ret && m->xgroup)
+		ret = wfs_xplace_groups(dev, m, blob, c);
 	if (!ret)
 		ret = load_expert_counters(dev, m);
 	if (!ret)

@@ -219,6 +219,8 @@ struct wfs_stage_model {
  * @stream: weights stream from host memory (WFW_LOAD_STREAM)
  * @stream_addr: the blob's device address, streaming
  * @part: WFW_PART_*: whole layers, or each layer's attention or FFN part
+ * @xgroup: routed experts per expert group placed across the stages
+ *	(LOAD_MODEL expert_group, wfs_xplace.h); 0: experts with their layer
  *
  * Every model is placed from stage 0 (wfs_stage.c): a chunk of any model
  * enters stage 0 and leaves at its model's last stage, so each stage FIFO
@@ -249,6 +251,7 @@ struct wfs_model_state {
 	u32 stream;
 	u64 stream_addr;
 	u32 part;
+	u32 xgroup;
 };
 
 /**
@@ -302,6 +305,13 @@ void wfs_load_release(struct wfs_device *dev);
  * @m: the model
  */
 void wfs_load_unload(struct wfs_device *dev, struct wfs_model_state *m);
+
+/*
+ * SRAM the other models leave stage @s for @m: its free bytes, less the
+ * minimum KV (and slot table) of each other model without a context yet.
+ */
+u64 wfs_load_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
+			u32 s);
 
 /* Slots of @ctx_len positions a new context of @m could still get. */
 u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,

@@ -726,15 +726,27 @@ int wfs_layer_expert(const struct wfs_layer_view *v, u32 x,
 		     struct wfs_qmat *w3)
 {
 	struct wfs_tensor_desc t[3];
+	const struct wfs_xgroup *g;
+	const u8 *base = v->sec;
+	u32 i;
 
 	if (!v->n_experts || x >= v->n_shared + v->n_experts)
 		return -WFS_EINVAL;
 	WFS_MEMCPY(t, v->sec + sizeof(struct wfs_section_header) +
 		   (u64)(WFS_MOE_FIXED_TENSORS + 3 * x) * sizeof(t[0]),
 		   sizeof(t));
-	wfs_qmat_init(w1, v->sec, &t[0]);
-	wfs_qmat_init(w2, v->sec, &t[1]);
-	wfs_qmat_init(w3, v->sec, &t[2]);
+	/* A routed expert of a group on another stage: its bytes are there. */
+	if (v->xmap && x >= v->n_shared) {
+		g = &v->xmap->g[(x - v->n_shared) / v->xmap->per];
+		for (i = 0; i < 3; i++) {
+			t[i].data_offset -= g->off;
+			t[i].scale_offset -= g->off;
+		}
+		base = g->base;
+	}
+	wfs_qmat_init(w1, base, &t[0]);
+	wfs_qmat_init(w2, base, &t[1]);
+	wfs_qmat_init(w3, base, &t[2]);
 	return 0;
 }
 

@@ -387,6 +387,39 @@ struct wfs_vec16 {
 	s32 exp;
 };
 
+/* Most expert groups of a layer (LOAD_MODEL's WFW_MAX_EXPERT_GROUPS). */
+#define WFS_XMAP_MAX_GROUPS	64
+
+/**
+ * struct wfs_xgroup - one group of routed experts of a layer
+ * @off: the section offset of its first tensor byte (first W1 data)
+ * @bytes: its bytes in the section (data, scales and alignment gaps)
+ * @base: where those bytes are (another stage's SRAM)
+ * @first: its first routed expert
+ * @count: its routed experts
+ * @stage: the stage holding it
+ */
+struct wfs_xgroup {
+	u64 off;
+	u64 bytes;
+	const u8 *base;
+	u32 first;
+	u32 count;
+	u32 stage;
+};
+
+/**
+ * struct wfs_xmap - the expert groups of an MoE layer (wfs_xplace.h)
+ * @n: groups
+ * @per: routed experts per group (the last may have fewer)
+ * @g: the groups, in expert order
+ */
+struct wfs_xmap {
+	u32 n;
+	u32 per;
+	struct wfs_xgroup g[WFS_XMAP_MAX_GROUPS];
+};
+
 /**
  * struct wfs_layer_view - a bound layer section
  * @dim: model width
@@ -417,6 +450,9 @@ struct wfs_vec16 {
  * @gate_kind: WFS_GATE_*
  * @router: MoE router [n_experts][dim]
  * @sec: the bound section (MoE: expert descriptors are read from it)
+ * @xmap: MoE layer with expert groups placed across stages: where each
+ *	group's tensors are (wfs_layer_expert() reads them there); NULL:
+ *	every expert is in @sec
  */
 struct wfs_layer_view {
 	u32 dim;
@@ -447,6 +483,7 @@ struct wfs_layer_view {
 	u32 gate_kind;
 	struct wfs_qmat router;
 	const u8 *sec;
+	const struct wfs_xmap *xmap;
 };
 
 /**

@@ -4,6 +4,7 @@
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe.h"
+#include "wfs_xplace.h"
 
 /* The ABI's activation record is the stages' own (wfs_forward.h). */
 WFS_STATIC_ASSERT(sizeof(struct wfs_act_hdr) == sizeof(struct wfw_act_rec),
@@ -25,6 +26,8 @@ WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
  * @comp_cycles: weight streaming: the layers' compute alone (a chunk
  *	that shares a pass)
  * @pass_first: the chunk began a streaming pass
+ * @xhop_cycles: dispatch and combine hops to expert groups on other stages
+ *	(wfs_xplace.h)
  * @m: the job's model
  * @sm: the stage's share of it
  */
@@ -42,6 +45,7 @@ struct chunk_run {
 	u64 pass_cycles;
 	u64 comp_cycles;
 	u32 pass_first;
+	u64 xhop_cycles;
 };
 
 static u8 *work_rec(const struct chunk_run *r, u32 i)
@@ -257,6 +261,7 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 {
 	struct wfs_ctx *ctx = r->job->ctx;
 	u32 part = r->m->part, i;
+	u32 n_tok[WFS_XMAP_MAX_GROUPS] = { 0 };
 	u8 *kv = NULL;
 
 	/* An FFN part has no KV cache. */
@@ -277,7 +282,15 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 					  r->sm->scratch);
 		if (v->n_experts)
 			count_experts(st, r, v, r->f.pos0 + i, cnt);
+		if (v->xmap)
+			wfs_xplace_tokens(v, wfs_layer_moe_sel(v, r->f.pos0 + i,
+							       r->sm->scratch),
+					  n_tok);
 	}
+	/* Expert groups on other stages: dispatch and combine hops. */
+	if (v->xmap)
+		r->xhop_cycles += wfs_xplace_hop_cycles(&st->dev->hw.prof, v,
+							st->idx, n_tok, r->act);
 	return 1;
 }
 
@@ -363,7 +376,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	if (job_heads(r))
 		wfs_timing_head_cost(prof, &m->dims, m->head_weight_bytes,
 				     r->n_out, &cost);
-	cycles = wfs_timing_stage_cycles(prof, &cost);
+	cycles = wfs_timing_stage_cycles(prof, &cost) + r->xhop_cycles;
 	if (m->stream && r->sm->n_layers)
 		cycles += stream_pass_cycles(st, r);
 	r->ns = wfs_timing_ns(prof, cycles);

@@ -60,10 +60,11 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		5	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		6	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
-					 * (WFW_PART_*, WFW_JOB_LAYER)
+					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
+					 * groups across stages (expert_group)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -290,7 +291,28 @@ struct wfw_cmd_buf {
  * @part: WFW_PART_* (1.5): the part of each layer to load; 0 (hosts before
  *	1.5): whole layers.  Above WFW_PART_MAX, or a part with
  *	WFW_LOAD_STREAM: -EINVAL
+ * @expert_group: (1.6) routed experts per expert group: each MoE layer's
+ *	routed experts, in groups of this many consecutive ones (the last
+ *	group may be smaller), are placed across the stages (see below); 0
+ *	(what hosts before 1.6 send): every expert lives with its layer,
+ *	unless the layers do not fit so: then (1.6) the firmware places the
+ *	experts in groups of one (of ceil(n_experts / 64)) as if asked, and
+ *	logs it.  More than
+ *	WFW_MAX_EXPERT_GROUPS groups in a layer, with WFW_LOAD_STREAM or an
+ *	attention part: -EINVAL
  * @reserved: must be zero
+ *
+ * Expert groups (1.6): a layer's stage keeps its section without the
+ * routed experts (attention, norms, router, shared experts, RoPE table);
+ * after the layers are placed, each group goes to the stage with the most
+ * free SRAM (less the minimum KV the model's layers there need; ties: the
+ * lowest stage), in layer then expert order, as a block named
+ * "L<layer>.x<first>-<last>" in the SRAM map.  A group that fits no stage
+ * fails the load with -ENOSPC (value = the group's bytes, result0 = its
+ * layer, result1 = the largest free KiB) and a log line naming the layer
+ * and experts.  Results are bit for bit those of local experts; the
+ * timing model charges a dispatch and a combine hop per group on another
+ * stage that a chunk uses (docs/TIMING.md).
  *
  * A device of a multi-device pipeline loads a contiguous layer range: of a
  * full blob or of a layer-range blob (one whose header has first_layer /
@@ -326,8 +348,12 @@ struct wfw_cmd_load_model {
 	u32 layer_first;
 	u32 layer_count;
 	u32 part;
-	u32 reserved[4];
+	u32 expert_group;
+	u32 reserved[3];
 };
+
+/* Most expert groups per MoE layer (LOAD_MODEL expert_group, 1.6). */
+#define WFW_MAX_EXPERT_GROUPS	64
 
 /*
  * UNLOAD_MODEL flags (1.4).  WFW_UNLOAD_CONTEXTS: first destroy the
@@ -922,6 +948,13 @@ struct wfw_sram_entry {
 
 /* struct wfw_expert_load.flags */
 #define WFW_EXPERT_SHARED	WFW_BIT(0)	/* a shared expert: every token */
+/*
+ * 1.6: a routed expert of an expert group placed on its own (LOAD_MODEL
+ * expert_group); WFW_EXPERT_STAGE(flags) is the stage that holds it.
+ */
+#define WFW_EXPERT_GROUP	WFW_BIT(1)
+#define WFW_EXPERT_STAGE_SHIFT	16
+#define WFW_EXPERT_STAGE(f)	(((u32)(f) >> WFW_EXPERT_STAGE_SHIFT) & 0xff)
 
 /**
  * struct wfw_expert_load - tokens one expert of one loaded MoE layer ran
@@ -932,7 +965,8 @@ struct wfw_sram_entry {
  * @layer: the layer, in the full model's numbering
  * @expert: a routed expert's router index (0..n_experts - 1), or a shared
  *	expert's index (0..n_shared - 1)
- * @flags: WFW_EXPERT_*
+ * @flags: WFW_EXPERT_*; with WFW_EXPERT_GROUP (1.6) bits 16-23 name the
+ *	stage holding the expert's group (WFW_EXPERT_STAGE())
  * @top_k: routed experts each token of the layer runs (n_experts_active);
  *	a layer's routed entries sum to its tokens * @top_k
  * @tokens: tokens routed to the expert (shared: every token of the layer)

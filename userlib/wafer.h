@@ -301,6 +301,10 @@ int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st);
  * @top_k: routed experts each token of the layer runs; a layer's routed
  *	entries sum to its tokens * @top_k
  * @tokens: tokens routed to the expert since the model was loaded
+ * @stage: the stage holding a routed expert the firmware placed in an
+ *	expert group across the stages (firmware ABI 1.6: the layers did not
+ *	fit with their experts), else WAFER_EXPERT_LOCAL: with its layer (or
+ *	not known: the kernel backend's debugfs table has no stage)
  */
 struct wafer_expert_load {
 	uint32_t layer;
@@ -308,7 +312,11 @@ struct wafer_expert_load {
 	uint32_t shared;
 	uint32_t top_k;
 	uint64_t tokens;
+	uint32_t stage;
 };
+
+/* struct wafer_expert_load.stage of an expert that lives with its layer */
+#define WAFER_EXPERT_LOCAL	UINT32_MAX
 
 /**
  * wafer_dev_expert_load() - read the device's per-expert load counters

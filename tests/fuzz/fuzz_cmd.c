@@ -19,7 +19,12 @@
  * modulo 3 picks the part of each layer loaded (ABI 1.5, WFW_PART_*:
  * whole layers, attention or FFN; a part is never streamed): a part
  * model's jobs need WFW_JOB_LAYER, whose u32 after the input is whatever
- * the scratch buffer holds there (0 unless a command wrote it).
+ * the scratch buffer holds there (0 unless a command wrote it).  A sixth
+ * of the length odd loads the tiny MoE model (3 experts, 1 shared)
+ * instead, and unless streamed or an attention part, with its experts in
+ * groups of 1 + (length / 12) % 3 placed across the stages (ABI 1.6,
+ * LOAD_MODEL expert_group); LOAD_MODEL commands of the input carry
+ * whatever expert_group they hold.
  * Every command must produce exactly one completion with a valid check
  * value and a status <= 0, without faults, hangs, crashes or sanitizer
  * reports (the build uses ASan and UBSan).
@@ -43,6 +48,8 @@ static u8 *scratch;
 static u8 *blob;
 static size_t blob_len;
 static u8 *blob_pristine;
+static u8 *moe_pristine;
+static size_t moe_len;
 
 static void setup_once(void)
 {
@@ -53,6 +60,8 @@ static void setup_once(void)
 	blob = dh_alloc(WT_TINY_MAX);
 	blob_pristine = dh_alloc(WT_TINY_MAX);
 	blob_len = wt_tiny_build(blob_pristine, WT_TINY_INT8);
+	moe_pristine = dh_alloc(WT_TINY_MAX);
+	moe_len = wt_tiny_build(moe_pristine, WT_TINY_MOE);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.numa_node = -1;
 	cfg.profile = "asic";
@@ -115,9 +124,13 @@ static void fix_cmd(struct wfw_cmd *c, u32 ctx, u32 model)
 static int preload(size_t size, struct wfw_cpl *cpl)
 {
 	u32 part = (u32)((size >> 1) % 3);
+	u32 flags = (size & 1) && !part ? WFW_LOAD_STREAM : 0;
 
-	return dh_load_range(h, blob, blob_len, (size & 1) && !part ? WFW_LOAD_STREAM : 0,
-			     0, 0, part, cpl);
+	if (!((size / 6) & 1))
+		return dh_load_range(h, blob, blob_len, flags, 0, 0, part, cpl);
+	return dh_load_group(h, blob, moe_len, flags, 0, 0, part,
+			     !flags && part != WFW_PART_ATTN ? 1 + (u32)(size / 12) % 3 : 0,
+			     cpl);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -129,14 +142,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!h)
 		setup_once();
 	dh_hw_reset(h, 1);
-	memcpy(blob, blob_pristine, blob_len);
+	if ((size / 6) & 1)
+		memcpy(blob, moe_pristine, moe_len);
+	else
+		memcpy(blob, blob_pristine, blob_len);
 	memset(scratch, 0, SCRATCH);
 	/* Trailing bytes past the commands mutate the blob copy. */
 	n = (u32)(size / sizeof(struct wfw_cmd));
 	if (n > MAX_CMDS)
 		n = MAX_CMDS;
 	for (i = (u32)n * sizeof(struct wfw_cmd); i + 2 < size; i += 3)
-		blob[((u32)data[i] << 8 | data[i + 1]) % blob_len] ^= data[i + 2];
+		blob[((u32)data[i] << 8 | data[i + 1]) %
+		     ((size / 6) & 1 ? moe_len : blob_len)] ^= data[i + 2];
 
 	if (preload(size, &cpl) == 0) {
 		model = cpl.model;

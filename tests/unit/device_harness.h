@@ -278,10 +278,13 @@ static inline int dh_exec(struct dh *h, struct wfw_cmd *cmd,
 
 /*
  * LOAD_MODEL of layers [@first, +@count) (0, 0: all) of the blob, part
- * @part (WFW_PART_*), with WFW_LOAD_* @flags.
+ * @part (WFW_PART_*), with WFW_LOAD_* @flags and @group routed experts per
+ * expert group placed across the stages (ABI 1.6; 0: the firmware's
+ * choice, local unless the layers do not fit with their experts).
  */
-static inline int dh_load_range(struct dh *h, void *blob, uint64_t len, u32 flags,
-				u32 first, u32 count, u32 part, struct wfw_cpl *cpl)
+static inline int dh_load_group(struct dh *h, void *blob, uint64_t len, u32 flags,
+				u32 first, u32 count, u32 part, u32 group,
+				struct wfw_cpl *cpl)
 {
 	struct wfw_cmd c;
 
@@ -293,9 +296,17 @@ static inline int dh_load_range(struct dh *h, void *blob, uint64_t len, u32 flag
 	c.load.layer_first = first;
 	c.load.layer_count = count;
 	c.load.part = part;
+	c.load.expert_group = group;
 	if (dh_exec(h, &c, cpl, 30000))
 		return -ETIMEDOUT;
 	return cpl->status;
+}
+
+/* dh_load_group() without expert groups asked for. */
+static inline int dh_load_range(struct dh *h, void *blob, uint64_t len, u32 flags,
+				u32 first, u32 count, u32 part, struct wfw_cpl *cpl)
+{
+	return dh_load_group(h, blob, len, flags, first, count, part, 0, cpl);
 }
 
 /* LOAD_MODEL with WFW_LOAD_* @flags (WFW_LOAD_STREAM: weight streaming). */

@@ -161,6 +161,71 @@ static void on_device(const void *blob, size_t len, unsigned int stages)
 	wafer_close(dev);
 }
 
+/*
+ * 4 asic stages of 184 KiB: the layers do not fit with their experts, the
+ * firmware places the experts in groups across the stages; each routed
+ * entry names the stage holding it, some another than its layer's, and
+ * the counts are the direct ones.
+ */
+static void on_small(const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = "asic",
+				     .stages = 4, .sram_bytes = 184 << 10 };
+	struct wafer_expert_load e[ENTRIES + 1];
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev;
+	unsigned int i, placed = 0, stages = 0;
+	int n, ret;
+
+	if (!wt_ok(wafer_open(&o, &dev) == 0, "asic, 4 stages of 184 KiB: open"))
+		return;
+	ret = run_seq(dev, blob, len, 1, &m);
+	if (wt_ok(ret == 0, "asic, 4 stages of 184 KiB: the sequence runs (%s)",
+		  ret ? wafer_last_error() : "ok")) {
+		check(dev, 1, "experts in groups across stages");
+		n = wafer_dev_expert_load(dev, e, ENTRIES + 1);
+		for (i = 0; n > 0 && i < (unsigned int)n && i <= ENTRIES; i++) {
+			placed += !e[i].shared && e[i].stage < 4;
+			stages |= e[i].stage < 4 ? 1u << e[i].stage : 0;
+		}
+		wt_ok(n > 0 && placed == n_layers * E && stages != 1,
+		      "each of the %u routed experts names its stage (stages used: 0x%x)", placed,
+		      stages);
+	}
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+/*
+ * wafer info -m --moe on those stages shows where the groups are (the
+ * library's placement above); on the default device, with room, nothing.
+ */
+static void cli_info(const char *model)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[1024], *out = malloc(65536);
+	int rc;
+
+	if (!out)
+		return;
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info -b inproc --profile asic --stages 4 "
+		 "--sram-kib 184 -m %s --moe 4,2,1 2>&1", build, model);
+	rc = wt_capture(cmd, out, 65536);
+	wt_ok(rc == 0 && strstr(out, "\nexperts:  across stages: L0 0@s") &&
+	      strstr(out, "; L4 ") && strstr(out, "@s3"),
+	      "wafer info --profile asic --stages 4 --sram-kib 184 -m --moe 4,2,1: the experts' stages");
+	if (rc)
+		wt_diag("%.800s", out);
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer info -b inproc -m %s --moe 4,2,1 2>&1", build,
+		 model);
+	rc = wt_capture(cmd, out, 65536);
+	wt_ok(rc == 0 && strstr(out, "ffn:      mixture of experts") && !strstr(out, "experts:  "),
+	      "wafer info -m --moe with room: no experts line (every expert with its layer)");
+	if (rc)
+		wt_diag("%.800s", out);
+	free(out);
+}
+
 static void on_pipeline(const void *blob, size_t len)
 {
 	struct wafer_open_opts o[2] = { { .backend = WAFER_BACKEND_INPROC },
@@ -216,6 +281,8 @@ int main(void)
 		on_device(blob, len, 0);
 		on_device(blob, len, 2);
 		on_pipeline(blob, len);
+		on_small(blob, len);
+		cli_info(path);
 	}
 	dense(dense_blob, dlen);
 	free(blob);

@@ -55,6 +55,7 @@ void cli_experts_imbalance(const struct cli_experts *prev, const struct cli_expe
 			   char *out, size_t len);
 /* The table, in the driver's debugfs format (accel/wafer.M/experts). */
 void cli_experts_print(const struct cli_experts *s, FILE *f);
+void cli_experts_print_stages(const struct cli_experts *s, FILE *f);
 /* Parses "kernel" / "inproc"; returns 0 or -1. */
 int cli_parse_backend(const char *s, enum wafer_backend *out);
 /*

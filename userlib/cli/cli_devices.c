@@ -145,7 +145,12 @@ static int info_usage(void)
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
 		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
 		"            [--stream-weights auto|on|off]] [--afd A:F [--afd-profiles PA:PF]]\n"
+		"            [--profile P] [--stages N] [--sram-kib K]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
+		"  --profile P, --stages N, --sram-kib K   -b inproc devices of profile P\n"
+		"            (wafer, asic, ...), N stages of K KiB SRAM (an MoE model whose\n"
+		"            layers do not fit with their experts shows where the firmware\n"
+		"            placed its expert groups: experts: across stages)\n"
 		"  --afd A:F attention-FFN disaggregation in process: with -m, each layer's\n"
 		"            attention part (and KV) on devices A, its FFN part on devices F\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
@@ -198,6 +203,7 @@ struct info_mdl {
 /* -m: the model over the devices, next to the ones before it, where its layers went. */
 static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 {
+	struct cli_experts ex = { 0 };
 	struct wafer_model *m;
 	int ret;
 
@@ -216,6 +222,9 @@ static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 	       wafer_model_get_info(m)->n_layers, im->conv.wbits, wafer_model_parts(m),
 	       wafer_model_parts(m) == 1 ? "" : "s");
 	cli_print_moe(wafer_model_get_info(m), stdout);
+	if (cli_experts_take(dev, &ex) > 0)
+		cli_experts_print_stages(&ex, stdout);
+	cli_experts_free(&ex);
 	cli_print_stream(wafer_model_get_info(m), stdout);
 	cli_print_parts(m, stdout);
 	if (kv_err[0])
@@ -252,6 +261,23 @@ static int info_models(const struct cli_devices *d, struct info_mdl *im, unsigne
 	return ret ? 1 : 0;
 }
 
+/* --stages N or --sram-kib K of the in-process devices; 0 or -1. */
+static int info_size(int opt, const char *arg, struct wafer_open_opts *o)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || !v || v > (opt == 'S' ? 4096ul : 1ul << 30))
+		return -1;
+	if (opt == 'S')
+		o->stages = (unsigned int)v;
+	else
+		o->sram_bytes = (uint64_t)v << 10;
+	return 0;
+}
+
 int cli_cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -261,6 +287,9 @@ int cli_cmd_info(int argc, char **argv)
 		{ "stream-weights", required_argument, NULL, 'W' },
 		{ "afd", required_argument, NULL, 'A' },
 		{ "afd-profiles", required_argument, NULL, 'P' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "stages", required_argument, NULL, 'S' },
+		{ "sram-kib", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
@@ -280,6 +309,10 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_backend(optarg, &d.base.backend);
 		else if (opt == 'W')
 			ret = cli_parse_stream(optarg, &conv.stream);
+		else if (opt == 'p')
+			d.base.profile = optarg;
+		else if (opt == 'S' || opt == 'K')
+			ret = info_size(opt, optarg, &d.base);
 		else if (opt == 'A' || opt == 'P')
 			ret = (opt == 'A' ? cli_parse_afd : cli_parse_afd_profiles)(optarg, &d);
 		else if (opt == 'm' && n_models < INFO_MAX_MODELS)

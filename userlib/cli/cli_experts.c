@@ -90,3 +90,35 @@ void cli_experts_print(const struct cli_experts *s, FILE *f)
 			e->shared ? 5 : 6, e->expert, e->top_k, (unsigned long long)e->tokens);
 	}
 }
+
+/*
+ * Where the firmware placed expert groups across the stages (the layers
+ * did not fit with their experts): "experts:  across stages: L0 0-1@s3
+ * 2@s1; L1 ...", runs of consecutive experts on one stage; nothing when
+ * every expert lives with its layer.
+ */
+void cli_experts_print_stages(const struct cli_experts *s, FILE *f)
+{
+	unsigned int i, j, n = 0, layer = UINT32_MAX;
+
+	for (i = 0; i < s->n; i = j) {
+		const struct wafer_expert_load *e = &s->e[i];
+
+		for (j = i + 1; j < s->n && s->e[j].layer == e->layer && !s->e[j].shared &&
+		     s->e[j].stage == e->stage && s->e[j].expert == s->e[j - 1].expert + 1; j++)
+			;
+		if (e->shared || e->stage == WAFER_EXPERT_LOCAL)
+			continue;
+		if (!n++)
+			fprintf(f, "experts:  across stages:");
+		if (e->layer != layer)
+			fprintf(f, "%s L%u", n > 1 ? ";" : "", e->layer);
+		layer = e->layer;
+		fprintf(f, " %u", e->expert);
+		if (j - i > 1)
+			fprintf(f, "-%u", s->e[j - 1].expert);
+		fprintf(f, "@s%u", e->stage);
+	}
+	if (n)
+		fprintf(f, "\n");
+}

@@ -93,6 +93,7 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
 	e->expert = expert;
 	e->top_k = top_k;
 	e->tokens = tokens;
+	e->stage = WAFER_EXPERT_LOCAL;	/* debugfs has no stage */
 	return 0;
 }
 

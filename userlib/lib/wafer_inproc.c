@@ -412,6 +412,9 @@ static int inproc_expert_load(struct wafer_dev *dev, struct wafer_expert_load *o
 			out[first + i].shared = !!(buf[i].flags & WFW_EXPERT_SHARED);
 			out[first + i].top_k = buf[i].top_k;
 			out[first + i].tokens = buf[i].tokens;
+			out[first + i].stage = buf[i].flags & WFW_EXPERT_GROUP ?
+					       WFW_EXPERT_STAGE(buf[i].flags) :
+					       WAFER_EXPERT_LOCAL;
 		}
 		first += cpl.result0;
 	} while (!ret && cpl.result0 && first < max && first < cpl.result1);
