@@ -447,9 +447,12 @@ static int model_wait_unused(struct wdrv_device *wdev, struct wdrv_file *wfile, 
 	mutex_unlock(&wdev->model_lock);
 	if (!model)
 		return 0;	/* model_disown() says so */
-	/* Ours and the owner's references left, or a live context: done. */
+	/*
+	 * Every context released, or a live one (-EBUSY then).  Not a count
+	 * of references: two threads unloading the same model hold one each.
+	 */
 	ret = wait_var_event_interruptible(model, atomic_read(&model->live_contexts) ||
-					   kref_read(&model->ref) <= 2);
+					   !atomic_read(&model->contexts));
 	model_put(model);
 	return ret;
 }
@@ -490,9 +493,10 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 					    ctx->fw_id, ret);
 	}
 	mutex_unlock(&wdev->model_lock);
-	model_put(ctx->model);
-	/* An unload waiting for the model's contexts to go (only the key is used). */
+	/* An unload waiting for the model's contexts to go. */
+	atomic_dec(&ctx->model->contexts);
 	wake_up_var(ctx->model);
+	model_put(ctx->model);
 	kfree(ctx);
 }
 
@@ -602,6 +606,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	ctx->model = model;
 	kref_get(&model->ref);
 	atomic_inc(&model->live_contexts);
+	atomic_inc(&model->contexts);
 	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);

@@ -43,6 +43,8 @@ struct wdrv_file;
  * @sram_bytes: SRAM the firmware placed it in (LOAD_MODEL's completion)
  * @live_contexts: contexts on it still in their file's table (not yet
  *	destroyed): an unload waits for the others, not for these
+ * @contexts: contexts on it not yet released (live or destroyed and
+ *	waiting for their jobs): what an unload waits for
  * @lost: a full reset dropped it from the firmware (another model's unload
  *	failed): nothing is sent about it any more (protected by
  *	@wdev->model_lock)
@@ -60,6 +62,7 @@ struct wdrv_model {
 	u64 stream_addr;
 	u64 sram_bytes;
 	atomic_t live_contexts;
+	atomic_t contexts;
 	bool lost;
 };
 
