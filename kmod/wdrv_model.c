@@ -163,6 +163,17 @@ static void model_put(struct wdrv_model *model)
 }
 
 /*
+ * Contexts on @model not yet released (live, or destroyed and waiting for
+ * their jobs): its references beyond the owner's and the waiting unloads'.
+ * Only meaningful while the owner holds it (under model_lock, or from an
+ * unload holding a reference of its own).
+ */
+static int model_contexts(struct wdrv_model *model)
+{
+	return kref_read(&model->ref) - 1 - atomic_read(&model->unloaders);
+}
+
+/*
  * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
  * the firmware layer took @blob (the command may still read it).  *@kept:
  * a streaming load succeeded, and @blob stays mapped at this address.
@@ -388,52 +399,32 @@ out_free_model:
 	return ret;
 }
 
-/*
- * Drops @wfile's hold on its model @id (0: its first one, the file is
- * closing).  An explicit unload is refused while contexts use it; a closing
- * file's model is unloaded when its last context goes.  The device's other
- * models, and their contexts and jobs, are not touched.
- */
-static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
+/* Drops a closing @wfile's hold on its model: unloaded when its last context goes. */
+static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile)
 {
 	struct wdrv_model *model;
-	int ret = 0;
 
-	if (id)
-		ret = mutex_lock_killable(&wdev->model_lock);
-	else
-		mutex_lock(&wdev->model_lock);
-	if (ret)
-		return ret;
-	if (id)
-		model = wdrv_model_table_find(&wdev->models, wfile, id);
-	else
-		model = wdrv_model_table_owned(&wdev->models, wfile);
-	if (!model)
-		ret = -ENOENT;
-	else if (id && kref_read(&model->ref) > 1)
-		ret = -EBUSY;
-	else
+	mutex_lock(&wdev->model_lock);
+	model = wdrv_model_table_owned(&wdev->models, wfile);
+	if (model) {
 		model->owner = NULL;
-	if (!ret)
 		wfile->owns_models--;
+	}
 	mutex_unlock(&wdev->model_lock);
-	if (ret == -ENOENT)
-		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u is not loaded by this file\n", id);
-	else if (ret == -EBUSY)
-		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
-	if (!ret)
-		model_put(model);
-	return ret;
+	if (!model)
+		return -ENOENT;
+	model_put(model);
+	return 0;
 }
 
 /*
- * Contexts the file destroyed may still be held by their finished jobs
- * until the scheduler frees them, and are released in work items: wait
- * for those of model @id, so only contexts that still exist say -EBUSY.
- * Jobs of the file's other models are not waited for.
+ * Unloads @wfile's model @id, refused (-EBUSY) while a context on it is
+ * live.  Contexts the file destroyed may still be held by their finished
+ * jobs until the scheduler frees them, and are released in work items:
+ * those are waited for, so the model is gone from the device on return.
+ * The device's other models, and their contexts and jobs, are not touched.
  */
-static int model_wait_unused(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
+static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
 {
 	struct wdrv_model *model;
 	int ret;
@@ -442,18 +433,38 @@ static int model_wait_unused(struct wdrv_device *wdev, struct wdrv_file *wfile, 
 	if (ret)
 		return ret;
 	model = wdrv_model_table_find(&wdev->models, wfile, id);
-	if (model)
+	if (model) {
 		kref_get(&model->ref);
+		atomic_inc(&model->unloaders);
+	}
 	mutex_unlock(&wdev->model_lock);
-	if (!model)
-		return 0;	/* model_disown() says so */
-	/*
-	 * Every context released, or a live one (-EBUSY then).  Not a count
-	 * of references: two threads unloading the same model hold one each.
-	 */
+	if (!model) {
+		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u is not loaded by this file\n", id);
+		return -ENOENT;
+	}
+
 	ret = wait_var_event_interruptible(model, atomic_read(&model->live_contexts) ||
-					   !atomic_read(&model->contexts));
+					   !model_contexts(model));
+	mutex_lock(&wdev->model_lock);
+	if (!ret && model->owner != wfile) {
+		/* Another thread's MODEL_UNLOAD of it went first. */
+		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u is not loaded by this file\n", id);
+		ret = -ENOENT;
+	} else if (!ret && model_contexts(model)) {
+		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
+		ret = -EBUSY;
+	} else if (!ret) {
+		model->owner = NULL;
+		wfile->owns_models--;
+	}
+	atomic_dec(&model->unloaders);
+	mutex_unlock(&wdev->model_lock);
+	if (!ret)
+		model_put(model);	/* the owner's */
 	model_put(model);
+	/* Other unloads waiting count this one's reference until here. */
+	smp_mb();
+	wake_up_var(model);
 	return ret;
 }
 
@@ -461,20 +472,17 @@ int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file 
 {
 	struct drm_wafer_model_unload *args = data;
 	struct wdrv_file *wfile = to_wafer_file(file);
-	int ret;
 
 	if (args->pad || !args->model_id)
 		return -EINVAL;
-	ret = model_wait_unused(wfile->wdev, wfile, args->model_id);
-	if (ret)
-		return ret;
-	return model_disown(wfile->wdev, wfile, args->model_id);
+	return model_unload(wfile->wdev, wfile, args->model_id);
 }
 
 /* Sends DESTROY_CONTEXT; a reset that discards the command is retried. */
 static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 {
 	struct wdrv_device *wdev = ctx->wdev;
+	struct wdrv_model *model = ctx->model;
 	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
 	struct wfw_cpl cpl;
 	int ret, tries = 3;
@@ -493,10 +501,14 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 					    ctx->fw_id, ret);
 	}
 	mutex_unlock(&wdev->model_lock);
-	/* An unload waiting for the model's contexts to go. */
-	atomic_dec(&ctx->model->contexts);
-	wake_up_var(ctx->model);
-	model_put(ctx->model);
+	model_put(model);
+	/*
+	 * An unload waiting for the model's contexts to go holds a reference,
+	 * so the model is still there for it; with none, the address only
+	 * names a wait queue.
+	 */
+	smp_mb();
+	wake_up_var(model);
 	kfree(ctx);
 }
 
@@ -606,7 +618,6 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	ctx->model = model;
 	kref_get(&model->ref);
 	atomic_inc(&model->live_contexts);
-	atomic_inc(&model->contexts);
 	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
@@ -664,6 +675,6 @@ void wdrv_file_release_models(struct wdrv_file *wfile)
 		flush_workqueue(wfile->wdev->wq);
 	/* Nor, if it owns no model, for the model lock. */
 	while (wfile->owns_models)
-		if (model_disown(wfile->wdev, wfile, 0))
+		if (model_disown(wfile->wdev, wfile))
 			break;
 }

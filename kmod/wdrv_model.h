@@ -43,8 +43,9 @@ struct wdrv_file;
  * @sram_bytes: SRAM the firmware placed it in (LOAD_MODEL's completion)
  * @live_contexts: contexts on it still in their file's table (not yet
  *	destroyed): an unload waits for the others, not for these
- * @contexts: contexts on it not yet released (live or destroyed and
- *	waiting for their jobs): what an unload waits for
+ * @unloaders: MODEL_UNLOADs of it waiting for its released contexts, each
+ *	holding a reference: the references beyond these and the owner's are
+ *	contexts not yet released (destroyed, waiting for their jobs)
  * @lost: a full reset dropped it from the firmware (another model's unload
  *	failed): nothing is sent about it any more (protected by
  *	@wdev->model_lock)
@@ -62,7 +63,7 @@ struct wdrv_model {
 	u64 stream_addr;
 	u64 sram_bytes;
 	atomic_t live_contexts;
-	atomic_t contexts;
+	atomic_t unloaders;
 	bool lost;
 };
 

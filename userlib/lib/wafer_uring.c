@@ -13,6 +13,11 @@
  * so a batch holding two jobs of one sequence slot is linked
  * (IOSQE_IO_LINK) from the first of them to the second: the second starts
  * after the first completed.  Jobs of different slots overlap freely.
+ * A command that follows a link is issued when its predecessor completes,
+ * long after io_uring_submit() returned and its SQE went back to the ring;
+ * io_uring of Linux 6.11-6.13 then reads it from the ring's SQE, which a
+ * later batch may have reused.  IOSQE_ASYNC has io_uring copy it at submit
+ * (it then runs from an io-wq worker), so such commands carry it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -153,7 +158,7 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 {
 	struct uring_path *p = priv;
 	unsigned int i, j, link_until = 0, queued = 0;
-	int ret;
+	int linked = 0, ret;
 
 	if (n > p->cq_entries - p->inflight)
 		n = p->cq_entries - p->inflight;
@@ -173,7 +178,7 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 		memset(sqe, 0, 2 * sizeof(*sqe));
 		sqe->opcode = IORING_OP_URING_CMD;
 		sqe->fd = 0;
-		sqe->flags = IOSQE_FIXED_FILE;
+		sqe->flags = IOSQE_FIXED_FILE | (linked ? IOSQE_ASYNC : 0);
 		sqe->cmd_op = DRM_WAFER_URING_CMD_SUBMIT;
 		memcpy(sqe->cmd, &jobs[i], sizeof(jobs[i]));
 		/* @inflight + @queued < @cq_entries: a free index is there. */
@@ -188,7 +193,8 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 				break;
 			}
 		}
-		if (i < link_until)
+		linked = i < link_until;
+		if (linked)
 			sqe->flags |= IOSQE_IO_LINK;
 		queued++;
 	}

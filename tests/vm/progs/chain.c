@@ -169,10 +169,13 @@ static int chain_up(struct dev *d, int n, unsigned int bits)
  * device's job is queued, and two jobs of one sequence could reach a
  * device out of position order.  So the SQEs of one sequence, all its
  * steps through all devices, are one link chain (@link: another follows);
- * sequences run side by side.
+ * sequences run side by side.  A command after a link is issued long after
+ * its SQE went back to the ring: IOSQE_ASYNC has io_uring copy it at submit
+ * (Linux 6.11-6.13 would read the ring's SQE, which the next sequence reuses).
  */
 static int submit(struct dev *d, struct drm_wafer_job *j, int link)
 {
+	static int after_link;
 	struct drm_wafer_submit s = { .job = *j };
 	struct io_uring_sqe *sqe;
 	int ret;
@@ -186,6 +189,9 @@ static int submit(struct dev *d, struct drm_wafer_job *j, int link)
 	if (!sqe)
 		return -EBUSY;
 	wt_uring_prep_submit(sqe, d->fd, j, (uint64_t)d->jobs++);
+	if (after_link)
+		sqe->flags |= IOSQE_ASYNC;
+	after_link = link;
 	if (link) {
 		sqe->flags |= IOSQE_IO_LINK;
 		return 0;
