@@ -165,8 +165,7 @@ static void model_put(struct wdrv_model *model)
 /*
  * Contexts on @model not yet released (live, or destroyed and waiting for
  * their jobs): its references beyond the owner's and the waiting unloads'.
- * Only meaningful while the owner holds it (under model_lock, or from an
- * unload holding a reference of its own).
+ * Only meaningful while the owner holds it.
  */
 static int model_contexts(struct wdrv_model *model)
 {
@@ -407,7 +406,7 @@ static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile)
 	mutex_lock(&wdev->model_lock);
 	model = wdrv_model_table_owned(&wdev->models, wfile);
 	if (model) {
-		model->owner = NULL;
+		WRITE_ONCE(model->owner, NULL);
 		wfile->owns_models--;
 	}
 	mutex_unlock(&wdev->model_lock);
@@ -443,7 +442,9 @@ static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 		return -ENOENT;
 	}
 
-	ret = wait_var_event_interruptible(model, atomic_read(&model->live_contexts) ||
+	/* Or another thread's unload of it went first (model_contexts() is moot). */
+	ret = wait_var_event_interruptible(model, READ_ONCE(model->owner) != wfile ||
+					   atomic_read(&model->live_contexts) ||
 					   !model_contexts(model));
 	mutex_lock(&wdev->model_lock);
 	if (!ret && model->owner != wfile) {
@@ -454,7 +455,7 @@ static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
 		ret = -EBUSY;
 	} else if (!ret) {
-		model->owner = NULL;
+		WRITE_ONCE(model->owner, NULL);
 		wfile->owns_models--;
 	}
 	atomic_dec(&model->unloaders);
