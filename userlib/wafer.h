@@ -1509,6 +1509,9 @@ int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
  * @moe_every: with experts: every @moe_every-th layer has them (layers
  *	moe_every-1, 2*moe_every-1, ...), the others a dense FFN of
  *	@hidden_dim; 0 or 1: every layer
+ * @weight_bits: the bits its weights are stored in (a packed blob's: 4 or
+ *	8), 0 if the shape does not say (presets, checkpoints, custom);
+ *	wafer_plan() takes it when struct wafer_plan_opts.weight_bits is 0
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -1524,6 +1527,7 @@ struct wafer_plan_shape {
 	unsigned int n_shared;
 	unsigned int expert_hidden;
 	unsigned int moe_every;
+	unsigned int weight_bits;
 };
 
 /**
@@ -1569,7 +1573,8 @@ struct wafer_plan_event {
  * struct wafer_plan_opts - what to project
  * @profile: device profile (NULL: "wse3")
  * @devices: device count (lpu: chips), 0 for as few as hold the model
- * @weight_bits: 4, 8 or 16
+ * @weight_bits: 4, 8 or 16; 0: the shape's (struct wafer_plan_shape.weight_bits,
+ *	a packed blob's precision), which it must then give
  * @batch: sequences decoding at once
  * @context: positions of each sequence (its KV cache and the position the
  *	decode step is modelled at)
@@ -1695,7 +1700,8 @@ const struct wafer_plan_shape *wafer_plan_preset_find(const char *name);
  * @len: its bytes
  * @name: what @s->name points to (the file's name)
  * @s: filled: dims, layers, heads, vocabulary; a mixture of experts' counts
- *	with experts of the FFN's width in every layer
+ *	with experts of the FFN's width in every layer; the layer weights'
+ *	bits (4 or 8, layer 0's) in @s->weight_bits
  *
  * Return: 0, or -EINVAL (not a valid blob, or a layer range of one).
  */
