@@ -267,8 +267,8 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info);
  *	throughput; jobs queued together overlap in the pipeline
  * @bottleneck_busy_ns: modelled busy time of the busiest stage
  * @moe_imbalance_milli: 1000 * the busiest routed expert's tokens / the
- *	mean, of the most imbalanced MoE layer (0: no MoE layer ran a token;
- *	per layer: wafer_dev_expert_load())
+ *	mean, of the most imbalanced MoE layer of any model the device holds
+ *	(0: no MoE layer ran a token; per layer: wafer_dev_expert_load())
  */
 struct wafer_dev_stats {
 	uint64_t jobs_completed;
@@ -328,6 +328,8 @@ struct wafer_expert_load {
  * The counts come from the firmware's integer routing, so the same jobs
  * give the same counts on every backend.  Inproc: from the firmware.
  * Kernel: from debugfs (accel/wafer.M/experts: root, debugfs mounted).
+ * With several models on the device: the first model's (the lowest
+ * firmware index; the kernel's debugfs table has a section per model).
  *
  * Return: the device's entry count (more than @max: only @max were
  * filled; 0: no MoE layer loaded) or a negative errno.

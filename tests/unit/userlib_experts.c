@@ -7,7 +7,8 @@
  * different placements and a two-device pipeline.  Every device's counts
  * equal the direct count entry for entry; each layer's routed entries sum
  * to tokens x top-k and its shared ones to tokens; running the job again
- * doubles every count; the imbalance in the stats is the table's.
+ * doubles every count; the imbalance in the stats is the table's, of any
+ * model on the device (a dense model loaded first: the MoE one's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -262,6 +263,41 @@ static void dense(const void *blob, size_t len)
 	wafer_close(dev);
 }
 
+/*
+ * Two models on one device, the dense one first (the firmware's model 0):
+ * the stats' imbalance is the worst layer of any model, the MoE one's,
+ * while the table is the first model's (none); the MoE model alone after
+ * the dense one's unload: its entries.
+ */
+static void two_models(const void *dense_blob, size_t dlen, const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_model *d = NULL, *m = NULL;
+	struct wafer_dev_stats st = { 0 };
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!wt_ok(wafer_open(&o, &dev) == 0, "two models: open"))
+		return;
+	ret = wafer_model_load(dev, dense_blob, dlen, &d);
+	ret = ret ? ret : run_seq(dev, blob, len, 1, &m);
+	if (wt_ok(ret == 0, "a dense model, then an MoE one beside it runs (%s)",
+		  ret ? wafer_last_error() : "ok")) {
+		ret = wafer_dev_stats(dev, &st);
+		wt_ok(!ret && st.moe_imbalance_milli >= 1000,
+		      "two models: the stats' imbalance is the second (MoE) model's: %llu/1000",
+		      (unsigned long long)st.moe_imbalance_milli);
+		wt_ok(wafer_dev_expert_load(dev, NULL, 0) == 0,
+		      "two models: the table is the first (dense) model's: no entries");
+		wafer_model_unload(d);
+		d = NULL;
+		check(dev, 1, "the MoE model alone after the dense one's unload");
+	}
+	wafer_model_unload(d);
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
 int main(void)
 {
 	struct wafer_moe_opts mo = { .n_experts = E, .top_k = TOPK, .n_shared = SHARED,
@@ -271,13 +307,15 @@ int main(void)
 	void *dense_blob = NULL, *blob = NULL;
 	size_t dlen, len;
 	struct wfs_ckpt ck;
+	int want_ok;
 
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0 &&
 		   wfs_pack(&ck, &po, &dense_blob, &dlen) == 0 &&
 		   wafer_moe_upcycle(dense_blob, dlen, &mo, &blob, &len) == 0,
 		   "upcycle the shared model: %u experts + %u shared, top-%u", E, SHARED, TOPK))
 		return wt_done();
-	if (wt_ok(reference(blob, len) == 0, "direct forward pass of %d positions", N)) {
+	want_ok = reference(blob, len) == 0;
+	if (wt_ok(want_ok, "direct forward pass of %d positions", N)) {
 		on_device(blob, len, 0);
 		on_device(blob, len, 2);
 		on_pipeline(blob, len);
@@ -285,6 +323,8 @@ int main(void)
 		cli_info(path);
 	}
 	dense(dense_blob, dlen);
+	if (want_ok)
+		two_models(dense_blob, dlen, blob, len);
 	free(blob);
 	free(dense_blob);
 	wfs_ckpt_free(&ck);

@@ -103,14 +103,18 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
  * @out: up to @max entries
  * @max: entries available
  *
- * Return: entries in the driver's table, or a negative errno.
+ * The driver's table has a section per model the device holds, in the
+ * firmware's index order; the first is read: the model the in-process
+ * backend's GET_EXPERT_LOAD of model 0 describes.
+ *
+ * Return: entries in its section, or a negative errno.
  */
 int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			     unsigned int max)
 {
 	char path[PATH_MAX], line[256];
 	struct wafer_expert_load e;
-	unsigned int n = 0;
+	unsigned int n = 0, sections = 0;
 	FILE *f;
 	int ret = experts_path(dev->index, path, sizeof(path));
 
@@ -125,6 +129,11 @@ int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *ou
 		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
 	}
 	while (fgets(line, sizeof(line), f)) {
+		/* A section per model (firmware index order): the first's, as inproc's. */
+		if (!strncmp(line, "model ", 6) && sections++)
+			break;
+		if (!strncmp(line, "model ", 6))
+			continue;
 		if (parse_line(line, &e)) {
 			fclose(f);
 			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
