@@ -1322,7 +1322,8 @@ int wafer_draft_parse(const char *s, struct wafer_draft_spec *out);
 
 /**
  * wafer_draft_load() - convert and load a draft model for a target
- * @dev: the device to load it on (one model per device: not the target's)
+ * @dev: the device to load it on: another than the target's, or the
+ *	target's if it holds several models (wafer_draft_load_beside())
  * @d: the draft (not n-gram)
  * @target_ckpt: the target's checkpoint (int4 and early drafts are made
  *	from it)
@@ -1337,6 +1338,27 @@ int wafer_draft_parse(const char *s, struct wafer_draft_spec *out);
 int wafer_draft_load(struct wafer_dev *dev, const struct wafer_draft_spec *d,
 		     const char *target_ckpt, const struct wafer_convert_opts *target_conv,
 		     const struct wafer_model *target, struct wafer_model **out);
+
+/**
+ * wafer_draft_load_beside() - wafer_draft_load() on the target's own device
+ * @d: the draft (not n-gram)
+ * @target_ckpt: see wafer_draft_load()
+ * @target_conv: see wafer_draft_load()
+ * @target: the loaded target; the draft goes on its device, beside it
+ * @out: receives the draft model
+ *
+ * The draft and the target as two models of one device (a kernel device
+ * or an in-process one: struct wafer_info.max_models of 2 or more), as
+ * `wafer run --draft` places it by default and `wafer bench -z` on kernel
+ * devices.
+ *
+ * Return: 0; -EOPNOTSUPP for a target over a pipeline or on a device that
+ * holds one model at once; or wafer_draft_load()'s error (-ENOSPC: no room
+ * beside the target).
+ */
+int wafer_draft_load_beside(const struct wafer_draft_spec *d, const char *target_ckpt,
+			    const struct wafer_convert_opts *target_conv,
+			    const struct wafer_model *target, struct wafer_model **out);
 
 /**
  * struct wafer_spec_opts - wafer_generate_spec() parameters

@@ -1355,7 +1355,10 @@ static void usage(FILE *f)
 		"                        (e.g. asic with little SRAM: a model too big for one)\n"
 		"  --quick               a short run, for tests\n"
 		"  -z TOK.bin            with MODEL.bin: a speculative decoding section, each\n"
-		"                        draft kind against plain greedy decoding per profile\n"
+		"                        draft kind against plain greedy decoding per inproc\n"
+		"                        profile and, with the kernel backend, on the kernel\n"
+		"                        device (-d) with the draft beside the target; fails\n"
+		"                        if a row's text is not plain's\n"
 		"  --draft-tokens K      its tokens proposed per verify (default 4)\n"
 		"  --afd A:F             device axis: rows of the model in attention-FFN\n"
 		"                        disaggregation over A attention and F FFN inproc\n"
@@ -1562,8 +1565,9 @@ int cli_cmd_bench(int argc, char **argv)
 	if (ret)
 		return 1;
 	print_tables(&bn, &a, name);
-	if (a.tokenizer && a.inproc &&
-	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens))
+	if (a.tokenizer && (a.inproc || a.kernel) &&
+	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens,
+			   a.inproc, a.kernel ? a.index : -2))
 		return 1;
 	return 0;
 }

@@ -530,12 +530,8 @@ struct draft {
 static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
 			const struct wafer_model *model, struct draft *d)
 {
-	struct wafer_info info;
-
-	if (wafer_pipe_size(dev) != 1 ||
-	    (a->draft_device >= 0 && a->draft_device != wafer_device_index(dev)) ||
-	    wafer_query(dev, &info) || info.max_models < 2 ||
-	    wafer_draft_load(dev, &d->spec, a->model, &a->conv, model, &d->model))
+	if ((a->draft_device >= 0 && a->draft_device != wafer_device_index(dev)) ||
+	    wafer_draft_load_beside(&d->spec, a->model, &a->conv, model, &d->model))
 		return -1;
 	fprintf(stderr, "wafer: draft beside the model on its %s device\n",
 		strcmp(wafer_backend_name(dev), "inproc") ? "kernel" : "in-process");

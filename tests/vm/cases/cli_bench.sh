@@ -1,6 +1,9 @@
 # `wafer bench --quick` in the VM prints every row of its three tables
 # (kernel and inproc backends, both kernel submit paths, every B and
-# submission batch, the io_uring / ioctl CPU ratio) with positive figures; `wafer top` prints per-stage lines while `wafer run`
+# submission batch, the io_uring / ioctl CPU ratio) with positive figures,
+# and its speculative section (-z) a row per draft kind in process and on
+# the kernel device with the draft beside the target, each with plain's
+# greedy text; `wafer top` prints per-stage lines while `wafer run`
 # generates in the background, and with an MoE model loaded (wafer serve of
 # a `wafer convert --moe 4,2,1` blob after one request) a line per MoE layer
 # with its expert load imbalance since the load and each expert's tokens/s.
@@ -12,7 +15,7 @@ wafer=$build/bin/wafer
 vm_out=$("$vm" -- bash -c "
 	set -e
 	echo '=== bench'
-	$wafer bench $models/stories260K.bin --quick
+	$wafer bench $models/stories260K.bin --quick -z $models/tok512.bin || echo \"bench rc=\$?\"
 	echo '=== top'
 	$wafer run $models/stories260K.bin -z $models/tok512.bin -n 512 --backend kernel \
 		>\"\$WAFER_RESULTS/run.out\" 2>&1 &
@@ -56,6 +59,16 @@ for path in 'kernel +uring' 'kernel +ioctl' 'inproc +inproc'; do
 	done
 done
 expect_contains "$bench" "^  kernel CPU time per job, io_uring / ioctl: batch 1 ${num}x, batch 8 ${num}x, batch 32 ${num}x, batch 128 ${num}x\$"
+# The speculative section (-z): every draft kind in process (wafer, asic:
+# the draft on a device of its own) and on the kernel device (the draft
+# beside the target, two models of accel0), each row's greedy text plain's
+# (the kernel's plain text the in-process one: else a DIFFERS line).
+for prof in wafer asic kernel; do
+	for draft in ngram int4 early:4 early:1; do
+		expect_contains "$bench" "^  $prof +$draft +$num % +$num +$num +$num +$num +$num +${num}x +$num +${num}x +same\$"
+	done
+done
+! grep -qE '^  (wafer|asic|kernel) .*(failed|DIFFERS)|^bench rc=' <<<"$bench" || die "wafer bench -z: a row failed or differs from plain"
 
 top=$(section top)
 printf '%s\n' "$top"
