@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/wafer_backend.h"	/* wafer_experts_read() */
 #include "wafer.h"
 #include "wfs_moe.h"
 #include "wfs_pack.h"
@@ -298,6 +299,60 @@ static void two_models(const void *dense_blob, size_t dlen, const void *blob, si
 	wafer_close(dev);
 }
 
+/*
+ * The kernel backend's reader of the driver's debugfs experts table: a
+ * section per model (two MoE models here): the first
+ * model's rows only; a table from before the sections: its rows; a header
+ * alone: none; a bad row: -EPROTO.
+ */
+static void debugfs_table(void)
+{
+	static const char two[] =
+		"layer expert top_k     tokens\n"
+		"model 3 fw_id 0x101 moe_layers 1\n"
+		"    0 s0         2         60\n"
+		"    0 0          2         58\n"
+		"    0 1          2         62\n"
+		"model 1 fw_id 0x202 moe_layers 1\n"
+		"    0 s0         2          9\n"
+		"    0 0          2          9\n";
+	static const char old[] =
+		"layer expert top_k     tokens\n"
+		"    4 s0         2         60\n"
+		"    4 7          2         58\n";
+	static const char bad[] =
+		"layer expert top_k     tokens\n"
+		"model 1 fw_id 0x101 moe_layers 1\n"
+		"    0 x          2         60\n";
+	struct wafer_expert_load e[8];
+	FILE *f;
+	int n;
+
+	f = fmemopen((void *)two, sizeof(two) - 1, "r");
+	n = f ? wafer_experts_read(f, "two", e, 8) : -1;
+	wt_ok(n == 3 && e[0].shared && e[0].tokens == 60 && !e[2].shared && e[2].expert == 1 &&
+	      e[2].tokens == 62, "debugfs table of two models: the first model's 3 rows (%d)", n);
+	if (f)
+		fclose(f);
+	f = fmemopen((void *)old, sizeof(old) - 1, "r");
+	n = f ? wafer_experts_read(f, "old", e, 8) : -1;
+	wt_ok(n == 2 && e[1].layer == 4 && e[1].expert == 7 && e[1].top_k == 2,
+	      "debugfs table without sections: its rows (%d)", n);
+	if (f)
+		fclose(f);
+	f = fmemopen((void *)old, 30, "r");	/* the header line alone */
+	n = f ? wafer_experts_read(f, "empty", e, 8) : -1;
+	wt_ok(n == 0, "debugfs table of no model: no entries (%d)", n);
+	if (f)
+		fclose(f);
+	f = fmemopen((void *)bad, sizeof(bad) - 1, "r");
+	n = f ? wafer_experts_read(f, "bad", e, 8) : 0;
+	wt_ok(n == -EPROTO && strstr(wafer_last_error(), "bad line"),
+	      "debugfs table with a bad row: -EPROTO (%s)", wafer_last_error());
+	if (f)
+		fclose(f);
+}
+
 int main(void)
 {
 	struct wafer_moe_opts mo = { .n_experts = E, .top_k = TOPK, .n_shared = SHARED,
@@ -323,6 +378,7 @@ int main(void)
 		cli_info(path);
 	}
 	dense(dense_blob, dlen);
+	debugfs_table();
 	if (want_ok)
 		two_models(dense_blob, dlen, blob, len);
 	free(blob);

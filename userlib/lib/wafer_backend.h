@@ -12,6 +12,7 @@
 #define WAFER_BACKEND_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "wafer.h"
@@ -280,6 +281,9 @@ int wafer_trace_run_end(struct wafer_trace_run *tr, int ok);
 
 int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			     unsigned int max);
+/* The first model's entries of the driver's debugfs experts table (wafer_experts.c). */
+int wafer_experts_read(FILE *f, const char *path, struct wafer_expert_load *out,
+		       unsigned int max);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;

@@ -98,23 +98,58 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
 }
 
 /**
+ * wafer_experts_read() - the driver's debugfs experts table, from @f
+ * @f: the table, read to its end or to the second model's section
+ * @path: its name, for errors
+ * @out: up to @max entries
+ * @max: entries available
+ *
+ * The column header, then a section per model the device holds, in the
+ * firmware's index order ("model ID fw_id FW moe_layers N", then its rows);
+ * the first section is read: the model the in-process backend's
+ * GET_EXPERT_LOAD of model 0 describes.  Rows before any section line (a
+ * driver of one model per device) are that model's.
+ *
+ * Return: entries in the first section, or -EPROTO.
+ */
+int wafer_experts_read(FILE *f, const char *path, struct wafer_expert_load *out,
+		       unsigned int max)
+{
+	struct wafer_expert_load e;
+	unsigned int n = 0, sections = 0;
+	char line[256];
+
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5))
+		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model ", 6)) {
+			if (sections++ || n)
+				break;
+			continue;
+		}
+		if (parse_line(line, &e))
+			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
+		if (n < max)
+			out[n] = e;
+		if (n++ == INT_MAX)
+			break;
+	}
+	return (int)n;
+}
+
+/**
  * wafer_kernel_expert_load() - the kernel backend's expert_load op
  * @dev: a kernel device
  * @out: up to @max entries
  * @max: entries available
  *
- * The driver's table has a section per model the device holds, in the
- * firmware's index order; the first is read: the model the in-process
- * backend's GET_EXPERT_LOAD of model 0 describes.
- *
- * Return: entries in its section, or a negative errno.
+ * Return: entries of the first model in the driver's table
+ * (wafer_experts_read()), or a negative errno.
  */
 int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			     unsigned int max)
 {
-	char path[PATH_MAX], line[256];
-	struct wafer_expert_load e;
-	unsigned int n = 0, sections = 0;
+	char path[PATH_MAX];
 	FILE *f;
 	int ret = experts_path(dev->index, path, sizeof(path));
 
@@ -124,25 +159,7 @@ int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *ou
 	if (!f)
 		return wafer_set_error(-errno, "%s: %s (debugfs mounted? root?)", path,
 				       strerror(errno));
-	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5)) {
-		fclose(f);
-		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
-	}
-	while (fgets(line, sizeof(line), f)) {
-		/* A section per model (firmware index order): the first's, as inproc's. */
-		if (!strncmp(line, "model ", 6) && sections++)
-			break;
-		if (!strncmp(line, "model ", 6))
-			continue;
-		if (parse_line(line, &e)) {
-			fclose(f);
-			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
-		}
-		if (n < max)
-			out[n] = e;
-		if (n++ == INT_MAX)
-			break;
-	}
+	ret = wafer_experts_read(f, path, out, max);
 	fclose(f);
-	return (int)n;
+	return ret;
 }
