@@ -46,8 +46,8 @@ out=$("$vm" -- bash -c '
 	# both upcycled): debugfs experts has a section for each.
 	build/bin/wafer run $m/stories260K.bin -z $m/tok512.bin --moe 4,2,1 --draft int4 \
 		-n 400 >/dev/null 2>&1 &
-	for i in $(seq 1 100); do
-		x=$(cat $dbg/experts)
+	for i in $(seq 1 300); do
+		x=$(cat $dbg/experts) || x=
 		[ "$(printf "%s\n" "$x" | grep -c "^model ")" -ge 2 ] && break
 		sleep 0.1
 	done
