@@ -338,6 +338,21 @@ int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			  unsigned int max);
 
 /**
+ * wafer_dev_expert_load_model() - wafer_dev_expert_load() of one model
+ * @dev: device or pipeline (each member's @nth model, in member order)
+ * @nth: the model: 0 the device's first (wafer_dev_expert_load()'s), 1 the
+ *	next, in the firmware's index order (the kernel's debugfs sections)
+ * @out: up to @max entries
+ * @max: entries available at @out
+ *
+ * Return: the model's entry count (0: a dense model, or no model for @nth
+ * 0), -ENOENT when @nth is 1 or more and the device holds no @nth model,
+ * or another negative errno.
+ */
+int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
+				struct wafer_expert_load *out, unsigned int max);
+
+/**
  * wafer_expert_imbalance() - a layer's expert load imbalance
  * @e: entries as wafer_dev_expert_load() gives them
  * @n: entries at @e

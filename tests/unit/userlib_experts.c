@@ -290,6 +290,10 @@ static void two_models(const void *dense_blob, size_t dlen, const void *blob, si
 		      (unsigned long long)st.moe_imbalance_milli);
 		wt_ok(wafer_dev_expert_load(dev, NULL, 0) == 0,
 		      "two models: the table is the first (dense) model's: no entries");
+		ret = wafer_dev_expert_load_model(dev, 1, NULL, 0);
+		wt_ok(ret == (int)(n_layers * (E + SHARED)) &&
+		      wafer_dev_expert_load_model(dev, 2, NULL, 0) == -ENOENT,
+		      "two models: the second model's entries (%d), no third", ret);
 		wafer_model_unload(d);
 		d = NULL;
 		check(dev, 1, "the MoE model alone after the dense one's unload");
@@ -299,11 +303,25 @@ static void two_models(const void *dense_blob, size_t dlen, const void *blob, si
 	wafer_close(dev);
 }
 
+/* wafer_experts_read() of section @nth of @text (@len bytes: all of it if 0). */
+static int read_table(const char *text, size_t len, unsigned int nth,
+		      struct wafer_expert_load *e, unsigned int max)
+{
+	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
+	int n;
+
+	if (!f)
+		return -ENOMEM;
+	n = wafer_experts_read(f, "table", nth, e, max);
+	fclose(f);
+	return n;
+}
+
 /*
  * The kernel backend's reader of the driver's debugfs experts table: a
- * section per model (two MoE models here): the first
- * model's rows only; a table from before the sections: its rows; a header
- * alone: none; a bad row: -EPROTO.
+ * section per model (two MoE models here): each model's rows, none past
+ * the last; a table from before the sections: its rows; a header alone:
+ * none; a bad row: -EPROTO.
  */
 static void debugfs_table(void)
 {
@@ -314,8 +332,8 @@ static void debugfs_table(void)
 		"    0 0          2         58\n"
 		"    0 1          2         62\n"
 		"model 1 fw_id 0x202 moe_layers 1\n"
-		"    0 s0         2          9\n"
-		"    0 0          2          9\n";
+		"    2 s0         2          9\n"
+		"    2 0          2          7\n";
 	static const char old[] =
 		"layer expert top_k     tokens\n"
 		"    4 s0         2         60\n"
@@ -325,32 +343,25 @@ static void debugfs_table(void)
 		"model 1 fw_id 0x101 moe_layers 1\n"
 		"    0 x          2         60\n";
 	struct wafer_expert_load e[8];
-	FILE *f;
 	int n;
 
-	f = fmemopen((void *)two, sizeof(two) - 1, "r");
-	n = f ? wafer_experts_read(f, "two", e, 8) : -1;
+	n = read_table(two, 0, 0, e, 8);
 	wt_ok(n == 3 && e[0].shared && e[0].tokens == 60 && !e[2].shared && e[2].expert == 1 &&
 	      e[2].tokens == 62, "debugfs table of two models: the first model's 3 rows (%d)", n);
-	if (f)
-		fclose(f);
-	f = fmemopen((void *)old, sizeof(old) - 1, "r");
-	n = f ? wafer_experts_read(f, "old", e, 8) : -1;
+	n = read_table(two, 0, 1, e, 8);
+	wt_ok(n == 2 && e[0].layer == 2 && e[0].shared && e[1].tokens == 7,
+	      "debugfs table of two models: the second model's 2 rows (%d)", n);
+	n = read_table(two, 0, 2, e, 8);
+	wt_ok(n == -ENOENT, "debugfs table of two models: no third (%d)", n);
+	n = read_table(old, 0, 0, e, 8);
 	wt_ok(n == 2 && e[1].layer == 4 && e[1].expert == 7 && e[1].top_k == 2,
 	      "debugfs table without sections: its rows (%d)", n);
-	if (f)
-		fclose(f);
-	f = fmemopen((void *)old, 30, "r");	/* the header line alone */
-	n = f ? wafer_experts_read(f, "empty", e, 8) : -1;
-	wt_ok(n == 0, "debugfs table of no model: no entries (%d)", n);
-	if (f)
-		fclose(f);
-	f = fmemopen((void *)bad, sizeof(bad) - 1, "r");
-	n = f ? wafer_experts_read(f, "bad", e, 8) : 0;
+	n = read_table(old, 30, 0, e, 8);	/* the header line alone */
+	wt_ok(n == 0 && read_table(old, 30, 1, e, 8) == -ENOENT,
+	      "debugfs table of no model: no entries, no second model (%d)", n);
+	n = read_table(bad, 0, 0, e, 8);
 	wt_ok(n == -EPROTO && strstr(wafer_last_error(), "bad line"),
-	      "debugfs table with a bad row: -EPROTO (%s)", wafer_last_error());
-	if (f)
-		fclose(f);
+	      "debugfs table with a bad row: -EPROTO (%.60s)", wafer_last_error());
 }
 
 int main(void)

@@ -35,7 +35,7 @@ void cli_print_stream(const struct wafer_model_info *mi, FILE *f);
 int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out);
 
 /**
- * struct cli_experts - a snapshot of wafer_dev_expert_load()
+ * struct cli_experts - a snapshot of wafer_dev_expert_load_model()
  * @e: the entries (malloc'd)
  * @n: their count (0: no MoE layer)
  */
@@ -44,8 +44,11 @@ struct cli_experts {
 	unsigned int n;
 };
 
-/* Take a snapshot; returns its entries or a negative errno. */
-int cli_experts_take(struct wafer_dev *dev, struct cli_experts *s);
+/*
+ * Take a snapshot of the device's @nth model (wafer_dev_expert_load_model());
+ * returns its entries or a negative errno (-ENOENT: no @nth model).
+ */
+int cli_experts_take(struct wafer_dev *dev, unsigned int nth, struct cli_experts *s);
 void cli_experts_free(struct cli_experts *s);
 /* @d = @cur's tokens since @prev (NULL, or another table: all); 0 or -ENOMEM. */
 int cli_experts_since(const struct cli_experts *prev, const struct cli_experts *cur,

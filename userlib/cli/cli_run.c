@@ -586,7 +586,7 @@ static int expert_report(struct wafer_dev *dev, const char *path)
 	struct cli_experts x;
 	char imb[256];
 	FILE *f;
-	int n = cli_experts_take(dev, &x), err = 0;
+	int n = cli_experts_take(dev, 0, &x), err = 0;
 
 	if (n < 0)
 		return fail("--expert-load");

@@ -398,16 +398,28 @@ static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 }
 
 /* GET_EXPERT_LOAD, a bounce buffer's worth of entries at a time. */
-static int inproc_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
-			      unsigned int max)
+static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
+			      struct wafer_expert_load *out, unsigned int max)
 {
 	enum { PAGE = 256 };
 	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_EXPERT_LOAD };
-	struct wfw_expert_load *buf = calloc(PAGE, sizeof(*buf));
+	struct wfw_expert_load *buf;
 	struct wfw_cpl cpl = { 0 };
 	unsigned int i, first = 0;
+	struct wfw_info fi;
 	int ret;
 
+	/* Model 0 is the first; the others by the id GET_INFO's index gives. */
+	if (nth) {
+		ret = fw_info_nth(dev, 0, nth, &fi);
+		if (ret)
+			return ret;
+		if (!fi.model_id)
+			return wafer_set_error(-ENOENT, "inproc: no model %u (%u models)", nth,
+					       fi.models);
+		cmd.model = fi.model_id;
+	}
+	buf = calloc(PAGE, sizeof(*buf));
 	if (!buf)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	ret = wip_hw_region_add(hw(dev), buf, PAGE * sizeof(*buf));

@@ -4,9 +4,10 @@
 # and its speculative section (-z) a row per draft kind in process and on
 # the kernel device with the draft beside the target, each with plain's
 # greedy text; `wafer top` prints per-stage lines while `wafer run`
-# generates in the background, and with an MoE model loaded (wafer serve of
-# a `wafer convert --moe 4,2,1` blob after one request) a line per MoE layer
-# with its expert load imbalance since the load and each expert's tokens/s.
+# generates in the background, and with two MoE models loaded (two wafer
+# serve of a `wafer convert --moe 4,2,1` blob, after a request each) a
+# block per model of a line per MoE layer with its expert load imbalance
+# since the load and each expert's tokens/s.
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
@@ -26,17 +27,25 @@ vm_out=$("$vm" -- bash -c "
 	echo '=== top-moe'
 	PATH=\$PATH:/usr/sbin:/sbin; ip link set lo up
 	$wafer convert $models/stories260K.bin /tmp/moe.blob --moe 4,2,1 >/dev/null 2>&1
+	# two servers of the blob: two MoE models on accel0, a block each in top
 	$wafer serve /tmp/moe.blob -z $models/tok512.bin --backend kernel --port 8001 \
 		>/dev/null 2>\"\$WAFER_RESULTS/serve.err\" &
 	srv=\$!
 	for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && break; sleep 0.2; done
-	curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
-		http://127.0.0.1:8001/v1/completions >/dev/null || echo 'the request failed'
+	$wafer serve /tmp/moe.blob -z $models/tok512.bin --backend kernel --port 8002 \
+		>/dev/null 2>\"\$WAFER_RESULTS/serve2.err\" &
+	srv2=\$!
+	for t in \$(seq 150); do curl -sf http://127.0.0.1:8002/health >/dev/null && break; sleep 0.2; done
+	for port in 8001 8002; do
+		curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
+			http://127.0.0.1:\$port/v1/completions >/dev/null || echo \"the request to \$port failed\"
+	done
 	$wafer top -n 1 -i 100 || echo \"top rc=\$?\"
-	kill -TERM \$srv
+	kill -TERM \$srv \$srv2
 	wait \$srv || echo \"serve rc=\$?\"
+	wait \$srv2 || echo \"serve2 rc=\$?\"
 	echo '=== serve-err'
-	cat \"\$WAFER_RESULTS/serve.err\"
+	cat \"\$WAFER_RESULTS/serve.err\" \"\$WAFER_RESULTS/serve2.err\"
 	echo '=== top-errors'
 	$wafer top -d 7 -n 1 -i 10 2>&1 || echo \"rc=\$?\"
 ")
@@ -82,8 +91,12 @@ expect_contains "$(section top-errors)" 'accel7.*No such file'
 moe=$(section top-moe)
 printf '%s\n' "$moe"
 expect_contains "$moe" '^MoE layer  max/mean interval  since load  tokens/s per expert'
-# Layers 0-4: interval and since-load imbalance (since load in [1, 2] for
-# top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
+# Two MoE models (a server each): a block each, named in the device's order.
+[ "$(grep -cE '^model [12] of the device \(firmware order\):$' <<<"$moe")" = 2 ] ||
+	{ section serve-err; die "expected a block per MoE model from wafer top"; }
+# Layers 0-4 of each: interval and since-load imbalance (since load in [1, 2]
+# for top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
 rows=$(grep -cE '^ +[0-4] +[0-9.]+ +(1\.[0-9]{2}|2\.00)  s0 [0-9.]+ 0 [0-9.]+ 1 [0-9.]+ 2 [0-9.]+ 3 [0-9.]+$' <<<"$moe")
-[ "$rows" = 5 ] || { section serve-err; die "expected 5 MoE layer lines from wafer top, got $rows"; }
+[ "$rows" = 10 ] || { section serve-err; die "expected 10 MoE layer lines from wafer top (5 per model), got $rows"; }
+! grep -qE '^(serve2? rc=|the request to)' <<<"$moe" || die "a server or a request failed"
 
