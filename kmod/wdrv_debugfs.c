@@ -5,7 +5,9 @@
  *   fw_log       the firmware's log (READ_LOG)
  *   stages       per-stage layers, SRAM use and occupancy (GET_STATS)
  *   sram_map     every named SRAM allocation of every stage (GET_SRAM_MAP)
- *   experts      tokens each expert of each MoE layer ran (GET_EXPERT_LOAD)
+ *   experts      tokens each expert of each MoE layer ran (GET_EXPERT_LOAD):
+ *                a section per model the device holds, "model ID ...",
+ *                in the firmware's index order (a dense one: no rows)
  *   models       the models the device holds: ids, owner, layers, SRAM
  *   jobs         jobs the firmware holds, resets and timeouts
  *   heartbeat    the firmware's HEARTBEAT now, stopped heartbeats detected
@@ -135,25 +137,27 @@ static int sram_map_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(sram_map);
 
-/* One line per expert: layer, expert ("s" prefix: shared), top-k, tokens. */
-static int experts_show(struct seq_file *m, void *unused)
+/*
+ * One model's section: "model ID fw_id FW moe_layers N", then one line per
+ * expert of its MoE layers: layer, expert ("s" prefix: shared), top-k,
+ * tokens (a dense model: none).  One unloaded since the table was read is
+ * left out.
+ */
+static int experts_model_show(struct seq_file *m, struct wdrv_device *wdev,
+			      struct wfw_expert_load *e, u32 id, u32 fw_id)
 {
-	struct wdrv_device *wdev = m->private;
-	u32 max = WDRV_FW_CTRL_BUF_SIZE / sizeof(struct wfw_expert_load), i;
-	u32 first = 0;
-	struct wfw_expert_load *e;
+	u32 max = WDRV_FW_CTRL_BUF_SIZE / sizeof(*e), first = 0, i;
 	struct wfw_cpl cpl;
-	int ret = 0, idx;
+	int ret;
 
-	e = show_begin(wdev, WDRV_FW_CTRL_BUF_SIZE, &idx);
-	if (IS_ERR(e))
-		return PTR_ERR(e);
-	seq_puts(m, "layer expert top_k     tokens\n");
 	do {
-		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_EXPERT_LOAD, first, 0, e,
-					max * sizeof(*e), &cpl);
+		ret = wdrv_fw_ctrl_read_model(&wdev->fw, WFW_OP_GET_EXPERT_LOAD, fw_id, first,
+					      0, e, max * sizeof(*e), &cpl);
 		if (ret)
-			break;
+			return ret == -ENOENT ? 0 : ret;
+		if (!first)
+			seq_printf(m, "model %u fw_id %#x moe_layers %u\n", id, fw_id,
+				   cpl.result2);
 		for (i = 0; i < cpl.result0 && i < max; i++)
 			seq_printf(m, "%5u %s%-*u %5u %10llu\n", e[i].layer,
 				   e[i].flags & WFW_EXPERT_SHARED ? "s" : "",
@@ -161,6 +165,33 @@ static int experts_show(struct seq_file *m, void *unused)
 				   e[i].top_k, e[i].tokens);
 		first += min(cpl.result0, max);
 	} while (cpl.result0 && first < cpl.result1);
+	return 0;
+}
+
+/* The column header, then a section per model in the firmware's index order. */
+static int experts_show(struct seq_file *m, void *unused)
+{
+	struct wdrv_device *wdev = m->private;
+	struct wdrv_model *models[WDRV_MAX_MODELS];
+	u32 id[WDRV_MAX_MODELS], fw_id[WDRV_MAX_MODELS], n, i;
+	struct wfw_expert_load *e;
+	int ret, idx;
+
+	ret = mutex_lock_interruptible(&wdev->model_lock);
+	if (ret)
+		return ret;
+	n = wdrv_model_table_fw_order(&wdev->models, models);
+	for (i = 0; i < n; i++) {
+		id[i] = models[i]->id;
+		fw_id[i] = models[i]->fw_id;
+	}
+	mutex_unlock(&wdev->model_lock);
+	e = show_begin(wdev, WDRV_FW_CTRL_BUF_SIZE, &idx);
+	if (IS_ERR(e))
+		return PTR_ERR(e);
+	seq_puts(m, "layer expert top_k     tokens\n");
+	for (i = 0; i < n && !ret; i++)
+		ret = experts_model_show(m, wdev, e, id[i], fw_id[i]);
 	show_end(e, idx);
 	return ret;
 }

@@ -98,6 +98,8 @@ bool wdrv_model_table_fw_known(const struct wdrv_model_table *t, u32 fw_id);
 u32 wdrv_model_table_count(const struct wdrv_model_table *t);
 u32 wdrv_model_table_others(const struct wdrv_model_table *t, u32 fw_id);
 void wdrv_model_table_lose_all(struct wdrv_model_table *t);
+u32 wdrv_model_table_fw_order(const struct wdrv_model_table *t,
+			      struct wdrv_model *out[WDRV_MAX_MODELS]);
 
 /**
  * struct wdrv_ctx - a context: KV cache for @slots sequences of @ctx_len

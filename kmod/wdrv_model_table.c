@@ -200,3 +200,32 @@ void wdrv_model_table_lose_all(struct wdrv_model_table *t)
 		if (t->slot[i])
 			t->slot[i]->lost = true;
 }
+
+/**
+ * wdrv_model_table_fw_order() - the models the firmware holds, in its order
+ * @t: the table
+ * @out: filled with up to WDRV_MAX_MODELS models
+ *
+ * The models the firmware holds (not lost, their load complete) by firmware
+ * index, WFW_MODEL_IDX() of their @fw_id: the first is what a command about
+ * model 0 describes (debugfs experts lists them in this order).
+ *
+ * Return: models in @out.
+ */
+u32 wdrv_model_table_fw_order(const struct wdrv_model_table *t,
+			      struct wdrv_model *out[WDRV_MAX_MODELS])
+{
+	u32 i, j, n = 0;
+
+	for (i = 0; i < WDRV_MAX_MODELS; i++) {
+		struct wdrv_model *m = t->slot[i];
+
+		if (!m || m->lost || !m->fw_id)
+			continue;
+		for (j = n; j && WFW_MODEL_IDX(out[j - 1]->fw_id) > WFW_MODEL_IDX(m->fw_id); j--)
+			out[j] = out[j - 1];
+		out[j] = m;
+		n++;
+	}
+	return n;
+}

@@ -107,6 +107,26 @@ static DEVICE_ATTR_RO(jobs_completed);
  * completed when it asked, and otherwise waits, interruptibly, for the one
  * refresh the work item runs for all readers.
  */
+/*
+ * The most imbalanced MoE layer of any model: GET_INFO's @fi describes the
+ * first; with model 0 its index names each of the others in turn.
+ */
+static u32 worst_moe_imbalance(struct wdrv_device *wdev, const struct wfw_info *fi)
+{
+	struct wfw_info *more = kzalloc(sizeof(*more), GFP_KERNEL);
+	u32 worst = fi->moe_imbalance_milli, i;
+	struct wfw_cpl cpl;
+
+	for (i = 1; more && i < min_t(u32, fi->models, WDRV_MAX_MODELS); i++) {
+		if (wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, i, 0, more, sizeof(*more),
+				      &cpl))
+			break;
+		worst = max(worst, more->moe_imbalance_milli);
+	}
+	kfree(more);
+	return worst;
+}
+
 static void fw_stats_work(struct work_struct *work)
 {
 	struct wdrv_fw_stats *st = container_of(work, struct wdrv_fw_stats, work);
@@ -126,6 +146,8 @@ static void fw_stats_work(struct work_struct *work)
 	} else if (drm_dev_enter(&wdev->drm, &idx)) {
 		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, 0, 0, fi, sizeof(*fi),
 					&cpl);
+		if (!ret)
+			fi->moe_imbalance_milli = worst_moe_imbalance(wdev, fi);
 		drm_dev_exit(idx);
 	}
 	spin_lock(&st->lock);
@@ -202,7 +224,10 @@ WDRV_FW_COUNTER_ATTR(tokens, tokens);
 WDRV_FW_COUNTER_ATTR(modelled_makespan_ns, makespan_ns);
 /* Modelled busy time of the busiest stage: the pipeline's bottleneck. */
 WDRV_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_ns);
-/* 1000 * busiest expert / mean of the worst MoE layer (debugfs: experts). */
+/*
+ * 1000 * busiest expert / mean of the worst MoE layer of any model the
+ * device holds (debugfs: experts, a section per model).
+ */
 WDRV_FW_COUNTER_ATTR(moe_imbalance_milli, moe_imbalance);
 
 static struct attribute *wdrv_attrs[] = {

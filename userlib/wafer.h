@@ -267,8 +267,8 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info);
  *	throughput; jobs queued together overlap in the pipeline
  * @bottleneck_busy_ns: modelled busy time of the busiest stage
  * @moe_imbalance_milli: 1000 * the busiest routed expert's tokens / the
- *	mean, of the most imbalanced MoE layer (0: no MoE layer ran a token;
- *	per layer: wafer_dev_expert_load())
+ *	mean, of the most imbalanced MoE layer of any model the device holds
+ *	(0: no MoE layer ran a token; per layer: wafer_dev_expert_load())
  */
 struct wafer_dev_stats {
 	uint64_t jobs_completed;
@@ -328,12 +328,29 @@ struct wafer_expert_load {
  * The counts come from the firmware's integer routing, so the same jobs
  * give the same counts on every backend.  Inproc: from the firmware.
  * Kernel: from debugfs (accel/wafer.M/experts: root, debugfs mounted).
+ * With several models on the device: the first model's (the lowest
+ * firmware index; the kernel's debugfs table has a section per model).
  *
  * Return: the device's entry count (more than @max: only @max were
  * filled; 0: no MoE layer loaded) or a negative errno.
  */
 int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			  unsigned int max);
+
+/**
+ * wafer_dev_expert_load_model() - wafer_dev_expert_load() of one model
+ * @dev: device or pipeline (each member's @nth model, in member order)
+ * @nth: the model: 0 the device's first (wafer_dev_expert_load()'s), 1 the
+ *	next, in the firmware's index order (the kernel's debugfs sections)
+ * @out: up to @max entries
+ * @max: entries available at @out
+ *
+ * Return: the model's entry count (0: a dense model, or no model for @nth
+ * 0), -ENOENT when @nth is 1 or more and the device holds no @nth model,
+ * or another negative errno.
+ */
+int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
+				struct wafer_expert_load *out, unsigned int max);
 
 /**
  * wafer_expert_imbalance() - a layer's expert load imbalance
@@ -1320,7 +1337,8 @@ int wafer_draft_parse(const char *s, struct wafer_draft_spec *out);
 
 /**
  * wafer_draft_load() - convert and load a draft model for a target
- * @dev: the device to load it on (one model per device: not the target's)
+ * @dev: the device to load it on: another than the target's, or the
+ *	target's if it holds several models (wafer_draft_load_beside())
  * @d: the draft (not n-gram)
  * @target_ckpt: the target's checkpoint (int4 and early drafts are made
  *	from it)
@@ -1335,6 +1353,27 @@ int wafer_draft_parse(const char *s, struct wafer_draft_spec *out);
 int wafer_draft_load(struct wafer_dev *dev, const struct wafer_draft_spec *d,
 		     const char *target_ckpt, const struct wafer_convert_opts *target_conv,
 		     const struct wafer_model *target, struct wafer_model **out);
+
+/**
+ * wafer_draft_load_beside() - wafer_draft_load() on the target's own device
+ * @d: the draft (not n-gram)
+ * @target_ckpt: see wafer_draft_load()
+ * @target_conv: see wafer_draft_load()
+ * @target: the loaded target; the draft goes on its device, beside it
+ * @out: receives the draft model
+ *
+ * The draft and the target as two models of one device (a kernel device
+ * or an in-process one: struct wafer_info.max_models of 2 or more), as
+ * `wafer run --draft` places it by default and `wafer bench -z` on kernel
+ * devices.
+ *
+ * Return: 0; -EOPNOTSUPP for a target over a pipeline or on a device that
+ * holds one model at once; or wafer_draft_load()'s error (-ENOSPC: no room
+ * beside the target).
+ */
+int wafer_draft_load_beside(const struct wafer_draft_spec *d, const char *target_ckpt,
+			    const struct wafer_convert_opts *target_conv,
+			    const struct wafer_model *target, struct wafer_model **out);
 
 /**
  * struct wafer_spec_opts - wafer_generate_spec() parameters
@@ -1509,6 +1548,9 @@ int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
  * @moe_every: with experts: every @moe_every-th layer has them (layers
  *	moe_every-1, 2*moe_every-1, ...), the others a dense FFN of
  *	@hidden_dim; 0 or 1: every layer
+ * @weight_bits: the bits its weights are stored in (a packed blob's: 4 or
+ *	8), 0 if the shape does not say (presets, checkpoints, custom);
+ *	wafer_plan() takes it when struct wafer_plan_opts.weight_bits is 0
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -1524,6 +1566,7 @@ struct wafer_plan_shape {
 	unsigned int n_shared;
 	unsigned int expert_hidden;
 	unsigned int moe_every;
+	unsigned int weight_bits;
 };
 
 /**
@@ -1569,7 +1612,8 @@ struct wafer_plan_event {
  * struct wafer_plan_opts - what to project
  * @profile: device profile (NULL: "wse3")
  * @devices: device count (lpu: chips), 0 for as few as hold the model
- * @weight_bits: 4, 8 or 16
+ * @weight_bits: 4, 8 or 16; 0: the shape's (struct wafer_plan_shape.weight_bits,
+ *	a packed blob's precision), which it must then give
  * @batch: sequences decoding at once
  * @context: positions of each sequence (its KV cache and the position the
  *	decode step is modelled at)
@@ -1695,7 +1739,8 @@ const struct wafer_plan_shape *wafer_plan_preset_find(const char *name);
  * @len: its bytes
  * @name: what @s->name points to (the file's name)
  * @s: filled: dims, layers, heads, vocabulary; a mixture of experts' counts
- *	with experts of the FFN's width in every layer
+ *	with experts of the FFN's width in every layer; the layer weights'
+ *	bits (4 or 8, layer 0's) in @s->weight_bits
  *
  * Return: 0, or -EINVAL (not a valid blob, or a layer range of one).
  */

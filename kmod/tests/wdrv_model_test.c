@@ -5,7 +5,8 @@
  * device's limit (the firmware's, 1 before ABI 1.4) and the per-file one;
  * a closing owner takes only its models; orphans are firmware ids the
  * table does not know; a full reset loses every model but keeps them
- * findable by their owners.
+ * findable by their owners; the models in the firmware's index order
+ * (debugfs experts' sections), lost ones left out.
  */
 #include <kunit/test.h>
 
@@ -162,12 +163,44 @@ static void wdrv_test_model_table_orphans_and_reset(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, wdrv_model_table_del(&t, &b));
 }
 
+/* Firmware index order, whatever the slots; lost and loading models left out. */
+static void wdrv_test_model_table_fw_order(struct kunit *test)
+{
+	struct wdrv_model *out[WDRV_MAX_MODELS];
+	struct wdrv_model_table t;
+	struct wdrv_model a, b, c, d;
+
+	wdrv_model_table_init(&t, ABI_1_4);
+	model_init(&a, file_a, 0x302);
+	model_init(&b, file_b, 0x500);
+	model_init(&c, file_a, 0x101);
+	model_init(&d, file_b, 0);	/* its load not complete */
+	KUNIT_ASSERT_EQ(test, add(&t, &a, 0, 4), 0);
+	KUNIT_ASSERT_EQ(test, add(&t, &b, 0, 4), 0);
+	KUNIT_ASSERT_EQ(test, add(&t, &c, 1, 4), 0);
+	KUNIT_ASSERT_EQ(test, add(&t, &d, 1, 4), 0);
+	KUNIT_ASSERT_EQ(test, wdrv_model_table_fw_order(&t, out), 3u);
+	KUNIT_EXPECT_PTR_EQ(test, out[0], &b);
+	KUNIT_EXPECT_PTR_EQ(test, out[1], &c);
+	KUNIT_EXPECT_PTR_EQ(test, out[2], &a);
+	KUNIT_EXPECT_TRUE(test, wdrv_model_table_del(&t, &b));
+	KUNIT_ASSERT_EQ(test, wdrv_model_table_fw_order(&t, out), 2u);
+	KUNIT_EXPECT_PTR_EQ(test, out[0], &c);
+	KUNIT_EXPECT_PTR_EQ(test, out[1], &a);
+	wdrv_model_table_lose_all(&t);
+	KUNIT_EXPECT_EQ(test, wdrv_model_table_fw_order(&t, out), 0u);
+	KUNIT_EXPECT_TRUE(test, wdrv_model_table_del(&t, &a));
+	KUNIT_EXPECT_TRUE(test, wdrv_model_table_del(&t, &c));
+	KUNIT_EXPECT_TRUE(test, wdrv_model_table_del(&t, &d));
+}
+
 static struct kunit_case wdrv_model_test_cases[] = {
 	KUNIT_CASE(wdrv_test_model_table_limit_per_abi),
 	KUNIT_CASE(wdrv_test_model_table_two_models),
 	KUNIT_CASE(wdrv_test_model_table_limits),
 	KUNIT_CASE(wdrv_test_model_table_owner_close),
 	KUNIT_CASE(wdrv_test_model_table_orphans_and_reset),
+	KUNIT_CASE(wdrv_test_model_table_fw_order),
 	{}
 };
 

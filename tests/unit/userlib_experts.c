@@ -7,13 +7,15 @@
  * different placements and a two-device pipeline.  Every device's counts
  * equal the direct count entry for entry; each layer's routed entries sum
  * to tokens x top-k and its shared ones to tokens; running the job again
- * doubles every count; the imbalance in the stats is the table's.
+ * doubles every count; the imbalance in the stats is the table's, of any
+ * model on the device (a dense model loaded first: the MoE one's).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/wafer_backend.h"	/* wafer_experts_read() */
 #include "wafer.h"
 #include "wfs_moe.h"
 #include "wfs_pack.h"
@@ -262,6 +264,106 @@ static void dense(const void *blob, size_t len)
 	wafer_close(dev);
 }
 
+/*
+ * Two models on one device, the dense one first (the firmware's model 0):
+ * the stats' imbalance is the worst layer of any model, the MoE one's,
+ * while the table is the first model's (none); the MoE model alone after
+ * the dense one's unload: its entries.
+ */
+static void two_models(const void *dense_blob, size_t dlen, const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_model *d = NULL, *m = NULL;
+	struct wafer_dev_stats st = { 0 };
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!wt_ok(wafer_open(&o, &dev) == 0, "two models: open"))
+		return;
+	ret = wafer_model_load(dev, dense_blob, dlen, &d);
+	ret = ret ? ret : run_seq(dev, blob, len, 1, &m);
+	if (wt_ok(ret == 0, "a dense model, then an MoE one beside it runs (%s)",
+		  ret ? wafer_last_error() : "ok")) {
+		ret = wafer_dev_stats(dev, &st);
+		wt_ok(!ret && st.moe_imbalance_milli >= 1000,
+		      "two models: the stats' imbalance is the second (MoE) model's: %llu/1000",
+		      (unsigned long long)st.moe_imbalance_milli);
+		wt_ok(wafer_dev_expert_load(dev, NULL, 0) == 0,
+		      "two models: the table is the first (dense) model's: no entries");
+		ret = wafer_dev_expert_load_model(dev, 1, NULL, 0);
+		wt_ok(ret == (int)(n_layers * (E + SHARED)) &&
+		      wafer_dev_expert_load_model(dev, 2, NULL, 0) == -ENOENT,
+		      "two models: the second model's entries (%d), no third", ret);
+		wafer_model_unload(d);
+		d = NULL;
+		check(dev, 1, "the MoE model alone after the dense one's unload");
+	}
+	wafer_model_unload(d);
+	wafer_model_unload(m);
+	wafer_close(dev);
+}
+
+/* wafer_experts_read() of section @nth of @text (@len bytes: all of it if 0). */
+static int read_table(const char *text, size_t len, unsigned int nth,
+		      struct wafer_expert_load *e, unsigned int max)
+{
+	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
+	int n;
+
+	if (!f)
+		return -ENOMEM;
+	n = wafer_experts_read(f, "table", nth, e, max);
+	fclose(f);
+	return n;
+}
+
+/*
+ * The kernel backend's reader of the driver's debugfs experts table: a
+ * section per model (two MoE models here): each model's rows, none past
+ * the last; a table from before the sections: its rows; a header alone:
+ * none; a bad row: -EPROTO.
+ */
+static void debugfs_table(void)
+{
+	static const char two[] =
+		"layer expert top_k     tokens\n"
+		"model 3 fw_id 0x101 moe_layers 1\n"
+		"    0 s0         2         60\n"
+		"    0 0          2         58\n"
+		"    0 1          2         62\n"
+		"model 1 fw_id 0x202 moe_layers 1\n"
+		"    2 s0         2          9\n"
+		"    2 0          2          7\n";
+	static const char old[] =
+		"layer expert top_k     tokens\n"
+		"    4 s0         2         60\n"
+		"    4 7          2         58\n";
+	static const char bad[] =
+		"layer expert top_k     tokens\n"
+		"model 1 fw_id 0x101 moe_layers 1\n"
+		"    0 x          2         60\n";
+	struct wafer_expert_load e[8];
+	int n;
+
+	n = read_table(two, 0, 0, e, 8);
+	wt_ok(n == 3 && e[0].shared && e[0].tokens == 60 && !e[2].shared && e[2].expert == 1 &&
+	      e[2].tokens == 62, "debugfs table of two models: the first model's 3 rows (%d)", n);
+	n = read_table(two, 0, 1, e, 8);
+	wt_ok(n == 2 && e[0].layer == 2 && e[0].shared && e[1].tokens == 7,
+	      "debugfs table of two models: the second model's 2 rows (%d)", n);
+	n = read_table(two, 0, 2, e, 8);
+	wt_ok(n == -ENOENT, "debugfs table of two models: no third (%d)", n);
+	n = read_table(old, 0, 0, e, 8);
+	wt_ok(n == 2 && e[1].layer == 4 && e[1].expert == 7 && e[1].top_k == 2,
+	      "debugfs table without sections: its rows (%d)", n);
+	n = read_table(old, 30, 0, e, 8);	/* the header line alone */
+	wt_ok(n == 0 && read_table(old, 30, 1, e, 8) == -ENOENT,
+	      "debugfs table of no model: no entries, no second model (%d)", n);
+	n = read_table(bad, 0, 0, e, 8);
+	wt_ok(n == -EPROTO && strstr(wafer_last_error(), "bad line"),
+	      "debugfs table with a bad row: -EPROTO (%.60s)", wafer_last_error());
+}
+
 int main(void)
 {
 	struct wafer_moe_opts mo = { .n_experts = E, .top_k = TOPK, .n_shared = SHARED,
@@ -271,13 +373,15 @@ int main(void)
 	void *dense_blob = NULL, *blob = NULL;
 	size_t dlen, len;
 	struct wfs_ckpt ck;
+	int want_ok;
 
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0 &&
 		   wfs_pack(&ck, &po, &dense_blob, &dlen) == 0 &&
 		   wafer_moe_upcycle(dense_blob, dlen, &mo, &blob, &len) == 0,
 		   "upcycle the shared model: %u experts + %u shared, top-%u", E, SHARED, TOPK))
 		return wt_done();
-	if (wt_ok(reference(blob, len) == 0, "direct forward pass of %d positions", N)) {
+	want_ok = reference(blob, len) == 0;
+	if (wt_ok(want_ok, "direct forward pass of %d positions", N)) {
 		on_device(blob, len, 0);
 		on_device(blob, len, 2);
 		on_pipeline(blob, len);
@@ -285,6 +389,9 @@ int main(void)
 		cli_info(path);
 	}
 	dense(dense_blob, dlen);
+	debugfs_table();
+	if (want_ok)
+		two_models(dense_blob, dlen, blob, len);
 	free(blob);
 	free(dense_blob);
 	wfs_ckpt_free(&ck);

@@ -279,6 +279,37 @@ static void test_greedy(struct side *t, struct wafer_dev *ddev, const char *targ
 }
 
 /*
+ * wafer_draft_load_beside(): the int4 draft as a second model of the
+ * target's own device (what wafer run and wafer bench -z do on a kernel
+ * device): greedy tokens equal plain decoding's, with the draft accepted
+ * (it runs); no target: -EINVAL.
+ */
+static void test_beside(struct side *t, const struct wafer_convert_opts *tconv)
+{
+	struct rec *plain = malloc(sizeof(*plain)), *r = malloc(sizeof(*r));
+	struct side d = { .dev = t->dev };
+	struct wafer_spec_stats ss = { 0 };
+	struct wafer_draft_spec ds;
+	struct wafer_model *none = NULL;
+	int ret = plain && r ? wafer_draft_parse("int4", &ds) : -1;
+
+	ret = ret ? ret : wafer_draft_load_beside(&ds, model_path, tconv, t->m, &d.m);
+	ret = ret ? ret : wafer_ctx_create(d.m, 1, STEPS, &d.ctx);
+	ret = ret ? ret : gen(t, NULL, 0, 0, PROMPT, STEPS, 0, 1, plain, NULL);
+	ret = ret ? ret : gen(t, &d, 0, 4, PROMPT, STEPS, 0, 1, r, &ss);
+	wt_ok(!ret && same(r, plain) && plain->n > 40 && ss.accepted > 0,
+	      "the int4 draft beside the target on its device: greedy tokens equal plain "
+	      "decoding's (%u of %u drafted accepted)", ss.accepted, ss.drafted);
+	if (ret)
+		wt_diag("%s", wafer_last_error());
+	wt_ok(wafer_draft_load_beside(&ds, model_path, tconv, NULL, &none) == -EINVAL && !none,
+	      "wafer_draft_load_beside() without a target: -EINVAL");
+	side_free(&d);
+	free(plain);
+	free(r);
+}
+
+/*
  * Two-sample chi-square statistic of the token counts @a and @b (same
  * total): categories where the pair has fewer than 10 counts are pooled.
  * Sets *@df to the degrees of freedom.
@@ -579,6 +610,7 @@ int main(void)
 		  !wafer_ctx_create(t.m, 1, 512, &t.ctx), "int8 target loaded")) {
 		test_greedy(&t, ddev, "int8", &c8);
 		wt_diag("%.1f s", wt_now() - t0);
+		test_beside(&t, &c8);
 		test_bad(&t, ddev);
 		wt_diag("%.1f s", wt_now() - t0);
 		/* sampling against the 1-layer early draft, whose p and q differ most */

@@ -35,7 +35,7 @@ void cli_print_stream(const struct wafer_model_info *mi, FILE *f);
 int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out);
 
 /**
- * struct cli_experts - a snapshot of wafer_dev_expert_load()
+ * struct cli_experts - a snapshot of wafer_dev_expert_load_model()
  * @e: the entries (malloc'd)
  * @n: their count (0: no MoE layer)
  */
@@ -44,8 +44,11 @@ struct cli_experts {
 	unsigned int n;
 };
 
-/* Take a snapshot; returns its entries or a negative errno. */
-int cli_experts_take(struct wafer_dev *dev, struct cli_experts *s);
+/*
+ * Take a snapshot of the device's @nth model (wafer_dev_expert_load_model());
+ * returns its entries or a negative errno (-ENOENT: no @nth model).
+ */
+int cli_experts_take(struct wafer_dev *dev, unsigned int nth, struct cli_experts *s);
 void cli_experts_free(struct cli_experts *s);
 /* @d = @cur's tokens since @prev (NULL, or another table: all); 0 or -ENOMEM. */
 int cli_experts_since(const struct cli_experts *prev, const struct cli_experts *cur,
@@ -112,11 +115,13 @@ void cli_print_parts(const struct wafer_model *m, FILE *f);
 
 /*
  * wafer bench's speculative section (cli_bench_spec.c): greedy decoding of
- * @positions with each draft kind against plain, per profile, K = @k;
- * 0, or 1 when a row failed.
+ * @positions with each draft kind against plain, K = @k, per in-process
+ * profile (@inproc) and on kernel device @kernel_index (-1: the first;
+ * below -1: none) with the draft beside the target; 0, or 1 when a row
+ * failed or its text was not plain's.
  */
 int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_convert_opts *conv,
-		   unsigned int positions, unsigned int k);
+		   unsigned int positions, unsigned int k, int inproc, int kernel_index);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cli_now_ns(void);

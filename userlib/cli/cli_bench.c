@@ -429,7 +429,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	for (i = 0; i < b; i++)	/* distinct sequences: BOS, or a different first token */
 		tok[i] = i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
 	wafer_dev_stats(dev, &s0);
-	cli_experts_take(dev, &x0);
+	cli_experts_take(dev, 0, &x0);
 	if (kernel && !s0.modelled_makespan_ns)
 		debugfs_bottleneck(wafer_device_index(dev), busy0, &n0);
 	t0 = cli_now_ns();
@@ -461,7 +461,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	r->kind = M_NONE;
 	r->model_ns = 0;
 	wafer_dev_stats(dev, &s1);
-	cli_experts_take(dev, &x1);
+	cli_experts_take(dev, 0, &x1);
 	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
 	cli_experts_free(&x1);
 	if (s1.modelled_makespan_ns > s0.modelled_makespan_ns) {
@@ -504,7 +504,7 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	if (bufs_create(dev, m, 1, steps, (size_t)steps * 4, RES_SIZE, &rb))
 		goto out;
 	ids = wafer_bo_map(rb.in);
-	cli_experts_take(dev, &x0);
+	cli_experts_take(dev, 0, &x0);
 	t0 = cli_now_ns();
 	for (pos = 0; pos < steps; pos++) {
 		struct wafer_job j = {
@@ -533,7 +533,7 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	r->tokens = steps;
 	r->model_ns = sum;
 	r->kind = M_SUM;
-	cli_experts_take(dev, &x1);
+	cli_experts_take(dev, 0, &x1);
 	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
 	cli_experts_free(&x1);
 	ret = 0;
@@ -1355,7 +1355,10 @@ static void usage(FILE *f)
 		"                        (e.g. asic with little SRAM: a model too big for one)\n"
 		"  --quick               a short run, for tests\n"
 		"  -z TOK.bin            with MODEL.bin: a speculative decoding section, each\n"
-		"                        draft kind against plain greedy decoding per profile\n"
+		"                        draft kind against plain greedy decoding per inproc\n"
+		"                        profile and, with the kernel backend, on the kernel\n"
+		"                        device (-d) with the draft beside the target; fails\n"
+		"                        if a row's text is not plain's\n"
 		"  --draft-tokens K      its tokens proposed per verify (default 4)\n"
 		"  --afd A:F             device axis: rows of the model in attention-FFN\n"
 		"                        disaggregation over A attention and F FFN inproc\n"
@@ -1562,8 +1565,9 @@ int cli_cmd_bench(int argc, char **argv)
 	if (ret)
 		return 1;
 	print_tables(&bn, &a, name);
-	if (a.tokenizer && a.inproc &&
-	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens))
+	if (a.tokenizer && (a.inproc || a.kernel) &&
+	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens,
+			   a.inproc, a.kernel ? a.index : -2))
 		return 1;
 	return 0;
 }

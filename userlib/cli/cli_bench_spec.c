@@ -2,10 +2,12 @@
 /*
  * wafer bench's speculative section: for each profile and draft kind, the
  * same greedy decode plainly and with the draft (in process, the draft on
- * a device of its own), acceptance, tokens per verify against the
- * i.i.d. expectation (1 - a^(K+1)) / (1 - a), the verify and draft step
- * costs relative to a plain step, and modelled and host tok/s against
- * plain decoding's, in one run.
+ * a device of its own; on a kernel device, the draft beside the target as
+ * a second model of the device, wafer_draft_load_beside()), acceptance,
+ * tokens per verify against the i.i.d. expectation (1 - a^(K+1)) / (1 - a),
+ * the verify and draft step costs relative to a plain step, and modelled
+ * and host tok/s against plain decoding's, in one run.  A row whose text
+ * is not plain's (the kernel's plain text: not the in-process one) fails.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@ static int keep(void *arg, int token, const char *piece, int from_prompt)
 /**
  * struct spec_env - one profile's devices and target
  * @dev: the target's device
- * @ddev: the draft's device
+ * @ddev: the draft's device (NULL: the draft beside the target on @dev)
  * @m: target model
  * @ctx: its context
  */
@@ -49,6 +51,11 @@ struct spec_env {
 	struct wafer_model *m;
 	struct wafer_ctx *ctx;
 };
+
+static int same(const struct toks *a, const struct toks *b)
+{
+	return a->n == b->n && !memcmp(a->t, b->t, a->n * sizeof(a->t[0]));
+}
 
 static double rate(unsigned int n, uint64_t ns)
 {
@@ -73,7 +80,8 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
 	int ret = got ? wafer_draft_parse(draft, &ds) : -1;
 
 	if (!ret && ds.kind != WAFER_DRAFT_NGRAM) {
-		ret = wafer_draft_load(e->ddev, &ds, ckpt, conv, e->m, &dm);
+		ret = e->ddev ? wafer_draft_load(e->ddev, &ds, ckpt, conv, e->m, &dm) :
+		      wafer_draft_load_beside(&ds, ckpt, conv, e->m, &dm);
 		if (!ret)
 			ret = wafer_ctx_create(dm, 1, wafer_ctx_len(e->ctx), &dc);
 	}
@@ -98,8 +106,8 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
 		       step > 0 && ss.verifies ? ss.verify_ns / step / ss.verifies : 0,
 		       step > 0 && ss.draft_jobs ? ss.draft_ns / step / ss.verifies : 0,
 		       mod, pmod > 0 ? mod / pmod : 0, host, phost > 0 ? host / phost : 0,
-		       got->n == plain->n && !memcmp(got->t, plain->t, got->n * sizeof(int)) ?
-		       "same" : "DIFFERS");
+		       same(got, plain) ? "same" : "DIFFERS");
+		ret = !same(got, plain);
 	}
 	wafer_ctx_destroy(dc);
 	wafer_model_unload(dm);
@@ -107,24 +115,39 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
 	return ret ? -1 : 0;
 }
 
-static int profile_rows(const char *profile, const char *ckpt, const char *tok_path,
+/**
+ * struct spec_where - where one block of rows runs
+ * @label: the rows' first column
+ * @o: the target's device
+ * @beside: the draft beside the target on its device (else on another of @o)
+ * @ref: a plain run the block's must equal (NULL: none)
+ * @plain: filled: the block's plain run
+ */
+struct spec_where {
+	const char *label;
+	struct wafer_open_opts o;
+	int beside;
+	const struct toks *ref;
+	struct toks *plain;
+};
+
+/* The target on @w's device(s), its plain run, then a row per draft kind. */
+static int profile_rows(struct spec_where *w, const char *ckpt, const char *tok_path,
 			const struct wafer_convert_opts *conv, unsigned int positions,
 			unsigned int k)
 {
-	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = profile };
-	struct wafer_gen_opts go = { .seed = 1, .on_piece = keep };
+	struct wafer_gen_opts go = { .seed = 1, .on_piece = keep, .arg = w->plain };
 	struct spec_env e = { 0 };
 	struct wafer_tokenizer *tok = NULL;
 	struct wafer_gen_stats ps;
-	struct toks *plain = calloc(1, sizeof(*plain));
 	const struct wafer_model_info *mi = NULL;
 	char drafts[4][32];
 	unsigned int i, nd = 0;
-	int ret = plain ? 0 : -1, bad = 0;
+	int ret, bad = 0;
 
-	if (!ret)
-		ret = wafer_open(&o, &e.dev) || wafer_open(&o, &e.ddev) ||
-		      wafer_model_load_file(e.dev, ckpt, conv, &e.m);
+	w->plain->n = 0;
+	ret = wafer_open(&w->o, &e.dev) || (!w->beside && wafer_open(&w->o, &e.ddev)) ||
+	      wafer_model_load_file(e.dev, ckpt, conv, &e.m);
 	if (!ret) {
 		mi = wafer_model_get_info(e.m);
 		ret = wafer_tokenizer_load(tok_path, mi->vocab_size, &tok) ||
@@ -132,13 +155,16 @@ static int profile_rows(const char *profile, const char *ckpt, const char *tok_p
 				       &e.ctx);
 	}
 	go.steps = e.ctx ? wafer_ctx_len(e.ctx) : 0;
-	go.arg = plain;
 	if (!ret)
 		ret = wafer_generate(e.ctx, tok, NULL, &go, &ps);
 	if (ret) {
-		printf("  %-6s failed: %s\n", profile, wafer_last_error());
+		printf("  %-6s failed: %s\n", w->label, wafer_last_error());
 		bad = 1;
 		goto out;
+	}
+	if (w->ref && !same(w->plain, w->ref)) {
+		printf("  %-6s plain greedy text DIFFERS from the in-process one\n", w->label);
+		bad = 1;
 	}
 	snprintf(drafts[nd++], sizeof(drafts[0]), "ngram");
 	if (conv->wbits != 4)
@@ -148,32 +174,47 @@ static int profile_rows(const char *profile, const char *ckpt, const char *tok_p
 	if (mi->n_layers > 2)
 		snprintf(drafts[nd++], sizeof(drafts[0]), "early:1");
 	for (i = 0; i < nd; i++)
-		bad |= row(&e, profile, drafts[i], ckpt, conv, tok, k, plain, &ps);
+		bad |= row(&e, w->label, drafts[i], ckpt, conv, tok, k, w->plain, &ps);
 out:
 	wafer_ctx_destroy(e.ctx);
 	wafer_model_unload(e.m);
 	wafer_close(e.ddev);
 	wafer_close(e.dev);
 	wafer_tokenizer_free(tok);
-	free(plain);
 	return bad;
 }
 
 int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_convert_opts *conv,
-		   unsigned int positions, unsigned int k)
+		   unsigned int positions, unsigned int k, int inproc, int kernel_index)
 {
 	static const char *const profiles[] = { "wafer", "asic" };
-	unsigned int i;
+	static struct toks plain[3];
+	struct spec_where w[3];
+	unsigned int i, n = 0;
 	int bad = 0;
 
-	printf("\nspeculative decoding (inproc, greedy, %u positions, K = %u; the draft on a "
-	       "device of its own):\n", positions, k);
+	for (i = 0; inproc && i < sizeof(profiles) / sizeof(profiles[0]); i++, n++)
+		w[n] = (struct spec_where){
+			.label = profiles[i], .plain = &plain[n],
+			.o = { .backend = WAFER_BACKEND_INPROC, .profile = profiles[i] },
+		};
+	if (kernel_index >= -1) {
+		w[n] = (struct spec_where){
+			.label = "kernel", .beside = 1, .ref = inproc ? &plain[0] : NULL,
+			.plain = &plain[n],
+			.o = { .backend = WAFER_BACKEND_KERNEL, .index = kernel_index },
+		};
+		n++;
+	}
+	printf("\nspeculative decoding (greedy, %u positions, K = %u; inproc: the draft on a "
+	       "device of its own;\n  kernel: the draft beside the target, two models of one "
+	       "device):\n", positions, k);
 	printf("  a: acceptance; tok/v: tokens per verify, measured and (1 - a^(K+1)) / (1 - a);\n"
 	       "  verify and draft: modelled time per round in plain decode steps\n");
 	printf("  %-6s %-9s %7s  %5s  %5s  %5s  %5s  %10s %6s  %8s %6s  %s\n", "prof", "draft",
 	       "a", "tok/v", "iid", "verif", "draft", "model t/s", "vs pl", "host t/s",
 	       "vs pl", "text");
-	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
-		bad |= profile_rows(profiles[i], ckpt, tok_path, conv, positions, k);
+	for (i = 0; i < n; i++)
+		bad |= profile_rows(&w[i], ckpt, tok_path, conv, positions, k);
 	return bad;
 }

@@ -200,8 +200,12 @@ struct info_mdl {
 	struct wafer_ctx *ctx;
 };
 
-/* -m: the model over the devices, next to the ones before it, where its layers went. */
-static int info_model(struct wafer_dev *dev, struct info_mdl *im)
+/*
+ * -m: the model over the devices, next to the ones before it, where its
+ * layers went; its experts' stages are the device's @nth model's (the
+ * @nth -m on a device that held none before).
+ */
+static int info_model(struct wafer_dev *dev, struct info_mdl *im, unsigned int nth)
 {
 	struct cli_experts ex = { 0 };
 	struct wafer_model *m;
@@ -222,7 +226,7 @@ static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 	       wafer_model_get_info(m)->n_layers, im->conv.wbits, wafer_model_parts(m),
 	       wafer_model_parts(m) == 1 ? "" : "s");
 	cli_print_moe(wafer_model_get_info(m), stdout);
-	if (cli_experts_take(dev, &ex) > 0)
+	if (cli_experts_take(dev, nth, &ex) > 0)
 		cli_experts_print_stages(&ex, stdout);
 	cli_experts_free(&ex);
 	cli_print_stream(wafer_model_get_info(m), stdout);
@@ -242,7 +246,7 @@ static int info_models(const struct cli_devices *d, struct info_mdl *im, unsigne
 	int ret = cli_open(d, &dev);
 
 	for (i = 0; i < n && !ret; i++) {
-		ret = info_model(dev, &im[i]);
+		ret = info_model(dev, &im[i], i);
 		loaded += !ret;
 	}
 	if (!ret && n > 1) {

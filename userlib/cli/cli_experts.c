@@ -13,18 +13,18 @@
 
 #include "cli.h"
 
-int cli_experts_take(struct wafer_dev *dev, struct cli_experts *s)
+int cli_experts_take(struct wafer_dev *dev, unsigned int nth, struct cli_experts *s)
 {
 	int n;
 
 	memset(s, 0, sizeof(*s));
-	n = wafer_dev_expert_load(dev, NULL, 0);
+	n = wafer_dev_expert_load_model(dev, nth, NULL, 0);
 	if (n <= 0)
 		return n;
 	s->e = calloc((size_t)n, sizeof(*s->e));
 	if (!s->e)
 		return -ENOMEM;
-	n = wafer_dev_expert_load(dev, s->e, (unsigned int)n);
+	n = wafer_dev_expert_load_model(dev, nth, s->e, (unsigned int)n);
 	if (n < 0) {
 		cli_experts_free(s);
 		return n;

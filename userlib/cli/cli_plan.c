@@ -38,7 +38,9 @@ static void usage(FILE *f)
 		"  --profile P           wse3 (default), wse2, lpu (chips: a layer spans several),\n"
 		"                        wafer, asic\n"
 		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
-		"  --weight-bits 4|8|16  weight precision (default 4)\n"
+		"  --weight-bits 4|8|16  weight precision (default: a packed blob's own, else 4;\n"
+		"                        given for a blob of another precision: the projection\n"
+		"                        of the blob converted to it, and the table says so)\n"
 		"  --batch B             sequences decoding at once (default 1)\n"
 		"  --context C           positions per sequence (default 8192)\n"
 		"  --prompt N            prompt tokens for the time to first token\n"
@@ -193,6 +195,8 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "model", json_object_new_string(s->name));
 	json_object_object_add(j, "profile", json_object_new_string(p->profile));
 	json_object_object_add(j, "weight_bits", json_object_new_int(o->weight_bits));
+	if (s->weight_bits)	/* a blob's own, which --weight-bits may override */
+		json_object_object_add(j, "blob_weight_bits", json_object_new_int(s->weight_bits));
 	json_object_object_add(j, "batch", json_object_new_int64(o->batch));
 	json_object_object_add(j, "context", json_object_new_int64(o->context));
 	json_object_object_add(j, "devices", json_object_new_int64(p->devices));
@@ -246,6 +250,19 @@ static void print_json(json_object *j)
 {
 	printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	json_object_put(j);
+}
+
+/* Whose precision the plan takes: a blob's own, or --weight-bits against the blob's. */
+static const char *bits_note(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o)
+{
+	static char note[64];
+
+	if (!s->weight_bits)
+		return "";
+	if (s->weight_bits == o->weight_bits)
+		return " (the blob's)";
+	snprintf(note, sizeof(note), " (--weight-bits; the blob's are %u-bit)", s->weight_bits);
+	return note;
 }
 
 enum sweep_axis { SWEEP_NONE, SWEEP_DEVICES, SWEEP_BATCH, SWEEP_CONTEXT };
@@ -304,6 +321,8 @@ static int sweep(const struct wafer_plan_shape *s, struct wafer_plan_opts o,
 		return 1;
 	}
 	fewest = first.devices;
+	if (!json && s->weight_bits)
+		printf("%u-bit weights%s\n", o.weight_bits, bits_note(s, &o));
 	if (!json)
 		printf("%-8s %7s %8s %10s %12s %14s  %s\n", axis_name, "used", "seq fit",
 		       "TTFT ms", "tok/s single", "tok/s aggregate", "bound");
@@ -349,8 +368,8 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		       s->hidden_dim);
 	else
 		printf("hidden %u, ", s->hidden_dim);
-	printf("%u/%u heads, vocab %u, %u-bit weights\n", s->n_heads, s->n_kv_heads, s->vocab,
-	       o->weight_bits);
+	printf("%u/%u heads, vocab %u, %u-bit weights%s\n", s->n_heads, s->n_kv_heads, s->vocab,
+	       o->weight_bits, bits_note(s, o));
 	printf("weights   %.2f GB (%.1f MB per layer), %.1f B parameters active per token\n",
 	       p->weight_bytes / 1e9, p->layer_bytes / 1e6, p->active_params / 1e9);
 	if (p->tensor_chips)
@@ -404,6 +423,7 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
  * @trace_file: --trace
  * @axis: --sweep's axis
  * @json: --json
+ * @bits_given: --weight-bits was given (else a blob's own, or 4)
  */
 struct plan_args {
 	struct wafer_plan_opts o;
@@ -411,6 +431,7 @@ struct plan_args {
 	const char *sweep_name, *plot_file, *trace_file;
 	enum sweep_axis axis;
 	int json;
+	int bits_given;
 };
 
 /* Option @c with @arg into @a: 0, 1 for a bad value, 2 for an unknown option, 3 for help. */
@@ -427,6 +448,7 @@ static int plan_opt(struct plan_args *a, int c, const char *arg)
 		return strcmp(arg, "auto") &&
 		       (cli_parse_uint(arg, 0, UINT_MAX, &o->devices) || !o->devices);
 	case OPT_BITS:
+		a->bits_given = 1;
 		return cli_parse_uint(arg, 0, UINT_MAX, &o->weight_bits) != 0;
 	case OPT_BATCH:
 		return cli_parse_uint(arg, 0, UINT_MAX, &o->batch) != 0;
@@ -475,7 +497,7 @@ static int plan_parse(int argc, char **argv, struct plan_args *a)
 	int c, ret;
 
 	*a = (struct plan_args){
-		.o = { .profile = "wse3", .weight_bits = 4, .batch = 1, .context = 8192,
+		.o = { .profile = "wse3", .batch = 1, .context = 8192,
 		       .draft_accept = 0.8, .draft_tokens = 4 },
 		.custom = { .name = "custom" },
 	};
@@ -537,6 +559,8 @@ int cli_cmd_plan(int argc, char **argv)
 		return ret;
 	if (plan_shape(&a, argv[optind], &shape))
 		return 1;
+	if (!a.bits_given)	/* a blob's own precision, else 4 */
+		a.o.weight_bits = shape.weight_bits ? shape.weight_bits : 4;
 	if (a.axis != SWEEP_NONE)
 		return sweep(&shape, a.o, a.axis, a.sweep_name, a.json, a.plot_file);
 	if (a.trace_file) {

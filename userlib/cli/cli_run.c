@@ -530,12 +530,8 @@ struct draft {
 static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
 			const struct wafer_model *model, struct draft *d)
 {
-	struct wafer_info info;
-
-	if (wafer_pipe_size(dev) != 1 ||
-	    (a->draft_device >= 0 && a->draft_device != wafer_device_index(dev)) ||
-	    wafer_query(dev, &info) || info.max_models < 2 ||
-	    wafer_draft_load(dev, &d->spec, a->model, &a->conv, model, &d->model))
+	if ((a->draft_device >= 0 && a->draft_device != wafer_device_index(dev)) ||
+	    wafer_draft_load_beside(&d->spec, a->model, &a->conv, model, &d->model))
 		return -1;
 	fprintf(stderr, "wafer: draft beside the model on its %s device\n",
 		strcmp(wafer_backend_name(dev), "inproc") ? "kernel" : "in-process");
@@ -590,7 +586,7 @@ static int expert_report(struct wafer_dev *dev, const char *path)
 	struct cli_experts x;
 	char imb[256];
 	FILE *f;
-	int n = cli_experts_take(dev, &x), err = 0;
+	int n = cli_experts_take(dev, 0, &x), err = 0;
 
 	if (n < 0)
 		return fail("--expert-load");

@@ -29,6 +29,7 @@
 #define SYSFS_ACCEL	"/sys/class/accel"
 #define DEBUGFS_ROOT	"/sys/kernel/debug"
 #define MAX_STAGES	256
+#define TOP_MAX_MODELS	4	/* the firmware's WFW_MAX_MODELS */
 
 int cli_sysfs_u64(int index, const char *attr, uint64_t *out)
 {
@@ -131,7 +132,9 @@ int cli_read_stages(int index, struct cli_stage_row *rows, unsigned int max,
  * @jobs: sysfs jobs_completed
  * @n: stages
  * @st: per stage
- * @x: expert load (empty: no MoE model, or unreadable)
+ * @x: expert load of each model the device holds, in the firmware's order
+ *	(empty: a dense model, or unreadable)
+ * @n_x: models read
  */
 struct sample {
 	uint64_t t_ns;
@@ -139,17 +142,41 @@ struct sample {
 	uint64_t jobs;
 	int n;
 	struct cli_stage_row st[MAX_STAGES];
-	struct cli_experts x;
+	struct cli_experts x[TOP_MAX_MODELS];
+	unsigned int n_x;
 };
+
+static void experts_free(struct sample *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < TOP_MAX_MODELS; i++)
+		cli_experts_free(&s->x[i]);
+	s->n_x = 0;
+}
+
+/* Every model's expert load (debugfs experts: a section each). */
+static void experts_take(struct wafer_dev *dev, struct sample *s)
+{
+	int ret;
+
+	experts_free(s);
+	while (dev && s->n_x < TOP_MAX_MODELS) {
+		ret = cli_experts_take(dev, s->n_x, &s->x[s->n_x]);
+		if (ret < 0) {
+			cli_experts_free(&s->x[s->n_x]);
+			break;
+		}
+		s->n_x++;
+	}
+}
 
 static int take(int index, struct wafer_dev *dev, struct sample *s)
 {
 	char err[512];
 	int ret;
 
-	cli_experts_free(&s->x);
-	if (dev && cli_experts_take(dev, &s->x) < 0)
-		cli_experts_free(&s->x);
+	experts_take(dev, s);
 
 	s->t_ns = cli_now_ns();
 	ret = cli_sysfs_u64(index, "busy_ns", &s->busy_ns);
@@ -182,15 +209,24 @@ static void bar(char *out, double frac, int width)
 	out[width] = '\0';
 }
 
-/* Per MoE layer: imbalance over the interval and since the model loaded,
- * then each expert's tokens/s. */
-static void print_experts(const struct sample *a, const struct sample *b, double dt)
+/*
+ * Per MoE layer of model @k: imbalance over the interval and since the
+ * model loaded, then each expert's tokens/s; with several MoE models, a
+ * line naming the model (the device's k-th, in the firmware's order) first.
+ */
+static void print_experts(const struct sample *a, const struct sample *b, unsigned int k,
+			  double dt)
 {
+	const struct cli_experts *prev = k < a->n_x ? &a->x[k] : NULL, *cur = &b->x[k];
 	struct cli_experts d;
-	unsigned int i;
+	unsigned int i, moe = 0;
 
-	if (!b->x.n || cli_experts_since(&a->x, &b->x, &d))
+	for (i = 0; i < b->n_x; i++)
+		moe += b->x[i].n > 0;
+	if (!cur->n || cli_experts_since(prev, cur, &d))
 		return;
+	if (moe > 1)
+		printf("model %u of the device (firmware order):\n", k + 1);
 	printf("MoE layer  max/mean interval  since load  tokens/s per expert (sN: shared)");
 	for (i = 0; i < d.n; i++) {
 		const struct wafer_expert_load *e = &d.e[i];
@@ -198,7 +234,7 @@ static void print_experts(const struct sample *a, const struct sample *b, double
 		if (!i || e->layer != d.e[i - 1].layer)
 			printf("\n%9u  %17.2f  %10.2f ", e->layer,
 			       wafer_expert_imbalance(d.e, d.n, e->layer),
-			       wafer_expert_imbalance(b->x.e, b->x.n, e->layer));
+			       wafer_expert_imbalance(cur->e, cur->n, e->layer));
 		printf(" %s%u %.1f", e->shared ? "s" : "", e->expert, e->tokens / dt);
 	}
 	printf("\n");
@@ -243,7 +279,8 @@ static void print_block(int index, const struct sample *a, const struct sample *
 		       (unsigned long long)r->sram_used >> 10,
 		       (unsigned long long)r->sram_size >> 10, (unsigned long long)r->fifo_hw);
 	}
-	print_experts(a, b, dt);
+	for (i = 0; i < (int)b->n_x; i++)
+		print_experts(a, b, (unsigned int)i, dt);
 	if (!tty)
 		printf("\n");
 	fflush(stdout);
@@ -342,8 +379,8 @@ int cli_cmd_top(int argc, char **argv)
 		cur = !cur;
 	}
 out:
-	cli_experts_free(&s[0].x);
-	cli_experts_free(&s[1].x);
+	experts_free(&s[0]);
+	experts_free(&s[1]);
 	wafer_close(dev);
 	return ret;
 }

@@ -12,6 +12,7 @@
 #define WAFER_BACKEND_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "wafer.h"
@@ -213,8 +214,8 @@ struct wafer_backend_ops {
 	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 	int (*stats)(struct wafer_dev *dev, struct wafer_dev_stats *st);
-	int (*expert_load)(struct wafer_dev *dev, struct wafer_expert_load *out,
-			   unsigned int max);
+	int (*expert_load)(struct wafer_dev *dev, unsigned int nth,
+			   struct wafer_expert_load *out, unsigned int max);
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
 			   struct wafer_model_part *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
@@ -278,8 +279,11 @@ void wafer_trace_run_done(struct wafer_trace_run *tr, const struct wafer_complet
 /* Results back where the caller wanted them, events into the trace; frees. */
 int wafer_trace_run_end(struct wafer_trace_run *tr, int ok);
 
-int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
-			     unsigned int max);
+int wafer_kernel_expert_load(struct wafer_dev *dev, unsigned int nth,
+			     struct wafer_expert_load *out, unsigned int max);
+/* The @nth model's entries of the driver's debugfs experts table (wafer_experts.c). */
+int wafer_experts_read(FILE *f, const char *path, unsigned int nth,
+		       struct wafer_expert_load *out, unsigned int max);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;

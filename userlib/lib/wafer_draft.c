@@ -116,3 +116,26 @@ int wafer_draft_load(struct wafer_dev *dev, const struct wafer_draft_spec *d,
 	free(blob);
 	return ret;
 }
+
+int wafer_draft_load_beside(const struct wafer_draft_spec *d, const char *target_ckpt,
+			    const struct wafer_convert_opts *target_conv,
+			    const struct wafer_model *target, struct wafer_model **out)
+{
+	struct wafer_info info;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!target || !out)
+		return wafer_set_error(-EINVAL, "wafer_draft_load_beside: NULL argument");
+	dev = target->dev;
+	if (wafer_pipe_size(dev) != 1)
+		return wafer_set_error(-EOPNOTSUPP, "the draft beside a target over %u devices",
+				       wafer_pipe_size(dev));
+	ret = wafer_query(dev, &info);
+	if (ret)
+		return ret;
+	if (info.max_models < 2)
+		return wafer_set_error(-EOPNOTSUPP, "the target's device holds one model at once "
+				       "(max_models %u)", info.max_models);
+	return wafer_draft_load(dev, d, target_ckpt, target_conv, target, out);
+}

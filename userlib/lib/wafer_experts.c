@@ -17,6 +17,12 @@
 int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			  unsigned int max)
 {
+	return wafer_dev_expert_load_model(dev, 0, out, max);
+}
+
+int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
+				struct wafer_expert_load *out, unsigned int max)
+{
 	unsigned int i, n_members = 0, total = 0;
 	struct wafer_dev *m;
 	int ret;
@@ -26,8 +32,8 @@ int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 	if (dev->ops->member && dev->ops->member(dev, 0, &n_members)) {
 		for (i = 0; i < n_members; i++) {
 			m = dev->ops->member(dev, i, &n_members);
-			ret = wafer_dev_expert_load(m, total < max ? out + total : NULL,
-						    total < max ? max - total : 0);
+			ret = wafer_dev_expert_load_model(m, nth, total < max ? out + total : NULL,
+							  total < max ? max - total : 0);
 			if (ret < 0)
 				return ret;
 			total += (unsigned int)ret;
@@ -37,7 +43,7 @@ int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 	if (!dev->ops->expert_load)
 		return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no expert load",
 				       dev->ops->name);
-	return dev->ops->expert_load(dev, out, max);
+	return dev->ops->expert_load(dev, nth, out, max);
 }
 
 double wafer_expert_imbalance(const struct wafer_expert_load *e, unsigned int n,
@@ -98,19 +104,66 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
 }
 
 /**
- * wafer_kernel_expert_load() - the kernel backend's expert_load op
- * @dev: a kernel device
+ * wafer_experts_read() - the driver's debugfs experts table, from @f
+ * @f: the table, read to its end or past the wanted section
+ * @path: its name, for errors
+ * @nth: the section wanted
  * @out: up to @max entries
  * @max: entries available
  *
- * Return: entries in the driver's table, or a negative errno.
+ * The column header, then a section per model the device holds, in the
+ * firmware's index order ("model ID fw_id FW moe_layers N", then its rows);
+ * section 0 is the model the in-process backend's GET_EXPERT_LOAD of model
+ * 0 describes.  Rows before any section line (a driver of one model per
+ * device) are section 0's.
+ *
+ * Return: entries in section @nth, -ENOENT if the table has none for @nth
+ * 1 or more, or -EPROTO.
  */
-int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
-			     unsigned int max)
+int wafer_experts_read(FILE *f, const char *path, unsigned int nth,
+		       struct wafer_expert_load *out, unsigned int max)
 {
-	char path[PATH_MAX], line[256];
 	struct wafer_expert_load e;
-	unsigned int n = 0;
+	unsigned int n = 0, sections = 0, cur = 0;
+	char line[256];
+
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5))
+		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model ", 6)) {
+			cur = sections++;
+			if (cur > nth)
+				break;
+			continue;
+		}
+		if (parse_line(line, &e))
+			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
+		if (cur != nth)
+			continue;
+		if (n < max)
+			out[n] = e;
+		if (n++ == INT_MAX)
+			break;
+	}
+	if (nth && sections <= nth)
+		return wafer_set_error(-ENOENT, "%s: no model %u (%u models)", path, nth, sections);
+	return (int)n;
+}
+
+/**
+ * wafer_kernel_expert_load() - the kernel backend's expert_load op
+ * @dev: a kernel device
+ * @nth: the model, in the driver's table's order
+ * @out: up to @max entries
+ * @max: entries available
+ *
+ * Return: entries of the @nth model in the driver's table
+ * (wafer_experts_read()), or a negative errno.
+ */
+int wafer_kernel_expert_load(struct wafer_dev *dev, unsigned int nth,
+			     struct wafer_expert_load *out, unsigned int max)
+{
+	char path[PATH_MAX];
 	FILE *f;
 	int ret = experts_path(dev->index, path, sizeof(path));
 
@@ -120,20 +173,7 @@ int wafer_kernel_expert_load(struct wafer_dev *dev, struct wafer_expert_load *ou
 	if (!f)
 		return wafer_set_error(-errno, "%s: %s (debugfs mounted? root?)", path,
 				       strerror(errno));
-	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5)) {
-		fclose(f);
-		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (parse_line(line, &e)) {
-			fclose(f);
-			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
-		}
-		if (n < max)
-			out[n] = e;
-		if (n++ == INT_MAX)
-			break;
-	}
+	ret = wafer_experts_read(f, path, nth, out, max);
 	fclose(f);
-	return (int)n;
+	return ret;
 }

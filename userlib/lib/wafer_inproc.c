@@ -34,7 +34,9 @@ static struct wip_hw *hw(const struct wafer_dev *dev)
 }
 
 /* GET_INFO of @model (0: the device, and its first model) into a bounce buffer. */
-static int fw_info(struct wafer_dev *dev, uint32_t model, struct wfw_info *fi)
+/* GET_INFO about @model; with model 0, about the @index-th loaded model. */
+static int fw_info_nth(struct wafer_dev *dev, uint32_t model, uint32_t index,
+		       struct wfw_info *fi)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_INFO, .model = model };
 	struct wfw_info *buf = calloc(1, sizeof(*buf));
@@ -47,6 +49,7 @@ static int fw_info(struct wafer_dev *dev, uint32_t model, struct wfw_info *fi)
 	if (!ret) {
 		cmd.buf.addr = (uintptr_t)buf;
 		cmd.buf.len = sizeof(*buf);
+		cmd.buf.index = index;
 		ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
 		wip_hw_region_del(hw(dev), buf);
 		if (ret)
@@ -57,6 +60,11 @@ static int fw_info(struct wafer_dev *dev, uint32_t model, struct wfw_info *fi)
 		*fi = *buf;
 	free(buf);
 	return ret;
+}
+
+static int fw_info(struct wafer_dev *dev, uint32_t model, struct wfw_info *fi)
+{
+	return fw_info_nth(dev, model, 0, fi);
 }
 
 static int query(struct wafer_dev *dev)
@@ -370,11 +378,17 @@ static void inproc_set_cpl_hook(struct wafer_dev *dev,
 
 static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
-	struct wfw_info fi;
+	struct wfw_info fi, more;
+	uint32_t i, worst;
 	int ret = fw_info(dev, 0, &fi);
 
 	if (ret)
 		return ret;
+	/* The most imbalanced layer of any model (GET_INFO: the first model's). */
+	worst = fi.moe_imbalance_milli;
+	for (i = 1; i < fi.models && !fw_info_nth(dev, 0, i, &more); i++)
+		worst = more.moe_imbalance_milli > worst ? more.moe_imbalance_milli : worst;
+	fi.moe_imbalance_milli = worst;
 	st->jobs_completed = fi.jobs_completed;
 	st->tokens = fi.tokens;
 	st->modelled_makespan_ns = fi.modelled_makespan_ns;
@@ -384,16 +398,28 @@ static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 }
 
 /* GET_EXPERT_LOAD, a bounce buffer's worth of entries at a time. */
-static int inproc_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
-			      unsigned int max)
+static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
+			      struct wafer_expert_load *out, unsigned int max)
 {
 	enum { PAGE = 256 };
 	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_EXPERT_LOAD };
-	struct wfw_expert_load *buf = calloc(PAGE, sizeof(*buf));
+	struct wfw_expert_load *buf;
 	struct wfw_cpl cpl = { 0 };
 	unsigned int i, first = 0;
+	struct wfw_info fi;
 	int ret;
 
+	/* Model 0 is the first; the others by the id GET_INFO's index gives. */
+	if (nth) {
+		ret = fw_info_nth(dev, 0, nth, &fi);
+		if (ret)
+			return ret;
+		if (!fi.model_id)
+			return wafer_set_error(-ENOENT, "inproc: no model %u (%u models)", nth,
+					       fi.models);
+		cmd.model = fi.model_id;
+	}
+	buf = calloc(PAGE, sizeof(*buf));
 	if (!buf)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	ret = wip_hw_region_add(hw(dev), buf, PAGE * sizeof(*buf));

@@ -27,15 +27,15 @@
  * ~150 B active, 80 layers), not a published shape.
  */
 static const struct wafer_plan_shape presets[] = {
-	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0, 0 },
-	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0, 0 },
-	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0, 0 },
-	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0, 0 },
-	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536, 1 },
-	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880, 1 },
-	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048, 1 },
-	{ "llama4-maverick", 48, 5120, 16384, 40, 8, 128, 202048, 128, 1, 1, 8192, 2 },
-	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144, 1 },
+	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
+	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
+	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
+	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0, 0, 0 },
+	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536, 1, 0 },
+	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880, 1, 0 },
+	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048, 1, 0 },
+	{ "llama4-maverick", 48, 5120, 16384, 40, 8, 128, 202048, 128, 1, 1, 8192, 2, 0 },
+	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144, 1, 0 },
 };
 
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i)
@@ -692,6 +692,8 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 		return wafer_set_error(-EINVAL, "plan: unknown profile '%s' (wafer, asic, wse3, wse2, "
 				       "lpu)",
 				       o.profile);
+	if (!o.weight_bits)
+		o.weight_bits = s->weight_bits;	/* a blob's own */
 	if (o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
 		return wafer_set_error(-EINVAL, "plan: weight_bits %u (4, 8 or 16)", o.weight_bits);
 	if (!o.batch || o.batch > 1u << 20)

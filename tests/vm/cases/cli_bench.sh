@@ -1,9 +1,13 @@
 # `wafer bench --quick` in the VM prints every row of its three tables
 # (kernel and inproc backends, both kernel submit paths, every B and
-# submission batch, the io_uring / ioctl CPU ratio) with positive figures; `wafer top` prints per-stage lines while `wafer run`
-# generates in the background, and with an MoE model loaded (wafer serve of
-# a `wafer convert --moe 4,2,1` blob after one request) a line per MoE layer
-# with its expert load imbalance since the load and each expert's tokens/s.
+# submission batch, the io_uring / ioctl CPU ratio) with positive figures,
+# and its speculative section (-z) a row per draft kind in process and on
+# the kernel device with the draft beside the target, each with plain's
+# greedy text; `wafer top` prints per-stage lines while `wafer run`
+# generates in the background, and with two MoE models loaded (two wafer
+# serve of a `wafer convert --moe 4,2,1` blob, after a request each) a
+# block per model of a line per MoE layer with its expert load imbalance
+# since the load and each expert's tokens/s.
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
@@ -12,7 +16,7 @@ wafer=$build/bin/wafer
 vm_out=$("$vm" -- bash -c "
 	set -e
 	echo '=== bench'
-	$wafer bench $models/stories260K.bin --quick
+	$wafer bench $models/stories260K.bin --quick -z $models/tok512.bin || echo \"bench rc=\$?\"
 	echo '=== top'
 	$wafer run $models/stories260K.bin -z $models/tok512.bin -n 512 --backend kernel \
 		>\"\$WAFER_RESULTS/run.out\" 2>&1 &
@@ -23,17 +27,25 @@ vm_out=$("$vm" -- bash -c "
 	echo '=== top-moe'
 	PATH=\$PATH:/usr/sbin:/sbin; ip link set lo up
 	$wafer convert $models/stories260K.bin /tmp/moe.blob --moe 4,2,1 >/dev/null 2>&1
+	# two servers of the blob: two MoE models on accel0, a block each in top
 	$wafer serve /tmp/moe.blob -z $models/tok512.bin --backend kernel --port 8001 \
 		>/dev/null 2>\"\$WAFER_RESULTS/serve.err\" &
 	srv=\$!
 	for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && break; sleep 0.2; done
-	curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
-		http://127.0.0.1:8001/v1/completions >/dev/null || echo 'the request failed'
+	$wafer serve /tmp/moe.blob -z $models/tok512.bin --backend kernel --port 8002 \
+		>/dev/null 2>\"\$WAFER_RESULTS/serve2.err\" &
+	srv2=\$!
+	for t in \$(seq 150); do curl -sf http://127.0.0.1:8002/health >/dev/null && break; sleep 0.2; done
+	for port in 8001 8002; do
+		curl -s -d '{\"model\":\"moe.blob\",\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}' \
+			http://127.0.0.1:\$port/v1/completions >/dev/null || echo \"the request to \$port failed\"
+	done
 	$wafer top -n 1 -i 100 || echo \"top rc=\$?\"
-	kill -TERM \$srv
+	kill -TERM \$srv \$srv2
 	wait \$srv || echo \"serve rc=\$?\"
+	wait \$srv2 || echo \"serve2 rc=\$?\"
 	echo '=== serve-err'
-	cat \"\$WAFER_RESULTS/serve.err\"
+	cat \"\$WAFER_RESULTS/serve.err\" \"\$WAFER_RESULTS/serve2.err\"
 	echo '=== top-errors'
 	$wafer top -d 7 -n 1 -i 10 2>&1 || echo \"rc=\$?\"
 ")
@@ -56,6 +68,16 @@ for path in 'kernel +uring' 'kernel +ioctl' 'inproc +inproc'; do
 	done
 done
 expect_contains "$bench" "^  kernel CPU time per job, io_uring / ioctl: batch 1 ${num}x, batch 8 ${num}x, batch 32 ${num}x, batch 128 ${num}x\$"
+# The speculative section (-z): every draft kind in process (wafer, asic:
+# the draft on a device of its own) and on the kernel device (the draft
+# beside the target, two models of accel0), each row's greedy text plain's
+# (the kernel's plain text the in-process one: else a DIFFERS line).
+for prof in wafer asic kernel; do
+	for draft in ngram int4 early:4 early:1; do
+		expect_contains "$bench" "^  $prof +$draft +$num % +$num +$num +$num +$num +$num +${num}x +$num +${num}x +same\$"
+	done
+done
+! grep -qE '^  (wafer|asic|kernel) .*(failed|DIFFERS)|^bench rc=' <<<"$bench" || die "wafer bench -z: a row failed or differs from plain"
 
 top=$(section top)
 printf '%s\n' "$top"
@@ -69,8 +91,12 @@ expect_contains "$(section top-errors)" 'accel7.*No such file'
 moe=$(section top-moe)
 printf '%s\n' "$moe"
 expect_contains "$moe" '^MoE layer  max/mean interval  since load  tokens/s per expert'
-# Layers 0-4: interval and since-load imbalance (since load in [1, 2] for
-# top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
+# Two MoE models (a server each): a block each, named in the device's order.
+[ "$(grep -cE '^model [12] of the device \(firmware order\):$' <<<"$moe")" = 2 ] ||
+	{ section serve-err; die "expected a block per MoE model from wafer top"; }
+# Layers 0-4 of each: interval and since-load imbalance (since load in [1, 2]
+# for top-2 of 4), then s0 and the routed experts 0-3 with their tokens/s.
 rows=$(grep -cE '^ +[0-4] +[0-9.]+ +(1\.[0-9]{2}|2\.00)  s0 [0-9.]+ 0 [0-9.]+ 1 [0-9.]+ 2 [0-9.]+ 3 [0-9.]+$' <<<"$moe")
-[ "$rows" = 5 ] || { section serve-err; die "expected 5 MoE layer lines from wafer top, got $rows"; }
+[ "$rows" = 10 ] || { section serve-err; die "expected 10 MoE layer lines from wafer top (5 per model), got $rows"; }
+! grep -qE '^(serve2? rc=|the request to)' <<<"$moe" || die "a server or a request failed"
 

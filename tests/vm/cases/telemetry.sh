@@ -1,5 +1,7 @@
 # Telemetry: sysfs attributes, fdinfo, debugfs files and tracepoints
-# reflect a real run of the shared model.  Stock kernel only: it checks
+# reflect a real run of the shared model; debugfs experts has a section
+# per model while two MoE models share the device (a draft beside its
+# target).  Stock kernel only: it checks
 # values; the paths behind them run on the debug kernel in
 # front_sysfs_readers, load and conformance.
 # wafer-vm: stock-only
@@ -40,6 +42,19 @@ out=$("$vm" -- bash -c '
 	echo "sysfs models while running=$(cat $d/models)"
 	grep -c "^ *[0-9].* yes resident$" $dbg/models | sed "s/^/debugfs models rows while running /"
 	wait
+	# Two MoE models on one device (an int4 draft beside its int8 target,
+	# both upcycled): debugfs experts has a section for each.
+	build/bin/wafer run $m/stories260K.bin -z $m/tok512.bin --moe 4,2,1 --draft int4 \
+		-n 400 >/dev/null 2>&1 &
+	for i in $(seq 1 300); do
+		x=$(cat $dbg/experts) || x=
+		[ "$(printf "%s\n" "$x" | grep -c "^model ")" -ge 2 ] && break
+		sleep 0.1
+	done
+	printf "%s\n" "$x" | grep "^model " | sed "s/^/debugfs experts two /"
+	printf "%s\n" "$x" | awk "/^model /{n++} n && /^ *[0-9]/{r[n]++}
+		END{for(i=1;i<=n;i++) print \"debugfs experts section \" i \" rows \" r[i]+0}"
+	wait || echo "wafer run --moe --draft rc=$?"
 	build/bin/wafer info -d 0 | grep "^now:"
 ')
 printf '%s\n' "$out"
@@ -64,6 +79,12 @@ expect_contains "$out" '^debugfs models models 0 of 4$'
 expect_contains "$out" '^sysfs models while running=1$'
 expect_contains "$out" '^debugfs models rows while running 1$'
 expect_contains "$out" '^debugfs experts layer expert top_k +tokens rows 0$'
+# Two MoE models (5 layers, 4 routed + 1 shared experts each): a section
+# each, named by its model id, with all its rows.
+expect_contains "$out" '^debugfs experts two model [0-9]+ fw_id 0x[0-9a-f]+ moe_layers 5$'
+expect_contains "$out" '^debugfs experts section 1 rows 25$'
+expect_contains "$out" '^debugfs experts section 2 rows 25$'
+! grep -q '^wafer run --moe --draft rc=' <<<"$out" || die "wafer run --moe --draft failed"
 expect_contains "$out" '^fdinfo drm-driver:.*wafer'
 expect_contains "$out" '^fdinfo drm-engine-wafer:.*0 ns'
 expect_contains "$out" '^fdinfo drm-total-memory:'
