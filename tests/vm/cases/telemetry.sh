@@ -11,6 +11,10 @@ out=$("$vm" -- bash -c '
 	d=/sys/class/accel/accel0/device
 	t=/sys/kernel/tracing
 	mountpoint -q $t || mount -t tracefs tracefs $t
+	# Without record-cmd, enabling the events patches only wafer.ko: the
+	# comm recorder would hook sched_switch, live-patching __schedule()
+	# under the other vCPU, which TCG once ran half-patched (an oops).
+	echo 0 > $t/options/record-cmd
 	echo 1 > $t/events/wafer/enable
 	build/tests/vm/model_e2e int8 4 > /dev/null
 	echo 0 > $t/events/wafer/enable
