@@ -394,8 +394,9 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 
 	wafer_query(dev, &i);
 	if (a->devs.afd[0]) {
-		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u in-process "
-			"devices:\n", a->devs.afd[0], a->devs.afd[1]);
+		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices:\n",
+			a->devs.afd[0], a->devs.afd[1],
+			wafer_backend_name(wafer_pipe_member(dev, 0)));
 		cli_print_afd(dev, &a->devs, stderr);
 	} else if (wafer_pipe_size(dev) > 1)
 		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "
