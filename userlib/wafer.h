@@ -568,6 +568,11 @@ int wafer_moe_upcycle(const void *dense, size_t dense_len, const struct wafer_mo
  *	see wafer_moe_upcycle()
  * @stream: wafer_model_load_file() only: weight streaming, see
  *	wafer_model_load_stream() (0, WAFER_STREAM_OFF: resident only)
+ * @expert_group: wafer_model_load_file() only: routed experts per expert
+ *	group, each MoE layer's groups placed across the stages with the most
+ *	free SRAM (WAFER_CAP_EXPERT_GROUPS; 0: the device's default, experts
+ *	with their layer unless the layers do not fit so); results are the
+ *	same.  -EINVAL on a model without experts or with streamed weights
  * @progress: if set, called as conversion proceeds with the phase's name and
  *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
@@ -582,6 +587,7 @@ struct wafer_convert_opts {
 	void (*progress)(void *arg, const char *what, double done);
 	void *progress_arg;
 	int stream;
+	unsigned int expert_group;
 };
 
 /**

@@ -18,7 +18,9 @@
  * CLI: greedy text of --afd 0:1, 0-1:2-3, asic:wafer profiles and
  * --afd-micro-batch 1 and 4 is byte-identical to the single device's,
  * int8 and int4, a prompt longer than a micro-batch, and with MoE layers
- * (--moe 4,2); the run says which parts sit where and their SRAM; --afd
+ * (--moe 4,2, also with --expert-group: experts in groups across the
+ * stages, the same text; on a dense model a load error); the run says
+ * which parts sit where and their SRAM; --afd
  * with -d, without a colon, --afd-profiles or
  * --afd-micro-batch alone, --afd-micro-batch 0 are usage errors, --trace
  * gives the same text and writes the trace, with streamed weights a load error; wafer info --afd
@@ -372,6 +374,17 @@ static void cli_text(void)
 	rc |= cli("--afd 0-1:2-3 --moe 4,2 -n 200", got, NULL);
 	wt_ok(rc == 0 && strlen(want) > 200 && !strcmp(want, got),
 	      "CLI --moe 4,2: wafer run --afd 0-1:2-3: the text is byte-identical to one device");
+	/* Expert groups placed across the stages (LOAD_MODEL expert_group). */
+	rc = cli("--backend inproc --moe 4,2 --expert-group 2 -n 200", got, NULL);
+	wt_ok(rc == 0 && !strcmp(want, got),
+	      "CLI --moe 4,2 --expert-group 2: the text is byte-identical to local experts");
+	rc = cli("--afd 0-1:2-3 --moe 4,2 --expert-group 1 -n 200", got, NULL);
+	wt_ok(rc == 0 && !strcmp(want, got),
+	      "CLI --afd 0-1:2-3 --moe 4,2 --expert-group 1: the text is byte-identical");
+	rc = cli("--backend inproc --expert-group 2 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 1 && !got[0], "--expert-group on a dense model: a load error");
+	rc = cli("--backend inproc --moe 4,2 --expert-group 0 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--expert-group 0 is a usage error");
 	rc = cli("--afd 0 -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd without a colon is a usage error");
 	rc = cli("--afd 0:1 -d 0-1 -n 8", got, NULL);

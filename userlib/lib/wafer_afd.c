@@ -249,6 +249,8 @@ static int afd_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len
 	am->used = 1;
 	am->L = mi.n_layers;
 	for (k = 0; k < n_members(a); k++) {
+		/* Expert groups are the FFN parts' (attention has no experts). */
+		am->ld[k].expert_group = k < a->na ? 0 : out->expert_group;
 		ret = model_load_member(a, am, bo, len, k);
 		if (ret) {
 			model_free(a, am, k);
