@@ -414,9 +414,6 @@ static void wdrv_test_job_layer(struct kunit *test)
 /* layer without LAYER, and pad, must be zero; also for a NOP. */
 static void wdrv_test_job_layer_padding(struct kunit *test)
 {
-	const struct drm_wafer_job nop = {
-		.ctx_id = 1, .slot = 0, .flags = DRM_WAFER_JOB_NOP,
-	};
 	struct drm_wafer_job j = good_job();
 	struct wdrv_job_io io;
 	u64 len;
@@ -432,7 +429,8 @@ static void wdrv_test_job_layer_padding(struct kunit *test)
 	j.layer = 1;
 	j.pad = 1;
 	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), -EINVAL);
-	j = nop;
+	/* A NOP on a part model names no layer. */
+	j = (struct drm_wafer_job){ .ctx_id = 1, .flags = DRM_WAFER_JOB_NOP };
 	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), 0);
 	j.layer = 1;
 	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), -EINVAL);

@@ -37,10 +37,7 @@ runs=(
 	"int8-5-uring|-d 0-4|uring|--quant int8 -n 200"
 	"int4-3|-d 0,2,3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 	"int4-split|-d 1-2 --split 4,1|ioctl|--quant int4 -n 128 -i 'Once upon a time, a dog'"
-)
-trace_args="--quant int8 -n 40 -i 'Once upon a time' -d 0-4"
-# name|devices|submission|arguments: layer parts (--afd) and expert groups
-parts=(
+	# layer parts (--afd) and expert groups
 	"afd-1-1|--afd 0:1|ioctl|--quant int8 -n 200"
 	"afd-2-2-uring|--afd 0-1:2-3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 	"afd-mb4|--afd 0:1-2 --afd-micro-batch 4|uring|--quant int8 -n 96 -i 'Once upon a time'"
@@ -48,15 +45,11 @@ parts=(
 	"moe-xgroup|-d 0|ioctl|--quant int8 -n 128 --moe 4,2 --expert-group 2"
 	"moe-xgroup-5|-d 0-4|uring|--quant int8 -n 128 --moe 4,2,1 --expert-group 1"
 )
+trace_args="--quant int8 -n 40 -i 'Once upon a time' -d 0-4"
 
 script='set -e
 insmod "$WAFER_MODULE" num_devices=5'
 for r in "${runs[@]}"; do
-	IFS='|' read -r name devs submit args <<<"$r"
-	script+="
-$wafer run $common $args $devs --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
-done
-for r in "${parts[@]}"; do
 	IFS='|' read -r name devs submit args <<<"$r"
 	script+="
 $wafer run $common $args $devs --backend kernel --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
@@ -105,19 +98,6 @@ for r in "${runs[@]}"; do
 	echo "$name: kernel $devs ($submit) == inproc $devs == one device ($(printf '%s' "$got" | wc -c) bytes)"
 done
 
-for r in "${parts[@]}"; do
-	IFS='|' read -r name devs submit args <<<"$r"
-	want=$(eval "\"$wafer\" run $common $args --backend inproc" 2>/dev/null)
-	inproc=$(eval "\"$wafer\" run $common $args --backend inproc $devs" 2>/dev/null)
-	got=$(section "$name.out")
-	[ -n "$want" ] || die "$name: the inproc backend printed nothing"
-	[ "$inproc" = "$want" ] || die "$name: in process over $devs differs from one device"
-	if [ "$got" != "$want" ]; then
-		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -20
-		die "$name: the kernel over $devs differs from one in-process device"
-	fi
-	echo "$name: kernel $devs ($submit) == inproc $devs == one device ($(printf '%s' "$got" | wc -c) bytes)"
-done
 err=$(section afd-err)
 expect_contains "$err" '^wafer: attention-FFN disaggregation over 2 \+ 2 kernel devices:'
 expect_contains "$err" '^  kernel 0 +attention \(and KV\) '
