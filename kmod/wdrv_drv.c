@@ -233,13 +233,24 @@ static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_show_memory_stats(p, file);
 }
 
+/*
+ * DRM_ACCEL_FOPS spelled out, but for the ioctl entries: an old-sized
+ * SUBMIT is taken first (wdrv_ioctl() in wdrv_submit.c), then drm_ioctl().
+ */
 static const struct file_operations wdrv_accel_fops = {
 	.owner = THIS_MODULE,
-	DRM_ACCEL_FOPS,
-	/* Old-sized SUBMITs first (wdrv_submit.c), then drm_ioctl(). */
+	.open = accel_open,
+	.release = drm_release,
 	.unlocked_ioctl = wdrv_ioctl,
 #ifdef CONFIG_COMPAT
 	.compat_ioctl = wdrv_compat_ioctl,
+#endif
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+#ifdef FOP_UNSIGNED_OFFSET
+	.fop_flags = FOP_UNSIGNED_OFFSET,
 #endif
 	.show_fdinfo = drm_show_fdinfo,
 	.uring_cmd = wdrv_uring_cmd,

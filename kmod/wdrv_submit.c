@@ -473,7 +473,7 @@ static long wdrv_submit_v1(struct file *filp, void __user *arg)
 long wdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	if (cmd == WDRV_IOCTL_SUBMIT_V1)
-		return wdrv_submit_v1(filp, u64_to_user_ptr(arg));
+		return wdrv_submit_v1(filp, (void __user *)arg);
 	return drm_ioctl(filp, cmd, arg);
 }
 
