@@ -695,6 +695,12 @@ struct drm_wafer_token_result {
 
 /**
  * struct drm_wafer_submit - DRM_IOCTL_WAFER_SUBMIT
+ *
+ * 88 bytes since &drm_wafer_job.layer; the driver still takes the 80-byte
+ * struct of older userspace (its ioctl number differs by the size), whose
+ * job ends before @job.layer and whose @seqno sits at byte 72, and
+ * answers it in that layout.  Userspace facing a driver without
+ * DRM_WAFER_CAP_LAYER_PARTS sends that older struct.
  */
 struct drm_wafer_submit {
 	/** @job: in: the job. */
