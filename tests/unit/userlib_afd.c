@@ -288,12 +288,17 @@ static void full_members(void)
 	ret = wafer_open(&o[0], &dev) || full_load(dev, want);
 	wafer_close(dev);
 	dev = NULL;
-	ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
-	wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1, micro-batches of 4: %d jobs of "
-	      "%d tokens at once (%d micro-batches, more than a member holds): every record "
-	      "byte-identical to one device (%s)", FULL_JOBS, FULL_TOKENS,
-	      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
-	wafer_close(dev);
+	for (ao.polled = 0; ao.polled < 2; ao.polled++) {
+		memset(got, 0, sizeof(got));
+		ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
+		wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1%s, micro-batches of 4: "
+		      "%d jobs of %d tokens at once (%d micro-batches, more than a member "
+		      "holds): every record byte-identical to one device (%s)",
+		      ao.polled ? " polled" : "", FULL_JOBS, FULL_TOKENS,
+		      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
+		wafer_close(dev);
+		dev = NULL;
+	}
 }
 
 static void bad_groups(void)

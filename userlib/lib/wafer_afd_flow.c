@@ -299,7 +299,8 @@ static int pend_kick(struct afd *a)
 /*
  * Polled members (lock held): every completion any member has moves its
  * micro-batch on; if none was there, wait (until @until at most) on a
- * member that holds steps.  0, or a member's reap error.
+ * member that holds steps.  0; 1 when no member holds any (nothing to
+ * wait for); or a member's reap error.
  */
 static int poll_members(struct afd *a, uint64_t until)
 {
@@ -317,7 +318,9 @@ static int poll_members(struct afd *a, uint64_t until)
 		if (a->inflight[k] && !busy++)
 			wait_k = k;
 	}
-	if (got || !busy)
+	if (!busy)
+		return got ? 0 : 1;
+	if (got)
 		return 0;
 	/* One member holds steps: its next completion is the next event. */
 	if (busy > 1 && until > wafer_now_ns() + 1000000)
@@ -334,13 +337,15 @@ static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
 {
 	int ret = 0;
 
-	while (a->n_done < min && a->n_done < max && !ret) {
-		pend_kick(a);
+	while (a->n_done < min && a->n_done < max) {
+		pend_kick(a);	/* a queued step waits on a member that holds others */
 		ret = poll_members(a, deadline_ns);
+		if (ret)	/* an error, or nothing in flight: nothing more comes */
+			break;
 		if (a->n_done < min && wafer_now_ns() >= deadline_ns)
 			break;
 	}
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
