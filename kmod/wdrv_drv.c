@@ -125,6 +125,10 @@ static void info_fill(struct wdrv_device *wdev, struct drm_wafer_device_info *in
 	/* LOAD_STREAM came with firmware ABI 1.2. */
 	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= 2)
 		info->caps |= DRM_WAFER_CAP_WEIGHT_STREAM;
+	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= WDRV_FW_MINOR_PARTS)
+		info->caps |= DRM_WAFER_CAP_LAYER_PARTS;
+	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= WDRV_FW_MINOR_EXPERT_GROUPS)
+		info->caps |= DRM_WAFER_CAP_EXPERT_GROUPS;
 	info->stream_bytes_per_cycle = fi->stream_bytes_per_cycle;
 	info->stream_latency_cycles = fi->stream_latency_cycles;
 	info->fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);
@@ -229,9 +233,25 @@ static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	drm_show_memory_stats(p, file);
 }
 
+/*
+ * DRM_ACCEL_FOPS spelled out, but for the ioctl entries: an old-sized
+ * SUBMIT is taken first (wdrv_ioctl() in wdrv_submit.c), then drm_ioctl().
+ */
 static const struct file_operations wdrv_accel_fops = {
 	.owner = THIS_MODULE,
-	DRM_ACCEL_FOPS,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = wdrv_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = wdrv_compat_ioctl,
+#endif
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+#ifdef FOP_UNSIGNED_OFFSET
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+#endif
 	.show_fdinfo = drm_show_fdinfo,
 	.uring_cmd = wdrv_uring_cmd,
 };

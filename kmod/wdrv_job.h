@@ -13,6 +13,7 @@
 
 struct drm_device;
 struct drm_file;
+struct file;
 struct dma_fence;
 struct drm_wafer_job;
 struct wdrv_device;
@@ -54,6 +55,8 @@ int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		    u64 *seqno, struct wdrv_job_result **result, bool nowait);
 void wdrv_job_result_put(struct wdrv_job_result *r);
 int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+long wdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+long wdrv_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 int wdrv_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 
 void wdrv_job_queue_show(struct wdrv_device *wdev, struct seq_file *m);

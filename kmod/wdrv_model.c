@@ -197,6 +197,8 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	cmd.load.len = len;
 	cmd.load.layer_first = args->layer_first;
 	cmd.load.layer_count = args->layer_count;
+	cmd.load.part = args->part;
+	cmd.load.expert_group = args->expert_group;
 	/* The firmware's flags (wfw_uapi_ties.h). */
 	cmd.load.flags = args->flags;
 	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
@@ -207,8 +209,32 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	return ret;
 }
 
+/*
+ * The loaded model as GET_INFO describes it.  Expert groups on a range
+ * without MoE layers are refused (the firmware ignores them there): -EINVAL.
+ */
+static int model_fw_info(struct wdrv_device *wdev, struct wdrv_model *model,
+			 const struct wfw_info *fi, u32 expert_group)
+{
+	if (!fi->model_loaded || !fi->act_rec_size || fi->model_id != model->fw_id)
+		return -EIO;
+	if (expert_group && !fi->moe_layers) {
+		drm_dbg(&wdev->drm, "MODEL_LOAD: expert_group %u on layers without experts (a dense model)\n",
+			expert_group);
+		return -EINVAL;
+	}
+	model->n_layers = fi->n_layers;
+	model->layer_first = fi->layer_first;
+	model->total_layers = fi->total_layers;
+	model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD |
+					  DRM_WAFER_MODEL_STREAM | DRM_WAFER_MODEL_ATTN |
+					  DRM_WAFER_MODEL_FFN);
+	model->act_size = fi->act_rec_size;
+	return 0;
+}
+
 /* What the loaded range's jobs take and give, from the firmware's GET_INFO of it. */
-static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
+static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model, u32 expert_group)
 {
 	struct wfw_info *fi = kzalloc(sizeof(*fi), GFP_KERNEL_ACCOUNT);
 	struct wfw_cpl cpl;
@@ -218,14 +244,8 @@ static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model)
 		return -ENOMEM;
 	ret = wdrv_fw_ctrl_read_model(&wdev->fw, WFW_OP_GET_INFO, model->fw_id, 0, 0, fi,
 				      sizeof(*fi), &cpl);
-	if (!ret && (!fi->model_loaded || !fi->act_rec_size || fi->model_id != model->fw_id))
-		ret = -EIO;
-	if (!ret) {
-		model->n_layers = fi->n_layers;
-		model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD |
-						  DRM_WAFER_MODEL_STREAM);
-		model->act_size = fi->act_rec_size;
-	}
+	if (!ret)
+		ret = model_fw_info(wdev, model, fi, expert_group);
 	kfree(fi);
 	return ret;
 }
@@ -256,6 +276,21 @@ static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags)
 	drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte blob exceeds the device's %llu bytes of SRAM\n",
 		size, sram);
 	return -EINVAL;
+}
+
+/* Layer parts came with firmware ABI 1.5, expert groups with 1.6. */
+static int check_load_caps(struct wdrv_device *wdev, const struct drm_wafer_model_load *args)
+{
+	u32 minor = WFW_ABI_VERSION_MINOR(wdev->fw.info.abi_version);
+
+	if ((args->part && minor < WDRV_FW_MINOR_PARTS) ||
+	    (args->expert_group && minor < WDRV_FW_MINOR_EXPERT_GROUPS)) {
+		drm_dbg(&wdev->drm, "MODEL_LOAD: part %u / expert_group %u: the firmware (ABI 1.%u) has no layer parts (1.%u) or expert groups (1.%u)\n",
+			args->part, args->expert_group, minor, WDRV_FW_MINOR_PARTS,
+			WDRV_FW_MINOR_EXPERT_GROUPS);
+		return -EOPNOTSUPP;
+	}
+	return 0;
 }
 
 /*
@@ -319,9 +354,10 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 		kvfree(blob);
 	if (!ret) {
 		model->fw_id = cpl.model;
-		ret = model_fw_query(wdev, model);
+		model->part = args->part;
+		ret = model_fw_query(wdev, model, args->expert_group);
 		if (ret) {
-			drm_dbg(dev, "MODEL_LOAD: the firmware loaded but GET_INFO failed (%d)\n",
+			drm_dbg(dev, "MODEL_LOAD: the firmware loaded but GET_INFO refused it (%d)\n",
 				ret);
 			model_fw_unload(wdev, model->fw_id);
 		}
@@ -375,6 +411,8 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
 	if (!ret)
 		ret = check_blob_size(wdev, args->blob_size, args->flags);
+	if (!ret)
+		ret = check_load_caps(wdev, args);
 	if (ret)
 		return ret;
 	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);

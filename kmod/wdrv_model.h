@@ -34,7 +34,11 @@ struct wdrv_file;
  * @fw_id: the firmware's id of the model (LOAD_MODEL's completion), named
  *	in every command about it
  * @n_layers: layers the device loaded (its layer range)
- * @flags: DRM_WAFER_MODEL_* of the range: what its jobs take and give
+ * @layer_first: the range's first layer, numbered as in the full model
+ * @total_layers: layers of the full model
+ * @part: DRM_WAFER_PART_* the model was loaded with (its layers' part)
+ * @flags: DRM_WAFER_MODEL_* of the range: what its jobs take and give, and
+ *	DRM_WAFER_MODEL_ATTN / DRM_WAFER_MODEL_FFN for a part model
  * @act_size: bytes of one activation record
  * @stream_blob: weight streaming (DRM_WAFER_LOAD_STREAM): the driver's copy
  *	of the blob, which the firmware reads the weights from until the model
@@ -57,6 +61,9 @@ struct wdrv_model {
 	u32 id;
 	u32 fw_id;
 	u32 n_layers;
+	u32 layer_first;
+	u32 total_layers;
+	u32 part;
 	u32 flags;
 	u32 act_size;
 	void *stream_blob;
@@ -66,6 +73,10 @@ struct wdrv_model {
 	atomic_t unloaders;
 	bool lost;
 };
+
+/* Firmware ABI minors that brought layer parts and expert groups. */
+#define WDRV_FW_MINOR_PARTS		5
+#define WDRV_FW_MINOR_EXPERT_GROUPS	6
 
 /* Models one device's table holds: the firmware's limit (ABI 1.4). */
 #define WDRV_MAX_MODELS		WFW_MAX_MODELS

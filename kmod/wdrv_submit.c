@@ -13,12 +13,14 @@
  * allocation left that may reclaim is drm_sched_job_init()'s scheduler
  * fence (a slab object; the scheduler takes no gfp flags).
  */
+#include <linux/compat.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <drm/wafer_accel.h>
@@ -225,6 +227,38 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 }
 
 /*
+ * LAYER: the firmware (ABI 1.5) reads the layer of a part job as a u32
+ * right after the input in the input buffer.  RUN_JOB's 48-byte payload
+ * has no room left for it, so rather than a new firmware ABI the driver
+ * puts &drm_wafer_job.layer, the value it validated, where the ABI wants
+ * it, in the span it mapped for the input (the firmware checks the range
+ * again when it reads it).  libwafer's in-process backend writes the same
+ * bytes there, so both paths hand the firmware the same input.
+ */
+static void job_put_layer(struct wdrv_job *job, const struct drm_wafer_job *a,
+			  const struct wdrv_job_io *io)
+{
+	u32 layer = a->layer;
+
+	memcpy(job->map[0].vaddr + a->in_offset + io->in_len - sizeof(layer), &layer,
+	       sizeof(layer));
+}
+
+/* What @model's jobs are checked against in @ctx. */
+static void job_shape(const struct wdrv_ctx *ctx, struct wdrv_job_shape *sh)
+{
+	const struct wdrv_model *model = ctx->model;
+
+	sh->slots = ctx->slots;
+	sh->ctx_len = ctx->ctx_len;
+	sh->model_flags = model->flags;
+	sh->act_size = model->act_size;
+	sh->layer_first = model->layer_first;
+	sh->n_layers = model->n_layers;
+	sh->total_layers = model->total_layers;
+}
+
+/*
  * Validates the job against its context, maps its buffers, allocates its
  * result and hardware fence and reserves its cookie: everything run_job
  * and completion need, so that they allocate nothing.
@@ -243,16 +277,15 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
 	if (ret)
 		return ret;
-	sh.slots = job->ctx->slots;
-	sh.ctx_len = job->ctx->ctx_len;
-	sh.model_flags = job->ctx->model->flags;
-	sh.act_size = job->ctx->model->act_size;
+	job_shape(job->ctx, &sh);
 	ret = wdrv_job_validate(dev, a, &sh, &io);
 	if (ret)
 		return ret;
 	ret = job_map_buffers(dev, file, job, a, &io);
 	if (ret)
 		return ret;
+	if (a->flags & DRM_WAFER_JOB_LAYER)
+		job_put_layer(job, a, &io);
 	job->result = kzalloc(sizeof(*job->result), job_gfp(job));
 	if (!job->result)
 		return job_nomem(job);
@@ -395,3 +428,68 @@ int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	drm_dev_exit(idx);
 	return ret;
 }
+
+/*
+ * DRM_IOCTL_WAFER_SUBMIT of userspace built before &drm_wafer_job.layer:
+ * an 80-byte struct whose seqno sits where the job's layer and pad are
+ * now.  The DRM core would zero-extend it and return the seqno 8 bytes
+ * past its end, so the ioctl's size tells it apart and the old layout is
+ * read and answered here.
+ */
+struct wdrv_submit_v1 {
+	u8 job[offsetof(struct drm_wafer_job, layer)];
+	u64 seqno;
+};
+
+#define WDRV_IOCTL_SUBMIT_V1 \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct wdrv_submit_v1)
+
+static_assert(sizeof(struct wdrv_submit_v1) == 80);
+static_assert(sizeof(struct drm_wafer_submit) != sizeof(struct wdrv_submit_v1));
+
+static long wdrv_submit_v1(struct file *filp, void __user *arg)
+{
+	struct wdrv_submit_v1 __user *u = arg;
+	struct drm_wafer_submit s = {};
+	long ret;
+
+	if (copy_from_user(&s.job, u->job, sizeof(u->job)))
+		return -EFAULT;
+	ret = drm_ioctl_kernel(filp, wdrv_submit_ioctl, &s, 0);
+	/* As drm_ioctl(): the struct goes back whatever the outcome. */
+	if (put_user(s.seqno, &u->seqno))
+		return -EFAULT;
+	return ret;
+}
+
+/**
+ * wdrv_ioctl() - file_operations.unlocked_ioctl of the accel node
+ * @filp: the file
+ * @cmd: ioctl number
+ * @arg: its argument
+ *
+ * Return: drm_ioctl()'s, or the old SUBMIT's result.
+ */
+long wdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == WDRV_IOCTL_SUBMIT_V1)
+		return wdrv_submit_v1(filp, (void __user *)arg);
+	return drm_ioctl(filp, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+/**
+ * wdrv_compat_ioctl() - file_operations.compat_ioctl of the accel node
+ * @filp: the file
+ * @cmd: ioctl number
+ * @arg: its argument (a 32-bit process's)
+ *
+ * Return: drm_compat_ioctl()'s, or the old SUBMIT's result.
+ */
+long wdrv_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == WDRV_IOCTL_SUBMIT_V1)
+		return wdrv_submit_v1(filp, compat_ptr(arg));
+	return drm_compat_ioctl(filp, cmd, arg);
+}
+#endif

@@ -44,8 +44,17 @@ int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_l
 		drm_dbg(dev, "MODEL_LOAD: unknown flags 0x%x\n", a->flags);
 		return -EINVAL;
 	}
-	if (a->pad || a->pad2) {
-		drm_dbg(dev, "MODEL_LOAD: non-zero padding\n");
+	if (a->part > DRM_WAFER_PART_MAX ||
+	    (a->part && (a->flags & DRM_WAFER_LOAD_STREAM))) {
+		drm_dbg(dev, "MODEL_LOAD: part %u (max %u; none with LOAD_STREAM)\n",
+			a->part, DRM_WAFER_PART_MAX);
+		return -EINVAL;
+	}
+	if (a->expert_group > DRM_WAFER_MAX_EXPERT_GROUP ||
+	    (a->expert_group && ((a->flags & DRM_WAFER_LOAD_STREAM) ||
+				 a->part == DRM_WAFER_PART_ATTN))) {
+		drm_dbg(dev, "MODEL_LOAD: expert_group %u (max %u; none with LOAD_STREAM or an attention part)\n",
+			a->expert_group, DRM_WAFER_MAX_EXPERT_GROUP);
 		return -EINVAL;
 	}
 	if (a->layer_first && !a->layer_count) {
@@ -84,22 +93,59 @@ int wdrv_check_wait(struct drm_device *dev, const struct drm_wafer_wait *a)
 	return 0;
 }
 
+#define WDRV_MODEL_PARTS	(DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_FFN)
+
+/*
+ * LAYER: a part model's job names a layer of its range; a whole-layer
+ * model's names none.  *@kinds: the job's DRM_WAFER_MODEL_EMBED / HEAD:
+ * a part job takes token ids only for the attention of layer 0, gives
+ * results only from the FFN of the last layer (the firmware's rule).
+ */
+static int job_check_layer(struct drm_device *dev, const struct drm_wafer_job *a,
+			   const struct wdrv_job_shape *sh, u32 *kinds)
+{
+	bool part = sh->model_flags & WDRV_MODEL_PARTS;
+
+	*kinds = sh->model_flags;
+	if (!(a->flags & DRM_WAFER_JOB_LAYER) != !part) {
+		drm_dbg(dev, "SUBMIT: flag LAYER %s on a model of %s\n",
+			part ? "missing" : "set", part ? "layer parts" : "whole layers");
+		return -EINVAL;
+	}
+	if (!part)
+		return 0;
+	if (a->layer < sh->layer_first || a->layer - sh->layer_first >= sh->n_layers) {
+		drm_dbg(dev, "SUBMIT: layer %u is not in the model's layers %u..%u\n",
+			a->layer, sh->layer_first, sh->layer_first + sh->n_layers - 1);
+		return -EINVAL;
+	}
+	if (a->layer || !(sh->model_flags & DRM_WAFER_MODEL_ATTN))
+		*kinds &= ~DRM_WAFER_MODEL_EMBED;
+	if (a->layer + 1 != sh->total_layers || !(sh->model_flags & DRM_WAFER_MODEL_FFN))
+		*kinds &= ~DRM_WAFER_MODEL_HEAD;
+	return 0;
+}
+
 /* Token ids or activation records in, results or records out. */
 static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 			const struct wdrv_job_shape *sh, struct wdrv_job_io *io)
 {
 	bool in_act = a->flags & DRM_WAFER_JOB_IN_ACT;
 	bool out_act = a->flags & DRM_WAFER_JOB_OUT_ACT;
-	u32 records;
+	u32 records, kinds;
+	int ret;
 
-	if (in_act == !!(sh->model_flags & DRM_WAFER_MODEL_EMBED)) {
+	ret = job_check_layer(dev, a, sh, &kinds);
+	if (ret)
+		return ret;
+	if (in_act == !!(kinds & DRM_WAFER_MODEL_EMBED)) {
 		drm_dbg(dev, "SUBMIT: the model's layers %s the model: jobs take %s (flag IN_ACT %s)\n",
 			in_act ? "start" : "do not start",
 			in_act ? "token ids" : "activation records",
 			in_act ? "set" : "missing");
 		return -EINVAL;
 	}
-	if (out_act == !!(sh->model_flags & DRM_WAFER_MODEL_HEAD)) {
+	if (out_act == !!(kinds & DRM_WAFER_MODEL_HEAD)) {
 		drm_dbg(dev, "SUBMIT: the model's layers %s the model: jobs give %s (flag OUT_ACT %s)\n",
 			out_act ? "end" : "do not end",
 			out_act ? "results" : "activation records",
@@ -125,6 +171,9 @@ static int job_check_io(struct drm_device *dev, const struct drm_wafer_job *a,
 	/* NOT_BEFORE: the floor (a __u64) follows the token ids. */
 	if (a->flags & DRM_WAFER_JOB_NOT_BEFORE)
 		io->in_len += sizeof(u64);
+	/* LAYER: the layer number (a __u32) follows them (the driver writes it). */
+	if (a->flags & DRM_WAFER_JOB_LAYER)
+		io->in_len += sizeof(u32);
 	records = a->flags & DRM_WAFER_JOB_ALL_POSITIONS ? a->n_tokens : 1;
 	io->out_len = out_act ? (u64)a->n_tokens * sh->act_size :
 		      (u64)records * DRM_WAFER_RESULT_SIZE(a->top_k);
@@ -194,6 +243,11 @@ int wdrv_job_validate(struct drm_device *dev, const struct drm_wafer_job *a,
 	    (a->in_syncobj_count && !a->in_syncobjs)) {
 		drm_dbg(dev, "SUBMIT: %u in-syncobjs (max %u)\n", a->in_syncobj_count,
 			WDRV_MAX_IN_SYNCOBJS);
+		return -EINVAL;
+	}
+	if (a->pad || (a->layer && !(a->flags & DRM_WAFER_JOB_LAYER))) {
+		drm_dbg(dev, "SUBMIT: layer %u without DRM_WAFER_JOB_LAYER, or pad %u non-zero\n",
+			a->layer, a->pad);
 		return -EINVAL;
 	}
 	if ((a->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !a->in_syncobj_count) {

@@ -36,14 +36,21 @@ int wdrv_check_wait(struct drm_device *dev, const struct drm_wafer_wait *a);
  * struct wdrv_job_shape - what a job descriptor is checked against
  * @slots: its context's KV slots
  * @ctx_len: its context's positions per slot
- * @model_flags: DRM_WAFER_MODEL_* of the model's layer range
+ * @model_flags: DRM_WAFER_MODEL_* of the model's layer range (with
+ *	DRM_WAFER_MODEL_ATTN or DRM_WAFER_MODEL_FFN for a layer part model)
  * @act_size: bytes of one activation record of the model
+ * @layer_first: the range's first layer, numbered as in the full model
+ * @n_layers: layers in the range
+ * @total_layers: layers of the full model
  */
 struct wdrv_job_shape {
 	u32 slots;
 	u32 ctx_len;
 	u32 model_flags;
 	u32 act_size;
+	u32 layer_first;
+	u32 n_layers;
+	u32 total_layers;
 };
 
 /**

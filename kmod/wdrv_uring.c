@@ -189,7 +189,10 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	}
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
-	/* The area past the job is reserved: zero, so it can carry fields later. */
+	/*
+	 * The area past the job is reserved: zero, so it can carry fields
+	 * later (the job's layer and pad came so: the job fills it now).
+	 */
 	if (memchr_inv(area + sizeof(job), 0, WDRV_URING_CMD_AREA - sizeof(job))) {
 		drm_dbg(dev, "uring_cmd: non-zero bytes past the job in the command area\n");
 		ret = -EINVAL;

@@ -196,6 +196,10 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
 /* Jobs take a modelled "not before" floor and report their completion time
  * (a pipeline uses it to time a split model's decode loop). */
 #define WAFER_CAP_NOT_BEFORE	(1ULL << 6)
+/* Models load as attention or FFN parts of their layers (wafer_open_afd()). */
+#define WAFER_CAP_LAYER_PARTS	(1ULL << 7)
+/* Models load with their routed experts in groups across the stages. */
+#define WAFER_CAP_EXPERT_GROUPS	(1ULL << 8)
 
 /**
  * struct wafer_info - what wafer_query() reports (0 = not reported)
@@ -426,6 +430,9 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
  *	(0: 16).  Smaller micro-batches give a prefill more of them to keep
  *	both groups busy, at more steps (and link hops) per token; results are
  *	the same
+ * @polled: move each micro-batch from member to member in wafer_reap()
+ *	rather than from the members' completion threads; what kernel
+ *	members (which have no such thread) always do; results are the same
  */
 struct wafer_afd_opts {
 	unsigned int n_attn;
@@ -433,6 +440,7 @@ struct wafer_afd_opts {
 	unsigned int n_ffn;
 	const struct wafer_open_opts *ffn;
 	unsigned int micro_batch_tokens;
+	int polled;
 };
 
 /**
@@ -451,13 +459,16 @@ struct wafer_afd_opts {
  * layers, activations passed back and forth in buffers both groups share,
  * while the next micro-batch (of the job, or of another job in flight)
  * keeps the other group busy.  Results are bit-identical to one device
- * running whole layers.  The members are always in process (the firmware
- * simulator; the kernel driver loads whole layers only).  Jobs take at
+ * running whole layers.  The members are in process unless their options
+ * ask for WAFER_BACKEND_KERNEL (every member the same backend; AUTO is
+ * in process): kernel devices (WAFER_CAP_LAYER_PARTS) share the buffers
+ * through PRIME and the caller's wafer_reap() moves each micro-batch from
+ * member to member; the results are the same bit for bit.  Jobs take at
  * most 64 tokens (WAFER_JOB_TIMES: a record per micro-batch and layer
  * part); weights are resident.
  *
- * Return: 0 or a negative errno (-EINVAL: bad groups; a member's
- * wafer_open() error).
+ * Return: 0 or a negative errno (-EINVAL: bad groups, mixed backends; a
+ * member's wafer_open() error).
  */
 int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out);
 
@@ -574,6 +585,11 @@ int wafer_moe_upcycle(const void *dense, size_t dense_len, const struct wafer_mo
  *	see wafer_moe_upcycle()
  * @stream: wafer_model_load_file() only: weight streaming, see
  *	wafer_model_load_stream() (0, WAFER_STREAM_OFF: resident only)
+ * @expert_group: wafer_model_load_file() only: routed experts per expert
+ *	group, each MoE layer's groups placed across the stages with the most
+ *	free SRAM (WAFER_CAP_EXPERT_GROUPS; 0: the device's default, experts
+ *	with their layer unless the layers do not fit so); results are the
+ *	same.  -EINVAL on a model without experts or with streamed weights
  * @progress: if set, called as conversion proceeds with the phase's name and
  *	the fraction done, in [0, 1]
  * @progress_arg: its first argument
@@ -588,6 +604,7 @@ struct wafer_convert_opts {
 	void (*progress)(void *arg, const char *what, double done);
 	void *progress_arg;
 	int stream;
+	unsigned int expert_group;
 };
 
 /**

@@ -9,7 +9,9 @@
  * (not at its timeout), later ones run, and every cookie posted after it
  * carries the new reset generation.  Weight streaming through the driver's
  * DMA windows: a streamed load's job gives the resident record, and fails
- * with -EFAULT once the blob's window is gone.
+ * with -EFAULT once the blob's window is gone.  Layer parts: the attention
+ * and FFN part models of each layer, the layer after the input where the
+ * driver writes it, give the whole model's record.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -150,11 +152,24 @@ static void fixture_exit(struct kunit *test)
 	wdrv_fw_fini(&f->fw);
 }
 
+/* Posts RUN_JOB @cmd and waits for its completion. */
+static int post_wait(struct fw_fixture *f, struct wfw_cmd *cmd, unsigned long timeout_ms)
+{
+	int ret;
+
+	reinit_completion(&f->job_done);
+	ret = wdrv_fw_post(&f->fw, cmd);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&f->job_done, msecs_to_jiffies(timeout_ms)))
+		return -ETIMEDOUT;
+	return f->last.cookie == cmd->cookie ? f->last.status : -EPROTO;
+}
+
 /* Posts a one-token job at @pos of slot 0 and waits for its completion. */
 static int run_job(struct fw_fixture *f, u64 cookie, u32 pos, unsigned long timeout_ms)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = cookie };
-	int ret;
 
 	f->in[0] = 1 + pos % 5;
 	cmd.job.ctx_id = f->ctx_id;
@@ -164,13 +179,7 @@ static int run_job(struct fw_fixture *f, u64 cookie, u32 pos, unsigned long time
 	cmd.job.out_addr = f->out_addr;
 	cmd.job.out_len = PAGE_SIZE;
 	cmd.job.topk = 2;
-	reinit_completion(&f->job_done);
-	ret = wdrv_fw_post(&f->fw, &cmd);
-	if (ret)
-		return ret;
-	if (!wait_for_completion_timeout(&f->job_done, msecs_to_jiffies(timeout_ms)))
-		return -ETIMEDOUT;
-	return f->last.cookie == cookie ? f->last.status : -EPROTO;
+	return post_wait(f, &cmd, timeout_ms);
 }
 
 static int inject(struct fw_fixture *f, u32 fault)
@@ -350,6 +359,101 @@ static void wdrv_test_fw_stream(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, unload(f), 0);
 }
 
+/* Loads part @part of the tiny model: its id (*@model) and a context (*@ctx). */
+static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *model, u32 *ctx)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	u8 *blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	struct wfw_cpl cpl;
+	size_t len;
+	u64 addr;
+	int ret;
+
+	if (!blob)
+		return -ENOMEM;
+	len = wt_tiny_build(blob, WT_TINY_INT8);
+	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &addr);
+	if (ret)
+		return ret;
+	cmd.load = (struct wfw_cmd_load_model){ .addr = addr, .len = len, .part = part };
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	if (ret)
+		return ret;
+	*model = cpl.model;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_CREATE_CONTEXT;
+	cmd.model = *model;
+	cmd.ctx.slots = 1;
+	cmd.ctx.ctx_len = 16;
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	*ctx = cpl.result0;
+	return ret;
+}
+
+#define TINY_ACT	WFW_ACT_REC_SIZE(8)	/* the tiny model's activation record */
+
+/*
+ * Step @s of a token through part models @model / @ctx (attention even,
+ * FFN odd): its input in f->in (the token id, or the previous step's
+ * record copied there), then the layer, where the driver puts
+ * drm_wafer_job.layer (wdrv_submit.c's job_put_layer()).
+ */
+static int run_step(struct fw_fixture *f, const u32 model[2], const u32 ctx[2], u32 s, u32 last)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = 100 + s };
+	u32 layer = s / 2, in_bytes = s ? TINY_ACT : sizeof(u32);
+
+	if (s)
+		memcpy(f->in, f->out, TINY_ACT);
+	else
+		f->in[0] = 1;
+	memcpy((u8 *)f->in + in_bytes, &layer, sizeof(layer));
+	cmd.model = model[s & 1];
+	cmd.job.ctx_id = ctx[s & 1];
+	cmd.job.n_tokens = 1;
+	cmd.job.in_addr = f->in_addr;
+	cmd.job.out_addr = f->out_addr;
+	cmd.job.out_len = PAGE_SIZE;
+	cmd.job.flags = WFW_JOB_LAYER | (s ? WFW_JOB_IN_ACT : 0) | (s < last ? WFW_JOB_OUT_ACT : 0);
+	cmd.job.topk = s < last ? 0 : 2;
+	return post_wait(f, &cmd, TEST_TIMEOUT_MS);
+}
+
+/*
+ * A part model running jobs, as the driver drives it: the attention and the
+ * FFN part of each layer of the tiny model, one job each, give the whole
+ * model's record bit for bit; a part job without WFW_JOB_LAYER, or naming a
+ * layer outside the model, fails with -EINVAL.
+ */
+static void wdrv_test_fw_layer_parts(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	u8 whole[WFW_OUT_REC_SIZE(2)];
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = 99 };
+	u32 model[2], ctx[2], s, bad = 7;
+
+	KUNIT_ASSERT_EQ(test, run_job(f, 12, 0, TEST_TIMEOUT_MS), 0);
+	memcpy(whole, f->out, sizeof(whole));
+	KUNIT_ASSERT_EQ(test, load_part(test, f, WFW_PART_ATTN, &model[0], &ctx[0]), 0);
+	KUNIT_ASSERT_EQ(test, load_part(test, f, WFW_PART_FFN, &model[1], &ctx[1]), 0);
+	memset(f->out, 0, PAGE_SIZE);
+	for (s = 0; s < 4; s++)
+		KUNIT_ASSERT_EQ_MSG(test, run_step(f, model, ctx, s, 3), 0, "step %u", s);
+	KUNIT_EXPECT_EQ(test, memcmp(f->out, whole, sizeof(whole)), 0);
+	/* The attention of layer 0 without LAYER, then with layer 7. */
+	f->in[0] = 1;
+	memcpy(&f->in[1], &bad, sizeof(bad));
+	cmd.model = model[0];
+	cmd.job = (struct wfw_cmd_run_job){ .ctx_id = ctx[0], .n_tokens = 1,
+		.in_addr = f->in_addr, .out_addr = f->out_addr, .out_len = PAGE_SIZE,
+		.flags = WFW_JOB_OUT_ACT };
+	KUNIT_EXPECT_EQ(test, post_wait(f, &cmd, TEST_TIMEOUT_MS), -EINVAL);
+	cmd.cookie = 98;
+	cmd.job.flags |= WFW_JOB_LAYER;
+	KUNIT_EXPECT_EQ(test, post_wait(f, &cmd, TEST_TIMEOUT_MS), -EINVAL);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
@@ -358,6 +462,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_reset_generation),
 	KUNIT_CASE(wdrv_test_fw_expert_load_dense),
 	KUNIT_CASE(wdrv_test_fw_stream),
+	KUNIT_CASE(wdrv_test_fw_layer_parts),
 	{}
 };
 

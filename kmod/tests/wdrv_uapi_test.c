@@ -336,6 +336,106 @@ static void wdrv_test_job_fits_sqe128(struct kunit *test)
 	/* The io_uring command area of an SQE128 is 80 bytes. */
 	KUNIT_EXPECT_LE(test, sizeof(struct drm_wafer_job), (size_t)80);
 	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_job) % 8, (size_t)0);
+	/* layer and pad were appended to the 72 bytes older userspace knows. */
+	KUNIT_EXPECT_EQ(test, offsetof(struct drm_wafer_job, layer), (size_t)72);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_submit), (size_t)88);
+}
+
+#define LAYERS	4	/* layers of the full model in the part tests */
+
+/* Against a part model of layers [@first, +@n) of LAYERS. */
+static int check_part(const struct drm_wafer_job *j, u32 model_flags, u32 first, u32 n,
+		      struct wdrv_job_io *io)
+{
+	const struct wdrv_job_shape sh = {
+		.slots = SLOTS, .ctx_len = CTX_LEN, .model_flags = model_flags,
+		.act_size = ACT, .layer_first = first, .n_layers = n, .total_layers = LAYERS,
+	};
+
+	return wdrv_job_validate(NULL, j, &sh, io);
+}
+
+/* LAYER: required by a part model, refused by a whole one, inside the range. */
+static void wdrv_test_job_layer(struct kunit *test)
+{
+	const u32 attn = DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_EMBED;
+	const u32 ffn = DRM_WAFER_MODEL_FFN | DRM_WAFER_MODEL_HEAD;
+	struct drm_wafer_job j = good_job();
+	struct wdrv_job_io io;
+
+	/* Attention of layer 0 with the embedding: token ids in, records out. */
+	j.top_k = 0;
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_OUT_ACT;
+	KUNIT_EXPECT_EQ(test, check_part(&j, attn, 0, LAYERS, &io), 0);
+	KUNIT_EXPECT_EQ_MSG(test, io.in_len, 5ull * sizeof(u32) + sizeof(u32),
+			    "the layer follows the ids");
+	j.flags |= DRM_WAFER_JOB_NOT_BEFORE;
+	KUNIT_EXPECT_EQ(test, check_part(&j, attn, 0, LAYERS, &io), 0);
+	KUNIT_EXPECT_EQ_MSG(test, io.in_len, 5ull * sizeof(u32) + sizeof(u64) + sizeof(u32),
+			    "the layer follows the floor");
+	/* Any other attention layer takes records. */
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_OUT_ACT;
+	j.layer = 1;
+	KUNIT_EXPECT_EQ(test, check_part(&j, attn, 0, LAYERS, &io), -EINVAL);
+	j.flags |= DRM_WAFER_JOB_IN_ACT;
+	KUNIT_EXPECT_EQ(test, check_part(&j, attn, 0, LAYERS, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * ACT + sizeof(u32));
+	/* An FFN gives results only for the last layer. */
+	KUNIT_EXPECT_EQ(test, check_part(&j, ffn, 0, LAYERS, &io), 0);
+	j.layer = LAYERS - 1;
+	KUNIT_EXPECT_EQ(test, check_part(&j, ffn, 0, LAYERS, &io), -EINVAL);
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_IN_ACT;
+	j.top_k = 8;
+	KUNIT_EXPECT_EQ(test, check_part(&j, ffn, 0, LAYERS, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.out_len, (u64)DRM_WAFER_RESULT_SIZE(8));
+	/* A layer outside the range, numbered as in the full model. */
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	j.top_k = 0;
+	j.layer = 1;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), 0);
+	j.layer = 2;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), 0);
+	j.layer = 0;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), -EINVAL);
+	j.layer = 3;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), -EINVAL);
+	j.layer = U32_MAX;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), -EINVAL);
+	/* The flag is missing on a part model, set on a whole-layer one. */
+	j.layer = 1;
+	j.flags &= ~DRM_WAFER_JOB_LAYER;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), -EINVAL);
+	j.layer = 0;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 1, 2, &io), -EINVAL);
+	j.flags |= DRM_WAFER_JOB_LAYER;
+	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
+}
+
+/* layer without LAYER, and pad, must be zero; also for a NOP. */
+static void wdrv_test_job_layer_padding(struct kunit *test)
+{
+	struct drm_wafer_job j = good_job();
+	struct wdrv_job_io io;
+	u64 len;
+
+	j.layer = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j.layer = 0;
+	j.pad = 1;
+	KUNIT_EXPECT_EQ(test, check(&j, &len), -EINVAL);
+	j = good_job();
+	j.top_k = 0;
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	j.layer = 1;
+	j.pad = 1;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), -EINVAL);
+	/* A NOP on a part model names no layer. */
+	j = (struct drm_wafer_job){ .ctx_id = 1, .flags = DRM_WAFER_JOB_NOP };
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), 0);
+	j.layer = 1;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), -EINVAL);
+	j.flags |= DRM_WAFER_JOB_LAYER;
+	KUNIT_EXPECT_EQ(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io), -EINVAL);
 }
 
 static void wdrv_test_get_info_args(struct kunit *test)
@@ -392,9 +492,9 @@ static void wdrv_test_model_load_args(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
 	}
 	a.flags = 0;
-	a.pad = 1;
+	a.part = DRM_WAFER_PART_MAX + 1;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
-	a.pad = 0;
+	a.part = 0;
 	a.bo_offset = 4;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
 	a.bo_offset = 0;
@@ -412,8 +512,44 @@ static void wdrv_test_model_load_args(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
 	a.layer_count = 1;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
-	a.pad2 = 1;
+}
+
+/* part and expert_group (the former padding): ranges and combinations. */
+static void wdrv_test_model_load_part_groups(struct kunit *test)
+{
+	struct drm_wafer_model_load a = { .bo_handle = 1, .blob_size = 4096 };
+	const u64 max = 1 << 20;
+
+	a.part = DRM_WAFER_PART_ATTN;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.part = DRM_WAFER_PART_FFN;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.layer_first = 1;
+	a.layer_count = 2;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), 0, "part of a range");
+	a.part = DRM_WAFER_PART_MAX + 1;
 	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.part = U32_MAX;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.part = DRM_WAFER_PART_ATTN;
+	a.flags = DRM_WAFER_LOAD_STREAM;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "a streamed part");
+	a.flags = 0;
+	a.expert_group = 2;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "expert groups of an attention part");
+	a.part = DRM_WAFER_PART_FFN;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.part = DRM_WAFER_PART_WHOLE;
+	a.expert_group = DRM_WAFER_MAX_EXPERT_GROUP;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.expert_group = DRM_WAFER_MAX_EXPERT_GROUP + 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), -EINVAL);
+	a.expert_group = 1;
+	a.flags = DRM_WAFER_LOAD_STREAM;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "streamed expert groups");
 }
 
 static void wdrv_test_ctx_create_args(struct kunit *test)
@@ -463,6 +599,9 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_not_before_done_ns),
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),
+	KUNIT_CASE(wdrv_test_model_load_part_groups),
+	KUNIT_CASE(wdrv_test_job_layer),
+	KUNIT_CASE(wdrv_test_job_layer_padding),
 	{}
 };
 

@@ -11,14 +11,17 @@
  * layers, also with micro-batches of 1, 4 and 16 tokens
  * (micro_batch_tokens); where the parts sit (wafer_model_part(): attention
  * with KV on the first group, FFN without on the second); bad groups and
- * micro-batches of 65 tokens are -EINVAL; 16 jobs of 64 tokens at once
+ * micro-batches of 65 tokens are -EINVAL; polled groups (wafer_afd_opts
+ * .polled, how kernel members run) give the same records; 16 jobs of 64 tokens at once
  * in micro-batches of 4 (more steps than a member holds: they queue) give
  * one device's records.
  * CLI: greedy text of --afd 0:1, 0-1:2-3, asic:wafer profiles and
  * --afd-micro-batch 1 and 4 is byte-identical to the single device's,
  * int8 and int4, a prompt longer than a micro-batch, and with MoE layers
- * (--moe 4,2); the run says which parts sit where and their SRAM; --afd
- * with -d, --backend kernel, without a colon, --afd-profiles or
+ * (--moe 4,2, also with --expert-group: experts in groups across the
+ * stages, the same text; on a dense model a load error); the run says
+ * which parts sit where and their SRAM; --afd
+ * with -d, without a colon, --afd-profiles or
  * --afd-micro-batch alone, --afd-micro-batch 0 are usage errors, --trace
  * gives the same text and writes the trace, with streamed weights a load error; wafer info --afd
  * -m shows the groups and each part's layers, weights and KV.
@@ -168,8 +171,11 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		unsigned int na, nf;
 		const char *pa, *pf;
 		unsigned int mb;
-	} cfg[] = { { 1, 1, NULL, NULL, 0 }, { 2, 2, NULL, NULL, 0 }, { 1, 2, "asic", "wafer", 0 },
-		    { 1, 1, NULL, NULL, 1 }, { 2, 1, NULL, NULL, 4 }, { 1, 1, NULL, NULL, 16 } };
+		int polled;
+	} cfg[] = { { 1, 1, NULL, NULL, 0, 0 }, { 2, 2, NULL, NULL, 0, 0 },
+		    { 1, 2, "asic", "wafer", 0, 0 }, { 1, 1, NULL, NULL, 1, 0 },
+		    { 2, 1, NULL, NULL, 4, 0 }, { 1, 1, NULL, NULL, 16, 0 },
+		    { 1, 1, NULL, NULL, 0, 1 }, { 2, 2, NULL, NULL, 4, 1 } };
 	static uint8_t want[OUT_RECS * REC], got[OUT_RECS * REC];
 	struct wafer_open_opts one = inproc(NULL), a[2], f[2];
 	struct wafer_dev *dev = NULL;
@@ -186,7 +192,8 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		return;
 	for (i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
 		struct wafer_afd_opts o = { .n_attn = cfg[i].na, .attn = a, .n_ffn = cfg[i].nf,
-					    .ffn = f, .micro_batch_tokens = cfg[i].mb };
+					    .ffn = f, .micro_batch_tokens = cfg[i].mb,
+					    .polled = cfg[i].polled };
 		unsigned int mb = cfg[i].mb ? cfg[i].mb : 16;
 
 		for (k = 0; k < 2; k++) {
@@ -197,10 +204,12 @@ static void library(const char *name, const struct wafer_convert_opts *conv)
 		ret = wafer_open_afd(&o, &dev);
 		ret = ret ? ret : workload(dev, conv, got);
 		wt_ok(!ret && !memcmp(got, want, (size_t)(OUT_RECS - 1) * REC),
-		      "%s: --afd %u:%u%s%s, micro-batches of %u: prefill %d + %d slots x %d "
+		      "%s: --afd %u:%u%s%s, micro-batches of %u%s: prefill %d + %d slots x %d "
 		      "decode steps, every record byte-identical to one device (%s)", name,
 		      cfg[i].na, cfg[i].nf, cfg[i].pa ? ", profiles " : "",
-		      cfg[i].pa ? "asic:wafer" : "", mb, PREFILL, SLOTS, DECODE,
+		      cfg[i].pa ? "asic:wafer" : "", mb,
+		      cfg[i].polled ? ", polled (moved on by wafer_reap(), as kernel members)" : "",
+		      PREFILL, SLOTS, DECODE,
 		      ret ? wafer_last_error() : "ok");
 		wt_diag("%s --afd %u:%u: modelled prefill of %d positions %llu ns (%u "
 			"micro-batches of %u)", name, cfg[i].na, cfg[i].nf, PREFILL,
@@ -279,12 +288,17 @@ static void full_members(void)
 	ret = wafer_open(&o[0], &dev) || full_load(dev, want);
 	wafer_close(dev);
 	dev = NULL;
-	ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
-	wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1, micro-batches of 4: %d jobs of "
-	      "%d tokens at once (%d micro-batches, more than a member holds): every record "
-	      "byte-identical to one device (%s)", FULL_JOBS, FULL_TOKENS,
-	      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
-	wafer_close(dev);
+	for (ao.polled = 0; ao.polled < 2; ao.polled++) {
+		memset(got, 0, sizeof(got));
+		ret = ret || wafer_open_afd(&ao, &dev) || full_load(dev, got);
+		wt_ok(!ret && !memcmp(want, got, sizeof(got)), "--afd 1:1%s, micro-batches of 4: "
+		      "%d jobs of %d tokens at once (%d micro-batches, more than a member "
+		      "holds): every record byte-identical to one device (%s)",
+		      ao.polled ? " polled" : "", FULL_JOBS, FULL_TOKENS,
+		      FULL_JOBS * FULL_TOKENS / 4, ret ? wafer_last_error() : "ok");
+		wafer_close(dev);
+		dev = NULL;
+	}
 }
 
 static void bad_groups(void)
@@ -365,12 +379,26 @@ static void cli_text(void)
 	rc |= cli("--afd 0-1:2-3 --moe 4,2 -n 200", got, NULL);
 	wt_ok(rc == 0 && strlen(want) > 200 && !strcmp(want, got),
 	      "CLI --moe 4,2: wafer run --afd 0-1:2-3: the text is byte-identical to one device");
+	/* Expert groups placed across the stages (LOAD_MODEL expert_group). */
+	rc = cli("--backend inproc --moe 4,2 --expert-group 2 -n 200", got, NULL);
+	wt_ok(rc == 0 && !strcmp(want, got),
+	      "CLI --moe 4,2 --expert-group 2: the text is byte-identical to local experts");
+	rc = cli("--afd 0-1:2-3 --moe 4,2 --expert-group 1 -n 200", got, NULL);
+	wt_ok(rc == 0 && !strcmp(want, got),
+	      "CLI --afd 0-1:2-3 --moe 4,2 --expert-group 1: the text is byte-identical");
+	rc = cli("--backend inproc --expert-group 2 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 1 && !got[0], "--expert-group on a dense model: a load error");
+	rc = cli("--backend inproc --moe 4,2 --expert-group 0 -n 8", got, NULL);
+	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--expert-group 0 is a usage error");
 	rc = cli("--afd 0 -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd without a colon is a usage error");
 	rc = cli("--afd 0:1 -d 0-1 -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with -d is a usage error");
-	rc = cli("--afd 0:1 --backend kernel -n 8", got, NULL);
-	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd with --backend kernel is a usage error");
+	if (access("/dev/accel/accel0", F_OK)) {
+		rc = cli("--afd 0:1 --backend kernel -n 8", got, NULL);
+		wt_ok(WEXITSTATUS(rc) == 1 && !got[0],
+		      "--afd with --backend kernel and no wafer device: an error, no text");
+	}
 	rc = cli("--backend inproc --afd-profiles asic:wafer -n 8", got, NULL);
 	wt_ok(WEXITSTATUS(rc) == 2 && !got[0], "--afd-profiles without --afd is a usage error");
 	rc = cli("--backend inproc --afd-micro-batch 4 -n 8", got, NULL);

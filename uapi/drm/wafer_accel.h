@@ -49,6 +49,13 @@ extern "C" {
  * DRM_WAFER_JOB_DONE_NS, and WAIT reports &drm_wafer_wait.done_ns.
  */
 #define DRM_WAFER_CAP_NOT_BEFORE	(1ULL << 6)
+/**
+ * DRM_WAFER_CAP_LAYER_PARTS: MODEL_LOAD takes &drm_wafer_model_load.part
+ * (attention-FFN disaggregation) and jobs take DRM_WAFER_JOB_LAYER.
+ */
+#define DRM_WAFER_CAP_LAYER_PARTS	(1ULL << 7)
+/** DRM_WAFER_CAP_EXPERT_GROUPS: MODEL_LOAD takes &drm_wafer_model_load.expert_group. */
+#define DRM_WAFER_CAP_EXPERT_GROUPS	(1ULL << 8)
 
 #define DRM_WAFER_GET_INFO		0x00
 #define DRM_WAFER_BO_CREATE		0x01
@@ -226,6 +233,34 @@ struct drm_wafer_bo_info {
 #define DRM_WAFER_MODEL_HEAD		(1U << 1)
 /** DRM_WAFER_MODEL_STREAM: the loaded layers' weights stream from host memory. */
 #define DRM_WAFER_MODEL_STREAM		(1U << 2)
+/** DRM_WAFER_MODEL_ATTN: the model holds the attention part of its layers. */
+#define DRM_WAFER_MODEL_ATTN		(1U << 3)
+/** DRM_WAFER_MODEL_FFN: the model holds the FFN part of its layers. */
+#define DRM_WAFER_MODEL_FFN		(1U << 4)
+
+/** DRM_WAFER_PART_WHOLE: &drm_wafer_model_load.part: whole layers. */
+#define DRM_WAFER_PART_WHOLE		0
+/**
+ * DRM_WAFER_PART_ATTN: &drm_wafer_model_load.part: only each layer's
+ * attention (norm, Q/K/V, RoPE, attention over the KV cache, output
+ * projection and its residual add), and the embedding if the range starts
+ * at layer 0.  The KV cache lives here.
+ */
+#define DRM_WAFER_PART_ATTN		1
+/**
+ * DRM_WAFER_PART_FFN: &drm_wafer_model_load.part: only each layer's FFN
+ * (norm, w1/w3, SiLU, w2, or the MoE block, and its residual add), and the
+ * final norm and classifier if the range ends at the last layer.  Its
+ * contexts hold no KV cache.
+ */
+#define DRM_WAFER_PART_FFN		2
+/** DRM_WAFER_PART_MAX: the largest &drm_wafer_model_load.part. */
+#define DRM_WAFER_PART_MAX		DRM_WAFER_PART_FFN
+/**
+ * DRM_WAFER_MAX_EXPERT_GROUP: the largest &drm_wafer_model_load.expert_group
+ * (the most routed experts a layer has).
+ */
+#define DRM_WAFER_MAX_EXPERT_GROUP	512
 
 /**
  * DRM_WAFER_LOAD_STREAM: weight streaming.  The layers' weights stay in
@@ -262,6 +297,14 @@ struct drm_wafer_bo_info {
  * jobs give them (DRM_WAFER_JOB_OUT_ACT); @model_flags says which.
  * Userspace older than these fields passes a shorter struct, which the
  * DRM core zero-fills: the whole blob.
+ *
+ * Attention-FFN disaggregation (DRM_WAFER_CAP_LAYER_PARTS): @part loads
+ * only the attention or only the FFN part of each layer of the range, so
+ * that one device group runs attention and another the FFNs, activation
+ * records going back and forth every layer; results are bit for bit those
+ * of whole layers.  Every job of a part model runs one layer's part
+ * (DRM_WAFER_JOB_LAYER).  An attention part holds the embedding only on a
+ * range from layer 0, an FFN part the head only on one to the last layer.
  */
 struct drm_wafer_model_load {
 	/** @bo_handle: in: BO holding the blob. */
@@ -286,8 +329,14 @@ struct drm_wafer_model_load {
 	 * names it (CTX_CREATE, MODEL_UNLOAD, GET_INFO).
 	 */
 	__u32 model_id;
-	/** @pad: must be zero. */
-	__u32 pad;
+	/**
+	 * @part: in: DRM_WAFER_PART_* (DRM_WAFER_CAP_LAYER_PARTS): the part
+	 * of each layer to load; 0 (what older userspace passes in this
+	 * former padding) loads whole layers.  Above DRM_WAFER_PART_MAX, or a
+	 * part with DRM_WAFER_LOAD_STREAM (parts are resident), is -EINVAL;
+	 * without the capability any part is -EOPNOTSUPP.
+	 */
+	__u32 part;
 	/**
 	 * @layer_first: in: with @layer_count, the first layer to load,
 	 * numbered as in the full model.
@@ -307,8 +356,19 @@ struct drm_wafer_model_load {
 	 * model (DRM_WAFER_ACT_REC_SIZE(dim)).
 	 */
 	__u32 act_size;
-	/** @pad2: must be zero. */
-	__u32 pad2;
+	/**
+	 * @expert_group: in: (DRM_WAFER_CAP_EXPERT_GROUPS) routed experts
+	 * per expert group: each MoE layer's routed experts, in groups of
+	 * this many consecutive ones, are placed across the stages with the
+	 * most free SRAM; results are bit for bit those of local experts.  0
+	 * (what older userspace passes in this former padding): the
+	 * firmware's default (experts stay with their layer unless the layers
+	 * do not fit so).  Above DRM_WAFER_MAX_EXPERT_GROUP, with
+	 * DRM_WAFER_LOAD_STREAM or DRM_WAFER_PART_ATTN, on a model without
+	 * MoE layers, or making more than 64 groups of a layer is -EINVAL;
+	 * without the capability any value but 0 is -EOPNOTSUPP.
+	 */
+	__u32 expert_group;
 };
 
 /**
@@ -436,11 +496,26 @@ struct drm_wafer_ctx_destroy {
  * CQE has room for one).  DRM_IOCTL_WAFER_WAIT reports both either way.
  */
 #define DRM_WAFER_JOB_DONE_NS		(1U << 7)
+/**
+ * DRM_WAFER_JOB_LAYER: (DRM_WAFER_CAP_LAYER_PARTS) the job runs the part
+ * of layer &drm_wafer_job.layer that its model holds (a model loaded with
+ * &drm_wafer_model_load.part); required by a part model's jobs, -EINVAL
+ * for a whole-layer model's.  The device reads the layer number from the
+ * input BO, right after the input (after NOT_BEFORE's floor): the driver
+ * writes &drm_wafer_job.layer there at submission, so the input span is
+ * 4 bytes longer and the BO must have room for it.  Token ids go in (no
+ * DRM_WAFER_JOB_IN_ACT) only for the attention of layer 0 on a range
+ * holding the embedding, results come out (no DRM_WAFER_JOB_OUT_ACT) only
+ * from the FFN of the model's last layer on a range holding the head;
+ * every other part job takes and gives activation records.
+ */
+#define DRM_WAFER_JOB_LAYER		(1U << 8)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
 					 DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT | \
 					 DRM_WAFER_JOB_NOP | DRM_WAFER_JOB_TIMES | \
 					 DRM_WAFER_JOB_WAIT_SUBMIT | DRM_WAFER_JOB_NOT_BEFORE | \
-					 DRM_WAFER_JOB_DONE_NS)
+					 DRM_WAFER_JOB_DONE_NS | \
+					 DRM_WAFER_JOB_LAYER)
 
 /** DRM_WAFER_CHUNK_VALID: set in every record the device wrote. */
 #define DRM_WAFER_CHUNK_VALID		(1U << 0)
@@ -504,8 +579,8 @@ struct drm_wafer_act_rec {
  * struct drm_wafer_job - one job: run @n_tokens tokens of one sequence
  *
  * The same descriptor is the argument of DRM_IOCTL_WAFER_SUBMIT and the
- * payload of the io_uring command DRM_WAFER_URING_CMD_SUBMIT (it fits the
- * 80-byte command area of an SQE128).
+ * payload of the io_uring command DRM_WAFER_URING_CMD_SUBMIT (it fills the
+ * 80-byte command area of an SQE128: it can grow no more).
  *
  * The input BO holds @n_tokens __u32 token ids at @in_offset; they occupy
  * positions @start_pos .. @start_pos + @n_tokens - 1 of sequence @slot.
@@ -571,6 +646,16 @@ struct drm_wafer_job {
 	__u32 times_offset;
 	/** @times_len: with DRM_WAFER_JOB_TIMES, bytes for it; else zero. */
 	__u32 times_len;
+	/**
+	 * @layer: with DRM_WAFER_JOB_LAYER, the layer whose part the job
+	 * runs, numbered as in the full model and inside the model's loaded
+	 * range (-EINVAL otherwise); else zero.  Older userspace, whose
+	 * descriptor ended before it, passes zeros here (io_uring: the
+	 * command area's unused bytes, which had to be zero).
+	 */
+	__u32 layer;
+	/** @pad: must be zero. */
+	__u32 pad;
 };
 
 /**
@@ -610,6 +695,12 @@ struct drm_wafer_token_result {
 
 /**
  * struct drm_wafer_submit - DRM_IOCTL_WAFER_SUBMIT
+ *
+ * 88 bytes since &drm_wafer_job.layer; the driver still takes the 80-byte
+ * struct of older userspace (its ioctl number differs by the size), whose
+ * job ends before @job.layer and whose @seqno sits at byte 72, and
+ * answers it in that layout.  Userspace facing a driver without
+ * DRM_WAFER_CAP_LAYER_PARTS sends that older struct.
  */
 struct drm_wafer_submit {
 	/** @job: in: the job. */

@@ -2,7 +2,8 @@
 /*
  * wafer CLI: attention-FFN disaggregation (--afd A:F, --afd-profiles
  * PA:PF): two device lists, the attention parts of every layer on the
- * first, the FFN parts on the second, in process (wafer_open_afd()).
+ * first, the FFN parts on the second (wafer_open_afd()): in process, or
+ * /dev/accel/accelN devices with --backend kernel.
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,11 +68,6 @@ int cli_afd_check(const struct cli_devices *d, const char *cmd)
 			cmd);
 		return 2;
 	}
-	if (d->base.backend == WAFER_BACKEND_KERNEL) {
-		fprintf(stderr, "wafer %s: --afd runs in process (--backend inproc): the kernel "
-			"driver loads whole layers only\n", cmd);
-		return 2;
-	}
 	return 0;
 }
 
@@ -85,8 +81,8 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 
 	for (g = 0; g < 2; g++) {
 		for (i = 0; i < d->afd[g]; i++) {
+			/* In process unless --backend kernel (accelN devices). */
 			o[g][i] = d->base;
-			o[g][i].backend = WAFER_BACKEND_INPROC;
 			o[g][i].index = (int)d->afd_index[g][i];
 			if (d->afd_profile[g])
 				o[g][i].profile = d->afd_profile[g];
@@ -107,8 +103,9 @@ void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f)
 
 			if (!m || wafer_query(m, &in))
 				continue;
-			fprintf(f, "  inproc %-2u %-18s profile %-6s %u stages x %llu KiB, "
-				"%llu KiB free\n", k, what[g], in.profile_name, in.stages,
+			fprintf(f, "  %-6s %-2u %-18s profile %-6s %u stages x %llu KiB, "
+				"%llu KiB free\n", wafer_backend_name(m), k, what[g],
+				in.profile_name, in.stages,
 				(unsigned long long)in.sram_bytes_per_stage >> 10,
 				(unsigned long long)in.sram_bytes_free >> 10);
 		}
@@ -123,8 +120,8 @@ int cli_afd_info(const struct cli_devices *d)
 		fprintf(stderr, "wafer: %s\n", wafer_last_error());
 		return 1;
 	}
-	printf("devices:  attention-FFN disaggregation over %u + %u in-process devices\n",
-	       d->afd[0], d->afd[1]);
+	printf("devices:  attention-FFN disaggregation over %u + %u %s devices\n",
+	       d->afd[0], d->afd[1], wafer_backend_name(wafer_pipe_member(dev, 0)));
 	cli_print_afd(dev, d, stdout);
 	wafer_close(dev);
 	return 0;

@@ -144,15 +144,19 @@ static int info_usage(void)
 {
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
 		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
-		"            [--stream-weights auto|on|off]] [--afd A:F [--afd-profiles PA:PF]]\n"
+		"            [--expert-group G] [--stream-weights auto|on|off]]\n"
+		"            [--afd A:F [--afd-profiles PA:PF]]\n"
 		"            [--profile P] [--stages N] [--sram-kib K]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
 		"  --profile P, --stages N, --sram-kib K   -b inproc devices of profile P\n"
 		"            (wafer, asic, ...), N stages of K KiB SRAM (an MoE model whose\n"
 		"            layers do not fit with their experts shows where the firmware\n"
 		"            placed its expert groups: experts: across stages)\n"
-		"  --afd A:F attention-FFN disaggregation in process: with -m, each layer's\n"
-		"            attention part (and KV) on devices A, its FFN part on devices F\n"
+		"  --afd A:F attention-FFN disaggregation (in process; with -b kernel on\n"
+		"            accelN devices): with -m, each layer's attention part (and KV)\n"
+		"            on devices A, its FFN part on devices F\n"
+		"  --expert-group G  with -m: each MoE layer's routed experts in groups of\n"
+		"            G placed across the stages with the most free SRAM\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
 		"            (weights, and the KV cache of one sequence of full length);\n"
@@ -288,6 +292,7 @@ int cli_cmd_info(int argc, char **argv)
 		{ "split", required_argument, NULL, 's' },
 		{ "moe", required_argument, NULL, 'M' },
 		{ "moe-gate", required_argument, NULL, 'G' },
+		{ "expert-group", required_argument, NULL, 'X' },
 		{ "stream-weights", required_argument, NULL, 'W' },
 		{ "afd", required_argument, NULL, 'A' },
 		{ "afd-profiles", required_argument, NULL, 'P' },
@@ -296,7 +301,7 @@ int cli_cmd_info(int argc, char **argv)
 		{ "sram-kib", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_KERNEL, .index = -1,
+	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_AUTO, .index = -1,
 					   .submit = WAFER_SUBMIT_IOCTL } };
 	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO };
 	struct info_mdl models[INFO_MAX_MODELS] = { 0 };
@@ -313,6 +318,8 @@ int cli_cmd_info(int argc, char **argv)
 			ret = cli_parse_backend(optarg, &d.base.backend);
 		else if (opt == 'W')
 			ret = cli_parse_stream(optarg, &conv.stream);
+		else if (opt == 'X')
+			ret = cli_parse_expert_group(optarg, &conv.expert_group);
 		else if (opt == 'p')
 			d.base.profile = optarg;
 		else if (opt == 'S' || opt == 'K')
@@ -340,11 +347,10 @@ int cli_cmd_info(int argc, char **argv)
 		fprintf(stderr, "wafer info: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (d.afd[0])	/* in process only */
-		d.base.backend = WAFER_BACKEND_INPROC;
 	if (cli_devices_check(&d, "info") || cli_afd_check(&d, "info"))
 		return 2;
-	if (d.base.backend != WAFER_BACKEND_INPROC)
+	/* --afd: in process unless -b kernel; else kernel unless -b inproc. */
+	if (!d.afd[0] && d.base.backend != WAFER_BACKEND_INPROC)
 		d.base.backend = WAFER_BACKEND_KERNEL;
 	if (d.afd[0])
 		ret = cli_afd_info(&d);
@@ -353,6 +359,7 @@ int cli_cmd_info(int argc, char **argv)
 	for (k = 0; k < n_models; k++) {
 		models[k].conv.moe = conv.moe;
 		models[k].conv.stream = conv.stream;
+		models[k].conv.expert_group = conv.expert_group;
 	}
 	if (!ret && n_models)
 		ret = info_models(&d, models, n_models);

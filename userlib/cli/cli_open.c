@@ -65,6 +65,11 @@ void cli_print_moe(const struct wafer_model_info *mi, FILE *f)
 		mi->n_experts_active, mi->moe_gate < 3 ? gate[mi->moe_gate] : "?");
 }
 
+int cli_parse_expert_group(const char *s, unsigned int *out)
+{
+	return cli_parse_uint(s, 1, 512, out);
+}
+
 int cli_parse_stream(const char *s, int *out)
 {
 	static const char *const names[] = { "off", "auto", "on" };

@@ -70,6 +70,9 @@ static void usage(FILE *f)
 		"  --moe E,TOPK[,SHARED] upcycle every FFN into E experts (+ SHARED), TOPK per token\n"
 		"  --moe-gate softmax|sigmoid|unit  how the selected experts weigh (default softmax;\n"
 		"                       unit with TOPK = E is the dense model exactly)\n"
+		"  --expert-group G     place each MoE layer's routed experts in groups of G\n"
+		"                       across the stages (default: with their layer unless\n"
+		"                       the layers do not fit so); the text is the same\n"
 		"  --keep-int8          int4: keep embedding and classifier at int8\n"
 		"  --kv-int8            int8 KV cache (default int16)\n"
 		"  --stream-weights auto|on|off  weight streaming: the layers' weights stay in\n"
@@ -108,7 +111,7 @@ static void usage(FILE *f)
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
-       OPT_AFD_MB };
+       OPT_AFD_MB, OPT_XGROUP };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -126,6 +129,7 @@ static const struct option long_opts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
+	{ "expert-group", required_argument, NULL, OPT_XGROUP },
 	{ "expert-load", required_argument, NULL, OPT_EXPERT_LOAD },
 	{ "stream-weights", required_argument, NULL, OPT_STREAM },
 	{ "afd", required_argument, NULL, OPT_AFD },
@@ -158,6 +162,8 @@ static int parse_model_opt(struct run_args *a, int opt, const char *arg)
 		return cli_parse_stream(arg, &a->conv.stream) ? 1 : 0;
 	case OPT_MOE_GATE:
 		return cli_parse_gate(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_XGROUP:
+		return cli_parse_expert_group(arg, &a->conv.expert_group) ? 1 : 0;
 	case OPT_QUANT:
 		if (strcmp(arg, "int8") && strcmp(arg, "int4"))
 			return 1;
@@ -394,8 +400,9 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 
 	wafer_query(dev, &i);
 	if (a->devs.afd[0]) {
-		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u in-process "
-			"devices:\n", a->devs.afd[0], a->devs.afd[1]);
+		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices:\n",
+			a->devs.afd[0], a->devs.afd[1],
+			wafer_backend_name(wafer_pipe_member(dev, 0)));
 		cli_print_afd(dev, &a->devs, stderr);
 	} else if (wafer_pipe_size(dev) > 1)
 		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "

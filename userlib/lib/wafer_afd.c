@@ -49,7 +49,10 @@ static void afd_close(struct wafer_dev *dev)
 	free(a);
 }
 
-/* Opens the members: in process (each with its group's options), hooked. */
+/*
+ * Opens the members, each with its group's options: in process unless
+ * they ask for kernel devices, all of one backend; hooked where it can be.
+ */
 static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
 {
 	unsigned int k;
@@ -58,7 +61,8 @@ static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
 	for (k = 0; k < o->n_attn + o->n_ffn && !ret; k++) {
 		struct wafer_open_opts d = k < o->n_attn ? o->attn[k] : o->ffn[k - o->n_attn];
 
-		d.backend = WAFER_BACKEND_INPROC;
+		if (d.backend == WAFER_BACKEND_AUTO)
+			d.backend = WAFER_BACKEND_INPROC;
 		ret = wafer_open(&d, &a->m[k]);
 		if (ret)
 			return wafer_prefix_error(ret, "%s device %u",
@@ -68,11 +72,19 @@ static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
 			a->na++;
 		else
 			a->nf++;
-		if (!a->m[k]->ops->set_cpl_hook || !a->m[k]->ops->bo_import)
+		if (!a->m[k]->ops->bo_import)
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot run the "
 					      "ping-pong", a->m[k]->ops->name);
+		else if (a->m[k]->ops != a->m[0]->ops)
+			ret = wafer_set_error(-EINVAL, "a %s device among %s ones",
+					      a->m[k]->ops->name, a->m[0]->ops->name);
+		else if (!(a->m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
+			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads whole layers "
+					      "only", a->m[k]->ops->name);
+		if (!ret && !a->m[k]->ops->set_cpl_hook)
+			a->polled = 1;
 	}
-	for (k = 0; k < n_members(a) && !ret; k++) {
+	for (k = 0; k < n_members(a) && !ret && !a->polled; k++) {
 		a->hook[k] = (struct afd_hook){ .a = a, .k = k };
 		a->m[k]->ops->set_cpl_hook(a->m[k], wafer_afd_hook, &a->hook[k]);
 	}
@@ -105,6 +117,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	dev->ops = &wafer_afd_backend;
 	dev->priv = a;
 	a->mb = o->micro_batch_tokens ? o->micro_batch_tokens : AFD_MB;
+	a->polled = !!o->polled;
 	ret = afd_members(a, o);
 	if (ret) {
 		afd_close(dev);
@@ -236,6 +249,8 @@ static int afd_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len
 	am->used = 1;
 	am->L = mi.n_layers;
 	for (k = 0; k < n_members(a); k++) {
+		/* Expert groups are the FFN parts' (attention has no experts). */
+		am->ld[k].expert_group = k < a->na ? 0 : out->expert_group;
 		ret = model_load_member(a, am, bo, len, k);
 		if (ret) {
 			model_free(a, am, k);

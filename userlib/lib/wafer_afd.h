@@ -154,6 +154,9 @@ struct afd_hook {
  *	jobs than micro-batches can be in flight): posted in order as its
  *	jobs complete, before any later step to it
  * @pend_seq: the last queued step's number
+ * @polled: the members have no completion hook (kernel devices): the
+ *	caller's reap collects their completions and posts the next steps
+ * @inflight: per member, steps it holds (@polled: whom reap waits for)
  * @lock: guards everything above from @jobs (hooks run on members' threads)
  * @cond: signalled when a job finished
  */
@@ -170,6 +173,8 @@ struct afd {
 	struct afd_hook hook[AFD_MAX];
 	unsigned int n_pend[AFD_MAX];
 	uint64_t pend_seq;
+	int polled;
+	unsigned int inflight[AFD_MAX];
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };

@@ -55,6 +55,9 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	j->ctx_id = ac->id[*k];
 	j->user_data = (uint64_t)(r - a->rec);
 	j->flags = (r->job.flags & WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_LAYER;
+	j->layer = l;
+	j->in_sync = NULL;
+	j->out_sync = 0;
 	j->times_offset = 0;	/* the host writes the times (wafer_afd_times.c) */
 	j->times_len = 0;
 	j->in = am->view[*k];
@@ -107,8 +110,10 @@ static int step_post(struct afd *a, struct afd_rec *r)
 	step_job(a, r, &k, &j);
 	if (!a->n_pend[k])
 		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
-	if (ret == 1)
+	if (ret == 1) {
+		a->inflight[k]++;
 		return 0;
+	}
 	if (!no_room(ret))
 		return ret < 0 ? ret : -EIO;
 	r->pend = ++a->pend_seq;
@@ -139,7 +144,9 @@ static void pend_drain(struct afd *a, unsigned int k)
 			return;
 		old->pend = 0;
 		a->n_pend[k]--;
-		if (ret != 1)
+		if (ret == 1)
+			a->inflight[k]++;
+		else
 			rec_done(a, old, ret < 0 ? ret : -EIO, 0);
 	}
 }
@@ -168,17 +175,16 @@ static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_do
 	pthread_cond_broadcast(&a->cond);
 }
 
-void wafer_afd_hook(void *arg, const struct wafer_completion *c)
+/* Member @k ran a step (@c): the micro-batch's next one goes (lock held). */
+static void step_done(struct afd *a, unsigned int k, const struct wafer_completion *c)
 {
-	struct afd_hook *h = arg;
-	struct afd *a = h->a;
 	struct afd_rec *r = &a->rec[c->user_data];
-	struct afd_job *job;
+	struct afd_job *job = &a->jobs[r->parent];
 	int ret;
 
-	pthread_mutex_lock(&a->lock);
-	job = &a->jobs[r->parent];
-	wafer_afd_times_step(a, r, h->k, c);
+	if (a->inflight[k])
+		a->inflight[k]--;
+	wafer_afd_times_step(a, r, k, c);
 	if (!r->step && !job->started) {
 		job->t0 = c->done_ns - c->device_ns;
 		job->started = 1;
@@ -191,8 +197,16 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 		if (ret)
 			rec_done(a, r, ret, c->done_ns);
 	}
-	pend_drain(a, h->k);	/* a job of member k left: room for a waiting step */
-	pthread_mutex_unlock(&a->lock);
+	pend_drain(a, k);	/* a job of member k left: room for a waiting step */
+}
+
+void wafer_afd_hook(void *arg, const struct wafer_completion *c)
+{
+	struct afd_hook *h = arg;
+
+	pthread_mutex_lock(&h->a->lock);
+	step_done(h->a, h->k, c);
+	pthread_mutex_unlock(&h->a->lock);
 }
 
 static int free_recs(const struct afd *a, unsigned int *idx, unsigned int want)
@@ -282,6 +296,58 @@ static int pend_kick(struct afd *a)
 	return (int)any;
 }
 
+/*
+ * Polled members (lock held): every completion any member has moves its
+ * micro-batch on; if none was there, wait (until @until at most) on a
+ * member that holds steps.  0; 1 when no member holds any (nothing to
+ * wait for); or a member's reap error.
+ */
+static int poll_members(struct afd *a, uint64_t until)
+{
+	struct wafer_completion c[AFD_MAX_INFLIGHT];
+	unsigned int k, got = 0, busy = 0, wait_k = 0;
+	int n, i;
+
+	for (k = 0; k < a->na + a->nf; k++) {
+		n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, 0, 0);
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++)
+			step_done(a, k, &c[i]);
+		got += (unsigned int)n;
+		if (a->inflight[k] && !busy++)
+			wait_k = k;
+	}
+	if (!busy)
+		return got ? 0 : 1;
+	if (got)
+		return 0;
+	/* One member holds steps: its next completion is the next event. */
+	if (busy > 1 && until > wafer_now_ns() + 1000000)
+		until = wafer_now_ns() + 1000000;
+	n = a->m[wait_k]->ops->reap(a->m[wait_k], c, AFD_MAX_INFLIGHT, 1, until);
+	for (i = 0; i < n; i++)
+		step_done(a, wait_k, &c[i]);
+	return n < 0 ? n : 0;
+}
+
+/* The caller moves the micro-batches on: until @min jobs finished. */
+static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
+		       uint64_t deadline_ns)
+{
+	int ret = 0;
+
+	while (a->n_done < min && a->n_done < max) {
+		pend_kick(a);	/* a queued step waits on a member that holds others */
+		ret = poll_members(a, deadline_ns);
+		if (ret)	/* an error, or nothing in flight: nothing more comes */
+			break;
+		if (a->n_done < min && wafer_now_ns() >= deadline_ns)
+			break;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns)
 {
@@ -289,9 +355,12 @@ int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned
 	struct timespec ts;
 	uint64_t until, now;
 	unsigned int n;
+	int ret = 0;
 
 	pthread_mutex_lock(&a->lock);
-	while (a->n_done < min && a->n_done < max) {
+	if (a->polled)
+		ret = reap_polled(a, max, min, deadline_ns);
+	while (!a->polled && a->n_done < min && a->n_done < max) {
 		/* A step queued after its member's last completion: retried each ms. */
 		now = wafer_now_ns();
 		until = pend_kick(a) && now + 1000000 < deadline_ns ? now + 1000000 : deadline_ns;
@@ -306,5 +375,5 @@ int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));
 	a->n_done -= n;
 	pthread_mutex_unlock(&a->lock);
-	return (int)n;
+	return n || !ret ? (int)n : ret;
 }

@@ -94,6 +94,8 @@ struct wafer_ctx {
  *	valid until the unload: the caller keeps the BO)
  * @part: in: the part of each layer to load (WFW_PART_*: 0 whole layers,
  *	attention, FFN; attention-FFN disaggregation, wafer_afd.c)
+ * @expert_group: in: routed experts per expert group placed across the
+ *	stages (LOAD_MODEL expert_group; 0: the firmware's default)
  */
 struct wafer_load_hw {
 	uint32_t layer_first;
@@ -106,6 +108,7 @@ struct wafer_load_hw {
 	uint32_t act_size;
 	int stream;
 	uint32_t part;
+	uint32_t expert_group;
 };
 
 /* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */
@@ -139,6 +142,9 @@ struct wafer_load_hw {
  *	late as the job's issue, so it stays valid until the job completes,
  *	and the syncobj is reset (@sync_reset) before it is used again
  * @out_sync: a syncobj that receives the job's fence, or 0
+ * @layer: with WAFER_JOB_HW_LAYER, the layer whose part the job runs; the
+ *	caller also writes it after the input, where the firmware reads it
+ *	(the kernel's driver writes it there again from the descriptor)
  */
 struct wafer_job_hw {
 	uint32_t ctx_id;
@@ -157,6 +163,7 @@ struct wafer_job_hw {
 	uint32_t out_sync;
 	uint32_t times_offset;
 	uint32_t times_len;
+	uint32_t layer;
 };
 
 /**

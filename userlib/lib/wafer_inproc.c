@@ -80,7 +80,9 @@ static int query(struct wafer_dev *dev)
 	memset(i, 0, sizeof(*i));
 	i->api_version = DRM_WAFER_API_VERSION;
 	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_WEIGHT_STREAM | WAFER_CAP_NOT_BEFORE |
-		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0);
+		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0) |
+		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 5 ? WAFER_CAP_LAYER_PARTS : 0) |
+		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 6 ? WAFER_CAP_EXPERT_GROUPS : 0);
 	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
 	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);
 	i->profile = fi.profile;
@@ -261,6 +263,7 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	cmd.load.layer_count = ld->layer_count;
 	cmd.load.flags = ld->stream ? WFW_LOAD_STREAM : 0;
 	cmd.load.part = ld->part;
+	cmd.load.expert_group = ld->expert_group;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
 	if (ret == -ENOSPC)
 		return load_nospc(dev, &cpl);
@@ -274,6 +277,10 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	ld->n_layers = cpl.result1;
 	/* What the range holds, as the kernel driver learns it (GET_INFO). */
 	ret = fw_info(dev, cpl.model, &fi);
+	/* Expert groups of layers without experts: refused, as the driver does. */
+	if (!ret && ld->expert_group && !fi.moe_layers)
+		ret = wafer_set_error(-EINVAL, "expert groups of %u: the loaded layers have no "
+				      "experts", ld->expert_group);
 	if (ret) {
 		inproc_model_unload(dev, cpl.model);
 		return ret;

@@ -33,7 +33,9 @@ _Static_assert(sizeof(struct wafer_chunk_time) == sizeof(struct drm_wafer_chunk_
 _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
 	       WAFER_CAP_PRIME == DRM_WAFER_CAP_PRIME &&
 	       WAFER_CAP_WEIGHT_STREAM == DRM_WAFER_CAP_WEIGHT_STREAM &&
-	       WAFER_CAP_NOT_BEFORE == DRM_WAFER_CAP_NOT_BEFORE, "caps");
+	       WAFER_CAP_NOT_BEFORE == DRM_WAFER_CAP_NOT_BEFORE &&
+	       WAFER_CAP_LAYER_PARTS == DRM_WAFER_CAP_LAYER_PARTS &&
+	       WAFER_CAP_EXPERT_GROUPS == DRM_WAFER_CAP_EXPERT_GROUPS, "caps");
 
 /**
  * struct kernel_dev - kernel backend state
@@ -268,11 +270,15 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		.bo_handle = bo->handle, .blob_size = len,
 		.layer_first = ld->layer_first, .layer_count = ld->layer_count,
 		.flags = ld->stream ? DRM_WAFER_LOAD_STREAM : 0,
+		.part = ld->part, .expert_group = ld->expert_group,
 	};
 
-	/* Layer parts (attention-FFN disaggregation) are in process only. */
-	if (ld->part)
-		return wafer_set_error(-EOPNOTSUPP, "the kernel driver loads whole layers only");
+	if (ld->part && !(dev->info.caps & WAFER_CAP_LAYER_PARTS))
+		return wafer_set_error(-EOPNOTSUPP, "accel%d: the driver loads whole layers only "
+				       "(no DRM_WAFER_CAP_LAYER_PARTS)", dev->index);
+	if (ld->expert_group && !(dev->info.caps & WAFER_CAP_EXPERT_GROUPS))
+		return wafer_set_error(-EOPNOTSUPP, "accel%d: the driver places no expert groups "
+				       "(no DRM_WAFER_CAP_EXPERT_GROUPS)", dev->index);
 	if (drmIoctl(kd(dev)->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml))
 		return kernel_load_error(dev, errno, &ml);
 	ld->id = ml.model_id;
@@ -323,7 +329,8 @@ static uint32_t job_flags(uint32_t f)
 	       ((f & WAFER_JOB_HW_IN_ACT) ? DRM_WAFER_JOB_IN_ACT : 0) |
 	       ((f & WAFER_JOB_HW_OUT_ACT) ? DRM_WAFER_JOB_OUT_ACT : 0) |
 	       ((f & WAFER_JOB_HW_NOT_BEFORE) ? DRM_WAFER_JOB_NOT_BEFORE : 0) |
-	       ((f & WAFER_JOB_HW_DONE_NS) ? DRM_WAFER_JOB_DONE_NS : 0);
+	       ((f & WAFER_JOB_HW_DONE_NS) ? DRM_WAFER_JOB_DONE_NS : 0) |
+	       ((f & WAFER_JOB_HW_LAYER) ? DRM_WAFER_JOB_LAYER : 0);
 }
 
 /*
@@ -357,6 +364,7 @@ static int kernel_post(struct wafer_dev *dev, const struct wafer_job_hw *jobs, u
 			.in_syncobj_count = j->in_sync ? 1 : 0,
 			.out_syncobj = j->out_sync,
 			.times_offset = j->times_offset, .times_len = j->times_len,
+			.layer = (j->flags & WAFER_JOB_HW_LAYER) ? j->layer : 0,
 		};
 		ud[i] = j->user_data;
 	}

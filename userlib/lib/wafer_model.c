@@ -72,10 +72,11 @@ static int load_auto(struct wafer_dev *dev, const void *blob, size_t len,
 	return wafer_set_error(ret, "%s; streaming the weights: %s", resident, streamed);
 }
 
-int wafer_model_load_stream(struct wafer_dev *dev, const void *blob, size_t len,
-			    int stream, struct wafer_model **out)
+/* wafer_model_load_stream() with @expert_group (struct wafer_convert_opts). */
+static int model_load(struct wafer_dev *dev, const void *blob, size_t len, int stream,
+		      unsigned int expert_group, struct wafer_model **out)
 {
-	struct wafer_load_hw ld = { 0 };	/* every layer */
+	struct wafer_load_hw ld = { .expert_group = expert_group };	/* every layer */
 	struct wafer_bo *kept = NULL;
 	struct wfs_model_info mi;
 	struct wafer_model *m;
@@ -117,6 +118,12 @@ int wafer_model_load_stream(struct wafer_dev *dev, const void *blob, size_t len,
 	return 0;
 }
 
+int wafer_model_load_stream(struct wafer_dev *dev, const void *blob, size_t len,
+			    int stream, struct wafer_model **out)
+{
+	return model_load(dev, blob, len, stream, 0, out);
+}
+
 int wafer_model_load(struct wafer_dev *dev, const void *blob, size_t len,
 		     struct wafer_model **out)
 {
@@ -135,7 +142,8 @@ int wafer_model_load_file(struct wafer_dev *dev, const char *ckpt_path,
 	ret = wafer_convert(ckpt_path, opts, &blob, &len);
 	if (ret)
 		return ret;
-	ret = wafer_model_load_stream(dev, blob, len, opts ? opts->stream : 0, out);
+	ret = model_load(dev, blob, len, opts ? opts->stream : 0,
+			 opts ? opts->expert_group : 0, out);
 	free(blob);
 	return ret;
 }

@@ -210,6 +210,7 @@ static int model_load_part(struct pipe *p, struct pipe_model *pm, struct wafer_b
 	ld->layer_first = pm->first[k];
 	ld->layer_count = count;
 	ld->stream = pm->stream;
+	ld->expert_group = pm->expert_group;
 	ret = p->m[k]->ops->model_load(p->m[k], pipe_bo_on(blob, k), len, ld);
 	if (ret)
 		return wafer_prefix_error(ret, "device %u (layers %u..%u)", k, pm->first[k],
@@ -303,6 +304,7 @@ static int pipe_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t le
 	pm->used = 1;
 	pm->n = (unsigned int)n;
 	pm->stream = out->stream;
+	pm->expert_group = out->expert_group;
 	for (k = 0; k < pm->n; k++) {
 		pm->first[k] = k ? pm->first[k - 1] + count[k - 1] : 0;
 		ret = model_load_part(p, pm, bo, len, k, count[k]);

@@ -55,6 +55,7 @@ struct pipe_bo {
  * @sync_out: per link and job slot, the syncobj part k signals (member k)
  * @sync_in: the same syncobj on member k + 1
  * @stream: every part streams its weights (struct wafer_load_hw.stream)
+ * @expert_group: every part's expert groups (struct wafer_load_hw)
  * @stage_in: with two parts or more, part 0's inputs on member 0, a slot
  *	per job in flight: the caller's token ids, then the job's floor
  *	(WAFER_JOB_HW_NOT_BEFORE, wafer_pipe_clock.c)
@@ -75,6 +76,7 @@ struct pipe_model {
 	uint32_t sync_out[PIPE_MAX][PIPE_MAX_INFLIGHT];
 	uint32_t sync_in[PIPE_MAX][PIPE_MAX_INFLIGHT];
 	int stream;
+	uint32_t expert_group;
 	struct wafer_bo *stage_in;
 	uint64_t in_stride;
 };

@@ -6,6 +6,7 @@
  * every completion exactly once.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,15 +23,49 @@
  * @head: oldest entry
  * @count: entries
  * @cap: ring capacity (a power of two)
+ * @v1: the driver predates drm_wafer_job.layer (no DRM_WAFER_CAP_LAYER_PARTS):
+ *	its SUBMIT takes the old 80-byte struct, the seqno at byte 72
  */
 struct ioctl_path {
 	int fd;
+	int v1;
 	uint64_t *seqno;
 	uint64_t *user_data;
 	unsigned int head;
 	unsigned int count;
 	unsigned int cap;
 };
+
+/* DRM_IOCTL_WAFER_SUBMIT of a driver before drm_wafer_job.layer. */
+struct submit_v1 {
+	unsigned char job[offsetof(struct drm_wafer_job, layer)];
+	uint64_t seqno;
+};
+
+#define SUBMIT_V1	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct submit_v1)
+
+_Static_assert(sizeof(struct submit_v1) == 80 && sizeof(struct drm_wafer_submit) == 88,
+	       "SUBMIT: the old and the new size differ");
+
+/* One SUBMIT, in the layout the driver takes: 0 or -errno. */
+static int submit_one(const struct ioctl_path *p, const struct drm_wafer_job *j,
+		      uint64_t *seqno)
+{
+	struct drm_wafer_submit s = { .job = *j };
+	struct submit_v1 o;
+
+	if (p->v1) {
+		memcpy(o.job, j, sizeof(o.job));
+		if (drmIoctl(p->fd, SUBMIT_V1, &o))
+			return -errno;
+		*seqno = o.seqno;
+		return 0;
+	}
+	if (drmIoctl(p->fd, DRM_IOCTL_WAFER_SUBMIT, &s))
+		return -errno;
+	*seqno = s.seqno;
+	return 0;
+}
 
 static int grow(struct ioctl_path *p)
 {
@@ -59,10 +94,10 @@ static int ioctl_init(int fd, const struct wafer_info *info, void **priv)
 {
 	struct ioctl_path *p = calloc(1, sizeof(*p));
 
-	(void)info;
 	if (!p)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	p->fd = fd;
+	p->v1 = !(info->caps & WAFER_CAP_LAYER_PARTS);
 	*priv = p;
 	return 0;
 }
@@ -86,16 +121,16 @@ static int ioctl_submit(void *priv, const struct drm_wafer_job *jobs,
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
-		struct drm_wafer_submit s = { .job = jobs[i] };
+		uint64_t seqno = 0;
 
 		if (p->count == p->cap && (ret = grow(p)))
 			break;
-		if (drmIoctl(p->fd, DRM_IOCTL_WAFER_SUBMIT, &s)) {
-			ret = -errno;
-			wafer_set_error(ret, "DRM_IOCTL_WAFER_SUBMIT failed: %s", strerror(errno));
+		ret = submit_one(p, &jobs[i], &seqno);
+		if (ret) {
+			wafer_set_error(ret, "DRM_IOCTL_WAFER_SUBMIT failed: %s", strerror(-ret));
 			break;
 		}
-		p->seqno[(p->head + p->count) & (p->cap - 1)] = s.seqno;
+		p->seqno[(p->head + p->count) & (p->cap - 1)] = seqno;
 		p->user_data[(p->head + p->count) & (p->cap - 1)] = user_data[i];
 		p->count++;
 	}

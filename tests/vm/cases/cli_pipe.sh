@@ -14,8 +14,16 @@
 # io_uring) as in process: a process per device, links between them; the
 # 5-device runs' modelled tok/s equals the in-process pipeline's (device 0
 # waits for the last device's previous token: NOT_BEFORE and done_ns).
+# Attention-FFN disaggregation on kernel devices (`wafer run --afd A:F
+# --backend kernel`: layer-part models, DRM_WAFER_JOB_LAYER jobs, the
+# micro-batches moved from device to device by the caller's reap) and MoE
+# expert groups through MODEL_LOAD.expert_group (--expert-group, one
+# device and -d 0-4) print exactly what one in-process device prints, and
+# the in-process AFD prints it too; `wafer info --afd 0:1 -b kernel -m`
+# shows the parts on accel devices.
 # Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
-# between devices, several devices) are the debug tier's through `chain`.
+# between devices, several devices) are the debug tier's through `chain`;
+# layer parts and expert groups through conformance (test_layer_parts).
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
@@ -29,6 +37,13 @@ runs=(
 	"int8-5-uring|-d 0-4|uring|--quant int8 -n 200"
 	"int4-3|-d 0,2,3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 	"int4-split|-d 1-2 --split 4,1|ioctl|--quant int4 -n 128 -i 'Once upon a time, a dog'"
+	# layer parts (--afd) and expert groups
+	"afd-1-1|--afd 0:1|ioctl|--quant int8 -n 200"
+	"afd-2-2-uring|--afd 0-1:2-3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
+	"afd-mb4|--afd 0:1-2 --afd-micro-batch 4|uring|--quant int8 -n 96 -i 'Once upon a time'"
+	"afd-moe-xgroup|--afd 0-1:2|ioctl|--quant int8 -n 128 --moe 4,2 --expert-group 1"
+	"moe-xgroup|-d 0|ioctl|--quant int8 -n 128 --moe 4,2 --expert-group 2"
+	"moe-xgroup-5|-d 0-4|uring|--quant int8 -n 128 --moe 4,2,1 --expert-group 1"
 )
 trace_args="--quant int8 -n 40 -i 'Once upon a time' -d 0-4"
 
@@ -37,8 +52,11 @@ insmod "$WAFER_MODULE" num_devices=5'
 for r in "${runs[@]}"; do
 	IFS='|' read -r name devs submit args <<<"$r"
 	script+="
-$wafer run $common $args $devs --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
+$wafer run $common $args $devs --backend kernel --submit $submit >\"\$WAFER_RESULTS/$name.out\" 2>\"\$WAFER_RESULTS/$name.err\""
 done
+script+="
+echo '=== afd-err'; cat \"\$WAFER_RESULTS/afd-2-2-uring.err\"
+echo '=== afd-info'; $wafer info --afd 0:1 -b kernel -m $models/stories260K.bin"
 for submit in ioctl uring; do
 	script+="
 $wafer run $common $trace_args --submit $submit --trace \"\$WAFER_RESULTS/trace-$submit.json\" >/dev/null 2>\"\$WAFER_RESULTS/trace-$submit.err\"
@@ -79,6 +97,16 @@ for r in "${runs[@]}"; do
 	fi
 	echo "$name: kernel $devs ($submit) == inproc $devs == one device ($(printf '%s' "$got" | wc -c) bytes)"
 done
+
+err=$(section afd-err)
+expect_contains "$err" '^wafer: attention-FFN disaggregation over 2 \+ 2 kernel devices:'
+expect_contains "$err" '^  kernel 0 +attention \(and KV\) '
+expect_contains "$err" '^  kernel 3 +FFN '
+info=$(section afd-info)
+expect_contains "$info" '^devices: +attention-FFN disaggregation over 1 \+ 1 kernel devices$'
+expect_contains "$info" 'attention \+embed'
+expect_contains "$info" 'FFN +\+head'
+echo "afd: the runs and wafer info name the kernel devices and their parts"
 
 err=$(section run-err)
 printf '%s\n' "$err"

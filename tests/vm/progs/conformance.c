@@ -768,12 +768,12 @@ static int model_load_poisoned(int fd, uint32_t bo, uint64_t offset, uint32_t fi
 	memset(ml, POISON, sizeof(*ml));
 	ml->bo_handle = bo;
 	ml->flags = 0;
-	ml->pad = 0;
+	ml->part = 0;
 	ml->bo_offset = offset;
 	ml->blob_size = blob_len;
 	ml->layer_first = first;
 	ml->layer_count = count;
-	ml->pad2 = 0;
+	ml->expert_group = 0;
 	return ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, ml);
 }
 
@@ -854,6 +854,47 @@ static void test_model_load_beside(int fa, int fb, struct bo *b, uint32_t first)
 	if (other)
 		expect(ioc(fb, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0,
 		       "MODEL_UNLOAD the other file's model (this file's stays)");
+}
+
+/*
+ * part and expert_group (the former padding): values the driver refuses
+ * before the firmware sees them, and expert groups on the dense test model,
+ * which the firmware loads and the driver then refuses (and unloads).
+ */
+static void test_model_load_bad_parts(int fa, uint32_t bo)
+{
+	static const struct {
+		uint32_t flags, part, group;
+		const char *name;
+	} c[] = {
+		{ 0, DRM_WAFER_PART_MAX + 1, 0, "part 3 (unknown)" },
+		{ 0, 0xffffffffu, 0, "part 0xffffffff" },
+		{ DRM_WAFER_LOAD_STREAM, DRM_WAFER_PART_ATTN, 0, "part ATTN with LOAD_STREAM" },
+		{ DRM_WAFER_LOAD_STREAM, DRM_WAFER_PART_FFN, 0, "part FFN with LOAD_STREAM" },
+		{ 0, 0, DRM_WAFER_MAX_EXPERT_GROUP + 1, "expert_group 513 (above the most)" },
+		{ 0, 0, 0xffffffffu, "expert_group 0xffffffff" },
+		{ DRM_WAFER_LOAD_STREAM, 0, 2, "expert_group 2 with LOAD_STREAM" },
+		{ 0, DRM_WAFER_PART_ATTN, 2, "expert_group 2 on an attention part" },
+		{ 0, 0, 2, "expert_group 2 on a dense model" },
+		{ 0, DRM_WAFER_PART_FFN, 1, "expert_group 1 on a dense model's FFN part" },
+	};
+	struct drm_wafer_model_load ml;
+	struct drm_wafer_model_unload u = { 0 };
+	size_t i;
+	int ret;
+
+	wt_ok((info.caps & DRM_WAFER_CAP_LAYER_PARTS) && (info.caps & DRM_WAFER_CAP_EXPERT_GROUPS),
+	      "GET_INFO caps has DRM_WAFER_CAP_LAYER_PARTS and DRM_WAFER_CAP_EXPERT_GROUPS "
+	      "(firmware 1.%u)", info.fw_version_minor);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ml = (struct drm_wafer_model_load){ .bo_handle = bo, .blob_size = blob_len,
+			.flags = c[i].flags, .part = c[i].part, .expert_group = c[i].group };
+		ret = ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+		expect(ret, -EINVAL, "MODEL_LOAD %s", c[i].name);
+		u.model_id = ml.model_id;
+		if (!ret)
+			ioc(fa, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u);
+	}
 }
 
 static void test_model_load(int fa, int fb, uint32_t *model_id)
@@ -960,10 +1001,7 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 					    .flags = DRM_WAFER_LOAD_STREAM | 1u << 31 };
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
 	       "MODEL_LOAD flags STREAM + bit 31");
-	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad = 1 };
-	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD pad != 0");
-	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len, .pad2 = 1 };
-	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL, "MODEL_LOAD pad2 != 0");
+	test_model_load_bad_parts(fa, b.handle);
 	ml = (struct drm_wafer_model_load){ .bo_handle = b.handle, .blob_size = blob_len,
 					    .layer_first = 2 };
 	expect(ioc(fa, DRM_IOCTL_WAFER_MODEL_LOAD, &ml), -EINVAL,
@@ -1027,12 +1065,12 @@ static void test_model_load(int fa, int fb, uint32_t *model_id)
 	wt_ok(!ret && ml.model_id && ml.model_id != POISON32 && ml.sram_needed != POISON64 &&
 	      ml.sram_needed > 0 &&
 	      ml.sram_needed <= (uint64_t)info.stages * info.sram_bytes_per_stage &&
-	      ml.pad == 0 && ml.bo_offset == 8 && ml.blob_size == blob_len,
+	      ml.part == 0 && ml.bo_offset == 8 && ml.blob_size == blob_len,
 	      "MODEL_LOAD output: model_id %u, sram_needed %" PRIu64 ", inputs untouched",
 	      ml.model_id, (uint64_t)ml.sram_needed);
 	wt_ok(!ret && ml.n_layers == 5 &&
 	      ml.model_flags == (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD) &&
-	      ml.act_size == DRM_WAFER_ACT_REC_SIZE(64) && ml.pad2 == 0,
+	      ml.act_size == DRM_WAFER_ACT_REC_SIZE(64) && ml.expert_group == 0,
 	      "MODEL_LOAD output of the whole model: %u layers, model_flags 0x%x, act_size %u",
 	      ml.n_layers, ml.model_flags, ml.act_size);
 	*model_id = ret ? 0 : ml.model_id;
@@ -1261,6 +1299,35 @@ static void test_wait_submit(int fa, uint32_t sync_sig, uint32_t sync_nofence)
 	expect(ret ? ret : st, 0, "SUBMIT NOP with WAIT_SUBMIT");
 }
 
+/*
+ * DRM_IOCTL_WAFER_SUBMIT as userspace built before drm_wafer_job.layer
+ * sends it: an 80-byte struct, the seqno at byte 72.  It still runs, and
+ * the seqno comes back where that userspace reads it.
+ */
+struct submit_v1 {
+	unsigned char job[72];
+	uint64_t seqno;
+};
+
+#define SUBMIT_V1	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct submit_v1)
+
+static void test_submit_v1(int fa)
+{
+	struct submit_v1 s;
+	int ret, st = -1;
+
+	memcpy(s.job, &job_base, sizeof(s.job));
+	s.seqno = POISON64;
+	ret = ioc(fa, SUBMIT_V1, &s);
+	expect(ret, 0, "SUBMIT of the old 80-byte size (seqno at byte 72)");
+	ret = ret ? ret : wait_job(fa, s.seqno, 60, &st);
+	expect(ret ? ret : st, 0, "WAIT for the old-size SUBMIT's seqno %" PRIu64,
+	       (uint64_t)s.seqno);
+	memcpy(s.job, &job_base, sizeof(s.job));
+	memcpy(s.job + offsetof(struct drm_wafer_job, flags), &(uint32_t){ 0x20 }, 4);
+	expect(ioc(fa, SUBMIT_V1, &s), -EINVAL, "SUBMIT of the old size, flags 0x20");
+}
+
 static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *out)
 {
 	struct drm_wafer_job j;
@@ -1300,6 +1367,10 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 	j.top_k = 0;
 	reject(fa, &j, -EINVAL, "flags OUT_ACT on a model whose layers end it (it gives results)");
 	BAD(flags, 0x80000000u, -EINVAL, "flags 0x80000000");
+	BAD(flags, DRM_WAFER_JOB_LAYER, -EINVAL, "flags LAYER on a model of whole layers");
+	BAD(layer, 1, -EINVAL, "layer 1 without DRM_WAFER_JOB_LAYER");
+	BAD(pad, 1, -EINVAL, "pad != 0");
+	test_submit_v1(fa);
 	BAD(times_len, 8, -EINVAL, "times_len without TIMES");
 	BAD(ctx_id, 0, -ENOENT, "ctx_id 0");
 	BAD(ctx_id, 0xffffffffu, -ENOENT, "ctx_id never created");
@@ -1511,19 +1582,24 @@ static void test_submit(int fa, int fb, uint32_t ctx, struct bo *in, struct bo *
 
 /* ----------------------------------------------------------- io_uring -- */
 
-/* CQE res of one DRM_WAFER_URING_CMD_SUBMIT of @j with @tail in bytes 72-79. */
+/*
+ * CQE res of one DRM_WAFER_URING_CMD_SUBMIT of @j with @tail in bytes
+ * 72-79 of the command area: the job's layer and pad (older userspace had
+ * to leave them zero).
+ */
 static int uring_submit_tail(int fd, const struct drm_wafer_job *j, uint64_t tail)
 {
+	struct drm_wafer_job t = *j;
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int res;
 
+	memcpy(&t.layer, &tail, sizeof(tail));
 	if (io_uring_queue_init(4, &ring, IORING_SETUP_SQE128))
 		return -1000;
 	sqe = io_uring_get_sqe(&ring);
-	wt_uring_prep_submit(sqe, fd, j, 1);
-	memcpy(sqe->cmd + sizeof(*j), &tail, sizeof(tail));
+	wt_uring_prep_submit(sqe, fd, &t, 1);
 	io_uring_submit(&ring);
 	res = io_uring_wait_cqe(&ring, &cqe) ? -1001 : cqe->res;
 	if (res > -1000)
@@ -1539,13 +1615,15 @@ static void test_uring(int fa)
 		int want;
 		const char *name;
 	} c[] = {
-		{ 0, 0, "valid, command area bytes 72-79 zero" },
-		{ 1, -EINVAL, "command area byte 72 non-zero" },
-		{ 1ull << 56, -EINVAL, "command area byte 79 non-zero" },
+		{ 0, 0, "valid, command area bytes 72-79 (layer, pad) zero" },
+		{ 1, -EINVAL, "layer 1 (byte 72) without DRM_WAFER_JOB_LAYER" },
+		{ 1ull << 56, -EINVAL, "pad (byte 79) non-zero" },
 	};
 	size_t i;
 
-	if (!wt_ok(sizeof(struct drm_wafer_job) == 72, "drm_wafer_job is 72 bytes"))
+	if (!wt_ok(sizeof(struct drm_wafer_job) == 80 &&
+		   offsetof(struct drm_wafer_job, layer) == 72,
+		   "drm_wafer_job is 80 bytes, layer at 72 (the SQE128 command area)"))
 		return;
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		expect(uring_submit_tail(fa, &job_base, c[i].tail), c[i].want,
@@ -2093,6 +2171,131 @@ static void test_layer_range(void)
 	close(fd);
 }
 
+/* ------------------------------------------- layer parts (AFD) -- */
+
+#define N_LAYERS	5	/* of the test model */
+#define ACT_GAP		1024	/* the two activation buffers' distance */
+
+/* Part @part of every layer of the test blob in @b; its context, or 0. */
+static uint32_t part_ctx(int fd, struct bo *b, uint32_t part, uint32_t want_flags)
+{
+	struct drm_wafer_model_load ml = { .bo_handle = b->handle, .blob_size = blob_len,
+					   .part = part };
+	int ret = ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
+
+	expect(ret, 0, "MODEL_LOAD part %u of every layer", part);
+	wt_ok(!ret && ml.n_layers == N_LAYERS && ml.model_flags == want_flags &&
+	      ml.part == part,
+	      "MODEL_LOAD part %u output: %u layers, model_flags 0x%x (want 0x%x)", part,
+	      ml.n_layers, ml.model_flags, want_flags);
+	return ret ? 0 : ctx_new(fd, ml.model_id, 1, 64, NULL);
+}
+
+/*
+ * One token at @pos through the layer parts: attention then FFN of each
+ * layer, activation records ping-ponging between two spans of @x, the
+ * last FFN writing the result into @out.  0 or the first failure.
+ */
+static int part_step(int fd, const uint32_t ctx[2], struct bo *x, struct bo *out,
+		     uint32_t tok, uint32_t pos)
+{
+	uint32_t l, p, k = 0;
+	uint64_t seq;
+	int ret, st;
+
+	memcpy(x->map, &tok, sizeof(tok));
+	for (l = 0; l < N_LAYERS; l++) {
+		for (p = 0; p < 2; p++, k++) {
+			struct drm_wafer_job j = { .ctx_id = ctx[p], .start_pos = pos,
+				.n_tokens = 1, .flags = DRM_WAFER_JOB_LAYER, .layer = l,
+				.in_handle = x->handle, .in_offset = (k % 2) * ACT_GAP,
+				.out_handle = x->handle, .out_offset = ((k + 1) % 2) * ACT_GAP };
+
+			if (k)
+				j.flags |= DRM_WAFER_JOB_IN_ACT;
+			if (l + 1 < N_LAYERS || !p) {
+				j.flags |= DRM_WAFER_JOB_OUT_ACT;
+			} else {
+				j.out_handle = out->handle;
+				j.out_offset = 0;
+				j.top_k = TOPK;
+			}
+			ret = submit(fd, &j, &seq);
+			ret = ret ? ret : wait_job(fd, seq, 60, &st);
+			if (ret || st)
+				return ret ? ret : st;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The attention and the FFN parts of every layer as two models of one
+ * file: a greedy decode through them, two jobs a layer, gives the
+ * reference tokens (the split changes no bit); the driver writes each
+ * job's layer after its input; and what a part model's job must not be.
+ */
+static void test_layer_parts(void)
+{
+	const struct drm_wafer_token_result *r;
+	int fd = open_dev(), ret = 0, st;
+	struct drm_wafer_job j;
+	struct bo b, x, out;
+	uint32_t ctx[2], pos;
+	uint64_t seq;
+
+	if (bo_new(fd, &b, blob_len) || bo_new(fd, &x, 2 * ACT_GAP) ||
+	    bo_new(fd, &out, 4096)) {
+		wt_ok(0, "layer parts: BOs");
+		close(fd);
+		return;
+	}
+	memcpy(b.map, blob, blob_len);
+	ctx[0] = part_ctx(fd, &b, DRM_WAFER_PART_ATTN,
+			  DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_EMBED);
+	ctx[1] = part_ctx(fd, &b, DRM_WAFER_PART_FFN, DRM_WAFER_MODEL_FFN | DRM_WAFER_MODEL_HEAD);
+	if (!ctx[0] || !ctx[1]) {
+		wt_ok(0, "layer parts: contexts");
+		close(fd);
+		return;
+	}
+	r = out.map;
+	for (pos = 0; pos < NDECODE; pos++) {
+		ret = part_step(fd, ctx, &x, &out, ref_tok[pos], pos);
+		if (ret || r->position != pos || r->argmax != ref_tok[pos + 1] || r->top_k != TOPK)
+			break;
+	}
+	wt_ok(pos == NDECODE, "greedy decode of %d tokens through attention and FFN part models "
+	      "matches in-process firmware-sim (first mismatch at %u, %s)", NDECODE, pos,
+	      ename(ret));
+	/* The driver put the layer after the token id, over what was there. */
+	memcpy((char *)x.map + 4, &(uint32_t){ 0xdeadbeef }, 4);
+	j = (struct drm_wafer_job){ .ctx_id = ctx[0], .n_tokens = 1,
+		.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_OUT_ACT, .layer = 0,
+		.in_handle = x.handle, .out_handle = x.handle, .out_offset = ACT_GAP };
+	job_base = j;
+	ret = submit(fd, &j, &seq);
+	ret = ret ? ret : wait_job(fd, seq, 60, &st);
+	expect(ret ? ret : st, 0, "SUBMIT attention of layer 0 (token ids in)");
+	wt_ok(((uint32_t *)x.map)[1] == 0, "the driver wrote layer 0 after the token id (0x%x)",
+	      ((uint32_t *)x.map)[1]);
+	BAD2(flags, DRM_WAFER_JOB_OUT_ACT, "on a part model without DRM_WAFER_JOB_LAYER");
+	BAD2(layer, N_LAYERS, "layer 5 of a 5-layer model");
+	BAD2(layer, 0xffffffffu, "layer 0xffffffff");
+	BAD2(layer, 1, "attention of layer 1 with token ids (no IN_ACT)");
+	BAD2(pad, 1, "a part job with pad != 0");
+	BAD2(in_offset, x.size - 4, "a token id and no room for the layer in the input BO");
+	j.ctx_id = ctx[1];
+	j.flags |= DRM_WAFER_JOB_IN_ACT;
+	j.layer = N_LAYERS - 1;
+	j.out_offset = 0;
+	reject(fd, &j, -EINVAL, "FFN of the last layer with OUT_ACT (it gives results)");
+	bo_free(fd, &b);
+	bo_free(fd, &x);
+	bo_free(fd, &out);
+	close(fd);
+}
+
 /*
  * Two models of one file at once, each with its own context: each decodes
  * as the in-process reference does (as it does alone), and unloading the
@@ -2319,6 +2522,7 @@ static void run_main(void)
 	close(fa);
 	close(fb);
 	test_layer_range();
+	test_layer_parts();
 }
 
 static void run_nospc(void)

@@ -1125,11 +1125,14 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 			if (pct(t, 50)) {
 				load_flags(t, &ml);
 			} else if (pct(t, 50)) {
-				ml.pad = v_nonzero32(t);
-				invalid = "pad != 0";
+				/* A layer part (valid mostly) or a mutated one. */
+				ml.part = pct(t, 60) ? (uint32_t)rn(t, DRM_WAFER_PART_MAX + 1) :
+				       (uint32_t)v_small(t, ml.part, DRM_WAFER_PART_MAX);
 			} else {
-				ml.pad2 = v_nonzero32(t);
-				invalid = "pad2 != 0";
+				/* Expert groups: the fuzzer's blob is dense (-EINVAL). */
+				ml.expert_group = pct(t, 50) ? v_nonzero32(t) :
+					(uint32_t)v_small(t, ml.expert_group,
+							  DRM_WAFER_MAX_EXPERT_GROUP);
 			}
 			break;
 		case 5:	/* a layer range, often a valid one of the 5 layers */
@@ -1161,11 +1164,20 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		invalid = "layer range outside the 5-layer blob";
 	if (!ml.blob_size)
 		invalid = "blob_size 0";
+	if (ml.part > DRM_WAFER_PART_MAX)
+		invalid = "part > DRM_WAFER_PART_MAX";
+	else if (ml.part && (ml.flags & DRM_WAFER_LOAD_STREAM))
+		invalid = "a layer part with LOAD_STREAM";
+	if (ml.expert_group)
+		invalid = ml.expert_group > DRM_WAFER_MAX_EXPERT_GROUP ?
+			  "expert_group > DRM_WAFER_MAX_EXPERT_GROUP" :
+			  "expert_group on a dense model";
 	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	count(OP_MODEL_LOAD, ret);
 	tlog(t, OP_MODEL_LOAD, fi, ret, "bo %u off %#" PRIx64 " size %#" PRIx64
-	     " flags %#x pad %#x layers %u+%u corrupt %d -> id %u", ml.bo_handle,
-	     ml.bo_offset, ml.blob_size, ml.flags, ml.pad, ml.layer_first,
+	     " flags %#x part %#x expert_group %#x layers %u+%u corrupt %d -> id %u",
+	     ml.bo_handle, ml.bo_offset, ml.blob_size, ml.flags, ml.part, ml.expert_group,
+	     ml.layer_first,
 	     ml.layer_count, corrupt, ret ? 0 : ml.model_id);
 	if (!ret && invalid)
 		sure_bug(t, OP_MODEL_LOAD, ret, "accepted %s", invalid);
@@ -1378,6 +1390,10 @@ static const char *job_invalid(const struct drm_wafer_job *j)
 		return "in_syncobjs NULL with a count";
 	if ((j->flags & DRM_WAFER_JOB_WAIT_SUBMIT) && !j->in_syncobj_count)
 		return "WAIT_SUBMIT without in-syncobjs";
+	if (j->pad)
+		return "pad != 0";
+	if (j->layer && !(j->flags & DRM_WAFER_JOB_LAYER))
+		return "layer without DRM_WAFER_JOB_LAYER";
 	if ((j->flags & DRM_WAFER_JOB_NOP) &&
 		 (j->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP)
 		return "NOP with other flags";
@@ -1454,7 +1470,7 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 		j->in_offset = j->out_offset = 0;
 	}
 	while (m--) {
-		switch (rn(t, 16)) {
+		switch (rn(t, 17)) {
 		case 0: j->ctx_id = (uint32_t)v_id(t, j->ctx_id); break;
 		case 1: j->slot = (uint32_t)v_small(t, j->slot, c.slots); break;
 		case 2: j->start_pos = (uint32_t)v_small(t, j->start_pos, c.ctx_len); break;
@@ -1492,6 +1508,14 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 			break;
 		case 14:	/* a floor (on any input), or done_ns in the CQE */
 			j->flags |= pct(t, 50) ? DRM_WAFER_JOB_NOT_BEFORE : DRM_WAFER_JOB_DONE_NS;
+			break;
+		case 15:	/* a layer part's job, a stray layer, or pad */
+			if (pct(t, 50))
+				j->flags |= DRM_WAFER_JOB_LAYER;
+			if (pct(t, 80))
+				j->layer = (uint32_t)v_small(t, j->layer, 5);
+			else
+				j->pad = v_nonzero32(t);
 			break;
 		default: j->times_len = (uint32_t)v_nonzero(t); break;
 		}
