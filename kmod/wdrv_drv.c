@@ -236,6 +236,8 @@ static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 /*
  * DRM_ACCEL_FOPS spelled out, but for the ioctl entries: an old-sized
  * SUBMIT is taken first (wdrv_ioctl() in wdrv_submit.c), then drm_ioctl().
+ * As in 6.12's include/drm/drm_accel.h: compare with a newer kernel's
+ * macro when building for it (DKMS), nothing warns if it grew an entry.
  */
 static const struct file_operations wdrv_accel_fops = {
 	.owner = THIS_MODULE,

@@ -103,6 +103,9 @@ struct wdrv_file_jobs {
  * @addr: their device addresses
  * @cookie: id in @q->jobs and in the firmware command
  * @cmd: the RUN_JOB command, ready for the ring
+ * @layer_at: with DRM_WAFER_JOB_LAYER, where in @map[0] the firmware reads
+ *	the layer (after the input); NULL otherwise
+ * @layer: the layer run_job writes there (validated at submit)
  * @hw_fence: signalled when the firmware completes the job
  * @hw_fence_live: @hw_fence was initialised by run_job
  * @result: shared with the file's wait table
@@ -132,6 +135,8 @@ struct wdrv_job {
 	u64 addr[2];
 	u32 cookie;
 	struct wfw_cmd cmd;
+	void *layer_at;
+	u32 layer;
 	struct dma_fence *hw_fence;
 	bool hw_fence_live;
 	struct wdrv_job_result *result;

@@ -140,15 +140,21 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 	return ret;
 }
 
+/* Takes @model off the firmware and out of the table; under model_lock. */
+static void model_drop(struct wdrv_device *wdev, struct wdrv_model *model)
+{
+	if (wdrv_model_table_has(&wdev->models, model))
+		model_fw_unload(wdev, model->fw_id);
+	wdrv_model_table_del(&wdev->models, model);
+}
+
 static void model_release(struct kref *ref)
 {
 	struct wdrv_model *model = container_of(ref, struct wdrv_model, ref);
 	struct wdrv_device *wdev = model->wdev;
 
 	mutex_lock(&wdev->model_lock);
-	if (wdrv_model_table_has(&wdev->models, model))
-		model_fw_unload(wdev, model->fw_id);
-	wdrv_model_table_del(&wdev->models, model);
+	model_drop(wdev, model);
 	mutex_unlock(&wdev->model_lock);
 	/* Unloaded (or reset in full): no stage reads the weights any more. */
 	if (model->stream_blob)
@@ -464,6 +470,7 @@ static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile)
 static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
 {
 	struct wdrv_model *model;
+	bool owned;
 	int ret;
 
 	ret = mutex_lock_killable(&wdev->model_lock);
@@ -493,16 +500,26 @@ static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
 		ret = -EBUSY;
 	} else if (!ret) {
+		/* Gone from the device now, whatever other unloads still hold. */
 		WRITE_ONCE(model->owner, NULL);
 		wfile->owns_models--;
+		model_drop(wdev, model);
 	}
+	/*
+	 * This unload's reference goes with its count, under the lock, so
+	 * that another unload never counts it as a context; while the model
+	 * is owned the owner's reference keeps it.
+	 */
 	atomic_dec(&model->unloaders);
+	owned = model->owner;
+	if (owned)
+		refcount_dec(&model->ref.refcount);
 	mutex_unlock(&wdev->model_lock);
 	if (!ret)
 		model_put(model);	/* the owner's */
-	model_put(model);
-	/* Other unloads waiting count this one's reference until here. */
-	smp_mb();
+	if (!owned)
+		model_put(model);
+	smp_mb();	/* the puts before the waiters' check */
 	wake_up_var(model);
 	return ret;
 }
@@ -657,6 +674,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	ctx->model = model;
 	kref_get(&model->ref);
 	atomic_inc(&model->live_contexts);
+	smp_mb__after_atomic();	/* before the waiters' check */
 	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);

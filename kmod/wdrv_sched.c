@@ -187,6 +187,8 @@ static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
 		ret = job_inputs_failed(job);
 	if (!ret) {
 		trace_wafer_job_start(q->wdev->index, job->cookie);
+		if (job->layer_at)
+			memcpy(job->layer_at, &job->layer, sizeof(job->layer));
 		ret = wdrv_fw_post(&q->wdev->fw, &job->cmd);
 	}
 	/* Failed without reaching the firmware: still in its file's order. */

@@ -232,16 +232,16 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
  * has no room left for it, so rather than a new firmware ABI the driver
  * puts &drm_wafer_job.layer, the value it validated, where the ABI wants
  * it, in the span it mapped for the input (the firmware checks the range
- * again when it reads it).  libwafer's in-process backend writes the same
+ * again when it reads it).  It is written by run_job, after the job's
+ * in-fences, not here: a pipeline queued ahead may still have an earlier
+ * job to read that word.  libwafer's in-process backend writes the same
  * bytes there, so both paths hand the firmware the same input.
  */
-static void job_put_layer(struct wdrv_job *job, const struct drm_wafer_job *a,
-			  const struct wdrv_job_io *io)
+static void job_keep_layer(struct wdrv_job *job, const struct drm_wafer_job *a,
+			   const struct wdrv_job_io *io)
 {
-	u32 layer = a->layer;
-
-	memcpy(job->map[0].vaddr + a->in_offset + io->in_len - sizeof(layer), &layer,
-	       sizeof(layer));
+	job->layer_at = job->map[0].vaddr + a->in_offset + io->in_len - sizeof(job->layer);
+	job->layer = a->layer;
 }
 
 /* What @model's jobs are checked against in @ctx. */
@@ -285,7 +285,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	if (ret)
 		return ret;
 	if (a->flags & DRM_WAFER_JOB_LAYER)
-		job_put_layer(job, a, &io);
+		job_keep_layer(job, a, &io);
 	job->result = kzalloc(sizeof(*job->result), job_gfp(job));
 	if (!job->result)
 		return job_nomem(job);

@@ -101,15 +101,9 @@ static ssize_t jobs_completed_show(struct device *dev, struct device_attribute *
 static DEVICE_ATTR_RO(jobs_completed);
 
 /*
- * Counters the firmware keeps (GET_INFO).  A control command queues behind
- * every job in the command ring, so readers never issue one themselves: a
- * reader is served the cached values when they already cover every job
- * completed when it asked, and otherwise waits, interruptibly, for the one
- * refresh the work item runs for all readers.
- */
-/*
  * The most imbalanced MoE layer of any model: GET_INFO's @fi describes the
- * first; with model 0 its index names each of the others in turn.
+ * first; with model 0 its index names each of the others in turn (a load
+ * or unload meanwhile may shift them: the figure is informational).
  */
 static u32 worst_moe_imbalance(struct wdrv_device *wdev, const struct wfw_info *fi)
 {
@@ -127,6 +121,13 @@ static u32 worst_moe_imbalance(struct wdrv_device *wdev, const struct wfw_info *
 	return worst;
 }
 
+/*
+ * Counters the firmware keeps (GET_INFO).  A control command queues behind
+ * every job in the command ring, so readers never issue one themselves: a
+ * reader is served the cached values when they already cover every job
+ * completed when it asked, and otherwise waits, interruptibly, for the one
+ * refresh the work item runs for all readers.
+ */
 static void fw_stats_work(struct work_struct *work)
 {
 	struct wdrv_fw_stats *st = container_of(work, struct wdrv_fw_stats, work);

@@ -334,7 +334,7 @@ struct drm_wafer_model_load {
 	 * of each layer to load; 0 (what older userspace passes in this
 	 * former padding) loads whole layers.  Above DRM_WAFER_PART_MAX, or a
 	 * part with DRM_WAFER_LOAD_STREAM (parts are resident), is -EINVAL;
-	 * without the capability any part is -EOPNOTSUPP.
+	 * a valid part without the capability is -EOPNOTSUPP.
 	 */
 	__u32 part;
 	/**
@@ -366,7 +366,7 @@ struct drm_wafer_model_load {
 	 * do not fit so).  Above DRM_WAFER_MAX_EXPERT_GROUP, with
 	 * DRM_WAFER_LOAD_STREAM or DRM_WAFER_PART_ATTN, on a model without
 	 * MoE layers, or making more than 64 groups of a layer is -EINVAL;
-	 * without the capability any value but 0 is -EOPNOTSUPP.
+	 * a valid value but 0 without the capability is -EOPNOTSUPP.
 	 */
 	__u32 expert_group;
 };
@@ -502,8 +502,10 @@ struct drm_wafer_ctx_destroy {
  * &drm_wafer_model_load.part); required by a part model's jobs, -EINVAL
  * for a whole-layer model's.  The device reads the layer number from the
  * input BO, right after the input (after NOT_BEFORE's floor): the driver
- * writes &drm_wafer_job.layer there at submission, so the input span is
- * 4 bytes longer and the BO must have room for it.  Token ids go in (no
+ * writes &drm_wafer_job.layer there when it hands the job to the device
+ * (after its in-syncobjs signalled), so the input span is 4 bytes longer,
+ * the BO must have room for it, and two jobs the device may take in
+ * together (not ordered by a syncobj) must not share that word.  Token ids go in (no
  * DRM_WAFER_JOB_IN_ACT) only for the attention of layer 0 on a range
  * holding the embedding, results come out (no DRM_WAFER_JOB_OUT_ACT) only
  * from the FFN of the model's last layer on a range holding the head;

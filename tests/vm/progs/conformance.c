@@ -414,7 +414,8 @@ static void test_get_info(int fd)
 	struct drm_wafer_device_info *d = (void *)page;
 	uint64_t known = DRM_WAFER_CAP_URING_SUBMIT | DRM_WAFER_CAP_INT4 | DRM_WAFER_CAP_INT8 |
 			 DRM_WAFER_CAP_ALL_POSITIONS | DRM_WAFER_CAP_PRIME |
-			 DRM_WAFER_CAP_WEIGHT_STREAM | DRM_WAFER_CAP_NOT_BEFORE;
+			 DRM_WAFER_CAP_WEIGHT_STREAM | DRM_WAFER_CAP_NOT_BEFORE |
+			 DRM_WAFER_CAP_LAYER_PARTS | DRM_WAFER_CAP_EXPERT_GROUPS;
 	void *unmapped;
 	size_t i;
 	int ret, ok;
