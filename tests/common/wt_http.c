@@ -51,20 +51,22 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-int wt_http(unsigned int port, const char *method, const char *path, const char *body,
-	    size_t abort_after, struct wt_http *out)
+int wt_http_on(struct wt_http_conn *conn, unsigned int port, const char *method,
+	       const char *path, const char *body, size_t abort_after, struct wt_http *out)
 {
 	struct sink k = { .r = out, .abort_after = abort_after };
 	struct curl_slist *h = NULL;
 	char url[256];
-	CURL *c;
+	CURL *c = conn->curl;
 	CURLcode rc;
 
 	memset(out, 0, sizeof(*out));
 	out->body = calloc(1, 1);
-	c = curl_easy_init();
+	if (!c)
+		c = conn->curl = curl_easy_init();
 	if (!c || !out->body)
 		return -1;
+	curl_easy_reset(c);	/* options go, the connection stays */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -86,8 +88,24 @@ int wt_http(unsigned int port, const char *method, const char *path, const char 
 	out->curl_err = (int)rc;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
 	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
 	return rc == CURLE_OK || (k.aborted && rc == CURLE_WRITE_ERROR) ? 0 : -1;
+}
+
+void wt_http_close(struct wt_http_conn *conn)
+{
+	if (conn->curl)
+		curl_easy_cleanup(conn->curl);
+	conn->curl = NULL;
+}
+
+int wt_http(unsigned int port, const char *method, const char *path, const char *body,
+	    size_t abort_after, struct wt_http *out)
+{
+	struct wt_http_conn conn = { NULL };
+	int ret = wt_http_on(&conn, port, method, path, body, abort_after, out);
+
+	wt_http_close(&conn);
+	return ret;
 }
 
 void wt_http_free(struct wt_http *r)

@@ -40,6 +40,16 @@ int wt_http(unsigned int port, const char *method, const char *path, const char 
 	    size_t abort_after, struct wt_http *out);
 void wt_http_free(struct wt_http *r);
 
+/* A client connection kept alive across requests (zero-initialised). */
+struct wt_http_conn {
+	void *curl;
+};
+
+/* wt_http() on @conn's connection (opened by the first request). */
+int wt_http_on(struct wt_http_conn *conn, unsigned int port, const char *method,
+	       const char *path, const char *body, size_t abort_after, struct wt_http *out);
+void wt_http_close(struct wt_http_conn *conn);
+
 /**
  * struct wt_server - a running `wafer serve`
  * @pid: its process
