@@ -118,6 +118,8 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
 	struct toks *got = calloc(1, sizeof(*got));
 	double a, expect, step, tpv, mod, pmod, host, phost;
 	unsigned int pd = ps->generated_tokens > 1 ? ps->generated_tokens - 1 : 0;
+	/* plain's decode jobs: with no prompt (here) the first, BOS, is one too */
+	unsigned int pj = ps->generated_tokens - (ps->prompt_tokens > 1 && ps->generated_tokens);
 	int ret = got ? wafer_draft_parse(draft, &ds) : -1;
 
 	if (!ret)
@@ -132,10 +134,10 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
 	} else {
 		a = ss.drafted ? (double)ss.accepted / ss.drafted : 0;
 		expect = a < 1 ? (1 - pow(a, k + 1)) / (1 - a) : k + 1;
-		step = pd ? (double)ps->decode_device_ns / pd : 0;
+		step = pj ? (double)ps->decode_device_ns / pj : 0;
 		tpv = ss.verifies ? (double)st.generated_tokens / ss.verifies : 0;
 		mod = rate(st.generated_tokens, st.decode_device_ns);
-		pmod = rate(pd, ps->decode_device_ns);
+		pmod = rate(pj, ps->decode_device_ns);
 		host = rate(st.generated_tokens > 1 ? st.generated_tokens - 1 : 0, st.decode_ns);
 		phost = rate(pd, ps->decode_ns);
 		printf("  %-6s %-9s %5.1f %%  %5.2f  %5.2f  %5.2f  %5.2f  %10.0f %5.2fx  %8.0f %5.2fx  %s\n",

@@ -452,9 +452,19 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 			(unsigned long long)i.sram_bytes_per_stage >> 10, i.profile_name);
 }
 
+/*
+ * The jobs in decode_device_ns: a token each, after the prompt's job; with
+ * no prompt the first (BOS) is one of them and makes the first token.
+ */
+static unsigned int decode_jobs(const struct wafer_gen_stats *s)
+{
+	return s->generated_tokens - (s->prompt_tokens > 1 && s->generated_tokens);
+}
+
 static void report(const struct wafer_gen_stats *s, double load_s)
 {
 	unsigned int decoded = s->generated_tokens > 1 ? s->generated_tokens - 1 : 0;
+	unsigned int jobs = decode_jobs(s);
 
 	fprintf(stderr, "wafer: model load %.3f s; %u prompt tokens, %u generated, %u jobs, "
 		"%.3f s\n", load_s, s->prompt_tokens, s->generated_tokens, s->jobs,
@@ -462,17 +472,16 @@ static void report(const struct wafer_gen_stats *s, double load_s)
 	fprintf(stderr, "wafer: time to first token %.3f ms\n", s->ttft_ns / 1e6);
 	if (decoded && s->decode_ns)
 		fprintf(stderr, "achieved tok/s: %f\n", decoded / (s->decode_ns / 1e9));
-	if (decoded && s->decode_device_ns)
+	if (jobs && s->decode_device_ns)
 		fprintf(stderr, "wafer: modelled device tok/s: %f (%.2f us/token)\n",
-			decoded / (s->decode_device_ns / 1e9),
-			s->decode_device_ns / 1e3 / decoded);
+			jobs / (s->decode_device_ns / 1e9), s->decode_device_ns / 1e3 / jobs);
 }
 
 /*
  * Speculative figures: a round's tokens come from its verify job, so the
  * modelled rate is generated tokens over the rounds' modelled time (verify
  * jobs and the draft's jobs, which take turns); plain decoding's is a token
- * per decode job.  Host rates are tokens after the first over the time
+ * per decode job (decode_jobs()).  Host rates are tokens after the first over the time
  * from the first to the last, for both.
  */
 static void report_spec(const struct run_args *a, const struct wafer_gen_stats *s,
@@ -494,9 +503,10 @@ static void report_spec(const struct run_args *a, const struct wafer_gen_stats *
 		ss->verifies ? ss->draft_ns / 1e3 / ss->verifies : 0.0);
 	if (plain) {
 		unsigned int pd = plain->generated_tokens > 1 ? plain->generated_tokens - 1 : 0;
+		unsigned int pj = decode_jobs(plain);
 		double ph = pd && plain->decode_ns ? pd / (plain->decode_ns / 1e9) : 0;
-		double pm = pd && plain->decode_device_ns ?
-			    pd / (plain->decode_device_ns / 1e9) : 0;
+		double pm = pj && plain->decode_device_ns ?
+			    pj / (plain->decode_device_ns / 1e9) : 0;
 
 		fprintf(stderr, "wafer: plain decoding: host %.1f tok/s, modelled %.1f tok/s; "
 			"speculative/plain: host %.2fx, modelled %.2fx%s\n", ph, pm,
