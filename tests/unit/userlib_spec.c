@@ -638,15 +638,16 @@ static double draft_col(const char *line)
  * wafer bench's speculative section: a row per profile and draft, each
  * with plain's text; wse3p's drafts on 1 stage, each model's (int4,
  * early:4, self) draft time less than on wse3 where it spreads a layer
- * per stage (early:1, one layer, on one stage either way: the same).
+ * per stage (early:1, one layer, on one stage either way: the same);
+ * wse3pt's target on 1 stage too.
  */
 static void test_cli_bench(void)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	static const char *const profs[] = { "wafer ", "asic ", "wse3 ", "wse3p " };
+	static const char *const profs[] = { "wafer ", "asic ", "wse3 ", "wse3p ", "wse3pt " };
 	char cmd[1024], line[512];
 	double spread[8] = { 0 }, packed[8] = { 0 };
-	unsigned int rows[4] = { 0 }, same = 0, i, nd = 0, cheaper = 0, stages = 0;
+	unsigned int rows[5] = { 0 }, same = 0, i, nd = 0, cheaper = 0, stages = 0, tstages = 0;
 	FILE *p;
 	int rc;
 
@@ -654,29 +655,34 @@ static void test_cli_bench(void)
 		 "--devices 0 -z %s 2>/dev/null", build, model_path, tok_path);
 	p = popen(cmd, "r");
 	while (p && fgets(line, sizeof(line), p)) {
-		if (strstr(line, "  wse3p  the draft devices' stages: int4 1, early:4 1, "
-			   "early:1 1, self 1\n"))
-			stages = 1;
-		for (i = 0; i < 4; i++)
+		if (!strncmp(line, "  wse3p", 7) &&
+		    strstr(line, " the draft devices' stages: int4 1, early:4 1, early:1 1, "
+			   "self 1\n"))
+			stages++;
+		if (!strcmp(line, "  wse3pt the target's device: 1 stage\n"))
+			tstages = 1;
+		for (i = 0; i < 5; i++)
 			if (!strncmp(line + 2, profs[i], strlen(profs[i])) &&
 			    draft_col(line) >= 0)
 				break;
-		if (i == 4)
+		if (i == 5)
 			continue;
 		rows[i]++;
 		same += strstr(line, "  same\n") != NULL;
-		if (i >= 2 && rows[i] <= 8)
+		if ((i == 2 || i == 3) && rows[i] <= 8)
 			(i == 2 ? spread : packed)[rows[i] - 1] = draft_col(line);
 	}
 	rc = p ? pclose(p) : -1;
-	wt_ok(!rc && rows[0] == 5 && rows[1] == 5 && rows[2] == 5 && rows[3] == 5 && same == 20,
-	      "wafer bench -z: ngram, int4, early:4, early:1, self on wafer, asic, wse3 and "
-	      "wse3p, each with plain decoding's text (%u %u %u %u rows, %u same)", rows[0],
-	      rows[1], rows[2], rows[3], same);
+	wt_ok(!rc && rows[0] == 5 && rows[1] == 5 && rows[2] == 5 && rows[3] == 5 &&
+	      rows[4] == 5 && same == 25, "wafer bench -z: ngram, int4, early:4, early:1, self "
+	      "on wafer, asic, wse3, wse3p and wse3pt, each with plain decoding's text "
+	      "(%u %u %u %u %u rows, %u same)", rows[0], rows[1], rows[2], rows[3], rows[4], same);
 	/* rows: ngram, int4, early:4, early:1, self */
 	for (i = 0; i < 5 && rows[3] == 5; i++, nd++)
 		cheaper += i == 0 || i == 3 ? packed[i] == spread[i] : packed[i] < spread[i];
-	wt_ok(stages && nd == 5 && cheaper == 5, "wse3p: every draft on 1 stage; packed, int4, "
+	wt_ok(tstages, "wse3pt: the target on 1 stage, the fewest that hold it");
+	wt_ok(stages == 2 && nd == 5 && cheaper == 5, "wse3p, wse3pt: every draft on 1 stage; "
+	      "wse3p's int4, "
 	      "early:4 and self cost less per round than spread (%.2f < %.2f, %.2f < %.2f, "
 	      "%.2f < %.2f), ngram and early:1 the same", packed[1], spread[1], packed[2],
 	      spread[2], packed[4], spread[4]);

@@ -11,6 +11,7 @@
  * and host tok/s against plain decoding's, in one run.  A row whose text
  * is not plain's (the kernel's plain text: not the in-process one) fails.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,8 @@ static int row(struct spec_env *e, const char *profile, const char *draft, const
  * @pack: the draft on a device of its own of @draft_stages stages (0: as few
  *	as hold it) with @o's per-stage figures
  * @draft_stages: see @pack
+ * @pack_target: the target's device of as few stages as hold it and its
+ *	context (else @o's stages)
  * @ref: a plain run the block's must equal (NULL: none)
  * @plain: filled: the block's plain run
  */
@@ -170,6 +173,7 @@ struct spec_where {
 	int beside;
 	int pack;
 	unsigned int draft_stages;
+	int pack_target;
 	const struct toks *ref;
 	struct toks *plain;
 };
@@ -203,6 +207,38 @@ static unsigned int draft_list(const struct wafer_model_info *mi,
 	return nd;
 }
 
+/*
+ * The target and its context on @w's device: @w->o's stages, or with
+ * @w->pack_target the fewest that hold them (then in @w->o.stages).
+ */
+static int load_target(struct spec_where *w, const char *ckpt,
+		       const struct wafer_convert_opts *conv, unsigned int positions,
+		       struct spec_env *e)
+{
+	unsigned int s = w->pack_target ? 1 : w->o.stages;
+	unsigned int len;
+	int ret;
+
+	for (;; s++) {
+		w->o.stages = s;
+		ret = wafer_open(&w->o, &e->dev);
+		if (!ret)
+			ret = wafer_model_load_file(e->dev, ckpt, conv, &e->m);
+		if (!ret) {
+			len = wafer_model_get_info(e->m)->seq_len;
+			ret = wafer_ctx_create(e->m, 1, positions < len ? positions : len, &e->ctx);
+		}
+		if (!ret || ret != -ENOSPC || !w->pack_target || s >= 64)
+			return ret;
+		wafer_ctx_destroy(e->ctx);
+		wafer_model_unload(e->m);
+		wafer_close(e->dev);
+		e->ctx = NULL;
+		e->m = NULL;
+		e->dev = NULL;
+	}
+}
+
 /* The target on @w's device(s), its plain run, then a row per draft kind. */
 static int profile_rows(struct spec_where *w, const char *ckpt, const char *tok_path,
 			const struct wafer_convert_opts *conv, unsigned int positions,
@@ -222,14 +258,11 @@ static int profile_rows(struct spec_where *w, const char *ckpt, const char *tok_
 	e.o = &w->o;
 	e.pack = w->pack;
 	e.draft_stages = w->draft_stages;
-	ret = wafer_open(&w->o, &e.dev) ||
-	      (!w->beside && !w->pack && wafer_open(&w->o, &e.ddev)) ||
-	      wafer_model_load_file(e.dev, ckpt, conv, &e.m);
+	ret = load_target(w, ckpt, conv, positions, &e) ||
+	      (!w->beside && !w->pack && wafer_open(&w->o, &e.ddev));
 	if (!ret) {
 		mi = wafer_model_get_info(e.m);
-		ret = wafer_tokenizer_load(tok_path, mi->vocab_size, &tok) ||
-		      wafer_ctx_create(e.m, 1, positions < mi->seq_len ? positions : mi->seq_len,
-				       &e.ctx);
+		ret = wafer_tokenizer_load(tok_path, mi->vocab_size, &tok);
 	}
 	go.steps = e.ctx ? wafer_ctx_len(e.ctx) : 0;
 	if (!ret)
@@ -246,6 +279,9 @@ static int profile_rows(struct spec_where *w, const char *ckpt, const char *tok_
 	nd = draft_list(mi, conv, ckpt, w->o.backend == WAFER_BACKEND_INPROC, drafts, dnames);
 	for (i = 0; i < nd; i++)
 		bad |= row(&e, w->label, dnames[i], drafts[i], ckpt, conv, tok, k, w->plain, &ps);
+	if (w->pack_target)
+		printf("  %-6s the target's device: %u stage%s\n", w->label, w->o.stages,
+		       w->o.stages == 1 ? "" : "s");
 	if (w->pack)
 		printf("  %-6s the draft devices' stages: %s\n", w->label, e.note);
 out:
@@ -257,30 +293,40 @@ out:
 	return bad;
 }
 
+/* The in-process blocks: three profiles, wse3 thrice (spread, draft packed, both). */
+static unsigned int inproc_blocks(struct spec_where *w, struct toks *plain,
+				  unsigned int draft_stages)
+{
+	static const char *const labels[] = { "wafer", "asic", "wse3", "wse3p", "wse3pt" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+		w[i] = (struct spec_where){
+			.label = labels[i], .plain = &plain[i],
+			.o = { .backend = WAFER_BACKEND_INPROC, .profile = labels[i] },
+		};
+		if (i < 2)
+			continue;
+		w[i].o.profile = "wse3";
+		w[i].o.sram_bytes = SPEC_WSE3_SRAM;
+		/* the same target as wse3's (placed otherwise): the same plain text */
+		w[i].ref = i > 2 ? &plain[2] : NULL;
+		w[i].pack = i > 2;
+		w[i].draft_stages = draft_stages;
+		w[i].pack_target = i == 4;
+	}
+	return i;
+}
+
 int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_convert_opts *conv,
 		   unsigned int positions, unsigned int k, unsigned int draft_stages, int inproc,
 		   int kernel_index)
 {
-	static const char *const profiles[] = { "wafer", "asic", "wse3", "wse3p" };
-	static struct toks plain[5];
-	struct spec_where w[5];
-	unsigned int i, n = 0;
+	static struct toks plain[6];
+	struct spec_where w[6];
+	unsigned int i, n = inproc ? inproc_blocks(w, plain, draft_stages) : 0;
 	int bad = 0;
 
-	for (i = 0; inproc && i < sizeof(profiles) / sizeof(profiles[0]); i++, n++) {
-		w[n] = (struct spec_where){
-			.label = profiles[i], .plain = &plain[n],
-			.o = { .backend = WAFER_BACKEND_INPROC, .profile = profiles[i] },
-		};
-		if (i >= 2) {
-			w[n].o.profile = "wse3";
-			w[n].o.sram_bytes = SPEC_WSE3_SRAM;
-			/* wse3p's target is wse3's: the same plain text */
-			w[n].ref = i == 3 ? &plain[n - 1] : NULL;
-			w[n].pack = i == 3;
-			w[n].draft_stages = draft_stages;
-		}
-	}
 	if (kernel_index >= -1) {
 		w[n] = (struct spec_where){
 			.label = "kernel", .beside = 1, .ref = inproc ? &plain[0] : NULL,
@@ -293,12 +339,12 @@ int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_co
 	       "device of its own;\n  kernel: the draft beside the target, two models of one "
 	       "device):\n", positions, k);
 	if (inproc)
-		printf("  wse3: the calibrated profile, 44 stages of %llu KiB (the simulator's 1 GiB "
-		       "cap; every\n  other figure wse3's), target and draft a layer per stage; "
-		       "wse3p: the same target,\n  the draft's device of %s (a small draft "
-		       "packed into few wafer regions)\n", SPEC_WSE3_SRAM >> 10,
-		       draft_stages ? "--draft-stages stages" :
-		       "as few stages as hold it and its context");
+		printf("  wse3: the calibrated profile, 44 stages of %llu KiB (the simulator's 1 GiB\n"
+		       "  cap; every other figure wse3's), target and draft a layer per stage;\n"
+		       "  wse3p: the draft's device of %s (a small draft\n"
+		       "  packed into few wafer regions); wse3pt: the target's device too\n",
+		       SPEC_WSE3_SRAM >> 10, draft_stages ? "--draft-stages stages" :
+		       "the fewest stages that hold it");
 	printf("  a: acceptance; tok/v: tokens per verify, measured and (1 - a^(K+1)) / (1 - a);\n"
 	       "  verify and draft: modelled time per round in plain decode steps; self: the\n"
 	       "  model's own checkpoint as the draft\n");
