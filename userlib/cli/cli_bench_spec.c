@@ -215,27 +215,29 @@ static int load_target(struct spec_where *w, const char *ckpt,
 		       const struct wafer_convert_opts *conv, unsigned int positions,
 		       struct spec_env *e)
 {
-	unsigned int s = w->pack_target ? 1 : w->o.stages;
-	unsigned int len;
+	/* a device, a model and a context, as a draft's: freed as one */
+	struct wafer_draft_dev t = { 0 };
+	unsigned int s = w->pack_target ? 1 : w->o.stages, len;
 	int ret;
 
 	for (;; s++) {
 		w->o.stages = s;
-		ret = wafer_open(&w->o, &e->dev);
+		ret = wafer_open(&w->o, &t.dev);
 		if (!ret)
-			ret = wafer_model_load_file(e->dev, ckpt, conv, &e->m);
+			ret = wafer_model_load_file(t.dev, ckpt, conv, &t.model);
 		if (!ret) {
-			len = wafer_model_get_info(e->m)->seq_len;
-			ret = wafer_ctx_create(e->m, 1, positions < len ? positions : len, &e->ctx);
+			len = wafer_model_get_info(t.model)->seq_len;
+			ret = wafer_ctx_create(t.model, 1, positions < len ? positions : len, &t.ctx);
 		}
-		if (!ret || ret != -ENOSPC || !w->pack_target || s >= 64)
+		if (!ret) {
+			e->dev = t.dev;
+			e->m = t.model;
+			e->ctx = t.ctx;
+			return 0;
+		}
+		wafer_draft_dev_free(&t);
+		if (ret != -ENOSPC || !w->pack_target || s >= 64)
 			return ret;
-		wafer_ctx_destroy(e->ctx);
-		wafer_model_unload(e->m);
-		wafer_close(e->dev);
-		e->ctx = NULL;
-		e->m = NULL;
-		e->dev = NULL;
 	}
 }
 
