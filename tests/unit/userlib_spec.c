@@ -718,6 +718,8 @@ static void test_cli(void)
 	      "--draft-stages min prints plain greedy decoding's text");
 	rc = cli("-n 20 --draft int4 --draft-stages 0", b, cap);
 	wt_ok(WEXITSTATUS(rc) == 2 && !b[0], "--draft-stages 0 is a usage error");
+	rc = cli("-n 20 --draft int4 --draft-stages min --draft-device 1", b, cap);
+	wt_ok(WEXITSTATUS(rc) == 2 && !b[0], "--draft-stages with --draft-device is a usage error");
 	rc = cli("-n 20 --profile wse3 --sram-kib 64 --stages 44 --draft int4 --draft-stages 1",
 		 b, cap);
 	wt_ok(WEXITSTATUS(rc) == 1 && !b[0], "--draft-stages 1 of 64 KiB: the draft does not "

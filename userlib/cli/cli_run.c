@@ -349,6 +349,10 @@ static int parse(struct run_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = argv[optind];
+	if (a->draft_pack && a->draft_device >= 0) {
+		fprintf(stderr, "wafer run: --draft-stages or --draft-device, not both\n");
+		return 2;
+	}
 	if (a->draft) {
 		struct wafer_draft_spec d;
 
