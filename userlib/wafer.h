@@ -1393,6 +1393,53 @@ int wafer_draft_load_beside(const struct wafer_draft_spec *d, const char *target
 			    const struct wafer_model *target, struct wafer_model **out);
 
 /**
+ * struct wafer_draft_dev - a draft on an in-process device of its own
+ * @dev: the device: the target's profile and SRAM per stage, @stages stages
+ * @model: the draft model on it
+ * @ctx: its context (one slot)
+ * @stages: the device's stages
+ */
+struct wafer_draft_dev {
+	struct wafer_dev *dev;
+	struct wafer_model *model;
+	struct wafer_ctx *ctx;
+	unsigned int stages;
+};
+
+/**
+ * wafer_draft_load_packed() - a draft on a device of as few stages as hold it
+ * @o: the target's in-process device options (profile, SRAM per stage; its
+ *	stages, or the profile's, are the most tried)
+ * @stages: the draft device's stages; 0: the fewest (from 1 up) on which the
+ *	draft and its context fit
+ * @d: the draft (not n-gram)
+ * @target_ckpt: see wafer_draft_load()
+ * @target_conv: see wafer_draft_load()
+ * @target: the loaded target
+ * @ctx_len: positions of the draft's context
+ * @out: receives the device, the draft model, its context and the stages
+ *
+ * A wafer's stage is a region of its cores; the firmware spreads a model
+ * over every stage it has (a layer per stage while there are more stages
+ * than layers) and a chunk pays a fabric hop after each stage.  A small
+ * draft packed into few stages crosses few hops: its step costs much less
+ * than that of a target spread over the wafer, as a deployment would place
+ * it (`wafer run --draft-stages`, `wafer bench -z`'s wse3 rows).
+ *
+ * Return: 0; -EOPNOTSUPP for a kernel backend; -ENOSPC: it fits on no
+ * device of 1..max stages (or of @stages); or wafer_draft_load()'s error.
+ * Free with wafer_draft_dev_free().
+ */
+int wafer_draft_load_packed(const struct wafer_open_opts *o, unsigned int stages,
+			    const struct wafer_draft_spec *d, const char *target_ckpt,
+			    const struct wafer_convert_opts *target_conv,
+			    const struct wafer_model *target, unsigned int ctx_len,
+			    struct wafer_draft_dev *out);
+
+/** wafer_draft_dev_free() - destroy what wafer_draft_load_packed() made (NULL: none) */
+void wafer_draft_dev_free(struct wafer_draft_dev *dd);
+
+/**
  * struct wafer_spec_opts - wafer_generate_spec() parameters
  * @draft_tokens: K, tokens proposed per verify job, 1..WAFER_SPEC_MAX_DRAFT
  * @draft: the draft model's context, on a device of its own; NULL for the

@@ -12,7 +12,11 @@
  *    same test rejects the draft's own distribution, which is what plain
  *    acceptance of its tokens would give;
  *  - bad input: another vocabulary, K out of range, early:N out of range:
- *    an error naming it, nothing loaded or left running.
+ *    an error naming it, nothing loaded or left running;
+ *  - a draft packed into few stages (wafer_draft_load_packed(), wafer run
+ *    --draft-stages, wafer bench -z's wse3p rows): on the fewest stages
+ *    that hold it, its modelled step exactly the spread one's less the
+ *    stage hops it no longer crosses, the greedy text plain's.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +28,8 @@
 
 #include "wafer.h"
 #include "wfs_pack.h"
+#include "wfs_profile.h"
+#include "wfs_timing.h"
 #include "wt_util.h"
 
 #define MAX_TOK		600
@@ -507,6 +513,96 @@ out:
 	free(p);
 }
 
+/* The modelled decode step of @m on @dev: plain greedy, a token per job. */
+static double step_ns(struct wafer_model *m, unsigned int steps)
+{
+	struct rec *r = calloc(1, sizeof(*r));
+	struct side s = { .m = m };
+	struct wafer_gen_stats st = { 0 };
+	struct wafer_gen_opts go = { .steps = steps, .seed = 1, .on_piece = on_piece, .arg = r };
+	int ret = r ? wafer_ctx_create(m, 1, steps, &s.ctx) : -1;
+
+	if (!ret)
+		ret = wafer_generate(s.ctx, tok, NULL, &go, &st);
+	wafer_ctx_destroy(s.ctx);
+	free(r);
+	/* no prompt: every job, BOS's included, is a decode step */
+	return ret || !st.jobs ? -1 : (double)st.decode_device_ns / st.jobs;
+}
+
+/*
+ * wse3 (44 stages of 1 MiB here): the int4 draft of stories260K on the
+ * fewest stages (1) against a layer per stage (5 of 44).  On one stage
+ * its five layers add up in one stage's time (firmware-sim/wfs_stage.c
+ * chunk_timing()), and a chunk crosses one stage hop instead of five: the
+ * step is the spread one's less 4 hops (and the few cycles of compute and
+ * SRAM each of the 4 stages rounded up on its own).
+ */
+static void test_packed(const struct wafer_convert_opts *tconv)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC, .profile = "wse3",
+				     .sram_bytes = 1ull << 20 };
+	struct wafer_draft_dev pk = { 0 }, sp = { 0 }, none = { 0 };
+	struct wafer_spec_stats sa, sb;
+	struct side t = { 0 }, dp, ds;
+	struct wafer_draft_spec d;
+	struct wfs_profile prof;
+	struct rec *plain = calloc(1, sizeof(*plain)), *a = calloc(1, sizeof(*a)),
+		   *b = calloc(1, sizeof(*b));
+	double hop, saved;
+	int ret = !plain || !a || !b || wafer_draft_parse("int4", &d) || wafer_open(&o, &t.dev) ||
+		  wafer_model_load_file(t.dev, model_path, tconv, &t.m) ||
+		  wafer_ctx_create(t.m, 1, 128, &t.ctx);
+
+	if (!wt_ok(!ret, "wse3 target (44 stages of 1 MiB) loaded (%s)",
+		   ret ? wafer_last_error() : "ok"))
+		goto out;
+	ret = wafer_draft_load_packed(&o, 0, &d, model_path, tconv, t.m, 128, &pk);
+	wt_ok(!ret && pk.stages == 1, "int4 draft packed: on 1 stage, the fewest (%d, %u)", ret,
+	      pk.stages);
+	ret = ret ? ret : wafer_draft_load_packed(&o, 44, &d, model_path, tconv, t.m, 128, &sp);
+	wt_ok(!ret && sp.stages == 44, "int4 draft on 44 stages, a layer per stage (%d)", ret);
+	if (ret)
+		goto out;
+	wfs_profile_find("wse3", &prof);
+	hop = (double)wfs_timing_ns(&prof, wfs_timing_hop_cycles(&prof, 64 * 4));
+	saved = step_ns(sp.model, 64) - step_ns(pk.model, 64);
+	wt_ok(fabs(saved - 4 * hop) <= 8,
+	      "packed on 1 stage, the draft's step crosses 4 stage hops fewer: %.1f ns saved, "
+	      "4 hops are %.1f ns", saved, 4 * hop);
+	dp = (struct side){ .dev = pk.dev, .m = pk.model, .ctx = pk.ctx };
+	ds = (struct side){ .dev = sp.dev, .m = sp.model, .ctx = sp.ctx };
+	ret = gen(&t, NULL, 0, 0, PROMPT, 128, 0, 1, plain, NULL) ||
+	      gen(&t, &dp, 0, 4, PROMPT, 128, 0, 1, a, &sa) ||
+	      gen(&t, &ds, 0, 4, PROMPT, 128, 0, 1, b, &sb);
+	wt_ok(!ret && plain->n > 50 && same(plain, a) && same(plain, b),
+	      "greedy text with the packed and the spread draft: plain's (%u tokens)", plain->n);
+	wt_ok(!ret && sa.accepted == sb.accepted && sa.drafted == sb.drafted &&
+	      sa.verify_ns == sb.verify_ns && sa.draft_ns < sb.draft_ns,
+	      "the same proposals and verifies; packed, the draft's time is less "
+	      "(%llu < %llu ns)", (unsigned long long)sa.draft_ns, (unsigned long long)sb.draft_ns);
+	o.sram_bytes = 64ull << 10;
+	o.stages = 2;
+	ret = wafer_draft_load_packed(&o, 0, &d, model_path, tconv, t.m, 128, &none);
+	wt_ok(ret == -ENOSPC && !none.dev && !none.model,
+	      "a draft that fits no device of 1..2 stages of 64 KiB: -ENOSPC, nothing left (%s)",
+	      wafer_last_error());
+	o.backend = WAFER_BACKEND_KERNEL;
+	wt_ok(wafer_draft_load_packed(&o, 1, &d, model_path, tconv, t.m, 128, &none) ==
+	      -EOPNOTSUPP && !none.dev, "a kernel backend: -EOPNOTSUPP (its stages are the "
+	      "module's)");
+	wt_ok(wafer_draft_load_packed(NULL, 1, &d, model_path, tconv, t.m, 128, &none) ==
+	      -EINVAL, "NULL options: -EINVAL");
+out:
+	wafer_draft_dev_free(&pk);
+	wafer_draft_dev_free(&sp);
+	side_free(&t);
+	wafer_close(t.dev);
+	free(plain);
+	free(a);
+	free(b);
+}
+
 /* The CLI: --draft end to end (stdout equal to plain), its usage errors. */
 static int cli(const char *args, char *out, size_t cap)
 {
@@ -524,6 +620,72 @@ static int cli(const char *args, char *out, size_t cap)
 		n += r;
 	out[n] = '\0';
 	return pclose(p);
+}
+
+/* The "draft" column (modelled draft time per round in steps) of a bench row. */
+static double draft_col(const char *line)
+{
+	char prof[16], draft[32];
+	double a, tpv, iid, verify, draft_steps;
+
+	if (sscanf(line, " %15s %31s %lf %% %lf %lf %lf %lf", prof, draft, &a, &tpv, &iid,
+		   &verify, &draft_steps) != 7)
+		return -1;
+	return draft_steps;
+}
+
+/*
+ * wafer bench's speculative section: a row per profile and draft, each
+ * with plain's text; wse3p's drafts on 1 stage, each model's (int4,
+ * early:4, self) draft time less than on wse3 where it spreads a layer
+ * per stage (early:1, one layer, on one stage either way: the same);
+ * wse3pt's target on 1 stage too.
+ */
+static void test_cli_bench(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	static const char *const profs[] = { "wafer ", "asic ", "wse3 ", "wse3p ", "wse3pt " };
+	char cmd[1024], line[512];
+	double spread[8] = { 0 }, packed[8] = { 0 };
+	unsigned int rows[5] = { 0 }, same = 0, i, nd = 0, cheaper = 0, stages = 0, tstages = 0;
+	FILE *p;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc "
+		 "--devices 0 -z %s 2>/dev/null", build, model_path, tok_path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "  wse3p", 7) &&
+		    strstr(line, " the draft devices' stages: int4 1, early:4 1, early:1 1, "
+			   "self 1\n"))
+			stages++;
+		if (!strcmp(line, "  wse3pt the target's device: 1 stage\n"))
+			tstages = 1;
+		for (i = 0; i < 5; i++)
+			if (!strncmp(line + 2, profs[i], strlen(profs[i])) &&
+			    draft_col(line) >= 0)
+				break;
+		if (i == 5)
+			continue;
+		rows[i]++;
+		same += strstr(line, "  same\n") != NULL;
+		if ((i == 2 || i == 3) && rows[i] <= 8)
+			(i == 2 ? spread : packed)[rows[i] - 1] = draft_col(line);
+	}
+	rc = p ? pclose(p) : -1;
+	wt_ok(!rc && rows[0] == 5 && rows[1] == 5 && rows[2] == 5 && rows[3] == 5 &&
+	      rows[4] == 5 && same == 25, "wafer bench -z: ngram, int4, early:4, early:1, self "
+	      "on wafer, asic, wse3, wse3p and wse3pt, each with plain decoding's text "
+	      "(%u %u %u %u %u rows, %u same)", rows[0], rows[1], rows[2], rows[3], rows[4], same);
+	/* rows: ngram, int4, early:4, early:1, self */
+	for (i = 0; i < 5 && rows[3] == 5; i++, nd++)
+		cheaper += i == 0 || i == 3 ? packed[i] == spread[i] : packed[i] < spread[i];
+	wt_ok(tstages, "wse3pt: the target on 1 stage, the fewest that hold it");
+	wt_ok(stages == 2 && nd == 5 && cheaper == 5, "wse3p, wse3pt: every draft on 1 stage; "
+	      "wse3p's int4, "
+	      "early:4 and self cost less per round than spread (%.2f < %.2f, %.2f < %.2f, "
+	      "%.2f < %.2f), ngram and early:1 the same", packed[1], spread[1], packed[2],
+	      spread[2], packed[4], spread[4]);
 }
 
 static void test_cli(void)
@@ -548,27 +710,21 @@ static void test_cli(void)
 	rc = cli(args, b, cap);
 	wt_ok(WEXITSTATUS(rc) == 1 && !b[0], "--draft with another vocabulary fails before "
 	      "generating");
-	/* wafer bench's speculative section: a row per profile and draft, same text */
-	{
-		const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-		char cmd[1024], line[512];
-		unsigned int rows = 0, same = 0;
-		FILE *p;
-
-		snprintf(cmd, sizeof(cmd), "%s/bin/wafer bench %s --quick --backend inproc "
-			 "--devices 0 -z %s 2>/dev/null", build, model_path, tok_path);
-		p = popen(cmd, "r");
-		while (p && fgets(line, sizeof(line), p)) {
-			if (strncmp(line, "  wafer ", 8) && strncmp(line, "  asic ", 7))
-				continue;
-			rows++;
-			same += strstr(line, " tok/v") == NULL && strstr(line, "  same\n") != NULL;
-		}
-		rc = p ? pclose(p) : -1;
-		wt_ok(!rc && rows == 8 && same == 8, "wafer bench -z: the speculative section has "
-		      "ngram, int4, early:4, early:1 on the wafer and asic profiles, each with "
-		      "plain decoding's text (%u rows, %u same)", rows, same);
-	}
+	/* the draft on as few stages as hold it: plain's text; its errors */
+	rc = cli("-n 120 -i 'Once upon a time' --profile wse3 --sram-kib 1024", a, cap);
+	rc |= cli("-n 120 -i 'Once upon a time' --profile wse3 --sram-kib 1024 --draft int4 "
+		  "--draft-stages min", b, cap);
+	wt_ok(!rc && strlen(a) > 100 && !strcmp(a, b), "wafer run --profile wse3 --draft int4 "
+	      "--draft-stages min prints plain greedy decoding's text");
+	rc = cli("-n 20 --draft int4 --draft-stages 0", b, cap);
+	wt_ok(WEXITSTATUS(rc) == 2 && !b[0], "--draft-stages 0 is a usage error");
+	rc = cli("-n 20 --draft int4 --draft-stages min --draft-device 1", b, cap);
+	wt_ok(WEXITSTATUS(rc) == 2 && !b[0], "--draft-stages with --draft-device is a usage error");
+	rc = cli("-n 20 --profile wse3 --sram-kib 64 --stages 44 --draft int4 --draft-stages 1",
+		 b, cap);
+	wt_ok(WEXITSTATUS(rc) == 1 && !b[0], "--draft-stages 1 of 64 KiB: the draft does not "
+	      "fit, nothing generated");
+	test_cli_bench();
 out:
 	free(a);
 	free(b);
@@ -634,6 +790,8 @@ int main(void)
 		  !wafer_ctx_create(t.m, 1, 512, &t.ctx), "int4 target loaded"))
 		test_greedy(&t, ddev, "int4", &c4);
 	side_free(&t);
+	wt_diag("%.1f s", wt_now() - t0);
+	test_packed(&c8);
 	wt_diag("%.1f s", wt_now() - t0);
 	test_cli();
 

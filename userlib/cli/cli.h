@@ -118,12 +118,14 @@ void cli_print_parts(const struct wafer_model *m, FILE *f);
 /*
  * wafer bench's speculative section (cli_bench_spec.c): greedy decoding of
  * @positions with each draft kind against plain, K = @k, per in-process
- * profile (@inproc) and on kernel device @kernel_index (-1: the first;
- * below -1: none) with the draft beside the target; 0, or 1 when a row
- * failed or its text was not plain's.
+ * profile (@inproc: wafer, asic, wse3 and wse3p, whose draft device has
+ * @draft_stages stages, 0: as few as hold it) and on kernel device
+ * @kernel_index (-1: the first; below -1: none) with the draft beside the
+ * target; 0, or 1 when a row failed or its text was not plain's.
  */
 int cli_bench_spec(const char *ckpt, const char *tok_path, const struct wafer_convert_opts *conv,
-		   unsigned int positions, unsigned int k, int inproc, int kernel_index);
+		   unsigned int positions, unsigned int k, unsigned int draft_stages, int inproc,
+		   int kernel_index);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t cli_now_ns(void);

@@ -98,6 +98,8 @@ static const unsigned int stream_b[] = { 1, 4, 16 };
  *	--sram-kib)
  * @tokenizer: -z: the speculative section (needs MODEL.bin)
  * @draft_tokens: --draft-tokens: its K
+ * @draft_stages: --draft-stages: the wse3p rows' draft device's stages (0: as
+ *	few as hold the draft)
  * @afd: --afd A:F (each with its --afd-profiles PA:PF): the AFD rows
  * @n_afd: their count
  */
@@ -115,6 +117,7 @@ struct bench_args {
 	struct wafer_open_opts member;
 	const char *tokenizer;
 	unsigned int draft_tokens;
+	unsigned int draft_stages;
 	struct cli_devices afd[MAX_AFD];
 	unsigned int n_afd;
 };
@@ -1356,10 +1359,14 @@ static void usage(FILE *f)
 		"  --quick               a short run, for tests\n"
 		"  -z TOK.bin            with MODEL.bin: a speculative decoding section, each\n"
 		"                        draft kind against plain greedy decoding per inproc\n"
-		"                        profile and, with the kernel backend, on the kernel\n"
-		"                        device (-d) with the draft beside the target; fails\n"
-		"                        if a row's text is not plain's\n"
+		"                        profile (wafer, asic; wse3 with the draft and the\n"
+		"                        target spread or packed) and, with the kernel\n"
+		"                        backend, on the kernel device (-d) with the draft\n"
+		"                        beside the target; fails if a row's text is not\n"
+		"                        plain's\n"
 		"  --draft-tokens K      its tokens proposed per verify (default 4)\n"
+		"  --draft-stages N      the wse3p/wse3pt rows' draft device: N stages (default:\n"
+		"                        as few as hold the draft; wse3 rows: the target's 44)\n"
 		"  --afd A:F             device axis: rows of the model in attention-FFN\n"
 		"                        disaggregation over A attention and F FFN inproc\n"
 		"                        devices (repeatable, up to 4; lists: 0:1, 0-1:2-3)\n"
@@ -1367,7 +1374,7 @@ static void usage(FILE *f)
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
-       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_MOE, OPT_MOE_GATE,
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_DRAFT_STAGES, OPT_MOE, OPT_MOE_GATE,
        OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES };
 
 static const struct option long_opts[] = {
@@ -1383,6 +1390,7 @@ static const struct option long_opts[] = {
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "draft-tokens", required_argument, NULL, OPT_DRAFT_TOKENS },
+	{ "draft-stages", required_argument, NULL, OPT_DRAFT_STAGES },
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ "afd", required_argument, NULL, OPT_AFD },
@@ -1447,6 +1455,8 @@ static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned in
 		return 0;
 	case OPT_DRAFT_TOKENS:
 		return cli_parse_uint(arg, 1, WAFER_SPEC_MAX_DRAFT, &a->draft_tokens);
+	case OPT_DRAFT_STAGES:
+		return cli_parse_uint(arg, 1, 64, &a->draft_stages);
 	case OPT_MOE:
 		return cli_parse_moe(arg, &a->conv.moe);
 	case OPT_MOE_GATE:
@@ -1572,7 +1582,7 @@ int cli_cmd_bench(int argc, char **argv)
 	print_tables(&bn, &a, name);
 	if (a.tokenizer && (a.inproc || a.kernel) &&
 	    cli_bench_spec(a.model, a.tokenizer, &a.conv, a.quick ? 48 : 128, a.draft_tokens,
-			   a.inproc, a.kernel ? a.index : -2))
+			   a.draft_stages, a.inproc, a.kernel ? a.index : -2))
 		return 1;
 	return 0;
 }

@@ -28,6 +28,9 @@
  * @draft: --draft (NULL: plain decoding)
  * @draft_tokens: --draft-tokens
  * @draft_device: --draft-device (-1: the device after the target's)
+ * @draft_pack: --draft-stages given: the draft on an in-process device of
+ *	its own of @draft_stages stages (0: as few as hold it)
+ * @draft_stages: see @draft_pack
  * @no_plain: --no-plain: no plain run to compare with
  * @trace: --trace FILE (NULL: none)
  * @expert_load: --expert-load FILE (NULL: none)
@@ -45,6 +48,8 @@ struct run_args {
 	const char *draft;
 	unsigned int draft_tokens;
 	int draft_device;
+	int draft_pack;
+	unsigned int draft_stages;
 	int no_plain;
 	const char *trace;
 	const char *expert_load;
@@ -90,6 +95,13 @@ static void usage(FILE *f)
 		"  --draft-device D     the draft model's device (kernel: accelD; default beside\n"
 		"                       the model on its device where it fits, else the next\n"
 		"                       device; inproc: beside, else a device of its own)\n"
+		"  --draft-stages N|min in process: the draft on a device of its own of N\n"
+		"                       stages (min: as few as hold it and its context), the\n"
+		"                       model's profile and SRAM per stage: a small draft\n"
+		"                       packed into few wafer regions crosses few stage hops\n"
+		"  --profile P, --stages N, --sram-kib K   in-process devices of profile P\n"
+		"                       (default wafer), N stages of K KiB SRAM (e.g. wse3 with\n"
+		"                       --sram-kib 1024: the simulator holds 1 GiB a device)\n"
 		"  --no-plain           with --draft: no plain run to compare with\n"
 		"  --trace FILE.json    the run's timeline as Chrome trace events (Perfetto,\n"
 		"                       chrome://tracing): each job's chunks on every stage\n"
@@ -111,7 +123,7 @@ static void usage(FILE *f)
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
-       OPT_AFD_MB, OPT_XGROUP };
+       OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -129,12 +141,17 @@ static const struct option long_opts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "moe", required_argument, NULL, OPT_MOE },
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
-	{ "expert-group", required_argument, NULL, OPT_XGROUP },
 	{ "expert-load", required_argument, NULL, OPT_EXPERT_LOAD },
 	{ "stream-weights", required_argument, NULL, OPT_STREAM },
 	{ "afd", required_argument, NULL, OPT_AFD },
 	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
 	{ "afd-micro-batch", required_argument, NULL, OPT_AFD_MB },
+	/* in the enum's order: a bad value's message names long_opts[opt - OPT_QUANT] */
+	{ "expert-group", required_argument, NULL, OPT_XGROUP },
+	{ "draft-stages", required_argument, NULL, OPT_DRAFT_STAGES },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "stages", required_argument, NULL, OPT_STAGES },
+	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -188,6 +205,7 @@ static int parse_model_opt(struct run_args *a, int opt, const char *arg)
 /* The devices and how to reach them: 0, 1 for a bad value, -1 for another option. */
 static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 {
+	unsigned int kib;
 	int ret;
 
 	switch (opt) {
@@ -215,6 +233,18 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 		return 0;
 	case OPT_DRAFT_DEVICE:
 		return cli_parse_index(arg, &a->draft_device) ? 1 : 0;
+	case OPT_DRAFT_STAGES:
+		a->draft_pack = 1;
+		return strcmp(arg, "min") && cli_parse_uint(arg, 1, 64, &a->draft_stages) ? 1 : 0;
+	case OPT_PROFILE:
+		a->devs.base.profile = arg;
+		return 0;
+	case OPT_STAGES:
+		return cli_parse_uint(arg, 1, 64, &a->devs.base.stages) ? 1 : 0;
+	case OPT_SRAM:
+		ret = cli_parse_uint(arg, 64, 1 << 20, &kib);
+		a->devs.base.sram_bytes = (uint64_t)kib << 10;
+		return ret ? 1 : 0;
 	case OPT_AFD:
 		return cli_parse_afd(arg, &a->devs) ? 1 : 0;
 	case OPT_AFD_PROFILES:
@@ -319,6 +349,10 @@ static int parse(struct run_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = argv[optind];
+	if (a->draft_pack && a->draft_device >= 0) {
+		fprintf(stderr, "wafer run: --draft-stages or --draft-device, not both\n");
+		return 2;
+	}
 	if (a->draft) {
 		struct wafer_draft_spec d;
 
@@ -422,9 +456,19 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 			(unsigned long long)i.sram_bytes_per_stage >> 10, i.profile_name);
 }
 
+/*
+ * The jobs in decode_device_ns: a token each, after the prompt's job; with
+ * no prompt the first (BOS) is one of them and makes the first token.
+ */
+static unsigned int decode_jobs(const struct wafer_gen_stats *s)
+{
+	return s->generated_tokens - (s->prompt_tokens > 1 && s->generated_tokens);
+}
+
 static void report(const struct wafer_gen_stats *s, double load_s)
 {
 	unsigned int decoded = s->generated_tokens > 1 ? s->generated_tokens - 1 : 0;
+	unsigned int jobs = decode_jobs(s);
 
 	fprintf(stderr, "wafer: model load %.3f s; %u prompt tokens, %u generated, %u jobs, "
 		"%.3f s\n", load_s, s->prompt_tokens, s->generated_tokens, s->jobs,
@@ -432,17 +476,16 @@ static void report(const struct wafer_gen_stats *s, double load_s)
 	fprintf(stderr, "wafer: time to first token %.3f ms\n", s->ttft_ns / 1e6);
 	if (decoded && s->decode_ns)
 		fprintf(stderr, "achieved tok/s: %f\n", decoded / (s->decode_ns / 1e9));
-	if (decoded && s->decode_device_ns)
+	if (jobs && s->decode_device_ns)
 		fprintf(stderr, "wafer: modelled device tok/s: %f (%.2f us/token)\n",
-			decoded / (s->decode_device_ns / 1e9),
-			s->decode_device_ns / 1e3 / decoded);
+			jobs / (s->decode_device_ns / 1e9), s->decode_device_ns / 1e3 / jobs);
 }
 
 /*
  * Speculative figures: a round's tokens come from its verify job, so the
  * modelled rate is generated tokens over the rounds' modelled time (verify
  * jobs and the draft's jobs, which take turns); plain decoding's is a token
- * per decode job.  Host rates are tokens after the first over the time
+ * per decode job (decode_jobs()).  Host rates are tokens after the first over the time
  * from the first to the last, for both.
  */
 static void report_spec(const struct run_args *a, const struct wafer_gen_stats *s,
@@ -464,9 +507,10 @@ static void report_spec(const struct run_args *a, const struct wafer_gen_stats *
 		ss->verifies ? ss->draft_ns / 1e3 / ss->verifies : 0.0);
 	if (plain) {
 		unsigned int pd = plain->generated_tokens > 1 ? plain->generated_tokens - 1 : 0;
+		unsigned int pj = decode_jobs(plain);
 		double ph = pd && plain->decode_ns ? pd / (plain->decode_ns / 1e9) : 0;
-		double pm = pd && plain->decode_device_ns ?
-			    pd / (plain->decode_device_ns / 1e9) : 0;
+		double pm = pj && plain->decode_device_ns ?
+			    pj / (plain->decode_device_ns / 1e9) : 0;
 
 		fprintf(stderr, "wafer: plain decoding: host %.1f tok/s, modelled %.1f tok/s; "
 			"speculative/plain: host %.2fx, modelled %.2fx%s\n", ph, pm,
@@ -545,6 +589,27 @@ static int draft_beside(const struct run_args *a, struct wafer_dev *dev,
 	return 0;
 }
 
+/* --draft-stages: the draft on an in-process device of its own of few stages. */
+static int draft_packed(const struct run_args *a, struct wafer_dev *dev,
+			const struct wafer_model *model, unsigned int steps, struct draft *d)
+{
+	struct wafer_open_opts o = a->devs.base;
+	const struct wafer_model_info *mi = wafer_model_get_info(model);
+	struct wafer_draft_dev dd;
+
+	o.backend = strcmp(wafer_backend_name(dev), "inproc") ? WAFER_BACKEND_KERNEL :
+		    WAFER_BACKEND_INPROC;
+	if (wafer_draft_load_packed(&o, a->draft_stages, &d->spec, a->model, &a->conv, model,
+				    steps < mi->seq_len ? steps : mi->seq_len, &dd))
+		return fail("--draft-stages: placing the draft");
+	d->dev = dd.dev;
+	d->model = dd.model;
+	d->ctx = dd.ctx;
+	fprintf(stderr, "wafer: draft on an in-process device of %u stage%s of its own\n",
+		dd.stages, dd.stages == 1 ? "" : "s");
+	return 0;
+}
+
 static int draft_setup(const struct run_args *a, struct wafer_dev *dev,
 		       const struct wafer_model *model, unsigned int steps, struct draft *d)
 {
@@ -553,12 +618,16 @@ static int draft_setup(const struct run_args *a, struct wafer_dev *dev,
 	wafer_draft_parse(a->draft, &d->spec);	/* checked in parse() */
 	if (d->spec.kind == WAFER_DRAFT_NGRAM)
 		return 0;
-	if (draft_beside(a, dev, model, d) &&
+	if (a->draft_pack) {
+		if (draft_packed(a, dev, model, steps, d))
+			return 1;
+	} else if (draft_beside(a, dev, model, d) &&
 	    (open_draft_dev(a, dev, &d->dev) ||
 	     wafer_draft_load(d->dev, &d->spec, a->model, &a->conv, model, &d->model)))
 		return d->dev ? fail("loading the draft") : 1;
 	mi = wafer_model_get_info(d->model);
-	if (wafer_ctx_create(d->model, 1, steps < mi->seq_len ? steps : mi->seq_len, &d->ctx))
+	if (!d->ctx &&
+	    wafer_ctx_create(d->model, 1, steps < mi->seq_len ? steps : mi->seq_len, &d->ctx))
 		return fail("creating the draft's context");
 	fprintf(stderr, "wafer: draft model %u layers, dim %u, %llu KiB of SRAM\n", mi->n_layers,
 		mi->dim, (unsigned long long)mi->sram_bytes >> 10);

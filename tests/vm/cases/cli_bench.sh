@@ -68,16 +68,17 @@ for path in 'kernel +uring' 'kernel +ioctl' 'inproc +inproc'; do
 	done
 done
 expect_contains "$bench" "^  kernel CPU time per job, io_uring / ioctl: batch 1 ${num}x, batch 8 ${num}x, batch 32 ${num}x, batch 128 ${num}x\$"
-# The speculative section (-z): every draft kind in process (wafer, asic:
-# the draft on a device of its own) and on the kernel device (the draft
+# The speculative section (-z): every draft kind in process (wafer, asic,
+# wse3 spread, wse3p with the draft packed, wse3pt with both packed: the
+# draft on a device of its own) and on the kernel device (the draft
 # beside the target, two models of accel0), each row's greedy text plain's
 # (the kernel's plain text the in-process one: else a DIFFERS line).
-for prof in wafer asic kernel; do
+for prof in wafer asic wse3 wse3p wse3pt kernel; do
 	for draft in ngram int4 early:4 early:1; do
 		expect_contains "$bench" "^  $prof +$draft +$num % +$num +$num +$num +$num +$num +${num}x +$num +${num}x +same\$"
 	done
 done
-! grep -qE '^  (wafer|asic|kernel) .*(failed|DIFFERS)|^bench rc=' <<<"$bench" || die "wafer bench -z: a row failed or differs from plain"
+! grep -qE '^  (wafer|asic|wse3|wse3p|wse3pt|kernel) .*(failed|DIFFERS)|^bench rc=' <<<"$bench" || die "wafer bench -z: a row failed or differs from plain"
 
 top=$(section top)
 printf '%s\n' "$top"
