@@ -18,11 +18,22 @@
  * io_uring of Linux 6.11-6.13 then reads it from the ring's SQE, which a
  * later batch may have reused.  IOSQE_ASYNC has io_uring copy it at submit
  * (it then runs from an io-wq worker), so such commands carry it.
+ *
+ * Completions are task work of the thread that submits.  Where the kernel
+ * has it (6.1+), the ring is IORING_SETUP_DEFER_TASKRUN: that work runs
+ * only when the thread asks for completions, and a thread waiting for N of
+ * them is woken once when N are there, not by every job's fence (a wakeup
+ * and, on another CPU, an IPI per job otherwise).  It needs
+ * IORING_SETUP_SINGLE_ISSUER: the ring is created disabled and enabled by
+ * the first submit or reap, so it belongs to the thread that uses the
+ * device (a server opens it in one thread and drives it from another).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <liburing.h>
 
@@ -41,6 +52,8 @@
  * @done_ns: ... and whether big_cqe[0] is the completion time
  * @free_id: unused indices, @n_free of them
  * @n_free: see @free_id
+ * @deferred: IORING_SETUP_DEFER_TASKRUN (a disabled ring until @enabled)
+ * @enabled: the ring was enabled, by the thread that owns it from then on
  */
 struct uring_path {
 	struct io_uring ring;
@@ -50,6 +63,8 @@ struct uring_path {
 	uint8_t *done_ns;
 	unsigned int *free_id;
 	unsigned int n_free;
+	int deferred;
+	int enabled;
 };
 
 /* The command table: @n entries, all free. */
@@ -88,11 +103,56 @@ static int io_uring_disabled(void)
 	return v;
 }
 
+/* The ring: deferred task work where the kernel knows it (6.1+), else not. */
+static int ring_init(struct uring_path *p, struct io_uring_params *params)
+{
+	const unsigned int base = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	int ret;
+
+	params->flags = base | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			IORING_SETUP_R_DISABLED;
+	ret = io_uring_queue_init_params(URING_ENTRIES, &p->ring, params);
+	p->deferred = !ret;
+	p->enabled = !p->deferred;
+	if (ret != -EINVAL)
+		return ret;
+	memset(params, 0, sizeof(*params));
+	params->flags = base;
+	return io_uring_queue_init_params(URING_ENTRIES, &p->ring, params);
+}
+
+/*
+ * The first submit or reap enables the ring: the calling thread becomes
+ * its only issuer, and another thread's use fails with -EEXIST.
+ */
+static int ring_enable(struct uring_path *p)
+{
+	int ret;
+
+	if (p->enabled)
+		return 0;
+	/* liburing 2.3 declares io_uring_enable_rings() but does not export it. */
+	if (syscall(__NR_io_uring_register, p->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+		    NULL, 0) < 0) {
+		ret = -errno;
+		return wafer_set_error(ret, "enabling the io_uring ring: %s", strerror(-ret));
+	}
+	p->enabled = 1;
+	return 0;
+}
+
+/* What a ring of another thread answers, said so. */
+static int ring_error(int ret, const char *what)
+{
+	if (ret == -EEXIST)
+		return wafer_set_error(ret, "%s: the device's io_uring ring belongs to the thread "
+				       "that first submitted to it", what);
+	return wafer_set_error(ret, "%s: %s", what, strerror(-ret));
+}
+
 static int uring_init(int fd, const struct wafer_info *info, void **priv)
 {
-	struct io_uring_params params = {
-		.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32,
-	};
+	struct io_uring_params params = { 0 };
 	struct uring_path *p;
 	int ret;
 
@@ -103,7 +163,7 @@ static int uring_init(int fd, const struct wafer_info *info, void **priv)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return wafer_set_error(-ENOMEM, "out of memory");
-	ret = io_uring_queue_init_params(URING_ENTRIES, &p->ring, &params);
+	ret = ring_init(p, &params);
 	if (ret) {
 		free(p);
 		if (ret == -EPERM || ret == -ENOSYS || io_uring_disabled())
@@ -160,6 +220,9 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 	unsigned int i, j, link_until = 0, queued = 0;
 	int linked = 0, ret;
 
+	ret = ring_enable(p);
+	if (ret)
+		return ret;
 	if (n > p->cq_entries - p->inflight)
 		n = p->cq_entries - p->inflight;
 	if (!n)
@@ -200,9 +263,38 @@ static int uring_submit(void *priv, const struct drm_wafer_job *jobs,
 	}
 	ret = io_uring_submit(&p->ring);
 	if (ret < 0 && !queued)
-		return wafer_set_error(ret, "io_uring_submit: %s", strerror(-ret));
+		return ring_error(ret, "io_uring_submit");
 	p->inflight += queued;
 	return (int)queued;
+}
+
+/*
+ * No completion in the CQ: with deferred task work, first run what is
+ * pending (without waiting) when @n already meets @min, else wait until
+ * @min - @n more are there or @deadline_ns passes, in one wakeup.
+ * Returns 0 with a CQE in @cqe, 1 when the caller should stop, or an errno.
+ */
+static int reap_more(struct uring_path *p, unsigned int n, unsigned int min,
+		     uint64_t deadline_ns, int *flushed, struct io_uring_cqe **cqe)
+{
+	struct __kernel_timespec ts;
+	int64_t left;
+	int ret;
+
+	if (n >= min) {
+		if (!p->deferred || *flushed)
+			return 1;
+		*flushed = 1;
+		ret = io_uring_get_events(&p->ring);
+		return ret < 0 ? ret : io_uring_peek_cqe(&p->ring, cqe) ? 1 : 0;
+	}
+	left = (int64_t)deadline_ns - (int64_t)wafer_now_ns();
+	if (left <= 0)
+		return 1;
+	ts.tv_sec = left / 1000000000ll;
+	ts.tv_nsec = left % 1000000000ll;
+	ret = io_uring_wait_cqes(&p->ring, cqe, min - n, &ts, NULL);
+	return ret == -ETIME || ret == -EINTR ? -EAGAIN : ret;
 }
 
 static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max,
@@ -210,30 +302,25 @@ static int uring_reap(void *priv, struct wafer_completion *out, unsigned int max
 {
 	struct uring_path *p = priv;
 	unsigned int n = 0;
+	int flushed = 0, ret;
 
+	ret = ring_enable(p);
+	if (ret)
+		return ret;
 	while (n < max && p->inflight) {
 		struct io_uring_cqe *cqe;
-		int ret = io_uring_peek_cqe(&p->ring, &cqe);
 		unsigned int id;
 
+		ret = io_uring_peek_cqe(&p->ring, &cqe);
 		if (ret == -EAGAIN) {
-			struct __kernel_timespec ts;
-			int64_t left;
-
-			if (n >= min)
+			ret = reap_more(p, n, min, deadline_ns, &flushed, &cqe);
+			if (ret == 1)
 				break;
-			left = (int64_t)deadline_ns - (int64_t)wafer_now_ns();
-			if (left <= 0)
-				break;
-			ts.tv_sec = left / 1000000000ll;
-			ts.tv_nsec = left % 1000000000ll;
-			ret = io_uring_wait_cqe_timeout(&p->ring, &cqe, &ts);
-			if (ret == -ETIME || ret == -EINTR)
-				continue;
+			if (ret == -EAGAIN)
+				continue;	/* timed out or interrupted: look again */
 		}
 		if (ret)
-			return n ? (int)n : wafer_set_error(ret, "reaping io_uring completions: %s",
-							    strerror(-ret));
+			return n ? (int)n : ring_error(ret, "reaping io_uring completions");
 		id = (unsigned int)cqe->user_data;
 		out[n].user_data = p->ud[id];
 		out[n].status = cqe->res;
