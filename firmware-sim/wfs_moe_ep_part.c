@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wfs_moe_ep_part.c - the layer parts of expert parallelism across devices
+ * (WFW_PART_XHOME, WFW_PART_XSHARD; see wfs_moe_ep.h): LOAD_MODEL's
+ * fields, the SRAM a part takes, its copy.
+ */
+#include "wfs_moe_ep.h"
+#include "wfs_log.h"
+#include "wfs_xplace.h"
+
+/**
+ * wfs_ep_check_load() - LOAD_MODEL's expert-parallel fields
+ * @log: the device's log: a line names the bad field
+ * @info: the parsed blob
+ * @p: the command
+ *
+ * Return: 0, or -WFS_EINVAL.
+ */
+int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
+		      const struct wfw_cmd_load_model *p)
+{
+	u64 end = (u64)p->expert_first + p->expert_count;
+
+	if (!wfs_part_is_ep(p->part)) {
+		if (!p->expert_first && !p->expert_count)
+			return 0;
+		wfs_log_printf(log, 1, "load: expert_first %u / expert_count %u without an expert shard part",
+			       p->expert_first, p->expert_count);
+		return -WFS_EINVAL;
+	}
+	if (info->ffn_kind != WFS_FFN_MOE || !info->n_experts) {
+		wfs_log_printf(log, 1, "load: part %u: expert parallelism needs a model with experts (this one is dense)",
+			       p->part);
+		return -WFS_EINVAL;
+	}
+	if (p->expert_group) {
+		wfs_log_printf(log, 1, "load: expert_group %u with expert-parallel part %u",
+			       p->expert_group, p->part);
+		return -WFS_EINVAL;
+	}
+	if (p->part == WFW_PART_XHOME && (p->expert_first || p->expert_count)) {
+		wfs_log_printf(log, 1, "load: expert_first %u / expert_count %u on the home part (its shards hold the experts)",
+			       p->expert_first, p->expert_count);
+		return -WFS_EINVAL;
+	}
+	if (p->part == WFW_PART_XSHARD &&
+	    (!p->expert_count || end > info->n_experts)) {
+		wfs_log_printf(log, 1, "load: expert_count %u from expert_first %u: a shard holds 1..%u of the %u routed experts",
+			       p->expert_count, p->expert_first,
+			       info->n_experts, info->n_experts);
+		return -WFS_EINVAL;
+	}
+	return 0;
+}
+
+/* A shard's copy: the header and descriptors, its experts, its map. */
+static u64 shard_desc_bytes(const struct wfs_layer_view *v)
+{
+	return sizeof(struct wfs_section_header) +
+	       (u64)(WFS_MOE_FIXED_TENSORS + 3 * (v->n_shared + v->n_experts)) *
+	       sizeof(struct wfs_tensor_desc);
+}
+
+static u64 shard_experts_off(const struct wfs_layer_view *v)
+{
+	return WFS_ALIGN_UP(shard_desc_bytes(v), 64ULL);
+}
+
+/**
+ * wfs_ep_part_bytes() - SRAM an expert-parallel part of a layer takes
+ * @v: the layer's view, bound on its whole section (in the blob)
+ * @size: the section's bytes
+ * @part: WFW_PART_XHOME or WFW_PART_XSHARD
+ * @first: XSHARD: its first routed expert
+ * @count: XSHARD: its routed experts
+ *
+ * Return: bytes; 0 for a layer without experts (the part cannot hold it).
+ */
+u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u64 size, u32 part,
+		      u32 first, u32 count)
+{
+	u64 x0, x1;
+
+	if (!v->n_experts)
+		return 0;
+	if (part == WFW_PART_XHOME)
+		return wfs_xplace_local_bytes(v, size, v->n_experts);
+	x0 = wfs_xplace_expert_off(v, first);
+	x1 = wfs_xplace_expert_off(v, first + count);
+	return shard_experts_off(v) + WFS_ALIGN_UP(x1 - x0, 64ULL) +
+	       sizeof(struct wfs_xmap);
+}
+
+/* The shard keeps no tensor but its experts' (found by descriptor). */
+static void shard_view(struct wfs_layer_view *v)
+{
+	WFS_MEMSET(&v->rms_att, 0, sizeof(v->rms_att));
+	WFS_MEMSET(&v->rms_ffn, 0, sizeof(v->rms_ffn));
+	WFS_MEMSET(&v->wq, 0, sizeof(v->wq));
+	WFS_MEMSET(&v->wk, 0, sizeof(v->wk));
+	WFS_MEMSET(&v->wv, 0, sizeof(v->wv));
+	WFS_MEMSET(&v->wo, 0, sizeof(v->wo));
+	WFS_MEMSET(&v->router, 0, sizeof(v->router));
+	WFS_MEMSET(&v->w1, 0, sizeof(v->w1));
+	WFS_MEMSET(&v->w2, 0, sizeof(v->w2));
+	WFS_MEMSET(&v->w3, 0, sizeof(v->w3));
+	v->rope = NULL;
+}
+
+/**
+ * wfs_ep_part_copy() - copy a layer's expert-parallel part into SRAM
+ * @v: the layer's view, bound on its whole section; on return bound on
+ *	@dst: the home's without routed experts (its one group has no base:
+ *	the shards hold them), a shard's with only its experts (xmap group
+ *	0, per 0) and no other tensor
+ * @size: the section's bytes
+ * @part: WFW_PART_XHOME or WFW_PART_XSHARD
+ * @first: XSHARD: its first routed expert
+ * @count: XSHARD: its routed experts
+ * @dst: wfs_ep_part_bytes() bytes, 64-byte aligned
+ */
+void wfs_ep_part_copy(struct wfs_layer_view *v, u64 size, u32 part,
+		      u32 first, u32 count, u8 *dst)
+{
+	u64 x0, x1, xo = shard_experts_off(v), bytes;
+	struct wfs_xmap *xm;
+
+	bytes = wfs_ep_part_bytes(v, size, part, first, count);
+	if (part == WFW_PART_XHOME) {
+		wfs_xplace_copy(v, size, v->n_experts, dst);
+		v->weight_bytes = bytes;
+		return;
+	}
+	x0 = wfs_xplace_expert_off(v, first);
+	x1 = wfs_xplace_expert_off(v, first + count);
+	xm = (struct wfs_xmap *)(dst + xo + WFS_ALIGN_UP(x1 - x0, 64ULL));
+	WFS_MEMCPY(dst, v->sec, shard_desc_bytes(v));
+	WFS_MEMCPY(dst + xo, v->sec + x0, x1 - x0);
+	WFS_MEMSET(xm, 0, sizeof(*xm));
+	xm->n = 1;
+	xm->g[0].first = first;
+	xm->g[0].count = count;
+	xm->g[0].off = x0;
+	xm->g[0].bytes = x1 - x0;
+	xm->g[0].base = dst + xo;
+	shard_view(v);
+	v->sec = dst;
+	v->xmap = xm;
+	v->weight_bytes = bytes;
+}
+
+/**
+ * wfs_ep_rec_bytes() - bytes of an expert-parallel part's record
+ * @info: the parsed model
+ *
+ * Return: WFW_XREC_SIZE(dim, hidden_dim).
+ */
+u32 wfs_ep_rec_bytes(const struct wfs_model_info *info)
+{
+	return WFW_XREC_SIZE(info->dim, info->hidden_dim);
+}
