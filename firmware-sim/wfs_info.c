@@ -116,6 +116,9 @@ static void info_moe(struct wfs_device *dev, const struct wfs_model_state *m,
 	u64 worst = 0;
 	u32 s, l;
 
+	/* An expert shard counts nothing: its home counts the routing. */
+	if (m->part == WFW_PART_XSHARD)
+		return;
 	info->moe_layers = m->moe_layers;
 	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
@@ -359,6 +362,9 @@ int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	u32 s, l;
 	int ret = info_model_of(dev, cmd->model, &m);
 
+	/* An expert shard has no entries: its home counts the routing. */
+	if (m && m->part == WFW_PART_XSHARD)
+		m = NULL;
 	for (s = 0; m && s < m->map.stages_used && !ret; s++) {
 		struct wfs_stage *st = &dev->stages[s];
 		const struct wfs_stage_model *sm = &st->mdl[m->idx];
