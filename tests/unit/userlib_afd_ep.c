@@ -47,6 +47,9 @@ static struct wafer_open_opts inproc(void)
 					 .stages = 2 };
 }
 
+/* Modelled time of the last prefill and decode step run_jobs() reaped. */
+static uint64_t prefill_ns, step_ns;
+
 /* Submits @n jobs, reaps them; 0 if all completed with 0. */
 static int run_jobs(struct wafer_dev *dev, struct wafer_job *j, unsigned int n)
 {
@@ -60,6 +63,7 @@ static int run_jobs(struct wafer_dev *dev, struct wafer_job *j, unsigned int n)
 			return -1;
 		for (i = 0; i < (unsigned int)ret; i++)
 			bad |= c[i].status != 0;
+		*(j[0].n_tokens == PREFILL ? &prefill_ns : &step_ns) = c[0].device_ns;
 		done += (unsigned int)ret;
 	}
 	return bad ? -1 : 0;
@@ -167,6 +171,7 @@ static void one_model(const char *what, const struct wafer_convert_opts *conv, i
 	struct wafer_open_opts one = inproc();
 	struct wafer_dev *dev = NULL;
 	int n0 = 0, n1 = 0, ret;
+	uint64_t ns[4] = { 0 };
 	unsigned int ne;
 
 	ret = !ref || !out || wafer_open(&one, &dev) || workload(dev, conv, ref, e0, &n0);
@@ -194,7 +199,20 @@ static void one_model(const char *what, const struct wafer_convert_opts *conv, i
 		if (!ret && ne == 2 && conv->moe.n_experts == 4)
 			check_parts(dev, conv, what);
 		wafer_close(dev);
+		ns[ne - 1] = prefill_ns;
+		wt_diag("%s: %u expert device(s)%s: modelled prefill of %d %llu ns, decode step %llu ns",
+			what, ne < 4 ? ne : 2, ne == 4 ? " polled" : "", PREFILL,
+			(unsigned long long)prefill_ns, (unsigned long long)step_ns);
 	}
+	/*
+	 * The expert devices of an exchange work at once: more of them are not
+	 * slower (in series each would add two link hops a layer, +25 % at
+	 * least; the micro-batches' order on the members moves it a few %).
+	 */
+	wt_ok(ns[0] && ns[2] * 4 < ns[0] * 5 && ns[1] * 4 < ns[0] * 5,
+	      "%s: modelled prefill over 1, 2, 3 expert devices: %llu, %llu, %llu ns (the "
+	      "devices of an exchange work at once)", what, (unsigned long long)ns[0],
+	      (unsigned long long)ns[1], (unsigned long long)ns[2]);
 out:
 	free(ref);
 	free(out);

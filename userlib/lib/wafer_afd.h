@@ -136,6 +136,9 @@ struct afd_job {
  * @pend: non-zero: its step waits for room on member @pend_k, queued
  *	in this order (afd.pend_seq)
  * @pend_k: that member
+ * @x_t_ns: expert parallelism: the latest modelled time an expert member's
+ *	reply of the running exchange arrives (the home's next phase starts
+ *	then; the later members must still see the dispatch's time)
  */
 struct afd_rec {
 	int used;
@@ -147,6 +150,7 @@ struct afd_rec {
 	unsigned int no;
 	uint64_t pend;
 	unsigned int pend_k;
+	uint64_t x_t_ns;
 };
 
 struct afd;
@@ -264,7 +268,7 @@ struct afd_step {
 
 /* wafer_afd_ep.c: expert parallelism's steps */
 void wafer_afd_ep_step(struct afd *a, const struct afd_rec *r, struct afd_step *st);
-void wafer_afd_ep_after(struct afd *a, const struct afd_rec *r);
+void wafer_afd_ep_after(struct afd *a, struct afd_rec *r);
 int wafer_afd_ep_load(struct afd *a, struct afd_model *am, const struct wfs_model_info *mi,
 		      uint32_t expert_group);
 void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,

@@ -75,13 +75,17 @@ static uint64_t t_ns_of(const uint8_t *rec)
 	return t;
 }
 
-/* The home's record @h arrives when its latest part does. */
-static void later_t_ns(uint8_t *h, const uint8_t *from)
+/*
+ * After the exchange's last expert member: the home's records arrive when
+ * the latest reply does (the members ran at once from the dispatch).
+ */
+static void exchange_done(const struct afd_model *am, uint8_t *h, unsigned int n, uint64_t t)
 {
-	uint64_t t = t_ns_of(from);
+	unsigned int i;
 
-	if (t > t_ns_of(h))
-		memcpy(h + offsetof(struct wfw_act_rec, t_ns), &t, sizeof(t));
+	for (i = 0; i < n; i++, h += am->xrec)
+		if (t > t_ns_of(h))
+			memcpy(h + offsetof(struct wfw_act_rec, t_ns), &t, sizeof(t));
 }
 
 /* An expert member's reply (@s) into the home's record (@h). */
@@ -93,7 +97,6 @@ static void merge(const struct afd_model *am, uint32_t dim, uint8_t *h, const ui
 	uint32_t j;
 
 	memcpy(&xh, s + WFW_XREC_HDR_OFF(dim), sizeof(xh));
-	later_t_ns(h, s);
 	if (down) {
 		uint64_t *hy, *sy;
 
@@ -111,7 +114,7 @@ static void merge(const struct afd_model *am, uint32_t dim, uint8_t *h, const ui
 }
 
 /* The host's part after step @r->step: records between the members. */
-void wafer_afd_ep_after(struct afd *a, const struct afd_rec *r)
+void wafer_afd_ep_after(struct afd *a, struct afd_rec *r)
 {
 	const struct afd_model *am = afd_rec_model(a, r);
 	unsigned int ne = a->ne, t = r->step % am->spl, n = r->job.n_tokens, i;
@@ -125,12 +128,18 @@ void wafer_afd_ep_after(struct afd *a, const struct afd_rec *r)
 		for (i = 0; i < n; i++)
 			memcpy(A + (size_t)i * am->xrec, B + (size_t)i * am->act_size,
 			       am->act_size);
-	} else if (t >= 2 && t < 2 + ne) {
-		for (i = 0; i < n; i++)
-			merge(am, dim, B + (size_t)i * am->xrec, C + (size_t)i * am->xrec, 0);
-	} else if (t >= 3 + ne && t < 3 + 2 * ne) {
-		for (i = 0; i < n; i++)
-			merge(am, dim, A + (size_t)i * am->xrec, C + (size_t)i * am->xrec, 1);
+	} else if (t >= 2 && t < 3 + 2 * ne && t != 2 + ne) {
+		/* UP (into B) or DOWN (into A) of one expert member */
+		for (i = 0; i < n; i++) {
+			merge(am, dim, (t < 2 + ne ? B : A) + (size_t)i * am->xrec,
+			      C + (size_t)i * am->xrec, t > 2 + ne);
+			if (t_ns_of(C + (size_t)i * am->xrec) > r->x_t_ns)
+				r->x_t_ns = t_ns_of(C + (size_t)i * am->xrec);
+		}
+		if (t == 1 + ne || t == 2 + 2 * ne) {
+			exchange_done(am, t < 2 + ne ? B : A, n, r->x_t_ns);
+			r->x_t_ns = 0;
+		}
 	} else if (t == am->spl - 1) {
 		/* FIN's records: the activations for the next attention. */
 		for (i = 0; i < n; i++)
