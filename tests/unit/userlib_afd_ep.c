@@ -17,7 +17,8 @@
  * load with a message and leave no member holding anything.
  * CLI: the greedy text of --expert-devices 1, 2 and 3 is the single
  * device's; the run and wafer info say which experts sit where;
- * --expert-devices without --afd is a usage error.
+ * --expert-devices without --afd is a usage error; wafer bench's AFD rows
+ * with expert devices check every result.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -320,6 +321,12 @@ static void cli_text(void)
 	      "wafer info --afd 0:1 --expert-devices 3 -m: each expert device's range");
 	if (rc)
 		wt_diag("%.600s", err);
+	snprintf(args, sizeof(args), "bench %s --backend inproc --devices 1 --quick --profile asic "
+		 "--moe 4,2,1 --afd 0:1 --expert-devices 2", model);
+	rc = cli(args, out, err);
+	wt_ok(!rc && strstr(out, "afd 1:1 ep2  2 5a+5f+2x+2x") &&
+	      strstr(out, "every result checked"),
+	      "wafer bench --afd 0:1 --expert-devices 2: its rows, every result checked");
 out:
 	free(ref);
 	free(out);
