@@ -223,32 +223,6 @@ static int ep_mine(const struct wfs_layer_view *v, const struct ep_rec *p,
 	return *i1 > *i0;
 }
 
-/* UP: the shard's selected experts' W1 h and W3 h into their units. */
-static void ep_up(const struct wfs_layer_view *v, u8 *rec,
-		  struct wfs_ep_work *w)
-{
-	struct wfs_qmat w1, w2, w3;
-	struct ep_rec p;
-	u32 i, i0, i1, off;
-
-	ep_parts(v, rec, &p);
-	p.xh->u0 = 0;
-	p.xh->u1 = 0;
-	if (!ep_mine(v, &p, &i0, &i1, &off))
-		return;
-	p.xh->u0 = off;
-	for (i = i0; i < i1; i++) {
-		wfs_layer_expert(v, v->n_shared + p.xh->expert[i], &w1, &w2,
-				 &w3);
-		wfs_matvec(&w1, p.h, p.a1 + off);
-		wfs_matvec(&w3, p.h, p.a3 + off);
-		off += w1.rows;
-		ep_mark(w, p.xh->expert[i]);
-	}
-	p.xh->u1 = off;
-	w->macs += 2ULL * v->dim * (off - p.xh->u0);
-}
-
 /* y += @g * W2 u for one expert (a gate of 1 adds the sums unchanged). */
 static void ep_down_one(const struct wfs_layer_view *v, const struct wfs_qmat *w2,
 			const s16 *u, u32 g, s64 *tmp, s64 *y)
@@ -282,30 +256,40 @@ static void ep_glu(const struct wfs_layer_view *v, u8 *rec, s64 *tmp,
 	w->shared = 1;
 }
 
-/* DOWN: the gated W2 u of the shard's selected experts, from zero. */
-static void ep_down(const struct wfs_layer_view *v, u8 *rec, s64 *tmp,
-		    struct wfs_ep_work *w)
+/*
+ * A shard's phase over its selected experts, units [u0, u1) of the run
+ * order: UP puts their W1 h and W3 h there; DOWN (@tmp) sums their gated
+ * W2 u into y from zero.
+ */
+static void ep_shard(const struct wfs_layer_view *v, u8 *rec, s64 *tmp,
+		     struct wfs_ep_work *w)
 {
 	struct wfs_qmat w1, w2, w3;
 	struct ep_rec p;
-	u32 i, i0, i1, off;
+	u32 i, i0, i1, off, e;
 
 	ep_parts(v, rec, &p);
-	WFS_MEMSET(p.y, 0, 8ULL * v->dim);
+	if (tmp)
+		WFS_MEMSET(p.y, 0, 8ULL * v->dim);
 	p.xh->u0 = 0;
 	p.xh->u1 = 0;
 	if (!ep_mine(v, &p, &i0, &i1, &off))
 		return;
 	p.xh->u0 = off;
 	for (i = i0; i < i1; i++) {
-		wfs_layer_expert(v, v->n_shared + p.xh->expert[i], &w1, &w2,
-				 &w3);
-		ep_down_one(v, &w2, p.u + off, p.xh->gate[i], tmp, p.y);
+		e = p.xh->expert[i];
+		wfs_layer_expert(v, v->n_shared + e, &w1, &w2, &w3);
+		if (tmp) {
+			ep_down_one(v, &w2, p.u + off, p.xh->gate[i], tmp, p.y);
+		} else {
+			wfs_matvec(&w1, p.h, p.a1 + off);
+			wfs_matvec(&w3, p.h, p.a3 + off);
+		}
 		off += w1.rows;
-		ep_mark(w, p.xh->expert[i]);
+		ep_mark(w, e);
 	}
 	p.xh->u1 = off;
-	w->macs += (u64)v->dim * (off - p.xh->u0);
+	w->macs += (tmp ? 1ULL : 2ULL) * v->dim * (off - p.xh->u0);
 }
 
 /* FIN: x += y, the layer's residual, as wfs_layer_ffn() adds it. */
@@ -370,13 +354,13 @@ void wfs_ep_run(const struct wfs_layer_view *v, u32 phase, u8 *rec,
 		ep_route(v, rec, scratch, w);
 		break;
 	case WFW_XPHASE_UP:
-		ep_up(v, rec, w);
+		ep_shard(v, rec, NULL, w);
 		break;
 	case WFW_XPHASE_GLU:
 		ep_glu(v, rec, scratch, w);
 		break;
 	case WFW_XPHASE_DOWN:
-		ep_down(v, rec, scratch, w);
+		ep_shard(v, rec, scratch, w);
 		break;
 	default:
 		ep_fin(v, rec, w);

@@ -131,19 +131,27 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 	wfs_fifo_pop(&st->in);
 }
 
+/* Count a token's @n selected @experts in its MoE layer's entries @cnt. */
+static void count_sel(struct wfs_stage *st, u32 n, const u32 *experts,
+		      u64 *cnt)
+{
+	u32 i;
+
+	wfs_os_mutex_lock(st->in.lock);
+	cnt[0]++;
+	for (i = 0; i < n; i++)
+		cnt[1 + experts[i]]++;
+	wfs_os_mutex_unlock(st->in.lock);
+}
+
 /* Count the experts a token ran in an MoE layer (@cnt: its entries). */
 static void count_experts(struct wfs_stage *st, const struct chunk_run *r,
 			  const struct wfs_layer_view *v, u32 pos, u64 *cnt)
 {
 	const struct wfs_moe_sel *sel = wfs_layer_moe_sel(v, pos,
 							  r->sm->scratch);
-	u32 i;
 
-	wfs_os_mutex_lock(st->in.lock);
-	cnt[0]++;
-	for (i = 0; i < sel->n; i++)
-		cnt[1 + sel->expert[i]]++;
-	wfs_os_mutex_unlock(st->in.lock);
+	count_sel(st, sel->n, sel->expert, cnt);
 }
 
 static int wants_output(const struct wfs_job *job, u32 last_chunk, u32 i,
@@ -264,19 +272,6 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 	r->comp_cycles += c;
 }
 
-/* Count a token's routing (the home's ROUTE) in the layer's entries. */
-static void count_ep(struct wfs_stage *st, const struct wfw_xrec_hdr *xh,
-		     u64 *cnt)
-{
-	u32 i;
-
-	wfs_os_mutex_lock(st->in.lock);
-	cnt[0]++;
-	for (i = 0; i < xh->n_sel; i++)
-		cnt[1 + xh->expert[i]]++;
-	wfs_os_mutex_unlock(st->in.lock);
-}
-
 /* An expert-parallel phase over the chunk's records (wfs_moe_ep.h). */
 static int ep_tokens(struct wfs_stage *st, struct chunk_run *r,
 		     const struct wfs_layer_view *v, u64 *cnt)
@@ -295,8 +290,10 @@ static int ep_tokens(struct wfs_stage *st, struct chunk_run *r,
 			return 1;
 		}
 		wfs_ep_run(v, phase, rec, r->sm->scratch, &w);
+		/* The home counts the routing, as one device does. */
 		if (phase == WFW_XPHASE_ROUTE)
-			count_ep(st, wfs_ep_hdr(v, rec), cnt);
+			count_sel(st, wfs_ep_hdr(v, rec)->n_sel,
+				  wfs_ep_hdr(v, rec)->expert, cnt);
 	}
 	wfs_ep_cost(&st->dev->hw.prof, v, &w, r->f.n, r->act, &r->ep_cost);
 	return 1;

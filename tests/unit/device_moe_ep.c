@@ -63,19 +63,7 @@ static void dev_down(struct dh *h)
 static int load_ep(struct dh *h, void *blob, size_t len, u32 part, u32 xfirst,
 		   u32 xcount, u32 group, struct wfw_cpl *cpl)
 {
-	struct wfw_cmd c;
-
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_LOAD_MODEL;
-	c.load.addr = (uint64_t)(uintptr_t)blob;
-	c.load.len = len;
-	c.load.part = part;
-	c.load.expert_first = xfirst;
-	c.load.expert_count = xcount;
-	c.load.expert_group = group;
-	if (dh_exec(h, &c, cpl, 30000))
-		return -ETIMEDOUT;
-	return cpl->status;
+	return dh_load_experts(h, blob, len, 0, 0, 0, part, group, xfirst, xcount, cpl);
 }
 
 static size_t buf_size(const struct ep *x)
