@@ -132,7 +132,8 @@ static int ep_sel_ok(const struct wfs_layer_view *v,
  * @rec: the record (its activation part already checked)
  *
  * ROUTE reads only the activations; the other phases the state an
- * earlier phase wrote, which must be what that phase can write.
+ * earlier phase wrote, which must be what that phase can write (sums of
+ * a matvec's size: below 2^62 in magnitude).
  *
  * Return: 1 if it is.
  */
@@ -141,6 +142,7 @@ int wfs_ep_rec_ok(const struct wfs_layer_view *v, u32 phase, const u8 *rec)
 	const struct wfw_xrec_hdr *xh = wfs_ep_hdr(v, rec);
 	const s64 *a1 = (const s64 *)(rec + WFW_XREC_A1_OFF(v->dim));
 	const s64 *a3 = (const s64 *)(rec + WFW_XREC_A3_OFF(v->dim, v->hidden));
+	const s64 *y = (const s64 *)(rec + WFW_XREC_Y_OFF(v->dim, v->hidden));
 	u32 i;
 
 	if (phase == WFW_XPHASE_ROUTE)
@@ -156,6 +158,12 @@ int wfs_ep_rec_ok(const struct wfs_layer_view *v, u32 phase, const u8 *rec)
 		/* Raw W1/W3 sums: far inside s64, as a matvec leaves them. */
 		for (i = 0; i < xh->n_units; i++)
 			if (wfs_abs64(a1[i]) >> 62 || wfs_abs64(a3[i]) >> 62)
+				return 0;
+	}
+	if (phase == WFW_XPHASE_FIN) {
+		/* The summed W2 outputs: as far inside s64. */
+		for (i = 0; i < v->dim; i++)
+			if (wfs_abs64(y[i]) >> 62)
 				return 0;
 	}
 	if (phase == WFW_XPHASE_DOWN || phase == WFW_XPHASE_FIN)

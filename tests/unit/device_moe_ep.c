@@ -415,7 +415,10 @@ static void check_link(struct ep *x, const char *what)
 static void check_bad_jobs(struct ep *x, const char *what)
 {
 	struct wfw_xrec_hdr *h = xhdr(x, x->hrec);
-	int r1, r2, r3, r4, r5;
+	s64 *y = (s64 *)(x->hrec + WFW_XREC_Y_OFF(x->dim, x->hid));
+	int r1, r2, r3, r4, r5, r6;
+
+	/* r3: ROUTE, GLU and FIN of a good record succeed */
 	u32 keep;
 
 	memset(x->hrec, 0, x->x);
@@ -432,10 +435,18 @@ static void check_bad_jobs(struct ep *x, const char *what)
 	h->n_units++;
 	r5 = xjob(x, x->home, x->ch, 0, 0, 1, x->hrec, x->x,
 		  lword(0, WFW_XPHASE_GLU), x->srec, x->x);
+	h->n_units--;
+	r3 = r3 ? r3 : home_phase(x, 0, 0, 1, 0, WFW_XPHASE_GLU);
+	memcpy(x->mid, x->hrec, x->x);
+	y[0] = INT64_MIN;
+	r6 = xjob(x, x->home, x->ch, 0, 0, 1, x->hrec, x->x,
+		  lword(0, WFW_XPHASE_FIN), x->srec, x->x);
+	r3 = r3 ? r3 : xjob(x, x->home, x->ch, 0, 0, 1, x->mid, x->x,
+			    lword(0, WFW_XPHASE_FIN), x->srec, x->x);
 	wt_ok(r1 == -WFS_EINVAL && r2 == -WFS_EINVAL && !r3 &&
-	      r4 == -WFS_EINVAL && r5 == -WFS_EINVAL,
-	      "%s: ROUTE on a shard, a home job without a phase, an expert past the layer's, units that are not the selection's: -EINVAL (%d %d %d %d %d)",
-	      what, r1, r2, r3, r4, r5);
+	      r4 == -WFS_EINVAL && r5 == -WFS_EINVAL && r6 == -WFS_EINVAL,
+	      "%s: ROUTE on a shard, a home job without a phase, an expert past the layer's, units that are not the selection's, a sum outside s64's range: -EINVAL (%d %d %d %d %d %d)",
+	      what, r1, r2, r3, r4, r5, r6);
 }
 
 static void bad_load(void *blob, size_t len, u32 part, u32 first, u32 count,
