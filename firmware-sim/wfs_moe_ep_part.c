@@ -24,12 +24,12 @@ int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
 	if (!wfs_part_is_ep(p->part)) {
 		if (!p->expert_first && !p->expert_count)
 			return 0;
-		wfs_log_printf(log, 1, "load: expert_first %u / expert_count %u without an expert shard part",
+		wfs_log_printf(log, 1, "load: expert_first %u, expert_count %u: not a shard",
 			       p->expert_first, p->expert_count);
 		return -WFS_EINVAL;
 	}
 	if (info->ffn_kind != WFS_FFN_MOE || !info->n_experts) {
-		wfs_log_printf(log, 1, "load: part %u: expert parallelism needs a model with experts (this one is dense)",
+		wfs_log_printf(log, 1, "load: part %u: a dense model (no experts)",
 			       p->part);
 		return -WFS_EINVAL;
 	}
@@ -39,15 +39,15 @@ int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
 		return -WFS_EINVAL;
 	}
 	if (p->part == WFW_PART_XHOME && (p->expert_first || p->expert_count)) {
-		wfs_log_printf(log, 1, "load: expert_first %u / expert_count %u on the home part (its shards hold the experts)",
+		wfs_log_printf(log, 1, "load: expert_first %u, expert_count %u: the home",
 			       p->expert_first, p->expert_count);
 		return -WFS_EINVAL;
 	}
 	if (p->part == WFW_PART_XSHARD &&
 	    (!p->expert_count || end > info->n_experts)) {
-		wfs_log_printf(log, 1, "load: expert_count %u from expert_first %u: a shard holds 1..%u of the %u routed experts",
+		wfs_log_printf(log, 1, "load: expert_count %u from %u: 1..%u experts",
 			       p->expert_count, p->expert_first,
-			       info->n_experts, info->n_experts);
+			       info->n_experts);
 		return -WFS_EINVAL;
 	}
 	return 0;
