@@ -269,6 +269,7 @@ struct afd_step {
 /* wafer_afd_ep.c: expert parallelism's steps */
 void wafer_afd_ep_step(struct afd *a, const struct afd_rec *r, struct afd_step *st);
 void wafer_afd_ep_after(struct afd *a, struct afd_rec *r);
+void wafer_afd_ep_next(struct afd *a, struct afd_rec *r);
 int wafer_afd_ep_load(struct afd *a, struct afd_model *am, const struct wfs_model_info *mi,
 		      uint32_t expert_group);
 void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,

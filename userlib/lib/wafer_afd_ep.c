@@ -75,10 +75,7 @@ static uint64_t t_ns_of(const uint8_t *rec)
 	return t;
 }
 
-/*
- * After the exchange's last expert member: the home's records arrive when
- * the latest reply does (the members ran at once from the dispatch).
- */
+/* The home's @n records at @h arrive no earlier than @t (the latest reply). */
 static void exchange_done(const struct afd_model *am, uint8_t *h, unsigned int n, uint64_t t)
 {
 	unsigned int i;
@@ -136,16 +133,34 @@ void wafer_afd_ep_after(struct afd *a, struct afd_rec *r)
 			if (t_ns_of(C + (size_t)i * am->xrec) > r->x_t_ns)
 				r->x_t_ns = t_ns_of(C + (size_t)i * am->xrec);
 		}
-		if (t == 1 + ne || t == 2 + 2 * ne) {
-			exchange_done(am, t < 2 + ne ? B : A, n, r->x_t_ns);
-			r->x_t_ns = 0;
-		}
 	} else if (t == am->spl - 1) {
 		/* FIN's records: the activations for the next attention. */
 		for (i = 0; i < n; i++)
 			memmove(A + (size_t)i * am->act_size, B + (size_t)i * am->xrec,
 				am->act_size);
 	}
+}
+
+/*
+ * Before step @r->step is posted: after an exchange, the home's records
+ * arrive with the latest reply (the members ran at once from the
+ * dispatch).  Every expert member takes every micro-batch, those that
+ * selected none of its experts too: a micro-batch passing one over could
+ * overtake an earlier one of its sequence and run the next layer's
+ * attention before that one wrote its KV there (each member takes the
+ * micro-batches in the order they come, which keeps them in order only
+ * while they all take the same steps).
+ */
+void wafer_afd_ep_next(struct afd *a, struct afd_rec *r)
+{
+	const struct afd_model *am = afd_rec_model(a, r);
+	unsigned int t = r->step % am->spl;
+
+	if (t != 2 + a->ne && t != am->spl - 1)
+		return;
+	exchange_done(am, afd_half(a, r, t == 2 + a->ne ? BUF_B : BUF_A), r->job.n_tokens,
+		      r->x_t_ns);
+	r->x_t_ns = 0;
 }
 
 /* Expert member @i of a->ne: E / ne routed experts, the first E % ne one more. */

@@ -198,6 +198,8 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 		if (a->ne)
 			wafer_afd_ep_after(a, r);
 		r->step++;
+		if (a->ne)
+			wafer_afd_ep_next(a, r);
 		ret = step_post(a, r);
 		if (ret)
 			rec_done(a, r, ret, c->done_ns);
