@@ -11,9 +11,9 @@
  *
  * Every result record of a prefill (two chunks) and a greedy decode, two
  * sequences, is bit-identical to one device of whole layers: stories260K
- * upcycled to 4 experts top-2 + 1 shared (softmax) and to 5 top-5 + 1
- * (unit gates: also the dense model's records), int8 and int4, over 1, 2
- * and 3 shards.  The home counts the routing: its expert load equals the
+ * upcycled to 4 experts top-2 + 1 shared (softmax), to 5 top-5 + 1 (unit
+ * gates: also the dense model's records) and to 6 top-3 without shared
+ * experts (normalised sigmoids), int8 and int4, over 1, 2 and 3 shards.  The home counts the routing: its expert load equals the
  * whole-layer device's.  The parts' SRAM, GET_INFO's flags and record
  * size, bad LOAD_MODEL fields (each named in the log) and bad jobs and
  * records (-EINVAL), and the dispatch's modelled link hop are checked.
@@ -535,6 +535,7 @@ static void one_width(const struct wfs_ckpt *ck, u32 wbits)
 	} cfg[] = {
 		{ { .n_experts = 4, .top_k = 2, .n_shared = 1, .gate = 0 }, 0 },
 		{ { .n_experts = 5, .top_k = 5, .n_shared = 1, .gate = 2 }, 1 },
+		{ { .n_experts = 6, .top_k = 3, .n_shared = 0, .gate = 1 }, 0 },
 	};
 	struct wfs_pack_opts po = { .wbits = wbits, .group_size = 32 };
 	void *dense = NULL, *blob;
@@ -544,9 +545,10 @@ static void one_width(const struct wfs_ckpt *ck, u32 wbits)
 	if (!wt_ok(!wfs_pack(ck, &po, &dense, &dlen), "int%u: pack", wbits))
 		return;
 	for (i = 0; i < WFS_ARRAY_SIZE(cfg); i++) {
-		snprintf(what, sizeof(what), "int%u %u experts top-%u + %u shared",
+		snprintf(what, sizeof(what), "int%u %u experts top-%u + %u shared, %s gates",
 			 wbits, cfg[i].mo.n_experts, cfg[i].mo.top_k,
-			 cfg[i].mo.n_shared);
+			 cfg[i].mo.n_shared, (const char *[]){ "softmax", "sigmoid",
+							       "unit" }[cfg[i].mo.gate]);
 		if (!wt_ok(!wafer_moe_upcycle(dense, dlen, &cfg[i].mo, &blob, &len),
 			   "%s: upcycle", what))
 			continue;
