@@ -99,8 +99,8 @@ static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
 		if (ret)
 			return ret;
 		if (wfs_part_is_ep(m->part)) {
-			b = wfs_ep_part_bytes(&v, t->layer[layer].size,
-					      m->part, m->xfirst, m->xcount);
+			b = wfs_ep_part_bytes(&v, m->part, m->xfirst,
+					      m->xcount);
 			if (!b) {
 				wfs_log_printf(&dev->hw.log, 1,
 					       "load: part %u: layer %u has no experts",
@@ -327,7 +327,7 @@ static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 	if (!p)
 		return -WFS_ENOSPC;
 	if (wfs_part_is_ep(m->part)) {
-		wfs_ep_part_copy(&sm->lviews[l], r->size, m->part, m->xfirst,
+		wfs_ep_part_copy(&sm->lviews[l], m->part, m->xfirst,
 				 m->xcount, p);
 	} else if (m->xgroup && sm->lviews[l].n_experts) {
 		wfs_xplace_copy(&sm->lviews[l], r->size, m->xgroup, p);

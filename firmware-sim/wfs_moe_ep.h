@@ -10,10 +10,11 @@
  * per position, so the same integer operations run in the same order as
  * on one device: the results are bit for bit wfs_layer_ffn()'s.
  *
- * Parts (wfs_moe_ep_part.c): the home keeps a layer as an expert group's
- * layer does (wfs_xplace_copy(), its one group nowhere); a shard keeps the
- * section's header and descriptors, then its experts' bytes as one group
- * (struct wfs_xmap with per = 0: group 0 holds them).
+ * Parts (wfs_moe_ep_part.c): each keeps the section's header and
+ * descriptors (a routed expert's shape is read there), then the home the
+ * bytes from RMS_FFN to the first routed expert (norm, router, shared
+ * experts; their descriptors moved to the copy), a shard its experts'
+ * bytes as one group (struct wfs_xmap with per = 0: group 0 holds them).
  */
 #ifndef WFS_MOE_EP_H
 #define WFS_MOE_EP_H
@@ -48,10 +49,10 @@ static inline int wfs_part_is_ep(u32 part)
 /* wfs_moe_ep_part.c */
 int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
 		      const struct wfw_cmd_load_model *p);
-u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u64 size, u32 part,
-		      u32 first, u32 count);
-void wfs_ep_part_copy(struct wfs_layer_view *v, u64 size, u32 part,
-		      u32 first, u32 count, u8 *dst);
+u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u32 part, u32 first,
+		      u32 count);
+void wfs_ep_part_copy(struct wfs_layer_view *v, u32 part, u32 first,
+		      u32 count, u8 *dst);
 u32 wfs_ep_rec_bytes(const struct wfs_model_info *info);
 
 /* wfs_moe_ep.c */

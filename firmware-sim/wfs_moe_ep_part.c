@@ -53,7 +53,7 @@ int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
 	return 0;
 }
 
-/* A shard's copy: the header and descriptors, its experts, its map. */
+/* A part's copy: the header and descriptors, then its tensors' bytes. */
 static u64 shard_desc_bytes(const struct wfs_layer_view *v)
 {
 	return sizeof(struct wfs_section_header) +
@@ -66,29 +66,55 @@ static u64 shard_experts_off(const struct wfs_layer_view *v)
 	return WFS_ALIGN_UP(shard_desc_bytes(v), 64ULL);
 }
 
+/* A shard's map has one group (per 0): only that much of it is kept. */
+#define SHARD_XMAP_BYTES	(sizeof(struct wfs_xmap) - \
+				 (WFS_XMAP_MAX_GROUPS - 1) * sizeof(struct wfs_xgroup))
+
+/* Descriptor @i of the layer's section at @sec. */
+static struct wfs_tensor_desc *desc_at(u8 *sec, u32 i)
+{
+	return (struct wfs_tensor_desc *)(sec + sizeof(struct wfs_section_header) +
+					  (u64)i * sizeof(struct wfs_tensor_desc));
+}
+
+/*
+ * The home's bytes of the section: RMS_FFN, the router and the shared
+ * experts follow each other (descriptor order, wfs_model.h) up to the
+ * first routed expert.
+ */
+static u64 home_first(const struct wfs_layer_view *v)
+{
+	struct wfs_tensor_desc t;
+
+	WFS_MEMCPY(&t, v->sec + sizeof(struct wfs_section_header) +
+		   5ULL * sizeof(t), sizeof(t));
+	return t.data_offset;
+}
+
 /**
  * wfs_ep_part_bytes() - SRAM an expert-parallel part of a layer takes
  * @v: the layer's view, bound on its whole section (in the blob)
- * @size: the section's bytes
  * @part: WFW_PART_XHOME or WFW_PART_XSHARD
  * @first: XSHARD: its first routed expert
  * @count: XSHARD: its routed experts
  *
  * Return: bytes; 0 for a layer without experts (the part cannot hold it).
  */
-u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u64 size, u32 part,
-		      u32 first, u32 count)
+u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u32 part, u32 first,
+		      u32 count)
 {
 	u64 x0, x1;
 
 	if (!v->n_experts)
 		return 0;
 	if (part == WFW_PART_XHOME)
-		return wfs_xplace_local_bytes(v, size, v->n_experts);
+		return shard_experts_off(v) +
+		       WFS_ALIGN_UP(wfs_xplace_expert_off(v, 0) - home_first(v),
+				    64ULL);
 	x0 = wfs_xplace_expert_off(v, first);
 	x1 = wfs_xplace_expert_off(v, first + count);
 	return shard_experts_off(v) + WFS_ALIGN_UP(x1 - x0, 64ULL) +
-	       sizeof(struct wfs_xmap);
+	       SHARD_XMAP_BYTES;
 }
 
 /* The shard keeps no tensor but its experts' (found by descriptor). */
@@ -107,27 +133,64 @@ static void shard_view(struct wfs_layer_view *v)
 	v->rope = NULL;
 }
 
+/*
+ * The home's copy: the header and descriptors, then RMS_FFN, the router and
+ * the shared experts, their descriptors moved to where they are now (the
+ * others keep the shapes the home reads, never their bytes).
+ */
+static void home_copy(struct wfs_layer_view *v, u8 *dst)
+{
+	u64 f0 = home_first(v), x0 = wfs_xplace_expert_off(v, 0);
+	u64 d = shard_experts_off(v), delta = f0 - d;
+	u32 i, n = WFS_MOE_FIXED_TENSORS + 3 * v->n_shared;
+	struct wfs_tensor_desc *t;
+
+	WFS_MEMCPY(dst, v->sec, shard_desc_bytes(v));
+	WFS_MEMCPY(dst + d, v->sec + f0, x0 - f0);
+	for (i = 5; i < n; i++) {
+		t = desc_at(dst, i);
+		t->data_offset -= delta;
+		if (t->scale_offset >= f0)
+			t->scale_offset -= delta;
+	}
+	v->rms_ffn.data = (const s16 *)((const u8 *)v->rms_ffn.data - v->sec -
+					delta + dst);
+	v->router.data = v->router.data - v->sec - delta + dst;
+	v->router.scales = (const u16 *)((const u8 *)v->router.scales - v->sec -
+					 delta + dst);
+	WFS_MEMSET(&v->rms_att, 0, sizeof(v->rms_att));
+	WFS_MEMSET(&v->wq, 0, sizeof(v->wq));
+	WFS_MEMSET(&v->wk, 0, sizeof(v->wk));
+	WFS_MEMSET(&v->wv, 0, sizeof(v->wv));
+	WFS_MEMSET(&v->wo, 0, sizeof(v->wo));
+	WFS_MEMSET(&v->w1, 0, sizeof(v->w1));
+	WFS_MEMSET(&v->w2, 0, sizeof(v->w2));
+	WFS_MEMSET(&v->w3, 0, sizeof(v->w3));
+	v->rope = NULL;
+	v->sec = dst;
+}
+
 /**
  * wfs_ep_part_copy() - copy a layer's expert-parallel part into SRAM
  * @v: the layer's view, bound on its whole section; on return bound on
- *	@dst: the home's without routed experts (its one group has no base:
- *	the shards hold them), a shard's with only its experts (xmap group
- *	0, per 0) and no other tensor
- * @size: the section's bytes
+ *	@dst: the home's with the FFN norm, router and shared experts only
+ *	(wfs_layer_expert() of a routed expert is not for it: the shards hold
+ *	them), a shard's with only its experts (xmap group 0, per 0) and no
+ *	other tensor
  * @part: WFW_PART_XHOME or WFW_PART_XSHARD
  * @first: XSHARD: its first routed expert
  * @count: XSHARD: its routed experts
  * @dst: wfs_ep_part_bytes() bytes, 64-byte aligned
  */
-void wfs_ep_part_copy(struct wfs_layer_view *v, u64 size, u32 part,
-		      u32 first, u32 count, u8 *dst)
+void wfs_ep_part_copy(struct wfs_layer_view *v, u32 part, u32 first,
+		      u32 count, u8 *dst)
 {
 	u64 x0, x1, xo = shard_experts_off(v), bytes;
 	struct wfs_xmap *xm;
 
-	bytes = wfs_ep_part_bytes(v, size, part, first, count);
+	bytes = wfs_ep_part_bytes(v, part, first, count);
 	if (part == WFW_PART_XHOME) {
-		wfs_xplace_copy(v, size, v->n_experts, dst);
+		home_copy(v, dst);
 		v->weight_bytes = bytes;
 		return;
 	}
@@ -136,7 +199,7 @@ void wfs_ep_part_copy(struct wfs_layer_view *v, u64 size, u32 part,
 	xm = (struct wfs_xmap *)(dst + xo + WFS_ALIGN_UP(x1 - x0, 64ULL));
 	WFS_MEMCPY(dst, v->sec, shard_desc_bytes(v));
 	WFS_MEMCPY(dst + xo, v->sec + x0, x1 - x0);
-	WFS_MEMSET(xm, 0, sizeof(*xm));
+	WFS_MEMSET(xm, 0, SHARD_XMAP_BYTES);
 	xm->n = 1;
 	xm->g[0].first = first;
 	xm->g[0].count = count;

@@ -287,13 +287,14 @@ struct wfw_cmd_buf {
  * each of N others WFW_PART_XSHARD, routed experts [expert_first,
  * expert_first + expert_count) of every MoE layer of its range.
  *
- *   WFW_PART_XHOME   per layer: the FFN norm, the router and the shared
- *                    experts (the section without its routed experts, as
- *                    an expert group's layer keeps it), no KV cache; the
- *                    head with a range to the last layer, as WFW_PART_FFN.
+ *   WFW_PART_XHOME   per layer: the section's header and descriptors,
+ *                    the FFN norm, the router and the shared experts (no
+ *                    attention, no routed expert; block "L<n>.xhome"), no
+ *                    KV cache; the head with a range to the last layer, as
+ *                    WFW_PART_FFN.
  *   WFW_PART_XSHARD  per layer: the section's header and descriptors and
  *                    its routed experts [first, first + count) (block
- *                    "L<n>.x<first>-<last>"); no KV, embedding or head.
+ *                    "L<n>.xshard"); no KV, embedding or head.
  *
  * Every layer of the range must have experts.  The experts' SwiGLU units
  * share one exponent over all selected experts (wfs_moe.h), so a remote
