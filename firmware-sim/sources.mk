@@ -6,6 +6,7 @@
 # WFS_KERNEL_SRCS: kernel-only glue (kthreads, locks, memory).
 # WFS_USER_SRCS:   userspace-only glue (pthreads, malloc).
 WFS_COMMON_SRCS := wfs_math.c wfs_simd.c wfs_simd_x86.c wfs_model.c wfs_moe.c \
+	wfs_moe_ep.c wfs_moe_ep_part.c \
 	wfs_forward.c wfs_part.c wfs_xplace.c
 WFS_COMMON_SRCS += wfs_ring.c wfs_sram.c wfs_profile.c wfs_timing.c \
 	wfs_log.c wfs_place.c wfs_hw.c wfs_sync.c wfs_cpl.c \

@@ -11,6 +11,7 @@
  * Reserved fields must be zero.
  */
 #include "wfs_device_priv.h"
+#include "wfs_moe_ep.h"
 #include "wfs_ring.h"
 
 /* How long the CP sleeps without a doorbell (heartbeat period). */
@@ -214,7 +215,7 @@ static u64 job_in_bytes(const struct wfs_model_state *m,
 static int read_layer(struct wfs_device *dev, const struct wfs_model_state *m,
 		      const struct wfw_cmd_run_job *p, u32 *layer)
 {
-	u32 full, first = m->info.first_layer + m->range_first;
+	u32 full, phase, first = m->info.first_layer + m->range_first;
 
 	*layer = 0;
 	if (!(p->flags & WFW_JOB_LAYER) != !m->part) {
@@ -228,14 +229,24 @@ static int read_layer(struct wfs_device *dev, const struct wfs_model_state *m,
 	if (dev->hw.dma.read(dev->hw.dma_ctx, p->in_addr + job_in_bytes(m, p),
 			     &full, sizeof(full)))
 		return -WFS_EFAULT;
+	/* Expert parallelism (1.7): the phase in the top bits. */
+	phase = full >> WFW_XPHASE_SHIFT;
+	full &= WFW_JOB_LAYER_MASK;
+	if (phase ? !wfs_ep_phase_ok(m->part, phase) : wfs_part_is_ep(m->part)) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "run: phase %u is not one of part %u's",
+			       phase, m->part);
+		return -WFS_EINVAL;
+	}
 	if (full < first || full - first >= m->n_layers) {
 		wfs_log_printf(&dev->hw.log, 1,
 			       "run: layer %u is not in the loaded range (the %s part of layers %u-%u)",
-			       full, m->part == WFW_PART_ATTN ? "attention" : "FFN",
+			       full, m->part == WFW_PART_ATTN ? "attention" :
+			       m->part == WFW_PART_FFN ? "FFN" : "expert",
 			       first, first + m->n_layers - 1);
 		return -WFS_EINVAL;
 	}
-	*layer = full - m->info.first_layer;
+	*layer = (full - m->info.first_layer) | phase << WFW_XPHASE_SHIFT;
 	return 0;
 }
 
@@ -249,9 +260,12 @@ static int check_job_io(const struct wfs_model_state *m,
 {
 	u32 in_act = !!(p->flags & WFW_JOB_IN_ACT);
 	u32 out_act = !!(p->flags & WFW_JOB_OUT_ACT);
-	u32 full = m->info.first_layer + layer;
+	u32 full = m->info.first_layer + (layer & WFW_JOB_LAYER_MASK);
+	u32 phase = layer >> WFW_XPHASE_SHIFT;
 	u32 embeds = m->embed && (!m->part || full == 0);
-	u32 heads = m->head && (!m->part || full + 1 == m->info.total_layers);
+	/* Of an expert-parallel layer only FIN gives results. */
+	u32 heads = m->head && (!m->part || full + 1 == m->info.total_layers) &&
+		    (!wfs_part_is_ep(m->part) || phase == WFW_XPHASE_FIN);
 
 	if (in_act == embeds || out_act == heads)
 		return -WFS_EINVAL;

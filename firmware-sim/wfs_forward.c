@@ -312,8 +312,8 @@ static void wfs_lscr_of(const struct wfs_layer_view *v, u32 pos,
 }
 
 /* Read the record's header; a record of another width restarts at zero. */
-static s32 wfs_act_load(const struct wfs_layer_view *v, void *act,
-			struct wfs_act_hdr *hdr)
+s32 wfs_act_load(const struct wfs_layer_view *v, void *act,
+		 struct wfs_act_hdr *hdr)
 {
 	s32 *x = (s32 *)((u8 *)act + sizeof(*hdr));
 
@@ -326,7 +326,7 @@ static s32 wfs_act_load(const struct wfs_layer_view *v, void *act,
 	return WFS_MAX(WFS_MIN(hdr->exp, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
 }
 
-static void wfs_act_store(void *act, struct wfs_act_hdr *hdr, s32 ex)
+void wfs_act_store(void *act, struct wfs_act_hdr *hdr, s32 ex)
 {
 	hdr->exp = WFS_MAX(WFS_MIN(ex, WFS_ACT_EXP_LIMIT), -WFS_ACT_EXP_LIMIT);
 	WFS_MEMCPY(act, hdr, sizeof(*hdr));

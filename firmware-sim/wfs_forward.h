@@ -83,6 +83,9 @@ u64 wfs_layer_attn_macs(const struct wfs_model_info *info, u32 pos);
 u64 wfs_head_macs(const struct wfs_model_info *info);
 
 int wfs_embed(const struct wfs_embed_view *v, u32 token, void *act);
+s32 wfs_act_load(const struct wfs_layer_view *v, void *act,
+		 struct wfs_act_hdr *hdr);
+void wfs_act_store(void *act, struct wfs_act_hdr *hdr, s32 ex);
 struct wfs_moe_sel;
 const struct wfs_moe_sel *wfs_layer_moe_sel(const struct wfs_layer_view *v,
 					    u32 pos, const void *scratch);

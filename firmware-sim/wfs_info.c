@@ -3,6 +3,7 @@
  * wfs_info.c - the reporting commands (see wfs_info.h).
  */
 #include "wfs_device_priv.h"
+#include "wfs_part.h"
 
 /* Bytes READ_LOG copies per DMA write. */
 #define LOG_CHUNK	256
@@ -115,6 +116,9 @@ static void info_moe(struct wfs_device *dev, const struct wfs_model_state *m,
 	u64 worst = 0;
 	u32 s, l;
 
+	/* An expert shard counts nothing: its home counts the routing. */
+	if (m->part == WFW_PART_XSHARD)
+		return;
 	info->moe_layers = m->moe_layers;
 	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
@@ -151,7 +155,9 @@ static void info_model(struct wfs_device *dev, const struct wfs_model_state *m,
 			    (m->head ? WFW_MODEL_HEAD : 0) |
 			    (m->stream ? WFW_MODEL_STREAM : 0) |
 			    (m->part == WFW_PART_ATTN ? WFW_MODEL_ATTN : 0) |
-			    (m->part == WFW_PART_FFN ? WFW_MODEL_FFN : 0);
+			    (m->part == WFW_PART_FFN ? WFW_MODEL_FFN : 0) |
+			    (m->part == WFW_PART_XHOME ? WFW_MODEL_XHOME : 0) |
+			    (m->part == WFW_PART_XSHARD ? WFW_MODEL_XSHARD : 0);
 	info->n_heads = m->info.n_heads;
 	info->n_kv_heads = m->info.n_kv_heads;
 	info->vocab = m->info.vocab_size;
@@ -159,7 +165,7 @@ static void info_model(struct wfs_device *dev, const struct wfs_model_state *m,
 	info->stages_used = m->map.stages_used;
 	info->max_slots_at_max_ctx = clamp32(wfs_load_max_slots(dev, m,
 								m->max_ctx));
-	info->kv_bytes_per_pos = m->part == WFW_PART_FFN ? 0 :
+	info->kv_bytes_per_pos = !wfs_part_has_kv(m->part) ? 0 :
 				 (u64)m->kv_pos_bytes * m->n_layers;
 	info_moe(dev, m, info);
 }
@@ -334,7 +340,9 @@ static int expert_layer(struct expert_walk *w, struct wfs_stage *st,
 		e.top_k = v->n_active;
 		e.flags = x < v->n_shared ? WFW_EXPERT_SHARED : 0;
 		e.expert = x < v->n_shared ? x : x - v->n_shared;
-		if (v->xmap && x >= v->n_shared)
+		/* Expert parallelism's parts (per 0, no base) are not groups. */
+		if (v->xmap && v->xmap->per && v->xmap->g[0].base &&
+		    x >= v->n_shared)
 			e.flags = WFW_EXPERT_GROUP |
 				  v->xmap->g[e.expert / v->xmap->per].stage <<
 				  WFW_EXPERT_STAGE_SHIFT;
@@ -354,6 +362,9 @@ int wfs_info_expert_load(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	u32 s, l;
 	int ret = info_model_of(dev, cmd->model, &m);
 
+	/* An expert shard has no entries: its home counts the routing. */
+	if (m && m->part == WFW_PART_XSHARD)
+		m = NULL;
 	for (s = 0; m && s < m->map.stages_used && !ret; s++) {
 		struct wfs_stage *st = &dev->stages[s];
 		const struct wfs_stage_model *sm = &st->mdl[m->idx];

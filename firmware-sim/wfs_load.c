@@ -3,6 +3,7 @@
  * wfs_load.c - LOAD_MODEL and model release (see wfs_load.h).
  */
 #include "wfs_device_priv.h"
+#include "wfs_moe_ep.h"
 #include "wfs_part.h"
 #include "wfs_xplace.h"
 
@@ -10,7 +11,9 @@
 static const char *part_name(u32 part)
 {
 	return part == WFW_PART_ATTN ? "attention part of " :
-	       part == WFW_PART_FFN ? "FFN part of " : "";
+	       part == WFW_PART_FFN ? "FFN part of " :
+	       part == WFW_PART_XHOME ? "expert-parallel home of " :
+	       part == WFW_PART_XSHARD ? "expert shard of " : "";
 }
 
 /* Bytes a request takes in an arena: each allocation rounds up to a block. */
@@ -95,9 +98,21 @@ static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
 				     t->layer[layer].size, layer, &v);
 		if (ret)
 			return ret;
-		b = m->xgroup && v.n_experts ?
-		    wfs_xplace_local_bytes(&v, t->layer[layer].size, m->xgroup) :
-		    wfs_part_bytes(&v, m->part);
+		if (wfs_part_is_ep(m->part)) {
+			b = wfs_ep_part_bytes(&v, m->part, m->xfirst,
+					      m->xcount);
+			if (!b) {
+				wfs_log_printf(&dev->hw.log, 1,
+					       "load: part %u: layer %u has no experts",
+					       m->part, m->info.first_layer + layer);
+				return -WFS_EINVAL;
+			}
+		} else {
+			b = m->xgroup && v.n_experts ?
+			    wfs_xplace_local_bytes(&v, t->layer[layer].size,
+						   m->xgroup) :
+			    wfs_part_bytes(&v, m->part);
+		}
 		if (m->xgroup && v.n_experts && !b) {
 			wfs_log_printf(&dev->hw.log, 1,
 				       "load: layer %u: %u experts in groups of %u make more than %u groups",
@@ -132,9 +147,9 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 	row(t, WFS_A_WEIGHTS, "L%u.weights", WFS_ITEM_LAYER, 1, 1, 0);
 	row(t, WFS_A_VIEWS, "views", WFS_ITEM_LAYER, 1, 0,
 	    sizeof(struct wfs_layer_view));
-	/* An FFN part keeps no KV cache. */
+	/* An FFN part (or an expert-parallel one) keeps no KV cache. */
 	row(t, WFS_A_KV, "ctx%u.kv", WFS_ITEM_LAYER,
-	    m->part == WFW_PART_FFN ? 0 : 1, 1,
+	    wfs_part_has_kv(m->part), 1,
 	    wfs_kv_bytes(info, m->min_kv_pos));
 	row(t, WFS_A_EMBED_VIEW, "embed.view", WFS_ITEM_EMBED, m->embed, 1,
 	    sizeof(struct wfs_embed_view));
@@ -283,6 +298,8 @@ static const char *part_block(const struct wfs_model_state *m)
 {
 	return m->part == WFW_PART_ATTN ? "L%u.attn" :
 	       m->part == WFW_PART_FFN ? "L%u.ffn" :
+	       m->part == WFW_PART_XHOME ? "L%u.xhome" :
+	       m->part == WFW_PART_XSHARD ? "L%u.xshard" :
 	       m->table.a[WFS_A_WEIGHTS].name;
 }
 
@@ -309,7 +326,10 @@ static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 	p = wfs_stage_alloc(st, m, bytes, part_block(m), layer);
 	if (!p)
 		return -WFS_ENOSPC;
-	if (m->xgroup && sm->lviews[l].n_experts) {
+	if (wfs_part_is_ep(m->part)) {
+		wfs_ep_part_copy(&sm->lviews[l], m->part, m->xfirst,
+				 m->xcount, p);
+	} else if (m->xgroup && sm->lviews[l].n_experts) {
 		wfs_xplace_copy(&sm->lviews[l], r->size, m->xgroup, p);
 	} else if (bytes == r->size) {
 		/* A dense layer of a model with expert groups: whole. */
@@ -346,6 +366,7 @@ static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 
 		/* A part's copy is smaller than the section it is from. */
 		if (t->layer_weight[layer] != r->size ||
+		    wfs_part_is_ep(m->part) ||
 		    (m->xgroup && info->ffn_kind == WFS_FFN_MOE)) {
 			ret = stage_part(m, st, blob, l);
 			if (ret)
@@ -476,7 +497,7 @@ u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,
 	u64 kvb = wfs_kv_bytes(&m->info, ctx_len), best = ~(u64)0;
 	u32 s;
 
-	if (m->part == WFW_PART_FFN)
+	if (!wfs_part_has_kv(m->part))
 		return WFS_CTX_MAX_SLOTS;	/* no KV: the slot table's limit */
 	for (s = 0; s < m->map.stages_used; s++) {
 		struct wfs_stage *st = &dev->stages[s];
@@ -560,9 +581,11 @@ static int load_range(struct wfs_device *dev, struct wfs_model_state *m,
 	/* The embedding goes with attention, the head with the FFN. */
 	m->part = p->part;
 	m->embed = info->first_layer + m->range_first == 0 &&
-		   m->part != WFW_PART_FFN;
+		   wfs_part_has_kv(m->part);
+	/* The home of expert parallelism is the FFN's: it has the head. */
 	m->head = info->first_layer + m->range_first + m->n_layers ==
-		  info->total_layers && m->part != WFW_PART_ATTN;
+		  info->total_layers && m->part != WFW_PART_ATTN &&
+		  m->part != WFW_PART_XSHARD;
 	return 0;
 }
 
@@ -585,8 +608,15 @@ static int load_parse(struct wfs_device *dev, struct wfs_model_state *m,
 	m->stream = !!(p->flags & WFW_LOAD_STREAM);
 	m->stream_addr = p->addr;
 	m->xgroup = p->expert_group;
+	ret = wfs_ep_check_load(&dev->hw.log, info, p);
+	if (ret)
+		return ret;
+	m->xfirst = p->expert_first;
+	m->xcount = p->expert_count;
 
-	m->act_bytes = (u32)wfs_act_bytes(info);
+	/* Expert parallelism's records carry the layer's state (wfw_abi.h). */
+	m->act_bytes = wfs_part_is_ep(m->part) ? wfs_ep_rec_bytes(info) :
+		       (u32)wfs_act_bytes(info);
 	m->flit_bytes = dev->hw.prof.chunk_tokens * WFS_MAX(m->act_bytes, 4u);
 	m->max_ctx = info->seq_len ? info->seq_len : 1;
 	m->kv_pos_bytes = wfs_kv_stride(info);
@@ -632,7 +662,7 @@ static int place_spread(struct wfs_device *dev, struct wfs_model_state *m,
 	int ret;
 
 	if (m->info.ffn_kind != WFS_FFN_MOE || m->xgroup || m->stream ||
-	    m->part == WFW_PART_ATTN)
+	    m->part == WFW_PART_ATTN || wfs_part_is_ep(m->part))
 		return -WFS_ENOSPC;
 	m->xgroup = WFS_MAX(per, 1u);
 	ret = table_parts(dev, m, blob);

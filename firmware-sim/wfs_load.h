@@ -219,6 +219,8 @@ struct wfs_stage_model {
  * @stream: weights stream from host memory (WFW_LOAD_STREAM)
  * @stream_addr: the blob's device address, streaming
  * @part: WFW_PART_*: whole layers, or each layer's attention or FFN part
+ * @xfirst: WFW_PART_XSHARD: its first routed expert (wfs_moe_ep.h)
+ * @xcount: WFW_PART_XSHARD: its routed experts
  * @xgroup: routed experts per expert group placed across the stages
  *	(LOAD_MODEL expert_group, wfs_xplace.h); 0: experts with their layer
  *
@@ -252,6 +254,8 @@ struct wfs_model_state {
 	u64 stream_addr;
 	u32 part;
 	u32 xgroup;
+	u32 xfirst;
+	u32 xcount;
 };
 
 /**

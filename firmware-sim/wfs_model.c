@@ -735,9 +735,13 @@ int wfs_layer_expert(const struct wfs_layer_view *v, u32 x,
 	WFS_MEMCPY(t, v->sec + sizeof(struct wfs_section_header) +
 		   (u64)(WFS_MOE_FIXED_TENSORS + 3 * x) * sizeof(t[0]),
 		   sizeof(t));
-	/* A routed expert of a group on another stage: its bytes are there. */
+	/*
+	 * A routed expert of a group on another stage: its bytes are there
+	 * (per 0: an expert shard's one group, wfs_moe_ep.h).
+	 */
 	if (v->xmap && x >= v->n_shared) {
-		g = &v->xmap->g[(x - v->n_shared) / v->xmap->per];
+		g = &v->xmap->g[v->xmap->per ?
+				(x - v->n_shared) / v->xmap->per : 0];
 		for (i = 0; i < 3; i++) {
 			t[i].data_offset -= g->off;
 			t[i].scale_offset -= g->off;

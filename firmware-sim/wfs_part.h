@@ -18,6 +18,12 @@
 #include "wfs_model.h"
 #include "wfw_abi.h"
 
+/* Parts with the KV cache (and the embedding): whole layers, attention. */
+static inline int wfs_part_has_kv(u32 part)
+{
+	return part == WFW_PART_WHOLE || part == WFW_PART_ATTN;
+}
+
 u64 wfs_part_bytes(const struct wfs_layer_view *v, u32 part);
 void wfs_part_copy(struct wfs_layer_view *v, u32 part, u8 *dst);
 

@@ -4,6 +4,7 @@
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe.h"
+#include "wfs_moe_ep.h"
 #include "wfs_xplace.h"
 
 /* The ABI's activation record is the stages' own (wfs_forward.h). */
@@ -28,6 +29,7 @@ WFS_STATIC_ASSERT(WFS_ACT_EXP_LIMIT == WFW_ACT_EXP_MAX, "activation exponent");
  * @pass_first: the chunk began a streaming pass
  * @xhop_cycles: dispatch and combine hops to expert groups on other stages
  *	(wfs_xplace.h)
+ * @ep_cost: an expert-parallel phase's work (wfs_moe_ep.h)
  * @m: the job's model
  * @sm: the stage's share of it
  */
@@ -46,6 +48,7 @@ struct chunk_run {
 	u64 comp_cycles;
 	u32 pass_first;
 	u64 xhop_cycles;
+	struct wfs_cost ep_cost;
 };
 
 static u8 *work_rec(const struct chunk_run *r, u32 i)
@@ -77,7 +80,7 @@ static int job_links(const struct chunk_run *r)
 /* A part job (WFW_JOB_LAYER): 1 with *@l its layer if this stage has it. */
 static int part_layer(const struct chunk_run *r, u32 *l)
 {
-	u32 layer = r->job->layer;
+	u32 layer = r->job->layer & WFW_JOB_LAYER_MASK;
 
 	if (layer < r->sm->first_layer ||
 	    layer - r->sm->first_layer >= r->sm->n_layers)
@@ -128,19 +131,27 @@ static void chunk_input(struct wfs_stage *st, struct chunk_run *r)
 	wfs_fifo_pop(&st->in);
 }
 
+/* Count a token's @n selected @experts in its MoE layer's entries @cnt. */
+static void count_sel(struct wfs_stage *st, u32 n, const u32 *experts,
+		      u64 *cnt)
+{
+	u32 i;
+
+	wfs_os_mutex_lock(st->in.lock);
+	cnt[0]++;
+	for (i = 0; i < n; i++)
+		cnt[1 + experts[i]]++;
+	wfs_os_mutex_unlock(st->in.lock);
+}
+
 /* Count the experts a token ran in an MoE layer (@cnt: its entries). */
 static void count_experts(struct wfs_stage *st, const struct chunk_run *r,
 			  const struct wfs_layer_view *v, u32 pos, u64 *cnt)
 {
 	const struct wfs_moe_sel *sel = wfs_layer_moe_sel(v, pos,
 							  r->sm->scratch);
-	u32 i;
 
-	wfs_os_mutex_lock(st->in.lock);
-	cnt[0]++;
-	for (i = 0; i < sel->n; i++)
-		cnt[1 + sel->expert[i]]++;
-	wfs_os_mutex_unlock(st->in.lock);
+	count_sel(st, sel->n, sel->expert, cnt);
 }
 
 static int wants_output(const struct wfs_job *job, u32 last_chunk, u32 i,
@@ -182,6 +193,12 @@ static void layer_timing(const struct wfs_profile *prof,
 {
 	struct wfs_timing_moe t;
 
+	if (wfs_part_is_ep(m->part)) {
+		cost->macs += r->ep_cost.macs;
+		cost->bytes += r->ep_cost.bytes;
+		cost->latency += r->ep_cost.latency;
+		return;
+	}
 	if (m->part == WFW_PART_ATTN) {
 		wfs_timing_attn_cost(prof, &m->dims, v->weight_bytes, r->f.pos0,
 				     r->f.n, cost);
@@ -255,6 +272,33 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 	r->comp_cycles += c;
 }
 
+/* An expert-parallel phase over the chunk's records (wfs_moe_ep.h). */
+static int ep_tokens(struct wfs_stage *st, struct chunk_run *r,
+		     const struct wfs_layer_view *v, u64 *cnt)
+{
+	u32 phase = r->job->layer >> WFW_XPHASE_SHIFT, i;
+	struct wfs_ep_work w;
+	u8 *rec;
+
+	WFS_MEMSET(&w, 0, sizeof(w));
+	for (i = 0; i < r->f.n; i++) {
+		if (wfs_aborting(&st->dev->sync))
+			return 0;
+		rec = work_rec(r, i);
+		if (!wfs_ep_rec_ok(v, phase, rec)) {
+			r->job->status = -WFS_EINVAL;
+			return 1;
+		}
+		wfs_ep_run(v, phase, rec, r->sm->scratch, &w);
+		/* The home counts the routing, as one device does. */
+		if (phase == WFW_XPHASE_ROUTE)
+			count_sel(st, wfs_ep_hdr(v, rec)->n_sel,
+				  wfs_ep_hdr(v, rec)->expert, cnt);
+	}
+	wfs_ep_cost(&st->dev->hw.prof, v, &w, r->f.n, r->act, &r->ep_cost);
+	return 1;
+}
+
 /* One layer over the chunk's tokens; 0 if a reset interrupted it. */
 static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 			const struct wfs_layer_view *v, u32 l, u64 *cnt)
@@ -264,6 +308,8 @@ static int layer_tokens(struct wfs_stage *st, struct chunk_run *r,
 	u32 n_tok[WFS_XMAP_MAX_GROUPS] = { 0 };
 	u8 *kv = NULL;
 
+	if (wfs_part_is_ep(part))
+		return ep_tokens(st, r, v, cnt);
 	/* An FFN part has no KV cache. */
 	if (part != WFW_PART_FFN)
 		kv = ctx->kv[st->idx] +
@@ -353,6 +399,19 @@ static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r)
 	return r->pass_cycles;
 }
 
+/* A chunk's records over the device link: an expert phase's payload. */
+static u64 link_bytes(const struct chunk_run *r)
+{
+	u32 phase = r->job->layer >> WFW_XPHASE_SHIFT, i;
+	u64 b = 0;
+
+	if (!wfs_part_is_ep(r->m->part))
+		return (u64)r->f.n * r->act;
+	for (i = 0; i < r->f.n; i++)
+		b += wfs_ep_link_bytes(r->m->info.dim, phase, work_rec(r, i));
+	return b;
+}
+
 /* Modelled time (formulas in wfs_timing.h). */
 static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 {
@@ -385,8 +444,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	st->free_at = r->end;
 	/* To the next stage, the host, or the next device's first stage. */
 	if (job_links(r))
-		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, (u64)r->f.n *
-								    r->act));
+		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, link_bytes(r)));
 	else
 		r->hop = wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, (u64)r->f.n *
 								   r->act));
@@ -448,6 +506,10 @@ static void act_outputs(struct wfs_stage *st, struct chunk_run *r)
 	struct wfs_hw *hw = &st->dev->hw;
 	struct wfs_job *job = r->job;
 	u32 used = sizeof(struct wfw_act_rec) + 4 * r->m->info.dim, i;
+
+	/* An expert-parallel record is state up to its end. */
+	if (wfs_part_is_ep(r->m->part))
+		used = r->act;
 	struct wfw_act_rec h;
 
 	for (i = 0; i < r->f.n && !job->status; i++) {

@@ -13,7 +13,7 @@ WFS_STATIC_ASSERT(WFS_XMAP_MAX_GROUPS == WFW_MAX_EXPERT_GROUPS,
  * Section offset of routed expert @e's first byte (its W1 data); for
  * @e = n_experts, of the RoPE table that follows the last expert.
  */
-static u64 expert_off(const struct wfs_layer_view *v, u32 e)
+u64 wfs_xplace_expert_off(const struct wfs_layer_view *v, u32 e)
 {
 	struct wfs_tensor_desc t;
 
@@ -25,8 +25,8 @@ static u64 expert_off(const struct wfs_layer_view *v, u32 e)
 
 static u64 xmap_off(const struct wfs_layer_view *v, u64 size)
 {
-	return WFS_ALIGN_UP(expert_off(v, 0) + size -
-			    expert_off(v, v->n_experts), 64ULL);
+	return WFS_ALIGN_UP(wfs_xplace_expert_off(v, 0) + size -
+			    wfs_xplace_expert_off(v, v->n_experts), 64ULL);
 }
 
 /**
@@ -76,7 +76,7 @@ static void reloc_vec(struct wfs_vec16 *g, const u8 *sec, u64 n, u8 *dst)
  */
 void wfs_xplace_copy(struct wfs_layer_view *v, u64 size, u32 per, u8 *dst)
 {
-	u64 x0 = expert_off(v, 0), rope = expert_off(v, v->n_experts);
+	u64 x0 = wfs_xplace_expert_off(v, 0), rope = wfs_xplace_expert_off(v, v->n_experts);
 	struct wfs_xmap *xm = (struct wfs_xmap *)(dst + xmap_off(v, size));
 	const u8 *sec = v->sec;
 	u32 g;
@@ -87,8 +87,8 @@ void wfs_xplace_copy(struct wfs_layer_view *v, u64 size, u32 per, u8 *dst)
 	for (g = 0; g < xm->n; g++) {
 		xm->g[g].first = g * per;
 		xm->g[g].count = WFS_MIN(per, v->n_experts - g * per);
-		xm->g[g].off = expert_off(v, g * per);
-		xm->g[g].bytes = expert_off(v, g * per + xm->g[g].count) -
+		xm->g[g].off = wfs_xplace_expert_off(v, g * per);
+		xm->g[g].bytes = wfs_xplace_expert_off(v, g * per + xm->g[g].count) -
 				 xm->g[g].off;
 	}
 	WFS_MEMCPY(dst, sec, x0);

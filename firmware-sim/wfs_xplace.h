@@ -31,6 +31,7 @@ struct wfs_device;
 struct wfs_model_state;
 struct wfw_cpl;
 
+u64 wfs_xplace_expert_off(const struct wfs_layer_view *v, u32 e);
 u64 wfs_xplace_local_bytes(const struct wfs_layer_view *v, u64 size,
 			   u32 per);
 void wfs_xplace_copy(struct wfs_layer_view *v, u64 size, u32 per, u8 *dst);

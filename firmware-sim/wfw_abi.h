@@ -60,11 +60,13 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		6	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		7	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
 					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
-					 * groups across stages (expert_group)
+					 * groups across stages (expert_group),
+					 * 7: expert parallelism across devices
+					 * (WFW_PART_XHOME, WFW_PART_XSHARD)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -275,7 +277,107 @@ struct wfw_cmd_buf {
 #define WFW_PART_WHOLE		0
 #define WFW_PART_ATTN		1
 #define WFW_PART_FFN		2
-#define WFW_PART_MAX		WFW_PART_FFN
+#define WFW_PART_XHOME		3	/* 1.7: expert-parallel FFN home */
+#define WFW_PART_XSHARD		4	/* 1.7: a shard of routed experts */
+#define WFW_PART_MAX		WFW_PART_XSHARD
+
+/*
+ * Expert parallelism across devices (1.7).  An MoE model's FFN parts split
+ * further: one device (the home) loads WFW_PART_XHOME of a layer range,
+ * each of N others WFW_PART_XSHARD, routed experts [expert_first,
+ * expert_first + expert_count) of every MoE layer of its range.
+ *
+ *   WFW_PART_XHOME   per layer: the section's header and descriptors,
+ *                    the FFN norm, the router and the shared experts (no
+ *                    attention, no routed expert; block "L<n>.xhome"), no
+ *                    KV cache; the head with a range to the last layer, as
+ *                    WFW_PART_FFN.
+ *   WFW_PART_XSHARD  per layer: the section's header and descriptors and
+ *                    its routed experts [first, first + count) (block
+ *                    "L<n>.xshard"); no KV, embedding or head.
+ *
+ * Every layer of the range must have experts.  The experts' SwiGLU units
+ * share one exponent over all selected experts (wfs_moe.h), so a remote
+ * expert cannot finish alone: a layer's FFN is five jobs, each on a
+ * struct wfw_xrec record per position (the state rides in the record, as
+ * the residual does in struct wfw_act_rec):
+ *
+ *   ROUTE (home)   x -> h = norm(x), the selection and gates, the shared
+ *                  experts' W1 h and W3 h (raw s64), n_units
+ *   UP (shards)    its selected experts' W1 h and W3 h into their units
+ *                  [u0, u1) of the run order (shared, then routed
+ *                  ascending: a shard's units are contiguous); the host
+ *                  copies them into the home's record
+ *   GLU (home)     u = SwiGLU over all n_units (one exponent, exactly as
+ *                  on one device), y = the shared experts' W2 u
+ *   DOWN (shards)  y = sum over its selected experts of gate * W2 u (one
+ *                  s64 accumulator from zero); the host adds each shard's
+ *                  y into the home's (s64 sums are exact in any order)
+ *   FIN (home)     x += y: the activation record (or the head's results)
+ *
+ * The phase is bits 24..31 of the WFW_JOB_LAYER u32 (WFW_XPHASE_*), the
+ * layer its bits 0..23; other parts take a phase of 0.  Jobs of these
+ * parts are IN_ACT and OUT_ACT (records of WFW_XREC_SIZE(dim, hidden)
+ * bytes, GET_INFO's act_rec_size), except FIN of the last layer on a
+ * range with the head, which gives results.  A record's activation part
+ * (offset 0) carries the residual and the modelled time between devices
+ * (t_ns); a record received from the host is validated (-EINVAL: header,
+ * selection, units or exponents out of range).
+ */
+#define WFW_XPHASE_ROUTE	1
+#define WFW_XPHASE_UP		2
+#define WFW_XPHASE_GLU		3
+#define WFW_XPHASE_DOWN		4
+#define WFW_XPHASE_FIN		5
+#define WFW_XPHASE_SHIFT	24
+#define WFW_JOB_LAYER_MASK	((1u << WFW_XPHASE_SHIFT) - 1)
+
+/* Most routed experts a token selects (struct wfw_xrec_hdr). */
+#define WFW_XREC_MAX_SEL	64
+
+/**
+ * struct wfw_xrec_hdr - expert-parallel state of one position (1.7)
+ * @n_units: SwiGLU units of the selected experts (shared and routed)
+ * @u0: first unit the shard that wrote the record computed (UP, DOWN)
+ * @u1: one past its last (@u0 == @u1: none of its experts was selected)
+ * @n_sel: routed experts selected (the layer's top-k)
+ * @eh: exponent of h
+ * @ea1: exponent of a1 (W1 h)
+ * @ea3: exponent of a3 (W3 h)
+ * @eu: exponent of u (GLU)
+ * @ey: exponent of y
+ * @reserved: zero
+ * @expert: the selected routed experts, ascending
+ * @gate: their gates in Q30 (<= 2^30)
+ *
+ * struct wfw_xrec is, each part 64-byte aligned: a struct wfw_act_rec,
+ * this header, s16 h[dim], s64 a1[hidden], s64 a3[hidden], s16 u[hidden],
+ * s64 y[dim] (offsets: WFW_XREC_*_OFF).
+ */
+struct wfw_xrec_hdr {
+	u32 n_units;
+	u32 u0;
+	u32 u1;
+	u32 n_sel;
+	s32 eh;
+	s32 ea1;
+	s32 ea3;
+	s32 eu;
+	s32 ey;
+	u32 reserved[7];
+	u32 expert[WFW_XREC_MAX_SEL];
+	u32 gate[WFW_XREC_MAX_SEL];
+};
+
+#define WFW_XREC_A64(x)		(((u32)(x) + 63u) & ~63u)
+#define WFW_XREC_HDR_OFF(d)	WFW_ACT_REC_SIZE(d)
+#define WFW_XREC_H_OFF(d)	(WFW_XREC_HDR_OFF(d) + \
+				 WFW_XREC_A64(sizeof(struct wfw_xrec_hdr)))
+#define WFW_XREC_A1_OFF(d)	(WFW_XREC_H_OFF(d) + WFW_XREC_A64(2u * (d)))
+#define WFW_XREC_A3_OFF(d, h)	(WFW_XREC_A1_OFF(d) + WFW_XREC_A64(8u * (h)))
+#define WFW_XREC_U_OFF(d, h)	(WFW_XREC_A3_OFF(d, h) + WFW_XREC_A64(8u * (h)))
+#define WFW_XREC_Y_OFF(d, h)	(WFW_XREC_U_OFF(d, h) + WFW_XREC_A64(2u * (h)))
+#define WFW_XREC_SIZE(d, h)	(WFW_XREC_Y_OFF(d, h) + WFW_XREC_A64(8u * (d)))
 
 /**
  * struct wfw_cmd_load_model - payload of LOAD_MODEL
@@ -300,6 +402,12 @@ struct wfw_cmd_buf {
  *	logs it.  More than
  *	WFW_MAX_EXPERT_GROUPS groups in a layer, with WFW_LOAD_STREAM or an
  *	attention part: -EINVAL
+ * @expert_first: (1.7) WFW_PART_XSHARD: the first routed expert of the
+ *	shard; else zero
+ * @expert_count: (1.7) WFW_PART_XSHARD: its routed experts, >= 1,
+ *	@expert_first + @expert_count <= the model's routed experts; else
+ *	zero.  XHOME and XSHARD need an MoE model and take no
+ *	@expert_group (-EINVAL, a log line naming the field)
  * @reserved: must be zero
  *
  * Expert groups (1.6): a layer's stage keeps its section without the
@@ -349,7 +457,9 @@ struct wfw_cmd_load_model {
 	u32 layer_count;
 	u32 part;
 	u32 expert_group;
-	u32 reserved[3];
+	u32 expert_first;
+	u32 expert_count;
+	u32 reserved;
 };
 
 /* Most expert groups per MoE layer (LOAD_MODEL expert_group, 1.6). */
@@ -880,6 +990,8 @@ struct wfw_info {
 #define WFW_MODEL_STREAM	WFW_BIT(2)	/* weights stream from host */
 #define WFW_MODEL_ATTN		WFW_BIT(3)	/* attention parts (1.5) */
 #define WFW_MODEL_FFN		WFW_BIT(4)	/* FFN parts (1.5) */
+#define WFW_MODEL_XHOME		WFW_BIT(5)	/* expert-parallel home (1.7) */
+#define WFW_MODEL_XSHARD	WFW_BIT(6)	/* expert shard (1.7) */
 
 /* --------------------------------------------------- GET_STATS result -- */
 

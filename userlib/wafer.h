@@ -433,6 +433,18 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
  * @polled: move each micro-batch from member to member in wafer_reap()
  *	rather than from the members' completion threads; what kernel
  *	members (which have no such thread) always do; results are the same
+ * @n_expert: expert parallelism (in process; 0: none): devices holding the
+ *	routed experts of every MoE layer, 1..WAFER_AFD_MAX_GROUP, each a
+ *	contiguous range of them (E / n_expert, the first E % n_expert one
+ *	more); the FFN devices keep the norm, router and shared experts (the
+ *	"home"), and each MoE layer's FFN runs in two exchanges with the
+ *	expert devices (dispatch: the normed activations out, the experts'
+ *	W1/W3 units back; the home's one SwiGLU over all of them; combine:
+ *	the units out, each device's s64 sum of its experts' gated W2 back),
+ *	bit for bit the unsplit model.  The model must have experts and at
+ *	least @n_expert routed experts a layer (wafer_model_load() fails
+ *	otherwise, nothing loaded)
+ * @expert: their options
  */
 struct wafer_afd_opts {
 	unsigned int n_attn;
@@ -441,6 +453,8 @@ struct wafer_afd_opts {
 	const struct wafer_open_opts *ffn;
 	unsigned int micro_batch_tokens;
 	int polled;
+	unsigned int n_expert;
+	const struct wafer_open_opts *expert;
 };
 
 /**
@@ -737,7 +751,11 @@ const struct wafer_model_info *wafer_model_get_info(const struct wafer_model *m)
  *	range's (a fence), rather than being posted by the library when that
  *	one completed (0 for the first range)
  * @part: WAFER_PART_*: whole layers, or (wafer_open_afd()) the attention
- *	or the FFN part of each layer of the range
+ *	or the FFN part of each layer of the range, or (expert parallelism)
+ *	routed experts of each MoE layer of the range
+ * @expert_first: WAFER_PART_EXPERTS: the first routed expert it holds
+ * @expert_count: WAFER_PART_EXPERTS: routed experts it holds (an FFN part
+ *	with expert devices holds none: 0 here, its router and shared ones)
  */
 struct wafer_model_part {
 	unsigned int member;
@@ -750,12 +768,15 @@ struct wafer_model_part {
 	int head;
 	int chained;
 	int part;
+	unsigned int expert_first;
+	unsigned int expert_count;
 };
 
 /* struct wafer_model_part.part */
 #define WAFER_PART_WHOLE	0
 #define WAFER_PART_ATTN		1	/* attention and its KV cache */
 #define WAFER_PART_FFN		2	/* the feed-forward block (or MoE) */
+#define WAFER_PART_EXPERTS	3	/* routed experts (expert parallelism) */
 
 /** wafer_model_parts() - layer ranges of a model: 1 on a single device. */
 unsigned int wafer_model_parts(const struct wafer_model *m);

@@ -24,7 +24,10 @@
  * instead, and unless streamed or an attention part, with its experts in
  * groups of 1 + (length / 12) % 3 placed across the stages (ABI 1.6,
  * LOAD_MODEL expert_group); LOAD_MODEL commands of the input carry
- * whatever expert_group they hold.
+ * whatever expert_group they hold.  The MoE model takes half the length
+ * modulo 5 as its part: 3 and 4 are expert parallelism's home and a
+ * shard of experts [(length / 12) % 3, +1) (ABI 1.7), whose jobs take
+ * expert records and a phase in the LAYER word's top byte.
  * Every command must produce exactly one completion with a valid check
  * value and a status <= 0, without faults, hangs, crashes or sanitizer
  * reports (the build uses ASan and UBSan).
@@ -128,6 +131,11 @@ static int preload(size_t size, struct wfw_cpl *cpl)
 
 	if (!((size / 6) & 1))
 		return dh_load_range(h, blob, blob_len, flags, 0, 0, part, cpl);
+	part = (u32)((size >> 1) % 5);
+	if (part >= WFW_PART_XHOME)
+		return dh_load_experts(h, blob, moe_len, 0, 0, 0, part, 0,
+				       part == WFW_PART_XSHARD ? (u32)(size / 12) % 3 : 0,
+				       part == WFW_PART_XSHARD, cpl);
 	return dh_load_group(h, blob, moe_len, flags, 0, 0, part,
 			     !flags && part != WFW_PART_ATTN ? 1 + (u32)(size / 12) % 3 : 0,
 			     cpl);

@@ -229,9 +229,9 @@ static void test_model_and_contexts(void)
 	c.load.flags = WFW_LOAD_STREAM << 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL unknown flag");
 	c.load.flags = 0;
-	c.load.reserved[2] = 1;
+	c.load.reserved = 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL reserved != 0");
-	c.load.reserved[2] = 0;
+	c.load.reserved = 0;
 	c.load.part = WFW_PART_MAX + 1;
 	expect(&c, -WFS_EINVAL, "LOAD_MODEL part above WFW_PART_MAX");
 	c.load.part = WFW_PART_ATTN;

@@ -277,14 +277,12 @@ static inline int dh_exec(struct dh *h, struct wfw_cmd *cmd,
 }
 
 /*
- * LOAD_MODEL of layers [@first, +@count) (0, 0: all) of the blob, part
- * @part (WFW_PART_*), with WFW_LOAD_* @flags and @group routed experts per
- * expert group placed across the stages (ABI 1.6; 0: the firmware's
- * choice, local unless the layers do not fit with their experts).
+ * LOAD_MODEL with @xfirst/@xcount (expert_first/expert_count of an
+ * expert-parallel part, 1.7); else as dh_load_group() below.
  */
-static inline int dh_load_group(struct dh *h, void *blob, uint64_t len, u32 flags,
-				u32 first, u32 count, u32 part, u32 group,
-				struct wfw_cpl *cpl)
+static inline int dh_load_experts(struct dh *h, void *blob, uint64_t len, u32 flags,
+				  u32 first, u32 count, u32 part, u32 group,
+				  u32 xfirst, u32 xcount, struct wfw_cpl *cpl)
 {
 	struct wfw_cmd c;
 
@@ -297,9 +295,24 @@ static inline int dh_load_group(struct dh *h, void *blob, uint64_t len, u32 flag
 	c.load.layer_count = count;
 	c.load.part = part;
 	c.load.expert_group = group;
+	c.load.expert_first = xfirst;
+	c.load.expert_count = xcount;
 	if (dh_exec(h, &c, cpl, 30000))
 		return -ETIMEDOUT;
 	return cpl->status;
+}
+
+/*
+ * LOAD_MODEL of layers [@first, +@count) (0, 0: all) of the blob, part
+ * @part (WFW_PART_*), with WFW_LOAD_* @flags and @group routed experts per
+ * expert group placed across the stages (ABI 1.6; 0: the firmware's
+ * choice, local unless the layers do not fit with their experts).
+ */
+static inline int dh_load_group(struct dh *h, void *blob, uint64_t len, u32 flags,
+				u32 first, u32 count, u32 part, u32 group,
+				struct wfw_cpl *cpl)
+{
+	return dh_load_experts(h, blob, len, flags, first, count, part, group, 0, 0, cpl);
 }
 
 /* dh_load_group() without expert groups asked for. */

@@ -82,6 +82,8 @@ int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int
  * @afd_profile: --afd-profiles PA:PF: each group's profile (NULL: @base's)
  * @afd_buf: the storage of @afd_profile
  * @afd_mb: --afd-micro-batch N: tokens of its micro-batches (0: the default)
+ * @afd_experts: --expert-devices N: expert parallelism over N more
+ *	devices (the FFN group's profile; 0: none)
  */
 struct cli_devices {
 	struct wafer_open_opts base;
@@ -94,11 +96,14 @@ struct cli_devices {
 	const char *afd_profile[2];
 	char afd_buf[64];
 	unsigned int afd_mb;
+	unsigned int afd_experts;
 };
 
 /* cli_afd.c: --afd A:F (device lists) and --afd-profiles PA:PF; 0 or -1. */
 int cli_parse_afd(const char *s, struct cli_devices *d);
 int cli_parse_afd_profiles(const char *s, struct cli_devices *d);
+/* --expert-devices N, 1..WAFER_AFD_MAX_GROUP; 0 or -1. */
+int cli_parse_expert_devices(const char *s, struct cli_devices *d);
 /* 0, or 2 with a message when --afd goes with -d/--split or the kernel. */
 int cli_afd_check(const struct cli_devices *d, const char *cmd);
 /* Opens the --afd groups as one device (wafer_open_afd()). */

@@ -54,13 +54,24 @@ int cli_parse_afd_profiles(const char *s, struct cli_devices *d)
 	return 0;
 }
 
+int cli_parse_expert_devices(const char *s, struct cli_devices *d)
+{
+	return cli_parse_uint(s, 1, WAFER_AFD_MAX_GROUP, &d->afd_experts);
+}
+
 int cli_afd_check(const struct cli_devices *d, const char *cmd)
 {
 	if (!d->afd[0]) {
-		if (!d->afd_profile[0] && !d->afd_mb)
+		if (!d->afd_profile[0] && !d->afd_mb && !d->afd_experts)
 			return 0;
-		fprintf(stderr, "wafer %s: --afd-%s needs --afd\n", cmd,
-			d->afd_mb ? "micro-batch" : "profiles");
+		fprintf(stderr, "wafer %s: --%s needs --afd\n", cmd,
+			d->afd_experts ? "expert-devices" :
+			d->afd_mb ? "afd-micro-batch" : "afd-profiles");
+		return 2;
+	}
+	if (d->afd_experts && d->base.backend == WAFER_BACKEND_KERNEL) {
+		fprintf(stderr, "wafer %s: --expert-devices runs in process only (the driver "
+			"loads no expert shards yet)\n", cmd);
 		return 2;
 	}
 	if (d->n || d->n_split) {
@@ -73,10 +84,11 @@ int cli_afd_check(const struct cli_devices *d, const char *cmd)
 
 int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 {
-	struct wafer_open_opts o[2][WAFER_AFD_MAX_GROUP];
+	struct wafer_open_opts o[3][WAFER_AFD_MAX_GROUP];
 	struct wafer_afd_opts ao = { .n_attn = d->afd[0], .attn = o[0],
 				     .n_ffn = d->afd[1], .ffn = o[1],
-				     .micro_batch_tokens = d->afd_mb };
+				     .micro_batch_tokens = d->afd_mb,
+				     .n_expert = d->afd_experts, .expert = o[2] };
 	unsigned int g, i;
 
 	for (g = 0; g < 2; g++) {
@@ -88,16 +100,22 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 				o[g][i].profile = d->afd_profile[g];
 		}
 	}
+	/* Expert devices: in process, of the FFN group's profile. */
+	for (i = 0; i < d->afd_experts; i++) {
+		o[2][i] = d->base;
+		if (d->afd_profile[1])
+			o[2][i].profile = d->afd_profile[1];
+	}
 	return wafer_open_afd(&ao, dev);
 }
 
 void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f)
 {
-	static const char *const what[] = { "attention (and KV)", "FFN" };
-	unsigned int g, i, k = 0;
+	static const char *const what[] = { "attention (and KV)", "FFN", "routed experts" };
+	unsigned int g, i, k = 0, n[3] = { d->afd[0], d->afd[1], d->afd_experts };
 
-	for (g = 0; g < 2; g++) {
-		for (i = 0; i < d->afd[g]; i++, k++) {
+	for (g = 0; g < 3; g++) {
+		for (i = 0; i < n[g]; i++, k++) {
 			struct wafer_dev *m = wafer_pipe_member(dev, k);
 			struct wafer_info in;
 
@@ -120,8 +138,11 @@ int cli_afd_info(const struct cli_devices *d)
 		fprintf(stderr, "wafer: %s\n", wafer_last_error());
 		return 1;
 	}
-	printf("devices:  attention-FFN disaggregation over %u + %u %s devices\n",
+	printf("devices:  attention-FFN disaggregation over %u + %u %s devices",
 	       d->afd[0], d->afd[1], wafer_backend_name(wafer_pipe_member(dev, 0)));
+	if (d->afd_experts)
+		printf(", experts over %u more", d->afd_experts);
+	printf("\n");
 	cli_print_afd(dev, d, stdout);
 	wafer_close(dev);
 	return 0;

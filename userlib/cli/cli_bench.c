@@ -1017,6 +1017,10 @@ static int afd_row(struct bench *bn, const struct bench_args *a, unsigned int i,
 	snprintf(afd_label[i], sizeof(afd_label[i]), "afd %u:%u%s%s%s%s", d.afd[0], d.afd[1],
 		 d.afd_profile[0] ? " " : "", d.afd_profile[0] ? d.afd_profile[0] : "",
 		 d.afd_profile[0] ? ":" : "", d.afd_profile[0] ? d.afd_profile[1] : "");
+	/* Expert parallelism: "afd 1:1 ep2", the routed experts over 2 more. */
+	if (d.afd_experts)
+		snprintf(afd_label[i] + strlen(afd_label[i]), sizeof(afd_label[i]) -
+			 strlen(afd_label[i]), " ep%u", d.afd_experts);
 	r->backend = afd_label[i];
 	r->n = d.afd[0] + d.afd[1];
 	r->afd[0] = d.afd[0];
@@ -1035,8 +1039,10 @@ static int afd_row(struct bench *bn, const struct bench_args *a, unsigned int i,
 	for (k = 0; k < wafer_model_parts(m) && !wafer_model_part(m, k, &p) &&
 		    used < sizeof(r->split); k++)
 		used += (size_t)snprintf(r->split + used, sizeof(r->split) - used, "%s%u%c",
-					 k ? "+" : "", p.layer_count,
-					 p.part == WAFER_PART_ATTN ? 'a' : 'f');
+					 k ? "+" : "", p.part == WAFER_PART_EXPERTS ?
+					 p.expert_count : p.layer_count,
+					 p.part == WAFER_PART_ATTN ? 'a' :
+					 p.part == WAFER_PART_EXPERTS ? 'x' : 'f');
 	ret = axis_figures(bn, a, dev, m, r);
 	close_dev(dev, m);
 	return ret;
@@ -1370,12 +1376,14 @@ static void usage(FILE *f)
 		"  --afd A:F             device axis: rows of the model in attention-FFN\n"
 		"                        disaggregation over A attention and F FFN inproc\n"
 		"                        devices (repeatable, up to 4; lists: 0:1, 0-1:2-3)\n"
-		"  --afd-profiles PA:PF  the last --afd's groups' profiles (e.g. asic:wafer)\n");
+		"  --afd-profiles PA:PF  the last --afd's groups' profiles (e.g. asic:wafer)\n"
+		"  --expert-devices N    the last --afd's MoE layers' routed experts over N\n"
+		"                        more devices (expert parallelism; with --moe)\n");
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
-       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_DRAFT_STAGES, OPT_MOE, OPT_MOE_GATE,
-       OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES };
+       OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_DRAFT_STAGES, OPT_MOE,
+       OPT_MOE_GATE, OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES, OPT_AFD_EXPERTS };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -1395,6 +1403,7 @@ static const struct option long_opts[] = {
 	{ "moe-gate", required_argument, NULL, OPT_MOE_GATE },
 	{ "afd", required_argument, NULL, OPT_AFD },
 	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
+	{ "expert-devices", required_argument, NULL, OPT_AFD_EXPERTS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1467,6 +1476,8 @@ static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned in
 		return cli_parse_afd(arg, &a->afd[a->n_afd++]) ? 1 : 0;
 	case OPT_AFD_PROFILES:
 		return !a->n_afd || cli_parse_afd_profiles(arg, &a->afd[a->n_afd - 1]);
+	case OPT_AFD_EXPERTS:
+		return !a->n_afd || cli_parse_expert_devices(arg, &a->afd[a->n_afd - 1]);
 	default:
 		return -1;
 	}

@@ -145,7 +145,7 @@ static int info_usage(void)
 	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
 		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
 		"            [--expert-group G] [--stream-weights auto|on|off]]\n"
-		"            [--afd A:F [--afd-profiles PA:PF]]\n"
+		"            [--afd A:F [--afd-profiles PA:PF] [--expert-devices N]]\n"
 		"            [--profile P] [--stages N] [--sram-kib K]\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
 		"  --profile P, --stages N, --sram-kib K   -b inproc devices of profile P\n"
@@ -155,6 +155,8 @@ static int info_usage(void)
 		"  --afd A:F attention-FFN disaggregation (in process; with -b kernel on\n"
 		"            accelN devices): with -m, each layer's attention part (and KV)\n"
 		"            on devices A, its FFN part on devices F\n"
+		"  --expert-devices N  with --afd: expert parallelism, each MoE layer's\n"
+		"            routed experts over N more in-process devices\n"
 		"  --expert-group G  with -m: each MoE layer's routed experts in groups of\n"
 		"            G placed across the stages with the most free SRAM\n"
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
@@ -296,6 +298,7 @@ int cli_cmd_info(int argc, char **argv)
 		{ "stream-weights", required_argument, NULL, 'W' },
 		{ "afd", required_argument, NULL, 'A' },
 		{ "afd-profiles", required_argument, NULL, 'P' },
+		{ "expert-devices", required_argument, NULL, 'E' },
 		{ "profile", required_argument, NULL, 'p' },
 		{ "stages", required_argument, NULL, 'S' },
 		{ "sram-kib", required_argument, NULL, 'K' },
@@ -326,6 +329,8 @@ int cli_cmd_info(int argc, char **argv)
 			ret = info_size(opt, optarg, &d.base);
 		else if (opt == 'A' || opt == 'P')
 			ret = (opt == 'A' ? cli_parse_afd : cli_parse_afd_profiles)(optarg, &d);
+		else if (opt == 'E')
+			ret = cli_parse_expert_devices(optarg, &d);
 		else if (opt == 'm' && n_models < INFO_MAX_MODELS)
 			models[n_models++] = (struct info_mdl){ .path = optarg, .conv = conv };
 		else if (opt == 'M' || opt == 'G')

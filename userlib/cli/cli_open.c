@@ -172,6 +172,13 @@ void cli_print_parts(const struct wafer_model *m, FILE *f)
 			snprintf(where, sizeof(where), "accel%d", p.device_index);
 		else
 			snprintf(where, sizeof(where), "inproc %u", p.member);
+		if (p.part == WAFER_PART_EXPERTS) {
+			fprintf(f, "  %-9s layers %2u-%-2u routed experts %u-%u  weights %8llu KiB\n",
+				where, p.layer_first, p.layer_first + p.layer_count - 1,
+				p.expert_first, p.expert_first + p.expert_count - 1,
+				(unsigned long long)p.sram_bytes >> 10);
+			continue;
+		}
 		fprintf(f, "  %-9s layers %2u-%-2u %s%s%s  weights %8llu KiB  KV %8llu KiB%s\n",
 			where, p.layer_first, p.layer_first + p.layer_count - 1,
 			p.part == WAFER_PART_ATTN ? "attention " : p.part == WAFER_PART_FFN ?

@@ -117,13 +117,17 @@ static void usage(FILE *f)
 		"                 both groups busy; the text is the single device's\n"
 		"  --afd-profiles PA:PF  each group's hardware profile (e.g. asic:wafer)\n"
 		"  --afd-micro-batch N   tokens of an --afd micro-batch at most, 1..64\n"
-		"                 (default 16); the text is the same\n");
+		"                 (default 16); the text is the same\n"
+		"  --expert-devices N    with --afd and an MoE model: expert parallelism, the\n"
+		"                 routed experts of every layer over N more in-process devices\n"
+		"                 (the FFN group's profile; the FFN devices keep the router\n"
+		"                 and shared experts); the text is the same\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
-       OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM };
+       OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_XDEV };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -152,6 +156,7 @@ static const struct option long_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "stages", required_argument, NULL, OPT_STAGES },
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
+	{ "expert-devices", required_argument, NULL, OPT_XDEV },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -251,6 +256,8 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 		return cli_parse_afd_profiles(arg, &a->devs) ? 1 : 0;
 	case OPT_AFD_MB:
 		return cli_parse_uint(arg, 1, WAFER_AFD_MAX_MB, &a->devs.afd_mb) ? 1 : 0;
+	case OPT_XDEV:
+		return cli_parse_expert_devices(arg, &a->devs) ? 1 : 0;
 	default:
 		return -1;
 	}
@@ -434,9 +441,10 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 
 	wafer_query(dev, &i);
 	if (a->devs.afd[0]) {
-		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices:\n",
+		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices%s:\n",
 			a->devs.afd[0], a->devs.afd[1],
-			wafer_backend_name(wafer_pipe_member(dev, 0)));
+			wafer_backend_name(wafer_pipe_member(dev, 0)),
+			a->devs.afd_experts ? ", routed experts over more" : "");
 		cli_print_afd(dev, &a->devs, stderr);
 	} else if (wafer_pipe_size(dev) > 1)
 		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "

@@ -16,7 +16,7 @@
 
 static unsigned int n_members(const struct afd *a)
 {
-	return a->na + a->nf;
+	return afd_members(a);
 }
 
 /* The members combined (wafer_members_info()), limits the AFD's. */
@@ -34,7 +34,7 @@ static void afd_info(struct wafer_dev *dev)
 	i->max_models = MIN_NZ(i->max_models, AFD_MAX_MODELS);
 	i->max_contexts = MIN_NZ(i->max_contexts, AFD_MAX_CTX);
 	/* A job waits on every member twice (attention and FFN each layer). */
-	i->job_timeout_ms *= 2;
+	i->job_timeout_ms *= a->ne ? 4 + 2 * a->ne : 2;
 }
 
 static void afd_close(struct wafer_dev *dev)
@@ -53,25 +53,30 @@ static void afd_close(struct wafer_dev *dev)
  * Opens the members, each with its group's options: in process unless
  * they ask for kernel devices, all of one backend; hooked where it can be.
  */
-static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
+static int open_members(struct afd *a, const struct wafer_afd_opts *o)
 {
 	unsigned int k;
 	int ret = 0;
 
-	for (k = 0; k < o->n_attn + o->n_ffn && !ret; k++) {
-		struct wafer_open_opts d = k < o->n_attn ? o->attn[k] : o->ffn[k - o->n_attn];
+	for (k = 0; k < o->n_attn + o->n_ffn + o->n_expert && !ret; k++) {
+		unsigned int nf = o->n_attn + o->n_ffn;
+		struct wafer_open_opts d = k < o->n_attn ? o->attn[k] : k < nf ?
+					   o->ffn[k - o->n_attn] : o->expert[k - nf];
 
 		if (d.backend == WAFER_BACKEND_AUTO)
 			d.backend = WAFER_BACKEND_INPROC;
 		ret = wafer_open(&d, &a->m[k]);
 		if (ret)
 			return wafer_prefix_error(ret, "%s device %u",
-						  k < o->n_attn ? "attention" : "FFN",
-						  k < o->n_attn ? k : k - o->n_attn);
+						  k < o->n_attn ? "attention" : k < nf ? "FFN" :
+						  "expert", k < o->n_attn ? k : k < nf ?
+						  k - o->n_attn : k - nf);
 		if (k < o->n_attn)
 			a->na++;
-		else
+		else if (k < nf)
 			a->nf++;
+		else
+			a->ne++;
 		if (!a->m[k]->ops->bo_import)
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot run the "
 					      "ping-pong", a->m[k]->ops->name);
@@ -81,6 +86,9 @@ static int afd_members(struct afd *a, const struct wafer_afd_opts *o)
 		else if (!(a->m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads whole layers "
 					      "only", a->m[k]->ops->name);
+		else if (o->n_expert && a->m[k]->ops != &wafer_inproc_backend)
+			ret = wafer_set_error(-EOPNOTSUPP, "expert devices run in process only "
+					      "(the driver loads no expert shards)");
 		if (!ret && !a->m[k]->ops->set_cpl_hook)
 			a->polled = 1;
 	}
@@ -104,6 +112,11 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	    o->n_attn > AFD_MAX_GROUP || o->n_ffn > AFD_MAX_GROUP)
 		return wafer_set_error(-EINVAL, "--afd takes 1..%d attention and 1..%d FFN "
 				       "devices", AFD_MAX_GROUP, AFD_MAX_GROUP);
+	if (o->n_expert > AFD_MAX_GROUP || (o->n_expert && !o->expert) ||
+	    o->n_attn + o->n_ffn + o->n_expert > WAFER_PIPE_MAX_DEVICES)
+		return wafer_set_error(-EINVAL, "--expert-devices takes 1..%d devices, %d in all "
+				       "with the attention and FFN ones", AFD_MAX_GROUP,
+				       WAFER_PIPE_MAX_DEVICES);
 	if (o->micro_batch_tokens > AFD_MAX_TOKENS)
 		return wafer_set_error(-EINVAL, "micro-batches of %u tokens: 1..%d",
 				       o->micro_batch_tokens, AFD_MAX_TOKENS);
@@ -118,7 +131,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	dev->priv = a;
 	a->mb = o->micro_batch_tokens ? o->micro_batch_tokens : AFD_MB;
 	a->polled = !!o->polled;
-	ret = afd_members(a, o);
+	ret = open_members(a, o);
 	if (ret) {
 		afd_close(dev);
 		free(dev);
@@ -187,23 +200,35 @@ static void model_free(struct afd *a, struct afd_model *am, unsigned int loaded)
 	memset(am, 0, sizeof(*am));
 }
 
-/* Member @k's part: its group's share of the layers. */
+/*
+ * Member @k's part: its group's share of the layers (an expert member:
+ * its routed experts of every layer; the FFN members are then homes).
+ */
 static int model_load_member(struct afd *a, struct afd_model *am, struct wafer_bo *blob,
 			     size_t len, unsigned int k)
 {
-	unsigned int g = k < a->na ? 0 : a->na, n = k < a->na ? a->na : a->nf, i = k - g;
+	unsigned int xk = a->na + a->nf, g = k < a->na ? 0 : k < xk ? a->na : xk;
+	unsigned int n = k < a->na ? a->na : k < xk ? a->nf : a->ne, i = k - g;
 	struct wafer_load_hw *ld = &am->ld[k];
 	int ret;
 
-	ld->part = k < a->na ? WFW_PART_ATTN : WFW_PART_FFN;
-	ld->layer_first = i * am->L / n;
-	ld->layer_count = (i + 1) * am->L / n - ld->layer_first;
+	ld->part = k < a->na ? WFW_PART_ATTN : k >= xk ? WFW_PART_XSHARD :
+		   a->ne ? WFW_PART_XHOME : WFW_PART_FFN;
+	ld->layer_first = k < xk ? i * am->L / n : 0;
+	ld->layer_count = k < xk ? (i + 1) * am->L / n - ld->layer_first : am->L;
+	if (k >= xk)
+		wafer_afd_ep_range(a, am->n_experts, i, &ld->expert_first, &ld->expert_count);
 	ret = a->m[k]->ops->model_load(a->m[k], afd_bo_on(blob, k), len, ld);
+	if (ret && k >= xk)
+		return wafer_prefix_error(ret, "expert device %u (experts %u..%u)", i,
+					  ld->expert_first,
+					  ld->expert_first + ld->expert_count - 1);
 	if (ret)
 		return wafer_prefix_error(ret, "%s device %u (layers %u..%u)",
 					  k < a->na ? "attention" : "FFN", i, ld->layer_first,
 					  ld->layer_first + ld->layer_count - 1);
-	am->act_size = ld->act_size;
+	if (k < a->na)
+		am->act_size = ld->act_size;
 	return 0;
 }
 
@@ -215,8 +240,10 @@ static int model_bufs(struct afd *a, struct afd_model *am)
 	unsigned int k;
 	int ret;
 
+	if (am->xrec > rec)
+		rec = am->xrec;
 	am->half = (rec * a->mb + 16 + 63) & ~63ull;
-	ret = wafer_bo_create(a->m[0], 2 * am->half * AFD_MAX_INFLIGHT, &am->buf);
+	ret = wafer_bo_create(a->m[0], am->nhalf * am->half * AFD_MAX_INFLIGHT, &am->buf);
 	am->view[0] = am->buf;
 	for (k = 1; k < n_members(a) && !ret; k++)
 		ret = wafer_bo_import(a->m[k], am->buf, &am->view[k]);
@@ -246,6 +273,11 @@ static int afd_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len
 	if (id == AFD_MAX_MODELS)
 		return wafer_set_error(-EBUSY, "%d models are loaded already", AFD_MAX_MODELS);
 	am = &a->models[id];
+	ret = wafer_afd_ep_load(a, am, &mi, out->expert_group);
+	if (ret) {
+		memset(am, 0, sizeof(*am));
+		return ret;
+	}
 	am->used = 1;
 	am->L = mi.n_layers;
 	for (k = 0; k < n_members(a); k++) {
@@ -293,7 +325,10 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 			.layer_first = am->ld[k].layer_first, .layer_count = am->ld[k].n_layers,
 			.sram_bytes = am->ld[k].sram_bytes,
 			.embed = am->ld[k].embed, .head = am->ld[k].head,
-			.part = k < a->na ? WAFER_PART_ATTN : WAFER_PART_FFN,
+			.part = k < a->na ? WAFER_PART_ATTN : k < a->na + a->nf ? WAFER_PART_FFN :
+				WAFER_PART_EXPERTS,
+			.expert_first = am->ld[k].expert_first,
+			.expert_count = am->ld[k].expert_count,
 		};
 		for (c = 0; c < AFD_MAX_CTX; c++)
 			if (a->ctxs[c].used && a->ctxs[c].model == id - 1)

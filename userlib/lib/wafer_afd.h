@@ -15,6 +15,11 @@
  * records going back and forth in the micro-batch's two buffer halves.
  * While one micro-batch is in attention another can be in the FFN, so
  * both groups work (MegaScale-Infer's ping-pong pipeline).
+ *
+ * Expert parallelism (ne > 0, wafer_afd_ep.c): members na+nf.. hold the
+ * routed experts (WFW_PART_XSHARD), the FFN members the rest of each MoE
+ * layer (WFW_PART_XHOME), and a layer is 4 + 2 ne steps: attention,
+ * ROUTE, UP on each expert member, GLU, DOWN on each, FIN.
  */
 #ifndef WAFER_AFD_H
 #define WAFER_AFD_H
@@ -22,10 +27,11 @@
 #include <pthread.h>
 
 #include "wafer_backend.h"
+#include "wfs_model.h"
 
 /* Devices per group. */
 #define AFD_MAX_GROUP		8
-#define AFD_MAX			(2 * AFD_MAX_GROUP)
+#define AFD_MAX			(3 * AFD_MAX_GROUP)
 /* Tokens per micro-batch by default (wafer_afd_opts.micro_batch_tokens). */
 #define AFD_MB			16
 /* Micro-batches in flight at once. */
@@ -48,8 +54,15 @@ struct afd_bo {
  * @L: layers of the model
  * @ld: each member's load (its part of its layer range)
  * @act_size: bytes of one activation record
+ * @xrec: expert parallelism: bytes of one expert record (struct wfw_xrec)
+ * @dim: expert parallelism: the model's width
+ * @a3_off: expert parallelism: offset of a record's W3 units
+ * @y_off: expert parallelism: offset of a record's s64 sum
+ * @n_experts: expert parallelism: routed experts a layer
+ * @spl: steps per layer: 2 (attention, FFN), or 4 + 2 ne
+ * @nhalf: buffers per slot: 2, or 3 with expert parallelism
  * @buf: the micro-batches' buffers (on member 0), AFD_MAX_INFLIGHT slots
- *	of two halves of @half bytes each
+ *	of @nhalf halves of @half bytes each
  * @view: @buf on each member
  * @half: bytes of a half: @mb records or results, then the input's
  *	trailer (NOT_BEFORE's u64, WFW_JOB_LAYER's u32)
@@ -59,6 +72,13 @@ struct afd_model {
 	unsigned int L;
 	struct wafer_load_hw ld[AFD_MAX];
 	uint32_t act_size;
+	uint32_t xrec;
+	uint32_t dim;
+	uint32_t a3_off;
+	uint32_t y_off;
+	uint32_t n_experts;
+	unsigned int spl;
+	unsigned int nhalf;
 	struct wafer_bo *buf;
 	struct wafer_bo *view[AFD_MAX];
 	uint64_t half;
@@ -116,6 +136,9 @@ struct afd_job {
  * @pend: non-zero: its step waits for room on member @pend_k, queued
  *	in this order (afd.pend_seq)
  * @pend_k: that member
+ * @x_t_ns: expert parallelism: the latest modelled time an expert member's
+ *	reply of the running exchange arrives (the home's next phase starts
+ *	then; the later members must still see the dispatch's time)
  */
 struct afd_rec {
 	int used;
@@ -127,6 +150,7 @@ struct afd_rec {
 	unsigned int no;
 	uint64_t pend;
 	unsigned int pend_k;
+	uint64_t x_t_ns;
 };
 
 struct afd;
@@ -141,6 +165,7 @@ struct afd_hook {
  * struct afd - the AFD backend's state (struct wafer_dev.priv)
  * @na: attention members (0..na-1)
  * @nf: FFN members (na..na+nf-1)
+ * @ne: expert members (na+nf..na+nf+ne-1; 0: no expert parallelism)
  * @mb: tokens of a micro-batch at most
  * @m: the members
  * @models: loaded models
@@ -161,7 +186,7 @@ struct afd_hook {
  * @cond: signalled when a job finished
  */
 struct afd {
-	unsigned int na, nf;
+	unsigned int na, nf, ne;
 	unsigned int mb;
 	struct wafer_dev *m[AFD_MAX];
 	struct afd_model models[AFD_MAX_MODELS];
@@ -199,6 +224,56 @@ static inline unsigned int afd_member(unsigned int first, unsigned int n, unsign
 		i++;
 	return first + i;
 }
+
+static inline unsigned int afd_members(const struct afd *a)
+{
+	return a->na + a->nf + a->ne;
+}
+
+static inline struct afd_model *afd_rec_model(struct afd *a, const struct afd_rec *r)
+{
+	return &a->models[a->ctxs[r->job.ctx_id - 1].model];
+}
+
+/* Buffer @h of micro-batch @r's slot: its offset in the model's buffers. */
+static inline uint64_t afd_half_off(struct afd *a, const struct afd_rec *r, unsigned int h)
+{
+	const struct afd_model *am = afd_rec_model(a, r);
+
+	return ((uint64_t)(r - a->rec) * am->nhalf + h) * am->half;
+}
+
+static inline uint8_t *afd_half(struct afd *a, const struct afd_rec *r, unsigned int h)
+{
+	return (uint8_t *)afd_rec_model(a, r)->buf->map + afd_half_off(a, r, h);
+}
+
+/**
+ * struct afd_step - what one step of a micro-batch runs
+ * @k: the member
+ * @lw: the LAYER word (the layer; expert parallelism: | phase << 24)
+ * @in: the buffer it reads (its input, then @lw)
+ * @in_rec: bytes of an input record (0: token ids, the first step)
+ * @out: the buffer it writes
+ * @out_rec: bytes of an output record (0: results, the last step)
+ */
+struct afd_step {
+	unsigned int k;
+	uint32_t lw;
+	unsigned int in;
+	uint32_t in_rec;
+	unsigned int out;
+	uint32_t out_rec;
+};
+
+/* wafer_afd_ep.c: expert parallelism's steps */
+void wafer_afd_ep_step(struct afd *a, const struct afd_rec *r, struct afd_step *st);
+void wafer_afd_ep_after(struct afd *a, struct afd_rec *r);
+void wafer_afd_ep_next(struct afd *a, struct afd_rec *r);
+int wafer_afd_ep_load(struct afd *a, struct afd_model *am, const struct wfs_model_info *mi,
+		      uint32_t expert_group);
+void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,
+			uint32_t *first, uint32_t *count);
 
 /* wafer_afd_flow.c */
 int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);

@@ -23,62 +23,65 @@
 
 #include "wafer_afd.h"
 
-static struct afd_model *rec_model(struct afd *a, const struct afd_rec *r)
+/* Step @r->step without expert parallelism: a layer's attention, then its FFN. */
+static void step_plain(struct afd *a, const struct afd_rec *r, struct afd_step *st)
 {
-	return &a->models[a->ctxs[r->job.ctx_id - 1].model];
-}
+	const struct afd_model *am = afd_rec_model(a, r);
+	unsigned int s = r->step, l = s / 2;
 
-static uint8_t *half_of(struct afd *a, const struct afd_rec *r, unsigned int h)
-{
-	const struct afd_model *am = rec_model(a, r);
-
-	return (uint8_t *)am->buf->map + ((uint64_t)(r - a->rec) * 2 + h) * am->half;
-}
-
-static uint64_t half_off(struct afd *a, const struct afd_rec *r, unsigned int h)
-{
-	return ((uint64_t)(r - a->rec) * 2 + h) * rec_model(a, r)->half;
+	st->k = s & 1 ? afd_member(a->na, a->nf, am->L, l) : afd_member(0, a->na, am->L, l);
+	st->lw = l;
+	st->in = s % 2;
+	st->in_rec = s ? am->act_size : 0;
+	st->out = !st->in;
+	st->out_rec = s + 1 == 2 * am->L ? 0 : am->act_size;
 }
 
 /* Step @r->step of micro-batch @r: its member (*@k) and RUN_JOB (@j). */
 static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct wafer_job_hw *j)
 {
-	struct afd_model *am = rec_model(a, r);
+	struct afd_model *am = afd_rec_model(a, r);
 	const struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
-	unsigned int s = r->step, l = s / 2, n = r->job.n_tokens, ffn = s & 1;
-	unsigned int in = s % 2, last = s + 1 == 2 * am->L;
-	uint64_t at = (uint64_t)n * (s ? am->act_size : 4);
-	uint8_t *p = half_of(a, r, in);
+	unsigned int n = r->job.n_tokens;
+	struct afd_step st;
+	uint64_t at;
+	uint8_t *p;
 
-	*k = ffn ? afd_member(a->na, a->nf, am->L, l) : afd_member(0, a->na, am->L, l);
+	if (a->ne)
+		wafer_afd_ep_step(a, r, &st);
+	else
+		step_plain(a, r, &st);
+	*k = st.k;
+	p = afd_half(a, r, st.in);
+	at = (uint64_t)n * (st.in_rec ? st.in_rec : 4);
 	*j = r->job;
 	j->ctx_id = ac->id[*k];
 	j->user_data = (uint64_t)(r - a->rec);
 	j->flags = (r->job.flags & WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_LAYER;
-	j->layer = l;
+	j->layer = st.lw;
 	j->in_sync = NULL;
 	j->out_sync = 0;
 	j->times_offset = 0;	/* the host writes the times (wafer_afd_times.c) */
 	j->times_len = 0;
 	j->in = am->view[*k];
-	j->in_offset = half_off(a, r, in);
-	if (!s) {
+	j->in_offset = afd_half_off(a, r, st.in);
+	if (!st.in_rec) {
 		memcpy(p + at, &ac->done_ns[r->job.slot], 8);
 		j->flags |= WAFER_JOB_HW_NOT_BEFORE;
 		at += 8;
 	} else {
 		j->flags |= WAFER_JOB_HW_IN_ACT;
 	}
-	memcpy(p + at, &l, 4);
-	if (!last) {
+	memcpy(p + at, &st.lw, 4);
+	if (st.out_rec) {
 		j->flags = (j->flags & ~WAFER_JOB_ALL_POSITIONS) | WAFER_JOB_HW_OUT_ACT;
 		j->top_k = 0;
 		j->out = am->view[*k];
-		j->out_offset = half_off(a, r, !in);
-		j->out_len = (uint64_t)n * am->act_size;
+		j->out_offset = afd_half_off(a, r, st.out);
+		j->out_len = (uint64_t)n * st.out_rec;
 	} else if (r->scratch) {
 		j->out = am->view[*k];
-		j->out_offset = half_off(a, r, !in);
+		j->out_offset = afd_half_off(a, r, st.out);
 		j->out_len = WAFER_RESULT_SIZE(j->top_k);
 	} else {
 		j->out = afd_bo_on(r->job.out, *k);
@@ -189,10 +192,14 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 		job->t0 = c->done_ns - c->device_ns;
 		job->started = 1;
 	}
-	if (c->status || r->step + 1 == 2 * rec_model(a, r)->L) {
+	if (c->status || r->step + 1 == afd_rec_model(a, r)->spl * afd_rec_model(a, r)->L) {
 		rec_done(a, r, c->status, c->done_ns);
 	} else {
+		if (a->ne)
+			wafer_afd_ep_after(a, r);
 		r->step++;
+		if (a->ne)
+			wafer_afd_ep_next(a, r);
 		ret = step_post(a, r);
 		if (ret)
 			rec_done(a, r, ret, c->done_ns);
@@ -246,7 +253,7 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 		r->job.n_tokens = j->n_tokens - i * mb < mb ? j->n_tokens - i * mb : mb;
 		r->out_offset = j->out_offset + (all ? (uint64_t)i * mb * size : 0);
 		r->scratch = !all && i + 1 < nmb;
-		memcpy(half_of(a, r, 0), (const uint8_t *)j->in->map + j->in_offset +
+		memcpy(afd_half(a, r, 0), (const uint8_t *)j->in->map + j->in_offset +
 		       4ull * i * mb, 4ull * r->job.n_tokens);
 	}
 	/* Posted in order, so each member takes them in order. */
@@ -289,7 +296,7 @@ static int pend_kick(struct afd *a)
 {
 	unsigned int k, any = 0;
 
-	for (k = 0; k < a->na + a->nf; k++) {
+	for (k = 0; k < afd_members(a); k++) {
 		pend_drain(a, k);
 		any |= a->n_pend[k] != 0;
 	}
@@ -308,7 +315,7 @@ static int poll_members(struct afd *a, uint64_t until)
 	unsigned int k, got = 0, busy = 0, wait_k = 0;
 	int n, i;
 
-	for (k = 0; k < a->na + a->nf; k++) {
+	for (k = 0; k < afd_members(a); k++) {
 		n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, 0, 0);
 		if (n < 0)
 			return n;

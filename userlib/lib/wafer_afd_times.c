@@ -36,22 +36,23 @@ uint64_t wafer_afd_times_len(const struct wafer_dev *dev, unsigned int n_tokens)
 	const struct afd *a = afd_of(dev);
 	unsigned int i, L = 0;
 
+	/* Steps of a micro-batch: 2 a layer, 4 + 2 ne with expert devices. */
 	for (i = 0; i < AFD_MAX_MODELS; i++)
-		if (a->models[i].used && a->models[i].L > L)
-			L = a->models[i].L;
-	return (uint64_t)((n_tokens + a->mb - 1) / a->mb) * 2 * L * REC;
+		if (a->models[i].used && a->models[i].spl * a->models[i].L > L)
+			L = a->models[i].spl * a->models[i].L;
+	return (uint64_t)((n_tokens + a->mb - 1) / a->mb) * L * REC;
 }
 
 int wafer_afd_times_check(const struct afd *a, const struct wafer_job_hw *j, unsigned int i)
 {
 	const struct afd_model *am = &a->models[a->ctxs[j->ctx_id - 1].model];
-	uint64_t need = (uint64_t)((j->n_tokens + a->mb - 1) / a->mb) * 2 * am->L * REC;
+	uint64_t need = (uint64_t)((j->n_tokens + a->mb - 1) / a->mb) * am->spl * am->L * REC;
 
 	if (!(j->flags & WAFER_JOB_TIMES) || j->times_len >= need)
 		return 0;
 	return wafer_set_error(-EINVAL, "job %u: times_len %u, its %u micro-batches' %u layer "
 			       "parts each write %llu bytes", i, j->times_len,
-			       (j->n_tokens + a->mb - 1) / a->mb, 2 * am->L,
+			       (j->n_tokens + a->mb - 1) / a->mb, am->spl * am->L,
 			       (unsigned long long)need);
 }
 
@@ -60,18 +61,20 @@ void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k
 			  const struct wafer_completion *c)
 {
 	const struct afd_model *am = &a->models[a->ctxs[r->job.ctx_id - 1].model];
-	unsigned int i, stage0 = 0, last = r->step + 1 == 2 * am->L;
+	unsigned int i, stage0 = 0, last = r->step + 1 == am->spl * am->L;
 	struct wafer_chunk_time *t;
 	const uint8_t *rec;
 	uint64_t t_ns, link = 0;
 	struct wfs_profile prof;
+	struct afd_step st;
 
 	if (!(r->job.flags & WAFER_JOB_TIMES) || c->status)
 		return;
 	for (i = 0; i < k; i++)
 		stage0 += a->m[i]->info.stages;
 	t = (struct wafer_chunk_time *)((uint8_t *)r->job.out->map + r->job.out_offset +
-					r->job.times_offset) + (uint64_t)r->no * 2 * am->L + r->step;
+					r->job.times_offset) + (uint64_t)r->no * am->spl * am->L +
+	    r->step;
 	*t = (struct wafer_chunk_time){
 		.stage = stage0, .pos0 = r->job.start_pos, .n_tokens = r->job.n_tokens,
 		.flags = WAFER_CHUNK_VALID | (last ? 0 : WAFER_CHUNK_LINK),
@@ -82,13 +85,20 @@ void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k
 		return;
 	/* Step s wrote half (s + 1) % 2 of its slot; its last record's t_ns. */
 	rec = (const uint8_t *)am->buf->map +
-	      ((uint64_t)(r - a->rec) * 2 + (r->step + 1) % 2) * am->half +
+	      ((uint64_t)(r - a->rec) * am->nhalf + (r->step + 1) % 2) * am->half +
 	      (uint64_t)(r->job.n_tokens - 1) * am->act_size;
+	if (a->ne) {
+		/* Expert parallelism: the step's own buffer (its link: the payload's). */
+		wafer_afd_ep_step(a, r, &st);
+		rec = afd_half(a, r, st.out) + (uint64_t)(r->job.n_tokens - 1) * st.out_rec;
+	}
 	memcpy(&t_ns, rec + offsetof(struct wfw_act_rec, t_ns), sizeof(t_ns));
 	if (t_ns < t->start_ns)
 		return;
 	t->hop_end_ns = t_ns;
 	t->end_ns = t_ns;
+	if (a->ne)
+		return;
 	if (!wfs_profile_find(a->m[k]->info.profile_name, &prof))
 		link = wfs_timing_ns(&prof, wfs_timing_link_cycles(&prof, (uint64_t)r->job.n_tokens *
 								   am->act_size));

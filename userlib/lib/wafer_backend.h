@@ -96,6 +96,8 @@ struct wafer_ctx {
  *	attention, FFN; attention-FFN disaggregation, wafer_afd.c)
  * @expert_group: in: routed experts per expert group placed across the
  *	stages (LOAD_MODEL expert_group; 0: the firmware's default)
+ * @expert_first: in: WFW_PART_XSHARD: its first routed expert
+ * @expert_count: in: WFW_PART_XSHARD: its routed experts
  */
 struct wafer_load_hw {
 	uint32_t layer_first;
@@ -109,6 +111,8 @@ struct wafer_load_hw {
 	int stream;
 	uint32_t part;
 	uint32_t expert_group;
+	uint32_t expert_first;
+	uint32_t expert_count;
 };
 
 /* Job flags of struct wafer_job_hw beyond the public WAFER_JOB_* ones. */

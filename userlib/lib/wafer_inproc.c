@@ -264,6 +264,8 @@ static int inproc_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 	cmd.load.flags = ld->stream ? WFW_LOAD_STREAM : 0;
 	cmd.load.part = ld->part;
 	cmd.load.expert_group = ld->expert_group;
+	cmd.load.expert_first = ld->expert_first;
+	cmd.load.expert_count = ld->expert_count;
 	ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, LOAD_TIMEOUT_MS);
 	if (ret == -ENOSPC)
 		return load_nospc(dev, &cpl);

@@ -273,6 +273,10 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		.part = ld->part, .expert_group = ld->expert_group,
 	};
 
+	/* The uapi has no expert-parallel parts yet (firmware ABI 1.7). */
+	if (ld->part > DRM_WAFER_PART_MAX)
+		return wafer_set_error(-EOPNOTSUPP, "accel%d: expert parallelism runs in process "
+				       "only (the driver loads no expert shards)", dev->index);
 	if (ld->part && !(dev->info.caps & WAFER_CAP_LAYER_PARTS))
 		return wafer_set_error(-EOPNOTSUPP, "accel%d: the driver loads whole layers only "
 				       "(no DRM_WAFER_CAP_LAYER_PARTS)", dev->index);
