@@ -871,13 +871,20 @@ static void queue_full(void)
 		   "a server with 1 slot and a queue of 1 starts"))
 		return;
 	for (try = 0; try < 5 && !got429; try++) {
+		/*
+		 * One after the other: the second sent while the first still
+		 * waits to be moved into the slot would find the queue full.
+		 */
 		for (i = 0; i < 2; i++) {
+			const char *m = i ? "wafer_serve_queue_depth" : "wafer_serve_slots_in_use";
+			int k;
+
 			cl[i] = (struct client){ .port = s.port,
 						 .body = body_for(0, "Once", 508, 0, NULL) };
 			pthread_create(&t[i], NULL, client_main, &cl[i]);
+			for (k = 0; k < 500 && wt_server_metric(&s, m) < 1; k++)
+				usleep(1000);
 		}
-		for (i = 0; i < 500 && wt_server_metric(&s, "wafer_serve_queue_depth") < 1; i++)
-			usleep(1000);
 		wt_http(s.port, "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":4}", 0, &r);
 		/* Only a fair test if both were still there when the third was answered. */
 		held = wt_server_metric(&s, "wafer_serve_queue_depth") == 1;
