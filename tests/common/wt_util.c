@@ -121,6 +121,25 @@ int wt_capture(const char *cmd, char *out, size_t max)
 	return pclose(p);
 }
 
+int wt_capture_err(const char *cmd, char *out, char *err, size_t max)
+{
+	char full[4096], path[] = "/tmp/wt_capture_XXXXXX";
+	int fd = mkstemp(path), rc = -1;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if ((size_t)snprintf(full, sizeof(full), "%s 2>%s", cmd, path) < sizeof(full))
+		rc = wt_capture(full, out, max);
+	if (err) {
+		n = read(fd, err, max - 1);
+		err[n > 0 ? n : 0] = '\0';
+	}
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
 double wt_now(void)
 {
 	struct timespec ts;

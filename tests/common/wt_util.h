@@ -45,6 +45,8 @@ const char *wt_model_path(const char *name);
  * NUL-terminated.  Returns pclose()'s status, or -1.
  */
 int wt_capture(const char *cmd, char *out, size_t max);
+/* wt_capture(), and its stderr (at most @max - 1 bytes) into @err (NULL: dropped). */
+int wt_capture_err(const char *cmd, char *out, char *err, size_t max);
 
 /* Monotonic seconds. */
 double wt_now(void);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "wafer.h"
+#include "wt_jobs.h"
 #include "wt_util.h"
 
 #define SLOTS	4
@@ -55,24 +56,9 @@ static struct wafer_open_opts inproc(const char *profile)
 /* Modelled device time of the last prefill run_jobs() reaped. */
 static uint64_t prefill_ns;
 
-/* Submits @n jobs and reaps them all; 0 if every one completed with 0. */
 static int run_jobs(struct wafer_dev *dev, struct wafer_job *jobs, unsigned int n)
 {
-	struct wafer_completion c[SLOTS];
-	unsigned int done = 0, i;
-	int ret = wafer_submit(dev, jobs, n), bad = ret != (int)n;
-
-	while (!bad && done < n) {
-		ret = wafer_reap(dev, c, SLOTS, 1, 20000);
-		if (ret <= 0)
-			return -1;
-		for (i = 0; i < (unsigned int)ret; i++)
-			bad |= c[i].status != 0;
-		if (jobs[0].n_tokens == PREFILL)
-			prefill_ns = c[0].device_ns;
-		done += (unsigned int)ret;
-	}
-	return bad ? -1 : 0;
+	return wt_run_jobs(dev, jobs, n, jobs[0].n_tokens == PREFILL ? &prefill_ns : NULL);
 }
 
 /*
@@ -321,26 +307,14 @@ static void bad_groups(void)
 	wt_ok(wafer_open_afd(&ao, &dev) == -EINVAL && !dev, "micro-batches of 65 tokens: -EINVAL");
 }
 
-/* Runs the CLI; its exit status, stdout in @out, stderr in @err (or NULL). */
+/* Runs the CLI; its exit status, stdout in @out, stderr in @err. */
 static int cli(const char *args, char *out, char *err)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char cmd[2048], path[] = "/tmp/userlib_afd_XXXXXX";
-	int fd = mkstemp(path), rc;
-	size_t n;
+	char cmd[2048];
 
-	if (fd < 0)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s %s 2>%s", build, model, tokpath,
-		 args, path);
-	rc = wt_capture(cmd, out, TEXT_MAX);
-	if (err) {
-		n = (size_t)read(fd, err, TEXT_MAX - 1);
-		err[n < TEXT_MAX ? n : 0] = '\0';
-	}
-	close(fd);
-	unlink(path);
-	return rc;
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s %s", build, model, tokpath, args);
+	return wt_capture_err(cmd, out, err, TEXT_MAX);
 }
 
 static void cli_text(void)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "wafer.h"
+#include "wt_jobs.h"
 #include "wt_util.h"
 
 #define SLOTS	2
@@ -54,24 +55,9 @@ static struct wafer_open_opts inproc(void)
 /* Modelled time of the last prefill run_jobs() reaped. */
 static uint64_t prefill_ns;
 
-/* Submits @n jobs, reaps them; 0 if all completed with 0. */
 static int run_jobs(struct wafer_dev *dev, struct wafer_job *j, unsigned int n)
 {
-	struct wafer_completion c[SLOTS];
-	unsigned int done = 0, i;
-	int ret = wafer_submit(dev, j, n), bad = ret != (int)n;
-
-	while (!bad && done < n) {
-		ret = wafer_reap(dev, c, SLOTS, 1, 20000);
-		if (ret <= 0)
-			return -1;
-		for (i = 0; i < (unsigned int)ret; i++)
-			bad |= c[i].status != 0;
-		if (j[0].n_tokens == PREFILL)
-			prefill_ns = c[0].device_ns;
-		done += (unsigned int)ret;
-	}
-	return bad ? -1 : 0;
+	return wt_run_jobs(dev, j, n, j[0].n_tokens == PREFILL ? &prefill_ns : NULL);
 }
 
 /* Slot 0's prefill of every position, then greedy steps of both slots at once. */
@@ -295,19 +281,10 @@ static void bad_inputs(void)
 static int cli(const char *cmd_args, char *out, char *err)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char cmd[2048], path[] = "/tmp/userlib_afd_ep_XXXXXX";
-	int fd = mkstemp(path), rc;
-	size_t n;
+	char cmd[2048];
 
-	if (fd < 0)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer %s 2>%s", build, cmd_args, path);
-	rc = wt_capture(cmd, out, TEXT_MAX);
-	n = (size_t)read(fd, err, TEXT_MAX - 1);
-	err[n < TEXT_MAX ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
-	return rc;
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer %s", build, cmd_args);
+	return wt_capture_err(cmd, out, err, TEXT_MAX);
 }
 
 static void cli_text(void)
