@@ -69,11 +69,6 @@ int cli_afd_check(const struct cli_devices *d, const char *cmd)
 			d->afd_mb ? "afd-micro-batch" : "afd-profiles");
 		return 2;
 	}
-	if (d->afd_experts && d->base.backend == WAFER_BACKEND_KERNEL) {
-		fprintf(stderr, "wafer %s: --expert-devices runs in process only (the driver "
-			"loads no expert shards yet)\n", cmd);
-		return 2;
-	}
 	if (d->n || d->n_split) {
 		fprintf(stderr, "wafer %s: --afd gives the devices: no -d or --split with it\n",
 			cmd);

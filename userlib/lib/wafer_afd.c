@@ -86,9 +86,10 @@ static int open_members(struct afd *a, const struct wafer_afd_opts *o)
 		else if (!(a->m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads whole layers "
 					      "only", a->m[k]->ops->name);
-		else if (o->n_expert && a->m[k]->ops != &wafer_inproc_backend)
-			ret = wafer_set_error(-EOPNOTSUPP, "expert devices run in process only "
-					      "(the driver loads no expert shards)");
+		else if (o->n_expert && k >= o->n_attn &&
+			 !(a->m[k]->info.caps & WAFER_CAP_EXPERT_PARALLEL))
+			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads no expert-parallel "
+					      "parts", a->m[k]->ops->name);
 		if (!ret && !a->m[k]->ops->set_cpl_hook)
 			a->polled = 1;
 	}
