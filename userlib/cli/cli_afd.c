@@ -84,7 +84,7 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 				     .n_ffn = d->afd[1], .ffn = o[1],
 				     .micro_batch_tokens = d->afd_mb,
 				     .n_expert = d->afd_experts, .expert = o[2] };
-	unsigned int g, i;
+	unsigned int g, i, k;
 
 	for (g = 0; g < 2; g++) {
 		for (i = 0; i < d->afd[g]; i++) {
@@ -95,9 +95,18 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 				o[g][i].profile = d->afd_profile[g];
 		}
 	}
-	/* Expert devices: in process, of the FFN group's profile. */
+	/*
+	 * Expert devices, of the FFN group's profile: in process, or the
+	 * accel devices after the highest --afd one (--backend kernel).
+	 */
+	for (g = 0, k = 0; g < 2; g++)
+		for (i = 0; i < d->afd[g]; i++)
+			if (d->afd_index[g][i] + 1 > k)
+				k = d->afd_index[g][i] + 1;
 	for (i = 0; i < d->afd_experts; i++) {
 		o[2][i] = d->base;
+		if (d->base.backend == WAFER_BACKEND_KERNEL)
+			o[2][i].index = (int)(k + i);
 		if (d->afd_profile[1])
 			o[2][i].profile = d->afd_profile[1];
 	}
