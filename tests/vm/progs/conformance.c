@@ -2320,18 +2320,19 @@ struct ep {
 
 /* Part @part of the MoE blob in @b (a shard: experts [first, +count)). */
 static int ep_load(struct ep *e, uint32_t k, struct bo *b, size_t len, uint32_t part,
-		   uint32_t first, uint32_t count, uint32_t want_flags, uint32_t want_act)
+		   uint32_t first, uint32_t count, uint32_t want_flags, uint32_t want_act,
+		   const char *what)
 {
 	struct drm_wafer_model_load ml = { .bo_handle = b->handle, .blob_size = len,
 		.part = part, .expert_first = first, .expert_count = count };
 	int ret = ioc(e->fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 
-	expect(ret, 0, "MODEL_LOAD part %u, experts [%u, +%u) of the MoE model", part, first,
-	       count);
+	expect(ret, 0, "MODEL_LOAD %s of the MoE model: part %u, experts [%u, +%u)", what, part,
+	       first, count);
 	wt_ok(!ret && ml.n_layers == N_LAYERS && ml.model_flags == want_flags &&
 	      ml.act_size == want_act,
-	      "MODEL_LOAD part %u output: %u layers, model_flags 0x%x (want 0x%x), act_size %u "
-	      "(want %u)", part, ml.n_layers, ml.model_flags, want_flags, ml.act_size, want_act);
+	      "MODEL_LOAD %s output: %u layers, model_flags 0x%x (want 0x%x), act_size %u "
+	      "(want %u)", what, ml.n_layers, ml.model_flags, want_flags, ml.act_size, want_act);
 	e->model[k] = ret ? 0 : ml.model_id;
 	e->ctx[k] = ret ? 0 : ctx_new(e->fd, ml.model_id, 1, 64, NULL);
 	return e->ctx[k] ? 0 : -1;
@@ -2549,7 +2550,8 @@ static void test_model_load_v1(int fd, struct bo *b)
 	      a.ml.n_layers);
 	u.model_id = a.ml.model_id;
 	if (!ret)
-		expect(ioc(fd, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0, "MODEL_UNLOAD it");
+		expect(ioc(fd, DRM_IOCTL_WAFER_MODEL_UNLOAD, &u), 0,
+		       "MODEL_UNLOAD the model the 64-byte struct loaded");
 }
 
 /* Jobs the parts refuse: phases, the layer, where results come from. */
@@ -2619,12 +2621,14 @@ static int ep_up(struct ep *e, struct bo *b, size_t len)
 	int ret;
 
 	ret = ep_load(e, 0, b, len, DRM_WAFER_PART_ATTN, 0, 0,
-		      DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_EMBED, e->act);
+		      DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_EMBED, e->act, "the attention");
 	ret = ret ? ret : ep_load(e, 1, b, len, DRM_WAFER_PART_XHOME, 0, 0,
-				  DRM_WAFER_MODEL_XHOME | DRM_WAFER_MODEL_HEAD, e->xrec);
+				  DRM_WAFER_MODEL_XHOME | DRM_WAFER_MODEL_HEAD, e->xrec,
+				  "the expert home");
 	for (s = 0; s < EP_SHARDS && !ret; s++)
 		ret = ep_load(e, 2 + s, b, len, DRM_WAFER_PART_XSHARD, s * n, n,
-			      DRM_WAFER_MODEL_XSHARD, e->xrec);
+			      DRM_WAFER_MODEL_XSHARD, e->xrec,
+			      s ? "the second expert shard" : "the first expert shard");
 	return ret;
 }
 
