@@ -322,7 +322,7 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 
 	for (k = 0; k < n_members(a) && k < max; k++) {
 		out[k] = (struct wafer_model_part){
-			.member = k, .device_index = -1,
+			.member = k, .device_index = a->m[k]->index,
 			.layer_first = am->ld[k].layer_first, .layer_count = am->ld[k].n_layers,
 			.sram_bytes = am->ld[k].sram_bytes,
 			.embed = am->ld[k].embed, .head = am->ld[k].head,
