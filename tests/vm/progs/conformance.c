@@ -778,6 +778,8 @@ static int model_load_poisoned(int fd, uint32_t bo, uint64_t offset, uint32_t fi
 	ml->layer_first = first;
 	ml->layer_count = count;
 	ml->expert_group = 0;
+	ml->expert_first = 0;
+	ml->expert_count = 0;
 	return ioc(fd, DRM_IOCTL_WAFER_MODEL_LOAD, ml);
 }
 
