@@ -76,8 +76,46 @@ WFW_TIE(WFW_MODEL_FFN == DRM_WAFER_MODEL_FFN, "model flag ffn");
 WFW_TIE(WFW_PART_WHOLE == DRM_WAFER_PART_WHOLE, "part whole");
 WFW_TIE(WFW_PART_ATTN == DRM_WAFER_PART_ATTN, "part attn");
 WFW_TIE(WFW_PART_FFN == DRM_WAFER_PART_FFN, "part ffn");
-/* The expert-parallel parts (1.7) have no uapi yet: in process only. */
-WFW_TIE(WFW_PART_FFN == DRM_WAFER_PART_MAX, "largest uapi part");
+WFW_TIE(WFW_PART_XHOME == DRM_WAFER_PART_XHOME, "part xhome");
+WFW_TIE(WFW_PART_XSHARD == DRM_WAFER_PART_XSHARD, "part xshard");
+WFW_TIE(WFW_PART_MAX == DRM_WAFER_PART_MAX, "largest part");
+WFW_TIE(WFW_MODEL_XHOME == DRM_WAFER_MODEL_XHOME, "model flag xhome");
+WFW_TIE(WFW_MODEL_XSHARD == DRM_WAFER_MODEL_XSHARD, "model flag xshard");
+
+/* Expert parallelism (1.7): the phase in the layer word, the records. */
+WFW_TIE(WFW_XPHASE_SHIFT == DRM_WAFER_XPHASE_SHIFT, "phase shift");
+WFW_TIE(WFW_JOB_LAYER_MASK == DRM_WAFER_JOB_LAYER_MASK, "layer mask");
+WFW_TIE(WFW_XPHASE_ROUTE == DRM_WAFER_XPHASE_ROUTE, "phase route");
+WFW_TIE(WFW_XPHASE_UP == DRM_WAFER_XPHASE_UP, "phase up");
+WFW_TIE(WFW_XPHASE_GLU == DRM_WAFER_XPHASE_GLU, "phase glu");
+WFW_TIE(WFW_XPHASE_DOWN == DRM_WAFER_XPHASE_DOWN, "phase down");
+WFW_TIE(WFW_XPHASE_FIN == DRM_WAFER_XPHASE_FIN, "phase fin");
+WFW_TIE(WFW_XREC_MAX_SEL == DRM_WAFER_XREC_MAX_SEL, "selected experts");
+WFW_TIE(sizeof(struct wfw_xrec_hdr) == sizeof(struct drm_wafer_xrec_hdr),
+	"expert record header");
+WFW_TIE_FIELD(wfw_xrec_hdr, n_units, drm_wafer_xrec_hdr, n_units);
+WFW_TIE_FIELD(wfw_xrec_hdr, u0, drm_wafer_xrec_hdr, u0);
+WFW_TIE_FIELD(wfw_xrec_hdr, u1, drm_wafer_xrec_hdr, u1);
+WFW_TIE_FIELD(wfw_xrec_hdr, n_sel, drm_wafer_xrec_hdr, n_sel);
+WFW_TIE_FIELD(wfw_xrec_hdr, eh, drm_wafer_xrec_hdr, eh);
+WFW_TIE_FIELD(wfw_xrec_hdr, ea1, drm_wafer_xrec_hdr, ea1);
+WFW_TIE_FIELD(wfw_xrec_hdr, ea3, drm_wafer_xrec_hdr, ea3);
+WFW_TIE_FIELD(wfw_xrec_hdr, eu, drm_wafer_xrec_hdr, eu);
+WFW_TIE_FIELD(wfw_xrec_hdr, ey, drm_wafer_xrec_hdr, ey);
+WFW_TIE_FIELD(wfw_xrec_hdr, reserved, drm_wafer_xrec_hdr, reserved);
+WFW_TIE_FIELD(wfw_xrec_hdr, expert, drm_wafer_xrec_hdr, expert);
+WFW_TIE_FIELD(wfw_xrec_hdr, gate, drm_wafer_xrec_hdr, gate);
+WFW_TIE(WFW_XREC_H_OFF(288) == DRM_WAFER_XREC_H_OFF(288), "expert record h");
+WFW_TIE(WFW_XREC_A3_OFF(288, 768) == DRM_WAFER_XREC_A3_OFF(288, 768),
+	"expert record a3");
+WFW_TIE(WFW_XREC_U_OFF(64, 173) == DRM_WAFER_XREC_U_OFF(64, 173),
+	"expert record u");
+WFW_TIE(WFW_XREC_Y_OFF(64, 173) == DRM_WAFER_XREC_Y_OFF(64, 173),
+	"expert record y");
+WFW_TIE(WFW_XREC_SIZE(64, 173) == DRM_WAFER_XREC_SIZE(64, 173),
+	"expert record size");
+WFW_TIE(WFW_XREC_SIZE(4096, 14336) == DRM_WAFER_XREC_SIZE(4096, 14336),
+	"expert record size (large)");
 WFW_TIE(WFW_JOB_LAYER == DRM_WAFER_JOB_LAYER, "job flag layer");
 WFW_TIE(WFW_LOAD_STREAM == DRM_WAFER_LOAD_STREAM, "load flag stream");
 WFW_TIE(WFW_LOAD_FLAGS_ALL == DRM_WAFER_LOAD_FLAGS, "load flags");

@@ -129,6 +129,8 @@ static void info_fill(struct wdrv_device *wdev, struct drm_wafer_device_info *in
 		info->caps |= DRM_WAFER_CAP_LAYER_PARTS;
 	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= WDRV_FW_MINOR_EXPERT_GROUPS)
 		info->caps |= DRM_WAFER_CAP_EXPERT_GROUPS;
+	if (WFW_ABI_VERSION_MINOR(fi->abi_version) >= WDRV_FW_MINOR_EXPERT_PARALLEL)
+		info->caps |= DRM_WAFER_CAP_EXPERT_PARALLEL;
 	info->stream_bytes_per_cycle = fi->stream_bytes_per_cycle;
 	info->stream_latency_cycles = fi->stream_latency_cycles;
 	info->fw_version_major = WFW_ABI_VERSION_MAJOR(fi->abi_version);

@@ -205,6 +205,8 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	cmd.load.layer_count = args->layer_count;
 	cmd.load.part = args->part;
 	cmd.load.expert_group = args->expert_group;
+	cmd.load.expert_first = args->expert_first;
+	cmd.load.expert_count = args->expert_count;
 	/* The firmware's flags (wfw_uapi_ties.h). */
 	cmd.load.flags = args->flags;
 	ret = wdrv_fw_ctrl_buf(&wdev->fw, &cmd, cpl, blob, cmd.load.addr, taken);
@@ -234,7 +236,8 @@ static int model_fw_info(struct wdrv_device *wdev, struct wdrv_model *model,
 	model->total_layers = fi->total_layers;
 	model->flags = fi->model_flags & (DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD |
 					  DRM_WAFER_MODEL_STREAM | DRM_WAFER_MODEL_ATTN |
-					  DRM_WAFER_MODEL_FFN);
+					  DRM_WAFER_MODEL_FFN | DRM_WAFER_MODEL_XHOME |
+					  DRM_WAFER_MODEL_XSHARD);
 	model->act_size = fi->act_rec_size;
 	return 0;
 }
@@ -284,16 +287,21 @@ static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags)
 	return -EINVAL;
 }
 
-/* Layer parts came with firmware ABI 1.5, expert groups with 1.6. */
+/*
+ * Layer parts came with firmware ABI 1.5, expert groups with 1.6, the
+ * expert-parallel parts (and their expert range) with 1.7.
+ */
 static int check_load_caps(struct wdrv_device *wdev, const struct drm_wafer_model_load *args)
 {
 	u32 minor = WFW_ABI_VERSION_MINOR(wdev->fw.info.abi_version);
+	bool ep = args->part == DRM_WAFER_PART_XHOME || args->part == DRM_WAFER_PART_XSHARD;
 
 	if ((args->part && minor < WDRV_FW_MINOR_PARTS) ||
-	    (args->expert_group && minor < WDRV_FW_MINOR_EXPERT_GROUPS)) {
-		drm_dbg(&wdev->drm, "MODEL_LOAD: part %u / expert_group %u: the firmware (ABI 1.%u) has no layer parts (1.%u) or expert groups (1.%u)\n",
+	    (args->expert_group && minor < WDRV_FW_MINOR_EXPERT_GROUPS) ||
+	    (ep && minor < WDRV_FW_MINOR_EXPERT_PARALLEL)) {
+		drm_dbg(&wdev->drm, "MODEL_LOAD: part %u / expert_group %u: the firmware (ABI 1.%u) has no layer parts (1.%u), expert groups (1.%u) or expert-parallel parts (1.%u)\n",
 			args->part, args->expert_group, minor, WDRV_FW_MINOR_PARTS,
-			WDRV_FW_MINOR_EXPERT_GROUPS);
+			WDRV_FW_MINOR_EXPERT_GROUPS, WDRV_FW_MINOR_EXPERT_PARALLEL);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -381,6 +389,9 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 		model->stream_blob = kept ? blob : NULL;
 		model->stream_addr = kept;
 		model_install(to_wafer_file(file), model, args);
+	} else if (ret == -EINVAL && args->part >= DRM_WAFER_PART_XHOME) {
+		drm_dbg(dev, "MODEL_LOAD: the firmware refused expert-parallel part %u, experts [%u, +%u): past the model's routed experts, or a model without MoE layers (its log names the field)\n",
+			args->part, args->expert_first, args->expert_count);
 	} else {
 		drm_dbg(dev, "MODEL_LOAD: firmware said %d\n", ret);
 	}

@@ -74,9 +74,10 @@ struct wdrv_model {
 	bool lost;
 };
 
-/* Firmware ABI minors that brought layer parts and expert groups. */
+/* Firmware ABI minors that brought layer parts, expert groups, expert parallelism. */
 #define WDRV_FW_MINOR_PARTS		5
 #define WDRV_FW_MINOR_EXPERT_GROUPS	6
+#define WDRV_FW_MINOR_EXPERT_PARALLEL	7
 
 /* Models one device's table holds: the firmware's limit (ABI 1.4). */
 #define WDRV_MAX_MODELS		WFW_MAX_MODELS

@@ -37,9 +37,45 @@ int wdrv_check_bo_create(struct drm_device *dev, const struct drm_wafer_bo_creat
 	return 0;
 }
 
+static bool is_ep_part(u32 part)
+{
+	return part == DRM_WAFER_PART_XHOME || part == DRM_WAFER_PART_XSHARD;
+}
+
+/*
+ * expert_first / expert_count: a shard's routed experts, at least one,
+ * the range not wrapping; zero on every other part.  Whether the range
+ * ends inside the model's experts is the firmware's to say (it knows
+ * the blob).
+ */
+static int check_expert_range(struct drm_device *dev, const struct drm_wafer_model_load *a)
+{
+	u32 end;
+
+	if (a->part != DRM_WAFER_PART_XSHARD && (a->expert_first || a->expert_count)) {
+		drm_dbg(dev, "MODEL_LOAD: expert_first %u / expert_count %u on part %u (only an XSHARD part takes them)\n",
+			a->expert_first, a->expert_count, a->part);
+		return -EINVAL;
+	}
+	if (a->part != DRM_WAFER_PART_XSHARD)
+		return 0;
+	if (!a->expert_count) {
+		drm_dbg(dev, "MODEL_LOAD: expert_count 0 on an XSHARD part (at least 1)\n");
+		return -EINVAL;
+	}
+	if (check_add_overflow(a->expert_first, a->expert_count, &end)) {
+		drm_dbg(dev, "MODEL_LOAD: expert_first %u + expert_count %u overflows\n",
+			a->expert_first, a->expert_count);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_load *a,
 			  u64 max_size)
 {
+	int ret;
+
 	if (a->flags & ~DRM_WAFER_LOAD_FLAGS) {
 		drm_dbg(dev, "MODEL_LOAD: unknown flags 0x%x\n", a->flags);
 		return -EINVAL;
@@ -52,11 +88,14 @@ int wdrv_check_model_load(struct drm_device *dev, const struct drm_wafer_model_l
 	}
 	if (a->expert_group > DRM_WAFER_MAX_EXPERT_GROUP ||
 	    (a->expert_group && ((a->flags & DRM_WAFER_LOAD_STREAM) ||
-				 a->part == DRM_WAFER_PART_ATTN))) {
-		drm_dbg(dev, "MODEL_LOAD: expert_group %u (max %u; none with LOAD_STREAM or an attention part)\n",
+				 a->part == DRM_WAFER_PART_ATTN || is_ep_part(a->part)))) {
+		drm_dbg(dev, "MODEL_LOAD: expert_group %u (max %u; none with LOAD_STREAM, an attention or an expert-parallel part)\n",
 			a->expert_group, DRM_WAFER_MAX_EXPERT_GROUP);
 		return -EINVAL;
 	}
+	ret = check_expert_range(dev, a);
+	if (ret)
+		return ret;
 	if (a->layer_first && !a->layer_count) {
 		drm_dbg(dev, "MODEL_LOAD: layer_first %u without a layer_count\n",
 			a->layer_first);
@@ -93,7 +132,33 @@ int wdrv_check_wait(struct drm_device *dev, const struct drm_wafer_wait *a)
 	return 0;
 }
 
-#define WDRV_MODEL_PARTS	(DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_FFN)
+#define WDRV_MODEL_PARTS	(DRM_WAFER_MODEL_ATTN | DRM_WAFER_MODEL_FFN | \
+				 DRM_WAFER_MODEL_XHOME | DRM_WAFER_MODEL_XSHARD)
+
+/*
+ * Expert parallelism: the phase in the layer word's top bits is one the
+ * model's part runs (ROUTE, GLU, FIN on the home, UP, DOWN on a shard);
+ * every other model's is 0.
+ */
+static int job_check_phase(struct drm_device *dev, u32 phase, u32 model_flags)
+{
+	bool ok;
+
+	if (model_flags & DRM_WAFER_MODEL_XHOME)
+		ok = phase == DRM_WAFER_XPHASE_ROUTE || phase == DRM_WAFER_XPHASE_GLU ||
+		     phase == DRM_WAFER_XPHASE_FIN;
+	else if (model_flags & DRM_WAFER_MODEL_XSHARD)
+		ok = phase == DRM_WAFER_XPHASE_UP || phase == DRM_WAFER_XPHASE_DOWN;
+	else
+		ok = !phase;
+	if (!ok)
+		drm_dbg(dev, "SUBMIT: layer's phase %u (bits 24..31) is not one the %s runs\n",
+			phase, model_flags & DRM_WAFER_MODEL_XHOME ?
+			"expert-parallel home (ROUTE 1, GLU 3, FIN 5)" :
+			model_flags & DRM_WAFER_MODEL_XSHARD ? "expert shard (UP 2, DOWN 4)" :
+			"model (0: not an expert-parallel part)");
+	return ok ? 0 : -EINVAL;
+}
 
 /*
  * LAYER: a part model's job names a layer of its range; a whole-layer
@@ -105,6 +170,9 @@ static int job_check_layer(struct drm_device *dev, const struct drm_wafer_job *a
 			   const struct wdrv_job_shape *sh, u32 *kinds)
 {
 	bool part = sh->model_flags & WDRV_MODEL_PARTS;
+	u32 layer = a->layer & DRM_WAFER_JOB_LAYER_MASK;
+	u32 phase = a->layer >> DRM_WAFER_XPHASE_SHIFT;
+	bool heads;
 
 	*kinds = sh->model_flags;
 	if (!(a->flags & DRM_WAFER_JOB_LAYER) != !part) {
@@ -114,14 +182,19 @@ static int job_check_layer(struct drm_device *dev, const struct drm_wafer_job *a
 	}
 	if (!part)
 		return 0;
-	if (a->layer < sh->layer_first || a->layer - sh->layer_first >= sh->n_layers) {
+	if (job_check_phase(dev, phase, sh->model_flags))
+		return -EINVAL;
+	if (layer < sh->layer_first || layer - sh->layer_first >= sh->n_layers) {
 		drm_dbg(dev, "SUBMIT: layer %u is not in the model's layers %u..%u\n",
-			a->layer, sh->layer_first, sh->layer_first + sh->n_layers - 1);
+			layer, sh->layer_first, sh->layer_first + sh->n_layers - 1);
 		return -EINVAL;
 	}
-	if (a->layer || !(sh->model_flags & DRM_WAFER_MODEL_ATTN))
+	if (layer || !(sh->model_flags & DRM_WAFER_MODEL_ATTN))
 		*kinds &= ~DRM_WAFER_MODEL_EMBED;
-	if (a->layer + 1 != sh->total_layers || !(sh->model_flags & DRM_WAFER_MODEL_FFN))
+	/* The head: the FFN of the last layer, of an expert home its FIN. */
+	heads = (sh->model_flags & DRM_WAFER_MODEL_FFN) ||
+		((sh->model_flags & DRM_WAFER_MODEL_XHOME) && phase == DRM_WAFER_XPHASE_FIN);
+	if (layer + 1 != sh->total_layers || !heads)
 		*kinds &= ~DRM_WAFER_MODEL_HEAD;
 	return 0;
 }

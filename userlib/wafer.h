@@ -200,6 +200,8 @@ const char *wafer_submit_name(const struct wafer_dev *dev);
 #define WAFER_CAP_LAYER_PARTS	(1ULL << 7)
 /* Models load with their routed experts in groups across the stages. */
 #define WAFER_CAP_EXPERT_GROUPS	(1ULL << 8)
+/* Models load as expert-parallel homes and shards (wafer_afd_opts.n_expert). */
+#define WAFER_CAP_EXPERT_PARALLEL	(1ULL << 9)
 
 /**
  * struct wafer_info - what wafer_query() reports (0 = not reported)
@@ -433,7 +435,8 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
  * @polled: move each micro-batch from member to member in wafer_reap()
  *	rather than from the members' completion threads; what kernel
  *	members (which have no such thread) always do; results are the same
- * @n_expert: expert parallelism (in process; 0: none): devices holding the
+ * @n_expert: expert parallelism (in process, or kernel devices with
+ *	WAFER_CAP_EXPERT_PARALLEL; 0: none): devices holding the
  *	routed experts of every MoE layer, 1..WAFER_AFD_MAX_GROUP, each a
  *	contiguous range of them (E / n_expert, the first E % n_expert one
  *	more); the FFN devices keep the norm, router and shared experts (the

@@ -11,7 +11,9 @@
  * DMA windows: a streamed load's job gives the resident record, and fails
  * with -EFAULT once the blob's window is gone.  Layer parts: the attention
  * and FFN part models of each layer, the layer after the input where the
- * driver writes it, give the whole model's record.
+ * driver writes it, give the whole model's record; so do the attention,
+ * expert home and two expert shards of the tiny MoE model, five jobs a
+ * layer with the phase in the layer word.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -359,8 +361,12 @@ static void wdrv_test_fw_stream(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, unload(f), 0);
 }
 
-/* Loads part @part of the tiny model: its id (*@model) and a context (*@ctx). */
-static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *model, u32 *ctx)
+/*
+ * Loads @ld (its part, expert range) of tiny model @v: its id (*@model)
+ * and a context (*@ctx).
+ */
+static int load_tiny(struct kunit *test, struct fw_fixture *f, enum wt_tiny_variant v,
+		     const struct wfw_cmd_load_model *ld, u32 *model, u32 *ctx)
 {
 	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
 	u8 *blob = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
@@ -371,11 +377,13 @@ static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *mo
 
 	if (!blob)
 		return -ENOMEM;
-	len = wt_tiny_build(blob, WT_TINY_INT8);
+	len = wt_tiny_build(blob, v);
 	ret = wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &addr);
 	if (ret)
 		return ret;
-	cmd.load = (struct wfw_cmd_load_model){ .addr = addr, .len = len, .part = part };
+	cmd.load = *ld;
+	cmd.load.addr = addr;
+	cmd.load.len = len;
 	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
 	wdrv_dma_unmap(&f->fw.dma, addr);
 	if (ret)
@@ -389,6 +397,14 @@ static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *mo
 	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
 	*ctx = cpl.result0;
 	return ret;
+}
+
+/* Loads part @part of the tiny model: its id (*@model) and a context (*@ctx). */
+static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *model, u32 *ctx)
+{
+	const struct wfw_cmd_load_model ld = { .part = part };
+
+	return load_tiny(test, f, WT_TINY_INT8, &ld, model, ctx);
 }
 
 #define TINY_ACT	WFW_ACT_REC_SIZE(8)	/* the tiny model's activation record */
@@ -454,6 +470,164 @@ static void wdrv_test_fw_layer_parts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, post_wait(f, &cmd, TEST_TIMEOUT_MS), -EINVAL);
 }
 
+#define TINY_XREC	WFW_XREC_SIZE(8, 13)	/* the tiny MoE model's expert record */
+#define EP_SHARDS	2
+
+/*
+ * Expert parallelism as the driver drives it: the tiny MoE model's
+ * attention, FFN home and two shards of its three routed experts, the
+ * records in three writable pages A, B, C (A also takes the token), the
+ * layer word (its phase in bits 24..31) after each input.
+ */
+struct ep_fixture {
+	struct fw_fixture *f;
+	u32 model[2 + EP_SHARDS], ctx[2 + EP_SHARDS], cookie;
+	u8 *buf[3];
+	u64 addr[3];
+};
+
+/* A job of member @k, records from page @in to page @out (< 0: results). */
+static int ep_job(struct ep_fixture *e, u32 k, u32 lw, u32 in, int out)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = 300 + e->cookie++ };
+	u32 in_bytes = k ? TINY_XREC : lw ? TINY_ACT : sizeof(u32);
+
+	memcpy(e->buf[in] + in_bytes, &lw, sizeof(lw));
+	cmd.model = e->model[k];
+	cmd.job.ctx_id = e->ctx[k];
+	cmd.job.n_tokens = 1;
+	cmd.job.in_addr = e->addr[in];
+	cmd.job.out_addr = out < 0 ? e->f->out_addr : e->addr[out];
+	cmd.job.out_len = PAGE_SIZE;
+	cmd.job.flags = WFW_JOB_LAYER | (in_bytes > sizeof(u32) ? WFW_JOB_IN_ACT : 0) |
+			(out < 0 ? 0 : WFW_JOB_OUT_ACT);
+	cmd.job.topk = out < 0 ? 2 : 0;
+	return post_wait(e->f, &cmd, TEST_TIMEOUT_MS);
+}
+
+/* Each shard runs @ph on page @in; its units or its s64 sum go into @in. */
+static int ep_exchange(struct ep_fixture *e, u32 l, u32 ph, u32 in)
+{
+	u32 a1 = WFW_XREC_A1_OFF(8), a3 = WFW_XREC_A3_OFF(8, 13), y = WFW_XREC_Y_OFF(8, 13);
+	u8 *h = e->buf[in], *c = e->buf[2];
+	struct wfw_xrec_hdr xh;
+	u32 s, i;
+	int ret;
+
+	for (s = 0; s < EP_SHARDS; s++) {
+		ret = ep_job(e, 2 + s, l | ph << WFW_XPHASE_SHIFT, in, 2);
+		if (ret)
+			return ret;
+		memcpy(&xh, c + WFW_XREC_HDR_OFF(8), sizeof(xh));
+		if (ph == WFW_XPHASE_UP) {
+			memcpy(h + a1 + 8 * xh.u0, c + a1 + 8 * xh.u0, 8 * (xh.u1 - xh.u0));
+			memcpy(h + a3 + 8 * xh.u0, c + a3 + 8 * xh.u0, 8 * (xh.u1 - xh.u0));
+			continue;
+		}
+		for (i = 0; i < 8; i++)
+			((u64 *)(h + y))[i] += ((u64 *)(c + y))[i];
+	}
+	return 0;
+}
+
+/* Layer @l of the token in page A: attention, ROUTE, UP, GLU, DOWN, FIN. */
+static int ep_layer(struct ep_fixture *e, u32 l, u32 last)
+{
+	u8 *a = e->buf[0], *b = e->buf[1];
+	int ret;
+
+	ret = ep_job(e, 0, l, 0, 1);
+	if (ret)
+		return ret;
+	memset(a, 0, TINY_XREC);
+	memcpy(a, b, TINY_ACT);
+	ret = ep_job(e, 1, l | WFW_XPHASE_ROUTE << WFW_XPHASE_SHIFT, 0, 1);
+	ret = ret ?: ep_exchange(e, l, WFW_XPHASE_UP, 1);
+	ret = ret ?: ep_job(e, 1, l | WFW_XPHASE_GLU << WFW_XPHASE_SHIFT, 1, 0);
+	ret = ret ?: ep_exchange(e, l, WFW_XPHASE_DOWN, 0);
+	ret = ret ?: ep_job(e, 1, l | WFW_XPHASE_FIN << WFW_XPHASE_SHIFT, 0, l == last ? -1 : 1);
+	if (!ret && l != last)
+		memcpy(a, b, TINY_ACT);
+	return ret;
+}
+
+/* The whole tiny MoE model's record for token 1 at position 0, then unloaded. */
+static void ep_whole(struct kunit *test, struct fw_fixture *f, u8 *whole, size_t n)
+{
+	const struct wfw_cmd_load_model ld = { 0 };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_RUN_JOB, .cookie = 299 };
+	struct wfw_cpl cpl;
+	u32 model, ctx;
+
+	KUNIT_ASSERT_EQ(test, unload(f), 0);
+	KUNIT_ASSERT_EQ(test, load_tiny(test, f, WT_TINY_MOE, &ld, &model, &ctx), 0);
+	f->in[0] = 1;
+	cmd.model = model;
+	cmd.job = (struct wfw_cmd_run_job){ .ctx_id = ctx, .n_tokens = 1, .topk = 2,
+		.in_addr = f->in_addr, .out_addr = f->out_addr, .out_len = PAGE_SIZE };
+	KUNIT_ASSERT_EQ(test, post_wait(f, &cmd, TEST_TIMEOUT_MS), 0);
+	memcpy(whole, f->out, n);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opcode = WFW_OP_UNLOAD_MODEL;
+	cmd.model = model;
+	cmd.unload.flags = WFW_UNLOAD_CONTEXTS;
+	KUNIT_ASSERT_EQ(test, wdrv_fw_ctrl(&f->fw, &cmd, &cpl), 0);
+}
+
+/* The four parts and the three record pages; 0 or an errno. */
+static int ep_up(struct kunit *test, struct ep_fixture *e)
+{
+	static const struct wfw_cmd_load_model ld[2 + EP_SHARDS] = {
+		{ .part = WFW_PART_ATTN }, { .part = WFW_PART_XHOME },
+		{ .part = WFW_PART_XSHARD, .expert_first = 0, .expert_count = 2 },
+		{ .part = WFW_PART_XSHARD, .expert_first = 2, .expert_count = 1 },
+	};
+	u32 k;
+	int ret = 0;
+
+	for (k = 0; k < 2 + EP_SHARDS && !ret; k++)
+		ret = load_tiny(test, e->f, WT_TINY_MOE, &ld[k], &e->model[k], &e->ctx[k]);
+	for (k = 0; k < 3 && !ret; k++) {
+		e->buf[k] = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+		ret = e->buf[k] ? wdrv_dma_map(&e->f->fw.dma, e->buf[k], PAGE_SIZE,
+					       WDRV_DMA_WRITE, GFP_KERNEL, &e->addr[k]) : -ENOMEM;
+	}
+	return ret;
+}
+
+/*
+ * The firmware in the driver's build runs an MoE layer over an expert home
+ * and two shards as five jobs, the phase in the layer word the driver
+ * writes after the input: the record is the whole model's bit for bit,
+ * and a phase the part does not run fails the job with -EINVAL.
+ */
+static void wdrv_test_fw_expert_parallel(struct kunit *test)
+{
+	struct ep_fixture e = { .f = test->priv };
+	u8 whole[WFW_OUT_REC_SIZE(2)];
+	u32 l, k;
+
+	ep_whole(test, e.f, whole, sizeof(whole));
+	/* Not an assertion: the pages mapped so far are unmapped below. */
+	KUNIT_EXPECT_EQ(test, ep_up(test, &e), 0);
+	if (e.addr[2]) {
+		memset(e.f->out, 0, PAGE_SIZE);
+		e.buf[0][0] = 1;	/* the token: id 1 */
+		for (l = 0; l < 2; l++)
+			KUNIT_EXPECT_EQ_MSG(test, ep_layer(&e, l, 1), 0, "layer %u", l);
+		KUNIT_EXPECT_EQ(test, memcmp(e.f->out, whole, sizeof(whole)), 0);
+		/* The home asked for UP, a shard for ROUTE, the home for no phase. */
+		KUNIT_EXPECT_EQ(test, ep_job(&e, 1, WFW_XPHASE_UP << WFW_XPHASE_SHIFT, 0, 1),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, ep_job(&e, 2, WFW_XPHASE_ROUTE << WFW_XPHASE_SHIFT, 1, 2),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(test, ep_job(&e, 1, 0, 0, 1), -EINVAL);
+	}
+	for (k = 0; k < 3; k++)
+		if (e.addr[k])
+			wdrv_dma_unmap(&e.f->fw.dma, e.addr[k]);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
@@ -463,6 +637,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_expert_load_dense),
 	KUNIT_CASE(wdrv_test_fw_stream),
 	KUNIT_CASE(wdrv_test_fw_layer_parts),
+	KUNIT_CASE(wdrv_test_fw_expert_parallel),
 	{}
 };
 

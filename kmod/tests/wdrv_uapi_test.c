@@ -411,6 +411,66 @@ static void wdrv_test_job_layer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check_on(&j, 0, SLOTS, CTX_LEN, &io), -EINVAL);
 }
 
+/*
+ * Expert parallelism: the phase in the layer's top bits is one the part
+ * runs, 0 on other models; only FIN of the last layer gives results.
+ */
+static void wdrv_test_job_phase(struct kunit *test)
+{
+	const u32 home = DRM_WAFER_MODEL_XHOME | DRM_WAFER_MODEL_HEAD;
+	const u32 shard = DRM_WAFER_MODEL_XSHARD;
+	const u32 act = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_IN_ACT | DRM_WAFER_JOB_OUT_ACT;
+	struct drm_wafer_job j = good_job();
+	struct wdrv_job_io io;
+	u32 ph;
+
+	j.top_k = 0;
+	j.flags = act;
+	for (ph = 0; ph < 256; ph++) {
+		bool h = ph == DRM_WAFER_XPHASE_ROUTE || ph == DRM_WAFER_XPHASE_GLU ||
+			 ph == DRM_WAFER_XPHASE_FIN;
+		bool s = ph == DRM_WAFER_XPHASE_UP || ph == DRM_WAFER_XPHASE_DOWN;
+
+		j.layer = 1 | ph << DRM_WAFER_XPHASE_SHIFT;
+		KUNIT_EXPECT_EQ_MSG(test, check_part(&j, home, 0, LAYERS, &io), h ? 0 : -EINVAL,
+				    "phase %u on the home", ph);
+		KUNIT_EXPECT_EQ_MSG(test, check_part(&j, shard, 0, LAYERS, &io), s ? 0 : -EINVAL,
+				    "phase %u on a shard", ph);
+		KUNIT_EXPECT_EQ_MSG(test, check_part(&j, DRM_WAFER_MODEL_FFN, 0, LAYERS, &io),
+				    ph ? -EINVAL : 0, "phase %u on an FFN part", ph);
+		KUNIT_EXPECT_EQ_MSG(test, check_part(&j, DRM_WAFER_MODEL_ATTN, 0, LAYERS, &io),
+				    ph ? -EINVAL : 0, "phase %u on an attention part", ph);
+	}
+	/* The layer bits are checked against the range. */
+	j.layer = LAYERS | DRM_WAFER_XPHASE_UP << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ(test, check_part(&j, shard, 0, LAYERS, &io), -EINVAL);
+	j.layer = 2 | DRM_WAFER_XPHASE_UP << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ(test, check_part(&j, shard, 1, 2, &io), 0);
+	KUNIT_EXPECT_EQ(test, check_part(&j, shard, 0, 2, &io), -EINVAL);
+	/* FIN of the last layer on the home gives results, nothing else does. */
+	j.layer = (LAYERS - 1) | DRM_WAFER_XPHASE_FIN << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ(test, check_part(&j, home, 0, LAYERS, &io), -EINVAL);
+	j.flags = DRM_WAFER_JOB_LAYER | DRM_WAFER_JOB_IN_ACT;
+	j.top_k = 8;
+	KUNIT_EXPECT_EQ(test, check_part(&j, home, 0, LAYERS, &io), 0);
+	KUNIT_EXPECT_EQ(test, io.out_len, (u64)DRM_WAFER_RESULT_SIZE(8));
+	KUNIT_EXPECT_EQ(test, io.in_len, 5ull * ACT + sizeof(u32));
+	j.layer = (LAYERS - 1) | DRM_WAFER_XPHASE_GLU << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ_MSG(test, check_part(&j, home, 0, LAYERS, &io), -EINVAL,
+			    "results from GLU");
+	j.layer = (LAYERS - 2) | DRM_WAFER_XPHASE_FIN << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ_MSG(test, check_part(&j, home, 0, LAYERS, &io), -EINVAL,
+			    "results from FIN of a middle layer");
+	j.layer = (LAYERS - 1) | DRM_WAFER_XPHASE_DOWN << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ_MSG(test, check_part(&j, shard, 0, LAYERS, &io), -EINVAL,
+			    "results from a shard");
+	/* A phase needs DRM_WAFER_JOB_LAYER, as any layer word does. */
+	j = good_job();
+	j.layer = DRM_WAFER_XPHASE_ROUTE << DRM_WAFER_XPHASE_SHIFT;
+	KUNIT_EXPECT_EQ(test, check_on(&j, DRM_WAFER_MODEL_EMBED | DRM_WAFER_MODEL_HEAD,
+				       SLOTS, CTX_LEN, &io), -EINVAL);
+}
+
 /* layer without LAYER, and pad, must be zero; also for a NOP. */
 static void wdrv_test_job_layer_padding(struct kunit *test)
 {
@@ -552,6 +612,58 @@ static void wdrv_test_model_load_part_groups(struct kunit *test)
 			    "streamed expert groups");
 }
 
+/* Expert-parallel parts: the expert range only on a shard, no groups. */
+static void wdrv_test_model_load_expert_parts(struct kunit *test)
+{
+	struct drm_wafer_model_load a = { .bo_handle = 1, .blob_size = 4096 };
+	const u64 max = 1 << 20;
+
+	/* Appended to the 64 bytes of older userspace, which DRM zero-fills. */
+	KUNIT_EXPECT_EQ(test, offsetof(struct drm_wafer_model_load, expert_first), (size_t)64);
+	KUNIT_EXPECT_EQ(test, sizeof(struct drm_wafer_model_load), (size_t)72);
+	a.part = DRM_WAFER_PART_XHOME;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.part = DRM_WAFER_PART_XSHARD;
+	a.expert_count = 2;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.expert_first = 3;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), 0,
+			    "past the model's experts: the firmware's to say");
+	a.expert_count = 0;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "a shard of no experts");
+	a.expert_first = U32_MAX;
+	a.expert_count = 1;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "first + count overflows");
+	a.expert_first = U32_MAX - 1;
+	KUNIT_EXPECT_EQ(test, wdrv_check_model_load(NULL, &a, max), 0);
+	a.expert_first = 0;
+	a.expert_group = 1;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "expert groups of a shard");
+	a.part = DRM_WAFER_PART_XHOME;
+	a.expert_count = 0;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "expert groups of the home");
+	a.expert_group = 0;
+	a.flags = DRM_WAFER_LOAD_STREAM;
+	KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+			    "a streamed home");
+	a.flags = 0;
+	/* The range on any part but a shard. */
+	for (a.part = DRM_WAFER_PART_WHOLE; a.part <= DRM_WAFER_PART_XHOME; a.part++) {
+		a.expert_first = 1;
+		a.expert_count = 0;
+		KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+				    "expert_first on part %u", a.part);
+		a.expert_first = 0;
+		a.expert_count = 1;
+		KUNIT_EXPECT_EQ_MSG(test, wdrv_check_model_load(NULL, &a, max), -EINVAL,
+				    "expert_count on part %u", a.part);
+	}
+}
+
 static void wdrv_test_ctx_create_args(struct kunit *test)
 {
 	struct drm_wafer_ctx_create a = { .model_id = 1, .kv_slots = 1, .ctx_len = 1 };
@@ -600,6 +712,8 @@ static struct kunit_case wdrv_uapi_test_cases[] = {
 	KUNIT_CASE(wdrv_test_job_alignment_and_syncobjs),
 	KUNIT_CASE(wdrv_test_job_fits_sqe128),
 	KUNIT_CASE(wdrv_test_model_load_part_groups),
+	KUNIT_CASE(wdrv_test_model_load_expert_parts),
+	KUNIT_CASE(wdrv_test_job_phase),
 	KUNIT_CASE(wdrv_test_job_layer),
 	KUNIT_CASE(wdrv_test_job_layer_padding),
 	{}

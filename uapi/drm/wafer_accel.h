@@ -56,6 +56,13 @@ extern "C" {
 #define DRM_WAFER_CAP_LAYER_PARTS	(1ULL << 7)
 /** DRM_WAFER_CAP_EXPERT_GROUPS: MODEL_LOAD takes &drm_wafer_model_load.expert_group. */
 #define DRM_WAFER_CAP_EXPERT_GROUPS	(1ULL << 8)
+/**
+ * DRM_WAFER_CAP_EXPERT_PARALLEL: MODEL_LOAD takes DRM_WAFER_PART_XHOME and
+ * DRM_WAFER_PART_XSHARD with &drm_wafer_model_load.expert_first and
+ * &drm_wafer_model_load.expert_count, and jobs carry an expert phase in
+ * &drm_wafer_job.layer (DRM_WAFER_XPHASE_SHIFT).
+ */
+#define DRM_WAFER_CAP_EXPERT_PARALLEL	(1ULL << 9)
 
 #define DRM_WAFER_GET_INFO		0x00
 #define DRM_WAFER_BO_CREATE		0x01
@@ -237,6 +244,10 @@ struct drm_wafer_bo_info {
 #define DRM_WAFER_MODEL_ATTN		(1U << 3)
 /** DRM_WAFER_MODEL_FFN: the model holds the FFN part of its layers. */
 #define DRM_WAFER_MODEL_FFN		(1U << 4)
+/** DRM_WAFER_MODEL_XHOME: the model is the expert-parallel home of its layers. */
+#define DRM_WAFER_MODEL_XHOME		(1U << 5)
+/** DRM_WAFER_MODEL_XSHARD: the model holds a shard of its layers' routed experts. */
+#define DRM_WAFER_MODEL_XSHARD		(1U << 6)
 
 /** DRM_WAFER_PART_WHOLE: &drm_wafer_model_load.part: whole layers. */
 #define DRM_WAFER_PART_WHOLE		0
@@ -254,8 +265,25 @@ struct drm_wafer_bo_info {
  * contexts hold no KV cache.
  */
 #define DRM_WAFER_PART_FFN		2
+/**
+ * DRM_WAFER_PART_XHOME: &drm_wafer_model_load.part
+ * (DRM_WAFER_CAP_EXPERT_PARALLEL): the expert-parallel home of each MoE
+ * layer's FFN: its norm, router and shared experts, no routed expert (the
+ * shards hold them) and no KV cache; the final norm and classifier if the
+ * range ends at the last layer.  Its jobs run the phases
+ * DRM_WAFER_XPHASE_ROUTE, DRM_WAFER_XPHASE_GLU and DRM_WAFER_XPHASE_FIN.
+ */
+#define DRM_WAFER_PART_XHOME		3
+/**
+ * DRM_WAFER_PART_XSHARD: &drm_wafer_model_load.part
+ * (DRM_WAFER_CAP_EXPERT_PARALLEL): routed experts
+ * [&drm_wafer_model_load.expert_first, + &drm_wafer_model_load.expert_count)
+ * of each MoE layer; no KV cache, embedding or head.  Its jobs run the
+ * phases DRM_WAFER_XPHASE_UP and DRM_WAFER_XPHASE_DOWN.
+ */
+#define DRM_WAFER_PART_XSHARD		4
 /** DRM_WAFER_PART_MAX: the largest &drm_wafer_model_load.part. */
-#define DRM_WAFER_PART_MAX		DRM_WAFER_PART_FFN
+#define DRM_WAFER_PART_MAX		DRM_WAFER_PART_XSHARD
 /**
  * DRM_WAFER_MAX_EXPERT_GROUP: the largest &drm_wafer_model_load.expert_group
  * (the most routed experts a layer has).
@@ -305,6 +333,15 @@ struct drm_wafer_bo_info {
  * of whole layers.  Every job of a part model runs one layer's part
  * (DRM_WAFER_JOB_LAYER).  An attention part holds the embedding only on a
  * range from layer 0, an FFN part the head only on one to the last layer.
+ *
+ * Expert parallelism (DRM_WAFER_CAP_EXPERT_PARALLEL): an MoE model's FFN
+ * parts split further, the home (DRM_WAFER_PART_XHOME) and shards of the
+ * routed experts (DRM_WAFER_PART_XSHARD, @expert_first, @expert_count),
+ * each layer's FFN running as five jobs on &struct drm_wafer_xrec_hdr
+ * records (see DRM_WAFER_XPHASE_SHIFT); results are bit for bit those of
+ * whole layers.  @expert_first and @expert_count were appended: older
+ * userspace passes the 64-byte struct that ends before them, which the
+ * DRM core zero-fills (and copies back only those 64 bytes).
  */
 struct drm_wafer_model_load {
 	/** @bo_handle: in: BO holding the blob. */
@@ -353,7 +390,10 @@ struct drm_wafer_model_load {
 	__u32 model_flags;
 	/**
 	 * @act_size: out: bytes of one &struct drm_wafer_act_rec of this
-	 * model (DRM_WAFER_ACT_REC_SIZE(dim)).
+	 * model (DRM_WAFER_ACT_REC_SIZE(dim)); of an expert-parallel part
+	 * (DRM_WAFER_PART_XHOME, DRM_WAFER_PART_XSHARD), bytes of one expert
+	 * record (DRM_WAFER_XREC_SIZE(dim, hidden)), what its jobs take and
+	 * give.
 	 */
 	__u32 act_size;
 	/**
@@ -367,8 +407,25 @@ struct drm_wafer_model_load {
 	 * DRM_WAFER_LOAD_STREAM or DRM_WAFER_PART_ATTN, on a model without
 	 * MoE layers, or making more than 64 groups of a layer is -EINVAL;
 	 * a valid value but 0 without the capability is -EOPNOTSUPP.
+	 * With DRM_WAFER_PART_XHOME or DRM_WAFER_PART_XSHARD: -EINVAL.
 	 */
 	__u32 expert_group;
+	/**
+	 * @expert_first: in: (DRM_WAFER_CAP_EXPERT_PARALLEL) with
+	 * DRM_WAFER_PART_XSHARD, the first routed expert of the shard, of
+	 * every MoE layer of the range; with any other part it must be 0
+	 * (-EINVAL).
+	 */
+	__u32 expert_first;
+	/**
+	 * @expert_count: in: (DRM_WAFER_CAP_EXPERT_PARALLEL) with
+	 * DRM_WAFER_PART_XSHARD, the shard's routed experts, at least 1;
+	 * @expert_first + @expert_count must not overflow and must not pass
+	 * the model's routed experts per layer (-EINVAL, as are a
+	 * DRM_WAFER_PART_XHOME or DRM_WAFER_PART_XSHARD of a model without
+	 * MoE layers); with any other part it must be 0 (-EINVAL).
+	 */
+	__u32 expert_count;
 };
 
 /**
@@ -508,8 +565,11 @@ struct drm_wafer_ctx_destroy {
  * together (not ordered by a syncobj) must not share that word.  Token ids go in (no
  * DRM_WAFER_JOB_IN_ACT) only for the attention of layer 0 on a range
  * holding the embedding, results come out (no DRM_WAFER_JOB_OUT_ACT) only
- * from the FFN of the model's last layer on a range holding the head;
- * every other part job takes and gives activation records.
+ * from the FFN of the model's last layer on a range holding the head (of
+ * an expert-parallel home: from its DRM_WAFER_XPHASE_FIN only);
+ * every other part job takes and gives activation records (expert records
+ * on an expert-parallel part).  The driver writes the whole word, phase
+ * included.
  */
 #define DRM_WAFER_JOB_LAYER		(1U << 8)
 #define DRM_WAFER_JOB_FLAGS		(DRM_WAFER_JOB_ALL_POSITIONS | \
@@ -576,6 +636,111 @@ struct drm_wafer_act_rec {
 
 /** DRM_WAFER_ACT_REC_SIZE: bytes of one activation record of width @dim. */
 #define DRM_WAFER_ACT_REC_SIZE(dim)	((16U + 4U * (__u32)(dim) + 63U) & ~63U)
+
+/**
+ * DOC: expert parallelism
+ *
+ * (DRM_WAFER_CAP_EXPERT_PARALLEL) An MoE layer's FFN split over a home
+ * (DRM_WAFER_PART_XHOME) and N shards (DRM_WAFER_PART_XSHARD) runs as
+ * five jobs per layer, each on one expert record per position, the phase
+ * in bits 24..31 of &drm_wafer_job.layer (DRM_WAFER_XPHASE_SHIFT), the
+ * layer in bits 0..23 (DRM_WAFER_JOB_LAYER_MASK):
+ *
+ * - DRM_WAFER_XPHASE_ROUTE (home): h = norm(x), the selected experts and
+ *   their gates, the shared experts' W1 h and W3 h.
+ * - DRM_WAFER_XPHASE_UP (each shard): its selected experts' W1 h and
+ *   W3 h, units [u0, u1) of the record (&drm_wafer_xrec_hdr.u0, .u1);
+ *   userspace copies those units of a1 and a3 into the home's record.
+ * - DRM_WAFER_XPHASE_GLU (home): u = SwiGLU over all units, y = the
+ *   shared experts' W2 u.
+ * - DRM_WAFER_XPHASE_DOWN (each shard): y = the sum over its selected
+ *   experts of gate * W2 u; userspace adds each shard's s64 y into the
+ *   home's (exact in any order).
+ * - DRM_WAFER_XPHASE_FIN (home): x += y: an expert record whose
+ *   activation part is the next attention's input, or the results (the
+ *   head, FIN of the model's last layer only).
+ *
+ * Every such job is DRM_WAFER_JOB_IN_ACT and DRM_WAFER_JOB_OUT_ACT with
+ * records of &drm_wafer_model_load.act_size bytes (DRM_WAFER_XREC_SIZE),
+ * but FIN of the last layer, which gives results.  The record is a
+ * &struct drm_wafer_act_rec (the residual and its time, t_ns: userspace
+ * keeps the latest of the shards' replies), then, each part 64-byte
+ * aligned, &struct drm_wafer_xrec_hdr, __s16 h[dim], __s64 a1[hidden],
+ * __s64 a3[hidden], __s16 u[hidden], __s64 y[dim], where hidden is the
+ * model's FFN width (the DRM_WAFER_XREC_*_OFF offsets).  A record the
+ * device cannot have written fails the job (-EINVAL).  Every other
+ * model's jobs take phase 0.
+ */
+/** DRM_WAFER_JOB_LAYER_MASK: the layer bits of &drm_wafer_job.layer. */
+#define DRM_WAFER_JOB_LAYER_MASK	0x00ffffffU
+/** DRM_WAFER_XPHASE_SHIFT: where &drm_wafer_job.layer's phase starts. */
+#define DRM_WAFER_XPHASE_SHIFT		24
+/** DRM_WAFER_XPHASE_ROUTE: the home's norm, routing and shared W1/W3. */
+#define DRM_WAFER_XPHASE_ROUTE		1
+/** DRM_WAFER_XPHASE_UP: a shard's W1/W3 of its selected experts. */
+#define DRM_WAFER_XPHASE_UP		2
+/** DRM_WAFER_XPHASE_GLU: the home's SwiGLU over all units, shared W2. */
+#define DRM_WAFER_XPHASE_GLU		3
+/** DRM_WAFER_XPHASE_DOWN: a shard's gated W2 of its selected experts. */
+#define DRM_WAFER_XPHASE_DOWN		4
+/** DRM_WAFER_XPHASE_FIN: the home's residual add (and the head). */
+#define DRM_WAFER_XPHASE_FIN		5
+/** DRM_WAFER_XREC_MAX_SEL: most routed experts a position selects. */
+#define DRM_WAFER_XREC_MAX_SEL		64
+
+/**
+ * struct drm_wafer_xrec_hdr - the expert state of one position
+ *
+ * At DRM_WAFER_XREC_HDR_OFF(dim) in an expert record; exponents are
+ * powers of two of the integer vectors that follow it.
+ */
+struct drm_wafer_xrec_hdr {
+	/** @n_units: SwiGLU units of the selected experts, shared and routed. */
+	__u32 n_units;
+	/** @u0: first unit the shard that wrote the record computed (UP, DOWN). */
+	__u32 u0;
+	/** @u1: one past its last (@u0 == @u1: none of its experts was selected). */
+	__u32 u1;
+	/** @n_sel: routed experts selected (the layer's top-k). */
+	__u32 n_sel;
+	/** @eh: exponent of h. */
+	__s32 eh;
+	/** @ea1: exponent of a1 (W1 h). */
+	__s32 ea1;
+	/** @ea3: exponent of a3 (W3 h). */
+	__s32 ea3;
+	/** @eu: exponent of u. */
+	__s32 eu;
+	/** @ey: exponent of y. */
+	__s32 ey;
+	/** @reserved: zero. */
+	__u32 reserved[7];
+	/** @expert: the selected routed experts, ascending. */
+	__u32 expert[DRM_WAFER_XREC_MAX_SEL];
+	/** @gate: their gates in Q30 (at most 2^30). */
+	__u32 gate[DRM_WAFER_XREC_MAX_SEL];
+};
+
+/** DRM_WAFER_XREC_A64: @x rounded up to 64 bytes. */
+#define DRM_WAFER_XREC_A64(x)		(((__u32)(x) + 63U) & ~63U)
+/** DRM_WAFER_XREC_HDR_OFF: offset of &struct drm_wafer_xrec_hdr. */
+#define DRM_WAFER_XREC_HDR_OFF(d)	DRM_WAFER_ACT_REC_SIZE(d)
+/** DRM_WAFER_XREC_H_OFF: offset of h (__s16 [dim]). */
+#define DRM_WAFER_XREC_H_OFF(d)		(DRM_WAFER_XREC_HDR_OFF(d) + \
+					 DRM_WAFER_XREC_A64(sizeof(struct drm_wafer_xrec_hdr)))
+/** DRM_WAFER_XREC_A1_OFF: offset of a1 (__s64 [hidden]). */
+#define DRM_WAFER_XREC_A1_OFF(d)	(DRM_WAFER_XREC_H_OFF(d) + DRM_WAFER_XREC_A64(2U * (d)))
+/** DRM_WAFER_XREC_A3_OFF: offset of a3 (__s64 [hidden]). */
+#define DRM_WAFER_XREC_A3_OFF(d, h)	(DRM_WAFER_XREC_A1_OFF(d) + DRM_WAFER_XREC_A64(8U * (h)))
+/** DRM_WAFER_XREC_U_OFF: offset of u (__s16 [hidden]). */
+#define DRM_WAFER_XREC_U_OFF(d, h)	(DRM_WAFER_XREC_A3_OFF(d, h) + \
+					 DRM_WAFER_XREC_A64(8U * (h)))
+/** DRM_WAFER_XREC_Y_OFF: offset of y (__s64 [dim]). */
+#define DRM_WAFER_XREC_Y_OFF(d, h)	(DRM_WAFER_XREC_U_OFF(d, h) + \
+					 DRM_WAFER_XREC_A64(2U * (h)))
+/** DRM_WAFER_XREC_SIZE: bytes of one expert record. */
+#define DRM_WAFER_XREC_SIZE(d, h)	(DRM_WAFER_XREC_Y_OFF(d, h) + \
+					 DRM_WAFER_XREC_A64(8U * (d)))
 
 /**
  * struct drm_wafer_job - one job: run @n_tokens tokens of one sequence
@@ -651,7 +816,11 @@ struct drm_wafer_job {
 	/**
 	 * @layer: with DRM_WAFER_JOB_LAYER, the layer whose part the job
 	 * runs, numbered as in the full model and inside the model's loaded
-	 * range (-EINVAL otherwise); else zero.  Older userspace, whose
+	 * range (-EINVAL otherwise); else zero.  Bits 24..31 are the
+	 * expert phase (DRM_WAFER_XPHASE_SHIFT): one the model's part runs
+	 * (ROUTE, GLU, FIN on DRM_WAFER_PART_XHOME, UP, DOWN on
+	 * DRM_WAFER_PART_XSHARD), 0 on every other model (-EINVAL
+	 * otherwise).  Older userspace, whose
 	 * descriptor ended before it, passes zeros here (io_uring: the
 	 * command area's unused bytes, which had to be zero).
 	 */

@@ -69,11 +69,6 @@ int cli_afd_check(const struct cli_devices *d, const char *cmd)
 			d->afd_mb ? "afd-micro-batch" : "afd-profiles");
 		return 2;
 	}
-	if (d->afd_experts && d->base.backend == WAFER_BACKEND_KERNEL) {
-		fprintf(stderr, "wafer %s: --expert-devices runs in process only (the driver "
-			"loads no expert shards yet)\n", cmd);
-		return 2;
-	}
 	if (d->n || d->n_split) {
 		fprintf(stderr, "wafer %s: --afd gives the devices: no -d or --split with it\n",
 			cmd);
@@ -89,7 +84,7 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 				     .n_ffn = d->afd[1], .ffn = o[1],
 				     .micro_batch_tokens = d->afd_mb,
 				     .n_expert = d->afd_experts, .expert = o[2] };
-	unsigned int g, i;
+	unsigned int g, i, k;
 
 	for (g = 0; g < 2; g++) {
 		for (i = 0; i < d->afd[g]; i++) {
@@ -100,9 +95,18 @@ int cli_open_afd(const struct cli_devices *d, struct wafer_dev **dev)
 				o[g][i].profile = d->afd_profile[g];
 		}
 	}
-	/* Expert devices: in process, of the FFN group's profile. */
+	/*
+	 * Expert devices, of the FFN group's profile: in process, or the
+	 * accel devices after the highest --afd one (--backend kernel).
+	 */
+	for (g = 0, k = 0; g < 2; g++)
+		for (i = 0; i < d->afd[g]; i++)
+			if (d->afd_index[g][i] + 1 > k)
+				k = d->afd_index[g][i] + 1;
 	for (i = 0; i < d->afd_experts; i++) {
 		o[2][i] = d->base;
+		if (d->base.backend == WAFER_BACKEND_KERNEL)
+			o[2][i].index = (int)(k + i);
 		if (d->afd_profile[1])
 			o[2][i].profile = d->afd_profile[1];
 	}

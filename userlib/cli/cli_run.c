@@ -119,9 +119,11 @@ static void usage(FILE *f)
 		"  --afd-micro-batch N   tokens of an --afd micro-batch at most, 1..64\n"
 		"                 (default 16); the text is the same\n"
 		"  --expert-devices N    with --afd and an MoE model: expert parallelism, the\n"
-		"                 routed experts of every layer over N more in-process devices\n"
-		"                 (the FFN group's profile; the FFN devices keep the router\n"
-		"                 and shared experts); the text is the same\n");
+		"                 routed experts of every layer over N more devices (in\n"
+		"                 process, or the accel devices after the highest --afd one\n"
+		"                 with --backend kernel; the FFN group's profile; the FFN\n"
+		"                 devices keep the router and shared experts); the text is\n"
+		"                 the same\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
@@ -441,10 +443,12 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 
 	wafer_query(dev, &i);
 	if (a->devs.afd[0]) {
-		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices%s:\n",
+		fprintf(stderr, "wafer: attention-FFN disaggregation over %u + %u %s devices",
 			a->devs.afd[0], a->devs.afd[1],
-			wafer_backend_name(wafer_pipe_member(dev, 0)),
-			a->devs.afd_experts ? ", routed experts over more" : "");
+			wafer_backend_name(wafer_pipe_member(dev, 0)));
+		if (a->devs.afd_experts)
+			fprintf(stderr, ", routed experts over %u more", a->devs.afd_experts);
+		fprintf(stderr, ":\n");
 		cli_print_afd(dev, &a->devs, stderr);
 	} else if (wafer_pipe_size(dev) > 1)
 		fprintf(stderr, "wafer: pipeline of %u %s devices (submit %s), %u stages in all, "

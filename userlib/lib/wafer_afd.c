@@ -86,9 +86,10 @@ static int open_members(struct afd *a, const struct wafer_afd_opts *o)
 		else if (!(a->m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads whole layers "
 					      "only", a->m[k]->ops->name);
-		else if (o->n_expert && a->m[k]->ops != &wafer_inproc_backend)
-			ret = wafer_set_error(-EOPNOTSUPP, "expert devices run in process only "
-					      "(the driver loads no expert shards)");
+		else if (o->n_expert && k >= o->n_attn &&
+			 !(a->m[k]->info.caps & WAFER_CAP_EXPERT_PARALLEL))
+			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads no expert-parallel "
+					      "parts", a->m[k]->ops->name);
 		if (!ret && !a->m[k]->ops->set_cpl_hook)
 			a->polled = 1;
 	}
@@ -321,7 +322,7 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 
 	for (k = 0; k < n_members(a) && k < max; k++) {
 		out[k] = (struct wafer_model_part){
-			.member = k, .device_index = -1,
+			.member = k, .device_index = a->m[k]->index,
 			.layer_first = am->ld[k].layer_first, .layer_count = am->ld[k].n_layers,
 			.sram_bytes = am->ld[k].sram_bytes,
 			.embed = am->ld[k].embed, .head = am->ld[k].head,

@@ -82,7 +82,8 @@ static int query(struct wafer_dev *dev)
 	i->caps = WAFER_CAP_INT4 | WAFER_CAP_INT8 | WAFER_CAP_WEIGHT_STREAM | WAFER_CAP_NOT_BEFORE |
 		  ((fi.caps & WFW_CAP_ALL_POSITIONS) ? WAFER_CAP_ALL_POSITIONS : 0) |
 		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 5 ? WAFER_CAP_LAYER_PARTS : 0) |
-		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 6 ? WAFER_CAP_EXPERT_GROUPS : 0);
+		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 6 ? WAFER_CAP_EXPERT_GROUPS : 0) |
+		  (WFW_ABI_VERSION_MINOR(fi.abi_version) >= 7 ? WAFER_CAP_EXPERT_PARALLEL : 0);
 	i->fw_major = WFW_ABI_VERSION_MAJOR(fi.abi_version);
 	i->fw_minor = WFW_ABI_VERSION_MINOR(fi.abi_version);
 	i->profile = fi.profile;

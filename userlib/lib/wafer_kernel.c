@@ -35,7 +35,8 @@ _Static_assert(WAFER_CAP_URING_SUBMIT == DRM_WAFER_CAP_URING_SUBMIT &&
 	       WAFER_CAP_WEIGHT_STREAM == DRM_WAFER_CAP_WEIGHT_STREAM &&
 	       WAFER_CAP_NOT_BEFORE == DRM_WAFER_CAP_NOT_BEFORE &&
 	       WAFER_CAP_LAYER_PARTS == DRM_WAFER_CAP_LAYER_PARTS &&
-	       WAFER_CAP_EXPERT_GROUPS == DRM_WAFER_CAP_EXPERT_GROUPS, "caps");
+	       WAFER_CAP_EXPERT_GROUPS == DRM_WAFER_CAP_EXPERT_GROUPS &&
+	       WAFER_CAP_EXPERT_PARALLEL == DRM_WAFER_CAP_EXPERT_PARALLEL, "caps");
 
 /**
  * struct kernel_dev - kernel backend state
@@ -271,12 +272,14 @@ static int kernel_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t 
 		.layer_first = ld->layer_first, .layer_count = ld->layer_count,
 		.flags = ld->stream ? DRM_WAFER_LOAD_STREAM : 0,
 		.part = ld->part, .expert_group = ld->expert_group,
+		.expert_first = ld->expert_first, .expert_count = ld->expert_count,
 	};
 
-	/* The uapi has no expert-parallel parts yet (firmware ABI 1.7). */
-	if (ld->part > DRM_WAFER_PART_MAX)
-		return wafer_set_error(-EOPNOTSUPP, "accel%d: expert parallelism runs in process "
-				       "only (the driver loads no expert shards)", dev->index);
+	/* ld->part is a WFW_PART_*, the uapi's DRM_WAFER_PART_* (wfw_uapi_ties.h). */
+	if ((ld->part == DRM_WAFER_PART_XHOME || ld->part == DRM_WAFER_PART_XSHARD) &&
+	    !(dev->info.caps & WAFER_CAP_EXPERT_PARALLEL))
+		return wafer_set_error(-EOPNOTSUPP, "accel%d: the driver loads no expert-parallel "
+				       "parts (no DRM_WAFER_CAP_EXPERT_PARALLEL)", dev->index);
 	if (ld->part && !(dev->info.caps & WAFER_CAP_LAYER_PARTS))
 		return wafer_set_error(-EOPNOTSUPP, "accel%d: the driver loads whole layers only "
 				       "(no DRM_WAFER_CAP_LAYER_PARTS)", dev->index);

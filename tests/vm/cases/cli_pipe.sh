@@ -20,7 +20,10 @@
 # expert groups through MODEL_LOAD.expert_group (--expert-group, one
 # device and -d 0-4) print exactly what one in-process device prints, and
 # the in-process AFD prints it too; `wafer info --afd 0:1 -b kernel -m`
-# shows the parts on accel devices.
+# shows the parts on accel devices.  Expert parallelism on kernel devices
+# (`--afd 0:1 --expert-devices N --backend kernel`: the expert-parallel
+# home on accel1, the shards on accel2.., DRM_WAFER_PART_XHOME / XSHARD
+# and five phase jobs a MoE layer) prints what one in-process device does.
 # Stock-only: the driver paths (range loads, IN_ACT/OUT_ACT jobs, PRIME
 # between devices, several devices) are the debug tier's through `chain`;
 # layer parts and expert groups through conformance (test_layer_parts).
@@ -42,6 +45,9 @@ runs=(
 	"afd-2-2-uring|--afd 0-1:2-3|uring|--quant int4 -n 128 -i 'Once upon a time, a dog'"
 	"afd-mb4|--afd 0:1-2 --afd-micro-batch 4|uring|--quant int8 -n 96 -i 'Once upon a time'"
 	"afd-moe-xgroup|--afd 0-1:2|ioctl|--quant int8 -n 128 --moe 4,2 --expert-group 1"
+	# expert parallelism: the routed experts on accel2 and accel3
+	"afd-ep2|--afd 0:1 --expert-devices 2|ioctl|--quant int8 -n 128 --moe 4,2,1"
+	"afd-ep3-uring|--afd 0:1 --expert-devices 3|uring|--quant int4 -n 96 --moe 6,3 --moe-gate sigmoid -i 'Once upon a time'"
 	"moe-xgroup|-d 0|ioctl|--quant int8 -n 128 --moe 4,2 --expert-group 2"
 	"moe-xgroup-5|-d 0-4|uring|--quant int8 -n 128 --moe 4,2,1 --expert-group 1"
 )
@@ -56,6 +62,7 @@ $wafer run $common $args $devs --backend kernel --submit $submit >\"\$WAFER_RESU
 done
 script+="
 echo '=== afd-err'; cat \"\$WAFER_RESULTS/afd-2-2-uring.err\"
+echo '=== ep-err'; cat \"\$WAFER_RESULTS/afd-ep2.err\"
 echo '=== afd-info'; $wafer info --afd 0:1 -b kernel -m $models/stories260K.bin"
 for submit in ioctl uring; do
 	script+="
@@ -107,6 +114,11 @@ expect_contains "$info" '^devices: +attention-FFN disaggregation over 1 \+ 1 ker
 expect_contains "$info" 'attention \+embed'
 expect_contains "$info" 'FFN +\+head'
 echo "afd: the runs and wafer info name the kernel devices and their parts"
+err=$(section ep-err)
+expect_contains "$err" '^wafer: attention-FFN disaggregation over 1 \+ 1 kernel devices, routed experts over 2 more:'
+expect_contains "$err" '^  kernel 2 +routed experts '
+expect_contains "$err" '^  accel3 +layers +0-4 +routed experts 2-3 '
+echo "afd-ep: the expert devices are accel2 and accel3, each with its experts"
 
 err=$(section run-err)
 printf '%s\n' "$err"

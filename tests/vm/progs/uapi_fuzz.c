@@ -1128,11 +1128,17 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 				/* A layer part (valid mostly) or a mutated one. */
 				ml.part = pct(t, 60) ? (uint32_t)rn(t, DRM_WAFER_PART_MAX + 1) :
 				       (uint32_t)v_small(t, ml.part, DRM_WAFER_PART_MAX);
-			} else {
+			} else if (pct(t, 50)) {
 				/* Expert groups: the fuzzer's blob is dense (-EINVAL). */
 				ml.expert_group = pct(t, 50) ? v_nonzero32(t) :
 					(uint32_t)v_small(t, ml.expert_group,
 							  DRM_WAFER_MAX_EXPERT_GROUP);
+			} else {
+				/* A shard's experts (a dense blob has none: -EINVAL). */
+				ml.expert_first = pct(t, 50) ? (uint32_t)rn(t, 5) : v_nonzero32(t);
+				ml.expert_count = pct(t, 50) ? (uint32_t)rn(t, 5) : v_nonzero32(t);
+				if (pct(t, 50))
+					ml.part = DRM_WAFER_PART_XSHARD;
 			}
 			break;
 		case 5:	/* a layer range, often a valid one of the 5 layers */
@@ -1172,12 +1178,16 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 		invalid = ml.expert_group > DRM_WAFER_MAX_EXPERT_GROUP ?
 			  "expert_group > DRM_WAFER_MAX_EXPERT_GROUP" :
 			  "expert_group on a dense model";
+	if (ml.part == DRM_WAFER_PART_XHOME || ml.part == DRM_WAFER_PART_XSHARD)
+		invalid = "an expert-parallel part of a dense model";
+	else if (ml.expert_first || ml.expert_count)
+		invalid = "expert_first / expert_count on a part other than XSHARD";
 	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_MODEL_LOAD, &ml);
 	count(OP_MODEL_LOAD, ret);
 	tlog(t, OP_MODEL_LOAD, fi, ret, "bo %u off %#" PRIx64 " size %#" PRIx64
-	     " flags %#x part %#x expert_group %#x layers %u+%u corrupt %d -> id %u",
-	     ml.bo_handle, ml.bo_offset, ml.blob_size, ml.flags, ml.part, ml.expert_group,
-	     ml.layer_first,
+	     " flags %#x part %#x expert_group %#x experts %u+%u layers %u+%u corrupt %d"
+	     " -> id %u", ml.bo_handle, ml.bo_offset, ml.blob_size, ml.flags, ml.part,
+	     ml.expert_group, ml.expert_first, ml.expert_count, ml.layer_first,
 	     ml.layer_count, corrupt, ret ? 0 : ml.model_id);
 	if (!ret && invalid)
 		sure_bug(t, OP_MODEL_LOAD, ret, "accepted %s", invalid);
@@ -1394,6 +1404,9 @@ static const char *job_invalid(const struct drm_wafer_job *j)
 		return "pad != 0";
 	if (j->layer && !(j->flags & DRM_WAFER_JOB_LAYER))
 		return "layer without DRM_WAFER_JOB_LAYER";
+	/* The fuzzer's blob is dense: no model of it is expert-parallel. */
+	if (j->layer >> DRM_WAFER_XPHASE_SHIFT)
+		return "an expert phase on a model without expert-parallel parts";
 	if ((j->flags & DRM_WAFER_JOB_NOP) &&
 		 (j->flags & ~DRM_WAFER_JOB_WAIT_SUBMIT) != DRM_WAFER_JOB_NOP)
 		return "NOP with other flags";
@@ -1516,6 +1529,9 @@ static void build_job(struct tctx *t, int fi, struct drm_wafer_job *j, uint32_t 
 				j->layer = (uint32_t)v_small(t, j->layer, 5);
 			else
 				j->pad = v_nonzero32(t);
+			/* An expert phase (bits 24..31), 1..5 valid on EP parts only. */
+			if (pct(t, 20))
+				j->layer |= (uint32_t)rn(t, 7) << DRM_WAFER_XPHASE_SHIFT;
 			break;
 		default: j->times_len = (uint32_t)v_nonzero(t); break;
 		}
