@@ -436,12 +436,6 @@ void wdrv_fw_reset(struct wdrv_fw *fw, bool full)
 	spin_lock(&fw->cpl_lock);
 	fw->cpl_head = 0;
 	fw->cpl_seq = 0;
-	if (fw->ctrl_cookie) {
-		memset(&fw->ctrl_cpl, 0, sizeof(fw->ctrl_cpl));
-		fw->ctrl_cpl.status = -EIO;
-		fw->ctrl_cookie = 0;
-		complete(&fw->ctrl_done);
-	}
 	spin_unlock(&fw->cpl_lock);
 
 	spin_lock_irqsave(&fw->cmd_lock, flags);
@@ -449,6 +443,20 @@ void wdrv_fw_reset(struct wdrv_fw *fw, bool full)
 	fw->gen = (fw->gen + 1) & (WDRV_FW_COOKIE_GEN >> 32);
 	fw->resetting = false;
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+
+	/*
+	 * After the new generation: a waiter told -EIO must see that a
+	 * reset discarded its command (wdrv_fw_ctrl_read_model() sends it
+	 * again), not a command that failed.
+	 */
+	spin_lock(&fw->cpl_lock);
+	if (fw->ctrl_cookie) {
+		memset(&fw->ctrl_cpl, 0, sizeof(fw->ctrl_cpl));
+		fw->ctrl_cpl.status = -EIO;
+		fw->ctrl_cookie = 0;
+		complete(&fw->ctrl_done);
+	}
+	spin_unlock(&fw->cpl_lock);
 	up_write(&fw->reset_sem);
 	free_parked(fw);
 }
