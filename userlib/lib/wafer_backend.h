@@ -302,6 +302,15 @@ extern const struct wafer_backend_ops wafer_pipe_backend;
 extern const struct wafer_backend_ops wafer_afd_backend;
 
 /*
+ * Tests only, as wafer.ko's fault_inject parameter and debugfs file: set
+ * @wafer_inproc_fault_inject before wafer_open() and the in-process
+ * devices opened take the firmware's FAULT_INJECT command, which
+ * wafer_inproc_fault() sends (@fault: enum wfw_fault); 0 or -errno.
+ */
+extern int wafer_inproc_fault_inject;
+int wafer_inproc_fault(struct wafer_dev *dev, uint32_t fault);
+
+/*
  * For the pipeline backend (wafer_bo.c): @src, a buffer of another device
  * of the same backend, made usable on @dev (struct wafer_bo.view_of);
  * wafer_bo_destroy() releases the view, never @src.

@@ -18,6 +18,8 @@
 #define JOB_TIMEOUT_MS		5000
 #define MAX_INFLIGHT		128
 
+int wafer_inproc_fault_inject;
+
 /**
  * struct inproc_dev - inproc backend state
  * @hw: the driver core
@@ -136,6 +138,7 @@ static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 		.stages = o->stages,
 		.sram_bytes = o->sram_bytes,
 		.numa_node = o->numa_node_set ? o->numa_node : -1,
+		.flags = wafer_inproc_fault_inject ? WFS_DEV_FAULT_INJECT : 0,
 	};
 	int ret;
 
@@ -460,6 +463,17 @@ static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
 		return wafer_set_error(ret, "inproc: GET_EXPERT_LOAD failed: %s",
 				       wafer_strerror(ret));
 	return (int)cpl.result1;
+}
+
+/* Tests only: arms firmware fault @fault (enum wfw_fault) on @dev, see wafer_backend.h. */
+int wafer_inproc_fault(struct wafer_dev *dev, uint32_t fault)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };
+
+	if (!dev || dev->ops != &wafer_inproc_backend)
+		return wafer_set_error(-EINVAL, "fault injection: not an in-process device");
+	cmd.fault.fault = fault;
+	return simple(dev, &cmd, "FAULT_INJECT");
 }
 
 const struct wafer_backend_ops wafer_inproc_backend = {
