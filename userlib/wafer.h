@@ -482,7 +482,11 @@ struct wafer_afd_opts {
  * through PRIME and the caller's wafer_reap() moves each micro-batch from
  * member to member; the results are the same bit for bit.  Jobs take at
  * most 64 tokens (WAFER_JOB_TIMES: a record per micro-batch and layer
- * part); weights are resident.
+ * part); weights are resident.  A member that fails (its reap returns an
+ * error other than -EAGAIN, -EINTR, -ETIME, -ETIMEDOUT: a device gone, a
+ * broken completion ring) fails every job in flight once, each reaped
+ * with that error as its status, and every job submitted later likewise:
+ * each job needs every member.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups, mixed backends; a
  * member's wafer_open() error).

@@ -42,6 +42,14 @@ static void afd_close(struct wafer_dev *dev)
 	struct afd *a = afd_of(dev);
 	unsigned int k;
 
+	/*
+	 * A member's hook may still run (jobs left in flight) while another
+	 * member is closed: from now on it posts nothing.  Closing a member
+	 * joins its threads, so no hook runs once they are all closed.
+	 */
+	pthread_mutex_lock(&a->lock);
+	a->closing = 1;
+	pthread_mutex_unlock(&a->lock);
 	for (k = 0; k < n_members(a); k++)
 		wafer_close(a->m[k]);
 	pthread_cond_destroy(&a->cond);
