@@ -358,6 +358,26 @@ int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
 				struct wafer_expert_load *out, unsigned int max);
 
+struct wafer_model;
+
+/**
+ * wafer_model_expert_load() - wafer_dev_expert_load() of model @m alone
+ * @m: a model, on a device, a pipeline or wafer_open_afd()'s device
+ *	(each member's part of it, in member order)
+ * @out: up to @max entries
+ * @max: entries available at @out
+ *
+ * Whatever else the device holds (a kernel device's models of other
+ * processes, models loaded and unloaded in any order, a pipeline's models
+ * over different members): @m's entries, found by @m's id, where
+ * wafer_dev_expert_load_model() takes the firmware's index order.
+ *
+ * Return: the model's entry count (0: a dense model) or a negative errno
+ * (-ENOENT: the kernel's table has no section of it).
+ */
+int wafer_model_expert_load(const struct wafer_model *m, struct wafer_expert_load *out,
+			    unsigned int max);
+
 /**
  * wafer_expert_imbalance() - a layer's expert load imbalance
  * @e: entries as wafer_dev_expert_load() gives them

@@ -346,6 +346,12 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 	return (int)n_members(a);
 }
 
+/* Member @k's id of model @id's part (every member holds one). */
+static uint32_t afd_member_model(const struct wafer_dev *dev, uint32_t id, unsigned int k)
+{
+	return afd_of(dev)->models[id - 1].ld[k].id;
+}
+
 static void ctx_free(struct afd *a, struct afd_ctx *ac, unsigned int made)
 {
 	unsigned int k;
@@ -424,5 +430,6 @@ const struct wafer_backend_ops wafer_afd_backend = {
 	.stats = afd_stats,
 	.model_parts = afd_model_parts,
 	.member = afd_member_dev,
+	.member_model = afd_member_model,
 	.times_len = wafer_afd_times_len,
 };
