@@ -359,32 +359,34 @@ static void out_of_order(const void *dense_blob, size_t dlen, const void *blob, 
 	wafer_close(dev);
 }
 
-/* wafer_experts_read() of section @nth of @text (@len bytes: all of it if 0). */
-static int read_table(const char *text, size_t len, unsigned int nth,
-		      struct wafer_expert_load *e, unsigned int max)
+/*
+ * wafer_experts_read() of section @want of @text (@len bytes: all of it if
+ * 0), or with @by_id wafer_experts_read_model() of model id @want's.
+ */
+static int read_section(const char *text, size_t len, int by_id, unsigned int want,
+			struct wafer_expert_load *e, unsigned int max)
 {
 	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
 	int n;
 
 	if (!f)
 		return -ENOMEM;
-	n = wafer_experts_read(f, "table", nth, e, max);
+	n = by_id ? wafer_experts_read_model(f, "table", want, e, max) :
+		    wafer_experts_read(f, "table", want, e, max);
 	fclose(f);
 	return n;
 }
 
-/* wafer_experts_read_model() of model @id's section of @text. */
+static int read_table(const char *text, size_t len, unsigned int nth,
+		      struct wafer_expert_load *e, unsigned int max)
+{
+	return read_section(text, len, 0, nth, e, max);
+}
+
 static int read_model(const char *text, size_t len, uint32_t id, struct wafer_expert_load *e,
 		      unsigned int max)
 {
-	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
-	int n;
-
-	if (!f)
-		return -ENOMEM;
-	n = wafer_experts_read_model(f, "table", id, e, max);
-	fclose(f);
-	return n;
+	return read_section(text, len, 1, id, e, max);
 }
 
 /*
