@@ -506,7 +506,9 @@ struct wafer_afd_opts {
  * error other than -EAGAIN, -EINTR, -ETIME, -ETIMEDOUT: a device gone, a
  * broken completion ring) fails every job in flight once, each reaped
  * with that error as its status, and every job submitted later likewise:
- * each job needs every member.
+ * each job needs every member.  -EEXIST (a polled member's io_uring ring
+ * reaped by another thread than the one that first used it) is
+ * wafer_reap()'s error and fails nothing.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups, mixed backends; a
  * member's wafer_open() error).

@@ -14,7 +14,9 @@
  * whose reap is then never called again and whose late completions
  * (hooked: the device still runs) are dropped.  Transient reap results
  * (-EAGAIN, -EINTR, -ETIME, -ETIMEDOUT every other call) fail nothing: the
- * records are byte-identical to a clean run.  A submit a member refuses
+ * records are byte-identical to a clean run; -EEXIST (a polled member's
+ * io_uring ring reaped from another thread) is the reap's error and fails
+ * nothing.  A submit a member refuses
  * with -EIO fails that one micro-batch's job; the other jobs and the next
  * batch complete with 0.
  */
@@ -320,6 +322,34 @@ static void reap_transient(unsigned int ne, int polled)
 	rig_close(&r);
 }
 
+/*
+ * The caller's error, -EEXIST (a polled kernel member's io_uring ring
+ * reaped by another thread than the one that used it first), fails
+ * nothing: the reap says it, and once the member's reap works the batch
+ * completes with 0.
+ */
+static void reap_foreign(void)
+{
+	struct wafer_completion c[NJOBS];
+	struct tally t = { 0 };
+	struct rig r;
+	int ok = !rig_open(&r, 1, 1, 0, 1, &dense) && batch_was(&r, 0, 0), n = 0;
+
+	if (ok) {
+		flaky_wrap(r.dev, 1, (struct flaky){ .reap_err = -EEXIST });
+		ok = submit_batch(&r, 100) == NJOBS;
+		n = wafer_reap(r.dev, c, NJOBS, NJOBS, REAP_MS);
+		fl.reap_err = 0;
+		t = reap_batch(&r, 100);
+		ok = ok && all_were(&t, 0, 0) && !wafer_inflight(r.dev);
+		flaky_unwrap();
+	}
+	wt_ok(ok && n == -EEXIST, "--afd 1:1 polled: the FFN member's reap says -EEXIST (the "
+	      "caller's): the reap returns it (%d), nothing fails; then every job completes "
+	      "with 0", n);
+	rig_close(&r);
+}
+
 /* A submit the FFN member refuses fails that micro-batch's job only. */
 static void submit_refused(int polled)
 {
@@ -362,6 +392,7 @@ int main(void)
 		reap_transient(2, polled);
 		submit_refused(polled);
 	}
+	reap_foreign();
 	free((void *)model);
 	return wt_done();
 }

@@ -18,11 +18,15 @@
 /*
  * A member's reap result that ends the member: an error other than a wait
  * that ran out (-ETIME, -ETIMEDOUT), was interrupted (-EINTR) or found
- * nothing yet (-EAGAIN), which the next reap may answer.
+ * nothing yet (-EAGAIN), which the next reap may answer, and other than
+ * the caller's -EEXIST: a kernel member's io_uring ring reaped by another
+ * thread than the one that first used it (wafer_uring.c), which that
+ * thread still can (wafer_afd_reap() returns it, nothing fails).
  */
 int wafer_afd_fatal(int ret)
 {
-	return ret < 0 && ret != -EAGAIN && ret != -EINTR && ret != -ETIME && ret != -ETIMEDOUT;
+	return ret < 0 && ret != -EAGAIN && ret != -EINTR && ret != -ETIME &&
+	       ret != -ETIMEDOUT && ret != -EEXIST;
 }
 
 /* Member @k's group and its number there (*@i), for messages. */

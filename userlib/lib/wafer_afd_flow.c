@@ -331,10 +331,9 @@ static int pend_kick(struct afd *a)
  * Reaps member @k (waiting for @min until @until; lock held) and moves
  * what it completed on.  A fatal error fails the member and what it holds
  * (wafer_afd_fail.c); a transient one is no completion yet.  Returns the
- * completions.
+ * completions, or the caller's error (-EEXIST, wafer_afd_fatal()).
  */
-static unsigned int member_reap(struct afd *a, unsigned int k, unsigned int min,
-				uint64_t until)
+static int member_reap(struct afd *a, unsigned int k, unsigned int min, uint64_t until)
 {
 	struct wafer_completion c[AFD_MAX_INFLIGHT];
 	int n, i;
@@ -346,21 +345,25 @@ static unsigned int member_reap(struct afd *a, unsigned int k, unsigned int min,
 		wafer_afd_member_fail(a, k, n);
 	for (i = 0; i < n; i++)
 		step_done(a, k, &c[i]);
-	return n > 0 ? (unsigned int)n : 0;
+	return n == -EEXIST ? n : n > 0 ? n : 0;
 }
 
 /*
  * Polled members (lock held): every completion any member has moves its
  * micro-batch on; if none was there, wait (until @until at most) on a
  * member that holds steps.  0; 1 when no member holds any (nothing to
- * wait for).
+ * wait for); or the caller's error (member_reap()).
  */
 static int poll_members(struct afd *a, uint64_t until)
 {
 	unsigned int k, got = 0, busy = 0, wait_k = 0;
+	int n;
 
 	for (k = 0; k < afd_members(a); k++) {
-		got += member_reap(a, k, 0, 0);
+		n = member_reap(a, k, 0, 0);
+		if (n < 0)
+			return n;
+		got += (unsigned int)n;
 		if (a->inflight[k] && !busy++)
 			wait_k = k;
 	}
@@ -371,21 +374,25 @@ static int poll_members(struct afd *a, uint64_t until)
 	/* One member holds steps: its next completion is the next event. */
 	if (busy > 1 && until > wafer_now_ns() + 1000000)
 		until = wafer_now_ns() + 1000000;
-	member_reap(a, wait_k, 1, until);
-	return 0;
+	n = member_reap(a, wait_k, 1, until);
+	return n < 0 ? n : 0;
 }
 
-/* The caller moves the micro-batches on: until @min jobs finished. */
-static void reap_polled(struct afd *a, unsigned int max, unsigned int min,
-			uint64_t deadline_ns)
+/* The caller moves the micro-batches on: until @min jobs finished; 0 or its error. */
+static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
+		       uint64_t deadline_ns)
 {
+	int ret = 0;
+
 	while (a->n_done < min && a->n_done < max) {
 		pend_kick(a);	/* a queued step waits on a member that holds others */
-		if (poll_members(a, deadline_ns))
-			break;	/* nothing in flight: nothing more comes */
+		ret = poll_members(a, deadline_ns);
+		if (ret)	/* nothing in flight (nothing more comes), or an error */
+			break;
 		if (a->n_done < min && wafer_now_ns() >= deadline_ns)
 			break;
 	}
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -423,17 +430,19 @@ static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
 
 /*
  * A member's failure is no error of the reap: the jobs it held complete
- * with it as their status.
+ * with it as their status.  The caller's error (a polled member reaped
+ * from the wrong thread) is, when no job completed.
  */
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns)
 {
 	struct afd *a = afd_of(dev);
 	unsigned int n;
+	int ret = 0;
 
 	pthread_mutex_lock(&a->lock);
 	if (a->polled)
-		reap_polled(a, max, min, deadline_ns);
+		ret = reap_polled(a, max, min, deadline_ns);
 	else
 		reap_hooked(a, max, min, deadline_ns);
 	n = a->n_done < max ? a->n_done : max;
@@ -441,5 +450,5 @@ int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));
 	a->n_done -= n;
 	pthread_mutex_unlock(&a->lock);
-	return (int)n;
+	return n || !ret ? (int)n : ret;
 }
