@@ -358,6 +358,26 @@ int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
 				struct wafer_expert_load *out, unsigned int max);
 
+struct wafer_model;
+
+/**
+ * wafer_model_expert_load() - wafer_dev_expert_load() of model @m alone
+ * @m: a model, on a device, a pipeline or wafer_open_afd()'s device
+ *	(each member's part of it, in member order)
+ * @out: up to @max entries
+ * @max: entries available at @out
+ *
+ * Whatever else the device holds (a kernel device's models of other
+ * processes, models loaded and unloaded in any order, a pipeline's models
+ * over different members): @m's entries, found by @m's id, where
+ * wafer_dev_expert_load_model() takes the firmware's index order.
+ *
+ * Return: the model's entry count (0: a dense model) or a negative errno
+ * (-ENOENT: the kernel's table has no section of it).
+ */
+int wafer_model_expert_load(const struct wafer_model *m, struct wafer_expert_load *out,
+			    unsigned int max);
+
 /**
  * wafer_expert_imbalance() - a layer's expert load imbalance
  * @e: entries as wafer_dev_expert_load() gives them
@@ -482,7 +502,13 @@ struct wafer_afd_opts {
  * through PRIME and the caller's wafer_reap() moves each micro-batch from
  * member to member; the results are the same bit for bit.  Jobs take at
  * most 64 tokens (WAFER_JOB_TIMES: a record per micro-batch and layer
- * part); weights are resident.
+ * part); weights are resident.  A member that fails (its reap returns an
+ * error other than -EAGAIN, -EINTR, -ETIME, -ETIMEDOUT: a device gone, a
+ * broken completion ring) fails every job in flight once, each reaped
+ * with that error as its status, and every job submitted later likewise:
+ * each job needs every member.  -EEXIST (a polled member's io_uring ring
+ * reaped by another thread than the one that first used it) is
+ * wafer_reap()'s error and fails nothing.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups, mixed backends; a
  * member's wafer_open() error).

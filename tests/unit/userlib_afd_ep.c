@@ -11,7 +11,8 @@
  * top-k logits), also with the members polled (wafer_afd_opts.polled),
  * byte-identical to one device of whole layers, and with
  * top-5 of 5 and unit gates to the dense model's; the expert load the
- * devices report (the homes count the routing) equals the one device's;
+ * devices report (the homes count the routing) equals the one device's,
+ * the model's own (wafer_model_expert_load()) the device's;
  * wafer_model_part() names each expert device's range; a prefill in one
  * micro-batch is no slower in modelled time over 2 or 3 expert devices
  * than over 1 (an exchange's devices work at once).  More expert
@@ -91,6 +92,22 @@ static int steps(struct wafer_dev *dev, struct wafer_ctx *ctx, struct wafer_bo *
 	return ret;
 }
 
+/*
+ * The device's expert load into @e, its count; -1 unless the model's own
+ * (wafer_model_expert_load(): each member's part by its id) is the same.
+ */
+static int model_load_is_dev(struct wafer_dev *dev, const struct wafer_model *m,
+			     struct wafer_expert_load *e)
+{
+	static struct wafer_expert_load own[NLOAD];
+	int n = wafer_dev_expert_load(dev, e, NLOAD);
+
+	if (n < 0 || n > NLOAD || wafer_model_expert_load(m, own, NLOAD) != n ||
+	    memcmp(own, e, (size_t)n * sizeof(*e)))
+		return -1;
+	return n;
+}
+
 /* Loads @conv's model on @dev, runs the steps: records into @out, its expert load into @e. */
 static int workload(struct wafer_dev *dev, const struct wafer_convert_opts *conv,
 		    uint8_t *out, struct wafer_expert_load *e, int *n_e)
@@ -108,7 +125,7 @@ static int workload(struct wafer_dev *dev, const struct wafer_convert_opts *conv
 	if (!ret) {
 		memcpy(out, wafer_bo_map(res), (size_t)NREC * REC);
 		if (e)
-			*n_e = wafer_dev_expert_load(dev, e, NLOAD);
+			*n_e = model_load_is_dev(dev, m, e);
 	}
 	if (ret)
 		wt_diag("workload: %s", wafer_last_error());
@@ -215,8 +232,9 @@ static void one_model(const char *what, const struct wafer_convert_opts *conv, i
 		      "byte-identical to one device", what, ne < 4 ? ne : 2,
 		      ne == 4 ? ", polled" : "");
 		wt_ok(!ret && n1 == n0 && !memcmp(e0, e1, (size_t)n0 * sizeof(e0[0])),
-		      "%s: over %u expert device(s): the expert load equals one device's (%d "
-		      "entries)", what, ne, n1);
+		      "%s: over %u expert device(s): the expert load equals one device's, and "
+		      "the model's own (wafer_model_expert_load()) the device's (%d entries)",
+		      what, ne, n1);
 		if (!ret && ne == 2 && conv->moe.n_experts == 4)
 			check_parts(dev, conv, what);
 		wafer_close(dev);

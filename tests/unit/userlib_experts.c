@@ -8,7 +8,11 @@
  * equal the direct count entry for entry; each layer's routed entries sum
  * to tokens x top-k and its shared ones to tokens; running the job again
  * doubles every count; the imbalance in the stats is the table's, of any
- * model on the device (a dense model loaded first: the MoE one's).
+ * model on the device (a dense model loaded first: the MoE one's).  A
+ * model's own counts (wafer_model_expert_load(), by its id) on the
+ * pipeline, and with two MoE models out of load order (the later in the
+ * firmware slot a dense model freed): each its own.  The driver's debugfs
+ * table read by model id: that section, whatever its place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -103,14 +107,20 @@ static int run_seq(struct wafer_dev *dev, const void *blob, size_t len, int runs
 	return ret;
 }
 
-/* Entries == the direct counts x @runs; sums; the stats' imbalance. */
-static void check(struct wafer_dev *dev, int runs, const char *what)
+/*
+ * The device's first model's entries (@m NULL), or @m's
+ * (wafer_model_expert_load()): == the direct counts x @runs; sums; the
+ * stats' imbalance (the device's: here every MoE model's is the same).
+ */
+static void check_model(struct wafer_dev *dev, const struct wafer_model *m, int runs,
+			const char *what)
 {
 	struct wafer_expert_load e[ENTRIES + 1];
 	struct wafer_dev_stats st;
 	uint64_t routed[MAXL] = { 0 }, worst = 0;
 	unsigned int i, l, bad = 0, sums = 0;
-	int n = wafer_dev_expert_load(dev, e, ENTRIES + 1);
+	int n = m ? wafer_model_expert_load(m, e, ENTRIES + 1) :
+		    wafer_dev_expert_load(dev, e, ENTRIES + 1);
 
 	if (!wt_ok(n == (int)(n_layers * (E + SHARED)), "%s: %d entries (%u layers x %u)", what,
 		   n, n_layers, E + SHARED))
@@ -145,6 +155,11 @@ static void check(struct wafer_dev *dev, int runs, const char *what)
 	wt_ok(st.moe_imbalance_milli == worst && worst >= 1000,
 	      "%s: stats imbalance %llu/1000 == the table's worst layer (%llu)", what,
 	      (unsigned long long)st.moe_imbalance_milli, (unsigned long long)worst);
+}
+
+static void check(struct wafer_dev *dev, int runs, const char *what)
+{
+	check_model(dev, NULL, runs, what);
 }
 
 static void on_device(const void *blob, size_t len, unsigned int stages)
@@ -240,8 +255,10 @@ static void on_pipeline(const void *blob, size_t len)
 	if (!wt_ok(wafer_open_pipeline(&po, &dev) == 0, "pipeline of 2: open"))
 		return;
 	ret = run_seq(dev, blob, len, 1, &m);
-	if (wt_ok(ret == 0, "pipeline of 2: the sequence runs (%s)", ret ? wafer_last_error() : "ok"))
+	if (wt_ok(ret == 0, "pipeline of 2: the sequence runs (%s)", ret ? wafer_last_error() : "ok")) {
 		check(dev, 1, "pipeline of 2");
+		check_model(dev, m, 1, "pipeline of 2, wafer_model_expert_load()");
+	}
 	wafer_model_unload(m);
 	wafer_close(dev);
 }
@@ -303,18 +320,73 @@ static void two_models(const void *dense_blob, size_t dlen, const void *blob, si
 	wafer_close(dev);
 }
 
-/* wafer_experts_read() of section @nth of @text (@len bytes: all of it if 0). */
-static int read_table(const char *text, size_t len, unsigned int nth,
-		      struct wafer_expert_load *e, unsigned int max)
+/*
+ * Models out of load order (as a kernel device shared with other
+ * processes holds them): a dense model, the MoE model run twice, the dense
+ * one unloaded and the MoE model again, run once, which takes the freed
+ * firmware slot 0.  wafer_model_expert_load() gives each MoE model its own
+ * counts (x1, x2) and the dense one none, where the device's first model
+ * (what `wafer info -m` and `wafer run --expert-load` took) is the one
+ * loaded last.
+ */
+static void out_of_order(const void *dense_blob, size_t dlen, const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_model *d = NULL, *m1 = NULL, *m2 = NULL;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (!wt_ok(wafer_open(&o, &dev) == 0, "out of order: open"))
+		return;
+	ret = wafer_model_load(dev, dense_blob, dlen, &d);
+	ret = ret ? ret : run_seq(dev, blob, len, 2, &m2);
+	if (!ret) {
+		wafer_model_unload(d);
+		d = NULL;
+		ret = run_seq(dev, blob, len, 1, &m1);
+	}
+	ret = ret ? ret : wafer_model_load(dev, dense_blob, dlen, &d);
+	if (wt_ok(ret == 0, "a dense model, an MoE one run twice, the dense one unloaded, the "
+		  "MoE one again run once, a dense one (%s)", ret ? wafer_last_error() : "ok")) {
+		check_model(dev, m1, 1, "the MoE model loaded last (firmware slot 0)");
+		check_model(dev, m2, 2, "the MoE model loaded first (firmware slot 1)");
+		wt_ok(wafer_model_expert_load(d, NULL, 0) == 0, "the dense model: no entries");
+		check(dev, 1, "the device's first model: the one loaded last");
+	}
+	wafer_model_unload(d);
+	wafer_model_unload(m1);
+	wafer_model_unload(m2);
+	wafer_close(dev);
+}
+
+/*
+ * wafer_experts_read() of section @want of @text (@len bytes: all of it if
+ * 0), or with @by_id wafer_experts_read_model() of model id @want's.
+ */
+static int read_section(const char *text, size_t len, int by_id, unsigned int want,
+			struct wafer_expert_load *e, unsigned int max)
 {
 	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
 	int n;
 
 	if (!f)
 		return -ENOMEM;
-	n = wafer_experts_read(f, "table", nth, e, max);
+	n = by_id ? wafer_experts_read_model(f, "table", want, e, max) :
+		    wafer_experts_read(f, "table", want, e, max);
 	fclose(f);
 	return n;
+}
+
+static int read_table(const char *text, size_t len, unsigned int nth,
+		      struct wafer_expert_load *e, unsigned int max)
+{
+	return read_section(text, len, 0, nth, e, max);
+}
+
+static int read_model(const char *text, size_t len, uint32_t id, struct wafer_expert_load *e,
+		      unsigned int max)
+{
+	return read_section(text, len, 1, id, e, max);
 }
 
 /*
@@ -362,6 +434,20 @@ static void debugfs_table(void)
 	n = read_table(bad, 0, 0, e, 8);
 	wt_ok(n == -EPROTO && strstr(wafer_last_error(), "bad line"),
 	      "debugfs table with a bad row: -EPROTO (%.60s)", wafer_last_error());
+	/* By the driver's model id (the section line's), not the order. */
+	n = read_model(two, 0, 1, e, 8);
+	wt_ok(n == 2 && e[0].layer == 2 && e[0].shared && e[1].tokens == 7,
+	      "debugfs table of two models: model id 1's 2 rows, the second section (%d)", n);
+	n = read_model(two, 0, 3, e, 8);
+	wt_ok(n == 3 && e[0].tokens == 60 && e[2].tokens == 62,
+	      "debugfs table of two models: model id 3's 3 rows, the first section (%d)", n);
+	n = read_model(two, 0, 2, e, 8);
+	wt_ok(n == -ENOENT, "debugfs table of two models: no model id 2 (%d)", n);
+	n = read_model(old, 0, 9, e, 8);
+	wt_ok(n == 2 && e[1].expert == 7,
+	      "debugfs table without sections, by model id: the device's one model's rows (%d)", n);
+	n = read_model(old, 30, 9, e, 8);
+	wt_ok(n == 0, "debugfs table of no model, by model id: no entries (%d)", n);
 }
 
 int main(void)
@@ -390,8 +476,10 @@ int main(void)
 	}
 	dense(dense_blob, dlen);
 	debugfs_table();
-	if (want_ok)
+	if (want_ok) {
 		two_models(dense_blob, dlen, blob, len);
+		out_of_order(dense_blob, dlen, blob, len);
+	}
 	free(blob);
 	free(dense_blob);
 	wfs_ckpt_free(&ck);

@@ -47,10 +47,13 @@ struct cli_experts {
 };
 
 /*
- * Take a snapshot of the device's @nth model (wafer_dev_expert_load_model());
- * returns its entries or a negative errno (-ENOENT: no @nth model).
+ * Take a snapshot of model @m (wafer_model_expert_load()), or where @m is
+ * NULL of the device's @nth model (wafer_dev_expert_load_model(): every
+ * model of a device in turn); returns its entries or a negative errno
+ * (-ENOENT: no @nth model).
  */
-int cli_experts_take(struct wafer_dev *dev, unsigned int nth, struct cli_experts *s);
+int cli_experts_take(struct wafer_dev *dev, const struct wafer_model *m, unsigned int nth,
+		     struct cli_experts *s);
 void cli_experts_free(struct cli_experts *s);
 /* @d = @cur's tokens since @prev (NULL, or another table: all); 0 or -ENOMEM. */
 int cli_experts_since(const struct cli_experts *prev, const struct cli_experts *cur,

@@ -432,7 +432,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	for (i = 0; i < b; i++)	/* distinct sequences: BOS, or a different first token */
 		tok[i] = i ? (3 + 37 * i) % vocab : WAFER_TOKEN_BOS;
 	wafer_dev_stats(dev, &s0);
-	cli_experts_take(dev, 0, &x0);
+	cli_experts_take(dev, m, 0, &x0);
 	if (kernel && !s0.modelled_makespan_ns)
 		debugfs_bottleneck(wafer_device_index(dev), busy0, &n0);
 	t0 = cli_now_ns();
@@ -464,7 +464,7 @@ static int decode(struct wafer_dev *dev, struct wafer_model *m, unsigned int b,
 	r->kind = M_NONE;
 	r->model_ns = 0;
 	wafer_dev_stats(dev, &s1);
-	cli_experts_take(dev, 0, &x1);
+	cli_experts_take(dev, m, 0, &x1);
 	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
 	cli_experts_free(&x1);
 	if (s1.modelled_makespan_ns > s0.modelled_makespan_ns) {
@@ -507,7 +507,7 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	if (bufs_create(dev, m, 1, steps, (size_t)steps * 4, RES_SIZE, &rb))
 		goto out;
 	ids = wafer_bo_map(rb.in);
-	cli_experts_take(dev, 0, &x0);
+	cli_experts_take(dev, m, 0, &x0);
 	t0 = cli_now_ns();
 	for (pos = 0; pos < steps; pos++) {
 		struct wafer_job j = {
@@ -536,7 +536,7 @@ static int single(struct wafer_dev *dev, struct wafer_model *m, unsigned int ste
 	r->tokens = steps;
 	r->model_ns = sum;
 	r->kind = M_SUM;
-	cli_experts_take(dev, 0, &x1);
+	cli_experts_take(dev, m, 0, &x1);
 	cli_experts_imbalance(&x0, &x1, r->moe, sizeof(r->moe));
 	cli_experts_free(&x1);
 	ret = 0;

@@ -208,11 +208,11 @@ struct info_mdl {
 };
 
 /*
- * -m: the model over the devices, next to the ones before it, where its
- * layers went; its experts' stages are the device's @nth model's (the
- * @nth -m on a device that held none before).
+ * -m: the model over the devices, next to the ones before it (and any the
+ * device held already: a kernel device's of other processes), where its
+ * layers went and where the firmware put its experts.
  */
-static int info_model(struct wafer_dev *dev, struct info_mdl *im, unsigned int nth)
+static int info_model(struct wafer_dev *dev, struct info_mdl *im)
 {
 	struct cli_experts ex = { 0 };
 	struct wafer_model *m;
@@ -233,7 +233,7 @@ static int info_model(struct wafer_dev *dev, struct info_mdl *im, unsigned int n
 	       wafer_model_get_info(m)->n_layers, im->conv.wbits, wafer_model_parts(m),
 	       wafer_model_parts(m) == 1 ? "" : "s");
 	cli_print_moe(wafer_model_get_info(m), stdout);
-	if (cli_experts_take(dev, nth, &ex) > 0)
+	if (cli_experts_take(dev, m, 0, &ex) > 0)
 		cli_experts_print_stages(&ex, stdout);
 	cli_experts_free(&ex);
 	cli_print_stream(wafer_model_get_info(m), stdout);
@@ -253,7 +253,7 @@ static int info_models(const struct cli_devices *d, struct info_mdl *im, unsigne
 	int ret = cli_open(d, &dev);
 
 	for (i = 0; i < n && !ret; i++) {
-		ret = info_model(dev, &im[i], i);
+		ret = info_model(dev, &im[i]);
 		loaded += !ret;
 	}
 	if (!ret && n > 1) {

@@ -13,18 +13,27 @@
 
 #include "cli.h"
 
-int cli_experts_take(struct wafer_dev *dev, unsigned int nth, struct cli_experts *s)
+/* @m's entries, or the device's @nth model's (@m NULL). */
+static int entries(struct wafer_dev *dev, const struct wafer_model *m, unsigned int nth,
+		   struct wafer_expert_load *out, unsigned int max)
+{
+	return m ? wafer_model_expert_load(m, out, max) :
+		   wafer_dev_expert_load_model(dev, nth, out, max);
+}
+
+int cli_experts_take(struct wafer_dev *dev, const struct wafer_model *m, unsigned int nth,
+		     struct cli_experts *s)
 {
 	int n;
 
 	memset(s, 0, sizeof(*s));
-	n = wafer_dev_expert_load_model(dev, nth, NULL, 0);
+	n = entries(dev, m, nth, NULL, 0);
 	if (n <= 0)
 		return n;
 	s->e = calloc((size_t)n, sizeof(*s->e));
 	if (!s->e)
 		return -ENOMEM;
-	n = wafer_dev_expert_load_model(dev, nth, s->e, (unsigned int)n);
+	n = entries(dev, m, nth, s->e, (unsigned int)n);
 	if (n < 0) {
 		cli_experts_free(s);
 		return n;

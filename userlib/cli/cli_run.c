@@ -668,13 +668,17 @@ static int trace_write(const struct run_args *a, struct wafer_dev *dev,
 	return 0;
 }
 
-/* The firmware's expert counters: imbalance per layer, the table to @path. */
-static int expert_report(struct wafer_dev *dev, const char *path)
+/*
+ * The firmware's expert counters of model @m (not the device's first
+ * model: another process's, on a shared kernel device, or the draft's):
+ * imbalance per layer, the table to @path.
+ */
+static int expert_report(struct wafer_dev *dev, const struct wafer_model *m, const char *path)
 {
 	struct cli_experts x;
 	char imb[256];
 	FILE *f;
-	int n = cli_experts_take(dev, 0, &x), err = 0;
+	int n = cli_experts_take(dev, m, 0, &x), err = 0;
 
 	if (n < 0)
 		return fail("--expert-load");
@@ -790,7 +794,7 @@ static int run_generate(const struct run_args *a, struct run *r)
 	report(&st, r->load_ns / 1e9);
 	if (r->trace && trace_write(a, r->dev, &r->trace, st.jobs))
 		return 1;
-	if (a->expert_load && expert_report(r->dev, a->expert_load))
+	if (a->expert_load && expert_report(r->dev, r->model, a->expert_load))
 		return 1;
 	if (!a->draft)
 		return 0;

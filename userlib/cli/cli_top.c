@@ -162,7 +162,7 @@ static void experts_take(struct wafer_dev *dev, struct sample *s)
 
 	experts_free(s);
 	while (dev && s->n_x < TOP_MAX_MODELS) {
-		ret = cli_experts_take(dev, s->n_x, &s->x[s->n_x]);
+		ret = cli_experts_take(dev, NULL, s->n_x, &s->x[s->n_x]);
 		if (ret < 0) {
 			cli_experts_free(&s->x[s->n_x]);
 			break;

@@ -42,6 +42,14 @@ static void afd_close(struct wafer_dev *dev)
 	struct afd *a = afd_of(dev);
 	unsigned int k;
 
+	/*
+	 * A member's hook may still run (jobs left in flight) while another
+	 * member is closed: from now on it posts nothing.  Closing a member
+	 * joins its threads, so no hook runs once they are all closed.
+	 */
+	pthread_mutex_lock(&a->lock);
+	a->closing = 1;
+	pthread_mutex_unlock(&a->lock);
 	for (k = 0; k < n_members(a); k++)
 		wafer_close(a->m[k]);
 	pthread_cond_destroy(&a->cond);
@@ -338,6 +346,12 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 	return (int)n_members(a);
 }
 
+/* Member @k's id of model @id's part (every member holds one). */
+static uint32_t afd_member_model(const struct wafer_dev *dev, uint32_t id, unsigned int k)
+{
+	return afd_of(dev)->models[id - 1].ld[k].id;
+}
+
 static void ctx_free(struct afd *a, struct afd_ctx *ac, unsigned int made)
 {
 	unsigned int k;
@@ -416,5 +430,6 @@ const struct wafer_backend_ops wafer_afd_backend = {
 	.stats = afd_stats,
 	.model_parts = afd_model_parts,
 	.member = afd_member_dev,
+	.member_model = afd_member_model,
 	.times_len = wafer_afd_times_len,
 };

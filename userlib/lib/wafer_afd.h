@@ -182,6 +182,10 @@ struct afd_hook {
  * @polled: the members have no completion hook (kernel devices): the
  *	caller's reap collects their completions and posts the next steps
  * @inflight: per member, steps it holds (@polled: whom reap waits for)
+ * @dead: per member, 0, or the fatal error its reap returned
+ *	(wafer_afd_fail.c): it takes no more steps, its late completions
+ *	are dropped
+ * @closing: afd_close() began: the hooks move nothing on any more
  * @lock: guards everything above from @jobs (hooks run on members' threads)
  * @cond: signalled when a job finished
  */
@@ -200,6 +204,8 @@ struct afd {
 	uint64_t pend_seq;
 	int polled;
 	unsigned int inflight[AFD_MAX];
+	int dead[AFD_MAX];
+	int closing;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };
@@ -275,7 +281,14 @@ int wafer_afd_ep_load(struct afd *a, struct afd_model *am, const struct wfs_mode
 void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,
 			uint32_t *first, uint32_t *count);
 
+/* wafer_afd_fail.c: a member that failed */
+int wafer_afd_fatal(int ret);
+void wafer_afd_member_fail(struct afd *a, unsigned int k, int err);
+int wafer_afd_dead(const struct afd *a);
+
 /* wafer_afd_flow.c */
+void wafer_afd_step_of(struct afd *a, const struct afd_rec *r, struct afd_step *st);
+void wafer_afd_rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
 int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns);

@@ -23,6 +23,14 @@
 
 #include "wafer_afd.h"
 
+/*
+ * How often a hooked reap that waits asks the members whether they failed:
+ * a member that fails calls no hook, only its reap says so.
+ */
+#define AFD_CHECK_NS	10000000ull
+/* How often a step queued after its member's last completion is retried. */
+#define AFD_PEND_RETRY_NS	1000000ull
+
 /* Step @r->step without expert parallelism: a layer's attention, then its FFN. */
 static void step_plain(struct afd *a, const struct afd_rec *r, struct afd_step *st)
 {
@@ -37,6 +45,15 @@ static void step_plain(struct afd *a, const struct afd_rec *r, struct afd_step *
 	st->out_rec = s + 1 == 2 * am->L ? 0 : am->act_size;
 }
 
+/* Step @r->step of micro-batch @r: its member, buffers and records. */
+void wafer_afd_step_of(struct afd *a, const struct afd_rec *r, struct afd_step *st)
+{
+	if (a->ne)
+		wafer_afd_ep_step(a, r, st);
+	else
+		step_plain(a, r, st);
+}
+
 /* Step @r->step of micro-batch @r: its member (*@k) and RUN_JOB (@j). */
 static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct wafer_job_hw *j)
 {
@@ -47,10 +64,7 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	uint64_t at;
 	uint8_t *p;
 
-	if (a->ne)
-		wafer_afd_ep_step(a, r, &st);
-	else
-		step_plain(a, r, &st);
+	wafer_afd_step_of(a, r, &st);
 	*k = st.k;
 	p = afd_half(a, r, st.in);
 	at = (uint64_t)n * (st.in_rec ? st.in_rec : 4);
@@ -91,8 +105,6 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	}
 }
 
-static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
-
 /* A member's submit said it has no room (now). */
 static int no_room(int ret)
 {
@@ -111,6 +123,8 @@ static int step_post(struct afd *a, struct afd_rec *r)
 	int ret = 0;
 
 	step_job(a, r, &k, &j);
+	if (a->dead[k])
+		return a->dead[k];	/* it takes nothing more (wafer_afd_fail.c) */
 	if (!a->n_pend[k])
 		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
 	if (ret == 1) {
@@ -150,12 +164,12 @@ static void pend_drain(struct afd *a, unsigned int k)
 		if (ret == 1)
 			a->inflight[k]++;
 		else
-			rec_done(a, old, ret < 0 ? ret : -EIO, 0);
+			wafer_afd_rec_done(a, old, ret < 0 ? ret : -EIO, 0);
 	}
 }
 
 /* Micro-batch @r is over (@status): its job finishes with its last one. */
-static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done)
+void wafer_afd_rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done)
 {
 	struct afd_job *job = &a->jobs[r->parent];
 	struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
@@ -193,7 +207,7 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 		job->started = 1;
 	}
 	if (c->status || r->step + 1 == afd_rec_model(a, r)->spl * afd_rec_model(a, r)->L) {
-		rec_done(a, r, c->status, c->done_ns);
+		wafer_afd_rec_done(a, r, c->status, c->done_ns);
 	} else {
 		if (a->ne)
 			wafer_afd_ep_after(a, r);
@@ -202,7 +216,7 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 			wafer_afd_ep_next(a, r);
 		ret = step_post(a, r);
 		if (ret)
-			rec_done(a, r, ret, c->done_ns);
+			wafer_afd_rec_done(a, r, ret, c->done_ns);
 	}
 	pend_drain(a, k);	/* a job of member k left: room for a waiting step */
 }
@@ -212,7 +226,12 @@ void wafer_afd_hook(void *arg, const struct wafer_completion *c)
 	struct afd_hook *h = arg;
 
 	pthread_mutex_lock(&h->a->lock);
-	step_done(h->a, h->k, c);
+	/*
+	 * A dead member's micro-batches are over already; a closing device's
+	 * members go one by one, so nothing is posted to them any more.
+	 */
+	if (!h->a->dead[h->k] && !h->a->closing)
+		step_done(h->a, h->k, c);
 	pthread_mutex_unlock(&h->a->lock);
 }
 
@@ -226,10 +245,11 @@ static int free_recs(const struct afd *a, unsigned int *idx, unsigned int want)
 	return n == want;
 }
 
-/* A NOP, or a job with nothing to run: completed at once. */
-static void job_now(struct afd *a, const struct wafer_job_hw *j)
+/* A NOP, a job with nothing to run, or one a dead member fails: completed at once. */
+static void job_now(struct afd *a, const struct wafer_job_hw *j, int status)
 {
-	a->done[a->n_done++] = (struct wafer_completion){ .user_data = j->user_data };
+	a->done[a->n_done++] = (struct wafer_completion){ .user_data = j->user_data,
+							  .status = status };
 	pthread_cond_broadcast(&a->cond);
 }
 
@@ -241,6 +261,10 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 	struct afd_rec *r;
 	int ret = 0;
 
+	if (wafer_afd_dead(a)) {
+		job_now(a, j, wafer_afd_dead(a));	/* it would cross that member */
+		return 0;
+	}
 	for (b = 0; b < AFD_MAX_JOBS && a->jobs[b].used; b++)
 		;
 	if (b == AFD_MAX_JOBS || !free_recs(a, idx, nmb))
@@ -261,7 +285,7 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 		r = &a->rec[idx[i]];
 		ret = ret ? ret : step_post(a, r);
 		if (ret)
-			rec_done(a, r, ret, 0);
+			wafer_afd_rec_done(a, r, ret, 0);
 	}
 	return 0;
 }
@@ -275,7 +299,7 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < n && !ret; i++) {
 		if ((jobs[i].flags & WAFER_JOB_NOP) || !jobs[i].n_tokens) {
-			job_now(a, &jobs[i]);
+			job_now(a, &jobs[i], 0);
 			continue;
 		}
 		ret = wafer_afd_times_check(a, &jobs[i], i);
@@ -304,23 +328,41 @@ static int pend_kick(struct afd *a)
 }
 
 /*
+ * Reaps member @k (waiting for @min until @until; lock held) and moves
+ * what it completed on.  A fatal error fails the member and what it holds
+ * (wafer_afd_fail.c); a transient one is no completion yet.  Returns the
+ * completions, or the caller's error (-EEXIST, wafer_afd_fatal()).
+ */
+static int member_reap(struct afd *a, unsigned int k, unsigned int min, uint64_t until)
+{
+	struct wafer_completion c[AFD_MAX_INFLIGHT];
+	int n, i;
+
+	if (a->dead[k])
+		return 0;	/* its reap would say the same again */
+	n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, min, until);
+	if (wafer_afd_fatal(n))
+		wafer_afd_member_fail(a, k, n);
+	for (i = 0; i < n; i++)
+		step_done(a, k, &c[i]);
+	return n == -EEXIST ? n : n > 0 ? n : 0;
+}
+
+/*
  * Polled members (lock held): every completion any member has moves its
  * micro-batch on; if none was there, wait (until @until at most) on a
  * member that holds steps.  0; 1 when no member holds any (nothing to
- * wait for); or a member's reap error.
+ * wait for); or the caller's error (member_reap()).
  */
 static int poll_members(struct afd *a, uint64_t until)
 {
-	struct wafer_completion c[AFD_MAX_INFLIGHT];
 	unsigned int k, got = 0, busy = 0, wait_k = 0;
-	int n, i;
+	int n;
 
 	for (k = 0; k < afd_members(a); k++) {
-		n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, 0, 0);
+		n = member_reap(a, k, 0, 0);
 		if (n < 0)
 			return n;
-		for (i = 0; i < n; i++)
-			step_done(a, k, &c[i]);
 		got += (unsigned int)n;
 		if (a->inflight[k] && !busy++)
 			wait_k = k;
@@ -332,13 +374,11 @@ static int poll_members(struct afd *a, uint64_t until)
 	/* One member holds steps: its next completion is the next event. */
 	if (busy > 1 && until > wafer_now_ns() + 1000000)
 		until = wafer_now_ns() + 1000000;
-	n = a->m[wait_k]->ops->reap(a->m[wait_k], c, AFD_MAX_INFLIGHT, 1, until);
-	for (i = 0; i < n; i++)
-		step_done(a, wait_k, &c[i]);
+	n = member_reap(a, wait_k, 1, until);
 	return n < 0 ? n : 0;
 }
 
-/* The caller moves the micro-batches on: until @min jobs finished. */
+/* The caller moves the micro-batches on: until @min jobs finished; 0 or its error. */
 static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
 		       uint64_t deadline_ns)
 {
@@ -347,7 +387,7 @@ static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
 	while (a->n_done < min && a->n_done < max) {
 		pend_kick(a);	/* a queued step waits on a member that holds others */
 		ret = poll_members(a, deadline_ns);
-		if (ret)	/* an error, or nothing in flight: nothing more comes */
+		if (ret)	/* nothing in flight (nothing more comes), or an error */
 			break;
 		if (a->n_done < min && wafer_now_ns() >= deadline_ns)
 			break;
@@ -355,28 +395,56 @@ static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
 	return ret < 0 ? ret : 0;
 }
 
+/*
+ * Hooked members (lock held): whether one failed (its hook says nothing
+ * then, its reap does; a hooked member's reap returns no completions).
+ */
+static void members_check(struct afd *a)
+{
+	unsigned int k;
+
+	for (k = 0; k < afd_members(a); k++)
+		member_reap(a, k, 0, 0);
+}
+
+/* The members' hooks move the micro-batches on: wait until @min jobs finished. */
+static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
+			uint64_t deadline_ns)
+{
+	struct timespec ts;
+	uint64_t until, now;
+
+	for (;;) {
+		members_check(a);
+		now = wafer_now_ns();
+		if (a->n_done >= min || a->n_done >= max || now >= deadline_ns)
+			return;
+		until = now + (pend_kick(a) ? AFD_PEND_RETRY_NS : AFD_CHECK_NS);
+		if (until > deadline_ns)
+			until = deadline_ns;
+		ts = (struct timespec){ .tv_sec = (time_t)(until / 1000000000ull),
+					.tv_nsec = (long)(until % 1000000000ull) };
+		pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+	}
+}
+
+/*
+ * A member's failure is no error of the reap: the jobs it held complete
+ * with it as their status.  The caller's error (a polled member reaped
+ * from the wrong thread) is, when no job completed.
+ */
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns)
 {
 	struct afd *a = afd_of(dev);
-	struct timespec ts;
-	uint64_t until, now;
 	unsigned int n;
 	int ret = 0;
 
 	pthread_mutex_lock(&a->lock);
 	if (a->polled)
 		ret = reap_polled(a, max, min, deadline_ns);
-	while (!a->polled && a->n_done < min && a->n_done < max) {
-		/* A step queued after its member's last completion: retried each ms. */
-		now = wafer_now_ns();
-		until = pend_kick(a) && now + 1000000 < deadline_ns ? now + 1000000 : deadline_ns;
-		ts = (struct timespec){ .tv_sec = (time_t)(until / 1000000000ull),
-					.tv_nsec = (long)(until % 1000000000ull) };
-		if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT &&
-		    until == deadline_ns)
-			break;
-	}
+	else
+		reap_hooked(a, max, min, deadline_ns);
 	n = a->n_done < max ? a->n_done : max;
 	memcpy(out, a->done, n * sizeof(*out));
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));

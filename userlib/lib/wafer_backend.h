@@ -195,7 +195,11 @@ struct wafer_job_hw {
  *	device's entry count (NULL: the backend cannot report them)
  * @model_parts: the layer ranges of model @id, at most @max into @out;
  *	return their count (NULL: one range, the whole model, on @dev)
+ * @model_expert_load: @expert_load of model @id (the backend's id) itself
+ *	(NULL: the backend cannot report them, or a pipeline: @member_model)
  * @member: pipelines: the member count and member @i (NULL: a device)
+ * @member_model: pipelines: member @k's id of model @id's part there, 0
+ *	where the model has no layer
  * @sync_link: a syncobj of @dev (*@h) shared with @to (*@h_to), for
  *	jobs of @to to wait for jobs of @dev with no return to the caller
  *	(@in_sync, @out_sync); -EOPNOTSUPP where jobs cannot take them
@@ -229,7 +233,10 @@ struct wafer_backend_ops {
 			   struct wafer_expert_load *out, unsigned int max);
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,
 			   struct wafer_model_part *out, unsigned int max);
+	int (*model_expert_load)(struct wafer_dev *dev, uint32_t id,
+				 struct wafer_expert_load *out, unsigned int max);
 	struct wafer_dev *(*member)(struct wafer_dev *dev, unsigned int i, unsigned int *n);
+	uint32_t (*member_model)(const struct wafer_dev *dev, uint32_t id, unsigned int k);
 	int (*sync_link)(struct wafer_dev *dev, struct wafer_dev *to, uint32_t *h, uint32_t *h_to);
 	int (*sync_reset)(struct wafer_dev *dev, uint32_t h);
 	void (*sync_free)(struct wafer_dev *dev, uint32_t h);
@@ -292,14 +299,28 @@ int wafer_trace_run_end(struct wafer_trace_run *tr, int ok);
 
 int wafer_kernel_expert_load(struct wafer_dev *dev, unsigned int nth,
 			     struct wafer_expert_load *out, unsigned int max);
+int wafer_kernel_model_expert_load(struct wafer_dev *dev, uint32_t id,
+				   struct wafer_expert_load *out, unsigned int max);
 /* The @nth model's entries of the driver's debugfs experts table (wafer_experts.c). */
 int wafer_experts_read(FILE *f, const char *path, unsigned int nth,
 		       struct wafer_expert_load *out, unsigned int max);
+/* ... and model @id's (its "model ID" section; a table without sections: all). */
+int wafer_experts_read_model(FILE *f, const char *path, uint32_t id,
+			     struct wafer_expert_load *out, unsigned int max);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
 extern const struct wafer_backend_ops wafer_inproc_backend;
 extern const struct wafer_backend_ops wafer_pipe_backend;
 extern const struct wafer_backend_ops wafer_afd_backend;
+
+/*
+ * Tests only, as wafer.ko's fault_inject parameter and debugfs file: set
+ * @wafer_inproc_fault_inject before wafer_open() and the in-process
+ * devices opened take the firmware's FAULT_INJECT command, which
+ * wafer_inproc_fault() sends (@fault: enum wfw_fault); 0 or -errno.
+ */
+extern int wafer_inproc_fault_inject;
+int wafer_inproc_fault(struct wafer_dev *dev, uint32_t fault);
 
 /*
  * For the pipeline backend (wafer_bo.c): @src, a buffer of another device

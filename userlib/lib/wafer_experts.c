@@ -46,6 +46,52 @@ int wafer_dev_expert_load_model(struct wafer_dev *dev, unsigned int nth,
 	return dev->ops->expert_load(dev, nth, out, max);
 }
 
+static int model_entries(struct wafer_dev *dev, uint32_t id, struct wafer_expert_load *out,
+			 unsigned int max);
+
+/* Model @id of pipeline @dev: each of its @n members' part, in member order. */
+static int parts_entries(struct wafer_dev *dev, unsigned int n, uint32_t id,
+			 struct wafer_expert_load *out, unsigned int max)
+{
+	unsigned int k, total = 0;
+	uint32_t part;
+	int ret;
+
+	for (k = 0; k < n; k++) {
+		part = dev->ops->member_model(dev, id, k);
+		if (!part)
+			continue;	/* no layer of it there */
+		ret = model_entries(dev->ops->member(dev, k, &n), part,
+				    total < max ? out + total : NULL, total < max ? max - total : 0);
+		if (ret < 0)
+			return ret;
+		total += (unsigned int)ret;
+	}
+	return (int)total;
+}
+
+/* Model @id of @dev (the backend's id). */
+static int model_entries(struct wafer_dev *dev, uint32_t id, struct wafer_expert_load *out,
+			 unsigned int max)
+{
+	unsigned int n = 0;
+
+	if (dev->ops->member && dev->ops->member(dev, 0, &n) && dev->ops->member_model)
+		return parts_entries(dev, n, id, out, max);
+	if (!dev->ops->model_expert_load)
+		return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no expert load "
+				       "of a model", dev->ops->name);
+	return dev->ops->model_expert_load(dev, id, out, max);
+}
+
+int wafer_model_expert_load(const struct wafer_model *m, struct wafer_expert_load *out,
+			    unsigned int max)
+{
+	if (!m || (!out && max))
+		return wafer_set_error(-EINVAL, "wafer_model_expert_load: NULL argument");
+	return model_entries(m->dev, m->id, out, max);
+}
+
 double wafer_expert_imbalance(const struct wafer_expert_load *e, unsigned int n,
 			      uint32_t layer)
 {
@@ -103,6 +149,62 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
 	return 0;
 }
 
+/** struct table_pick - which section of the table a read wants: the @want-th, or model @want's */
+struct table_pick {
+	int by_id;
+	unsigned int want;
+};
+
+/* Whether the section line @line (the @index-th) starts the one @p wants; -1: bad. */
+static int section_wanted(const char *line, unsigned int index, const struct table_pick *p)
+{
+	unsigned int id;
+
+	if (!p->by_id)
+		return index == p->want;
+	if (sscanf(line, "model %u", &id) != 1)
+		return -1;
+	return id == p->want;
+}
+
+/* The rows of the section @p wants into @out; their count, or -errno. */
+static int table_read(FILE *f, const char *path, const struct table_pick *p,
+		      struct wafer_expert_load *out, unsigned int max)
+{
+	struct wafer_expert_load e;
+	unsigned int n = 0, sections = 0;
+	int in = p->by_id || !p->want, found = 0;
+	char line[256];
+
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5))
+		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model ", 6)) {
+			if (p->by_id && !sections)
+				n = 0;	/* rows before sections name no model */
+			in = section_wanted(line, sections++, p);
+			if (in < 0)
+				return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
+			if (found && !in)
+				break;	/* past the wanted section */
+			found |= in;
+			continue;
+		}
+		if (parse_line(line, &e))
+			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
+		if (!in)
+			continue;
+		if (n < max)
+			out[n] = e;
+		if (n++ == INT_MAX)
+			break;
+	}
+	if (!found && (p->by_id ? sections : p->want))
+		return wafer_set_error(-ENOENT, p->by_id ? "%s: no model of id %u (%u models)" :
+				       "%s: no model %u (%u models)", path, p->want, sections);
+	return (int)n;
+}
+
 /**
  * wafer_experts_read() - the driver's debugfs experts table, from @f
  * @f: the table, read to its end or past the wanted section
@@ -123,31 +225,41 @@ static int parse_line(const char *line, struct wafer_expert_load *e)
 int wafer_experts_read(FILE *f, const char *path, unsigned int nth,
 		       struct wafer_expert_load *out, unsigned int max)
 {
-	struct wafer_expert_load e;
-	unsigned int n = 0, sections = 0, cur = 0;
-	char line[256];
+	struct table_pick p = { .by_id = 0, .want = nth };
 
-	if (!fgets(line, sizeof(line), f) || strncmp(line, "layer", 5))
-		return wafer_set_error(-EPROTO, "%s: not an expert table", path);
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "model ", 6)) {
-			cur = sections++;
-			if (cur > nth)
-				break;
-			continue;
-		}
-		if (parse_line(line, &e))
-			return wafer_set_error(-EPROTO, "%s: bad line '%s'", path, line);
-		if (cur != nth)
-			continue;
-		if (n < max)
-			out[n] = e;
-		if (n++ == INT_MAX)
-			break;
-	}
-	if (nth && sections <= nth)
-		return wafer_set_error(-ENOENT, "%s: no model %u (%u models)", path, nth, sections);
-	return (int)n;
+	return table_read(f, path, &p, out, max);
+}
+
+/*
+ * The section whose "model ID" is @id (the driver's model id, the kernel
+ * backend's); a table without sections (a driver of one model per device):
+ * its rows.  -ENOENT if no section is @id's.
+ */
+int wafer_experts_read_model(FILE *f, const char *path, uint32_t id,
+			     struct wafer_expert_load *out, unsigned int max)
+{
+	struct table_pick p = { .by_id = 1, .want = id };
+
+	return table_read(f, path, &p, out, max);
+}
+
+/* The kernel device's debugfs experts table, the section @p wants. */
+static int kernel_table(struct wafer_dev *dev, const struct table_pick *p,
+			struct wafer_expert_load *out, unsigned int max)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int ret = experts_path(dev->index, path, sizeof(path));
+
+	if (ret)
+		return ret;
+	f = fopen(path, "re");
+	if (!f)
+		return wafer_set_error(-errno, "%s: %s (debugfs mounted? root?)", path,
+				       strerror(errno));
+	ret = table_read(f, path, p, out, max);
+	fclose(f);
+	return ret;
 }
 
 /**
@@ -163,17 +275,16 @@ int wafer_experts_read(FILE *f, const char *path, unsigned int nth,
 int wafer_kernel_expert_load(struct wafer_dev *dev, unsigned int nth,
 			     struct wafer_expert_load *out, unsigned int max)
 {
-	char path[PATH_MAX];
-	FILE *f;
-	int ret = experts_path(dev->index, path, sizeof(path));
+	struct table_pick p = { .by_id = 0, .want = nth };
 
-	if (ret)
-		return ret;
-	f = fopen(path, "re");
-	if (!f)
-		return wafer_set_error(-errno, "%s: %s (debugfs mounted? root?)", path,
-				       strerror(errno));
-	ret = wafer_experts_read(f, path, nth, out, max);
-	fclose(f);
-	return ret;
+	return kernel_table(dev, &p, out, max);
+}
+
+/* The kernel backend's model_expert_load op: model @id's section of the table. */
+int wafer_kernel_model_expert_load(struct wafer_dev *dev, uint32_t id,
+				   struct wafer_expert_load *out, unsigned int max)
+{
+	struct table_pick p = { .by_id = 1, .want = id };
+
+	return kernel_table(dev, &p, out, max);
 }

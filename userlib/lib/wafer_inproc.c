@@ -18,6 +18,8 @@
 #define JOB_TIMEOUT_MS		5000
 #define MAX_INFLIGHT		128
 
+int wafer_inproc_fault_inject;
+
 /**
  * struct inproc_dev - inproc backend state
  * @hw: the driver core
@@ -136,6 +138,7 @@ static int inproc_open(struct wafer_dev *dev, const struct wafer_open_opts *o)
 		.stages = o->stages,
 		.sram_bytes = o->sram_bytes,
 		.numa_node = o->numa_node_set ? o->numa_node : -1,
+		.flags = wafer_inproc_fault_inject ? WFS_DEV_FAULT_INJECT : 0,
 	};
 	int ret;
 
@@ -407,28 +410,20 @@ static int inproc_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 	return 0;
 }
 
-/* GET_EXPERT_LOAD, a bounce buffer's worth of entries at a time. */
-static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
-			      struct wafer_expert_load *out, unsigned int max)
+/*
+ * GET_EXPERT_LOAD of firmware model @model (0: the first), a bounce
+ * buffer's worth of entries at a time.
+ */
+static int inproc_model_expert_load(struct wafer_dev *dev, uint32_t model,
+				    struct wafer_expert_load *out, unsigned int max)
 {
 	enum { PAGE = 256 };
-	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_EXPERT_LOAD };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_EXPERT_LOAD, .model = model };
 	struct wfw_expert_load *buf;
 	struct wfw_cpl cpl = { 0 };
 	unsigned int i, first = 0;
-	struct wfw_info fi;
 	int ret;
 
-	/* Model 0 is the first; the others by the id GET_INFO's index gives. */
-	if (nth) {
-		ret = fw_info_nth(dev, 0, nth, &fi);
-		if (ret)
-			return ret;
-		if (!fi.model_id)
-			return wafer_set_error(-ENOENT, "inproc: no model %u (%u models)", nth,
-					       fi.models);
-		cmd.model = fi.model_id;
-	}
 	buf = calloc(PAGE, sizeof(*buf));
 	if (!buf)
 		return wafer_set_error(-ENOMEM, "out of memory");
@@ -462,6 +457,34 @@ static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
 	return (int)cpl.result1;
 }
 
+/* The @nth model's: model 0 is the first, the others by the id GET_INFO's index gives. */
+static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
+			      struct wafer_expert_load *out, unsigned int max)
+{
+	struct wfw_info fi;
+	int ret;
+
+	if (!nth)
+		return inproc_model_expert_load(dev, 0, out, max);
+	ret = fw_info_nth(dev, 0, nth, &fi);
+	if (ret)
+		return ret;
+	if (!fi.model_id)
+		return wafer_set_error(-ENOENT, "inproc: no model %u (%u models)", nth, fi.models);
+	return inproc_model_expert_load(dev, fi.model_id, out, max);
+}
+
+/* Tests only: arms firmware fault @fault (enum wfw_fault) on @dev, see wafer_backend.h. */
+int wafer_inproc_fault(struct wafer_dev *dev, uint32_t fault)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };
+
+	if (!dev || dev->ops != &wafer_inproc_backend)
+		return wafer_set_error(-EINVAL, "fault injection: not an in-process device");
+	cmd.fault.fault = fault;
+	return simple(dev, &cmd, "FAULT_INJECT");
+}
+
 const struct wafer_backend_ops wafer_inproc_backend = {
 	.name = "inproc",
 	.open = inproc_open,
@@ -478,5 +501,6 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.reap = inproc_reap,
 	.stats = inproc_stats,
 	.expert_load = inproc_expert_load,
+	.model_expert_load = inproc_model_expert_load,
 	.set_cpl_hook = inproc_set_cpl_hook,
 };

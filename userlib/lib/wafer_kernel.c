@@ -475,6 +475,7 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.reap = kernel_reap,
 	.stats = kernel_stats,
 	.expert_load = wafer_kernel_expert_load,
+	.model_expert_load = wafer_kernel_model_expert_load,
 	.sync_link = kernel_sync_link,
 	.sync_reset = kernel_sync_reset,
 	.sync_free = kernel_sync_free,

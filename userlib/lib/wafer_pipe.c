@@ -364,6 +364,14 @@ static int pipe_model_parts(const struct wafer_dev *dev, uint32_t id,
 	return (int)pm->n;
 }
 
+/* Member @k's id of model @id's part, 0 past the members it occupies. */
+static uint32_t pipe_member_model(const struct wafer_dev *dev, uint32_t id, unsigned int k)
+{
+	const struct pipe_model *pm = &pipe_of(dev)->models[id - 1];
+
+	return k < pm->n ? pm->part[k].id : 0;
+}
+
 static void ctx_free(struct pipe *p, struct pipe_ctx *pc, unsigned int parts)
 {
 	unsigned int k;
@@ -443,4 +451,5 @@ const struct wafer_backend_ops wafer_pipe_backend = {
 	.stats = pipe_stats,
 	.model_parts = pipe_model_parts,
 	.member = pipe_member,
+	.member_model = pipe_member_model,
 };
