@@ -282,7 +282,6 @@ void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,
 			uint32_t *first, uint32_t *count);
 
 /* wafer_afd_fail.c: a member that failed */
-int wafer_afd_fatal(int ret);
 void wafer_afd_member_fail(struct afd *a, unsigned int k, int err);
 int wafer_afd_dead(const struct afd *a);
 

@@ -1,33 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The AFD backend's members that fail (see wafer_afd.h).  A member whose
- * reap returns a fatal error (a device that died, a completion ring that
- * broke) will not complete the steps it holds: it is dead from then on.
- * Every micro-batch whose step it holds, or that waits for room on it, is
- * over with that error, so its job completes with it, once (as the kernel
- * driver completes every job of a device that died with -ENODEV or -EIO).
- * Every micro-batch crosses every member, so the others fail as they reach
- * it (step_post()), and a job submitted later fails at once.  The member's
- * late completions (its hook may still be called) are dropped: their
- * micro-batches are over and their slots may hold others by then.
+ * reap returns a fatal error (wafer_members_fatal(): a device that died, a
+ * completion ring that broke) will not complete the steps it holds: it is
+ * dead from then on.  Every micro-batch whose step it holds, or that waits
+ * for room on it, is over with that error, so its job completes with it,
+ * once (as the kernel driver completes every job of a device that died
+ * with -ENODEV or -EIO).  Every micro-batch crosses every member, so the
+ * others fail as they reach it (step_post()), and a job submitted later
+ * fails at once.  The member's late completions (its hook may still be
+ * called) are dropped: their micro-batches are over and their slots may
+ * hold others by then.
  */
-#include <errno.h>
-
 #include "wafer_afd.h"
-
-/*
- * A member's reap result that ends the member: an error other than a wait
- * that ran out (-ETIME, -ETIMEDOUT), was interrupted (-EINTR) or found
- * nothing yet (-EAGAIN), which the next reap may answer, and other than
- * the caller's -EEXIST: a kernel member's io_uring ring reaped by another
- * thread than the one that first used it (wafer_uring.c), which that
- * thread still can (wafer_afd_reap() returns it, nothing fails).
- */
-int wafer_afd_fatal(int ret)
-{
-	return ret < 0 && ret != -EAGAIN && ret != -EINTR && ret != -ETIME &&
-	       ret != -ETIMEDOUT && ret != -EEXIST;
-}
 
 /* Member @k's group and its number there (*@i), for messages. */
 static const char *group_of(const struct afd *a, unsigned int k, unsigned int *i)

@@ -19,15 +19,10 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "wafer_afd.h"
+#include "wafer_members.h"
 
-/*
- * How often a hooked reap that waits asks the members whether they failed:
- * a member that fails calls no hook, only its reap says so.
- */
-#define AFD_CHECK_NS	10000000ull
 /* How often a step queued after its member's last completion is retried. */
 #define AFD_PEND_RETRY_NS	1000000ull
 
@@ -331,7 +326,7 @@ static int pend_kick(struct afd *a)
  * Reaps member @k (waiting for @min until @until; lock held) and moves
  * what it completed on.  A fatal error fails the member and what it holds
  * (wafer_afd_fail.c); a transient one is no completion yet.  Returns the
- * completions, or the caller's error (-EEXIST, wafer_afd_fatal()).
+ * completions, or the caller's error (-EEXIST, wafer_members_fatal()).
  */
 static int member_reap(struct afd *a, unsigned int k, unsigned int min, uint64_t until)
 {
@@ -341,7 +336,7 @@ static int member_reap(struct afd *a, unsigned int k, unsigned int min, uint64_t
 	if (a->dead[k])
 		return 0;	/* its reap would say the same again */
 	n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, min, until);
-	if (wafer_afd_fatal(n))
+	if (wafer_members_fatal(n))
 		wafer_afd_member_fail(a, k, n);
 	for (i = 0; i < n; i++)
 		step_done(a, k, &c[i]);
@@ -411,7 +406,6 @@ static void members_check(struct afd *a)
 static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
 			uint64_t deadline_ns)
 {
-	struct timespec ts;
 	uint64_t until, now;
 
 	for (;;) {
@@ -419,12 +413,10 @@ static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
 		now = wafer_now_ns();
 		if (a->n_done >= min || a->n_done >= max || now >= deadline_ns)
 			return;
-		until = now + (pend_kick(a) ? AFD_PEND_RETRY_NS : AFD_CHECK_NS);
+		until = now + (pend_kick(a) ? AFD_PEND_RETRY_NS : WAFER_MEMBERS_CHECK_NS);
 		if (until > deadline_ns)
 			until = deadline_ns;
-		ts = (struct timespec){ .tv_sec = (time_t)(until / 1000000000ull),
-					.tv_nsec = (long)(until % 1000000000ull) };
-		pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+		wafer_members_wait(&a->cond, &a->lock, until);
 	}
 }
 

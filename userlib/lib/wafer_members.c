@@ -25,6 +25,29 @@ int wafer_members_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond)
 	return 0;
 }
 
+/*
+ * An error other than a wait that ran out (-ETIME, -ETIMEDOUT), was
+ * interrupted (-EINTR) or found nothing yet (-EAGAIN), which the next reap
+ * may answer, and other than the caller's -EEXIST: a kernel member's
+ * io_uring ring reaped by another thread than the one that first used it
+ * (wafer_uring.c), which that thread still can (the reap returns it,
+ * nothing fails).  The rest (a device gone, a completion ring that broke)
+ * will not complete what the member holds.
+ */
+int wafer_members_fatal(int ret)
+{
+	return ret < 0 && ret != -EAGAIN && ret != -EINTR && ret != -ETIME &&
+	       ret != -ETIMEDOUT && ret != -EEXIST;
+}
+
+void wafer_members_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(until_ns / 1000000000ull),
+			       .tv_nsec = (long)(until_ns % 1000000000ull) };
+
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 void wafer_members_info(struct wafer_info *i, struct wafer_dev *const *m, unsigned int n)
 {
 	unsigned int k;

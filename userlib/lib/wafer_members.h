@@ -2,8 +2,8 @@
 /*
  * wafer_members.h - what the backends built of other devices share (the
  * pipeline, wafer_pipe.c; attention-FFN disaggregation, wafer_afd.c):
- * their hooks' lock, their wafer_info, buffers every member can use, and
- * their counters.
+ * their hooks' lock, their wafer_info, buffers every member can use, their
+ * counters, and what tells a member that failed from one that is slow.
  */
 #ifndef WAFER_MEMBERS_H
 #define WAFER_MEMBERS_H
@@ -16,6 +16,22 @@
 
 /* The lock and the condition (CLOCK_MONOTONIC) the completion hooks use. */
 int wafer_members_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond);
+
+/*
+ * How often a reap that waits on hooked members asks their reaps whether
+ * one failed: a member that fails calls no hook, only its reap says so.
+ */
+#define WAFER_MEMBERS_CHECK_NS	10000000ull
+
+/*
+ * Whether a member's reap result @ret ends the member (it is dead: what it
+ * holds will not complete).  Not a wait that ran out or was interrupted,
+ * nor the caller's -EEXIST (wafer_members.c).
+ */
+int wafer_members_fatal(int ret);
+
+/* Waits on @cond (@lock held) until @until_ns (wafer_now_ns()) at most. */
+void wafer_members_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ns);
 
 /*
  * @n members' wafer_info combined into @i: member 0's, stages and free SRAM
