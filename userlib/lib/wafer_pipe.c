@@ -31,6 +31,14 @@ static void pipe_close(struct wafer_dev *dev)
 	struct pipe *p = pipe_of(dev);
 	unsigned int k;
 
+	/*
+	 * A member's hook may still run (jobs left in flight) while another
+	 * member is closed: from now on it posts nothing.  Closing a member
+	 * joins its threads, so no hook runs once they are all closed.
+	 */
+	pthread_mutex_lock(&p->lock);
+	p->closing = 1;
+	pthread_mutex_unlock(&p->lock);
 	for (k = 0; k < p->n; k++)
 		wafer_close(p->m[k]);
 	pthread_cond_destroy(&p->cond);

@@ -169,6 +169,10 @@ struct pipe_hook {
  *	come (inproc), which moves jobs on at once; else wafer_pipe_reap()
  *	moves them on when the caller reaps
  * @hook: the hooks' arguments
+ * @dead: per member, 0, or the fatal error its reap returned
+ *	(wafer_pipe_fail.c): it takes no more jobs, its late completions are
+ *	dropped
+ * @closing: pipe_close() began: the hooks move nothing on any more
  * @lock: guards the records and FIFOs (the hooks run on members' threads)
  * @cond: signalled when a record finished (hooked)
  * @reaped_ns: the latest modelled time a job the caller reaped left the
@@ -187,6 +191,8 @@ struct pipe {
 	struct pipe_fifo finished;
 	int hooked;
 	struct pipe_hook hook[PIPE_MAX];
+	int dead[PIPE_MAX];
+	int closing;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t reaped_ns;
@@ -204,10 +210,18 @@ static inline struct wafer_bo *pipe_bo_on(const struct wafer_bo *bo, unsigned in
 }
 
 /* wafer_pipe_flow.c */
+void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status);
+void pipe_member_advance(struct pipe *p, unsigned int k);
+unsigned int pipe_rec_free(const struct pipe *p, unsigned int from);
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 void wafer_pipe_hook(void *arg, const struct wafer_completion *c);
+
+/* wafer_pipe_fail.c: a member that failed */
+void pipe_member_fail(struct pipe *p, unsigned int k, int err);
+int pipe_job_dead(const struct pipe *p, const struct wafer_job_hw *j);
+int pipe_jobs_fail(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n, int err);
 
 /* wafer_pipe_times.c: WAFER_JOB_TIMES through the parts. */
 int pipe_times_check(const struct pipe *p, const struct wafer_job_hw *j, unsigned int i);

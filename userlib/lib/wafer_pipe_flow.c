@@ -21,13 +21,14 @@
  *     goes no further.
  * Either way a member's jobs are taken in the order they were given to it,
  * so the jobs of a slot reach every part in submission order, and a job
- * completes with the status of its first part that failed.  The lock
- * guards the records.
+ * completes with the status of its first part that failed.  A member
+ * whose reap fails is dead (wafer_pipe_fail.c): the jobs it holds fail,
+ * the others as they reach it.  The lock guards the records.
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
+#include "wafer_members.h"
 #include "wafer_pipe.h"
 
 static void fifo_push(struct pipe_fifo *f, unsigned int r)
@@ -137,25 +138,36 @@ static void rec_finish_if_done(struct pipe *p, unsigned int ri)
 }
 
 /*
+ * Parts @k.. of record @ri will not run (@status); it is the caller's to
+ * reap unless an earlier part still runs (chained: it completes on its own).
+ */
+void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status)
+{
+	rec_fail_from(p, ri, k, status);
+	rec_finish_if_done(p, ri);
+}
+
+/*
  * Posts records @ri[0..n) to part @k's member; those it did not take (and
- * their later parts) fail with its error.
+ * their later parts) fail with its error, all of them if it is dead.
  */
 static void parts_post_or_fail(struct pipe *p, const unsigned int *ri, unsigned int n,
 				       unsigned int k)
 {
-	int ret = parts_post(p, ri, n, k);
+	int ret = p->dead[k];
 	unsigned int i;
 
-	if (ret < 0)
-		ret = wafer_prefix_error(ret, "device %u", k);
-	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++) {
-		rec_fail_from(p, ri[i], k, ret < 0 ? ret : -EAGAIN);
-		rec_finish_if_done(p, ri[i]);
+	if (!ret) {
+		ret = parts_post(p, ri, n, k);
+		if (ret < 0)
+			ret = wafer_prefix_error(ret, "device %u", k);
 	}
+	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++)
+		pipe_rec_fail(p, ri[i], k, ret < 0 ? ret : -EAGAIN);
 }
 
 /* Moves member @k's completed jobs on, oldest first, while they are done. */
-static void member_advance(struct pipe *p, unsigned int k)
+void pipe_member_advance(struct pipe *p, unsigned int k)
 {
 	struct pipe_fifo *f = &p->at[k];
 	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, ri;
@@ -165,11 +177,11 @@ static void member_advance(struct pipe *p, unsigned int k)
 		ri = fifo_pop(f);
 		r = &p->rec[ri];
 		if (!rec_model(p, r)->chained && k + 1 < rec_model(p, r)->n) {
-			if (!r->status[k]) {
+			if (!r->status[k])
 				next[n++] = ri;
-				continue;
-			}
-			rec_fail_from(p, ri, k + 1, r->status[k]);
+			else
+				pipe_rec_fail(p, ri, k + 1, r->status[k]);
+			continue;
 		}
 		rec_finish_if_done(p, ri);
 	}
@@ -195,7 +207,7 @@ static void member_completed(struct pipe *p, unsigned int k, const struct wafer_
 		pipe_clock_completed(p, r, k, &c[i]);
 		p->busy[k]--;
 	}
-	member_advance(p, k);
+	pipe_member_advance(p, k);
 }
 
 void wafer_pipe_hook(void *arg, const struct wafer_completion *c)
@@ -204,24 +216,39 @@ void wafer_pipe_hook(void *arg, const struct wafer_completion *c)
 	struct pipe *p = h->p;
 
 	pthread_mutex_lock(&p->lock);
-	member_completed(p, h->k, c, 1);
+	/*
+	 * A dead member's jobs are over already (their records may hold
+	 * others by now); a closing pipeline's members go one by one, so
+	 * nothing is posted to them any more.
+	 */
+	if (!p->dead[h->k] && !p->closing)
+		member_completed(p, h->k, c, 1);
 	if (p->finished.n)
 		pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Reaps member @k (waiting until @deadline for @min) and moves jobs on. */
+/*
+ * Reaps member @k (waiting until @deadline for @min) and moves jobs on.  A
+ * fatal error fails the member and what it holds (wafer_pipe_fail.c); a
+ * transient one is no completion yet.  Hooked members are asked even when
+ * idle: their reap is the only one to say they failed (it returns no
+ * completions, the hook has them).  Returns the completions, or the
+ * caller's error (-EEXIST, wafer_members_fatal()).
+ */
 static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_t deadline)
 {
 	struct wafer_completion c[PIPE_MAX_INFLIGHT];
 	int n;
 
-	if (!p->busy[k])
+	if (p->dead[k] || (!p->hooked && !p->busy[k]))
 		return 0;
 	n = p->m[k]->ops->reap(p->m[k], c, PIPE_MAX_INFLIGHT, min, deadline);
+	if (wafer_members_fatal(n))
+		pipe_member_fail(p, k, n);
 	if (n > 0)
 		member_completed(p, k, c, (unsigned int)n);
-	return n;
+	return n == -EEXIST ? n : n > 0 ? n : 0;
 }
 
 /*
@@ -243,14 +270,21 @@ static int rec_links_reset(struct pipe *p, unsigned int ri)
 	return 0;
 }
 
+/* The first free record from @from on, or PIPE_MAX_INFLIGHT. */
+unsigned int pipe_rec_free(const struct pipe *p, unsigned int from)
+{
+	while (from < PIPE_MAX_INFLIGHT && p->rec[from].used)
+		from++;
+	return from;
+}
+
 static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n)
 {
 	unsigned int ri[PIPE_MAX_INFLIGHT], chain[PIPE_MAX_INFLIGHT], i, r = 0, m = 0, k;
 	int ret = 0;
 
-	for (i = 0; i < n && r < PIPE_MAX_INFLIGHT; i++, r++) {
-		while (r < PIPE_MAX_INFLIGHT && p->rec[r].used)
-			r++;
+	for (i = 0; i < n; i++, r++) {
+		r = pipe_rec_free(p, r);
 		if (r == PIPE_MAX_INFLIGHT)
 			break;
 		p->rec[r] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq + i };
@@ -292,6 +326,42 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 	return ret;
 }
 
+/*
+ * The jobs from @jobs[0] on that all need a dead member (*@dead: the
+ * first one's error) or all do not (*@dead: 0): how many.
+ */
+static unsigned int run_of(const struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n,
+			   int *dead)
+{
+	unsigned int i = 1;
+
+	*dead = pipe_job_dead(p, &jobs[0]);
+	while (i < n && !pipe_job_dead(p, &jobs[i]) == !*dead)
+		i++;
+	return i;
+}
+
+/*
+ * Runs of jobs that need a dead member complete at once (with its error),
+ * the others go to the members; in order, as long as all were taken.
+ */
+static int submit_runs(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n)
+{
+	unsigned int done = 0, len;
+	int ret = 0, dead;
+
+	while (done < n) {
+		len = run_of(p, jobs + done, n - done, &dead);
+		ret = dead ? pipe_jobs_fail(p, jobs + done, len, dead) :
+			     submit_locked(p, jobs + done, len);
+		if (ret > 0)
+			done += (unsigned int)ret;
+		if (ret < (int)len)
+			break;
+	}
+	return done ? (int)done : ret;
+}
+
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n)
 {
 	struct pipe *p = pipe_of(dev);
@@ -307,7 +377,7 @@ int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 			return ret;
 	}
 	pthread_mutex_lock(&p->lock);
-	ret = submit_locked(p, jobs, n);
+	ret = submit_runs(p, jobs, n);
 	pthread_mutex_unlock(&p->lock);
 	return ret;
 }
@@ -350,19 +420,26 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 	return got;
 }
 
-/* The members move jobs on themselves: wait for finished ones. */
+/*
+ * The members move jobs on themselves: wait for finished ones, asking the
+ * members' reaps every WAFER_MEMBERS_CHECK_NS whether one failed.
+ */
 static int reap_hooked(struct pipe *p, struct wafer_completion *out, unsigned int max,
 		       unsigned int min, uint64_t deadline_ns)
 {
-	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			       .tv_nsec = (long)(deadline_ns % 1000000000ull) };
-	unsigned int got = 0;
+	unsigned int got = 0, k;
+	uint64_t now;
 
 	for (;;) {
+		for (k = 0; k < p->n; k++)
+			member_reap(p, k, 0, 0);
 		got = take_finished(p, out, got, max);
-		if (got >= min || got == max ||
-		    pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
-			return (int)take_finished(p, out, got, max);
+		now = wafer_now_ns();
+		if (got >= min || got == max || now >= deadline_ns)
+			return (int)got;
+		wafer_members_wait(&p->cond, &p->lock,
+				   deadline_ns - now > WAFER_MEMBERS_CHECK_NS ?
+				   now + WAFER_MEMBERS_CHECK_NS : deadline_ns);
 	}
 }
 
