@@ -1,12 +1,33 @@
 // SPDX-License-Identifier: MIT
 /* wt_fault.c - see wt_fault.h */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "wt_fault.h"
 #include "wt_util.h"
 
 struct wt_flaky wt_fl;
+
+const char *wt_fault_model(void)
+{
+	static char path[4096];
+	const char *p = wt_model_path("stories260K.bin");
+
+	if (!p)
+		return NULL;
+	snprintf(path, sizeof(path), "%s", p);	/* wt_model_path()'s buffer is reused */
+	return path;
+}
+
+void wt_rig_members(struct wafer_open_opts *o, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
+						 .profile = "asic", .stages = 2 };
+}
 
 int wt_rig_load(struct wt_rig *r, const char *model, const struct wafer_convert_opts *conv)
 {
@@ -15,6 +36,8 @@ int wt_rig_load(struct wt_rig *r, const char *model, const struct wafer_convert_
 	ret = ret ? ret : wafer_ctx_create(r->m, WT_FAULT_NJOBS, WT_FAULT_CTX, &r->ctx);
 	ret = ret ? ret : wafer_bo_create(r->dev, 4096, &r->in);
 	ret = ret ? ret : wafer_bo_create(r->dev, (size_t)WT_FAULT_NREC * WT_FAULT_REC, &r->res);
+	if (ret)
+		wt_diag("rig: %s", wafer_last_error());
 	return ret;
 }
 
@@ -95,6 +118,21 @@ int wt_fault_batch_was(struct wt_rig *r, uint64_t ud0, int want, int or_ok)
 		return 0;
 	t = wt_fault_reap(r, ud0);
 	return wt_fault_all_were(&t, want, or_ok) && !wafer_inflight(r->dev);
+}
+
+int wt_fault_foreign(struct wt_rig *r, unsigned int k, int *ret)
+{
+	struct wafer_completion c[WT_FAULT_NJOBS];
+	struct wt_tally t;
+	int ok;
+
+	wt_flaky_wrap(r->dev, k, (struct wt_flaky){ .reap_err = -EEXIST });
+	ok = wt_fault_submit(r, 100) == WT_FAULT_NJOBS;
+	*ret = wafer_reap(r->dev, c, WT_FAULT_NJOBS, WT_FAULT_NJOBS, WT_FAULT_REAP_MS);
+	wt_fl.reap_err = 0;
+	t = wt_fault_reap(r, 100);
+	wt_flaky_unwrap();
+	return ok && wt_fault_all_were(&t, 0, 0) && !wafer_inflight(r->dev);
 }
 
 const char *wt_mode_name(int polled)

@@ -29,7 +29,11 @@ struct wt_rig {
 	struct wafer_bo *in, *res;
 };
 
-/* @r->dev opened: the model at @model, the context and buffers; 0 or -errno. */
+/* The shared model these tests load (stories260K.bin), or NULL if missing. */
+const char *wt_fault_model(void);
+/* @n members' options: in-process devices of the asic profile, 2 stages. */
+void wt_rig_members(struct wafer_open_opts *o, unsigned int n);
+/* @r->dev opened: the model at @model, the context and buffers; 0 or -errno (said). */
 int wt_rig_load(struct wt_rig *r, const char *model, const struct wafer_convert_opts *conv);
 /* Everything destroyed, as wafer_close() wants, also on a failed member. */
 void wt_rig_close(struct wt_rig *r);
@@ -54,6 +58,14 @@ struct wt_tally wt_fault_reap(struct wt_rig *r, uint64_t ud0);
 int wt_fault_all_were(const struct wt_tally *t, int want, int or_ok);
 /* One batch on @r: every job once with status @want (or 0), nothing left in flight. */
 int wt_fault_batch_was(struct wt_rig *r, uint64_t ud0, int want, int or_ok);
+
+/*
+ * Member @k's reap says -EEXIST (the caller's error: a polled kernel
+ * member's io_uring ring reaped by another thread than the one that used
+ * it first) for the first reap of a batch, whose return is *@ret; then it
+ * works.  Whether the batch then completed with 0, every job once.
+ */
+int wt_fault_foreign(struct wt_rig *r, unsigned int k, int *ret);
 
 /* "polled" or "hooked": who moves the jobs from member to member. */
 const char *wt_mode_name(int polled);

@@ -21,8 +21,6 @@
  * batch complete with 0.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/wafer_backend.h"	/* wafer_inproc_fault() */
@@ -44,18 +42,14 @@ static int rig_open(struct wt_rig *r, unsigned int na, unsigned int nf, unsigned
 	struct wafer_open_opts o[8];
 	struct wafer_afd_opts ao = { .n_attn = na, .attn = o, .n_ffn = nf, .ffn = o + na,
 				     .n_expert = ne, .expert = o + na + nf, .polled = polled };
-	unsigned int i;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	for (i = 0; i < 8; i++)
-		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
-						 .profile = "asic", .stages = 2 };
+	wt_rig_members(o, 8);
 	ret = wafer_open_afd(&ao, &r->dev);
-	ret = ret ? ret : wt_rig_load(r, model, conv);
 	if (ret)
 		wt_diag("rig: %s", wafer_last_error());
-	return ret;
+	return ret ? ret : wt_rig_load(r, model, conv);
 }
 
 /*
@@ -146,20 +140,10 @@ static void reap_transient(unsigned int ne, int polled)
  */
 static void reap_foreign(void)
 {
-	struct wafer_completion c[WT_FAULT_NJOBS];
-	struct wt_tally t = { 0 };
 	struct wt_rig r;
 	int ok = !rig_open(&r, 1, 1, 0, 1, &dense) && wt_fault_batch_was(&r, 0, 0, 0), n = 0;
 
-	if (ok) {
-		wt_flaky_wrap(r.dev, 1, (struct wt_flaky){ .reap_err = -EEXIST });
-		ok = wt_fault_submit(&r, 100) == WT_FAULT_NJOBS;
-		n = wafer_reap(r.dev, c, WT_FAULT_NJOBS, WT_FAULT_NJOBS, WT_FAULT_REAP_MS);
-		wt_fl.reap_err = 0;
-		t = wt_fault_reap(&r, 100);
-		ok = ok && wt_fault_all_were(&t, 0, 0) && !wafer_inflight(r.dev);
-		wt_flaky_unwrap();
-	}
+	ok = ok && wt_fault_foreign(&r, 1, &n);
 	wt_ok(ok && n == -EEXIST, "--afd 1:1 polled: the FFN member's reap says -EEXIST (the "
 	      "caller's): the reap returns it (%d), nothing fails; then every job completes "
 	      "with 0", n);
@@ -196,7 +180,7 @@ int main(void)
 {
 	int polled;
 
-	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
+	model = wt_fault_model();
 	if (!wt_ok(model != NULL, "shared model found"))
 		return wt_done();
 	for (polled = 0; polled < 2; polled++) {
@@ -209,6 +193,5 @@ int main(void)
 		submit_refused(polled);
 	}
 	reap_foreign();
-	free((void *)model);
 	return wt_done();
 }

@@ -23,8 +23,6 @@
  * everything.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/wafer_pipe.h"	/* wafer_inproc_fault(), the pipeline polled */
@@ -55,20 +53,16 @@ static int rig_open(struct wt_rig *r, unsigned int n, int polled)
 {
 	struct wafer_open_opts o[3];
 	struct wafer_pipe_opts po = { .n_devices = n, .devices = o };
-	unsigned int i;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	for (i = 0; i < 3; i++)
-		o[i] = (struct wafer_open_opts){ .backend = WAFER_BACKEND_INPROC,
-						 .profile = "asic", .stages = 2 };
+	wt_rig_members(o, 3);
 	ret = wafer_open_pipeline(&po, &r->dev);
-	if (!ret && polled)
-		make_polled(r->dev);
-	ret = ret ? ret : wt_rig_load(r, model, &conv);
 	if (ret)
 		wt_diag("rig: %s", wafer_last_error());
-	return ret;
+	else if (polled)
+		make_polled(r->dev);
+	return ret ? ret : wt_rig_load(r, model, &conv);
 }
 
 static const char *place_name(unsigned int n, unsigned int victim)
@@ -176,20 +170,12 @@ static void reap_transient(unsigned int n, int polled, unsigned int victim)
  */
 static void reap_foreign(unsigned int n, unsigned int victim)
 {
-	struct wafer_completion c[WT_FAULT_NJOBS];
-	struct wt_tally t = { 0 };
 	struct wt_rig r;
-	int ok, ret;
+	int ok, ret = 0;
 
 	if (rig_clean(&r, n, 1, 0))
 		return;
-	wt_flaky_wrap(r.dev, victim, (struct wt_flaky){ .reap_err = -EEXIST });
-	ok = wt_fault_submit(&r, 100) == WT_FAULT_NJOBS;
-	ret = wafer_reap(r.dev, c, WT_FAULT_NJOBS, WT_FAULT_NJOBS, WT_FAULT_REAP_MS);
-	wt_fl.reap_err = 0;
-	t = wt_fault_reap(&r, 100);
-	ok = ok && wt_fault_all_were(&t, 0, 0) && !wafer_inflight(r.dev);
-	wt_flaky_unwrap();
+	ok = wt_fault_foreign(&r, victim, &ret);
 	wt_ok(ok && ret == -EEXIST, "%u polled: the %s member's reap says -EEXIST (the "
 	      "caller's): the reap returns it (%d), nothing fails; then every job completes "
 	      "with 0", n, place_name(n, victim), ret);
@@ -243,13 +229,12 @@ int main(void)
 {
 	int polled;
 
-	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
+	model = wt_fault_model();
 	if (!wt_ok(model != NULL, "shared model found"))
 		return wt_done();
 	for (polled = 0; polled < 2; polled++) {
 		cases(2, polled);
 		cases(3, polled);
 	}
-	free((void *)model);
 	return wt_done();
 }
