@@ -430,7 +430,15 @@ struct wafer_pipe_opts {
  * previous one completed, as it does in process).
  * wafer_query() reports the members combined: stages and free SRAM summed,
  * limits the smallest member's; jobs take at most WAFER_PIPE_MAX_TOKENS
- * tokens (wafer_generate() splits a longer prompt).
+ * tokens (wafer_generate() splits a longer prompt).  A member that fails
+ * (its reap returns an error other than -EAGAIN, -EINTR, -ETIME,
+ * -ETIMEDOUT: a device gone, a broken completion ring) fails every job it
+ * holds once, each reaped with that error as its status; the jobs before
+ * it fail likewise as they reach it, those past it complete as they would
+ * have, and a job submitted later whose model has a part on it completes
+ * with the error at once.  -EEXIST (a kernel member's io_uring ring reaped
+ * by another thread than the one that first used it) is wafer_reap()'s
+ * error and fails nothing.
  *
  * Return: 0 or a negative errno (-EINVAL: bad options, mixed backends; a
  * member's wafer_open() error).
