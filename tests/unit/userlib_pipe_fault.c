@@ -19,8 +19,9 @@
  * (-EAGAIN, -EINTR, -ETIME, -ETIMEDOUT every other call) fail nothing: the
  * records are byte-identical to a clean run's; -EEXIST (a polled member's
  * io_uring ring reaped from another thread) is the reap's error and fails
- * nothing.  wafer_close() while a failed member still runs jobs frees
- * everything.
+ * nothing.  wafer_close() while a failed member still runs jobs, and with
+ * jobs in flight that nobody reaped (their objects destroyed first), frees
+ * everything and uses nothing freed.
  */
 #include <errno.h>
 #include <string.h>
@@ -210,6 +211,32 @@ static void close_inflight(unsigned int n, int polled)
 	      wt_mode_name(polled), polled ? "" : " (or 0)");
 }
 
+/*
+ * wafer_close() with a batch in flight, nothing reaped: the buffers, the
+ * context and the model destroyed first (as wafer_close() wants) while
+ * the members still run the jobs' parts; with @victim's firmware faulted
+ * (-1: none).  Hooked, a member's completion thread would post a job's
+ * next part with what was destroyed: nothing may be used after it was
+ * freed (valgrind, ASan).
+ */
+static void close_unreaped(unsigned int n, int polled, int victim)
+{
+	struct wt_rig r;
+	int ok;
+
+	if (rig_clean(&r, n, polled, 1))
+		return;
+	ok = victim < 0 ||
+	     !wafer_inproc_fault(wafer_pipe_member(r.dev, (unsigned int)victim),
+				 WFW_FAULT_CORRUPT_NEXT_CPL);
+	ok = ok && wt_fault_submit(&r, 100) == WT_FAULT_NJOBS;
+	ok = ok && wafer_inflight(r.dev) == WT_FAULT_NJOBS;
+	wt_rig_close(&r);
+	wt_ok(ok, "%u %s: everything destroyed and closed with a batch in flight%s%s", n,
+	      wt_mode_name(polled), victim < 0 ? "" : ", the faulted member ",
+	      victim < 0 ? "" : place_name(n, (unsigned int)victim));
+}
+
 /* Every case on a pipeline of @n, hooked or @polled. */
 static void cases(unsigned int n, int polled)
 {
@@ -223,6 +250,8 @@ static void cases(unsigned int n, int polled)
 			reap_foreign(n, v);
 	}
 	close_inflight(n, polled);
+	close_unreaped(n, polled, -1);
+	close_unreaped(n, polled, (int)n - 1);
 }
 
 int main(void)
