@@ -123,6 +123,9 @@ struct pipe_ctx {
  * @started: @start_ns is known
  * @done_ns: modelled time the last part completed (0: not known)
  * @clocked: counted in its slot's @pending
+ * @finished: every part is done: it waits for the caller's reap
+ * @result: then, its status (the first failed part's), kept as its
+ *	context and model may go before it is reaped (wafer_pipe_drain.c)
  */
 struct pipe_rec {
 	int used;
@@ -136,6 +139,8 @@ struct pipe_rec {
 	int started;
 	uint64_t done_ns;
 	int clocked;
+	int finished;
+	int result;
 };
 
 /** struct pipe_fifo - record indices in order */
@@ -213,6 +218,7 @@ static inline struct wafer_bo *pipe_bo_on(const struct wafer_bo *bo, unsigned in
 void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status);
 void pipe_member_advance(struct pipe *p, unsigned int k);
 unsigned int pipe_rec_free(const struct pipe *p, unsigned int from);
+void pipe_members_check(struct pipe *p);
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
@@ -222,6 +228,11 @@ void wafer_pipe_hook(void *arg, const struct wafer_completion *c);
 void pipe_member_fail(struct pipe *p, unsigned int k, int err);
 int pipe_job_dead(const struct pipe *p, const struct wafer_job_hw *j);
 int pipe_jobs_fail(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n, int err);
+
+/* wafer_pipe_drain.c: objects destroyed while jobs use them */
+void pipe_drain_bo(struct pipe *p, const struct wafer_bo *bo, uint32_t timeout_ms);
+void pipe_drain_ctx(struct pipe *p, uint32_t id, uint32_t timeout_ms);
+void pipe_drain_model(struct pipe *p, uint32_t id, uint32_t timeout_ms);
 
 /* wafer_pipe_times.c: WAFER_JOB_TIMES through the parts. */
 int pipe_times_check(const struct pipe *p, const struct wafer_job_hw *j, unsigned int i);

@@ -133,7 +133,9 @@ static void rec_finish_if_done(struct pipe *p, unsigned int ri)
 
 	if (r->done != (1u << rec_model(p, r)->n) - 1)
 		return;
-	pipe_clock_retire(p, r, rec_status(p, r));
+	r->finished = 1;
+	r->result = rec_status(p, r);
+	pipe_clock_retire(p, r, r->result);
 	fifo_push(&p->finished, ri);
 }
 
@@ -249,6 +251,18 @@ static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_
 	if (n > 0)
 		member_completed(p, k, c, (unsigned int)n);
 	return n == -EEXIST ? n : n > 0 ? n : 0;
+}
+
+/*
+ * Hooked members (lock held): whether one failed (its hook says nothing
+ * then, its reap does).
+ */
+void pipe_members_check(struct pipe *p)
+{
+	unsigned int k;
+
+	for (k = 0; k < p->n; k++)
+		member_reap(p, k, 0, 0);
 }
 
 /*
@@ -409,7 +423,7 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 	while (p->finished.n && got < max) {
 		r = &p->rec[fifo_pop(&p->finished)];
 		out[got++] = (struct wafer_completion){
-			.user_data = r->job.user_data, .status = rec_status(p, r),
+			.user_data = r->job.user_data, .status = r->result,
 			.device_ns = r->device_ns, .done_ns = r->done_ns,
 		};
 		if (!out[got - 1].status)
@@ -427,12 +441,11 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 static int reap_hooked(struct pipe *p, struct wafer_completion *out, unsigned int max,
 		       unsigned int min, uint64_t deadline_ns)
 {
-	unsigned int got = 0, k;
+	unsigned int got = 0;
 	uint64_t now;
 
 	for (;;) {
-		for (k = 0; k < p->n; k++)
-			member_reap(p, k, 0, 0);
+		pipe_members_check(p);
 		got = take_finished(p, out, got, max);
 		now = wafer_now_ns();
 		if (got >= min || got == max || now >= deadline_ns)
