@@ -438,7 +438,9 @@ struct wafer_pipe_opts {
  * have, and a job submitted later whose model has a part on it completes
  * with the error at once.  -EEXIST (a kernel member's io_uring ring reaped
  * by another thread than the one that first used it) is wafer_reap()'s
- * error and fails nothing.
+ * error and fails nothing.  Destroying a buffer, context or model of the
+ * pipeline waits for the jobs in flight that use it (in-process members
+ * move a job on from their own threads), at most its job timeout.
  *
  * Return: 0 or a negative errno (-EINVAL: bad options, mixed backends; a
  * member's wafer_open() error).
