@@ -48,6 +48,37 @@ void wafer_members_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t un
 	pthread_cond_timedwait(cond, lock, &ts);
 }
 
+int wafer_members_uses(const struct wafer_job_hw *j, uint32_t model,
+		       const struct wafer_members_gone *g)
+{
+	if (g->bo)
+		return j->in == g->bo || j->out == g->bo;
+	if (g->ctx)
+		return j->ctx_id == g->ctx;
+	return model == g->model;
+}
+
+/* Without a job timeout (0: none set), how long a destroy waits at most. */
+#define DRAIN_DEFAULT_MS	10000u
+
+void wafer_members_drain(pthread_mutex_t *lock, pthread_cond_t *cond,
+			 unsigned int (*running)(void *arg), void (*check)(void *arg),
+			 void *arg, uint32_t timeout_ms)
+{
+	uint64_t deadline = wafer_now_ns() +
+			    (uint64_t)(timeout_ms ? timeout_ms : DRAIN_DEFAULT_MS) * 1000000ull;
+	uint64_t now;
+
+	for (;;) {
+		check(arg);
+		now = wafer_now_ns();
+		if (!running(arg) || now >= deadline)
+			return;
+		wafer_members_wait(cond, lock, deadline - now > WAFER_MEMBERS_CHECK_NS ?
+						now + WAFER_MEMBERS_CHECK_NS : deadline);
+	}
+}
+
 void wafer_members_info(struct wafer_info *i, struct wafer_dev *const *m, unsigned int n)
 {
 	unsigned int k;

@@ -33,6 +33,32 @@ int wafer_members_fatal(int ret);
 /* Waits on @cond (@lock held) until @until_ns (wafer_now_ns()) at most. */
 void wafer_members_wait(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ns);
 
+/**
+ * struct wafer_members_gone - an object of the device being destroyed
+ * @bo: a buffer, or NULL
+ * @ctx: else a context's id, or 0
+ * @model: else a model's id
+ */
+struct wafer_members_gone {
+	const struct wafer_bo *bo;
+	uint32_t ctx, model;
+};
+
+/* Whether job @j (its context's model: @model, an id) uses what @g says. */
+int wafer_members_uses(const struct wafer_job_hw *j, uint32_t model,
+		       const struct wafer_members_gone *g);
+
+/*
+ * Before an object of the device goes, with hooked members (they move a
+ * job on from their own threads, with the job's objects): waits (@lock
+ * held) until @running(@arg), the jobs in flight that use it, is 0, at
+ * most @timeout_ms (0: 10 s), calling @check(@arg) (whether a member
+ * failed, which ends its jobs) before each look.
+ */
+void wafer_members_drain(pthread_mutex_t *lock, pthread_cond_t *cond,
+			 unsigned int (*running)(void *arg), void (*check)(void *arg),
+			 void *arg, uint32_t timeout_ms);
+
 /*
  * @n members' wafer_info combined into @i: member 0's, stages and free SRAM
  * summed, caps and limits the smallest, "mixed" profiles, job timeouts
