@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wfw_abi.h"
 #include "wt_fault.h"
 #include "wt_util.h"
 
@@ -133,6 +134,18 @@ int wt_fault_foreign(struct wt_rig *r, unsigned int k, int *ret)
 	t = wt_fault_reap(r, 100);
 	wt_flaky_unwrap();
 	return ok && wt_fault_all_were(&t, 0, 0) && !wafer_inflight(r->dev);
+}
+
+int wt_fault_close_unreaped(struct wt_rig *r, int victim)
+{
+	int ok = victim < 0 ||
+		 !wafer_inproc_fault(wafer_pipe_member(r->dev, (unsigned int)victim),
+				     WFW_FAULT_CORRUPT_NEXT_CPL);
+
+	ok = ok && wt_fault_submit(r, 100) == WT_FAULT_NJOBS;
+	ok = ok && wafer_inflight(r->dev) == WT_FAULT_NJOBS;
+	wt_rig_close(r);
+	return ok;
 }
 
 const char *wt_mode_name(int polled)

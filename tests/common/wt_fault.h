@@ -67,6 +67,15 @@ int wt_fault_batch_was(struct wt_rig *r, uint64_t ud0, int want, int or_ok);
  */
 int wt_fault_foreign(struct wt_rig *r, unsigned int k, int *ret);
 
+/*
+ * wafer_close() with a batch in flight, nothing reaped: member @victim's
+ * firmware faulted first (-1: none), the batch submitted, then everything
+ * destroyed (as wafer_close() wants) while the members still run it, and
+ * closed.  Whether the batch went in; what is used after it was freed is
+ * for valgrind or ASan to find.
+ */
+int wt_fault_close_unreaped(struct wt_rig *r, int victim);
+
 /* "polled" or "hooked": who moves the jobs from member to member. */
 const char *wt_mode_name(int polled);
 

@@ -16,9 +16,10 @@
  * (-EAGAIN, -EINTR, -ETIME, -ETIMEDOUT every other call) fail nothing: the
  * records are byte-identical to a clean run; -EEXIST (a polled member's
  * io_uring ring reaped from another thread) is the reap's error and fails
- * nothing.  A submit a member refuses
- * with -EIO fails that one micro-batch's job; the other jobs and the next
- * batch complete with 0.
+ * nothing.  A submit a member refuses with -EIO fails that one
+ * micro-batch's job; the other jobs and the next batch complete with 0.
+ * wafer_close() with jobs nobody reaped (their objects destroyed first)
+ * uses nothing freed.
  */
 #include <errno.h>
 #include <string.h>
@@ -176,6 +177,32 @@ static void submit_refused(int polled)
 	wt_rig_close(&r);
 }
 
+/*
+ * wafer_close() with a batch in flight, nothing reaped, its objects
+ * destroyed first; with member @victim's firmware faulted (-1: none).
+ * Hooked, a member's completion thread would post a micro-batch's next
+ * step with what was destroyed.
+ */
+static void close_unreaped(int polled, int victim)
+{
+	struct wt_rig r;
+	int ok;
+
+	wafer_inproc_fault_inject = 1;
+	ok = !rig_open(&r, 1, 1, 0, polled, &dense);
+	wafer_inproc_fault_inject = 0;
+	ok = ok && wt_fault_batch_was(&r, 0, 0, 0);
+	if (!ok) {
+		wt_ok(0, "--afd 1:1 %s: a clean batch (%s)", wt_mode_name(polled),
+		      wafer_last_error());
+		wt_rig_close(&r);
+		return;
+	}
+	wt_ok(wt_fault_close_unreaped(&r, victim), "--afd 1:1 %s: everything destroyed and "
+	      "closed with a batch in flight%s", wt_mode_name(polled),
+	      victim < 0 ? "" : ", the FFN member faulted");
+}
+
 int main(void)
 {
 	int polled;
@@ -191,6 +218,8 @@ int main(void)
 		reap_transient(0, polled);
 		reap_transient(2, polled);
 		submit_refused(polled);
+		close_unreaped(polled, -1);
+		close_unreaped(polled, 1);
 	}
 	reap_foreign();
 	return wt_done();

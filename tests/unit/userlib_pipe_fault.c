@@ -212,28 +212,20 @@ static void close_inflight(unsigned int n, int polled)
 }
 
 /*
- * wafer_close() with a batch in flight, nothing reaped: the buffers, the
- * context and the model destroyed first (as wafer_close() wants) while
- * the members still run the jobs' parts; with @victim's firmware faulted
- * (-1: none).  Hooked, a member's completion thread would post a job's
- * next part with what was destroyed: nothing may be used after it was
- * freed (valgrind, ASan).
+ * wafer_close() with a batch in flight, nothing reaped, its objects
+ * destroyed first; with @victim's firmware faulted (-1: none).  Hooked, a
+ * member's completion thread would post a job's next part with what was
+ * destroyed.
  */
 static void close_unreaped(unsigned int n, int polled, int victim)
 {
 	struct wt_rig r;
-	int ok;
 
 	if (rig_clean(&r, n, polled, 1))
 		return;
-	ok = victim < 0 ||
-	     !wafer_inproc_fault(wafer_pipe_member(r.dev, (unsigned int)victim),
-				 WFW_FAULT_CORRUPT_NEXT_CPL);
-	ok = ok && wt_fault_submit(&r, 100) == WT_FAULT_NJOBS;
-	ok = ok && wafer_inflight(r.dev) == WT_FAULT_NJOBS;
-	wt_rig_close(&r);
-	wt_ok(ok, "%u %s: everything destroyed and closed with a batch in flight%s%s", n,
-	      wt_mode_name(polled), victim < 0 ? "" : ", the faulted member ",
+	wt_ok(wt_fault_close_unreaped(&r, victim), "%u %s: everything destroyed and closed with "
+	      "a batch in flight%s%s", n, wt_mode_name(polled),
+	      victim < 0 ? "" : ", the faulted member ",
 	      victim < 0 ? "" : place_name(n, (unsigned int)victim));
 }
 
