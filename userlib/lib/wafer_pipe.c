@@ -136,7 +136,7 @@ static void pipe_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct pipe_bo *pb = bo->priv;
 
-	pipe_drain_bo(pipe_of(dev), bo, dev->info.job_timeout_ms);
+	pipe_drain(pipe_of(dev), (struct wafer_members_gone){ .bo = bo }, dev->info.job_timeout_ms);
 	wafer_members_bo_destroy(pb->on, pipe_of(dev)->n);
 	free(pb);
 }
@@ -347,7 +347,7 @@ static int pipe_model_unload(struct wafer_dev *dev, uint32_t id)
 {
 	struct pipe *p = pipe_of(dev);
 
-	pipe_drain_model(p, id, dev->info.job_timeout_ms);
+	pipe_drain(p, (struct wafer_members_gone){ .model = id }, dev->info.job_timeout_ms);
 	model_free(p, &p->models[id - 1], p->models[id - 1].n);
 	return 0;
 }
@@ -434,7 +434,7 @@ static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	struct pipe *p = pipe_of(dev);
 	struct pipe_ctx *pc = &p->ctxs[id - 1];
 
-	pipe_drain_ctx(p, id, dev->info.job_timeout_ms);
+	pipe_drain(p, (struct wafer_members_gone){ .ctx = id }, dev->info.job_timeout_ms);
 	ctx_free(p, pc, p->models[pc->model].n);
 	return 0;
 }

@@ -230,9 +230,8 @@ int pipe_job_dead(const struct pipe *p, const struct wafer_job_hw *j);
 int pipe_jobs_fail(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n, int err);
 
 /* wafer_pipe_drain.c: objects destroyed while jobs use them */
-void pipe_drain_bo(struct pipe *p, const struct wafer_bo *bo, uint32_t timeout_ms);
-void pipe_drain_ctx(struct pipe *p, uint32_t id, uint32_t timeout_ms);
-void pipe_drain_model(struct pipe *p, uint32_t id, uint32_t timeout_ms);
+struct wafer_members_gone;
+void pipe_drain(struct pipe *p, struct wafer_members_gone g, uint32_t timeout_ms);
 
 /* wafer_pipe_times.c: WAFER_JOB_TIMES through the parts. */
 int pipe_times_check(const struct pipe *p, const struct wafer_job_hw *j, unsigned int i);

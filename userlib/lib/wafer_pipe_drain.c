@@ -54,7 +54,7 @@ static void drain_check(void *arg)
 }
 
 /* Waits (hooked) until no job in flight that uses @g's object runs. */
-static void drain(struct pipe *p, struct wafer_members_gone g, uint32_t timeout_ms)
+void pipe_drain(struct pipe *p, struct wafer_members_gone g, uint32_t timeout_ms)
 {
 	struct drain d = { .p = p, .g = g };
 
@@ -65,19 +65,4 @@ static void drain(struct pipe *p, struct wafer_members_gone g, uint32_t timeout_
 	else
 		drain_running(&d);	/* nothing runs on its own: only the times go */
 	pthread_mutex_unlock(&p->lock);
-}
-
-void pipe_drain_bo(struct pipe *p, const struct wafer_bo *bo, uint32_t timeout_ms)
-{
-	drain(p, (struct wafer_members_gone){ .bo = bo }, timeout_ms);
-}
-
-void pipe_drain_ctx(struct pipe *p, uint32_t id, uint32_t timeout_ms)
-{
-	drain(p, (struct wafer_members_gone){ .ctx = id }, timeout_ms);
-}
-
-void pipe_drain_model(struct pipe *p, uint32_t id, uint32_t timeout_ms)
-{
-	drain(p, (struct wafer_members_gone){ .model = id }, timeout_ms);
 }
