@@ -176,6 +176,8 @@ static void afd_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct afd_bo *ab = bo->priv;
 
+	wafer_afd_drain(afd_of(dev), (struct wafer_members_gone){ .bo = bo },
+			dev->info.job_timeout_ms);
 	wafer_members_bo_destroy(ab->on, n_members(afd_of(dev)));
 	free(ab);
 }
@@ -317,6 +319,7 @@ static int afd_model_unload(struct wafer_dev *dev, uint32_t id)
 {
 	struct afd *a = afd_of(dev);
 
+	wafer_afd_drain(a, (struct wafer_members_gone){ .model = id }, dev->info.job_timeout_ms);
 	model_free(a, &a->models[id - 1], n_members(a));
 	return 0;
 }
@@ -403,6 +406,7 @@ static int afd_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 {
 	struct afd *a = afd_of(dev);
 
+	wafer_afd_drain(a, (struct wafer_members_gone){ .ctx = id }, dev->info.job_timeout_ms);
 	ctx_free(a, &a->ctxs[id - 1], n_members(a));
 	return 0;
 }

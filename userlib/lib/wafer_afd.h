@@ -285,7 +285,12 @@ void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,
 void wafer_afd_member_fail(struct afd *a, unsigned int k, int err);
 int wafer_afd_dead(const struct afd *a);
 
+/* wafer_afd_drain.c: objects destroyed while jobs use them */
+struct wafer_members_gone;
+void wafer_afd_drain(struct afd *a, struct wafer_members_gone g, uint32_t timeout_ms);
+
 /* wafer_afd_flow.c */
+void wafer_afd_members_check(struct afd *a);
 void wafer_afd_step_of(struct afd *a, const struct afd_rec *r, struct afd_step *st);
 void wafer_afd_rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
 int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);

@@ -394,7 +394,7 @@ static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
  * Hooked members (lock held): whether one failed (its hook says nothing
  * then, its reap does; a hooked member's reap returns no completions).
  */
-static void members_check(struct afd *a)
+void wafer_afd_members_check(struct afd *a)
 {
 	unsigned int k;
 
@@ -409,7 +409,7 @@ static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
 	uint64_t until, now;
 
 	for (;;) {
-		members_check(a);
+		wafer_afd_members_check(a);
 		now = wafer_now_ns();
 		if (a->n_done >= min || a->n_done >= max || now >= deadline_ns)
 			return;
