@@ -101,13 +101,14 @@ static void reap_enodev(int polled, unsigned int victim, const char *what)
 		return;
 	}
 	wt_flaky_wrap(r.dev, victim, (struct wt_flaky){ .reap_err = -ENODEV });
-	wt_ok(wt_fault_batch_was(&r, 100, -ENODEV, !polled), "%s %s's reap says -ENODEV: every job of "
-	      "the batch completes once, with -ENODEV%s", wt_mode_name(polled), what,
+	wt_ok(wt_fault_batch_was(&r, 100, -ENODEV, !polled), "%s %s's reap says -ENODEV: every "
+	      "job of the batch completes once, with -ENODEV%s", wt_mode_name(polled), what,
 	      polled ? "" : " (or 0: its hook finished it first)");
 	wt_ok(wt_fault_batch_was(&r, 200, -ENODEV, 0), "%s: a later batch completes with -ENODEV",
 	      wt_mode_name(polled));
 	wt_ok(wt_fl.reaps >= 1 && !wt_fl.reaps_dead, "%s: the failed member is not reaped again "
-	      "(%u reaps, %u after the error)", wt_mode_name(polled), wt_fl.reaps, wt_fl.reaps_dead);
+	      "(%u reaps, %u after the error)", wt_mode_name(polled), wt_fl.reaps,
+	      wt_fl.reaps_dead);
 	wt_flaky_unwrap();
 	wt_rig_close(&r);
 }
@@ -117,13 +118,15 @@ static void reap_transient(unsigned int ne, int polled)
 {
 	static uint8_t want[WT_FAULT_NREC * WT_FAULT_REC];
 	struct wt_rig r;
-	int ok = !rig_open(&r, 1, 1, ne, polled, ne ? &moe : &dense) && wt_fault_batch_was(&r, 0, 0, 0);
+	int ok = !rig_open(&r, 1, 1, ne, polled, ne ? &moe : &dense) &&
+		 wt_fault_batch_was(&r, 0, 0, 0);
 
 	if (ok) {
 		memcpy(want, wafer_bo_map(r.res), sizeof(want));
 		memset(wafer_bo_map(r.res), 0, sizeof(want));
 		wt_flaky_wrap(r.dev, 1, (struct wt_flaky){ .transient = 1 });
-		ok = wt_fault_batch_was(&r, 100, 0, 0) && !memcmp(want, wafer_bo_map(r.res), sizeof(want));
+		ok = wt_fault_batch_was(&r, 100, 0, 0) &&
+		     !memcmp(want, wafer_bo_map(r.res), sizeof(want));
 		wt_flaky_unwrap();
 	}
 	wt_ok(ok && wt_fl.reaps > 1, "--afd 1:1%s%.0u %s: the FFN member's reap says -EAGAIN, "
@@ -168,12 +171,14 @@ static void submit_refused(int polled)
 			failed += t.st[i] == -EIO;
 			good += t.st[i] == 0;
 		}
-		ok = ok && t.n == WT_FAULT_NJOBS && !t.twice && failed == 1 && good == WT_FAULT_NJOBS - 1;
+		ok = ok && t.n == WT_FAULT_NJOBS && !t.twice && failed == 1 &&
+		     good == WT_FAULT_NJOBS - 1;
 		ok = ok && wt_fault_batch_was(&r, 200, 0, 0);
 		wt_flaky_unwrap();
 	}
 	wt_ok(ok, "--afd 1:1 %s: a step the FFN member refuses (-EIO) fails its job alone (%u "
-	      "failed, %u ok); the next batch completes with 0", wt_mode_name(polled), failed, good);
+	      "failed, %u ok); the next batch completes with 0", wt_mode_name(polled), failed,
+	      good);
 	wt_rig_close(&r);
 }
 
