@@ -518,7 +518,9 @@ struct wafer_afd_opts {
  * with that error as its status, and every job submitted later likewise:
  * each job needs every member.  -EEXIST (a polled member's io_uring ring
  * reaped by another thread than the one that first used it) is
- * wafer_reap()'s error and fails nothing.
+ * wafer_reap()'s error and fails nothing.  Destroying a buffer, context or
+ * model of the device waits for the jobs in flight that use it (hooked
+ * members move them on from their own threads), at most its job timeout.
  *
  * Return: 0 or a negative errno (-EINVAL: bad groups, mixed backends; a
  * member's wafer_open() error).
