@@ -549,6 +549,23 @@ wfs_rows_any(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
 	wfs_rows(w, x, y, r, end, w->cols / w->group_size, w->group_size, t);
 }
 
+/*
+ * A matrix with a short last group: its padded inputs (520 bytes) in a
+ * frame of their own, so that the kernel's -ftrivial-auto-var-init=zero
+ * clears them only for such matrices, not on every call.
+ */
+static WFS_NOINLINE WFS_AVX2 void
+wfs_rows_tail(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end)
+{
+	struct wfs_mv_tail tail;
+
+	wfs_tail_init(w, x, &tail);
+	if (w->group_size == 32)
+		wfs_rows_gs32(w, x, y, r, end, &tail);
+	else
+		wfs_rows_any(w, x, y, r, end, &tail);
+}
+
 /**
  * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
  * @w: quantised matrix (INT8 or INT4)
@@ -568,21 +585,18 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 {
 	u32 r, gs = w->group_size;
 	int i8 = w->qtype == WFS_QT_INT8;
-	struct wfs_mv_tail tail, *t = NULL;
 
 	if (i8 ? gs % 16 : gs % 32) {
 		for (r = row_begin; r < row_end; r++)
 			y[r] = wfs_row_rest(w, x, r, 0);
 		return;
 	}
-	if (w->cols % gs) {
-		wfs_tail_init(w, x, &tail);
-		t = &tail;
-	}
-	if (gs == 32)
-		wfs_rows_gs32(w, x, y, row_begin, row_end, t);
+	if (w->cols % gs)
+		wfs_rows_tail(w, x, y, row_begin, row_end);
+	else if (gs == 32)
+		wfs_rows_gs32(w, x, y, row_begin, row_end, NULL);
 	else
-		wfs_rows_any(w, x, y, row_begin, row_end, t);
+		wfs_rows_any(w, x, y, row_begin, row_end, NULL);
 }
 
 /* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
