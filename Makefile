@@ -70,7 +70,7 @@ WAFER_CLI := $(B)/bin/wafer
 USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
-.PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench prefixes \
+.PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench bench-kflags prefixes \
 	checkpatch sparse install clean
 all: module userspace
 
@@ -219,6 +219,11 @@ vm-debug: all module-debug
 
 bench: userspace
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# bench_forward with firmware-sim built with the userspace flags and with
+# the kernel's code-generation flags (README "Kernel flags").
+bench-kflags: setup
+	$(Q)BUILD=$(BUILD) tests/bench/kflags
 
 demo: all
 	$(Q)tests/demo

@@ -484,20 +484,29 @@ s32 wfs_residual_add(s32 *x, s32 ex, s64 *d, s32 ed, u32 n)
 
 /*
  * y[i] = wfs_scale_pow2(v_i, -sh, 32767), the direction decided once: v_i
- * is x[i], or without @x y[i] * g[i] * inv.
+ * is x[i], or without @x y[i] * g[i] * inv.  One loop per case: Kbuild's
+ * -O2 does not unswitch loops, and the tests would stay in the loop.
  */
 static void wfs_rms_scale(const s32 *x, const s16 *g, s64 inv, u32 n,
 			  s32 sh, s16 *y)
 {
 	u32 i, c = sh > 64 ? 64 : (u32)WFS_MAX(sh, -sh);
 	u64 ln = c >= 62 ? 0 : 32767ULL >> c;
-	s64 v;
 
-	for (i = 0; i < n; i++) {
-		v = x ? x[i] : (s64)y[i] * g[i] * inv;
-		y[i] = (s16)(sh <= 0 ? wfs_shl_sat_n(v, c, ln, 32767) :
-			     wfs_rshr_clamp(v, c, 32767));
-	}
+	if (x && sh <= 0)
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_shl_sat_n(x[i], c, ln, 32767);
+	else if (x)
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_rshr_clamp(x[i], c, 32767);
+	else if (sh <= 0)
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_shl_sat_n((s64)y[i] * g[i] * inv, c,
+						  ln, 32767);
+	else
+		for (i = 0; i < n; i++)
+			y[i] = (s16)wfs_rshr_clamp((s64)y[i] * g[i] * inv, c,
+						   32767);
 }
 
 /**

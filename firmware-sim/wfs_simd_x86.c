@@ -32,6 +32,13 @@
 #endif
 #define WFS_ALWAYS_INLINE	__attribute__((__always_inline__))
 #define WFS_NOINLINE	__attribute__((__noinline__))
+/*
+ * "#pragma GCC unroll" below: a loop over an array of vectors, unrolled
+ * whatever the optimisation level.  Kbuild compiles at -O2, which leaves
+ * such loops rolled, and the array then lives on the stack (zeroed on
+ * entry, each step a load and a store) instead of in registers: the
+ * matvec ran at half the speed of userspace's -O3 build.
+ */
 
 typedef s8 wfs_v16qi __attribute__((vector_size(16)));
 typedef u8 wfs_v16qu __attribute__((vector_size(16)));
@@ -294,6 +301,7 @@ wfs_grp8_i8(const s8 *w, u64 rb, const s16 *x, u32 gs)
 	for (i = 0; i < gs; i += 16) {
 		wfs_v16hi xv = *(const wfs_v16hi_u *)(x + i);
 
+#pragma GCC unroll 8
 		for (k = 0; k < 8; k++)
 			s[k] += wfs_madd256(wfs_ld16s(w + k * rb + i), xv);
 	}
@@ -319,6 +327,7 @@ wfs_grp8_i4(const u8 *b, u64 rb, const s16 *xl, const s16 *xh, u32 nb)
 		wfs_v16hi hi = *(const wfs_v16hi_u *)(xh + i);
 
 		c += wfs_madd256(lo, eight) + wfs_madd256(hi, eight);
+#pragma GCC unroll 8
 		for (k = 0; k < 8; k++) {
 			wfs_v16hi v = wfs_ld16u(b + k * rb + i);
 
@@ -540,6 +549,23 @@ wfs_rows_any(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end,
 	wfs_rows(w, x, y, r, end, w->cols / w->group_size, w->group_size, t);
 }
 
+/*
+ * A matrix with a short last group: its padded inputs (520 bytes) in a
+ * frame of their own, so that the kernel's -ftrivial-auto-var-init=zero
+ * clears them only for such matrices, not on every call.
+ */
+static WFS_NOINLINE WFS_AVX2 void
+wfs_rows_tail(const struct wfs_qmat *w, const s16 *x, s64 *y, u32 r, u32 end)
+{
+	struct wfs_mv_tail tail;
+
+	wfs_tail_init(w, x, &tail);
+	if (w->group_size == 32)
+		wfs_rows_gs32(w, x, y, r, end, &tail);
+	else
+		wfs_rows_any(w, x, y, r, end, &tail);
+}
+
 /**
  * wfs_simd_x86_matvec_rows() - wfs_matvec_rows() with AVX2
  * @w: quantised matrix (INT8 or INT4)
@@ -559,21 +585,18 @@ WFS_AVX2 void wfs_simd_x86_matvec_rows(const struct wfs_qmat *w,
 {
 	u32 r, gs = w->group_size;
 	int i8 = w->qtype == WFS_QT_INT8;
-	struct wfs_mv_tail tail, *t = NULL;
 
 	if (i8 ? gs % 16 : gs % 32) {
 		for (r = row_begin; r < row_end; r++)
 			y[r] = wfs_row_rest(w, x, r, 0);
 		return;
 	}
-	if (w->cols % gs) {
-		wfs_tail_init(w, x, &tail);
-		t = &tail;
-	}
-	if (gs == 32)
-		wfs_rows_gs32(w, x, y, row_begin, row_end, t);
+	if (w->cols % gs)
+		wfs_rows_tail(w, x, y, row_begin, row_end);
+	else if (gs == 32)
+		wfs_rows_gs32(w, x, y, row_begin, row_end, NULL);
 	else
-		wfs_rows_any(w, x, y, row_begin, row_end, t);
+		wfs_rows_any(w, x, y, row_begin, row_end, NULL);
 }
 
 /* { a0 + a1, a2 + a3, b0 + b1, b2 + b3 } */
@@ -639,9 +662,9 @@ static inline WFS_AVX2 wfs_v4di wfs_dots_pair(wfs_v16hi qq, const u8 *k,
  * four s32 pair sums of each (exact, as in wfs_simd_x86_attn_dots()),
  * widened to s64 by pairs, then added across; @npos is a multiple of 4.
  */
-static inline WFS_AVX2 void wfs_dots4_hs8(const s16 *q, const u8 *k,
-					  u64 stride, u32 npos, u32 esz,
-					  s64 *dots)
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_dots4_hs8(const s16 *q, const u8 *k, u64 stride, u32 npos, u32 esz,
+	      s64 *dots)
 {
 	union { wfs_v8hi h[2]; wfs_v16hi v; } qq;
 	wfs_v4di a, b;
@@ -656,18 +679,10 @@ static inline WFS_AVX2 void wfs_dots4_hs8(const s16 *q, const u8 *k,
 	}
 }
 
-/**
- * wfs_simd_x86_attn_dots() - attention dot products with AVX2
- * @q: @hs queries in [-32767, 32767]
- * @k: position 0's keys, position t at @k + t * @stride
- * @stride: bytes between positions
- * @npos: positions
- * @hs: head size
- * @esz: 1 (s8 keys) or 2 (s16 keys)
- * @dots: @npos outputs
- */
-WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
-				     u32 npos, u32 hs, u32 esz, s64 *dots)
+/* wfs_simd_x86_attn_dots() for one element size @esz (a constant). */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_dots_esz(const s16 *q, const u8 *k, u64 stride, u32 npos, u32 hs,
+	     u32 esz, s64 *dots)
 {
 	wfs_v8si one = { 1, 1, 1, 1, 1, 1, 1, 1 };
 	u32 t = 0, i;
@@ -713,6 +728,28 @@ WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
 	}
 }
 
+/**
+ * wfs_simd_x86_attn_dots() - attention dot products with AVX2
+ * @q: @hs queries in [-32767, 32767]
+ * @k: position 0's keys, position t at @k + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 keys) or 2 (s16 keys)
+ * @dots: @npos outputs
+ *
+ * One copy of the loops per element size (-O2, Kbuild's level, does not
+ * unswitch loops: the test of @esz would stay in them).
+ */
+WFS_AVX2 void wfs_simd_x86_attn_dots(const s16 *q, const u8 *k, u64 stride,
+				     u32 npos, u32 hs, u32 esz, s64 *dots)
+{
+	if (esz == 1)
+		wfs_dots_esz(q, k, stride, npos, hs, 1, dots);
+	else
+		wfs_dots_esz(q, k, stride, npos, hs, 2, dots);
+}
+
 /* Four values of position @vp at index @d, sign-extended to s64 lanes. */
 static inline WFS_AVX2 wfs_v8si wfs_ld4v(const u8 *vp, u32 d, u32 esz)
 {
@@ -751,18 +788,10 @@ static inline WFS_AVX2 wfs_v8si wfs_ld8v(const u8 *vp, u32 d, u32 esz)
 #endif
 }
 
-/**
- * wfs_simd_x86_attn_accum() - o[d] += sum_t p[t] * v_t[d] with AVX2
- * @p: @npos weights in [0, 2^31)
- * @v: position 0's values, position t at @v + t * @stride
- * @stride: bytes between positions
- * @npos: positions
- * @hs: head size
- * @esz: 1 (s8 values) or 2 (s16 values)
- * @o: @hs accumulators
- */
-WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
-				      u32 npos, u32 hs, u32 esz, s64 *o)
+/* wfs_simd_x86_attn_accum() for one element size @esz (a constant). */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_accum_esz(const s64 *p, const u8 *v, u64 stride, u32 npos, u32 hs,
+	      u32 esz, s64 *o)
 {
 	const u8 *vp;
 	u32 t, d;
@@ -800,6 +829,27 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 		for (t = 0, vp = v; t < npos; t++, vp += stride)
 			o[d] += p[t] * (esz == 1 ? ((const s8 *)vp)[d] :
 						   ((const s16 *)vp)[d]);
+}
+
+/**
+ * wfs_simd_x86_attn_accum() - o[d] += sum_t p[t] * v_t[d] with AVX2
+ * @p: @npos weights in [0, 2^31)
+ * @v: position 0's values, position t at @v + t * @stride
+ * @stride: bytes between positions
+ * @npos: positions
+ * @hs: head size
+ * @esz: 1 (s8 values) or 2 (s16 values)
+ * @o: @hs accumulators
+ *
+ * One copy per element size, as wfs_simd_x86_attn_dots().
+ */
+WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
+				      u32 npos, u32 hs, u32 esz, s64 *o)
+{
+	if (esz == 1)
+		wfs_accum_esz(p, v, stride, npos, hs, 1, o);
+	else
+		wfs_accum_esz(p, v, stride, npos, hs, 2, o);
 }
 
 /* Constants of wfs_exp_neg_q30() (wfs_math.c), repeated for the lanes. */
@@ -876,6 +926,7 @@ static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
 
 	wfs_exp4_pre(&d, &big, &z, &r);
 	p = wfs_splat(wfs_x_inv_fact_q30[10]);
+#pragma GCC unroll 10
 	for (k = 9; k >= 0; k--)
 		p = wfs_x_inv_fact_q30[k] - (wfs_mulu_even(p, r) >> 30);
 	return wfs_exp4_post(p, z, big);
@@ -887,20 +938,26 @@ static inline WFS_AVX2 wfs_v4di wfs_exp4(wfs_v4di d)
  * multipliers busier than one after the other (two: 5-15 % faster than
  * one, three: another ~10 % here).
  */
-static inline WFS_AVX2 void wfs_exp12(wfs_v4di *d, wfs_v4di *e)
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void wfs_exp12(wfs_v4di *d,
+							wfs_v4di *e)
 {
 	wfs_v4di b[3];
 	wfs_v4du z[3], r[3], p[3];
 	int k, j;
 
+#pragma GCC unroll 3
 	for (j = 0; j < 3; j++) {
 		wfs_exp4_pre(&d[j], &b[j], &z[j], &r[j]);
 		p[j] = wfs_splat(wfs_x_inv_fact_q30[10]);
 	}
-	for (k = 9; k >= 0; k--)
+#pragma GCC unroll 10
+	for (k = 9; k >= 0; k--) {
+#pragma GCC unroll 3
 		for (j = 0; j < 3; j++)
 			p[j] = wfs_x_inv_fact_q30[k] -
 			       (wfs_mulu_even(p[j], r[j]) >> 30);
+	}
+#pragma GCC unroll 3
 	for (j = 0; j < 3; j++)
 		e[j] = wfs_exp4_post(p[j], z[j], b[j]);
 }
@@ -921,6 +978,7 @@ WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
 	/* three independent Horner chains at a time (wfs_exp12()) */
 	for (; i + 12 <= n; i += 12) {
 		small = z;
+#pragma GCC unroll 3
 		for (j = 0; j < 3; j++) {
 			d[j] = mx - *(const wfs_v4di_u *)(x + i + 4 * j);
 			small |= d[j] < WFS_X_EXP_LIMIT;
@@ -932,6 +990,7 @@ WFS_AVX2 u64 wfs_simd_x86_softmax_exp(s64 *x, u32 n, s64 mx)
 			continue;
 		}
 		wfs_exp12(d, e);
+#pragma GCC unroll 3
 		for (j = 0; j < 3; j++) {
 			*(wfs_v4di_u *)(x + i + 4 * j) = e[j];
 			acc += e[j];
@@ -1181,19 +1240,9 @@ WFS_AVX2 u64 wfs_simd_x86_vec_orabs(const s64 *v, u32 n)
 	return (u64)(m[0] | m[1] | m[2] | m[3]);
 }
 
-/**
- * wfs_simd_x86_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
- * @in: @n values
- * @n: a multiple of 4
- * @k: shift, 1..63
- * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
- * @out: @n outputs of @osz bytes (8, 4 or 2); may be @in when 8
- * @osz: output size
- *
- * The arithmetic shifts as logical ones on x ^ sign (vpsrlq).
- */
-WFS_AVX2 void wfs_simd_x86_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim,
-				    void *out, u32 osz)
+/* wfs_simd_x86_vec_rshr() for one output size @osz (a constant). */
+static inline WFS_AVX2 WFS_ALWAYS_INLINE void
+wfs_rshr_osz(const s64 *in, u32 n, u32 k, s64 lim, void *out, u32 osz)
 {
 	wfs_v4di z = { 0 }, l = z + lim, one = z + 1, x, neg, xs, r;
 	u32 i;
@@ -1218,6 +1267,29 @@ WFS_AVX2 void wfs_simd_x86_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim,
 					__builtin_convertvector(w, wfs_v4hi);
 		}
 	}
+}
+
+/**
+ * wfs_simd_x86_vec_rshr() - out[i] = wfs_rshr(in[i], @k) clamped to +-@lim
+ * @in: @n values
+ * @n: a multiple of 4
+ * @k: shift, 1..63
+ * @lim: clamp, < 2^31 when @osz is 4 or 2 (and < 2^15 when 2)
+ * @out: @n outputs of @osz bytes (8, 4 or 2); may be @in when 8
+ * @osz: output size
+ *
+ * The arithmetic shifts as logical ones on x ^ sign (vpsrlq); one copy
+ * per output size, as wfs_simd_x86_attn_dots().
+ */
+WFS_AVX2 void wfs_simd_x86_vec_rshr(const s64 *in, u32 n, u32 k, s64 lim,
+				    void *out, u32 osz)
+{
+	if (osz == 8)
+		wfs_rshr_osz(in, n, k, lim, out, 8);
+	else if (osz == 4)
+		wfs_rshr_osz(in, n, k, lim, out, 4);
+	else
+		wfs_rshr_osz(in, n, k, lim, out, 2);
 }
 
 #endif /* WFS_SIMD_X86 && !__CHECKER__ */

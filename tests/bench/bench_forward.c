@@ -3,7 +3,9 @@
  * bench_forward.c - in-process tokens/s of the integer forward pass on
  * ../shared/models/stories260K.bin (int8 and int4 weights), one thread,
  * one sequence: embed + 5 layers + head per token, positions 0..N-1.
- * Also the raw matvec rate of the largest layer matrix shapes.
+ * Also the raw matvec rate of the largest layer matrix shapes.  Rates are
+ * per second of this thread's CPU time (wt_cpu_now()): the machine is
+ * shared, and other load should not land on one case more than another.
  *
  *   build/tests/bench/bench_forward [seconds-per-case, default 1]
  */
@@ -26,12 +28,12 @@ static double bench_tokens(const char *name, const void *blob, size_t len,
 
 	if (wt_model_open(&m, blob, len, NCTX, kv_bits))
 		return 0;
-	t0 = wt_now();
+	t0 = wt_cpu_now();
 	do {
 		for (pos = 0; pos < NCTX; pos++, n++)
 			tok = wt_model_step(&m, tok, pos, 0, NULL);
 		tok = 1;
-		dt = wt_now() - t0;
+		dt = wt_cpu_now() - t0;
 	} while (dt < secs);
 	printf("%-28s %9.0f tokens/s  (%.1f us/token, ctx 0..%d, %llu tokens)\n",
 	       name, n / dt, 1e6 * dt / n, NCTX - 1, (unsigned long long)n);
@@ -45,7 +47,7 @@ static void bench_matvec(const struct wt_model *m, const char *name,
 	const struct wfs_qmat *w = &m->lv[0].w1;
 	int16_t *x = wt_alloc(2 * w->cols);
 	int64_t *y = wt_alloc(8 * w->rows);
-	double t0 = wt_now(), dt;
+	double t0 = wt_cpu_now(), dt;
 	uint64_t n = 0;
 	uint32_t i;
 
@@ -54,7 +56,7 @@ static void bench_matvec(const struct wt_model *m, const char *name,
 	do {
 		for (i = 0; i < 1000; i++, n++)
 			wfs_matvec(w, x, y);
-		dt = wt_now() - t0;
+		dt = wt_cpu_now() - t0;
 	} while (dt < secs);
 	printf("%-28s %9.2f GMAC/s  (W1 %ux%u, group %u)\n", name,
 	       (double)n * w->rows * w->cols / dt / 1e9, w->rows, w->cols,

@@ -52,37 +52,29 @@ static double median(const double *v, int n)
 }
 
 /*
- * CPU time of this thread: the forward-pass figures count only the cycles
+ * tokens/s of firmware-sim over positions 0..NCTX-1 (one pass), per second
+ * of this thread's CPU time: the forward-pass figures count only the cycles
  * the pass itself got, so other load on the machine (2 cores shared by
  * builds and VMs) does not land on one case more than another.
  */
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* tokens/s of firmware-sim over positions 0..NCTX-1 (one pass) */
 static double fw_pass(struct wt_model *m)
 {
 	uint32_t tok = 1, pos;
-	double t0 = cpu_now();
+	double t0 = wt_cpu_now();
 
 	for (pos = 0; pos < NCTX; pos++)
 		tok = wt_model_step(m, tok, pos, 0, NULL);
-	return NCTX / (cpu_now() - t0);
+	return NCTX / (wt_cpu_now() - t0);
 }
 
 static double ref_pass(struct ref_state *s, int vocab)
 {
 	int tok = 1, pos;
-	double t0 = cpu_now();
+	double t0 = wt_cpu_now();
 
 	for (pos = 0; pos < NCTX; pos++)
 		tok = ref_argmax(ref_forward(s, tok, pos), vocab);
-	return NCTX / (cpu_now() - t0);
+	return NCTX / (wt_cpu_now() - t0);
 }
 
 /*

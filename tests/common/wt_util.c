@@ -148,6 +148,14 @@ double wt_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double wt_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 void *wt_alloc(size_t n)
 {
 	void *p = NULL;

@@ -50,6 +50,8 @@ int wt_capture_err(const char *cmd, char *out, char *err, size_t max);
 
 /* Monotonic seconds. */
 double wt_now(void);
+/* Seconds of CPU time this thread has used. */
+double wt_cpu_now(void);
 /* Writes @val to the sysfs file @path: 0 or -errno. */
 int wt_sysfs_write(const char *path, const char *val);
 
