@@ -86,6 +86,15 @@ static int probe_big_kvmalloc(int on)
 	if (access(TR "/events", F_OK) && mount("nodev", TR, "tracefs", 0, NULL))
 		return -errno;
 	write_file(TR "/trace", "");
+	/*
+	 * Live-patch as little kernel text as we can: a guest under TCG
+	 * once died of an int3 that text_poke_bp() had already taken back
+	 * out of __schedule() (recording comms hooks sched_switch when an
+	 * event is enabled; an optimised kprobe is a second patch of
+	 * __kvmalloc_node_noprof()).  The guest is this case's own.
+	 */
+	write_file(TR "/options/record-cmd", "0");
+	write_file("/proc/sys/debug/kprobes-optimization", "0");
 	ret = write_file(TR "/kprobe_events",
 			 "p:wafer_hard/kvmalloc __kvmalloc_node_noprof size=%di:u64");
 	snprintf(filter, sizeof(filter), "size > %u && common_pid == %d", BIG, getpid());
