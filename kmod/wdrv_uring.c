@@ -24,7 +24,6 @@
 #include <linux/dma-fence.h>
 #include <linux/io_uring/cmd.h>
 #include <linux/io_uring_types.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 
 #include <drm/drm_drv.h>
@@ -40,64 +39,73 @@
 #define WDRV_URING_CMD_AREA	80
 
 /**
- * struct wdrv_uring_req - a submitted io_uring command
- * @ioucmd: the command
+ * struct wdrv_uring_pdu - a submitted command's state, in its inline pdu
  * @cb: on the job's finished fence
  * @result: the job's result (reference held)
+ *
+ * Kept in io_uring_cmd's pdu (32 bytes) rather than allocated: one
+ * allocation and free less per command.
  */
-struct wdrv_uring_req {
-	struct io_uring_cmd *ioucmd;
+struct wdrv_uring_pdu {
 	struct dma_fence_cb cb;
 	struct wdrv_job_result *result;
 };
 
-/* What the command keeps in its inline pdu. */
-struct wdrv_uring_pdu {
-	struct wdrv_uring_req *req;
-};
-
-static struct wdrv_uring_req **pdu_req(struct io_uring_cmd *ioucmd)
+static struct wdrv_uring_pdu *cmd_pdu(struct io_uring_cmd *ioucmd)
 {
-	return &io_uring_cmd_to_pdu(ioucmd, struct wdrv_uring_pdu)->req;
+	return io_uring_cmd_to_pdu(ioucmd, struct wdrv_uring_pdu);
+}
+
+static struct io_uring_cmd *pdu_cmd(struct wdrv_uring_pdu *pdu)
+{
+	return container_of((void *)pdu, struct io_uring_cmd, pdu);
 }
 
 /*
- * Posts the CQE, then frees the request.  io_uring_cmd_done() takes the
- * command off the cancelable list (under the ring's lock), so until it
- * returns a cancellation may still look the request up: free it only after.
+ * Posts the CQE and drops the command's reference on the result, read
+ * first: once io_uring_cmd_done() returns the command (and its pdu) may be
+ * reused.  io_uring_cmd_done() also takes the command off the cancelable
+ * list, under the ring's lock, so a cancellation cannot see it after.
  */
 static void req_complete(struct io_uring_cmd *ioucmd, int status, u64 device_ns,
 			 unsigned int issue_flags)
 {
-	struct wdrv_uring_req *req = *pdu_req(ioucmd);
+	struct wdrv_job_result *r = cmd_pdu(ioucmd)->result;
 
 	io_uring_cmd_done(ioucmd, status, device_ns, issue_flags);
-	wdrv_job_result_put(req->result);
-	kfree(req);
+	wdrv_job_result_put(r);
 }
 
 static void wdrv_uring_task_done(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
-	struct wdrv_job_result *r = (*pdu_req(ioucmd))->result;
+	struct wdrv_job_result *r = cmd_pdu(ioucmd)->result;
 
 	req_complete(ioucmd, r->finished->error,
 		     r->cqe_done_ns ? r->done_ns : r->device_ns, issue_flags);
 }
 
+/*
+ * Completes from task work.  Lazily: on a DEFER_TASKRUN ring whose task
+ * waits for N completions, io_uring wakes it once the N-th is queued, not
+ * at the first (io_uring falls back to a wake per command in a link).
+ */
+static void complete_in_task(struct io_uring_cmd *ioucmd)
+{
+	io_uring_cmd_do_in_task_lazy(ioucmd, wdrv_uring_task_done);
+}
+
 /* Runs where the fence signals (may be atomic): defer to task work. */
 static void wdrv_uring_fence_cb(struct dma_fence *f, struct dma_fence_cb *cb)
 {
-	struct wdrv_uring_req *req = container_of(cb, struct wdrv_uring_req, cb);
-
-	io_uring_cmd_complete_in_task(req->ioucmd, wdrv_uring_task_done);
+	complete_in_task(pdu_cmd(container_of(cb, struct wdrv_uring_pdu, cb)));
 }
 
 static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
-	struct wdrv_uring_req *req = *pdu_req(ioucmd);
+	struct wdrv_uring_pdu *pdu = cmd_pdu(ioucmd);
 
 	/* Lost the race: the fence callback's task work completes it. */
-	if (!dma_fence_remove_callback(req->result->finished, &req->cb))
+	if (!dma_fence_remove_callback(pdu->result->finished, &pdu->cb))
 		return 0;
 	req_complete(ioucmd, -ECANCELED, 0, issue_flags);
 	return 0;
@@ -155,7 +163,7 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	struct drm_file *file = ioucmd->file->private_data;
 	struct drm_device *dev = file->minor->dev;
 	bool nowait = issue_flags & IO_URING_F_NONBLOCK;
-	struct wdrv_uring_req *req;
+	struct wdrv_uring_pdu *pdu = cmd_pdu(ioucmd);
 	struct drm_wafer_job job;
 	const u8 *area;
 	int idx, ret;
@@ -199,20 +207,11 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 		goto out;
 	}
 
-	req = kzalloc(sizeof(*req), nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
-	if (!req) {
-		ret = nowait ? -EAGAIN : -ENOMEM;
-		goto out;
-	}
-	req->ioucmd = ioucmd;
 	/* A cancel between marking and adding the callback finds it unlinked. */
-	INIT_LIST_HEAD(&req->cb.node);
-	ret = wdrv_job_submit(file, &job, NULL, &req->result, nowait);
-	if (ret) {
-		kfree(req);
+	INIT_LIST_HEAD(&pdu->cb.node);
+	ret = wdrv_job_submit(file, &job, NULL, &pdu->result, nowait);
+	if (ret)
 		goto out;
-	}
-	*pdu_req(ioucmd) = req;
 	/*
 	 * Cancelable before the callback can run: once it may have run, its
 	 * task work may have completed the command, and marking it then would
@@ -223,8 +222,8 @@ int wdrv_uring_cmd(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 	 * Already done (a NOP can be): complete from task work as the callback
 	 * would, not from inside the issue, which may be io_uring's inline one.
 	 */
-	if (dma_fence_add_callback(req->result->finished, &req->cb, wdrv_uring_fence_cb))
-		io_uring_cmd_complete_in_task(ioucmd, wdrv_uring_task_done);
+	if (dma_fence_add_callback(pdu->result->finished, &pdu->cb, wdrv_uring_fence_cb))
+		complete_in_task(ioucmd);
 	ret = -EIOCBQUEUED;
 out:
 	count_issue(to_wafer_file(file), nowait, ret);

@@ -16,7 +16,9 @@
  *                        (kernel: ioctl and io_uring, whose device fd is
  *                        registered, IOSQE_FIXED_FILE; inproc for reference):
  *                        jobs/s, p50/p99 of each job's submit -> reap host
- *                        latency, and the submitting process's CPU time per
+ *                        latency (a batch is reaped by one wait for all of
+ *                        it, so a job's is its batch's), and the submitting
+ *                        process's CPU time per
  *                        job (user + system, and system alone; io-wq workers
  *                        are threads of the process and count), with the
  *                        io_uring / ioctl ratio of CPU time per job
@@ -327,10 +329,11 @@ static int submit_all(struct wafer_dev *dev, const struct wafer_job *jobs, unsig
 }
 
 /*
- * Reaps @n completions into @cpl[0..n); @when[i], if @when, is the host
- * time the reap that returned @cpl[i] came back.  0, or -1 (message
- * printed) on a reap error or timeout, or a job with a non-zero status
- * (@what names the jobs).
+ * Reaps @n completions into @cpl[0..n), waiting for all of them at once as
+ * a batch submitter does (io_uring then wakes us once, not per job);
+ * @when[i], if @when, is the host time the reap that returned @cpl[i] came
+ * back.  0, or -1 (message printed) on a reap error or timeout, or a job
+ * with a non-zero status (@what names the jobs).
  */
 static int reap_all(struct wafer_dev *dev, struct wafer_completion *cpl, unsigned int n,
 		    uint64_t *when, const char *what)
@@ -338,7 +341,7 @@ static int reap_all(struct wafer_dev *dev, struct wafer_completion *cpl, unsigne
 	unsigned int got = 0, i;
 
 	while (got < n) {
-		int r = wafer_reap(dev, cpl + got, n - got, 1, -1);
+		int r = wafer_reap(dev, cpl + got, n - got, n - got, -1);
 		uint64_t tr = cli_now_ns();
 
 		if (r <= 0)
@@ -1209,7 +1212,8 @@ static void print_subcost(const struct bench *bn)
 	int ratios = 0;
 
 	printf("\nsubmission cost (no-op jobs: the device completes them at once; latency = submit "
-	       "-> reap of each job, host time; CPU = the process's user + system time per job)\n");
+	       "-> reap of each job's batch, reaped by one wait; host time; CPU = the process's user + "
+	       "system time per job)\n");
 	printf("  %-7s %-6s %5s %6s %10s %10s %10s %12s %12s\n", "backend", "submit", "batch",
 	       "jobs", "jobs/s", "p50 us", "p99 us", "cpu us/job", "sys us/job");
 	for (i = 0; i < bn->n_sub; i++) {
