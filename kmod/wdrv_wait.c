@@ -55,6 +55,9 @@ void wdrv_results_prune(struct wdrv_job_queue *q, struct wdrv_file_jobs *fj)
 	unsigned long seqno;
 
 	lockdep_assert_held(&fj->lock);
+	/* The common case, and every io_uring submission: no walk at all. */
+	if (fj->n_results <= DRM_WAFER_MAX_UNWAITED)
+		return;
 	xa_for_each(&fj->results, seqno, r) {
 		if (fj->n_results <= DRM_WAFER_MAX_UNWAITED)
 			break;
