@@ -153,11 +153,12 @@ $(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# The shared library also carries the in-process backend (firmware-sim).
-$(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS)
+# The shared library also carries the in-process backend (firmware-sim);
+# it exports wafer.h's functions only (userlib/libwafer.map).
+$(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS) userlib/libwafer.map
 	@mkdir -p $(@D)
-	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -o $@.0 $^ $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma \
-		-lpthread -lm
+	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -Wl,--version-script=userlib/libwafer.map \
+		-o $@.0 $(filter %.o,$^) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
 	$(Q)ln -sf libwafer.so.0 $@
 
 $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in

@@ -3,7 +3,11 @@
  * `make install` into a scratch prefix: the CLI runs from there, and the
  * systemd unit wafer-serve.service names it, passes `systemd-analyze
  * verify` without a word, and its hardening keeps `systemd-analyze
- * security` at an exposure below 5 ("OK" or better).
+ * security` at an exposure below 5 ("OK" or better).  The installed
+ * libwafer.so exports exactly the functions wafer.h declares (none of its
+ * internals or firmware-sim's), and a program built against the prefix
+ * with `pkg-config wafer` runs on it and prints what the same program
+ * linked with the static libraries prints (tests/unit/install/so_client.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +33,56 @@ static int sh(const char *cmd, char *out, size_t n)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/*
+ * The functions wafer.h declares against the dynamic symbols @dir's
+ * libwafer.so.0 defines (the version node, type A, aside): 1 if they are
+ * the same names, else 0 with diff's output in @out.
+ */
+static int exports_match(const char *dir, char *out, size_t n)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cc -E -P userlib/wafer.h | grep -oE '\\bwafer_[a-z0-9_]+ *\\(' | "
+		 "sed 's/ *($//' | sort -u >%s/declared && "
+		 "nm -D --defined-only %s/usr/lib/libwafer.so.0 | "
+		 "awk '$2 != \"A\" { sub(/@.*/, \"\", $3); print $3 }' | sort -u >%s/exported && "
+		 "diff %s/declared %s/exported 2>&1", dir, dir, dir, dir, dir);
+	return sh(cmd, out, n) == 0;
+}
+
+/* so_client built against @dir's prefix and run: its output in @out; 1 if it worked. */
+static int client_shared(const char *dir, const char *model, const char *tok, char *out,
+			 size_t n)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "PKG_CONFIG_PATH=%s/usr/lib/pkgconfig; export PKG_CONFIG_PATH; "
+		 "cc -std=c11 -Wall -Wextra -Werror -o %s/so_client tests/unit/install/so_client.c "
+		 "$(pkg-config --cflags --libs wafer) 2>&1 && "
+		 "LD_LIBRARY_PATH=%s/usr/lib %s/so_client %s %s 2>&1", dir, dir, dir, dir, model, tok);
+	return sh(cmd, out, n) == 0;
+}
+
+/* The same program linked with the build's static libraries. */
+static int client_static(const char *dir, const char *build, const char *model, const char *tok,
+			 char *out, size_t n)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cc -std=c11 -Wall -Wextra -Werror -Iuserlib -o %s/so_client_static "
+		 "tests/unit/install/so_client.c %s/lib/libwafer.a %s/lib/libwfsim.a "
+		 "$(pkg-config --libs libdrm liburing numa json-c) -lpthread -lm 2>&1 && "
+		 "%s/so_client_static %s %s 2>&1", dir, build, build, dir, model, tok);
+	return sh(cmd, out, n) == 0;
+}
+
 int main(void)
 {
-	static char out[65536], cmd[2048], unit[1024], want[1024];
+	static char out[65536], out2[65536], cmd[2048], unit[1024], want[1024];
+	char *model, *tok;
 	char dir[] = "/tmp/wafer-install.XXXXXX";
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
 	const char *level;
@@ -63,6 +114,26 @@ int main(void)
 	exposure = level ? atof(level + strlen("Overall exposure level for wafer-serve.service: ")) :
 		99;
 	wt_ok(exposure < 5.0, "systemd-analyze security: exposure %.1f (below 5: OK)", exposure);
+
+	if (!wt_ok(exports_match(dir, out, sizeof(out)),
+		   "libwafer.so.0 exports exactly the functions wafer.h declares"))
+		wt_diag("< declared only, > exported only:\n%s", out);
+	/* wt_model_path() returns a static buffer. */
+	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
+	tok = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
+	if (wt_ok(model && tok, "the shared model and tokenizer")) {
+		if (!wt_ok(client_shared(dir, model, tok, out, sizeof(out)),
+			   "a program built with pkg-config wafer against the prefix runs on "
+			   "libwafer.so"))
+			wt_diag("%s", out);
+		if (!wt_ok(client_static(dir, build, model, tok, out2, sizeof(out2)),
+			   "the same program linked with libwafer.a runs"))
+			wt_diag("%s", out2);
+		wt_ok(out[0] && !strcmp(out, out2),
+		      "both print the same greedy continuation (%zu bytes)", strlen(out));
+	}
+	free(model);
+	free(tok);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	system(cmd);
 	return wt_done();
