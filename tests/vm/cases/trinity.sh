@@ -63,6 +63,14 @@ guest() {
 	[ -c "$dev" ] || fail "$dev missing"
 	[ -d "$t/events" ] || mount -t tracefs nodev "$t" || fail "cannot mount tracefs"
 	trap unprobe EXIT
+	# Patch only the probed functions: comm recording (on by default)
+	# would hook sched_switch and sched_wakeup when the events are
+	# enabled and again when disabled, live-patching the scheduler under
+	# the other vCPU, and TCG once ran trace_sched_wakeup() half-patched
+	# (an int3 text_poke_bp() had already taken back: a panic in an
+	# interrupt); optimised kprobes would be a second, jump patch.
+	echo 0 >"$t/options/record-cmd" || fail "cannot turn off record-cmd"
+	echo 0 >/proc/sys/debug/kprobes-optimization || fail "cannot turn off kprobe optimisation"
 	for p in $probes; do
 		echo "p:wafer_trinity/$p $p" >>"$t/kprobe_events" || fail "kprobe on $p"
 	done
