@@ -37,6 +37,7 @@ static void wdrv_file_release(struct kref *ref)
 	struct wdrv_file *wfile = container_of(ref, struct wdrv_file, ref);
 
 	WARN_ON(atomic64_read(&wfile->bo_bytes));
+	wdrv_job_pool_drain(&wfile->job_pool);
 	mutex_destroy(&wfile->lock);
 	kfree(wfile);
 }
@@ -56,6 +57,7 @@ static int wdrv_open(struct drm_device *dev, struct drm_file *file)
 		return -ENOMEM;
 	wfile->wdev = to_wafer_device(dev);
 	kref_init(&wfile->ref);
+	wdrv_job_pool_init(&wfile->job_pool);
 	atomic64_set(&wfile->bo_bytes, 0);
 	mutex_init(&wfile->lock);
 	xa_init_flags(&wfile->contexts, XA_FLAGS_ALLOC1);

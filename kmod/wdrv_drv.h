@@ -18,6 +18,7 @@
 #include <drm/drm_file.h>
 
 #include "wdrv_fw.h"
+#include "wdrv_job_pool.h"
 #include "wdrv_model.h"
 #include "wdrv_params.h"
 
@@ -128,6 +129,8 @@ struct wdrv_device {
  * @lock: Protects @contexts
  * @contexts: context id -> struct wdrv_ctx (wdrv_model.c)
  * @jobs: per-file job state (wdrv_wait.c)
+ * @job_pool: freed jobs of this file, for its next submissions; lives as
+ *	long as @ref, which every job holds (wdrv_job_pool.c)
  */
 struct wdrv_file {
 	struct wdrv_device *wdev;
@@ -143,6 +146,7 @@ struct wdrv_file {
 	struct mutex lock; /* Protects contexts */
 	struct xarray contexts;
 	struct wdrv_file_jobs *jobs;
+	struct wdrv_job_pool job_pool;
 };
 
 static inline struct wdrv_device *to_wafer_device(struct drm_device *drm)

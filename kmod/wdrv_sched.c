@@ -346,6 +346,8 @@ static void job_detach_finished_cb(struct wdrv_job *job)
 /* Releases what the job holds: may sleep, take dma_resv locks, allocate. */
 void wdrv_job_free(struct wdrv_job *job)
 {
+	struct wdrv_file *wfile = job->wfile;
+
 	job_detach_finished_cb(job);
 	wdrv_job_uncount(job);
 	job_release_buffers(job);
@@ -364,10 +366,11 @@ void wdrv_job_free(struct wdrv_job *job)
 	while (job->n_in_fences)
 		dma_fence_put(job->in_fences[--job->n_in_fences]);
 	kfree(job->in_fences);
-	if (atomic_dec_and_test(&job->wfile->inflight))
-		wake_up_var(&job->wfile->inflight);
-	wdrv_file_put(job->wfile);
-	kfree(job);
+	if (atomic_dec_and_test(&wfile->inflight))
+		wake_up_var(&wfile->inflight);
+	/* Before the put: the pool is the file's. */
+	wdrv_job_pool_put(&wfile->job_pool, job);
+	wdrv_file_put(wfile);
 }
 
 static void wdrv_free_work(struct work_struct *work)

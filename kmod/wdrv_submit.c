@@ -178,12 +178,16 @@ static void job_discard(struct wdrv_job *job)
 		wdrv_job_free(job);
 }
 
-/* Allocates a job and counts it against its file's limit of jobs in flight. */
+/*
+ * Takes a job from the file's pool (or allocates one) and counts it
+ * against the file's limit of jobs in flight.
+ */
 static struct wdrv_job *job_alloc(struct wdrv_file *wfile, bool nowait)
 {
 	struct wdrv_job *job;
 
-	job = kzalloc(sizeof(*job), nowait ? GFP_NOWAIT | __GFP_NOWARN : GFP_KERNEL);
+	job = wdrv_job_pool_get(&wfile->job_pool, nowait ?
+				GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT : GFP_KERNEL_ACCOUNT);
 	if (!job)
 		return ERR_PTR(nowait ? -EAGAIN : -ENOMEM);
 	job->nowait = nowait;
