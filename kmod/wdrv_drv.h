@@ -126,7 +126,7 @@ struct wdrv_device {
  * @owns_models: models of the device's table this file loaded and did not
  *	unload (changed under @wdev->model_lock; read without it once the
  *	file is closing)
- * @lock: Protects @contexts
+ * @lock: Serialises changes to @contexts (lookups use RCU)
  * @contexts: context id -> struct wdrv_ctx (wdrv_model.c)
  * @jobs: per-file job state (wdrv_wait.c)
  * @job_pool: freed jobs of this file, for its next submissions; lives as
@@ -143,7 +143,7 @@ struct wdrv_file {
 	atomic64_t uring_punted;
 	atomic64_t uring_blocking;
 	u32 owns_models;
-	struct mutex lock; /* Protects contexts */
+	struct mutex lock; /* Serialises changes to contexts */
 	struct xarray contexts;
 	struct wdrv_file_jobs *jobs;
 	struct wdrv_job_pool job_pool;

@@ -576,7 +576,7 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 	 */
 	smp_mb();
 	wake_up_var(model);
-	kfree(ctx);
+	kfree_rcu(ctx, rcu);	/* wdrv_ctx_get() may be looking at it */
 }
 
 static void ctx_release_work(struct work_struct *work)
@@ -601,21 +601,22 @@ void wdrv_ctx_put(struct wdrv_ctx *ctx)
  * wdrv_ctx_get() - look up a context of this file
  * @wfile: the file
  * @id: its context id
- * @nowait: fail with -EAGAIN rather than wait for the file's lock
  * @ctx: out: the context with a reference held
  *
- * Return: 0, -ENOENT for no such context, or -EAGAIN.
+ * Takes no lock, so a submission (io_uring's inline one too) never waits
+ * here: a context leaves @wfile->contexts before the file's reference on it
+ * goes, and is freed a grace period after its last reference, so one found
+ * under RCU is either alive or has no reference left to take.
+ *
+ * Return: 0, or -ENOENT for no such context.
  */
-int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, bool nowait, struct wdrv_ctx **ctx)
+int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, struct wdrv_ctx **ctx)
 {
-	if (!nowait)
-		mutex_lock(&wfile->lock);
-	else if (!mutex_trylock(&wfile->lock))
-		return -EAGAIN;
+	rcu_read_lock();
 	*ctx = xa_load(&wfile->contexts, id);
-	if (*ctx)
-		kref_get(&(*ctx)->ref);
-	mutex_unlock(&wfile->lock);
+	if (*ctx && !kref_get_unless_zero(&(*ctx)->ref))
+		*ctx = NULL;
+	rcu_read_unlock();
 	return *ctx ? 0 : -ENOENT;
 }
 

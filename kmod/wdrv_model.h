@@ -122,6 +122,7 @@ u32 wdrv_model_table_fw_order(const struct wdrv_model_table *t,
  * @slots: sequence slots
  * @ctx_len: positions per slot
  * @release_work: frees the firmware context when the last job drops it
+ * @rcu: frees it a grace period later, for wdrv_ctx_get()'s lockless lookup
  */
 struct wdrv_ctx {
 	struct kref ref;
@@ -131,9 +132,10 @@ struct wdrv_ctx {
 	u32 slots;
 	u32 ctx_len;
 	struct work_struct release_work;
+	struct rcu_head rcu;
 };
 
-int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, bool nowait, struct wdrv_ctx **ctx);
+int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, struct wdrv_ctx **ctx);
 void wdrv_ctx_put(struct wdrv_ctx *ctx);
 void wdrv_file_release_models(struct wdrv_file *wfile);
 

@@ -276,7 +276,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	u32 cookie;
 	int ret;
 
-	ret = wdrv_ctx_get(job->wfile, a->ctx_id, job->nowait, &job->ctx);
+	ret = wdrv_ctx_get(job->wfile, a->ctx_id, &job->ctx);
 	if (ret == -ENOENT)
 		drm_dbg(dev, "SUBMIT: no context %u in this file\n", a->ctx_id);
 	if (ret)
