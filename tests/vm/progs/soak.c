@@ -992,6 +992,36 @@ static int has_jobs(struct sup *s, int t)
 	return n >= 2 * BATCH;
 }
 
+/* Prints where a process is in the kernel ("# " lines), for a failed wait. */
+static void show_stack(const char *who, pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		printf("# %s %d: no %s (%s)\n", who, (int)pid, path, strerror(errno));
+		return;
+	}
+	printf("# %s %d, its kernel stack:\n", who, (int)pid);
+	while (fgets(line, sizeof(line), f))
+		printf("#   %s", line);
+	fclose(f);
+}
+
+/* Tenant @t and its submitters still alive, where each waits. */
+static void show_tenant(int t)
+{
+	int i;
+
+	show_stack("tenant", sh->tenant[t].pid);
+	for (i = 0; i < sh->nsubs; i++)
+		if (sh->sub[i].tenant == t && sh->sub[i].pid > 0 && kill(sh->sub[i].pid, 0) == 0)
+			show_stack("submitter", sh->sub[i].pid);
+	fflush(stdout);	/* before the next fork() copies the buffer */
+}
+
 /*
  * Unbinds device @d under its running tenant, which must stop by itself
  * (-ENODEV) with every job accounted for, then binds it again: 0, or -1
@@ -1029,6 +1059,7 @@ static int unbind_cycle(struct sup *s, int d, int last)
 	      "(%d killed before, %d done before)", t, sh->tenant[t].nodev_subs, NSUB,
 	      sh->tenant[t].killed_subs, sh->tenant[t].ok_subs);
 	if (!ret) {
+		show_tenant(t);
 		sh->tenant[t].killed = 1;
 		kill(-sh->tenant[t].pid, SIGKILL);
 		wait_until(s, tenant_gone, t, 60000);
