@@ -987,6 +987,13 @@ static int has_jobs(struct sup *s, int t)
 	int i, n = 0;
 
 	(void)s;
+	/*
+	 * A tenant killed whole stays its device's current one until reaped:
+	 * neither killed again nor unbound under (it would stop, but not on
+	 * -ENODEV, and the unbind check would fail).
+	 */
+	if (sh->tenant[t].killed)
+		return 0;
 	for (i = 0; i < sh->nsubs; i++)
 		n += sh->sub[i].tenant == t && sh->sub[i].pid > 0 ? sh->sub[i].njobs : 0;
 	return n >= 2 * BATCH;
@@ -1033,6 +1040,8 @@ static int unbind_cycle(struct sup *s, int d, int last)
 	char name[32];
 	int t = s->cur[d], ret;
 
+	if (t >= 0 && sh->tenant[t].killed)
+		t = -1;	/* killed, not yet reaped: wait for the next */
 	/* It must still be running when the device goes. */
 	if (t >= 0)
 		__atomic_store_n(&sh->tenant[t].t_end, hard_deadline, __ATOMIC_RELAXED);
