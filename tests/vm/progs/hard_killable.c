@@ -9,6 +9,7 @@
  * lock; SIGKILL must end it while most of the owner's jobs are still in
  * flight (debugfs), not only once the firmware took them all in.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,34 @@
 #define TOPK	4
 #define JOBS	250
 #define TOKENS	16
+
+/*
+ * Whether a kernel thread is in ctx_fw_destroy() (the destroyed context's
+ * release work), which holds the model lock while the firmware gets to
+ * its command: only then does the loader's MODEL_LOAD wait for the lock.
+ */
+static int release_work_holds_lock(void)
+{
+	char path[300], line[256];
+	struct dirent *d;
+	int found = 0;
+	DIR *dp = opendir("/proc");
+	FILE *f;
+
+	while (dp && !found && (d = readdir(dp))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stack", d->d_name);
+		f = fopen(path, "r");
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, "ctx_fw_destroy") != NULL;
+		if (f)
+			fclose(f);
+	}
+	if (dp)
+		closedir(dp);
+	return found;
+}
 
 int main(void)
 {
@@ -87,6 +116,10 @@ int main(void)
 	cd.ctx_id = cc.ctx_id;
 	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd);
 	wt_ok(!ret, "the idle context destroyed (%d)", ret);
+	/* Its release work runs from a workqueue: the loader goes once it is in. */
+	for (i = 0; i < 30000 && !release_work_holds_lock(); i++)
+		usleep(1000);
+	wt_ok(release_work_holds_lock(), "the context's release work holds the model lock");
 	if (write(go[1], "g", 1) != 1)
 		return 1;
 
