@@ -598,72 +598,149 @@ static int subcost_split(struct wafer_dev *dev, const struct wafer_job *jobs, un
 	return 0;
 }
 
-/*
- * @njobs no-op jobs in batches of @batch, each batch on slots 0..batch-1
- * (jobs of one slot would be ordered, by io_uring links, behind each other);
- * then a quarter as many for subcost_split().
+/* Passes the measured jobs of a submission-cost row are split into. */
+#define SUB_PARTS	8
+
+/**
+ * struct sub_path - one submit path's submission-cost row in the making
+ * @dev: its device (file)
+ * @ctx: a context of @batch slots
+ * @jobs: a batch of no-op jobs, on slots 0..batch-1 (jobs of one slot
+ *	would be ordered, by io_uring links, behind each other)
+ * @cpl: their completions
+ * @when: when each completion was reaped
+ * @lat: each measured job's latency
+ * @r: the row
  */
-static int subcost(struct wafer_dev *dev, struct wafer_model *m, unsigned int batch,
-		   unsigned int njobs, struct sub_res *r)
+struct sub_path {
+	struct wafer_dev *dev;
+	struct wafer_ctx *ctx;
+	struct wafer_job *jobs;
+	struct wafer_completion *cpl;
+	uint64_t *when;
+	uint64_t *lat;
+	struct sub_res *r;
+};
+
+static void sub_path_free(struct sub_path *p)
 {
-	struct wafer_completion *cpl = calloc(batch, sizeof(*cpl));
-	struct wafer_job *jobs = calloc(batch, sizeof(*jobs));
-	uint64_t *when = calloc(batch, sizeof(*when));
-	uint64_t *lat = calloc(njobs, sizeof(*lat)), t0, cpu0;
-	struct wafer_ctx *ctx = NULL;
-	unsigned int done = 0, i, round, nsplit;
-	int ret = -1;
+	wafer_ctx_destroy(p->ctx);
+	free(p->lat);
+	free(p->when);
+	free(p->jobs);
+	free(p->cpl);
+}
 
-	if (!cpl || !jobs || !when || !lat) {
-		fprintf(stderr, "wafer bench: %s\n", strerror(ENOMEM));
-		goto out;
-	}
-	/* Whole batches only (the caller sized @njobs): every one is @batch jobs. */
-	if (wafer_ctx_create(m, batch, 1, &ctx)) {
-		fail("creating the context");
-		goto out;
-	}
-	for (i = 0; i < batch; i++)
-		jobs[i] = (struct wafer_job){ .ctx = ctx, .slot = i, .flags = WAFER_JOB_NOP,
-					      .user_data = i };
-	/* Round 0 warms up (first-use costs), rounds 1.. are measured. */
-	t0 = cpu0 = 0;
-	for (round = 0; done < njobs; round++) {
-		unsigned int nb = batch;
-		uint64_t ts;
+/* Sets @p up for @njobs jobs in batches of @batch and runs one unmeasured batch. */
+static int sub_path_init(struct sub_path *p, struct wafer_dev *dev, struct wafer_model *m,
+			 unsigned int batch, unsigned int njobs, struct sub_res *r)
+{
+	unsigned int i;
 
-		if (round == 1) {
-			t0 = cli_now_ns();
-			cpu0 = process_cpu_ns();
-		}
-		ts = cli_now_ns();
-		if (submit_all(dev, jobs, nb) || reap_all(dev, cpl, nb, when, "a no-op job"))
-			goto out;
-		if (!round)
-			continue;
-		for (i = 0; i < nb; i++)
-			lat[done + i] = when[i] - ts;
-		done += nb;
-	}
-	r->host_ns = cli_now_ns() - t0;
-	r->cpu_ns = process_cpu_ns() - cpu0;
+	memset(p, 0, sizeof(*p));
+	memset(r, 0, sizeof(*r));
+	p->dev = dev;
+	p->r = r;
+	r->backend = wafer_backend_name(dev);
+	r->submit = wafer_submit_name(dev);
 	r->batch = batch;
-	r->jobs = njobs;
-	r->p50_ns = cli_percentile(lat, njobs, 50);
-	r->p99_ns = cli_percentile(lat, njobs, 99);
+	p->cpl = calloc(batch, sizeof(*p->cpl));
+	p->jobs = calloc(batch, sizeof(*p->jobs));
+	p->when = calloc(batch, sizeof(*p->when));
+	p->lat = calloc(njobs, sizeof(*p->lat));
+	if (!p->cpl || !p->jobs || !p->when || !p->lat) {
+		fprintf(stderr, "wafer bench: %s\n", strerror(ENOMEM));
+		return -1;
+	}
+	if (wafer_ctx_create(m, batch, 1, &p->ctx))
+		return fail("creating the context");
+	for (i = 0; i < batch; i++)
+		p->jobs[i] = (struct wafer_job){ .ctx = p->ctx, .slot = i, .flags = WAFER_JOB_NOP,
+						 .user_data = i };
+	/* First-use costs stay out of the figures. */
+	if (submit_all(dev, p->jobs, batch) || reap_all(dev, p->cpl, batch, NULL, "a no-op job"))
+		return -1;
+	return 0;
+}
+
+/* @nbatches measured batches more of @p's row: host and process CPU time, latencies. */
+static int sub_path_pass(struct sub_path *p, unsigned int nbatches)
+{
+	struct sub_res *r = p->r;
+	uint64_t t0 = cli_now_ns(), cpu0 = process_cpu_ns();
+	unsigned int k, i;
+
+	for (k = 0; k < nbatches; k++) {
+		uint64_t ts = cli_now_ns();
+
+		if (submit_all(p->dev, p->jobs, r->batch) ||
+		    reap_all(p->dev, p->cpl, r->batch, p->when, "a no-op job"))
+			return -1;
+		for (i = 0; i < r->batch; i++)
+			p->lat[r->jobs + i] = p->when[i] - ts;
+		r->jobs += r->batch;
+	}
+	r->cpu_ns += process_cpu_ns() - cpu0;
+	r->host_ns += cli_now_ns() - t0;
+	return 0;
+}
+
+/* The row's percentiles, then the submit/reap split from a pass of a quarter as many jobs. */
+static int sub_path_finish(struct sub_path *p)
+{
+	struct sub_res *r = p->r;
 	/* Whole batches, at least one. */
-	nsplit = (njobs / 4 + batch - 1) / batch * batch;
-	if (subcost_split(dev, jobs, batch, nsplit, cpl, r))
-		goto out;
-	r->submit_ns = r->submit_ns * njobs / nsplit;
-	r->reap_ns = r->reap_ns * njobs / nsplit;
-	ret = 0;
-out:
-	wafer_ctx_destroy(ctx);
-	free(lat);
-	free(when);
-	free(jobs);
-	free(cpl);
+	unsigned int nsplit = (r->jobs / 4 + r->batch - 1) / r->batch * r->batch;
+
+	r->p50_ns = cli_percentile(p->lat, r->jobs, 50);
+	r->p99_ns = cli_percentile(p->lat, r->jobs, 99);
+	if (subcost_split(p->dev, p->jobs, r->batch, nsplit, p->cpl, r))
+		return -1;
+	r->submit_ns = r->submit_ns * r->jobs / nsplit;
+	r->reap_ns = r->reap_ns * r->jobs / nsplit;
+	return 0;
+}
+
+/*
+ * A row per batch size for each of @n submit paths (@dev[i], @m[i]): the
+ * measured jobs of a batch size go in SUB_PARTS passes, the paths taking
+ * turns (in the opposite order every other pass), so that a ratio between
+ * two rows compares the same stretch of a noisy host, not two stretches a
+ * minute apart.
+ */
+static int run_subcost(struct bench *bn, const struct bench_args *a, struct wafer_dev **dev,
+		       struct wafer_model **m, unsigned int n)
+{
+	struct sub_path path[2];
+	unsigned int k, i, part;
+	int ret = 0;
+
+	for (k = 0; k < N_SUB && !ret; k++) {
+		unsigned int batch = submit_batches[k];
+		/* At least four batches, whole ones. */
+		unsigned int njobs = a->sub_jobs > 4 * batch ? a->sub_jobs : 4 * batch;
+		unsigned int nb = (njobs + batch - 1) / batch;
+
+		njobs = nb * batch;
+		memset(path, 0, sizeof(path));
+		for (i = 0; i < n && !ret; i++) {
+			fprintf(stderr, "wafer bench: %s/%s: %u no-op jobs in batches of %u\n",
+				wafer_backend_name(dev[i]), wafer_submit_name(dev[i]), njobs, batch);
+			ret = sub_path_init(&path[i], dev[i], m[i], batch, njobs, &bn->sub[bn->n_sub + i]);
+		}
+		for (part = 0; part < SUB_PARTS && !ret; part++) {
+			unsigned int share = nb * (part + 1) / SUB_PARTS - nb * part / SUB_PARTS;
+
+			for (i = 0; i < n && !ret; i++)
+				ret = sub_path_pass(&path[part % 2 ? n - 1 - i : i], share);
+		}
+		for (i = 0; i < n && !ret; i++)
+			ret = sub_path_finish(&path[i]);
+		for (i = 0; i < n; i++)
+			sub_path_free(&path[i]);
+		if (!ret)
+			bn->n_sub += n;
+	}
 	return ret;
 }
 
@@ -740,63 +817,39 @@ static int run_decode(struct bench *bn, const struct bench_args *a, struct wafer
 	return 0;
 }
 
-static int run_subcost(struct bench *bn, const struct bench_args *a, struct wafer_dev *dev,
-		       struct wafer_model *m)
-{
-	unsigned int k;
-
-	for (k = 0; k < N_SUB; k++) {
-		struct sub_res *r = &bn->sub[bn->n_sub];
-
-		unsigned int batch = submit_batches[k];
-		/* At least four batches, whole ones. */
-		unsigned int njobs = a->sub_jobs > 4 * batch ? a->sub_jobs : 4 * batch;
-
-		njobs = (njobs + batch - 1) / batch * batch;
-		fprintf(stderr, "wafer bench: %s/%s: %u no-op jobs in batches of %u\n",
-			wafer_backend_name(dev), wafer_submit_name(dev), njobs, batch);
-		if (subcost(dev, m, batch, njobs, r))
-			return -1;
-		r->backend = wafer_backend_name(dev);
-		r->submit = wafer_submit_name(dev);
-		bn->n_sub++;
-	}
-	return 0;
-}
-
 static int run_kernel(struct bench *bn, const struct bench_args *a, const void *blob,
 		      size_t len)
 {
 	struct wafer_open_opts o = { .backend = WAFER_BACKEND_KERNEL, .index = a->index };
 	char uring_why[160] = "";
-	struct wafer_model *m;
-	struct wafer_dev *dev;
+	struct wafer_model *m[2];
+	struct wafer_dev *dev[2];
+	unsigned int n = 1;
 	int ret;
 
-	/* Decode and the io_uring submission cost on a uring file... */
+	/* Decode on a uring file... */
 	o.submit = WAFER_SUBMIT_URING;
-	if (open_load(&o, blob, len, &dev, &m)) {
+	if (open_load(&o, blob, len, &dev[0], &m[0])) {
 		snprintf(uring_why, sizeof(uring_why), "%s", wafer_last_error());
 		fprintf(stderr, "wafer bench: kernel, io_uring: %s\n", uring_why);
 		o.submit = WAFER_SUBMIT_IOCTL;
-		if (open_load(&o, blob, len, &dev, &m))
+		if (open_load(&o, blob, len, &dev[0], &m[0]))
 			return fail("opening the kernel device");
 	}
-	describe(bn, dev);
-	ret = run_decode(bn, a, dev, m);
-	if (!ret && !strcmp(wafer_submit_name(dev), "uring")) {
-		ret = run_subcost(bn, a, dev, m);
-		close_dev(dev, m);
+	describe(bn, dev[0]);
+	ret = run_decode(bn, a, dev[0], m[0]);
+	/* ...and the submission cost of it beside an ioctl file's, taking turns. */
+	if (!ret && !strcmp(wafer_submit_name(dev[0]), "uring")) {
 		o.submit = WAFER_SUBMIT_IOCTL;
-		if (!ret && open_load(&o, blob, len, &dev, &m))
-			return fail("opening the kernel device for ioctl submission");
-		if (ret)
-			return ret;
+		if (open_load(&o, blob, len, &dev[1], &m[1]))
+			ret = fail("opening the kernel device for ioctl submission");
+		else
+			n = 2;
 	}
-	/* ...and the ioctl path on its own file. */
 	if (!ret)
-		ret = run_subcost(bn, a, dev, m);
-	close_dev(dev, m);
+		ret = run_subcost(bn, a, dev, m, n);
+	while (n--)
+		close_dev(dev[n], m[n]);
 	if (!ret && uring_why[0]) {
 		struct sub_res *r = &bn->sub[bn->n_sub++];
 
@@ -822,7 +875,7 @@ static int run_inproc(struct bench *bn, const struct bench_args *a, const void *
 	describe(bn, dev);
 	ret = run_decode(bn, a, dev, m);
 	if (!ret)
-		ret = run_subcost(bn, a, dev, m);
+		ret = run_subcost(bn, a, &dev, &m, 1);
 	close_dev(dev, m);
 	return ret;
 }
@@ -1255,7 +1308,8 @@ static void print_subcost(const struct bench *bn)
 	printf("\nsubmission cost (no-op jobs: the device completes them at once; latency = submit "
 	       "-> reap of each job's batch, reaped by one wait; host time; CPU = the process's user + "
 	       "system time per job; submit, reap = the submitting thread's CPU time per job in "
-	       "those calls, from a pass of a quarter as many jobs after)\n");
+	       "those calls, from a pass of a quarter as many jobs after; the kernel's io_uring "
+	       "and ioctl rows of a batch size take turns, in %d passes each)\n", SUB_PARTS);
 	printf("  %-7s %-6s %5s %6s %10s %10s %10s %12s %10s %10s\n", "backend", "submit", "batch",
 	       "jobs", "jobs/s", "p50 us", "p99 us", "cpu us/job", "submit us", "reap us");
 	for (i = 0; i < bn->n_sub; i++) {
