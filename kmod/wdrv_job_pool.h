@@ -6,6 +6,11 @@
  * the object's slab page, not on the allocating CPU's freelist, so a
  * submitter taking job after job from the slab hits its slow path every
  * few jobs.  A file's jobs instead go round through its pool.
+ *
+ * A pooled job keeps its cookie reserved in the device's job table (an
+ * xa_alloc() less per submission): the table then holds a reserved entry
+ * for it, which completion's lookup reads as no job, as it would an
+ * erased one.  The cookie goes when the job is freed for good.
  */
 #ifndef WDRV_JOB_POOL_H
 #define WDRV_JOB_POOL_H

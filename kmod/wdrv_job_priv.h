@@ -27,8 +27,9 @@
  * @wdev: device
  * @sched: the scheduler feeding the firmware's command ring
  * @wq: ordered queue for the scheduler's timeouts and for recovery
- * @jobs: cookie -> job, from run_job until the job is freed (the id is
- *	reserved at submit, so no other job can reuse it meanwhile)
+ * @jobs: cookie -> job, from run_job until the scheduler frees the job;
+ *	the id is reserved from submit on, and still while the job waits in
+ *	its file's pool for reuse (wdrv_job_pool.h)
  * @fence_lock: Protects the hardware fences and every timeline's @pending
  *	list and seqno
  * @recover_work: resets the device after a fault
@@ -101,7 +102,8 @@ struct wdrv_file_jobs {
  * @bo: input and output BOs (references held)
  * @map: their kernel mappings
  * @addr: their device addresses
- * @cookie: id in @q->jobs and in the firmware command
+ * @cookie: id in @q->jobs and in the firmware command (a job from the
+ *	pool comes with it)
  * @cmd: the RUN_JOB command, ready for the ring
  * @layer_at: with DRM_WAFER_JOB_LAYER, where in @map[0] the firmware reads
  *	the layer (after the input); NULL otherwise

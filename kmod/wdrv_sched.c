@@ -351,8 +351,6 @@ void wdrv_job_free(struct wdrv_job *job)
 	job_detach_finished_cb(job);
 	wdrv_job_uncount(job);
 	job_release_buffers(job);
-	if (job->cookie)
-		xa_erase(&job->q->jobs, job->cookie);
 	if (job->ctx)
 		wdrv_ctx_put(job->ctx);
 	if (job->result)
@@ -398,17 +396,17 @@ void wdrv_job_free_later(struct wdrv_job *job)
 
 /*
  * Also called by drm_sched_stop() in recovery, inside its signalling
- * section: the job leaves q->jobs here (no allocation), the rest is
+ * section: the job leaves q->jobs here, its cookie staying reserved for
+ * the job's next use from its file's pool (storing NULL in an allocating
+ * xarray reserves the slot it replaces: no allocation); the rest is
  * released from free_work.
  */
 static void wdrv_free_job(struct drm_sched_job *sj)
 {
 	struct wdrv_job *job = to_wafer_job(sj);
-	struct wdrv_job_queue *q = job->q;
 
 	drm_sched_job_cleanup(sj);
-	xa_erase(&q->jobs, job->cookie);
-	job->cookie = 0;
+	xa_store(&job->q->jobs, job->cookie, NULL, GFP_NOWAIT);
 	wdrv_job_free_later(job);
 }
 

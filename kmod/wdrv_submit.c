@@ -263,6 +263,25 @@ static void job_shape(const struct wdrv_ctx *ctx, struct wdrv_job_shape *sh)
 }
 
 /*
+ * The job's id in its queue's table and in the firmware command: one from
+ * the file's pool still has its own reserved (wdrv_job_pool.h).
+ */
+static int job_reserve_cookie(struct wdrv_job *job)
+{
+	u32 cookie;
+	int ret;
+
+	if (job->cookie)
+		return 0;
+	/* xa_alloc() may write the id before failing to store: only once it held. */
+	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, job_gfp(job));
+	if (ret)
+		return ret == -ENOMEM ? job_nomem(job) : ret;
+	job->cookie = cookie;
+	return 0;
+}
+
+/*
  * Validates the job against its context, maps its buffers, allocates its
  * result and hardware fence and reserves its cookie: everything run_job
  * and completion need, so that they allocate nothing.
@@ -273,7 +292,6 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	struct drm_device *dev = file->minor->dev;
 	struct wdrv_job_shape sh;
 	struct wdrv_job_io io;
-	u32 cookie;
 	int ret;
 
 	ret = wdrv_ctx_get(job->wfile, a->ctx_id, &job->ctx);
@@ -299,10 +317,9 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), job_gfp(job));
 	if (!job->hw_fence)
 		return job_nomem(job);
-	ret = xa_alloc(&job->q->jobs, &cookie, NULL, xa_limit_32b, job_gfp(job));
+	ret = job_reserve_cookie(job);
 	if (ret)
-		return ret == -ENOMEM ? job_nomem(job) : ret;
-	job->cookie = cookie;
+		return ret;
 	job_build_cmd(job, a, io.out_len);
 	return 0;
 }
