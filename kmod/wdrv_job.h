@@ -8,13 +8,13 @@
 #ifndef WDRV_JOB_H
 #define WDRV_JOB_H
 
+#include <linux/dma-fence.h>
 #include <linux/kref.h>
 #include <linux/types.h>
 
 struct drm_device;
 struct drm_file;
 struct file;
-struct dma_fence;
 struct drm_wafer_job;
 struct wdrv_device;
 struct wdrv_file;
@@ -41,6 +41,11 @@ int wdrv_file_wait_idle(struct wdrv_file *wfile, bool interruptible);
  *	completion (the firmware's wfw_cpl.value)
  * @cqe_done_ns: the job asked for @done_ns in its io_uring CQE
  *	(DRM_WAFER_JOB_DONE_NS) instead of @device_ns
+ * @hw_fence: the job's hardware fence, once run_job initialised it (its
+ *	ops set): here rather than allocated on its own, one allocation a job
+ *	less.  The result owns the reference dma_fence_init() gives; the
+ *	memory goes when the last reference to either is dropped (the
+ *	fence's release frees the result, after an RCU grace period)
  */
 struct wdrv_job_result {
 	struct kref ref;
@@ -48,6 +53,7 @@ struct wdrv_job_result {
 	u64 device_ns;
 	u64 done_ns;
 	bool cqe_done_ns;
+	struct dma_fence hw_fence;
 };
 
 int wdrv_job_wait_submitted(struct drm_file *file, const struct drm_wafer_job *a);

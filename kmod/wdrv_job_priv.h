@@ -108,8 +108,7 @@ struct wdrv_file_jobs {
  * @layer_at: with DRM_WAFER_JOB_LAYER, where in @map[0] the firmware reads
  *	the layer (after the input); NULL otherwise
  * @layer: the layer run_job writes there (validated at submit)
- * @hw_fence: signalled when the firmware completes the job
- * @hw_fence_live: @hw_fence was initialised by run_job
+ * @hw_fence: signalled when the firmware completes the job (@result's own)
  * @result: shared with the file's wait table
  * @in_fences: the fences of its in-syncobjs (references held): a job
  *	whose input failed upstream does not run
@@ -140,7 +139,6 @@ struct wdrv_job {
 	void *layer_at;
 	u32 layer;
 	struct dma_fence *hw_fence;
-	bool hw_fence_live;
 	struct wdrv_job_result *result;
 	struct dma_fence **in_fences;
 	u32 n_in_fences;

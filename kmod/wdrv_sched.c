@@ -41,9 +41,18 @@ static const char *wdrv_fence_timeline_name(struct dma_fence *f)
 	return "wafer-firmware";
 }
 
+/* The fence lives in its job's result: the last reference to it frees both. */
+static void wdrv_hw_fence_release(struct dma_fence *f)
+{
+	struct wdrv_job_result *r = container_of(f, struct wdrv_job_result, hw_fence);
+
+	kfree_rcu(r, hw_fence.rcu);
+}
+
 static const struct dma_fence_ops wdrv_hw_fence_ops = {
 	.get_driver_name = wdrv_fence_driver_name,
 	.get_timeline_name = wdrv_fence_timeline_name,
+	.release = wdrv_hw_fence_release,
 };
 
 /* True for the one caller that gets to complete @job. */
@@ -148,7 +157,6 @@ static void job_fence_init(struct wdrv_job *job)
 		       job->tl->context, ++job->tl->seqno);
 	list_add_tail(&job->tl_node, &job->tl->pending);
 	spin_unlock_irqrestore(&q->fence_lock, flags);
-	job->hw_fence_live = true;
 }
 
 /* -ECANCELED if an input of the job failed upstream (another device's job). */
@@ -353,12 +361,9 @@ void wdrv_job_free(struct wdrv_job *job)
 	job_release_buffers(job);
 	if (job->ctx)
 		wdrv_ctx_put(job->ctx);
+	/* With the result goes its hardware fence, if nothing else holds it. */
 	if (job->result)
 		wdrv_job_result_put(job->result);
-	if (job->hw_fence_live)
-		dma_fence_put(job->hw_fence);
-	else
-		kfree(job->hw_fence);
 	if (job->tl)
 		wdrv_timeline_put(job->tl);
 	while (job->n_in_fences)

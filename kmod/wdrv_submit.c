@@ -283,8 +283,8 @@ static int job_reserve_cookie(struct wdrv_job *job)
 
 /*
  * Validates the job against its context, maps its buffers, allocates its
- * result and hardware fence and reserves its cookie: everything run_job
- * and completion need, so that they allocate nothing.
+ * result (its hardware fence is in it) and reserves its cookie: everything
+ * run_job and completion need, so that they allocate nothing.
  */
 static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		       const struct drm_wafer_job *a)
@@ -314,9 +314,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 	/* wdrv_job_free() drops this reference, whatever fails next. */
 	kref_init(&job->result->ref);
 	job->result->cqe_done_ns = a->flags & DRM_WAFER_JOB_DONE_NS;
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), job_gfp(job));
-	if (!job->hw_fence)
-		return job_nomem(job);
+	job->hw_fence = &job->result->hw_fence;
 	ret = job_reserve_cookie(job);
 	if (ret)
 		return ret;

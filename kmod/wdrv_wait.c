@@ -16,9 +16,20 @@
 static void result_release(struct kref *ref)
 {
 	struct wdrv_job_result *r = container_of(ref, struct wdrv_job_result, ref);
+	struct dma_fence *finished = r->finished;
 
-	dma_fence_put(r->finished);
-	kfree(r);
+	/* Never ran: nothing else can refer to it. */
+	if (!r->hw_fence.ops) {
+		dma_fence_put(finished);
+		kfree(r);
+		return;
+	}
+	/*
+	 * Frees @r once no one else holds its fence (the finished fence's
+	 * parent may): @r is not touched after.
+	 */
+	dma_fence_put(&r->hw_fence);
+	dma_fence_put(finished);
 }
 
 /**
