@@ -64,8 +64,8 @@ struct wdrv_job *wdrv_job_pool_get(struct wdrv_job_pool *pool, gfp_t gfp)
  * @job: a job nothing refers to any more; its cookie, if it has one, is
  *	reserved in @job->q's table and no longer names the job there
  *
- * Freed when the pool is full, its cookie with it.  Needs no lock: jobs are freed from work
- * items, several at once.
+ * Freed when the pool is full, its cookie with it.  Needs no lock: jobs
+ * are freed from work items, several at once.
  */
 void wdrv_job_pool_put(struct wdrv_job_pool *pool, struct wdrv_job *job)
 {
