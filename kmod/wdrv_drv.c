@@ -403,15 +403,10 @@ static int __init wdrv_init(void)
 	ret = wdrv_check_num_devices(wdrv_num_devices);
 	if (ret)
 		return ret;
-	ret = wdrv_job_result_cache_init();
-	if (ret)
-		return ret;
 
 	ret = platform_driver_register(&wdrv_platform_driver);
-	if (ret) {
-		wdrv_job_result_cache_fini();
+	if (ret)
 		return ret;
-	}
 
 	for (i = 0; i < wdrv_num_devices; i++) {
 		struct platform_device *pdev;
@@ -423,7 +418,6 @@ static int __init wdrv_init(void)
 			pr_err("wafer: creating device %u failed: %d\n", i, ret);
 			wdrv_destroy_devices();
 			platform_driver_unregister(&wdrv_platform_driver);
-			wdrv_job_result_cache_fini();
 			return ret;
 		}
 		wdrv_pdevs[i] = pdev;
@@ -435,7 +429,6 @@ static void __exit wdrv_exit(void)
 {
 	wdrv_destroy_devices();
 	platform_driver_unregister(&wdrv_platform_driver);
-	wdrv_job_result_cache_fini();
 }
 
 module_init(wdrv_init);

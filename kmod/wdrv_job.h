@@ -44,9 +44,8 @@ int wdrv_file_wait_idle(struct wdrv_file *wfile, bool interruptible);
  * @hw_fence: the job's hardware fence, once run_job initialised it (its
  *	ops set): here rather than allocated on its own, one allocation a job
  *	less.  The result owns the reference dma_fence_init() gives; the
- *	memory goes back to its SLAB_TYPESAFE_BY_RCU cache when the last
- *	reference to either is dropped (the fence's release frees the
- *	result), as dma_fence_get_rcu_safe() allows
+ *	memory goes when the last reference to either is dropped (the
+ *	fence's release frees the result, after an RCU grace period)
  */
 struct wdrv_job_result {
 	struct kref ref;
@@ -60,11 +59,7 @@ struct wdrv_job_result {
 int wdrv_job_wait_submitted(struct drm_file *file, const struct drm_wafer_job *a);
 int wdrv_job_submit(struct drm_file *file, const struct drm_wafer_job *a,
 		    u64 *seqno, struct wdrv_job_result **result, bool nowait);
-struct wdrv_job_result *wdrv_job_result_alloc(gfp_t gfp);
-void wdrv_job_result_free(struct wdrv_job_result *r);
 void wdrv_job_result_put(struct wdrv_job_result *r);
-int wdrv_job_result_cache_init(void);
-void wdrv_job_result_cache_fini(void);
 int wdrv_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 long wdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 long wdrv_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

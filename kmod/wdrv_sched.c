@@ -44,7 +44,9 @@ static const char *wdrv_fence_timeline_name(struct dma_fence *f)
 /* The fence lives in its job's result: the last reference to it frees both. */
 static void wdrv_hw_fence_release(struct dma_fence *f)
 {
-	wdrv_job_result_free(container_of(f, struct wdrv_job_result, hw_fence));
+	struct wdrv_job_result *r = container_of(f, struct wdrv_job_result, hw_fence);
+
+	kfree_rcu(r, hw_fence.rcu);
 }
 
 static const struct dma_fence_ops wdrv_hw_fence_ops = {

@@ -308,7 +308,7 @@ static int job_prepare(struct drm_file *file, struct wdrv_job *job,
 		return ret;
 	if (a->flags & DRM_WAFER_JOB_LAYER)
 		job_keep_layer(job, a, &io);
-	job->result = wdrv_job_result_alloc(job_gfp(job));
+	job->result = kzalloc(sizeof(*job->result), job_gfp(job));
 	if (!job->result)
 		return job_nomem(job);
 	/* wdrv_job_free() drops this reference, whatever fails next. */

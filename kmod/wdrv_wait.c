@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wafer jobs: results and their memory, per-file state, WAIT and its
- * results table, and waiting for a closing file's jobs.
+ * wafer jobs: per-file state, WAIT and its results table, and waiting for
+ * a closing file's jobs.
  */
 #include <linux/ktime.h>
 #include <linux/slab.h>
@@ -13,48 +13,6 @@
 #include "wdrv_job_priv.h"
 #include "wdrv_uapi.h"
 
-/*
- * Results come from their own cache, and one freed goes back to it at
- * once: as kfree_rcu(), which dma-fence asks of a fence's memory, they went
- * back only after a grace period, by the thousand, and submission met the
- * slab's slow path (a new slab) every few jobs.  SLAB_TYPESAFE_BY_RCU keeps
- * what RCU readers of a fence need: the memory stays a result until a
- * grace period has passed, and dma_fence_get_rcu_safe() checks that the
- * fence it took a reference on is still the one it looked up.
- */
-static struct kmem_cache *result_cache;
-
-int wdrv_job_result_cache_init(void)
-{
-	result_cache = KMEM_CACHE(wdrv_job_result, SLAB_TYPESAFE_BY_RCU);
-	return result_cache ? 0 : -ENOMEM;
-}
-
-void wdrv_job_result_cache_fini(void)
-{
-	kmem_cache_destroy(result_cache);
-}
-
-/**
- * wdrv_job_result_alloc() - a zeroed job result
- * @gfp: allocation flags
- *
- * Return: the result, or NULL.
- */
-struct wdrv_job_result *wdrv_job_result_alloc(gfp_t gfp)
-{
-	return kmem_cache_zalloc(result_cache, gfp);
-}
-
-/**
- * wdrv_job_result_free() - free a result no one refers to any more
- * @r: the result
- */
-void wdrv_job_result_free(struct wdrv_job_result *r)
-{
-	kmem_cache_free(result_cache, r);
-}
-
 static void result_release(struct kref *ref)
 {
 	struct wdrv_job_result *r = container_of(ref, struct wdrv_job_result, ref);
@@ -63,7 +21,7 @@ static void result_release(struct kref *ref)
 	/* Never ran: nothing else can refer to it. */
 	if (!r->hw_fence.ops) {
 		dma_fence_put(finished);
-		wdrv_job_result_free(r);
+		kfree(r);
 		return;
 	}
 	/*
