@@ -26,6 +26,14 @@
 #define TOPK		4
 #define LONG_JOBS	3
 #define LONG_TOKENS	192
+/*
+ * With a hang the long job must finish inside the job timeout however
+ * slow the guest: a timeout that catches it resets the device before the
+ * firmware has taken in the job it rejects (which then fails -EIO, as any
+ * job the reset finds unstarted).  A third of the work suffices to hold
+ * the rejection behind it.
+ */
+#define HANG_LONG_TOKENS	64
 #define BAD_OFF		2048	/* in the input BO: the out-of-vocabulary token */
 
 static int fd;
@@ -63,8 +71,9 @@ static int submit(uint32_t slot, uint32_t n, uint32_t in_off, uint32_t sync, uin
 	return ret;
 }
 
-/* Submits @n_long long jobs on slots 0.., then the rejected one. */
-static int submit_all(unsigned int n_long, uint32_t *sync, uint64_t *seqno)
+/* Submits @n_long jobs of @n_tok tokens on slots 0.., then the rejected one. */
+static int submit_all(unsigned int n_long, uint32_t n_tok, uint32_t *sync,
+		      uint64_t *seqno)
 {
 	unsigned int i;
 	int ret;
@@ -74,7 +83,7 @@ static int submit_all(unsigned int n_long, uint32_t *sync, uint64_t *seqno)
 			return -1;
 	}
 	for (i = 0; i < n_long; i++) {
-		ret = submit(i, LONG_TOKENS, 0, sync[i], &seqno[i]);
+		ret = submit(i, n_tok, 0, sync[i], &seqno[i]);
 		if (!wt_ok(!ret, "submit long job %u (%d)", i, ret))
 			return -1;
 	}
@@ -94,7 +103,7 @@ static void run(unsigned int n_long, int hang)
 	unsigned int i, early = 0;
 	int ret, st;
 
-	if (submit_all(n_long, sync, seqno))
+	if (submit_all(n_long, hang ? HANG_LONG_TOKENS : LONG_TOKENS, sync, seqno))
 		return;
 	if (hang) {
 		ret = wt_inject_fault(0, "hang");
