@@ -70,7 +70,7 @@ static void table_window(struct wfs_model_state *m)
 	u32 l;
 
 	for (l = 0; m->stream && l < m->n_layers; l++)
-		max = WFS_MAX(max, t->layer[m->range_first + l].size);
+		max = WFS_MAX(max, t->layer[l].size);
 	row(t, WFS_A_WINDOW, "window%u", WFS_ITEM_STAGE,
 	    m->stream ? WFS_STREAM_SLOTS : 0, 1, WFS_STREAM_VIEW_BYTES + max);
 }
@@ -91,11 +91,11 @@ static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
 
 	for (l = 0; l < m->n_layers; l++) {
 		layer = m->range_first + l;
-		t->layer_weight[layer] = t->layer[layer].size;
+		t->layer_weight[l] = t->layer[l].size;
 		if (m->part == WFW_PART_WHOLE && !m->xgroup)
 			continue;
-		ret = wfs_layer_bind(&m->info, blob + t->layer[layer].offset,
-				     t->layer[layer].size, layer, &v);
+		ret = wfs_layer_bind(&m->info, blob + t->layer[l].offset,
+				     t->layer[l].size, layer, &v);
 		if (ret)
 			return ret;
 		if (wfs_part_is_ep(m->part)) {
@@ -109,7 +109,7 @@ static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
 			}
 		} else {
 			b = m->xgroup && v.n_experts ?
-			    wfs_xplace_local_bytes(&v, t->layer[layer].size,
+			    wfs_xplace_local_bytes(&v, t->layer[l].size,
 						   m->xgroup) :
 			    wfs_part_bytes(&v, m->part);
 		}
@@ -121,7 +121,7 @@ static int table_parts(struct wfs_device *dev, struct wfs_model_state *m,
 			return -WFS_EINVAL;
 		}
 		if (b)
-			t->layer_weight[layer] = b;
+			t->layer_weight[l] = b;
 	}
 	return 0;
 }
@@ -164,8 +164,12 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 	    WFS_TOPK_MAX * sizeof(struct wfs_topk_entry));
 	row(t, WFS_A_OUT, "out", WFS_ITEM_HEAD, m->head, 1,
 	    WFW_OUT_REC_SIZE(WFW_MAX_TOPK));
-	for (l = 0; l < info->n_layers; l++) {
-		if (wfs_model_layer_section(info, blob, l, &t->layer[l]) ||
+	/* The range's layers only: the blob may have more than a table. */
+	if (m->n_layers > WFS_ARRAY_SIZE(t->layer))
+		return -WFS_E2BIG;
+	for (l = 0; l < m->n_layers; l++) {
+		if (wfs_model_layer_section(info, blob, m->range_first + l,
+					    &t->layer[l]) ||
 		    !section_in_blob(&t->layer[l], len))
 			return -WFS_EINVAL;
 	}
@@ -238,7 +242,7 @@ static void table_budget(struct wfs_device *dev, struct wfs_model_state *m,
 	}
 	for (l = 0; l < m->n_layers; l++)
 		t->layer_need[l] = per_layer + (m->stream ? 0 :
-			blk(t->layer_weight[m->range_first + l]));
+			blk(t->layer_weight[l]));
 	in->n_layers = m->n_layers;
 	in->n_stages = dev->hw.prof.stages;
 	in->capacity = load_capacity(dev, m);
@@ -314,8 +318,9 @@ static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 {
 	struct wfs_stage_model *sm = &st->mdl[m->idx];
 	u32 layer = sm->first_layer + l;
-	const struct wfs_section_range *r = &m->table.layer[layer];
-	u64 bytes = m->table.layer_weight[layer];
+	const struct wfs_section_range *r =
+		&m->table.layer[wfs_load_row(m, layer)];
+	u64 bytes = m->table.layer_weight[wfs_load_row(m, layer)];
 	u8 *p;
 	int ret;
 
@@ -362,10 +367,11 @@ static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 	}
 	for (l = 0; l < sm->n_layers; l++) {
 		u32 layer = sm->first_layer + l;
-		const struct wfs_section_range *r = &t->layer[layer];
+		const struct wfs_section_range *r =
+			&t->layer[wfs_load_row(m, layer)];
 
 		/* A part's copy is smaller than the section it is from. */
-		if (t->layer_weight[layer] != r->size ||
+		if (t->layer_weight[wfs_load_row(m, layer)] != r->size ||
 		    wfs_part_is_ep(m->part) ||
 		    (m->xgroup && info->ffn_kind == WFS_FFN_MOE)) {
 			ret = stage_part(m, st, blob, l);
@@ -447,6 +453,9 @@ static int load_stage(struct wfs_device *dev, struct wfs_model_state *m,
 
 	sm->first_layer = m->range_first + map->first_layer[s];
 	sm->n_layers = map->n_layers[s];
+	/* The stage's layers index the table: they must be the range's. */
+	if ((u64)map->first_layer[s] + sm->n_layers > m->n_layers)
+		return -WFS_EINVAL;
 	sm->last = s == map->stages_used - 1;
 	sm->embed = m->embed && s == 0;
 	sm->head = m->head && sm->last;
@@ -576,8 +585,13 @@ static int load_range(struct wfs_device *dev, struct wfs_model_state *m,
 	}
 	m->range_first = p->layer_count ? p->layer_first - info->first_layer : 0;
 	m->n_layers = p->layer_count ? p->layer_count : info->n_layers;
-	if (m->n_layers > WFS_DEV_MAX_LAYERS)
+	if (m->n_layers > WFS_DEV_MAX_LAYERS) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: %s %u layers: a device loads at most %u (load a range with layer_first, layer_count)",
+			       p->layer_count ? "layer_count" : "the blob's",
+			       m->n_layers, WFS_DEV_MAX_LAYERS);
 		return -WFS_E2BIG;
+	}
 	/* The embedding goes with attention, the head with the FFN. */
 	m->part = p->part;
 	m->embed = info->first_layer + m->range_first == 0 &&

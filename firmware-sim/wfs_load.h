@@ -130,10 +130,15 @@ struct wfs_alloc {
  * struct wfs_load_table - the model's SRAM needs, the one source of truth
  *	for every size placement budgets and loading allocates
  * @a: the rows
- * @layer: per layer, its weights' section in the blob
+ * @layer: per layer of the range, its weights' section in the blob
  * @layer_weight: per layer of the range, what its weights take in SRAM: its
  *	section, or its part's copy (wfs_part.h)
- * @layer_need: per layer, the placement item's bytes (summed from @a)
+ * @layer_need: per layer of the range, the placement item's bytes (summed
+ *	from @a)
+ *
+ * The per-layer arrays hold the loaded range only, indexed from its first
+ * layer (wfs_load_row()): a blob may have up to WFS_MAX_LAYERS layers, a
+ * range at most WFS_DEV_MAX_LAYERS (LOAD_MODEL refuses more with -E2BIG).
  */
 struct wfs_load_table {
 	struct wfs_alloc a[WFS_A_COUNT];
@@ -269,6 +274,19 @@ struct wfs_models {
 	u32 n;
 	u32 gen;
 };
+
+/**
+ * wfs_load_row() - a layer's index in the per-layer arrays of the table
+ * @m: the model
+ * @layer: the layer, numbered as in the blob (&wfs_stage_model.first_layer
+ *	and its layers): in [@m->range_first, +@m->n_layers)
+ *
+ * Return: @layer - @m->range_first, below WFS_DEV_MAX_LAYERS.
+ */
+static inline u32 wfs_load_row(const struct wfs_model_state *m, u32 layer)
+{
+	return layer - m->range_first;
+}
 
 /**
  * wfs_model_lookup() - the model a command names

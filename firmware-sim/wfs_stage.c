@@ -233,7 +233,8 @@ static const struct wfs_layer_view *stream_layer(struct wfs_stage *st,
 	const struct wfs_model_state *m = r->m;
 	struct wfs_stage_model *sm = r->sm;
 	u32 layer = sm->first_layer + l;
-	const struct wfs_section_range *sec = &m->table.layer[layer];
+	const struct wfs_section_range *sec =
+		&m->table.layer[wfs_load_row(m, layer)];
 	u8 *slot = sm->window[l % WFS_STREAM_SLOTS];
 	struct wfs_layer_view *v = (struct wfs_layer_view *)slot;
 	struct wfs_hw *hw = &dev->hw;
@@ -258,7 +259,7 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 	const struct wfs_profile *prof = &st->dev->hw.prof;
 	const struct wfs_model_state *m = r->m;
 	const struct wfs_section_range *sec =
-		&m->table.layer[r->sm->first_layer + l];
+		&m->table.layer[wfs_load_row(m, r->sm->first_layer + l)];
 	struct wfs_cost cost = { 0, 0, 0 };
 	u64 c, next = 0;
 

@@ -151,7 +151,7 @@ static int group_place(struct wfs_device *dev, struct wfs_model_state *m,
 		       const u8 *blob, struct wfs_xgroup *g, u32 layer,
 		       struct wfw_cpl *c)
 {
-	const u8 *sec = blob + m->table.layer[layer].offset;
+	const u8 *sec = blob + m->table.layer[wfs_load_row(m, layer)].offset;
 	char name[WFS_SRAM_NAME_LEN];
 	u64 room;
 	u32 s = group_stage(dev, m, &room);

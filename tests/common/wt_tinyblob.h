@@ -91,7 +91,6 @@ static inline void wt_tiny_tensor(struct wt_tiny_w *w, uint8_t *sec,
 	}
 }
 
-/* Build variant @v into @buf (WT_TINY_MAX bytes); returns its length. */
 /* Tensor @i of a section: its data, and its descriptor in the table. */
 static inline void wt_tiny_put(struct wt_tiny_w *w, uint8_t *sec, uint32_t i,
 			       uint32_t role, uint32_t qtype, uint32_t rows,
@@ -130,7 +129,20 @@ static inline uint32_t wt_tiny_layer(struct wt_tiny_w *w, uint8_t *sec,
 	return i;
 }
 
-static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
+/*
+ * Bytes a blob of @n layers of any variant takes at most (a MoE layer and
+ * its section table entry take under 4 KiB; the header, embedding and
+ * head under 4 KiB).
+ */
+#define WT_TINY_BYTES(n)	((size_t)(n) * 4096 + 4096)
+
+/*
+ * Build variant @v with @n_layers layers (0: the variant's 2) into @buf
+ * of @cap >= WT_TINY_BYTES(layers) bytes; returns its length.  A
+ * WT_TINY_RANGE blob is layers 1..@n_layers of @n_layers + 2.
+ */
+static inline size_t wt_tiny_build_n(uint8_t *buf, size_t cap,
+				     enum wt_tiny_variant v, uint32_t n_layers)
 {
 	struct wfs_blob_header h;
 	struct wfs_section_entry se;
@@ -141,7 +153,9 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 	uint32_t gs = i8 ? 4 : 6, s, nsec, kind, idx, nt;
 	size_t off;
 
-	memset(buf, 0, WT_TINY_MAX);
+	if (!n_layers)
+		n_layers = 2;
+	memset(buf, 0, cap);
 	memset(&h, 0, sizeof(h));
 	h.magic = WFS_BLOB_MAGIC;
 	h.version_major = WFS_BLOB_VERSION_MAJOR;
@@ -157,14 +171,14 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 	h.rope_theta = 10000;
 	h.norm_eps_q40 = 10995116;
 	if (v == WT_TINY_RANGE) {
-		h.n_layers = 2;
+		h.n_layers = n_layers;
 		h.first_layer = 1;
-		h.total_layers = 4;
+		h.total_layers = n_layers + 2;
 		h.input_kind = WFS_IO_ACT;
 		h.output_kind = WFS_IO_ACT;
 	} else {
-		h.n_layers = 2;
-		h.total_layers = 2;
+		h.n_layers = n_layers;
+		h.total_layers = n_layers;
 	}
 	if (v == WT_TINY_INT4)
 		h.flags = WFS_MF_CHECKSUM | WFS_MF_KV_INT8;
@@ -228,6 +242,12 @@ static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
 		h.checksum = wfs_fnv1a32(buf + sizeof(h), off - sizeof(h));
 	memcpy(buf, &h, sizeof(h));
 	return off;
+}
+
+/* Build variant @v into @buf (WT_TINY_MAX bytes); returns its length. */
+static inline size_t wt_tiny_build(uint8_t *buf, enum wt_tiny_variant v)
+{
+	return wt_tiny_build_n(buf, WT_TINY_MAX, v, 0);
 }
 
 #endif /* WT_TINYBLOB_H */
