@@ -1093,11 +1093,14 @@ unsigned int wafer_tokenizer_vocab_size(const struct wafer_tokenizer *t);
  * @bos: prepend BOS (1)
  * @eos: append EOS (2)
  * @tokens: output
- * @max: capacity of @tokens; strlen(@text) + 3 always suffices
+ * @max: capacity of @tokens (the merged tokens); strlen(@text) + 3 always
+ *	suffices
  *
  * A dummy " " is prepended to non-empty text, code points missing from the
  * vocabulary fall back to byte tokens (<0xNN>, id byte + 3), then the pair
- * whose merge has the highest score is merged until none can be.
+ * whose merge has the highest score is merged until none can be (the
+ * leftmost of equal scores first), in O(n log n).  Text too long to merge
+ * into @max tokens is refused in time linear in its bytes.
  *
  * Return: the number of tokens, or a negative errno (-ENOSPC if @max is too
  * small).

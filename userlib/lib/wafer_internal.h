@@ -49,4 +49,10 @@ unsigned int wafer_split_even(unsigned int n_layers, unsigned int n_devices, uns
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t wafer_now_ns(void);
 
+/*
+ * The calling thread's count of the tokenizer's merge work (pair lookups'
+ * probes and heap steps), so tests can measure how it grows.
+ */
+extern _Thread_local unsigned long long wafer_tokenizer_work;
+
 #endif /* WAFER_INTERNAL_H */
