@@ -1517,6 +1517,21 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* An option's name as typed: "-d" or "--tokens". */
+static const char *opt_name(int opt)
+{
+	static char buf[40];
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (o->val == opt) {
+			snprintf(buf, sizeof(buf), "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, sizeof(buf), "-%c", opt);
+	return buf;
+}
+
 /*
  * One option of wafer bench: whether its value @arg is bad; -1 for an
  * option it does not know.  @tokens, @jobs: --tokens, --jobs (0: default).
@@ -1612,13 +1627,15 @@ static int parse(struct bench_args *a, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		}
-		bad = bench_opt(a, opt, optarg, &tokens, &jobs);
-		if (bad < 0) {
+		if (opt == '?') {	/* getopt named the unknown option */
 			usage(stderr);
 			return 2;
 		}
+		/* nonzero: a bad value (the parsers say -1 or 1) */
+		bad = bench_opt(a, opt, optarg, &tokens, &jobs);
 		if (bad) {
-			fprintf(stderr, "wafer bench: bad value '%s'\n", optarg);
+			fprintf(stderr, "wafer bench: bad value '%s' for %s\n", optarg,
+				opt_name(opt));
 			usage(stderr);
 			return 2;
 		}

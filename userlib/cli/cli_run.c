@@ -267,6 +267,8 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 
 static int parse_opt(struct run_args *a, int opt, const char *arg)
 {
+	unsigned int u;
+	char *end;
 	double v;
 	int ret;
 
@@ -282,14 +284,16 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		a->top_p = (float)v;
 		return 0;
 	case 's':
-		if (num(arg, 0, 1.8e19, &v))
+		/* an integer, whole: 1e3 or 7.5 is refused, not read as 1 or 7 */
+		errno = 0;
+		a->seed = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || *arg == '-')
 			break;
-		a->seed = strtoull(arg, NULL, 10);
 		return 0;
 	case 'n':
-		if (num(arg, 0, 1 << 20, &v))
+		if (cli_parse_uint(arg, 0, 1 << 20, &u))
 			break;
-		a->steps = (int)v;
+		a->steps = (int)u;
 		return 0;
 	case 'i':
 		a->prompt = arg;
