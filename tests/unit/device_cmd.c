@@ -6,6 +6,7 @@
  * clears, and the device keeps working afterwards.
  */
 #include "device_harness.h"
+#include "wfs_model.h"	/* struct wfs_blob_header, wfs_fnv1a32() */
 #include "wfs_pack.h"
 #include "wfw_uapi_ties.h"	/* compile-time: firmware ABI == uapi */
 #include "wt_util.h"
@@ -271,15 +272,40 @@ static void test_model_and_contexts(void)
 		wt_ok(cpl.status < 0, "LOAD_MODEL truncated blob rejected (%d)",
 		      cpl.status);
 		c.load.len = blob_len;
+		/*
+		 * The packer's blob has no checksum, and blob_len / 2 lies in a
+		 * layer's weights, which no check constrains: the altered
+		 * model loads.  With the checksum flag the same flip is
+		 * -EBADMSG, the unaltered blob loads.
+		 */
 		bad[blob_len / 2] ^= 0x40;
 		c.cookie = 0;
 		dh_exec(h, &c, &cpl, 5000);
-		wt_ok(cpl.status < 0 || cpl.status == 0,
-		      "LOAD_MODEL with a flipped payload byte completes (%d)",
+		wt_ok(cpl.status == 0,
+		      "LOAD_MODEL without a checksum: a flipped weight byte loads (%d)",
 		      cpl.status);
 		if (cpl.status == 0) {
 			base(&c, WFW_OP_UNLOAD_MODEL);
 			expect(&c, 0, "UNLOAD_MODEL of the altered model");
+			base(&c, WFW_OP_LOAD_MODEL);
+			c.load.addr = (u64)(uintptr_t)bad;
+			c.load.len = blob_len;
+		}
+		bad[blob_len / 2] ^= 0x40;
+		((struct wfs_blob_header *)bad)->flags |= WFS_MF_CHECKSUM;
+		((struct wfs_blob_header *)bad)->checksum =
+			wfs_fnv1a32(bad + sizeof(struct wfs_blob_header),
+				    blob_len - sizeof(struct wfs_blob_header));
+		bad[blob_len / 2] ^= 0x40;
+		expect(&c, -WFS_EBADMSG, "LOAD_MODEL with a checksum: a flipped weight byte");
+		bad[blob_len / 2] ^= 0x40;
+		c.cookie = 0;
+		dh_exec(h, &c, &cpl, 5000);
+		wt_ok(cpl.status == 0, "LOAD_MODEL with a checksum: the unaltered blob loads (%d)",
+		      cpl.status);
+		if (cpl.status == 0) {
+			base(&c, WFW_OP_UNLOAD_MODEL);
+			expect(&c, 0, "UNLOAD_MODEL of the checksummed model");
 			base(&c, WFW_OP_LOAD_MODEL);
 		}
 	}
