@@ -15,23 +15,12 @@
 #include <string.h>
 
 #include "wafer_backend.h"
+#include "wafer_spec.h"
 
 #define NGRAM_DEFAULT	3
 #define NGRAM_MAX	16
 /* The draft's sampler: the seed's, moved, so the two streams differ. */
 #define DRAFT_SEED_MIX	0x9e3779b97f4a7c15ull
-
-/**
- * struct dist - a distribution wafer_sample() draws from
- * @n: tokens with mass
- * @tok: those tokens
- * @p: their probabilities
- */
-struct dist {
-	unsigned int n;
-	uint32_t tok[WAFER_MAX_TOPK];
-	double p[WAFER_MAX_TOPK];
-};
 
 /**
  * struct spec - one speculative generation in progress
@@ -148,12 +137,12 @@ static unsigned int ngram_propose(const int *seq, unsigned int n, unsigned int m
 }
 
 static void to_dist(const struct wafer_sampler *s, const struct wafer_token_result *r,
-		    struct dist *q)
+		    struct wafer_spec_dist *q)
 {
 	q->n = wafer_sample_dist(s, r, q->tok, q->p);
 }
 
-static double mass(const struct dist *q, uint32_t token)
+static double mass(const struct wafer_spec_dist *q, uint32_t token)
 {
 	unsigned int i;
 
@@ -169,7 +158,8 @@ static double mass(const struct dist *q, uint32_t token)
  * from the first that changed), then propose @k tokens one job at a time,
  * each from the last one's result; their distributions into @q.
  */
-static int draft_model(struct spec *g, unsigned int pos, unsigned int k, int *d, struct dist *q)
+static int draft_model(struct spec *g, unsigned int pos, unsigned int k, int *d,
+		       struct wafer_spec_dist *q)
 {
 	uint32_t *ids = wafer_bo_map(g->din);
 	unsigned int i;
@@ -197,7 +187,8 @@ static int draft_model(struct spec *g, unsigned int pos, unsigned int k, int *d,
 }
 
 /* A token from norm(max(0, p - q)); from p if that has no mass (rounding). */
-static int residual(struct spec *g, const struct dist *p, const struct dist *q, int ngram_x)
+static int residual(struct wafer_sampler *ts, const struct wafer_spec_dist *p,
+		    const struct wafer_spec_dist *q, int ngram_x)
 {
 	double w[WAFER_MAX_TOPK], sum = 0.0, u, cdf = 0.0;
 	unsigned int i;
@@ -213,7 +204,7 @@ static int residual(struct spec *g, const struct dist *p, const struct dist *q, 
 			w[i] = p->p[i];
 		sum = 1.0;
 	}
-	u = wafer_sample_uniform(&g->ts) * sum;
+	u = wafer_sample_uniform(ts) * sum;
 	for (i = 0; i < p->n; i++) {
 		cdf += w[i];
 		if (u < cdf)
@@ -226,35 +217,41 @@ static int residual(struct spec *g, const struct dist *p, const struct dist *q, 
 	return (int)p->tok[0];
 }
 
+/* wafer_spec.h: the rule; p is the target's distribution. */
+int wafer_spec_accept(struct wafer_sampler *ts, const struct wafer_spec_dist *p, int x,
+		      const struct wafer_spec_dist *q, int *next)
+{
+	double px = mass(p, (uint32_t)x), qx = q ? mass(q, (uint32_t)x) : 1.0;
+
+	/* min(1, p/q): p >= q always passes (u < 1) */
+	if (qx > 0.0 ? wafer_sample_uniform(ts) < px / qx : px > 0.0)
+		return 1;
+	*next = residual(ts, p, q, x);
+	return 0;
+}
+
 /*
  * Is draft token @x (the @i-th) accepted against the target's result @r?
  * If not, *@next is the target's token in its place.
  */
 static int accept(struct spec *g, const struct wafer_token_result *r, int x,
-		  const struct dist *q, int *next)
+		  const struct wafer_spec_dist *q, int *next)
 {
-	struct dist p;
-	double px, qx;
+	struct wafer_spec_dist p;
 
 	if (g->ts.temperature <= 0.0f) {
 		*next = (int)r->argmax;
 		return x == (int)r->argmax;
 	}
 	to_dist(&g->ts, r, &p);
-	px = mass(&p, (uint32_t)x);
-	qx = q ? mass(q, (uint32_t)x) : 1.0;
-	/* min(1, p/q): p >= q always passes (u < 1) */
-	if (qx > 0.0 ? wafer_sample_uniform(&g->ts) < px / qx : px > 0.0)
-		return 1;
-	*next = residual(g, &p, q, x);
-	return 0;
+	return wafer_spec_accept(&g->ts, &p, x, q, next);
 }
 
 /* One round at @pos (the last token's position): 1 when generation ended. */
 static int round_at(struct spec *g, const struct wafer_tokenizer *tok, unsigned int pos,
 		    unsigned int steps)
 {
-	struct dist q[WAFER_SPEC_MAX_DRAFT];
+	struct wafer_spec_dist q[WAFER_SPEC_MAX_DRAFT];
 	int d[WAFER_SPEC_MAX_DRAFT], next = 0, ret = 0;
 	uint32_t *ids = wafer_bo_map(g->in);
 	unsigned int k = g->k, j;
