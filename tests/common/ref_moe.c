@@ -77,8 +77,7 @@ void ref_moe_free(struct ref_moe *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The top-k experts by logit (ties: lower index), and their gates. */
-static void route(const struct ref_moe *m, const float *lg, unsigned int *sel, float *g)
+void ref_moe_route(const struct ref_moe *m, const float *lg, unsigned int *sel, float *g)
 {
 	unsigned int k = m->top_k, n = 0, e, j;
 	float sum = 0, mx;
@@ -144,7 +143,7 @@ void ref_moe_ffn(const struct ref_moe *m, struct ref_state *s, int l)
 			v += r[j] * s->xb[j];
 		m->logits[p] = v;
 	}
-	route(m, m->logits, sel, g);
+	ref_moe_route(m, m->logits, sel, g);
 	memset(s->xb2, 0, dim * sizeof(float));
 	for (p = 0; p < m->n_shared; p++)
 		expert(m, s, l, p, 1.0f, s->xb2);

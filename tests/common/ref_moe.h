@@ -48,6 +48,11 @@ int ref_moe_init(struct ref_moe *m, const struct wfs_ckpt *c, unsigned int n_exp
  */
 int ref_moe_router_from(struct ref_moe *m, int l, const struct wfs_qmat *r);
 void ref_moe_free(struct ref_moe *m);
+/*
+ * The top_k experts of router logits @lg by logit, ties to the lower index,
+ * into @sel (best first), and their gates into @g.
+ */
+void ref_moe_route(const struct ref_moe *m, const float *lg, unsigned int *sel, float *g);
 /* Layer @l's FFN of the normalised s->xb, added into s->x. */
 void ref_moe_ffn(const struct ref_moe *m, struct ref_state *s, int l);
 
