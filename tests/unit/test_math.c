@@ -12,6 +12,9 @@
  *   sin/cos     |err| <= 2^-28
  *   RoPE        |err| <= 2^-26 * max|v| after rotation
  *   rmsnorm     |err| <= 2^-13 * max|y|   (15-bit output)
+ *   residual    x += d bit for bit as documented: d to 30 bits, both
+ *               aligned to the larger exponent, each rounded half up,
+ *               added, renormalised (random and tie-making inputs)
  *   matvec      exact vs an int64 reference; its real value within 1e-12
  *               of the de-quantised float product (exponent bookkeeping);
  *               quantisation error vs fp32 below 2 % (int8) / 25 % (int4)
@@ -309,6 +312,115 @@ static void test_swiglu_residual(void)
 	wt_ok(mr <= ldexp(1, -28), "residual add: |err| <= 2^-28 max|x|");
 }
 
+/* floor(@x / 2^@n + 1/2): wfs_rshr()'s rounding, in 128 bits. */
+static int64_t ref_round_shift(__int128 x, int n)
+{
+	__int128 d, q;
+
+	if (n <= 0)
+		return (int64_t)(x * ((__int128)1 << -n));
+	if (n > 120)
+		return 0;
+	d = (__int128)1 << n;
+	x += d / 2;
+	q = x / d;
+	if (x % d != 0 && x < 0)
+		q--;	/* C division truncates; floor wanted */
+	return (int64_t)q;
+}
+
+static int ref_bitlen_max(const int64_t *v, int n)
+{
+	uint64_t m = 0;
+	int i, b = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t a = v[i] < 0 ? -(uint64_t)v[i] : (uint64_t)v[i];
+
+		m = a > m ? a : m;
+	}
+	while (m >> b)
+		b++;
+	return b;
+}
+
+/* @v (exponent @e) to 30 bits, rounded: the new exponent. */
+static int32_t ref_norm30(int64_t *v, int n, int32_t e)
+{
+	int sh = ref_bitlen_max(v, n) - 30, i;
+
+	for (i = 0; i < n; i++) {
+		int64_t r = ref_round_shift(v[i], sh);
+
+		v[i] = r > (1LL << 30) ? 1LL << 30 : r < -(1LL << 30) ? -(1LL << 30) : r;
+	}
+	return e + sh;
+}
+
+/* The residual add as wfs_residual_add() documents it, from plain integers. */
+static int32_t ref_residual_add(const int32_t *x, int32_t ex, const int64_t *d0, int32_t ed,
+				int n, int32_t *out)
+{
+	int64_t d[200], s[200];
+	int32_t e;
+	int i;
+
+	memcpy(d, d0, (size_t)n * sizeof(*d));
+	ed = ref_norm30(d, n, ed);
+	e = ex > ed ? ex : ed;
+	for (i = 0; i < n; i++)
+		s[i] = ref_round_shift(x[i], e - ex) + ref_round_shift(d[i], e - ed);
+	e = ref_norm30(s, n, e);
+	for (i = 0; i < n; i++)
+		out[i] = (int32_t)s[i];
+	return e;
+}
+
+/*
+ * wfs_residual_add() bit for bit against ref_residual_add(): random
+ * exponents 0..40 apart either way, and operands whose shifted-out bits are
+ * exactly one half (odd x, exponents one apart: the ties that truncation
+ * would round down).
+ */
+static void test_residual_exact(void)
+{
+	struct wt_rng r;
+	int64_t d[200], dk[200];
+	int32_t x[200], want[200], ex, ed, eg, ew;
+	int t, i, n, bad = 0, ties = 0;
+
+	wt_rng_seed(&r, 21);
+	for (t = 0; t < 3000; t++) {
+		int tie = t % 3 == 0;
+
+		n = 1 + (int)wt_rng_range(&r, 0, 199);
+		ex = (int32_t)wt_rng_range(&r, -60, -10);
+		ed = tie ? ex - 20 : ex + (int32_t)wt_rng_range(&r, -70, 10);
+		for (i = 0; i < n; i++) {
+			if (tie) {
+				/* d of 51 bits at ex - 20 -> 30 at ex + 1: odd x halves to a tie */
+				x[i] = (int32_t)(wt_rng_range(&r, -(1 << 29), 1 << 29) | 1);
+				d[i] = wt_rng_range(&r, -(1LL << 50), 1LL << 50);
+			} else {
+				x[i] = (int32_t)wt_rng_range(&r, -(1 << 30), 1 << 30);
+				d[i] = wt_rng_range(&r, -(1LL << 60), 1LL << 60) >>
+				       wt_rng_range(&r, 0, 40);
+			}
+		}
+		if (tie)
+			d[0] = (1LL << 50) + 1;	/* 51 bits: d lands at ex + 1 */
+		memcpy(dk, d, (size_t)n * sizeof(*d));
+		ew = ref_residual_add(x, ex, d, ed, n, want);
+		eg = wfs_residual_add(x, ex, dk, ed, (u32)n);
+		ties += tie;
+		if (eg != ew || memcmp(x, want, (size_t)n * sizeof(*x)))
+			bad++;
+	}
+	wt_ok(bad == 0, "residual add: bit for bit the documented rounding (round half up at "
+	      "alignment and renormalisation), 3000 vectors, %d of them all ties (%d differ)",
+	      ties, bad);
+}
+
 /* Build a wfs_qmat from the packer's quantisation (layout per wfs_math.h). */
 static void build_qmat(struct wfs_qmat *m, const int8_t *q, uint16_t *sc,
 		       uint8_t *data, unsigned int rows, unsigned int cols,
@@ -427,6 +539,7 @@ int main(void)
 	test_rope();
 	test_rmsnorm();
 	test_swiglu_residual();
+	test_residual_exact();
 	test_matvec();
 	return wt_done();
 }
