@@ -7,6 +7,11 @@
 #   make test       build, then run every test tier; ends with "N passed, M failed"
 #   make demo       build, boot the test VM and run the shared model through
 #                   the kernel driver
+#   make mutation [MUTANTS=REGEX]
+#                   how many plausible bugs the unit tests catch: each mutant
+#                   of tests/mutation/mutants applied to a scratch copy of the
+#                   tree, rebuilt and run against the tests it names; prints
+#                   "N of M mutants killed" (a tool, not part of make test)
 #   make module KDIR=/lib/modules/$(uname -r)/build
 #                   build wafer.ko for your own (>= 6.12) kernel
 #   make dkms-install [DESTDIR=]
@@ -228,6 +233,11 @@ bench-kflags: setup
 
 demo: all
 	$(Q)tests/demo
+
+# tests/mutation/run: usage in its header.
+.PHONY: mutation
+mutation:
+	$(Q)BUILD=$(BUILD) tests/mutation/run '$(MUTANTS)'
 
 # -------------------------------------------------------------- install ---
 # udev reads rules from /lib/udev/rules.d, not from under $(PREFIX); an
