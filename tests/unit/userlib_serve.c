@@ -471,12 +471,14 @@ static const struct bad_case bad_cases[] = {
 	  "messages" },
 	{ "chat messages empty", "POST", CH, "{" M ",\"messages\":[]}", 400, "messages" },
 	{ "chat role unknown", "POST", CH,
-	  "{" M ",\"messages\":[{\"role\":\"robot\",\"content\":\"a\"}]}", 400, "messages" },
+	  "{" M ",\"messages\":[{\"role\":\"robot\",\"content\":\"a\"}]}", 400,
+	  "messages[0].role" },
 	{ "chat content a number", "POST", CH,
-	  "{" M ",\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400, "messages" },
+	  "{" M ",\"messages\":[{\"role\":\"user\",\"content\":5}]}", 400,
+	  "messages[0].content" },
 	{ "chat message with an unknown field", "POST", CH,
 	  "{" M ",\"messages\":[{\"role\":\"user\",\"content\":\"a\",\"x\":1}]}", 400,
-	  "messages" },
+	  "messages[0]" },
 	{ "chat with a prompt field", "POST", CH,
 	  "{" M ",\"prompt\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400,
 	  "prompt" },
@@ -542,6 +544,261 @@ static void bad_input(const struct wt_server *s)
 	wt_http(s->port, "GET", "/health", NULL, 0, &r);
 	wt_ok(r.status == 200, "the server still answers after the bad input");
 	wt_http_free(&r);
+}
+
+/*
+ * Every field the server reads, null and of the wrong type: each a 400
+ * whose param and message name the field, or (an optional top-level
+ * parameter, nullable as in OpenAI's API) null taken as its default.
+ */
+#define B1	"{" M ",\"prompt\":\"a\",\"max_tokens\":1"
+#define MSG(x)	"{" M ",\"max_tokens\":1,\"messages\":[" x "]}"
+#define PART(x)	MSG("{\"role\":\"user\",\"content\":[" x "]}")
+
+static const struct bad_case typed_cases[] = {
+	{ "model null", "POST", C, "{\"model\":null,\"prompt\":\"a\"}", 400, "model" },
+	{ "model an object", "POST", C, "{\"model\":{},\"prompt\":\"a\"}", 400, "model" },
+	{ "model an array", "POST", CH, "{\"model\":[],\"messages\":[]}", 400, "model" },
+	{ "prompt null", "POST", C, "{" M ",\"prompt\":null}", 400, "prompt" },
+	{ "prompt an object", "POST", C, "{" M ",\"prompt\":{}}", 400, "prompt" },
+	{ "prompt [null]", "POST", C, "{" M ",\"prompt\":[null]}", 400, "prompt" },
+	{ "prompt true", "POST", C, "{" M ",\"prompt\":true}", 400, "prompt" },
+	{ "max_tokens null (default)", "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":null}",
+	  200, NULL },
+	{ "max_tokens an object", "POST", C, "{" M ",\"max_tokens\":{}}", 400, "max_tokens" },
+	{ "max_tokens true", "POST", C, "{" M ",\"max_tokens\":true}", 400, "max_tokens" },
+	{ "max_tokens an array", "POST", C, "{" M ",\"max_tokens\":[1]}", 400, "max_tokens" },
+	{ "max_completion_tokens null (default)", "POST", CH,
+	  "{" M ",\"max_completion_tokens\":null,\"max_tokens\":1,\"messages\":[{\"role\":\"user\","
+	  "\"content\":\"a\"}]}", 200, NULL },
+	{ "max_completion_tokens a string", "POST", CH,
+	  "{" M ",\"max_completion_tokens\":\"x\",\"messages\":[{\"role\":\"user\","
+	  "\"content\":\"a\"}]}", 400, "max_completion_tokens" },
+	{ "temperature null (default)", "POST", C, B1 ",\"temperature\":null}", 200, NULL },
+	{ "temperature an array", "POST", C, B1 ",\"temperature\":[]}", 400, "temperature" },
+	{ "temperature true", "POST", C, B1 ",\"temperature\":true}", 400, "temperature" },
+	{ "top_p null (default)", "POST", C, B1 ",\"top_p\":null}", 200, NULL },
+	{ "top_p an object", "POST", C, B1 ",\"top_p\":{}}", 400, "top_p" },
+	{ "seed null (default)", "POST", C, B1 ",\"seed\":null}", 200, NULL },
+	{ "seed a string", "POST", C, B1 ",\"seed\":\"1\"}", 400, "seed" },
+	{ "stream null (default)", "POST", C, B1 ",\"stream\":null}", 200, NULL },
+	{ "stream 1", "POST", C, B1 ",\"stream\":1}", 400, "stream" },
+	{ "stream_options null (default)", "POST", C, B1 ",\"stream_options\":null}", 200, NULL },
+	{ "stream_options an array", "POST", C, B1 ",\"stream\":true,\"stream_options\":[]}", 400,
+	  "stream_options" },
+	{ "stream_options.include_usage null (default)", "POST", C,
+	  B1 ",\"stream\":true,\"stream_options\":{\"include_usage\":null}}", 200, NULL },
+	{ "stream_options.include_usage a string", "POST", C,
+	  B1 ",\"stream\":true,\"stream_options\":{\"include_usage\":\"yes\"}}", 400,
+	  "stream_options.include_usage" },
+	{ "n null (default)", "POST", C, B1 ",\"n\":null}", 200, NULL },
+	{ "n a string", "POST", C, B1 ",\"n\":\"1\"}", 400, "n" },
+	{ "n true", "POST", C, B1 ",\"n\":true}", 400, "n" },
+	{ "user null (default)", "POST", C, B1 ",\"user\":null}", 200, NULL },
+	{ "user an object", "POST", C, B1 ",\"user\":{}}", 400, "user" },
+	{ "stop null (default)", "POST", C, B1 ",\"stop\":null}", 200, NULL },
+	{ "stop [null]", "POST", C, B1 ",\"stop\":[null]}", 400, "stop" },
+	{ "stop an object", "POST", C, B1 ",\"stop\":{}}", 400, "stop" },
+	{ "stop [1]", "POST", C, B1 ",\"stop\":[1]}", 400, "stop" },
+	{ "messages null", "POST", CH, "{" M ",\"messages\":null}", 400, "messages" },
+	{ "messages an object", "POST", CH, "{" M ",\"messages\":{}}", 400, "messages" },
+	{ "messages [null]", "POST", CH, MSG("null"), 400, "messages[0]" },
+	{ "messages [5]", "POST", CH, MSG("5"), 400, "messages[0]" },
+	{ "role null", "POST", CH, MSG("{\"role\":null,\"content\":\"a\"}"), 400,
+	  "messages[0].role" },
+	{ "role 5", "POST", CH, MSG("{\"role\":5,\"content\":\"a\"}"), 400, "messages[0].role" },
+	{ "role missing", "POST", CH, MSG("{\"content\":\"a\"}"), 400, "messages[0].role" },
+	{ "name null", "POST", CH, MSG("{\"role\":\"user\",\"name\":null,\"content\":\"a\"}"), 400,
+	  "messages[0].name" },
+	{ "name 5", "POST", CH, MSG("{\"role\":\"user\",\"name\":5,\"content\":\"a\"}"), 400,
+	  "messages[0].name" },
+	{ "content null", "POST", CH, MSG("{\"role\":\"user\",\"content\":null}"), 400,
+	  "messages[0].content" },
+	{ "content an object", "POST", CH, MSG("{\"role\":\"user\",\"content\":{}}"), 400,
+	  "messages[0].content" },
+	{ "content missing", "POST", CH, MSG("{\"role\":\"user\"}"), 400, "messages[0].content" },
+	{ "second message's content null", "POST", CH,
+	  MSG("{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":null}"), 400,
+	  "messages[1].content" },
+	{ "content part null", "POST", CH, PART("null"), 400, "messages[0].content[0]" },
+	{ "content part a string", "POST", CH, PART("\"a\""), 400, "messages[0].content[0]" },
+	{ "content part type null", "POST", CH, PART("{\"type\":null}"), 400,
+	  "messages[0].content[0].type" },
+	{ "content part type null with text", "POST", CH,
+	  PART("{\"type\":null,\"text\":\"a\"}"), 400, "messages[0].content[0].type" },
+	{ "content part type 5", "POST", CH, PART("{\"type\":5,\"text\":\"a\"}"), 400,
+	  "messages[0].content[0].type" },
+	{ "content part type an object", "POST", CH, PART("{\"type\":{},\"text\":\"a\"}"), 400,
+	  "messages[0].content[0].type" },
+	{ "content part type missing", "POST", CH, PART("{\"text\":\"a\"}"), 400,
+	  "messages[0].content[0].type" },
+	{ "content part type image_url", "POST", CH, PART("{\"type\":\"image_url\",\"text\":\"a\"}"),
+	  400, "messages[0].content[0].type" },
+	{ "content part text null", "POST", CH, PART("{\"type\":\"text\",\"text\":null}"), 400,
+	  "messages[0].content[0].text" },
+	{ "content part text 5", "POST", CH, PART("{\"type\":\"text\",\"text\":5}"), 400,
+	  "messages[0].content[0].text" },
+	{ "content part text missing", "POST", CH, PART("{\"type\":\"text\"}"), 400,
+	  "messages[0].content[0].text" },
+	{ "second content part's type null", "POST", CH,
+	  PART("{\"type\":\"text\",\"text\":\"a\"},{\"type\":null,\"text\":\"b\"}"), 400,
+	  "messages[0].content[1].type" },
+	{ "content parts as they should be", "POST", CH,
+	  PART("{\"type\":\"text\",\"text\":\"Once\"},{\"type\":\"text\",\"text\":\"upon\"}"), 200,
+	  NULL },
+};
+
+/* The error's message names @param too. */
+static int names(const char *body, const char *param)
+{
+	struct json_object *o = json_tokener_parse(body), *e, *m;
+	int ok = o && json_object_object_get_ex(o, "error", &e) &&
+		json_object_object_get_ex(e, "message", &m) &&
+		strstr(json_object_get_string(m), param) != NULL;
+
+	json_object_put(o);
+	return ok;
+}
+
+static void typed_input(const struct wt_server *s)
+{
+	unsigned int i, bad = 0;
+	struct wt_http r;
+
+	for (i = 0; i < sizeof(typed_cases) / sizeof(typed_cases[0]); i++) {
+		const struct bad_case *b = &typed_cases[i];
+		int ok;
+
+		wt_http(s->port, b->method, b->path, b->body, 0, &r);
+		if (b->status == 200)
+			ok = r.status == 200 && r.body && !strstr(r.body, "\"error\"");
+		else
+			ok = r.status == b->status && error_object(r.body, b->param) &&
+				(!b->param || names(r.body, b->param));
+		if (!wt_ok(ok, "typed field: %s -> %d%s%s", b->name, b->status,
+			   b->param ? ", naming " : "", b->param ? b->param : ""))
+			bad++;
+		if (!ok)
+			wt_diag("got %ld: %s", r.status, r.body ? r.body : "");
+		wt_http_free(&r);
+	}
+	wt_http(s->port, "GET", "/health", NULL, 0, &r);
+	wt_ok(r.status == 200, "the server is alive after the %zu typed-field requests",
+	      sizeof(typed_cases) / sizeof(typed_cases[0]));
+	wt_http_free(&r);
+}
+
+/* ------------------------------------------------------------ boundaries */
+
+/**
+ * struct pieces - a generation's text and where each generated piece starts
+ * @text: the text
+ * @at: the offset of each piece
+ * @n: pieces
+ */
+struct pieces {
+	char text[16384];
+	size_t at[1024];
+	unsigned int n;
+};
+
+static int collect_pieces(void *arg, int token, const char *piece, int from_prompt)
+{
+	struct pieces *p = arg;
+	size_t len = strlen(p->text);
+
+	(void)token;
+	if (from_prompt || !wafer_piece_printable(piece) || p->n >= 1024 ||
+	    len + strlen(piece) >= sizeof(p->text))
+		return 0;
+	p->at[p->n++] = len;
+	strcat(p->text, piece);
+	return 0;
+}
+
+/* A completion's status, text, finish_reason and completion tokens. */
+static int ask_max(unsigned int port, const char *prompt, int max_tokens, struct answer *a)
+{
+	char *b = body_for(0, prompt, (unsigned int)max_tokens, 0, NULL);
+	int st = ask(port, 0, b, 0, a);
+
+	free(b);
+	return st;
+}
+
+/*
+ * max_tokens exactly at the room the context leaves and one above; a stop
+ * string that straddles two generated pieces, found and cut there (and,
+ * streamed, none of it sent).
+ */
+static void boundaries(const struct wt_server *s)
+{
+	static char prompt[4096], want[16384];
+	static struct pieces pc;
+	int toks[1024], np, room, stream, k;
+	struct wafer_gen_opts go = { .temperature = 0, .top_p = 1.0f, .on_piece = collect_pieces,
+				     .arg = &pc };
+	char stop[16], extra[64], *b, *hit, *js;
+	struct answer a;
+	struct wt_http r;
+	unsigned int i;
+
+	/* A prompt that leaves a few positions: " the" repeated. */
+	prompt[0] = '\0';
+	for (i = 0; i < 1000; i++) {
+		strcat(prompt, " the");
+		np = wafer_tokenizer_encode(tok, prompt, 1, 0, toks, 1024);
+		if (np >= 505)
+			break;
+	}
+	room = 512 - np + 1;
+	wt_ok(ask_max(s->port, prompt, room, &a) == 200 && a.ok &&
+	      a.prompt_tokens == np && a.completion_tokens <= room,
+	      "max_tokens %d, exactly the room a %d-token prompt leaves in 512: 200 "
+	      "(%d tokens, %s)", room, np, a.completion_tokens, a.finish);
+	b = body_for(0, prompt, (unsigned int)room + 1, 0, NULL);
+	wt_http(s->port, "POST", C, b, 0, &r);
+	free(b);
+	wt_ok(r.status == 400 && error_object(r.body, "max_tokens") &&
+	      strstr(r.body, "context_length_exceeded"),
+	      "max_tokens %d, one above that room: 400 context_length_exceeded on max_tokens",
+	      room + 1);
+	wt_http_free(&r);
+
+	/* A stop string across a piece boundary of the greedy text. */
+	memset(&pc, 0, sizeof(pc));
+	go.steps = 4 + 60;
+	k = wafer_generate(ref_ctx, tok, "Once upon a time", &go, NULL);
+	if (!wt_ok(!k && pc.n > 4, "the reference generation (%u pieces)", pc.n))
+		return;
+	stop[0] = '\0';
+	for (k = 1; k + 1 < (int)pc.n && !stop[0]; k++) {
+		size_t prev = pc.at[k] - pc.at[k - 1], next = pc.at[k + 1] - pc.at[k];
+
+		/* two bytes of each side, its first occurrence there */
+		if (prev < 2 || next < 2)
+			continue;
+		snprintf(stop, sizeof(stop), "%.4s", pc.text + pc.at[k] - 2);
+		if ((size_t)(strstr(pc.text, stop) - pc.text) != pc.at[k] - 2)
+			stop[0] = '\0';
+	}
+	if (!wt_ok(stop[0] != '\0', "a stop string across two pieces: \"%s\"", stop))
+		return;
+	hit = strstr(pc.text, stop);
+	snprintf(want, sizeof(want), "%.*s", (int)(hit - pc.text), pc.text);
+	js = jstr(stop);
+	snprintf(extra, sizeof(extra), ",\"stop\":%s", js);
+	free(js);
+	for (stream = 0; stream < 2; stream++) {
+		b = body_for(0, "Once upon a time", 60, stream, extra);
+		ask(s->port, 0, b, stream, &a);
+		free(b);
+		if (!wt_ok(a.ok && !strcmp(a.text, want) && !strcmp(a.finish, "stop"),
+			   "stop \"%s\" straddling two pieces %s: cut where it starts, "
+			   "finish_reason stop", stop, stream ? "streamed (none of it sent)" :
+			   "whole"))
+			wt_diag("got '%s'\n# want '%s'", a.text, want);
+	}
 }
 
 /* ------------------------------------------------- fuzz and memory soak */
@@ -985,7 +1242,9 @@ int main(void)
 	stops(&s);
 	part_done("endpoints, alone, stops");
 	bad_input(&s);
-	part_done("bad input");
+	typed_input(&s);
+	boundaries(&s);
+	part_done("bad input, typed fields, boundaries");
 	fuzz_soak(&s);
 	part_done("fuzz and soak");
 	concurrent(&s);

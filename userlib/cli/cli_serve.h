@@ -234,10 +234,28 @@ struct cli_srv {
 /* Fills @e; returns e->status. */
 int cli_srv_fail(struct cli_srv_error *e, int status, const char *type, const char *param,
 	     const char *code, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/*
- * Parses and checks a request body into @r (prompt tokenised, limits
- * applied).  Returns 0, or an HTTP status with @e filled.
+/**
+ * struct cli_srv_limits - what a request is checked against
+ * @model_id: the name clients give as "model"
+ * @tok: tokenizer
+ * @ctx_len: positions per sequence
+ * @max_tokens: largest max_tokens accepted
  */
+struct cli_srv_limits {
+	const char *model_id;
+	const struct wafer_tokenizer *tok;
+	unsigned int ctx_len;
+	unsigned int max_tokens;
+};
+
+/*
+ * Parses and checks a request body into @r (prompt tokenised into a
+ * malloc'd r->prompt, limits applied), with no server state: the fuzzer
+ * calls it alone.  Returns 0, or an HTTP status with @e filled.
+ */
+int cli_srv_parse(const struct cli_srv_limits *l, const char *body, size_t len, int chat,
+		  struct cli_srv_req *r, struct cli_srv_error *e);
+/* cli_srv_parse() against @s's model and limits. */
 int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int chat,
 		      struct cli_srv_req *r, struct cli_srv_error *e);
 /* malloc'd JSON texts; NULL when out of memory. */

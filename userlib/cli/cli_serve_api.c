@@ -12,6 +12,8 @@
  * and the reply is the model's continuation of it.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,126 +205,275 @@ static int is_num(struct json_object *v)
 	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
-/* A string without NUL bytes (json-c keeps \u0000); NULL otherwise. */
+/*
+ * Typed access to the request's fields: every field the server reads goes
+ * through field() or one of the get_*() wrappers, which return 0 with the
+ * value (or nothing, for an absent optional field) or a 400 that names the
+ * field.  json-c reports a JSON null as present with a NULL object: only a
+ * FIELD_NULLABLE field takes null, as its default (OpenAI's optional
+ * parameters are nullable); everywhere else null is the wrong type.
+ */
+#define FIELD_REQUIRED	1	/* absent is an error */
+#define FIELD_NULLABLE	2	/* null is the same as absent */
+#define FIELD_ANY	json_type_null	/* any type but null: the caller checks */
+
+static const char *type_name(enum json_type t)
+{
+	switch (t) {
+	case json_type_boolean:	return "a boolean";
+	case json_type_double:	return "a number";
+	case json_type_int:	return "an integer";
+	case json_type_object:	return "an object";
+	case json_type_array:	return "an array";
+	case json_type_string:	return "a string";
+	default:		return "a value";
+	}
+}
+
+/*
+ * Member @key of the object @o as *@v, checked to be of @type (json_type_double:
+ * any number): *@v is NULL when it is absent (or null and FIELD_NULLABLE).
+ */
+static int field(struct json_object *o, const char *key, enum json_type type, int flags,
+		 const char *param, struct json_object **v, struct cli_srv_error *e)
+{
+	*v = NULL;
+	if (!json_object_object_get_ex(o, key, v) || (!*v && (flags & FIELD_NULLABLE))) {
+		*v = NULL;
+		return flags & FIELD_REQUIRED ? bad(e, param, "'%s' is required", param) : 0;
+	}
+	if (!*v && type == FIELD_ANY)
+		return bad(e, param, "'%s' must not be null", param);
+	if (!*v)
+		return bad(e, param, "'%s' must be %s, not null", param, type_name(type));
+	if (type == FIELD_ANY || (type == json_type_double ? is_num(*v) :
+				  json_object_is_type(*v, type)))
+		return 0;
+	return bad(e, param, "'%s' must be %s", param, type_name(type));
+}
+
+/* @v's text when it is a string without NUL bytes (json-c keeps \u0000); else NULL. */
 static const char *text_of(struct json_object *v, size_t *len)
 {
 	const char *s;
 
-	if (!json_object_is_type(v, json_type_string))
+	if (!v || !json_object_is_type(v, json_type_string))
 		return NULL;
 	s = json_object_get_string(v);
 	*len = (size_t)json_object_get_string_len(v);
 	return strlen(s) == *len ? s : NULL;
 }
 
-/* Appends @s to the prompt text being built (malloc'd *@p). */
-static int cat(char **p, size_t *len, const char *s, size_t n, struct cli_srv_error *e)
+/* A string field without NUL characters; *@s NULL when absent. */
+static int get_str(struct json_object *o, const char *key, int flags, const char *param,
+		   const char **s, size_t *n, struct cli_srv_error *e)
 {
-	char *q = realloc(*p, *len + n + 2);
+	struct json_object *v;
+	int ret = field(o, key, json_type_string, flags, param, &v, e);
 
-	if (!q)
-		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
-	*p = q;
-	if (*len)
-		q[(*len)++] = ' ';
-	memcpy(q + *len, s, n);
-	*len += n;
-	q[*len] = '\0';
+	*s = NULL;
+	*n = 0;
+	if (ret || !v)
+		return ret;
+	*s = text_of(v, n);
+	return *s ? 0 : bad(e, param, "'%s' must not contain NUL characters", param);
+}
+
+/* An integer field; *@set 0 when absent. */
+static int get_int(struct json_object *o, const char *key, int flags, const char *param,
+		   int64_t *out, int *set, struct cli_srv_error *e)
+{
+	struct json_object *v;
+	int ret = field(o, key, json_type_int, flags, param, &v, e);
+
+	*set = !ret && v;
+	if (*set)
+		*out = json_object_get_int64(v);
+	return ret;
+}
+
+/* A number field; *@set 0 when absent. */
+static int get_num(struct json_object *o, const char *key, int flags, const char *param,
+		   double *out, int *set, struct cli_srv_error *e)
+{
+	struct json_object *v;
+	int ret = field(o, key, json_type_double, flags, param, &v, e);
+
+	*set = !ret && v;
+	if (*set)
+		*out = json_object_get_double(v);
+	return ret;
+}
+
+/* A boolean field; *@out unchanged when absent. */
+static int get_bool(struct json_object *o, const char *key, int flags, const char *param,
+		    int *out, struct cli_srv_error *e)
+{
+	struct json_object *v;
+	int ret = field(o, key, json_type_boolean, flags, param, &v, e);
+
+	if (!ret && v)
+		*out = json_object_get_boolean(v);
+	return ret;
+}
+
+/*
+ * The prompt being built: a growing buffer (doubling, so many small
+ * content parts cost linear time).
+ */
+struct text_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+/* Appends @s (@n bytes), after a space unless first. */
+static int cat(struct text_buf *b, const char *s, size_t n, struct cli_srv_error *e)
+{
+	size_t need = b->len + n + 2, cap = b->cap ? b->cap : 256;
+	char *q;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap != b->cap) {
+		q = realloc(b->p, cap);
+		if (!q)
+			return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+		b->p = q;
+		b->cap = cap;
+	}
+	if (b->len)
+		b->p[b->len++] = ' ';
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
 	return 0;
 }
 
 /* One message's content: a string, or an array of {"type":"text","text":...} parts. */
-static int content(struct json_object *c, char **p, size_t *len, struct cli_srv_error *e)
+static int content(struct json_object *m, size_t i, struct text_buf *b, struct cli_srv_error *e)
 {
+	struct json_object *c, *part;
+	char param[64], pp[96];
 	const char *s;
-	size_t i, n;
+	size_t j, n;
+	int ret;
 
-	if ((s = text_of(c, &n)))
-		return cat(p, len, s, n, e);
+	snprintf(param, sizeof(param), "messages[%zu].content", i);
+	ret = field(m, "content", FIELD_ANY, FIELD_REQUIRED, param, &c, e);
+	if (ret)
+		return ret;
+	if (json_object_is_type(c, json_type_string)) {
+		if (!(s = text_of(c, &n)))
+			return bad(e, param, "'%s' must not contain NUL characters", param);
+		return cat(b, s, n, e);
+	}
 	if (!json_object_is_type(c, json_type_array))
-		return bad(e, "messages", "a message's content must be a string or an array of "
-			   "text parts (without NUL characters)");
-	for (i = 0; i < json_object_array_length(c); i++) {
-		struct json_object *part = json_object_array_get_idx(c, i), *t, *x;
-
-		if (!json_object_is_type(part, json_type_object) ||
-		    !json_object_object_get_ex(part, "type", &t) ||
-		    strcmp(json_object_get_string(t), "text") ||
-		    !json_object_object_get_ex(part, "text", &x) || !(s = text_of(x, &n)))
-			return bad(e, "messages", "content part %zu: only {\"type\": \"text\", "
-				   "\"text\": STRING} parts are supported", i);
-		if (cat(p, len, s, n, e))
-			return e->status;
+		return bad(e, param, "'%s' must be a string or an array of text parts", param);
+	for (j = 0; j < json_object_array_length(c); j++) {
+		part = json_object_array_get_idx(c, j);
+		snprintf(pp, sizeof(pp), "messages[%zu].content[%zu]", i, j);
+		if (!json_object_is_type(part, json_type_object))
+			return bad(e, pp, "'%s' must be an object {\"type\": \"text\", \"text\": "
+				   "STRING}", pp);
+		json_object_object_foreach(part, key, val) {
+			(void)val;
+			if (strcmp(key, "type") && strcmp(key, "text"))
+				return bad(e, pp, "'%s': unrecognized field '%.32s'", pp, key);
+		}
+		snprintf(pp, sizeof(pp), "messages[%zu].content[%zu].type", i, j);
+		ret = get_str(part, "type", FIELD_REQUIRED, pp, &s, &n, e);
+		if (ret)
+			return ret;
+		if (strcmp(s, "text"))
+			return bad(e, pp, "'%s': only \"text\" parts are supported", pp);
+		snprintf(pp, sizeof(pp), "messages[%zu].content[%zu].text", i, j);
+		ret = get_str(part, "text", FIELD_REQUIRED, pp, &s, &n, e);
+		if (ret || (ret = cat(b, s, n, e)))
+			return ret;
 	}
 	return 0;
 }
 
-static int chat_prompt(struct json_object *msgs, char **p, size_t *len, struct cli_srv_error *e)
+static int chat_prompt(struct json_object *o, struct text_buf *b, struct cli_srv_error *e)
 {
 	static const char *const roles[] = { "system", "developer", "user", "assistant", NULL };
-	size_t i, k;
+	struct json_object *msgs, *m;
+	char param[64];
+	const char *s;
+	size_t i, k, n;
+	int ret;
 
-	if (!json_object_is_type(msgs, json_type_array) || !json_object_array_length(msgs))
+	ret = field(o, "messages", json_type_array, FIELD_REQUIRED, "messages", &msgs, e);
+	if (ret)
+		return ret;
+	if (!json_object_array_length(msgs))
 		return bad(e, "messages", "'messages' must be a non-empty array");
 	for (i = 0; i < json_object_array_length(msgs); i++) {
-		struct json_object *m = json_object_array_get_idx(msgs, i), *role, *c;
-
+		m = json_object_array_get_idx(msgs, i);
+		snprintf(param, sizeof(param), "messages[%zu]", i);
 		if (!json_object_is_type(m, json_type_object))
-			return bad(e, "messages", "messages[%zu] is not an object", i);
+			return bad(e, param, "'%s' must be an object", param);
 		json_object_object_foreach(m, key, val) {
 			(void)val;
 			if (strcmp(key, "role") && strcmp(key, "content") && strcmp(key, "name"))
-				return bad(e, "messages", "messages[%zu]: unrecognized field '%s'",
-					   i, key);
+				return bad(e, param, "'%s': unrecognized field '%.32s'", param, key);
 		}
-		if (!json_object_object_get_ex(m, "role", &role) ||
-		    !json_object_is_type(role, json_type_string))
-			return bad(e, "messages", "messages[%zu].role must be a string", i);
-		for (k = 0; roles[k] && strcmp(roles[k], json_object_get_string(role)); k++)
+		snprintf(param, sizeof(param), "messages[%zu].role", i);
+		ret = get_str(m, "role", FIELD_REQUIRED, param, &s, &n, e);
+		if (ret)
+			return ret;
+		for (k = 0; roles[k] && strcmp(roles[k], s); k++)
 			;
 		if (!roles[k])
-			return bad(e, "messages", "messages[%zu].role '%s': one of system, "
-				   "developer, user, assistant", i, json_object_get_string(role));
-		if (!json_object_object_get_ex(m, "content", &c))
-			return bad(e, "messages", "messages[%zu] has no content", i);
-		if (content(c, p, len, e))
-			return e->status;
+			return bad(e, param, "'%s' '%.32s': one of system, developer, user, "
+				   "assistant", param, s);
+		snprintf(param, sizeof(param), "messages[%zu].name", i);
+		ret = get_str(m, "name", 0, param, &s, &n, e);
+		if (ret || (ret = content(m, i, b, e)))
+			return ret;
 	}
 	return 0;
 }
 
-static int completion_prompt(struct json_object *v, char **p, size_t *len, struct cli_srv_error *e)
+static int completion_prompt(struct json_object *o, struct text_buf *b, struct cli_srv_error *e)
 {
+	struct json_object *v;
 	const char *s;
 	size_t n;
+	int ret = field(o, "prompt", FIELD_ANY, 0, "prompt", &v, e);
 
+	if (ret)
+		return ret;
+	if (!v)
+		return cat(b, "", 0, e);
 	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) == 1)
 		v = json_object_array_get_idx(v, 0);
 	if (!(s = text_of(v, &n)))
 		return bad(e, "prompt", "'prompt' must be a string (or an array of one string), "
 			   "without NUL characters");
-	return cat(p, len, s, n, e);
+	return cat(b, s, n, e);
 }
 
-static int stops(struct json_object *v, struct cli_srv_req *r, struct cli_srv_error *e)
+static int stops(struct json_object *o, struct cli_srv_req *r, struct cli_srv_error *e)
 {
+	struct json_object *v, *x;
 	size_t i, n, cnt = 1;
 	const char *s;
+	int ret = field(o, "stop", FIELD_ANY, FIELD_NULLABLE, "stop", &v, e);
 
-	if (!v)
-		return 0;
+	if (ret || !v)
+		return ret;
 	if (json_object_is_type(v, json_type_array))
 		cnt = json_object_array_length(v);
 	if (cnt > CLI_SRV_MAX_STOP)
 		return bad(e, "stop", "at most %d stop sequences", CLI_SRV_MAX_STOP);
 	for (i = 0; i < cnt; i++) {
-		struct json_object *x = json_object_is_type(v, json_type_array) ?
-			json_object_array_get_idx(v, i) : v;
-
+		x = json_object_is_type(v, json_type_array) ? json_object_array_get_idx(v, i) : v;
 		s = text_of(x, &n);
 		if (!s || !n || n > CLI_SRV_MAX_STOP_LEN)
 			return bad(e, "stop", "'stop' must be a string or an array of strings, "
-				   "each 1..%d bytes", CLI_SRV_MAX_STOP_LEN);
+				   "each 1..%d bytes without NUL characters", CLI_SRV_MAX_STOP_LEN);
 		memcpy(r->stop[r->n_stop++], s, n + 1);
 	}
 	return 0;
@@ -332,147 +483,149 @@ static int stops(struct json_object *v, struct cli_srv_req *r, struct cli_srv_er
 static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *max_tokens,
 		  struct cli_srv_error *e)
 {
+	const int N = FIELD_NULLABLE;
 	struct json_object *v;
+	const char *s;
+	int64_t i;
 	double d;
+	size_t n;
+	int set, ret;
 
 	r->seq.temperature = 1.0f;
 	r->seq.top_p = 1.0f;
 	*max_tokens = -1;
-	if (json_object_object_get_ex(o, "max_tokens", &v) ||
-	    (chat && json_object_object_get_ex(o, "max_completion_tokens", &v))) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1 ||
-		    json_object_get_int64(v) > 1 << 30)
-			return bad(e, "max_tokens", "'max_tokens' must be an integer >= 1");
-		*max_tokens = (int)json_object_get_int64(v);
-	}
-	if (json_object_object_get_ex(o, "temperature", &v) && v) {
-		d = json_object_get_double(v);
-		if (!is_num(v) || !(d >= 0 && d <= 2))
-			return bad(e, "temperature", "'temperature' must be a number in [0, 2]");
+	ret = get_int(o, "max_tokens", N, "max_tokens", &i, &set, e);
+	if (!ret && !set && chat)
+		ret = get_int(o, "max_completion_tokens", N, "max_completion_tokens", &i, &set, e);
+	if (ret)
+		return ret;
+	if (set && (i < 1 || i > 1 << 30))
+		return bad(e, "max_tokens", "'max_tokens' must be an integer >= 1");
+	if (set)
+		*max_tokens = (int)i;
+	if ((ret = get_num(o, "temperature", N, "temperature", &d, &set, e)))
+		return ret;
+	if (set && !(d >= 0 && d <= 2))
+		return bad(e, "temperature", "'temperature' must be a number in [0, 2]");
+	if (set)
 		r->seq.temperature = (float)d;
-	}
-	if (json_object_object_get_ex(o, "top_p", &v) && v) {
-		d = json_object_get_double(v);
-		if (!is_num(v) || !(d > 0 && d <= 1))
-			return bad(e, "top_p", "'top_p' must be a number in (0, 1]");
+	if ((ret = get_num(o, "top_p", N, "top_p", &d, &set, e)))
+		return ret;
+	if (set && !(d > 0 && d <= 1))
+		return bad(e, "top_p", "'top_p' must be a number in (0, 1]");
+	if (set)
 		r->seq.top_p = (float)d;
-	}
-	if (json_object_object_get_ex(o, "seed", &v) && v) {
-		if (!json_object_is_type(v, json_type_int))
-			return bad(e, "seed", "'seed' must be an integer");
-		r->seq.seed = (uint64_t)json_object_get_int64(v);
-	}
-	if (json_object_object_get_ex(o, "stream", &v) && v) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return bad(e, "stream", "'stream' must be a boolean");
-		r->stream = json_object_get_boolean(v);
-	}
-	if (json_object_object_get_ex(o, "stream_options", &v) && v) {
-		struct json_object *u;
-
+	if ((ret = get_int(o, "seed", N, "seed", &i, &set, e)))
+		return ret;
+	if (set)
+		r->seq.seed = (uint64_t)i;
+	if ((ret = get_bool(o, "stream", N, "stream", &r->stream, e)))
+		return ret;
+	if ((ret = field(o, "stream_options", json_type_object, N, "stream_options", &v, e)))
+		return ret;
+	if (v) {
 		if (!r->stream)
 			return bad(e, "stream_options", "'stream_options' is only allowed with "
 				   "'stream': true");
-		if (!json_object_is_type(v, json_type_object))
-			return bad(e, "stream_options", "'stream_options' must be an object");
 		json_object_object_foreach(v, key, val) {
 			(void)val;
 			if (strcmp(key, "include_usage"))
-				return bad(e, "stream_options", "unrecognized stream option '%s'", key);
+				return bad(e, "stream_options", "unrecognized stream option '%.32s'",
+					   key);
 		}
-		if (json_object_object_get_ex(v, "include_usage", &u)) {
-			if (!json_object_is_type(u, json_type_boolean))
-				return bad(e, "stream_options", "'include_usage' must be a boolean");
-			r->include_usage = json_object_get_boolean(u);
-		}
+		ret = get_bool(v, "include_usage", N, "stream_options.include_usage",
+			       &r->include_usage, e);
+		if (ret)
+			return ret;
 	}
-	if (json_object_object_get_ex(o, "n", &v) && v &&
-	    (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) != 1))
+	if ((ret = get_int(o, "n", N, "n", &i, &set, e)))
+		return ret;
+	if (set && i != 1)
 		return bad(e, "n", "only 'n': 1 is supported");
-	if (json_object_object_get_ex(o, "user", &v) && v && !json_object_is_type(v, json_type_string))
-		return bad(e, "user", "'user' must be a string");
-	return stops(json_object_object_get_ex(o, "stop", &v) ? v : NULL, r, e);
+	if ((ret = get_str(o, "user", N, "user", &s, &n, e)))
+		return ret;
+	return stops(o, r, e);
 }
 
-static int parse_obj(struct cli_srv *s, struct json_object *o, int chat, struct cli_srv_req *r,
-		     struct cli_srv_error *e)
+static int parse_obj(const struct cli_srv_limits *l, struct json_object *o, int chat,
+		     struct cli_srv_req *r, struct cli_srv_error *e)
 {
-	struct json_object *v;
-	char *text = NULL;
-	size_t len = 0, max;
+	const char *what = chat ? "messages" : "prompt", *model;
+	struct text_buf text = { 0 };
 	int max_tokens, np, ret;
 	unsigned int room;
+	size_t n;
 
 	if (!json_object_is_type(o, json_type_object))
 		return bad(e, NULL, "the request body must be a JSON object");
 	json_object_object_foreach(o, key, val) {
 		(void)val;
 		if (!known(key, chat))
-			return bad(e, key, "Unrecognized request argument supplied: %s", key);
+			return bad(e, key, "Unrecognized request argument supplied: %.32s", key);
 	}
-	if (!json_object_object_get_ex(o, "model", &v) || !json_object_is_type(v, json_type_string))
-		return bad(e, "model", "'model' must be a string (GET /v1/models lists it)");
-	if (strcmp(json_object_get_string(v), s->model_id))
-		return cli_srv_fail(e, 404, "invalid_request_error", "model", "model_not_found",
-				"The model '%.100s' does not exist; this server serves '%s'",
-				json_object_get_string(v), s->model_id);
-	ret = params(o, chat, r, &max_tokens, e);
+	ret = get_str(o, "model", FIELD_REQUIRED, "model", &model, &n, e);
 	if (ret)
 		return ret;
-	if (chat)
-		ret = json_object_object_get_ex(o, "messages", &v) ? chat_prompt(v, &text, &len, e) :
-			bad(e, "messages", "'messages' is required");
-	else
-		ret = json_object_object_get_ex(o, "prompt", &v) ?
-			completion_prompt(v, &text, &len, e) : cat(&text, &len, "", 0, e);
+	if (strcmp(model, l->model_id))
+		return cli_srv_fail(e, 404, "invalid_request_error", "model", "model_not_found",
+				"The model '%.100s' does not exist; this server serves '%s'",
+				model, l->model_id);
+	ret = params(o, chat, r, &max_tokens, e);
+	if (!ret)
+		ret = chat ? chat_prompt(o, &text, e) : completion_prompt(o, &text, e);
 	if (ret) {
-		free(text);
+		free(text.p);
 		return ret;
 	}
-	max = len + 3;
-	r->prompt = malloc(max * sizeof(*r->prompt));
+	/*
+	 * Room for the context only: the tokenizer refuses in linear time a
+	 * text too long to fit, before it merges anything.
+	 */
+	r->prompt = malloc(((size_t)l->ctx_len + 1) * sizeof(*r->prompt));
 	if (!r->prompt) {
-		free(text);
+		free(text.p);
 		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	}
-	np = wafer_tokenizer_encode(s->tok, text, 1, 0, r->prompt, max);
-	free(text);
+	np = wafer_tokenizer_encode(l->tok, text.p, 1, 0, r->prompt, l->ctx_len);
+	free(text.p);
+	if (np == -ENOSPC)
+		return cli_srv_fail(e, 400, "invalid_request_error", what,
+				"context_length_exceeded", "the prompt is more than %u tokens: "
+				"this model's context holds %u", l->ctx_len, l->ctx_len);
 	if (np < 1)
-		return bad(e, chat ? "messages" : "prompt", "the prompt cannot be encoded: %s",
-			   wafer_last_error());
+		return bad(e, what, "the prompt cannot be encoded: %s", wafer_last_error());
 	r->n_prompt = (unsigned int)np;
 	/* The last prompt position and each sampled token but the last run on the device. */
-	if (r->n_prompt > s->ctx_len)
-		return cli_srv_fail(e, 400, "invalid_request_error", chat ? "messages" : "prompt",
-				"context_length_exceeded", "the prompt is %u tokens; this model's "
-				"context holds %u", r->n_prompt, s->ctx_len);
-	room = s->ctx_len - r->n_prompt + 1;
-	if (max_tokens > (int)s->max_tokens)
+	room = l->ctx_len - r->n_prompt + 1;
+	if (max_tokens > (int)l->max_tokens)
 		return bad(e, "max_tokens", "'max_tokens' %d is above this server's limit %u",
-			   max_tokens, s->max_tokens);
+			   max_tokens, l->max_tokens);
 	if (max_tokens > (int)room)
 		return cli_srv_fail(e, 400, "invalid_request_error", "max_tokens",
 				"context_length_exceeded", "%u prompt tokens + max_tokens %d exceed "
 				"the context of %u (at most %u new tokens)", r->n_prompt,
-				max_tokens, s->ctx_len, room);
+				max_tokens, l->ctx_len, room);
 	if (max_tokens < 0)
 		max_tokens = (int)(chat ? room : room < DEFAULT_MAX_TOKENS ? room : DEFAULT_MAX_TOKENS);
-	if (max_tokens > (int)s->max_tokens)
-		max_tokens = (int)s->max_tokens;
+	if (max_tokens > (int)l->max_tokens)
+		max_tokens = (int)l->max_tokens;
 	r->seq.max_new = (unsigned int)max_tokens;
 	r->chat = chat;
 	return 0;
 }
 
-int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int chat,
-		      struct cli_srv_req *r, struct cli_srv_error *e)
+int cli_srv_parse(const struct cli_srv_limits *l, const char *body, size_t len, int chat,
+		  struct cli_srv_req *r, struct cli_srv_error *e)
 {
-	struct json_tokener *tk = json_tokener_new_ex(JSON_DEPTH);
+	struct json_tokener *tk;
 	enum json_tokener_error je;
 	struct json_object *o;
 	size_t end;
 	int ret;
 
+	if (len > INT_MAX)
+		return bad(e, NULL, "the request body is too large");
+	tk = json_tokener_new_ex(JSON_DEPTH);
 	if (!tk)
 		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	json_tokener_set_flags(tk, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -496,7 +649,16 @@ int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int c
 		return bad(e, NULL, "We could not parse the JSON body of your request: data after "
 			   "the JSON value at byte %zu", end);
 	}
-	ret = parse_obj(s, o, chat, r, e);
+	ret = parse_obj(l, o, chat, r, e);
 	json_object_put(o);
 	return ret;
+}
+
+int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int chat,
+			  struct cli_srv_req *r, struct cli_srv_error *e)
+{
+	const struct cli_srv_limits l = { .model_id = s->model_id, .tok = s->tok,
+					  .ctx_len = s->ctx_len, .max_tokens = s->max_tokens };
+
+	return cli_srv_parse(&l, body, len, chat, r, e);
 }
