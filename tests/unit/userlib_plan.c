@@ -429,21 +429,27 @@ static void bad_input(void)
 	      "a prompt longer than the context: %s", wafer_last_error());
 }
 
-/* Runs the CLI; its stdout into @buf; the exit status. */
-static int cli(const char *args, char *buf, size_t size)
+/* Runs the CLI under @wrapper (may be empty); its output into @buf; the exit status. */
+static int cli_under(const char *wrapper, const char *args, char *buf, size_t size)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char cmd[768];
+	char cmd[1024];
 	size_t n;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "%s/bin/wafer plan %s 2>&1", build, args);
+	snprintf(cmd, sizeof(cmd), "%s %s/bin/wafer plan %s 2>&1", wrapper, build, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
 	n = fread(buf, 1, size - 1, f);
 	buf[n] = 0;
 	return WEXITSTATUS(pclose(f));
+}
+
+/* Runs the CLI; its stdout and stderr into @buf; the exit status. */
+static int cli(const char *args, char *buf, size_t size)
+{
+	return cli_under("", args, buf, size);
 }
 
 /*
@@ -900,6 +906,93 @@ static void cli_bad_input(void)
 	      strstr(buf, "no number of devices"), "a model too big for any count: %.90s", buf);
 }
 
+/* The integer after @label in @text, or -1. */
+static long long table_field(const char *text, const char *label)
+{
+	const char *at = strstr(text, label);
+
+	return at ? strtoll(at + strlen(label), NULL, 10) : -1;
+}
+
+/* The integer before @label on the table line starting with @line, or -1. */
+static long long table_before(const char *text, const char *line, const char *label)
+{
+	const char *at = strstr(text, line), *end, *p;
+
+	if (!at || !(end = strstr(at, label)))
+		return -1;
+	for (p = end; p > at && p[-1] == ' '; p--)
+		;
+	while (p > at && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoll(p, NULL, 10);
+}
+
+static long long json_int(json_object *root, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(root, key, &v) ? json_object_get_int64(v) : -2;
+}
+
+/*
+ * Every preset's table and --json are one projection: devices, sequences
+ * that fit, single and aggregate tok/s agree field by field (a field left
+ * uninitialised on some paths made them differ from run to run).
+ */
+static void table_matches_json(void)
+{
+	static char table[16384], js[16384];
+	const struct wafer_plan_shape *s;
+	char args[256];
+	unsigned int i;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		json_object *root;
+		int ok;
+
+		snprintf(args, sizeof(args), "%s --profile wse3 --devices auto", s->name);
+		ok = !cli(args, table, sizeof(table));
+		snprintf(args, sizeof(args), "%s --profile wse3 --devices auto --json", s->name);
+		ok = ok && !cli(args, js, sizeof(js));
+		root = ok ? json_tokener_parse(js) : NULL;
+		wt_ok(root && table_field(table, "devices   ") == json_int(root, "devices") &&
+		      table_before(table, "KV ", " sequences fit") ==
+		      json_int(root, "sequences_fit") &&
+		      table_before(table, "single ", " tok/s") == json_int(root, "tok_s_single") &&
+		      table_before(table, "batch ", " tok/s aggregate") ==
+		      json_int(root, "tok_s_aggregate"),
+		      "%s: the table and --json agree (sequences fit %lld / %lld)", s->name,
+		      table_before(table, "KV ", " sequences fit"),
+		      root ? json_int(root, "sequences_fit") : -3);
+		json_object_put(root);
+	}
+}
+
+/*
+ * Every preset's projection under valgrind's memcheck: no read of memory
+ * never written (exit 99 on any error).
+ */
+static void presets_memcheck(void)
+{
+	static char out[16384];
+	const struct wafer_plan_shape *s;
+	char args[256];
+	unsigned int i;
+	int rc;
+
+	if (system("valgrind --version >/dev/null 2>&1")) {
+		wt_ok(0, "valgrind is installed (tests/setup/setup installs it)");
+		return;
+	}
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		snprintf(args, sizeof(args), "%s --profile wse3 --devices auto --json", s->name);
+		rc = cli_under("valgrind -q --error-exitcode=99", args, out, sizeof(out));
+		wt_ok(!rc, "%s: wafer plan --json is clean under memcheck%s%.300s", s->name,
+		      rc ? ": " : "", rc ? out : "");
+	}
+}
+
 static void command_line(void)
 {
 	static char buf[65536];
@@ -916,6 +1009,8 @@ static void command_line(void)
 	cli_speculative();
 	cli_sweep();
 	cli_bad_input();
+	table_matches_json();
+	presets_memcheck();
 }
 
 int main(void)

@@ -139,6 +139,7 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 			      expert;
 	unsigned int l;
 
+	*g = (struct plan_geom){ 0 };	/* tensor_group() alone sets own_extra */
 	g->moe = (struct wfs_timing_moe){
 		.n_experts = s->n_experts, .n_active = s->n_active, .n_shared = s->n_shared,
 		.expert_hidden = s->expert_hidden,
