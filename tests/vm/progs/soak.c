@@ -490,7 +490,7 @@ static int run_batch(struct submitter *s)
 
 /*
  * A control command that changes device state fails with -EIO when a
- * reset overtakes it (hard_reset_race): sent again, a bounded number of
+ * reset overtakes it (reset_control_race): sent again, a bounded number of
  * times; the final checks see whether it left anything behind.
  */
 static int ctrl_retry(int fd, unsigned long req, void *arg)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * VM test (fault_inject=1): a control command that times out while the
- * firmware still reads its buffer (issue 11, defect 8).
+ * firmware still reads its buffer.
  *
  * The firmware is made to pause the next LOAD_MODEL after it mapped the
  * blob and before it reads it (inject_fault "pause_load"), until a reset

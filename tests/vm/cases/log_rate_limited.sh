@@ -1,12 +1,12 @@
 # Log lines a user can trigger at will are not one per request: 40 MODEL_LOADs
-# of a model too large for the device (tests/vm/progs/front_log_flood.c)
+# of a model too large for the device (tests/vm/progs/log_rate_limited.c)
 # back to back leave a rate-limited burst in the kernel log, not one line
 # (or two) each.
 . "$(dirname "$0")/../lib.sh"
 n=40
 out=$("$vm" --params 'stages=1 sram_kib=64' -- sh -c "
 	before=\$(dmesg | grep -c wafer)
-	$build/tests/vm/front_log_flood $n || exit 1
+	$build/tests/vm/log_rate_limited $n || exit 1
 	echo \"log lines: \$((\$(dmesg | grep -c wafer) - before))\"")
 printf '%s\n' "$out"
 lines=$(sed -n 's/^log lines: //p' <<<"$out")

@@ -14,7 +14,7 @@
  * (the debug kernel's KASAN sees a request used after it was freed).
  * Afterwards the device must drain and still run a job correctly.
  *
- * Usage: front_uring_teardown [--seed N] [--iters N] [--procs N]
+ * Usage: uring_teardown_inflight [--seed N] [--iters N] [--procs N]
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM test: a MODEL_LOAD that waits for the device can be killed (issue 11:
- * waits a user starts are killable).
+ * VM test: a MODEL_LOAD that waits for the device can be killed (every
+ * wait a user starts is killable).
  *
  * The owner keeps a long queue of jobs on one context and destroys another:
  * its DESTROY_CONTEXT queues behind those jobs while the driver holds the

@@ -1,8 +1,8 @@
-# Issue 11 defect 3, the orphaned model: a victim with more work queued than
-# the closing file's bounded wait for idle (2 x job_timeout_ms + 1 s) is
-# SIGKILLed.  The driver must not forget its model while the firmware still
-# holds it: once the victim's jobs are done another file must load the
-# model and decode exactly (tests/vm/progs/lifetime_kill.c's checks).
+# The orphaned model: a victim with more work queued than the closing
+# file's bounded wait for idle (2 x job_timeout_ms + 1 s) is SIGKILLed.
+# The driver must not forget its model while the firmware still holds it:
+# once the victim's jobs are done another file must load the model and
+# decode exactly (tests/vm/progs/lifetime_kill.c's checks).
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/lifetime_kill
 [ -x "$prog" ] || die "$prog missing: run make"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM test: MODEL_LOAD's kernel memory is bounded and accounted (issue 11,
- * defect 5).  Needs cgroup v2 at /sys/fs/cgroup with the memory controller
+ * VM test: MODEL_LOAD's kernel memory is bounded and accounted.  Needs cgroup v2 at /sys/fs/cgroup with the memory controller
  * (the case script mounts it).
  *
  *  - A blob larger than all the device's SRAM plus header slack is refused
@@ -10,7 +9,7 @@
  *    caller runs in no peak of it.
  *  - A valid load's copy of the blob is charged to the caller's memory
  *    cgroup: a fresh cgroup's memory.peak grows by at least the blob.
- *  - The device's kernel threads are bounded by what is loaded (defect 10):
+ *  - The device's kernel threads are bounded by what is loaded:
  *    without a model only its command processor runs; a model starts at
  *    most one stage worker per stage it occupies (one each, or a pool of
  *    fewer: stage_workers), and unload stops them again.

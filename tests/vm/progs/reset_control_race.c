@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * VM test (fault_inject=1, a short job_timeout_ms): device resets racing
- * control commands (issue 11, defect 1).
+ * control commands.
  *
  * While threads loop GET_INFO on their own files, read the sysfs counters
  * that ask the firmware, and create and destroy contexts, the main thread
@@ -13,7 +13,7 @@
  * handed out, the model unloads, the device is empty, and another load
  * decodes exactly as firmware-sim does.
  *
- * Usage: hard_reset_race [--rounds N]
+ * Usage: reset_control_race [--rounds N]
  */
 #include <errno.h>
 #include <fcntl.h>

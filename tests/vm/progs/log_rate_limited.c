@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM test helper: a user repeating a failing request at will.  Loads the
+ * VM test program: a user repeating a failing request at will.  Loads the
  * shared model N times on a device too small for it (run with
  * stages=1 sram_kib=64): each load must fail with -ENOSPC.  The case script
  * then counts what the kernel log got from it.
  *
- * Usage: front_log_flood [N]
+ * Usage: log_rate_limited [N]
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,0 @@
-# Issue 11 defect 8, DMA windows outliving their memory: a MODEL_LOAD that
-# times out while the firmware has yet to read its blob (inject_fault
-# "pause_load"); the firmware reads it after the reset the timeout causes,
-# and must find it intact (tests/vm/progs/hard_dma_window.c).
-. "$(dirname "$0")/../lib.sh"
-prog=$build/tests/vm/hard_dma_window
-[ -x "$prog" ] || die "$prog missing: run make"
-"$vm" --params 'fault_inject=1 job_timeout_ms=2000' -- "$prog"
