@@ -122,7 +122,8 @@ static int wdrv_uring_cancel(struct io_uring_cmd *ioucmd, unsigned int issue_fla
  * blocking issue is either that retry or an IOSQE_ASYNC command, whose SQE
  * io_uring copied to the same place at prep: read the copy.  (A linked
  * command is first issued when its predecessor completes, from the ring's
- * SQE on those kernels: nothing a driver can do; see the README.)
+ * SQE on those kernels: nothing a driver can do; docs/DRIVER.md,
+ * "Submission and completion", tells users what to do instead.)
  */
 static const void *uring_cmd_area(struct io_uring_cmd *ioucmd, unsigned int issue_flags)
 {
