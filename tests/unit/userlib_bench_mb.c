@@ -8,10 +8,11 @@
  * clock):
  *   - every row ran and every result was checked;
  *   - what N devices add to one sequence's token is no more than N - 1
- *     link hops (issue 12), on both profiles;
+ *     link hops, on both profiles;
  *   - on asic devices, where a layer's work is not dwarfed by a link hop,
  *     16 sequences over 5 devices micro-batched reach at least 0.9x one
- *     device (issue 12's goal) and beat the same batch in lockstep;
+ *     device (what spreading a model over devices must keep) and beat the
+ *     same batch in lockstep;
  *   - on wafer devices the chain is latency-bound (a sequence's next token
  *     waits for its last one: B / latency), micro-batches no slower;
  *   - the pipeline rows' modelled figures are the same in two runs (the

@@ -1,4 +1,4 @@
-# One model across 2..5 devices (tests/vm/progs/chain.c, issue 12): layer
+# One model across 2..5 devices (tests/vm/progs/chain.c): layer
 # ranges loaded with MODEL_LOAD's layer_first/layer_count, activation
 # records in BOs shared with PRIME, each device's job waiting for the
 # previous device's through a shared syncobj, all queued before the first

@@ -2,7 +2,7 @@
 # what the in-process backend prints (the same firmware-sim code inside
 # wafer.ko), int8 and int4, with and without a prompt, submitting by ioctl
 # and by io_uring; the same for mixture-of-experts models upcycled on the
-# fly (--moe, issue 14), whose unit-gated top-k = E runs also print the
+# fly (--moe), whose unit-gated top-k = E runs also print the
 # dense model's text; `wafer run --expert-load` gives the firmware's
 # per-expert token counts of a top-2-of-4 + shared model through the kernel
 # (debugfs experts) equal to the in-process ones, and `wafer run --trace`

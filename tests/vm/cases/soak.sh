@@ -1,4 +1,4 @@
-# Issue 11 soak (tests/vm/progs/soak.c): for WAFER_SOAK_SECS (default 60)
+# Soak (tests/vm/progs/soak.c): for WAFER_SOAK_SECS (default 60)
 # three devices each have a tenant process whose submitters share its file
 # (some files passed by SCM_RIGHTS) and submit by ioctl and io_uring, some
 # batches ending in a job the firmware rejects at intake; the supervisor

@@ -1,4 +1,4 @@
-# Weight streaming (issue 14) through the kernel: on devices whose SRAM
+# Weight streaming through the kernel: on devices whose SRAM
 # cannot hold stories260K resident (profile=asic stages=1: int8 does not fit
 # in 384 KiB, int4 not in 352 KiB), `wafer run` (--stream-weights auto, the
 # default) streams the layers' weights from host memory, says so, and prints

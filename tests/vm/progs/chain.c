@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM test: one model across N devices (issue 12).  Device i of N loads
+ * VM test: one model across N devices.  Device i of N loads
  * layers [i * L / N, (i + 1) * L / N) of stories260K (MODEL_LOAD's layer
  * range); the activation records between devices live in BOs device i
  * exports and device i + 1 imports (PRIME); device i + 1's job waits for

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM test: soak (issue 11).  For --secs seconds every device has a tenant:
+ * VM test: soak.  For --secs seconds every device has a tenant:
  * a process that opens the device (every other one receives the file by
  * SCM_RIGHTS from a helper that opened it and closed its copy), loads the
  * model (retrying -EBUSY while a killed predecessor's jobs drain) and forks
