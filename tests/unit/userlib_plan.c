@@ -7,7 +7,7 @@
  *   real (in-process) run: the same timing code, so they agree but for the
  *   bytes the plan does not know (quantisation scales, record headers);
  * - the same split over a pipeline of 2, 3 and 5 wse3 devices, in a decode
- *   loop that waits for each token (issues 12 and 15): every step takes
+ *   loop that waits for each token: every step takes
  *   what the plan says a lone sequence's token takes on as many devices,
  *   since device 0 may not start a token before the previous one left the
  *   last device (the pipeline's floor, WFW_JOB_NOT_BEFORE; without it a
@@ -704,7 +704,7 @@ static int json_bits(const char *path, const char *args, int *bits, int *blob_bi
 }
 
 /*
- * A blob's precision (issue 15): an int8 and an int4 blob are planned at
+ * A blob's precision: an int8 and an int4 blob are planned at
  * their own precision (the library's shape says it; the table and the JSON
  * too) unless --weight-bits is given, which the table says differs.
  */
