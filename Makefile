@@ -223,6 +223,22 @@ test: all module-debug
 unit: userspace
 	$(Q)tests/run unit fuzz
 
+# Hours of fuzzing (tests/run's fuzz tier runs each harness briefly): every
+# harness for FUZZ_LONG_SECS (default 2 h) in turn, its corpus kept across
+# runs in $(BUILD)/fuzz-corpus/<harness>, what it finds in
+# $(BUILD)/fuzz-crashes/<harness>; FUZZ_LONG=fuzz_load runs one.
+FUZZ_LONG_SECS ?= 7200
+FUZZ_LONG ?= $(notdir $(FUZZERS))
+.PHONY: fuzz-long
+fuzz-long: $(addprefix $(B)/tests/fuzz/,$(FUZZ_LONG))
+	$(Q)for f in $(FUZZ_LONG); do \
+		mkdir -p $(B)/fuzz-corpus/$$f $(B)/fuzz-crashes/$$f && \
+		echo "  FUZZ    $$f for $(FUZZ_LONG_SECS) s" && \
+		$(B)/tests/fuzz/$$f -max_total_time=$(FUZZ_LONG_SECS) -rss_limit_mb=2048 \
+			-max_len=65536 -print_final_stats=1 \
+			-artifact_prefix=$(B)/fuzz-crashes/$$f/ $(B)/fuzz-corpus/$$f || exit 1; \
+	done
+
 kunit: setup
 	$(Q)tests/run kunit
 
