@@ -252,7 +252,8 @@ bench: userspace
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 # bench_forward with firmware-sim built with the userspace flags and with
-# the kernel's code-generation flags (README "Kernel flags").
+# the kernel's code-generation flags (docs/PERF.md, "Firmware built with the
+# kernel's flags").
 bench-kflags: setup
 	$(Q)BUILD=$(BUILD) tests/bench/kflags
 
