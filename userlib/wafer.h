@@ -1680,6 +1680,12 @@ int wafer_trace_attach(struct wafer_dev *dev, struct wafer_trace *t);
  * @weight_bits: the bits its weights are stored in (a packed blob's: 4 or
  *	8), 0 if the shape does not say (presets, checkpoints, custom);
  *	wafer_plan() takes it when struct wafer_plan_opts.weight_bits is 0
+ * @tied_head: the head is the embedding (a llama2.c checkpoint's shared
+ *	classifier): its parameters count once (its bytes twice: every stage
+ *	holding it keeps a copy)
+ * @params: parameters the model's tensors hold, counted from a packed
+ *	blob's (RMSNorm gains included, the rope tables and a tied head's
+ *	copy not); 0: wafer_plan() counts them from the shape
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -1696,6 +1702,8 @@ struct wafer_plan_shape {
 	unsigned int expert_hidden;
 	unsigned int moe_every;
 	unsigned int weight_bits;
+	unsigned int tied_head;
+	uint64_t params;
 };
 
 /**
@@ -1792,6 +1800,8 @@ struct wafer_plan_opts {
  * @device_sram_bytes: SRAM of one device
  * @weight_bytes: weights of the whole model
  * @active_params: parameters a token uses (all of a dense model's)
+ * @params: parameters of the whole model (struct wafer_plan_shape.params
+ *	when given)
  * @layer_bytes: weights of the largest layer
  * @kv_bytes_per_seq: KV cache of one sequence over all layers
  * @sequences_fit: sequences whose KV fits beside the weights (fullest device)
@@ -1827,6 +1837,7 @@ struct wafer_plan {
 	uint64_t device_sram_bytes;
 	uint64_t weight_bytes;
 	uint64_t active_params;
+	uint64_t params;
 	uint64_t layer_bytes;
 	uint64_t kv_bytes_per_seq;
 	uint64_t sequences_fit;

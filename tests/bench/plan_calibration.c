@@ -25,7 +25,7 @@ struct figure {
 
 /* Llama 2 70B (not a preset): Llama 3.1 70B's layers with a 32,000-token vocabulary. */
 static const struct wafer_plan_shape llama2_70b = {
-	"llama2-70b", 80, 8192, 28672, 64, 8, 128, 32000, 0, 0, 0, 0, 0, 0
+	"llama2-70b", 80, 8192, 28672, 64, 8, 128, 32000, 0, 0, 0, 0, 0, 0, 0, 0
 };
 
 /*

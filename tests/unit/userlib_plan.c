@@ -36,7 +36,7 @@
 
 /* stories260K (the shared checkpoint) */
 static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
-					       0, 0, 0, 0, 0, 0 };
+					       0, 0, 0, 0, 0, 0, 0, 0 };
 
 #define PROMPT	32
 #define STEPS	6
@@ -742,6 +742,43 @@ static void blob_bits(const char *int8, const void *blob4, size_t len4)
 }
 
 /*
+ * The parameters a blob holds, against a hand count from the checkpoint's
+ * header (stories260K: dim 64, hidden 172, 5 layers, 8 heads, 4 KV heads,
+ * vocabulary 512, the head tied to the embedding): per layer two RMSNorm
+ * gains, WQ and WO d x d, WK and WV d x kv, W1 W2 W3 d x h; the embedding
+ * once, the final gain.  Upcycled into 4 slices of the FFN the experts add
+ * only the router, 4 x d a layer.  The table states the count.
+ */
+static void blob_params(const char *ckpt, const char *dense_path, const void *dense,
+			size_t len, const void *moe, size_t mlen)
+{
+	static char b[16384];
+	const uint64_t d = 64, kv = 32, h = 172, L = 5, V = 512;
+	const uint64_t want = V * d + d + L * (2 * d + 2 * d * d + 2 * d * kv + 3 * d * h);
+	struct wafer_plan_opts o = { .profile = "wafer", .batch = 1, .context = 256 };
+	struct wafer_plan_shape s, m;
+	struct wafer_plan p;
+	char args[512];
+	int ok;
+
+	ok = !wafer_plan_shape_from_blob(dense, len, "dense", &s) && !wafer_plan(&s, &o, &p);
+	wt_ok(ok && s.params == want && p.params == want && s.tied_head,
+	      "a blob's parameters: %llu counted from its tensors, %llu by hand",
+	      (unsigned long long)s.params, (unsigned long long)want);
+	ok = !wafer_plan_shape_from_blob(moe, mlen, "moe", &m);
+	wt_ok(ok && m.params == want + L * 4 * d && m.expert_hidden == h / 4,
+	      "an upcycled blob (4 slices): %llu parameters (%llu by hand), experts %u wide (%llu)",
+	      (unsigned long long)m.params, (unsigned long long)(want + L * 4 * d),
+	      m.expert_hidden, (unsigned long long)(h / 4));
+	snprintf(args, sizeof(args), "%s --profile wafer", dense_path);
+	wt_ok(!cli(args, b, sizeof(b)) && strstr(b, "; 260 K parameters (the blob's tensors), "),
+	      "wafer plan BLOB states its parameters: %.160s", b);
+	snprintf(args, sizeof(args), "%s --profile wafer --json", ckpt);
+	wt_ok(!cli(args, b, sizeof(b)) && strstr(b, "\"params\":260032"),
+	      "wafer plan on the checkpoint: the same count, its head tied");
+}
+
+/*
  * A packed blob (wafer convert's output) of the shared model: the same
  * projection as its checkpoint at the blob's precision; one upcycled to
  * experts: the expert counts; a blob cut short: a clear error.
@@ -772,6 +809,8 @@ static void blob_shape(void)
 	      "wafer plan on an upcycled blob: its experts (%.100s)", b);
 	wt_ok(ok && cli(cut, b, sizeof(b)) == 1 && strstr(b, "not a valid blob"),
 	      "wafer plan on a blob cut short: %.100s", b);
+	if (ok)
+		blob_params(ckpt, dense, blob, len, mblob, mlen);
 	if (ok)
 		blob_bits(dense, blob4, len4);
 	free(blob);
@@ -902,6 +941,19 @@ static void cli_bad_input(void)
 	      "an unknown preset: %.80s", buf);
 	wt_ok(cli("llama3.1-8b --batch x", buf, sizeof(buf)) == 2 && strstr(buf, "--batch"),
 	      "a bad number names its option: %.80s", buf);
+	wt_ok(cli("llama3.1-8b --weight-bits 5", buf, sizeof(buf)) == 1 &&
+	      strstr(buf, "--weight-bits 5") && !strstr(buf, "weight_bits"),
+	      "a precision the plan refuses names its flag: %.80s", buf);
+	wt_ok(cli("llama3.1-8b --context 512 --prompt 600", buf, sizeof(buf)) == 1 &&
+	      strstr(buf, "--prompt 600") && strstr(buf, "--context 512"),
+	      "a prompt past the context names both flags: %.80s", buf);
+	wt_ok(cli("llama3.1-8b --draft-params 1B --draft-tokens 0", buf, sizeof(buf)) == 1 &&
+	      strstr(buf, "--draft-tokens 0"), "no draft tokens names the flag: %.80s", buf);
+	wt_ok(cli("llama3.1-8b --profile h100", buf, sizeof(buf)) == 1 &&
+	      strstr(buf, "--profile 'h100'"), "an unknown profile names the flag: %.80s", buf);
+	wt_ok(cli("custom --layers 2 --dim 64 --hidden 128 --heads 8 --kv-heads 3 --vocab 100",
+		  buf, sizeof(buf)) == 1 && strstr(buf, "--kv-heads 3") &&
+	      strstr(buf, "--heads 8"), "custom: a shape's bad field names its flag: %.80s", buf);
 	wt_ok(cli("llama3.1-405b --weight-bits 16 --profile asic", buf, sizeof(buf)) == 1 &&
 	      strstr(buf, "no number of devices"), "a model too big for any count: %.90s", buf);
 }

@@ -13,6 +13,8 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
+/* wafer_plan()'s error with each option field said as its flag (the shape's too if @custom). */
+const char *cli_plan_error(const char *msg, int custom);
 /* wafer plan --trace FILE: wafer_plan() traced to @path; 0, or 1 said on stderr. */
 int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 		    struct wafer_plan *p, const char *path);

@@ -106,6 +106,70 @@ static const char *opt_name(int val)
 	return "?";
 }
 
+/*
+ * wafer_plan() names the fields of its options (and of the shape); the
+ * user gave flags.  A field followed by its value (a number or a quoted
+ * name) is said as its flag; the shape's only for `custom`, whose shape
+ * the flags gave (a checkpoint's or blob's came from the file).
+ */
+static const char *const opt_flags[][2] = {
+	{ "weight_bits", "--weight-bits" }, { "batch", "--batch" },
+	{ "context", "--context" }, { "prompt", "--prompt" },
+	{ "draft_accept", "--draft-accept" }, { "draft_tokens", "--draft-tokens" },
+	{ "profile", "--profile" }, { "devices", "--devices" },
+};
+
+static const char *const shape_flags[][2] = {
+	{ "n_layers", "--layers" }, { "dim", "--dim" }, { "hidden_dim", "--hidden" },
+	{ "n_heads", "--heads" }, { "n_kv_heads", "--kv-heads" }, { "head_dim", "--head-dim" },
+	{ "vocab", "--vocab" }, { "n_experts", "--experts" }, { "n_active", "--active" },
+	{ "n_shared", "--shared" }, { "expert_hidden", "--expert-hidden" },
+	{ "moe_every", "--moe-every" },
+};
+
+/* The flag field @w (of @len characters, followed by a value) stands for, or NULL. */
+static const char *flag_for(const char *w, size_t len, int custom)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(opt_flags) / sizeof(opt_flags[0]); i++)
+		if (strlen(opt_flags[i][0]) == len && !strncmp(w, opt_flags[i][0], len))
+			return opt_flags[i][1];
+	for (i = 0; custom && i < sizeof(shape_flags) / sizeof(shape_flags[0]); i++)
+		if (strlen(shape_flags[i][0]) == len && !strncmp(w, shape_flags[i][0], len))
+			return shape_flags[i][1];
+	return NULL;
+}
+
+const char *cli_plan_error(const char *msg, int custom)
+{
+	static char out[512];
+	size_t o = 0, len;
+	const char *p = msg, *flag;
+
+	if (!strncmp(p, "plan: ", 6))
+		p += 6;
+	while (*p && o + 1 < sizeof(out)) {
+		len = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+		flag = len && (p == msg || !strchr("abcdefghijklmnopqrstuvwxyz_-", p[-1])) &&
+		       p[len] == ' ' && (strchr("0123456789'", p[len + 1]) && p[len + 1]) ?
+		       flag_for(p, len, custom) : NULL;
+		if (flag) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", flag);
+			p += len;
+		} else if (len) {
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s", (int)len, p);
+			p += len;
+		} else {
+			out[o++] = *p++;
+		}
+		if (o >= sizeof(out))
+			o = sizeof(out) - 1;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* A parameter count: digits with an optional M, B or T. */
 static int parse_params(const char *s, uint64_t *out)
 {
@@ -183,6 +247,7 @@ static int shape_from_checkpoint(const char *path, struct wafer_plan_shape *s)
 		.n_kv_heads = (unsigned int)h[4],
 		.vocab = (unsigned int)(h[5] < 0 ? -(int64_t)h[5] : h[5]),
 		.head_dim = (unsigned int)(h[0] / h[3]),
+		.tied_head = h[5] > 0,	/* llama2.c: a negative vocabulary has its own head */
 	};
 	return 0;
 }
@@ -210,6 +275,7 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	}
 	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
 	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
+	json_object_object_add(j, "params", json_object_new_int64((int64_t)p->params));
 	json_object_object_add(j, "active_params", json_object_new_int64((int64_t)p->active_params));
 	json_object_object_add(j, "experts", json_object_new_int64(s->n_experts));
 	json_object_object_add(j, "device_sram_bytes",
@@ -317,7 +383,8 @@ static int sweep(const struct wafer_plan_shape *s, struct wafer_plan_opts o,
 
 	o.devices = 0;
 	if (wafer_plan(s, &o, &first)) {
-		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		fprintf(stderr, "wafer plan: %s\n", cli_plan_error(wafer_last_error(),
+								   !strcmp(s->name, "custom")));
 		return 1;
 	}
 	fewest = first.devices;
@@ -356,6 +423,29 @@ static int sweep(const struct wafer_plan_shape *s, struct wafer_plan_opts o,
 	return ret;
 }
 
+/*
+ * @v with a K, M, G/B or T prefix and three significant digits (e.g.
+ * "260 K", "8.03 B"; bytes "1.66 TB"); @slot picks one of four buffers.
+ */
+static const char *human(uint64_t v, const char *unit, int slot)
+{
+	static const char *const big[] = { "", " K", " M", " G", " T", " P" };
+	static const char *const count[] = { "", " K", " M", " B", " T", " P" };
+	static char buf[4][32];
+	double x = (double)v;
+	unsigned int i = 0;
+
+	while (x >= 999.5 && i < 5) {
+		x /= 1000;
+		i++;
+	}
+	snprintf(buf[slot], sizeof(buf[slot]), "%.*f%s%s", x >= 99.95 || !i ? 0 : x >= 9.995 ? 1 : 2,
+		 x, *unit ? big[i] : count[i], unit);
+	if (*unit && !i)
+		snprintf(buf[slot], sizeof(buf[slot]), "%llu %s", (unsigned long long)v, unit);
+	return buf[slot];
+}
+
 static void print_table(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
 			const struct wafer_plan *p)
 {
@@ -370,8 +460,10 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		printf("hidden %u, ", s->hidden_dim);
 	printf("%u/%u heads, vocab %u, %u-bit weights%s\n", s->n_heads, s->n_kv_heads, s->vocab,
 	       o->weight_bits, bits_note(s, o));
-	printf("weights   %.2f GB (%.1f MB per layer), %.1f B parameters active per token\n",
-	       p->weight_bytes / 1e9, p->layer_bytes / 1e6, p->active_params / 1e9);
+	printf("weights   %s (%s per layer); %s parameters%s, %s active per token\n",
+	       human(p->weight_bytes, "B", 0), human(p->layer_bytes, "B", 1),
+	       human(p->params, "", 2), s->params ? " (the blob's tensors)" : "",
+	       human(p->active_params, "", 3));
 	if (p->tensor_chips)
 		printf("devices   %u x %s (%.2f GB SRAM each): %u groups of %u chips, each layer "
 		       "split over a group, %u layers per group, + %u chips for the embedding and "
@@ -567,7 +659,8 @@ int cli_cmd_plan(int argc, char **argv)
 		if (cli_plan_traced(&shape, &a.o, &p, a.trace_file))
 			return 1;
 	} else if (wafer_plan(&shape, &a.o, &p)) {
-		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		fprintf(stderr, "wafer plan: %s\n", cli_plan_error(wafer_last_error(),
+								   !strcmp(shape.name, "custom")));
 		return 1;
 	}
 	if (a.json)

@@ -122,7 +122,8 @@ int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 	ret = wafer_plan(s, o, p);
 	o->trace = NULL;
 	if (ret)
-		fprintf(stderr, "wafer plan: %s\n", wafer_last_error());
+		fprintf(stderr, "wafer plan: %s\n", cli_plan_error(wafer_last_error(),
+								   !strcmp(s->name, "custom")));
 	else if (pt.err)
 		fprintf(stderr, "wafer plan: --trace: out of memory\n");
 	else

@@ -27,15 +27,15 @@
  * ~150 B active, 80 layers), not a published shape.
  */
 static const struct wafer_plan_shape presets[] = {
-	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
-	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
-	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0, 0, 0 },
-	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0, 0, 0 },
-	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536, 1, 0 },
-	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880, 1, 0 },
-	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048, 1, 0 },
-	{ "llama4-maverick", 48, 5120, 16384, 40, 8, 128, 202048, 128, 1, 1, 8192, 2, 0 },
-	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144, 1, 0 },
+	{ "llama3.1-8b", 32, 4096, 14336, 32, 8, 128, 128256, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ "llama3.1-70b", 80, 8192, 28672, 64, 8, 128, 128256, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ "llama3.1-405b", 126, 16384, 53248, 128, 8, 128, 128256, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ "qwen3-32b", 64, 5120, 25600, 64, 8, 128, 151936, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ "qwen3-235b-a22b", 94, 4096, 0, 64, 4, 128, 151936, 128, 8, 0, 1536, 1, 0, 0, 0 },
+	{ "gpt-oss-120b", 36, 2880, 0, 64, 8, 64, 201088, 128, 4, 0, 2880, 1, 0, 0, 0 },
+	{ "kimi-k2", 61, 7168, 0, 64, 2, 128, 163840, 384, 8, 1, 2048, 1, 0, 0, 0 },
+	{ "llama4-maverick", 48, 5120, 16384, 40, 8, 128, 202048, 128, 1, 1, 8192, 2, 0, 0, 0 },
+	{ "sol", 80, 8192, 0, 64, 8, 128, 200000, 256, 10, 1, 6144, 1, 0, 0, 0 },
 };
 
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i)
@@ -60,7 +60,7 @@ struct plan_geom {
 	struct wfs_timing_moe moe;	/* n_experts 0: dense */
 	unsigned int moe_every;		/* layer l has experts if (l + 1) % moe_every == 0 */
 	uint64_t dense_bytes, moe_bytes, layer_bytes;	/* layer_bytes: the larger */
-	uint64_t embed_bytes, head_bytes, kv_pos_bytes, active_params;
+	uint64_t embed_bytes, head_bytes, kv_pos_bytes, active_params, params;
 	int own_extra;			/* embedding and head on chips of their own */
 };
 
@@ -101,14 +101,15 @@ static int check_shape(const struct wafer_plan_shape *s)
 		return wafer_set_error(-EINVAL, "plan: dim %u (1..2^20)", s->dim);
 	if (!s->n_heads || !s->n_kv_heads || s->n_heads % s->n_kv_heads || !s->head_dim ||
 	    s->head_dim > 4096 || s->n_heads > 4096)
-		return wafer_set_error(-EINVAL, "plan: %u heads, %u KV heads, head_dim %u (KV heads "
-				       "must divide heads)", s->n_heads, s->n_kv_heads, s->head_dim);
+		return wafer_set_error(-EINVAL, "plan: n_heads %u, n_kv_heads %u, head_dim %u (KV "
+				       "heads must divide heads; 1..4096)", s->n_heads, s->n_kv_heads,
+				       s->head_dim);
 	if (!s->vocab || s->vocab > (1u << 24))
 		return wafer_set_error(-EINVAL, "plan: vocab %u (1..2^24)", s->vocab);
 	if (s->n_experts && (s->n_experts > 4096 || !s->n_active || s->n_active > s->n_experts ||
 			     s->n_shared > 64 || !s->expert_hidden ||
 			     s->expert_hidden > (1u << 20)))
-		return wafer_set_error(-EINVAL, "plan: %u experts, %u active, %u shared, "
+		return wafer_set_error(-EINVAL, "plan: n_experts %u, n_active %u, n_shared %u, "
 				       "expert_hidden %u (1..4096, 1..experts, 0..64, 1..2^20)",
 				       s->n_experts, s->n_active, s->n_shared, s->expert_hidden);
 	if (!s->n_experts && (s->n_active || s->n_shared || s->expert_hidden || s->moe_every))
@@ -149,9 +150,15 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 	g->moe_every = s->moe_every > 1 ? s->moe_every : 1;
 	g->dense_bytes = quant_bytes(dense, o->weight_bits);
 	g->moe_bytes = quant_bytes(moe, o->weight_bits);
-	g->active_params = 2ull * s->vocab * d;
-	for (l = 0; l < s->n_layers; l++)
+	/* The embedding, the head (once if tied) and its final RMSNorm gain. */
+	g->active_params = (s->tied_head ? 1ull : 2ull) * s->vocab * d + d;
+	g->params = g->active_params;
+	for (l = 0; l < s->n_layers; l++) {
 		g->active_params += is_moe(g, l) ? moe_active : dense;
+		g->params += is_moe(g, l) ? moe : dense;
+	}
+	if (s->params)
+		g->params = s->params;
 	g->layer_bytes = s->n_experts ? WFS_MAX(g->moe_bytes, g->moe_every > 1 ?
 						g->dense_bytes : 0) : g->dense_bytes;
 	g->embed_bytes = quant_bytes((uint64_t)s->vocab * d, o->weight_bits);
@@ -724,6 +731,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 	p->weight_bytes = range_bytes(&g, 0, s->n_layers) + g.embed_bytes + g.head_bytes;
 	p->layer_bytes = g.layer_bytes;
 	p->active_params = g.active_params;
+	p->params = g.params;
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
 	p->prompt = o.prompt;
 	if (o.stream)
