@@ -1039,6 +1039,8 @@ static void concurrent(const struct wt_server *s)
 	wt_ok(wt_server_metric(s, "wafer_serve_slots_in_use") == 0 &&
 	      wt_server_metric(s, "wafer_serve_queue_depth") == 0,
 	      "after the burst: no slot in use, nothing queued");
+	wt_ok(wt_server_metric(s, "wafer_serve_engine_errors_total") == 0,
+	      "the engine met no impossible state");
 }
 
 static void cancellation(const struct wt_server *s)

@@ -257,6 +257,9 @@ static void members(const struct wt_server *s, unsigned int n)
 	if (!wt_ok(equal == n, "%u devices: /metrics, each member ran all %.0f jobs", n, jobs))
 		wt_diag("%s", r.body ? r.body : "(no body)");
 	wt_http_free(&r);
+	wt_ok(wt_server_metric(s, "wafer_serve_engine_errors_total") == 0 &&
+	      wt_server_metric(s, "wafer_serve_slots_in_use") == 0,
+	      "%u devices: the engine met no impossible state, no slot is held", n);
 }
 
 static void serve_on(const char *model, const char *tokpath, const char *list, unsigned int n)

@@ -136,6 +136,8 @@ struct cli_srv_hist {
  * @steps: engine steps
  * @jobs: device jobs
  * @device_ns: modelled device time of those jobs
+ * @engine_errors: states the engine found impossible (a failed step, a
+ *	count that would wrap): the requests involved failed with 500
  * @ttft: time to first token
  * @tpot: time per output token after the first
  */
@@ -143,6 +145,7 @@ struct cli_srv_metrics {
 	uint64_t requests[6];
 	uint64_t rejected_full;
 	uint64_t cancelled;
+	uint64_t engine_errors;
 	uint64_t prompt_tokens;
 	uint64_t completion_tokens;
 	uint64_t steps;
@@ -197,6 +200,10 @@ struct cli_srv_watch {
  *	the first headers to the response's end), any endpoint
  * @draining: SIGTERM came: new requests get 503
  * @abort_all: the drain deadline passed: the engine ends everything
+ * @broken: the batch's state cannot be trusted: the engine steps no more,
+ *	every request fails with 500
+ * @log_ns: when the engine last wrote to stderr (its lines are rate-limited)
+ * @log_dropped: lines not written since
  * @stop: the engine thread returns
  * @next_id: counter for response ids
  * @events: the engine's step events
@@ -222,6 +229,9 @@ struct cli_srv {
 	unsigned int open;
 	int draining;
 	int abort_all;
+	int broken;
+	uint64_t log_ns;
+	uint64_t log_dropped;
 	int stop;
 	uint64_t next_id;
 	struct wafer_batch_event *events;

@@ -4,8 +4,16 @@
  * it frees the slots of cancelled requests and admits queued ones into free
  * slots; each step's tokens become text on their requests (stop strings
  * cut there), and the connections waiting on them are woken.
+ *
+ * A state that cannot happen (a failed step, an event for a slot out of
+ * range, a count that would wrap below zero, the batch holding sequences
+ * no request owns) fails the requests involved with 500 and writes one
+ * line to stderr, at most one a second; if the batch still cannot be
+ * trusted the engine stops stepping it and fails every request, rather
+ * than spin on it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +58,45 @@ void cli_srv_req_cancel(struct cli_srv_req *r)
 	pthread_cond_signal(&r->srv->wake);
 }
 
+/* One line on stderr (lock held), at most one a second; the rest are counted. */
+static void engine_log(struct cli_srv *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void engine_log(struct cli_srv *s, const char *fmt, ...)
+{
+	uint64_t now = cli_now_ns();
+	va_list ap;
+
+	s->m.engine_errors++;
+	if (s->log_ns && now - s->log_ns < 1000000000ull) {
+		s->log_dropped++;
+		return;
+	}
+	s->log_ns = now;
+	fputs("wafer serve: engine: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (s->log_dropped)
+		fprintf(stderr, " (%llu more such lines dropped)",
+			(unsigned long long)s->log_dropped);
+	fputc('\n', stderr);
+	s->log_dropped = 0;
+}
+
+/* --*@c, unless it is 0: then the count is wrong, not wrapped. */
+static void count_down(struct cli_srv *s, unsigned int *c, const char *what)
+{
+	if (*c)
+		(*c)--;
+	else
+		engine_log(s, "%s would go below zero; kept at 0", what);
+}
+
 int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_error *e)
 {
+	if (s->broken)
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL,
+				"the server's engine failed; it takes no more requests");
 	if (s->draining)
 		return cli_srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
 				"the server is shutting down");
@@ -84,9 +129,9 @@ static void done(struct cli_srv *s, struct cli_srv_req *r, const char *finish)
 	r->safe = r->len;
 	if (r->cancel)
 		s->m.cancelled++;
-	if (r->n_new > 1)
+	if (r->n_new > 1 && r->t_last >= r->t_first)
 		cli_srv_hist_observe(&s->m.tpot, (r->t_last - r->t_first) / (r->n_new - 1));
-	s->admitted--;
+	count_down(s, &s->admitted, "the admitted requests' count");
 	pthread_cond_broadcast(&r->cond);
 	cli_srv_req_put(r);
 }
@@ -198,12 +243,26 @@ static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_
 		[WAFER_BATCH_BOS] = "stop", [WAFER_BATCH_MAX_NEW] = "length",
 		[WAFER_BATCH_CONTEXT] = "length",
 	};
-	struct cli_srv_req *r = s->running[ev->slot];
+	struct cli_srv_req *r;
 	const char *piece;
 	size_t from;
 
+	if (ev->slot >= wafer_batch_slots(s->batch)) {
+		engine_log(s, "an event for slot %u of %u", ev->slot, wafer_batch_slots(s->batch));
+		return;
+	}
+	r = s->running[ev->slot];
 	if (!r)
 		return;
+	if (ev->end < WAFER_BATCH_RUNNING || ev->end > WAFER_BATCH_FAILED) {
+		engine_log(s, "slot %u ended in an unknown way (%d)", ev->slot, ev->end);
+		wafer_batch_cancel(s->batch, ev->slot);
+		s->running[ev->slot] = NULL;
+		cli_srv_fail(&r->err, 500, "server_error", NULL, NULL,
+			     "the server's engine failed on this request");
+		done(s, r, NULL);
+		return;
+	}
 	if (ev->token >= 0) {
 		r->n_new++;
 		s->m.completion_tokens++;
@@ -264,13 +323,19 @@ static void schedule(struct cli_srv *s)
 			done(s, r, NULL);
 		}
 	}
-	while (s->head && (s->abort_all || s->head->cancel ||
+	while (s->head && (s->abort_all || s->broken || s->head->cancel ||
 			   wafer_batch_active(s->batch) < slots)) {
 		r = s->head;
 		s->head = r->next;
 		if (!s->head)
 			s->tail = NULL;
-		s->queued--;
+		count_down(s, &s->queued, "the queued requests' count");
+		if (s->broken && !s->abort_all && !r->cancel) {
+			cli_srv_fail(&r->err, 500, "server_error", NULL, NULL,
+				     "the server's engine failed before the request started");
+			done(s, r, NULL);
+			continue;
+		}
 		if (s->abort_all || r->cancel) {
 			if (s->abort_all)
 				cli_srv_fail(&r->err, 503, "server_error", NULL, "server_shutting_down",
@@ -292,6 +357,53 @@ static void schedule(struct cli_srv *s)
 	}
 }
 
+/* Fails every running request with 500 (lock held); their slots are cancelled. */
+static void fail_running(struct cli_srv *s, const char *why)
+{
+	unsigned int i, slots = wafer_batch_slots(s->batch);
+	struct cli_srv_req *r;
+
+	for (i = 0; i < slots; i++) {
+		r = s->running[i];
+		if (!r)
+			continue;
+		wafer_batch_cancel(s->batch, i);	/* -EINVAL if the batch ended it */
+		s->running[i] = NULL;
+		cli_srv_fail(&r->err, 500, "server_error", NULL, NULL, "%s", why);
+		done(s, r, NULL);
+	}
+}
+
+/*
+ * The batch must hold exactly the running requests' sequences (lock held).
+ * Sequences no request owns are cancelled; if it then still counts more
+ * than it could hold, it cannot be trusted: the engine breaks (every
+ * request fails with 500 from now on) instead of stepping it for ever.
+ */
+static void check_batch(struct cli_srv *s)
+{
+	unsigned int i, slots = wafer_batch_slots(s->batch), owned = 0, active;
+
+	for (i = 0; i < slots; i++)
+		owned += s->running[i] != NULL;
+	active = wafer_batch_active(s->batch);
+	if (active == owned)
+		return;
+	engine_log(s, "the batch holds %u sequences, the requests %u", active, owned);
+	for (i = 0; i < slots; i++)
+		if (!s->running[i])
+			wafer_batch_cancel(s->batch, i);
+	active = wafer_batch_active(s->batch);
+	if (active == owned)
+		return;
+	fail_running(s, "the server's engine failed: its batch is inconsistent");
+	if (wafer_batch_active(s->batch)) {
+		engine_log(s, "the batch still holds %u sequences with no request: no more "
+			   "steps, every request fails with 500", wafer_batch_active(s->batch));
+		s->broken = 1;
+	}
+}
+
 static void *engine(void *arg)
 {
 	struct cli_srv *s = arg;
@@ -303,7 +415,11 @@ static void *engine(void *arg)
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		schedule(s);
-		if (!wafer_batch_active(s->batch)) {
+		if (!s->broken)
+			check_batch(s);
+		if (s->broken || !wafer_batch_active(s->batch)) {
+			if (s->broken && s->head)
+				continue;	/* schedule() fails them */
 			if (s->stop)
 				break;
 			pthread_cond_wait(&s->wake, &s->lock);
@@ -317,8 +433,14 @@ static void *engine(void *arg)
 		s->m.jobs += st.jobs;
 		s->m.device_ns += st.device_ns;
 		if (n < 0) {
-			fprintf(stderr, "wafer serve: step: %s\n", wafer_last_error());
-			n = 0;
+			/* every sequence ended: their requests fail */
+			engine_log(s, "step: %s", wafer_last_error());
+			fail_running(s, "the device failed");
+			continue;
+		}
+		if ((unsigned int)n > slots) {
+			engine_log(s, "a step gave %d events for %u slots", n, slots);
+			n = (int)slots;
 		}
 		for (i = 0; i < n; i++)
 			event(s, &ev[i], cli_now_ns());

@@ -138,6 +138,10 @@ char *cli_srv_metrics_text(struct cli_srv *s)
 	metric(&b, "cancelled_total", "counter",
 	       "Requests ended early: client gone, or cut by the shutdown deadline.");
 	put(&b, "wafer_serve_cancelled_total %llu\n", (unsigned long long)m->cancelled);
+	metric(&b, "engine_errors_total", "counter",
+	       "Impossible states the engine met (a failed step, a count that would wrap); "
+	       "the requests involved failed with 500.");
+	put(&b, "wafer_serve_engine_errors_total %llu\n", (unsigned long long)m->engine_errors);
 	metric(&b, "header_timeouts_total", "counter",
 	       "Connections closed because a request's headers and body did not arrive in time.");
 	put(&b, "wafer_serve_header_timeouts_total %llu\n",
@@ -152,7 +156,7 @@ char *cli_srv_metrics_text(struct cli_srv *s)
 	metric(&b, "slots", "gauge", "Sequence slots of the batch.");
 	put(&b, "wafer_serve_slots %u\n", wafer_batch_slots(s->batch));
 	metric(&b, "slots_in_use", "gauge", "Slots holding a request.");
-	put(&b, "wafer_serve_slots_in_use %u\n", s->admitted - s->queued);
+	put(&b, "wafer_serve_slots_in_use %u\n", s->admitted > s->queued ? s->admitted - s->queued : 0);
 	metric(&b, "steps_total", "counter", "Batch steps run.");
 	put(&b, "wafer_serve_steps_total %llu\n", (unsigned long long)m->steps);
 	metric(&b, "device_jobs_total", "counter", "Device jobs run by this server.");
