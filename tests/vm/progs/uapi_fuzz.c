@@ -21,7 +21,9 @@
  * result that is certainly wrong is a failure ("not ok"): success although
  * a documented-invalid field (padding, unknown flag bits, a size or count
  * outside its documented range, a misaligned offset) was passed; -EFAULT
- * from an ioctl whose argument holds no user pointer; the program hanging.
+ * from an ioctl whose argument holds no user pointer; a BO whose BO_INFO
+ * right after BO_CREATE gives another size (or -ENOENT) while no GEM_CLOSE
+ * of its file ran in between; the program hanging.
  * Other surprising errnos are printed as "# unexpected" lines.
  *
  * Afterwards the device must still work: everything is closed, the SRAM
@@ -165,6 +167,18 @@ struct prime_rec {
 };
 
 static struct file_slot files[MAX_FILES];
+/*
+ * GEM handle numbers are per file and reused lowest first, and any thread
+ * may GEM_CLOSE any number (a stale or made-up one): the BO another thread
+ * just created, whose number a third thread's BO_CREATE then takes.  Each
+ * file's closes are counted as they start and as they end, so that a
+ * thread can tell that none ran between its BO_CREATE and BO_INFO (the
+ * handle is still its BO: a wrong size is then the driver's bug).
+ */
+static atomic_ulong closes_begun[MAX_FILES], closes_ended[MAX_FILES];
+/* BO_CREATE's size checks: made, skipped (a close overlapped), and of the
+ * skipped, those whose handle had meanwhile become another BO. */
+static atomic_long size_checks, size_skips, size_reused;
 static struct map_rec maps[NMAP];
 static struct prime_rec primes[NPRIME];
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -831,6 +845,16 @@ static void op_get_info(struct tctx *t, int fi, int fd)
 		odd(t, OP_GET_INFO, ret, "info_size %u", gi.info_size);
 }
 
+static int gem_close(int fi, int fd, struct drm_gem_close *c)
+{
+	int ret;
+
+	atomic_fetch_add(&closes_begun[fi], 1);
+	ret = raw_ioctl(fd, DRM_IOCTL_GEM_CLOSE, c);
+	atomic_fetch_add(&closes_ended[fi], 1);
+	return ret;
+}
+
 static void op_bo_create(struct tctx *t, int fi, int fd, unsigned int gen)
 {
 	struct drm_wafer_bo_create c = { 0 };
@@ -838,7 +862,8 @@ static void op_bo_create(struct tctx *t, int fi, int fd, unsigned int gen)
 	const char *invalid = NULL;
 	static const uint64_t sz[] = { 1, 4, 64, 4095, 4096, 4097, 8192, 12288, 65536,
 				       1 << 20 };
-	int m = nmut(t), ret;
+	unsigned long begun, ended;
+	int m = nmut(t), ret, sure, wrong;
 
 	c.size = pct(t, 85) ? sz[rn(t, 10)] : 1 + rn(t, 1 << 18);
 	while (m--) {
@@ -856,6 +881,9 @@ static void op_bo_create(struct tctx *t, int fi, int fd, unsigned int gen)
 	/* Big valid BOs cost nothing until touched; allow a few. */
 	if (!invalid && c.size > (64ull << 20) && pct(t, 70))
 		c.size = PAGE;
+	/* ended, then begun: equal means no close of this file in flight now */
+	ended = atomic_load(&closes_ended[fi]);
+	begun = atomic_load(&closes_begun[fi]);
 	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_BO_CREATE, &c);
 	count(OP_BO_CREATE, ret);
 	tlog(t, OP_BO_CREATE, fi, ret, "size %#" PRIx64 " flags %#x -> handle %u", c.size,
@@ -870,12 +898,26 @@ static void op_bo_create(struct tctx *t, int fi, int fd, unsigned int gen)
 	if (ret)
 		return;
 	i.handle = c.handle;
-	/* -ENOENT is possible: another thread may close any handle number. */
-	if (raw_ioctl(fd, DRM_IOCTL_WAFER_BO_INFO, &i))
+	ret = raw_ioctl(fd, DRM_IOCTL_WAFER_BO_INFO, &i);
+	/* no close began since before BO_CREATE: c.handle is still this BO */
+	sure = ended == begun && atomic_load(&closes_begun[fi]) == begun;
+	if (sure && ret == -ENOENT)
+		sure_bug(t, OP_BO_CREATE, 0, "BO_INFO -ENOENT for the handle %u just created, "
+			 "no GEM_CLOSE since", c.handle);
+	if (ret)
 		return;
-	if (i.size != ((c.size + PAGE - 1) & ~(PAGE - 1)))
-		sure_bug(t, OP_BO_CREATE, 0, "BO_INFO size %#llx for a %#llx-byte BO",
-			 (unsigned long long)i.size, (unsigned long long)c.size);
+	wrong = i.size != ((c.size + PAGE - 1) & ~(PAGE - 1));
+	if (sure) {
+		atomic_fetch_add(&size_checks, 1);
+		if (wrong)
+			sure_bug(t, OP_BO_CREATE, 0, "BO_INFO size %#llx for a %#llx-byte BO, "
+				 "no GEM_CLOSE since", (unsigned long long)i.size,
+				 (unsigned long long)c.size);
+	} else {
+		atomic_fetch_add(&size_skips, 1);
+		if (wrong)
+			atomic_fetch_add(&size_reused, 1);
+	}
 	add_bo(fi, gen, c.handle, i.size, i.mmap_offset, 0, 0);
 }
 
@@ -913,7 +955,7 @@ static void op_gem_close(struct tctx *t, int fi, int fd, unsigned int gen)
 	c.handle = pick_handle(t, fi, 0, &size, &kind, 1);
 	if (pct(t, 10))
 		c.pad = v_nonzero32(t);
-	ret = raw_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+	ret = gem_close(fi, fd, &c);
 	count(OP_GEM_CLOSE, ret);
 	tlog(t, OP_GEM_CLOSE, fi, ret, "handle %u (kind %d)", c.handle, kind);
 	if (!ret)
@@ -1203,7 +1245,7 @@ static void op_model_load(struct tctx *t, int fi, int fd, unsigned int gen)
 	if (tmp_bo) {
 		struct drm_gem_close c = { .handle = tmp_bo };
 
-		ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+		gem_close(fi, fd, &c);
 	}
 }
 
@@ -2469,6 +2511,9 @@ static void print_summary(double secs)
 	}
 	printf("# %ld operations (+ sub-operations), %.0f ops/s\n", total,
 	       secs > 0 ? total / secs : 0);
+	printf("# BO_CREATE's size checked by BO_INFO %ld times; not checked %ld times (a "
+	       "GEM_CLOSE of the file overlapped), %ld of them finding another BO's size there\n",
+	       atomic_load(&size_checks), atomic_load(&size_skips), atomic_load(&size_reused));
 }
 
 static int get_info(int fd, struct drm_wafer_device_info *info)
