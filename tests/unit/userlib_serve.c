@@ -11,11 +11,14 @@
  * gone mid-stream frees its slot; SIGTERM drains (and with a zero deadline
  * cuts with 503); the server exits 0.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -752,7 +755,8 @@ static void boundaries(const struct wt_server *s)
 			break;
 	}
 	room = 512 - np + 1;
-	wt_ok(ask_max(s->port, prompt, room, &a) == 200 && a.ok &&
+	k = ask_max(s->port, prompt, room, &a);
+	wt_ok(k == 200 && a.ok &&
 	      a.prompt_tokens == np && a.completion_tokens <= room,
 	      "max_tokens %d, exactly the room a %d-token prompt leaves in 512: 200 "
 	      "(%d tokens, %s)", room, np, a.completion_tokens, a.finish);
@@ -1070,6 +1074,57 @@ static void cancellation(const struct wt_server *s)
 	      after - before);
 }
 
+/* Waits (at most ~5 s: a liveness bound) until @name reads @want; its last value. */
+static double wait_metric(const struct wt_server *s, const char *name, double want)
+{
+	double v = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		v = wt_server_metric(s, name);
+		if (v == want)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
+/*
+ * A client of a whole (not streamed) completion closes its socket while the
+ * request runs: the server cancels it and frees its slot long before the
+ * 508 tokens it asked for.
+ */
+static void hangup_whole(const struct wt_server *s)
+{
+	double cancelled = wt_server_metric(s, "wafer_serve_cancelled_total");
+	double before = wt_server_metric(s, "wafer_serve_completion_tokens_total"), busy;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)s->port) };
+	char *b = body_for(0, "Once", 508, 0, NULL), req[1024];
+	int fd = socket(AF_INET, SOCK_STREAM, 0), n;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	n = snprintf(req, sizeof(req), "POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+		     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		     strlen(b), b);
+	free(b);
+	if (!wt_ok(fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+		   write(fd, req, (size_t)n) == n, "a raw client sends a whole completion of 508 "
+		   "tokens")) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	busy = wait_metric(s, "wafer_serve_slots_in_use", 1);
+	wt_ok(busy == 1, "it runs in a slot");
+	close(fd);
+	busy = wait_metric(s, "wafer_serve_slots_in_use", 0);
+	wt_ok(busy == 0 && wt_server_metric(s, "wafer_serve_cancelled_total") == cancelled + 1,
+	      "it hangs up: its slot is freed and counted as cancelled");
+	wt_ok(wt_server_metric(s, "wafer_serve_completion_tokens_total") - before < 508,
+	      "it stopped early: %.0f of 508 tokens generated",
+	      wt_server_metric(s, "wafer_serve_completion_tokens_total") - before);
+}
+
 /* SIGTERM with requests in flight: they finish, new connections are refused, exit 0. */
 static void drain(struct wt_server *s)
 {
@@ -1172,6 +1227,33 @@ static void queue_full(void)
 	wt_ok(WIFEXITED(i) && WEXITSTATUS(i) == 0, "SIGTERM on an idle server: exit 0");
 }
 
+/* --max-tokens 8: max_tokens 8 is served, 9 refused; a chat without it gets at most 8. */
+static void server_limit(void)
+{
+	struct wt_server s;
+	struct answer a;
+	struct wt_http r;
+	int st;
+
+	if (!wt_ok(!wt_server_start(&s, model, tokpath, "--slots 1 --max-tokens 8"),
+		   "a server with --max-tokens 8 starts"))
+		return;
+	st = ask_max(s.port, "Once upon a time", 8, &a);
+	wt_ok(st == 200 && a.ok && a.completion_tokens >= 1 && a.completion_tokens <= 8,
+	      "max_tokens 8, exactly the server's limit: 200 (%d tokens)", a.completion_tokens);
+	wt_http(s.port, "POST", C, "{" M ",\"prompt\":\"Once\",\"max_tokens\":9}", 0, &r);
+	wt_ok(r.status == 400 && error_object(r.body, "max_tokens"),
+	      "max_tokens 9, one above it: 400 on max_tokens (%ld)", r.status);
+	wt_http_free(&r);
+	st = ask(s.port, 1, "{" M ",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a "
+		 "time\"}],\"temperature\":0}", 0, &a);
+	wt_ok(st == 200 && a.ok && a.completion_tokens <= 8,
+	      "a chat without max_tokens gets at most the limit (%d tokens)",
+	      a.completion_tokens);
+	st = wt_server_stop(&s, SIGTERM);
+	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "it exits 0");
+}
+
 /* --drain-timeout 0: SIGTERM cuts what runs with 503, still exits 0. */
 static void drain_cut(void)
 {
@@ -1252,12 +1334,14 @@ int main(void)
 	concurrent(&s);
 	part_done("concurrent");
 	cancellation(&s);
+	hangup_whole(&s);
 	drain(&s);
 	part_done("cancellation, drain");
 	queue_full();
 	part_done("queue full");
 	drain_cut();
-	part_done("drain cut");
+	server_limit();
+	part_done("drain cut, --max-tokens");
 	wafer_ctx_destroy(ref_ctx);
 	wafer_model_unload(m);
 	wafer_close(dev);
