@@ -596,16 +596,26 @@ void wafer_bo_destroy(struct wafer_bo *bo);
  * @n_experts: routed experts per layer (1..512 with @n_shared)
  * @top_k: routed experts per token, 1..min(@n_experts, 64)
  * @n_shared: experts every token runs
- * @gate: 0 softmax over the top-k, 1 sigmoid normalised over the top-k
- *	(DeepSeek-V3, Kimi), 2 unit gates (with @top_k = @n_experts the dense
- *	model exactly)
+ * @gate: WAFER_MOE_GATE_SOFTMAX over the top-k, _SIGMOID normalised over
+ *	the top-k (DeepSeek-V3, Kimi), _UNIT gates (slices with @top_k =
+ *	@n_experts: the dense model exactly)
+ * @copies: every expert a copy of the dense FFN (sparse upcycling's
+ *	initialisation) instead of a slice of it; the @n_shared + @top_k that
+ *	run each weigh 1 / (@n_shared + @top_k), which must be a power of two
+ *	(the down projection's exponent lowered, so the sum is exact): the
+ *	dense model exactly at any top-k; @gate is not used
  */
 struct wafer_moe_opts {
 	unsigned int n_experts;
 	unsigned int top_k;
 	unsigned int n_shared;
 	unsigned int gate;
+	unsigned int copies;
 };
+
+#define WAFER_MOE_GATE_SOFTMAX	0
+#define WAFER_MOE_GATE_SIGMOID	1
+#define WAFER_MOE_GATE_UNIT	2
 
 /**
  * wafer_moe_upcycle() - turn a packed dense blob into a mixture of experts
@@ -618,7 +628,9 @@ struct wafer_moe_opts {
  * Each layer's FFN hidden units are split into @o->n_shared +
  * @o->n_experts contiguous experts on the dense W2's scale groups (so
  * there must be at least as many groups), keeping the dense quantised
- * weights; router row e is the mean of expert e's W1 rows.
+ * weights; router row e is the mean of expert e's W1 rows.  With
+ * @o->copies every expert is the whole dense FFN instead (the router the
+ * same), each weighing 1 / (shared + top-k).
  *
  * Return: 0 or a negative errno with a message.
  */

@@ -9,6 +9,10 @@
  * `wafer run --backend inproc --moe` through the device prints the dense
  * text byte for byte; its --expert-load table is consistent and the same
  * every run, and `wafer bench --moe` prints each layer's load imbalance.
+ * Experts upcycled as copies of the dense FFN (--moe-copies), each of the
+ * k that run weighing 1/k: the dense greedy tokens at any top-k; the
+ * CLI's default gate (unit) gives the dense text at top-k = E, and says
+ * when the experts a token drops change the model.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -79,6 +83,49 @@ static void test_exact(unsigned int wbits)
 		      wbits, e, s, e, STEPS);
 		free(b);
 	}
+	free(dense);
+}
+
+static int moe_copies(const void *dense, size_t dlen, unsigned int e, unsigned int k,
+		      unsigned int s, void **b, size_t *len)
+{
+	struct wafer_moe_opts o = { .n_experts = e, .top_k = k, .n_shared = s, .copies = 1 };
+
+	return wafer_moe_upcycle(dense, dlen, &o, b, len);
+}
+
+/*
+ * Copies: the dense model's greedy tokens at every top-k whose k (with the
+ * shared experts) is a power of two; the router still picks different
+ * experts for different tokens; another k is refused.
+ */
+static void test_copies(unsigned int wbits)
+{
+	static const unsigned int shapes[][3] = { { 4, 4, 0 }, { 4, 2, 0 }, { 4, 1, 0 },
+						  { 3, 1, 1 }, { 5, 2, 2 } };
+	uint32_t dt[STEPS], mt[STEPS];
+	struct wfs_model_info mi;
+	void *dense, *b;
+	size_t dlen, len, i;
+
+	if (!wt_ok(pack(wbits, &dense, &dlen) == 0 && greedy(dense, dlen, dt) == STEPS,
+		   "int%u dense model packs and runs", wbits))
+		return;
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		unsigned int e = shapes[i][0], k = shapes[i][1], sh = shapes[i][2];
+
+		b = NULL;
+		wt_ok(moe_copies(dense, dlen, e, k, sh, &b, &len) == 0 &&
+		      !wfs_model_parse(b, len, &mi) && mi.hidden_dim == (e + sh) * (unsigned int)ck.hidden_dim &&
+		      greedy(b, len, mt) == STEPS && !memcmp(dt, mt, sizeof(dt)),
+		      "int%u copies: %u experts + %u shared, top-%u: the dense model's %d greedy "
+		      "tokens", wbits, e, sh, k, STEPS);
+		free(b);
+	}
+	b = NULL;
+	wt_ok(moe_copies(dense, dlen, 4, 3, 0, &b, &len) == -EINVAL &&
+	      strstr(wafer_last_error(), "power of two"),
+	      "copies with 3 experts running per token are refused: %s", wafer_last_error());
 	free(dense);
 }
 
@@ -315,6 +362,42 @@ static void test_expert_load(const char *model, const char *tok, char *a, char *
 	      ok ? v[0] : 0, ok ? v[4] : 0);
 }
 
+/* `wafer run ARGS`'s stderr has @what (or, @has 0, has not). */
+static int says(const char *model, const char *tok, const char *args, const char *what)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer run %s -z %s -n 8 --backend inproc %s 2>&1 "
+		 ">/dev/null | grep -q '%s'", build, model, tok, args, what);
+	return system(cmd) == 0;
+}
+
+/*
+ * What a user meets: --moe 4,4 without a gate is the dense text; --moe 4,2
+ * with copies too; --moe 4,2 of slices says the dropped experts change
+ * the model, and copies do not say it.
+ */
+static void test_default(const char *model, const char *tok, char *d, char *m)
+{
+	wt_ok(cli(model, tok, "", d) == 0 && cli(model, tok, "--moe 4,4", m) == 0 &&
+	      strlen(d) > 100 && !strcmp(d, m), "wafer run --moe 4,4 (the default gate) prints "
+	      "the dense text");
+	wt_ok(cli(model, tok, "--moe 4,2 --moe-copies", m) == 0 && !strcmp(d, m),
+	      "wafer run --moe 4,2 --moe-copies prints the dense text");
+	wt_ok(cli(model, tok, "--moe 4,1,1 --moe-copies", m) == 0 && !strcmp(d, m),
+	      "wafer run --moe 4,1,1 --moe-copies prints the dense text");
+	wt_ok(cli(model, tok, "--moe 4,3 --moe-copies", m) != 0,
+	      "wafer run --moe 4,3 --moe-copies: 3 running experts are refused");
+	wt_ok(says(model, tok, "--moe 4,2", "the ones it drops change the model"),
+	      "wafer run --moe 4,2 says the dropped experts change the model");
+	wt_ok(!says(model, tok, "--moe 4,2 --moe-copies", "change the model") &&
+	      !says(model, tok, "--moe 4,4", "note:"),
+	      "copies, and all experts with unit gates, say nothing of the kind");
+	wt_ok(says(model, tok, "--moe 4,4 --moe-gate softmax", "not the dense model"),
+	      "softmax gates over all the slices say they are not the dense model");
+}
+
 /* Through the device (stage workers, SRAM copies): the dense text. */
 static void test_cli(const char *model, const char *tok)
 {
@@ -330,6 +413,7 @@ static void test_cli(const char *model, const char *tok)
 	wt_ok(cli(model, tok, "--moe 4,2", m) == 0 && strlen(m) > 20 && strcmp(d, m),
 	      "wafer run --moe 4,2 runs and prints another text");
 	wt_ok(cli(model, tok, "--moe 4,5", m) != 0, "wafer run --moe 4,5 is a usage error");
+	test_default(model, tok, d, m);
 	test_convert(model, tok, d, m);
 	test_expert_load(model, tok, d, m);
 	free(d);
@@ -346,6 +430,8 @@ int main(void)
 		return wt_done();
 	test_exact(8);
 	test_exact(4);
+	test_copies(8);
+	test_copies(4);
 	test_sparse();
 	test_rejects();
 	test_cli(model, tok);

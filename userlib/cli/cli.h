@@ -30,6 +30,8 @@ int cli_parse_moe(const char *s, struct wafer_moe_opts *o);
 int cli_parse_gate(const char *s, struct wafer_moe_opts *o);
 /* The model's FFN kind: which layers have experts, how many, the gate. */
 void cli_print_moe(const struct wafer_model_info *mi, FILE *f);
+/* What an on-the-fly upcycling @o does to the model, when it is not the dense one. */
+void cli_moe_note(const struct wafer_moe_opts *o, FILE *f);
 /* --expert-group G: routed experts per group, 1..512; 0 or -1. */
 int cli_parse_expert_group(const char *s, unsigned int *out);
 /* "auto", "on" or "off" into enum wafer_stream; 0 or -1. */

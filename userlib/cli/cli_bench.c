@@ -1619,6 +1619,7 @@ static int parse(struct bench_args *a, int argc, char **argv)
 	a->inproc = 1;
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
+	a->conv.moe.gate = WAFER_MOE_GATE_UNIT;	/* upcycled: the dense model at top-k = E */
 	a->devices = 5;
 	optind = 1;
 	a->draft_tokens = 4;

@@ -15,7 +15,11 @@ static void usage(FILE *f)
 		"  --group N             weights per quantisation scale (default 32)\n"
 		"  --kv-int8             int8 KV cache\n"
 		"  --moe E,TOPK[,SHARED] upcycle every FFN into E experts (+ SHARED), TOPK per token\n"
-		"  --moe-gate softmax|sigmoid|unit  gate of the selected experts (default softmax)\n");
+		"  --moe-gate softmax|sigmoid|unit  gate of the selected experts (default unit: with\n"
+		"                        TOPK = E the dense model exactly)\n"
+		"  --moe-copies          experts as copies of the dense FFN, the SHARED + TOPK\n"
+		"                        that run weighing 1/(SHARED + TOPK), a power of two:\n"
+		"                        the dense model at any TOPK\n");
 }
 
 static const struct option long_opts[] = {
@@ -24,6 +28,7 @@ static const struct option long_opts[] = {
 	{ "kv-int8", no_argument, NULL, 'k' },
 	{ "moe", required_argument, NULL, 'm' },
 	{ "moe-gate", required_argument, NULL, 'G' },
+	{ "moe-copies", no_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -35,6 +40,7 @@ static int parse(int argc, char **argv, struct wafer_convert_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->wbits = 8;
 	o->group_size = 32;
+	o->moe.gate = WAFER_MOE_GATE_UNIT;	/* the dense model at top-k = E */
 	while (!bad && (c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
 		if (c == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
 			o->wbits = strcmp(optarg, "int4") ? 8 : 4;
@@ -46,6 +52,8 @@ static int parse(int argc, char **argv, struct wafer_convert_opts *o)
 			bad = cli_parse_moe(optarg, &o->moe);
 		else if (c == 'G')
 			bad = cli_parse_gate(optarg, &o->moe);
+		else if (c == 'C')
+			o->moe.copies = 1;
 		else if (c == 'h')
 			return usage(stdout), 1;
 		else
@@ -84,5 +92,6 @@ int cli_cmd_convert(int argc, char **argv)
 	}
 	fprintf(stderr, "wafer convert: %s: %zu bytes%s\n", argv[optind + 1], len,
 		o.moe.n_experts ? " (mixture of experts)" : "");
+	cli_moe_note(&o.moe, stderr);
 	return 0;
 }

@@ -307,7 +307,8 @@ int cli_cmd_info(int argc, char **argv)
 	};
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_AUTO, .index = -1,
 					   .submit = WAFER_SUBMIT_IOCTL } };
-	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO };
+	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO,
+					   .moe.gate = WAFER_MOE_GATE_UNIT };
 	struct info_mdl models[INFO_MAX_MODELS] = { 0 };
 	unsigned int k, n_models = 0;
 	int opt, ret = 0;

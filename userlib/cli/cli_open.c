@@ -65,6 +65,19 @@ void cli_print_moe(const struct wafer_model_info *mi, FILE *f)
 		mi->n_experts_active, mi->moe_gate < 3 ? gate[mi->moe_gate] : "?");
 }
 
+void cli_moe_note(const struct wafer_moe_opts *o, FILE *f)
+{
+	if (!o->n_experts || o->copies)
+		return;
+	if (o->top_k < o->n_experts)
+		fprintf(f, "note:     the experts are slices of the dense FFN and a token runs %u "
+			"of %u: the ones it drops change the model (not the dense text; "
+			"--moe-copies keeps it)\n", o->top_k, o->n_experts);
+	else if (o->gate != WAFER_MOE_GATE_UNIT)
+		fprintf(f, "note:     %s gates weigh the FFN's slices below 1: not the dense "
+			"model (--moe-gate unit is)\n", o->gate ? "sigmoid" : "softmax");
+}
+
 int cli_parse_expert_group(const char *s, unsigned int *out)
 {
 	return cli_parse_uint(s, 1, 512, out);

@@ -73,8 +73,12 @@ static void usage(FILE *f)
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  --group N            weights per quantisation scale (default 32)\n"
 		"  --moe E,TOPK[,SHARED] upcycle every FFN into E experts (+ SHARED), TOPK per token\n"
-		"  --moe-gate softmax|sigmoid|unit  how the selected experts weigh (default softmax;\n"
-		"                       unit with TOPK = E is the dense model exactly)\n"
+		"  --moe-gate softmax|sigmoid|unit  how the selected experts weigh (default unit:\n"
+		"                       with TOPK = E the dense model exactly; a smaller TOPK\n"
+		"                       drops slices of the FFN and changes the model)\n"
+		"  --moe-copies         every expert a copy of the dense FFN, the SHARED + TOPK\n"
+		"                       that run weighing 1/(SHARED + TOPK), a power of two:\n"
+		"                       the dense text at any TOPK\n"
 		"  --expert-group G     place each MoE layer's routed experts in groups of G\n"
 		"                       across the stages (default: with their layer unless\n"
 		"                       the layers do not fit so); the text is the same\n"
@@ -129,7 +133,8 @@ static void usage(FILE *f)
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
-       OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_XDEV };
+       OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_XDEV,
+       OPT_MOE_COPIES };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -159,6 +164,7 @@ static const struct option long_opts[] = {
 	{ "stages", required_argument, NULL, OPT_STAGES },
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "expert-devices", required_argument, NULL, OPT_XDEV },
+	{ "moe-copies", no_argument, NULL, OPT_MOE_COPIES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -186,6 +192,9 @@ static int parse_model_opt(struct run_args *a, int opt, const char *arg)
 		return cli_parse_stream(arg, &a->conv.stream) ? 1 : 0;
 	case OPT_MOE_GATE:
 		return cli_parse_gate(arg, &a->conv.moe) ? 1 : 0;
+	case OPT_MOE_COPIES:
+		a->conv.moe.copies = 1;
+		return 0;
 	case OPT_XGROUP:
 		return cli_parse_expert_group(arg, &a->conv.expert_group) ? 1 : 0;
 	case OPT_QUANT:
@@ -347,6 +356,7 @@ static int parse(struct run_args *a, int argc, char **argv)
 	a->conv.wbits = 8;
 	a->conv.group_size = 32;
 	a->conv.stream = WAFER_STREAM_AUTO;
+	a->conv.moe.gate = WAFER_MOE_GATE_UNIT;	/* upcycled: the dense model at top-k = E */
 	a->devs.base.index = -1;
 	a->draft_tokens = 4;
 	a->draft_device = -1;
@@ -756,6 +766,7 @@ static int run_load(const struct run_args *a, struct run *r)
 	r->mi = wafer_model_get_info(r->model);
 	if (r->mi->n_experts)
 		cli_print_moe(r->mi, stderr);
+	cli_moe_note(&a->conv.moe, stderr);
 	cli_print_stream(r->mi, stderr);
 	r->steps = a->steps <= 0 || (unsigned int)a->steps > r->mi->seq_len ? r->mi->seq_len :
 		   (unsigned int)a->steps;

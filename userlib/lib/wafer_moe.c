@@ -8,6 +8,11 @@
  * rows (deterministic: an expert is chosen when its gate units are most
  * active), quantised to int8.  With every expert active and unit gates the
  * device computes the dense FFN bit for bit (see firmware-sim/wfs_moe.h).
+ * Copies (sparse upcycling's own initialisation): every expert is the
+ * whole dense FFN and the k = n_shared + top_k that run each weigh 1/k,
+ * as unit gates over a down projection whose exponent is lowered by
+ * log2 k (k a power of two): the k equal partial sums add to exactly the
+ * dense one at any top-k, while the router still spreads the tokens.
  */
 #include <errno.h>
 #include <math.h>
@@ -208,6 +213,18 @@ static int moe_cuts(const struct wfs_tensor_desc *w2, unsigned int P, unsigned i
 	return 0;
 }
 
+/* log2 of @k, a power of two. */
+static unsigned int moe_log2(unsigned int k)
+{
+	unsigned int n = 0;
+
+	while (k > 1) {
+		k >>= 1;
+		n++;
+	}
+	return n;
+}
+
 /* One dense layer section -> its MoE section (malloc'd into *out). */
 static int moe_layer(const uint8_t *sec, uint32_t index, const struct wafer_moe_opts *o,
 		     uint8_t **out, size_t *size)
@@ -223,7 +240,8 @@ static int moe_layer(const uint8_t *sec, uint32_t index, const struct wafer_moe_
 	memcpy(d, sec + sizeof(struct wfs_section_header), sizeof(d));
 	if (!cut || !t)
 		goto out;
-	ret = moe_cuts(&d[7], P, cut, gcut);
+	/* Copies: the cuts only place the router's rows, one per routed expert. */
+	ret = moe_cuts(&d[7], o->copies ? E : P, cut, gcut);
 	if (ret)
 		goto out;
 	ret = -ENOMEM;
@@ -234,10 +252,17 @@ static int moe_layer(const uint8_t *sec, uint32_t index, const struct wafer_moe_
 		goto out;
 	for (p = 0; p < 6; p++)
 		moe_whole(sec, &d[p], &t[p]);
-	ret = moe_router(sec, &d[6], cut, S, E, (int8_t *)rq, rm, &t[6]);
+	ret = moe_router(sec, &d[6], cut, o->copies ? 0 : S, E, (int8_t *)rq, rm, &t[6]);
 	if (ret)
 		goto out;
-	for (p = 0, w2p = w2buf; p < P; p++) {
+	w2p = w2buf;
+	for (p = 0; p < P && o->copies; p++) {
+		moe_whole(sec, &d[6], &t[7 + 3 * p]);
+		moe_whole(sec, &d[7], &t[8 + 3 * p]);
+		t[8 + 3 * p].d.scale_exp -= moe_log2(o->n_shared + o->top_k);
+		moe_whole(sec, &d[8], &t[9 + 3 * p]);
+	}
+	for (p = 0; p < P && !o->copies; p++) {
 		moe_rows(sec, &d[6], cut[p], cut[p + 1], &t[7 + 3 * p]);
 		moe_cols(sec, &d[7], gcut[p], gcut[p + 1], w2p, &t[8 + 3 * p]);
 		w2p += a64(t[8 + 3 * p].data_bytes) + a64(t[8 + 3 * p].scale_bytes);
@@ -273,6 +298,15 @@ static int moe_check_opts(const struct wfs_model_info *mi, const struct wafer_mo
 				       o->top_k, o->n_experts, WFS_MAX_EXPERTS_ACTIVE);
 	if (o->gate > WFS_GATE_MAX)
 		return wafer_set_error(-EINVAL, "--moe: unknown gate %u", o->gate);
+	if (o->copies && (o->n_shared + o->top_k) & (o->n_shared + o->top_k - 1))
+		return wafer_set_error(-EINVAL, "--moe-copies: top-k %u + shared %u = %u experts run "
+				       "per token, not a power of two (each weighs exactly 1/k "
+				       "only then)", o->top_k, o->n_shared,
+				       o->n_shared + o->top_k);
+	if (o->copies && (uint64_t)(o->n_experts + o->n_shared) * mi->hidden_dim > WFS_MAX_HIDDEN)
+		return wafer_set_error(-EINVAL, "--moe-copies: %u copies of the FFN's %u hidden "
+				       "units exceed the blob's %u", o->n_experts + o->n_shared,
+				       mi->hidden_dim, WFS_MAX_HIDDEN);
 	return 0;
 }
 
@@ -285,7 +319,9 @@ static void moe_header(const uint8_t *dense, const struct wafer_moe_opts *o, siz
 	h->n_experts = o->n_experts;
 	h->n_experts_active = o->top_k;
 	h->n_shared_experts = o->n_shared;
-	h->gate_kind = o->gate;
+	h->gate_kind = o->copies ? WFS_GATE_UNIT : o->gate;
+	if (o->copies)	/* the experts' widths sum to it */
+		h->hidden_dim *= o->n_experts + o->n_shared;
 	h->total_size = total;
 	h->checksum = 0;
 }
