@@ -3,12 +3,16 @@
  * wfs_cmd.c - the firmware's command processor (CP).
  *
  * The CP thread sleeps on the doorbell, fetches descriptors from the
- * command ring (one DMA read into a local copy, so the host cannot change a
- * command while it is checked and used), validates every field, and
- * dispatches it to the part of the device that owns it.  Every command
- * fetched gets exactly one completion, posted here or, for RUN_JOB, when
- * the job retires; a malformed command completes with a negative errno.
- * Reserved fields must be zero.
+ * control ring first, then from the command ring (one DMA read into a
+ * local copy, so the host cannot change a command while it is checked and
+ * used), validates every field, and dispatches it to the part of the
+ * device that owns it.  Every command fetched gets exactly one completion,
+ * posted here or, for RUN_JOB, when the job retires; a malformed command
+ * completes with a negative errno.  Reserved fields must be zero.
+ *
+ * The CP never waits for a job table entry: a RUN_JOB that finds the table
+ * full is held, and the control ring is served until an entry is free, so
+ * control commands wait for no tenant's queued jobs.
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe_ep.h"
@@ -22,6 +26,8 @@
 #define PRESCAN_TOKENS		64
 /* GET_INFO writes at least abi_version and info_size. */
 #define INFO_MIN_LEN		(2 * sizeof(u32))
+/* cmd_dispatch(): a RUN_JOB waits for a job table entry (held by the CP). */
+#define CMD_HOLD		2
 
 static int all_zero(const void *p, u64 n)
 {
@@ -329,7 +335,25 @@ static int check_job_nop(const struct wfs_ctx *ctx, const struct wfw_cmd_run_job
 	return 0;
 }
 
-/* RUN_JOB against the device's state, then into the job lifecycle. */
+/*
+ * Only the CP admits jobs: with an entry free now, wfs_job_submit() finds
+ * one without waiting.
+ */
+static int job_table_full(struct wfs_device *dev)
+{
+	int full;
+
+	wfs_os_mutex_lock(dev->sync.lock);
+	full = dev->job.active >= dev->job.max;
+	wfs_os_mutex_unlock(dev->sync.lock);
+	return full;
+}
+
+/*
+ * RUN_JOB against the device's state, then into the job lifecycle; CMD_HOLD
+ * while the job table is full (checked again in full when retried: a
+ * control command served meanwhile may have destroyed the context).
+ */
 static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 {
 	const struct wfw_cmd_run_job *p = &cmd->job;
@@ -349,6 +373,8 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return -WFS_EINVAL;	/* not the context's model */
 	if (p->flags & WFW_JOB_NOP) {
 		ret = check_job_nop(ctx, p);
+		if (!ret && job_table_full(dev))
+			return CMD_HOLD;
 		return ret ? ret : wfs_job_submit(dev, cmd->cookie, p, ctx, 0, 0);
 	}
 	if (p->slot >= ctx->slots || !p->n_tokens || p->topk > WFW_MAX_TOPK)
@@ -366,6 +392,8 @@ static int cmd_run_job(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		ret = read_not_before(dev, p, &not_before);
 	if (ret)
 		return ret;
+	if (job_table_full(dev))
+		return CMD_HOLD;
 	return wfs_job_submit(dev, cmd->cookie, p, ctx, not_before, layer);
 }
 
@@ -476,8 +504,11 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	}
 }
 
-/* Validate and run one fetched command (a private copy). */
-static void cmd_execute(struct wfs_device *dev, const struct wfw_cmd *cmd)
+/*
+ * Validate and run one fetched command (a private copy), from the control
+ * ring if @ctl.  Return: 1 if it is a RUN_JOB to hold and retry (CMD_HOLD).
+ */
+static int cmd_execute(struct wfs_device *dev, const struct wfw_cmd *cmd, int ctl)
 {
 	u64 t0 = wfs_os_now_ns();
 	struct wfw_cpl c;
@@ -487,60 +518,143 @@ static void cmd_execute(struct wfs_device *dev, const struct wfw_cmd *cmd)
 	c.cookie = cmd->cookie;
 	c.opcode = cmd->opcode;
 	ret = cmd_check(dev, cmd);
+	if (!ret && ctl && cmd->opcode == WFW_OP_RUN_JOB) {
+		wfs_log_printf(&dev->hw.log, 1, "control ring: RUN_JOB belongs in the command ring");
+		ret = -WFS_EINVAL;
+	}
 	if (!ret)
 		ret = cmd_dispatch(dev, cmd, &c);
+	if (ret == CMD_HOLD)
+		return 1;
 	if (ret == WFS_CPL_DEFERRED)
-		return;
+		return 0;
 	c.status = ret;
 	c.host_ns = wfs_os_now_ns() - t0;
 	wfs_cpl_post(&dev->hw, &dev->cpl, &c, 0);
+	return 0;
 }
 
 /* --------------------------------------------------------------- fetch -- */
 
-/* Fetch the next command; 0 if there is none or the ring is unusable. */
-static int cp_fetch(struct wfs_device *dev, struct wfw_cmd *cmd)
+int wfs_cp_enable_ctl(struct wfs_device *dev)
 {
 	struct wfs_hw *hw = &dev->hw;
-	u32 tail, size, st = wfs_reg_get(hw, WFW_REG_STATUS);
-	u32 head = dev->cp.cmd_head;
-	u64 base;
+	u32 size = wfs_reg_get(hw, WFW_REG_CTL_SIZE);
+	u64 base = ((u64)wfs_reg_get(hw, WFW_REG_CTL_BASE_HI) << 32) |
+		   wfs_reg_get(hw, WFW_REG_CTL_BASE_LO);
 
-	if (wfs_aborting(&dev->sync) || !(st & WFW_STATUS_ENABLED) ||
-	    (st & WFW_STATUS_FAULT))
-		return 0;
-	wfs_cpl_cmd_ring(&dev->cpl, &base, &size);
-	tail = wfs_reg_get(hw, WFW_REG_CMD_TAIL);
-	if (!wfs_ring_indices_valid(head, tail, size)) {
-		wfs_set_fault(hw, WFW_FAULT_CMD_TAIL);
+	if (size && (!wfs_ring_size_valid(size, WFW_CTL_RING_MAX_ENTRIES) || !base ||
+		     !WFS_IS_ALIGNED(base, (u64)WFW_RING_ALIGN)))
+		return -WFS_EINVAL;
+	dev->cp.ctl_base = size ? base : 0;
+	dev->cp.ctl_size = size;
+	return 0;
+}
+
+void wfs_cp_reset(struct wfs_device *dev)
+{
+	dev->cp.ctl_head = 0;
+	dev->cp.has_held = 0;
+}
+
+/* Whether the CP may fetch now: enabled, no fault, no reset under way. */
+static int cp_may_fetch(struct wfs_device *dev)
+{
+	u32 st = wfs_reg_get(&dev->hw, WFW_REG_STATUS);
+
+	return !wfs_aborting(&dev->sync) && (st & WFW_STATUS_ENABLED) &&
+	       !(st & WFW_STATUS_FAULT);
+}
+
+/*
+ * Fetch the next command of a ring; 0 if there is none, no completion
+ * slot, or the ring is unusable.  @head: the CP's consumer index;
+ * @tail_reg, @head_reg: the ring's registers; @fault: a bad tail's.
+ */
+static int ring_fetch(struct wfs_device *dev, u64 base, u32 size, u32 *head,
+		      u32 tail_reg, u32 head_reg, u32 fault, struct wfw_cmd *cmd)
+{
+	struct wfs_hw *hw = &dev->hw;
+	u32 tail = wfs_reg_get(hw, tail_reg);
+
+	if (!wfs_ring_indices_valid(*head, tail, size)) {
+		wfs_set_fault(hw, fault);
 		return 0;
 	}
-	if (wfs_ring_empty(head, tail))
+	if (wfs_ring_empty(*head, tail))
 		return 0;
 	if (wfs_cpl_reserve(hw, &dev->cpl))
 		return 0;
 	if (hw->dma.read(hw->dma_ctx,
-			 wfs_ring_entry_addr(base, head, size, sizeof(*cmd)),
+			 wfs_ring_entry_addr(base, *head, size, sizeof(*cmd)),
 			 cmd, sizeof(*cmd))) {
 		wfs_cpl_unreserve(&dev->cpl);
 		wfs_set_fault(hw, WFW_FAULT_CMD_DMA);
 		return 0;
 	}
-	dev->cp.cmd_head = head + 1;
-	wfs_reg_set(hw, WFW_REG_CMD_HEAD, dev->cp.cmd_head);
+	*head += 1;
+	wfs_reg_set(hw, head_reg, *head);
 	return 1;
 }
 
-/* Fetch and run commands until the ring is empty or something blocks. */
+/* Fetch the next command of the command ring. */
+static int cp_fetch(struct wfs_device *dev, struct wfw_cmd *cmd)
+{
+	u64 base;
+	u32 size;
+
+	if (!cp_may_fetch(dev))
+		return 0;
+	wfs_cpl_cmd_ring(&dev->cpl, &base, &size);
+	return ring_fetch(dev, base, size, &dev->cp.cmd_head, WFW_REG_CMD_TAIL,
+			  WFW_REG_CMD_HEAD, WFW_FAULT_CMD_TAIL, cmd);
+}
+
+/* Fetch the next command of the control ring (latched at ENABLE). */
+static int cp_fetch_ctl(struct wfs_device *dev, struct wfw_cmd *cmd)
+{
+	if (!dev->cp.ctl_size || !cp_may_fetch(dev))
+		return 0;
+	return ring_fetch(dev, dev->cp.ctl_base, dev->cp.ctl_size, &dev->cp.ctl_head,
+			  WFW_REG_CTL_TAIL, WFW_REG_CTL_HEAD, WFW_FAULT_CTL_TAIL, cmd);
+}
+
+/*
+ * The next job-ring command to run: the held RUN_JOB once the job table
+ * has an entry (a retirement's CPL_HEAD write kicks the CP), else a new
+ * one; 0 for none now.
+ */
+static int cp_next_job(struct wfs_device *dev, struct wfw_cmd *cmd)
+{
+	if (!dev->cp.has_held)
+		return cp_fetch(dev, cmd);
+	if (wfs_aborting(&dev->sync) || job_table_full(dev))
+		return 0;
+	*cmd = dev->cp.held;
+	dev->cp.has_held = 0;
+	return 1;
+}
+
+/*
+ * Fetch and run commands, the control ring's first, until both rings are
+ * empty or something blocks.
+ */
 static void cp_process(struct wfs_device *dev)
 {
 	struct wfw_cmd cmd;
 	u32 n;
 
 	for (n = 0; n < CP_BATCH; n++) {
-		if (!cp_fetch(dev, &cmd))
+		if (cp_fetch_ctl(dev, &cmd)) {
+			cmd_execute(dev, &cmd, 1);
+			continue;
+		}
+		if (!cp_next_job(dev, &cmd))
 			return;
-		cmd_execute(dev, &cmd);
+		if (cmd_execute(dev, &cmd, 0)) {
+			dev->cp.held = cmd;
+			dev->cp.has_held = 1;
+		}
 	}
 	/* Batch used up: come back without waiting. */
 	wfs_hw_kick(&dev->hw);

@@ -131,6 +131,9 @@ void wfs_cpl_post(struct wfs_hw *hw, struct wfs_cpl_state *r, struct wfw_cpl *c,
 		wfs_log_printf(&hw->log, 1, "fault injection: corrupted completion seq %u",
 			       c->seq);
 	wfs_raise_irq(hw, WFW_IRQ_CPL);
+	/* A job's table entry is free: a RUN_JOB the CP holds may go. */
+	if (is_job)
+		wfs_hw_kick(hw);
 }
 
 void wfs_cpl_arm_fault(struct wfs_cpl_state *r, u32 fault)

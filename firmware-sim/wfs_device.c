@@ -31,6 +31,8 @@ static void ctrl_enable(struct wfs_device *dev, int on)
 		wfs_reg_update(hw, WFW_REG_CTRL, 0, WFW_CTRL_ENABLE);
 	} else if (!(wfs_reg_get(hw, WFW_REG_STATUS) & WFW_STATUS_ENABLED)) {
 		bad = wfs_cpl_enable_rings(hw, &dev->cpl);
+		if (!bad)
+			bad = wfs_cp_enable_ctl(dev);
 		if (!bad) {
 			wfs_reg_update(hw, WFW_REG_CTRL, WFW_CTRL_ENABLE, 0);
 			wfs_reg_update(hw, WFW_REG_STATUS, WFW_STATUS_ENABLED, 0);
@@ -89,10 +91,14 @@ void wfs_device_mmio_write32(struct wfs_device *dev, u32 off, u32 val)
 	case WFW_REG_CPL_BASE_LO:
 	case WFW_REG_CPL_BASE_HI:
 	case WFW_REG_CPL_SIZE:
+	case WFW_REG_CTL_BASE_LO:
+	case WFW_REG_CTL_BASE_HI:
+	case WFW_REG_CTL_SIZE:
 		if (!enabled)
 			wfs_reg_set(hw, off, val);
 		break;
 	case WFW_REG_CMD_TAIL:
+	case WFW_REG_CTL_TAIL:
 		wfs_reg_set(hw, off, val);
 		break;
 	case WFW_REG_CPL_HEAD:
@@ -133,10 +139,13 @@ static void reset_rings(struct wfs_device *dev, int full)
 		wfs_fifo_flush(&dev->stages[i].in);
 	wfs_cpl_reset(&dev->cpl);
 	dev->cp.cmd_head = 0;
+	wfs_cp_reset(dev);
 	wfs_os_store32(&dev->cp.stalled, 0);
 	dev->cp.pause_load = 0;
 	wfs_reg_set(hw, WFW_REG_CMD_HEAD, 0);
 	wfs_reg_set(hw, WFW_REG_CMD_TAIL, 0);
+	wfs_reg_set(hw, WFW_REG_CTL_HEAD, 0);
+	wfs_reg_set(hw, WFW_REG_CTL_TAIL, 0);
 	wfs_reg_set(hw, WFW_REG_CPL_HEAD, 0);
 	wfs_reg_set(hw, WFW_REG_CPL_TAIL, 0);
 	wfs_reg_set(hw, WFW_REG_IRQ_STATUS, 0);

@@ -41,6 +41,19 @@
  *                    a doorbell, so it can continue if it was waiting for
  *                    completion space).
  *
+ *   control ring     (ABI 1.8) a second, small command ring, the same
+ *                    protocol with the CTL_* registers.  It carries
+ *                    control commands only (RUN_JOB there completes with
+ *                    -EINVAL) and the device serves it first: before each
+ *                    fetch from the command ring, and while a fetched
+ *                    RUN_JOB waits for a job table entry.  A control
+ *                    command waits at most for the job the device is
+ *                    feeding to stage 0, never for the jobs queued behind
+ *                    it.  Its completions go to the completion ring.  A
+ *                    CTL_SIZE of 0 at ENABLE (a driver older than 1.8)
+ *                    leaves it off: then control commands share the
+ *                    command ring with jobs, in order.
+ *
  * The device never posts more completions than the completion ring can
  * hold: it consumes a command only when it can reserve a completion slot for
  * it, so a slow driver back-pressures the command ring instead of losing
@@ -60,13 +73,14 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		7	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		8	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
 					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
 					 * groups across stages (expert_group),
 					 * 7: expert parallelism across devices
-					 * (WFW_PART_XHOME, WFW_PART_XSHARD)
+					 * (WFW_PART_XHOME, WFW_PART_XSHARD),
+					 * 8: the control ring (WFW_REG_CTL_*)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -109,10 +123,17 @@
 #define WFW_REG_CPL_SIZE	0x068	/* RW  entries, power of two */
 #define WFW_REG_CPL_HEAD	0x06c	/* RW  driver's consumer index */
 #define WFW_REG_CPL_TAIL	0x070	/* RO  device's producer index */
+#define WFW_REG_CTL_BASE_LO	0x080	/* RW  control ring address [31:0] */
+#define WFW_REG_CTL_BASE_HI	0x084	/* RW  control ring address [63:32] */
+#define WFW_REG_CTL_SIZE	0x088	/* RW  entries: 0 (off) or a power of two */
+#define WFW_REG_CTL_HEAD	0x08c	/* RO  device's consumer index */
+#define WFW_REG_CTL_TAIL	0x090	/* RW  driver's producer index */
 #define WFW_REG_BLOCK_SIZE	0x100
 
 /* Ring limits: sizes are powers of two in [2, WFW_RING_MAX_ENTRIES]. */
 #define WFW_RING_MAX_ENTRIES	4096
+/* The control ring's size, if on: a power of two in [2, this]. */
+#define WFW_CTL_RING_MAX_ENTRIES	64
 /* Ring base addresses must be aligned to this. */
 #define WFW_RING_ALIGN		64
 
@@ -125,7 +146,7 @@
 
 /*
  * WFW_REG_CTRL.  ENABLE is a level: writing it 0 -> 1 validates and
- * latches the ring registers (CMD/CPL BASE and SIZE; they are read-only
+ * latches the ring registers (CMD/CPL/CTL BASE and SIZE; they are read-only
  * while enabled) and starts command processing; 1 -> 0 stops fetching new
  * commands (work already fetched still completes).  A ring configuration
  * that is not valid sets WFW_FAULT_RING_CONFIG instead of enabling.
@@ -135,7 +156,8 @@
  * callback).  A reset stops every firmware worker, discards every fetched
  * command and in-flight job WITHOUT posting completions for them (the driver
  * fails those jobs itself), clears armed faults and WFW_REG_FAULT, sets
- * CMD_HEAD = CMD_TAIL = CPL_HEAD = CPL_TAIL = 0 and IRQ_STATUS = 0, and
+ * CMD_HEAD = CMD_TAIL = CTL_HEAD = CTL_TAIL = CPL_HEAD = CPL_TAIL = 0 and
+ * IRQ_STATUS = 0, and
  * keeps ring bases, sizes, ENABLE and IRQ_MASK.  With RESET_FULL also set,
  * the model is unloaded and all contexts are destroyed (all SRAM freed);
  * without it, the model and contexts survive (KV contents of positions
@@ -157,6 +179,7 @@
 #define WFW_FAULT_CMD_DMA	WFW_BIT(2)	/* reading a descriptor failed */
 #define WFW_FAULT_CPL_HEAD	WFW_BIT(3)	/* CPL_HEAD moved backwards/past tail */
 #define WFW_FAULT_CPL_DMA	WFW_BIT(4)	/* writing a completion failed */
+#define WFW_FAULT_CTL_TAIL	WFW_BIT(5)	/* CTL_TAIL - CTL_HEAD > CTL_SIZE */
 
 /* ----------------------------------------------------------- commands -- */
 

@@ -23,10 +23,27 @@ int wfw_host_enable_rings(struct wfs_device *dev, u64 cmd_addr, u32 cmd_entries,
 	return 0;
 }
 
-int wfw_host_put(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 *tail,
-		 const struct wfw_cmd *cmds, u32 n)
+int wfw_host_has_ctl_ring(struct wfs_device *dev)
 {
-	u32 head = wfs_device_mmio_read32(dev, WFW_REG_CMD_HEAD), i;
+	u32 abi = wfs_device_mmio_read32(dev, WFW_REG_ABI_VERSION);
+
+	return WFW_ABI_VERSION_MAJOR(abi) == WFW_ABI_MAJOR &&
+	       WFW_ABI_VERSION_MINOR(abi) >= WFW_ABI_MINOR_CTL_RING;
+}
+
+void wfw_host_set_ctl_ring(struct wfs_device *dev, u64 addr, u32 entries)
+{
+	wfs_device_mmio_write32(dev, WFW_REG_CTL_BASE_LO, (u32)addr);
+	wfs_device_mmio_write32(dev, WFW_REG_CTL_BASE_HI, (u32)(addr >> 32));
+	wfs_device_mmio_write32(dev, WFW_REG_CTL_SIZE, entries);
+}
+
+/* Copies @n commands to a ring whose registers are @head_reg, @tail_reg. */
+static int ring_put(struct wfs_device *dev, u32 head_reg, u32 tail_reg,
+		    struct wfw_cmd *ring, u32 entries, u32 *tail,
+		    const struct wfw_cmd *cmds, u32 n)
+{
+	u32 head = wfs_device_mmio_read32(dev, head_reg), i;
 
 	if (wfs_ring_space(head, *tail, entries) < n)
 		return -WFS_EBUSY;
@@ -35,8 +52,20 @@ int wfw_host_put(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 
 	/* The descriptors must be visible before the tail that publishes them. */
 	wfs_os_wmb();
 	*tail += n;
-	wfs_device_mmio_write32(dev, WFW_REG_CMD_TAIL, *tail);
+	wfs_device_mmio_write32(dev, tail_reg, *tail);
 	return 0;
+}
+
+int wfw_host_put(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 *tail,
+		 const struct wfw_cmd *cmds, u32 n)
+{
+	return ring_put(dev, WFW_REG_CMD_HEAD, WFW_REG_CMD_TAIL, ring, entries, tail, cmds, n);
+}
+
+int wfw_host_put_ctl(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 *tail,
+		     const struct wfw_cmd *cmds, u32 n)
+{
+	return ring_put(dev, WFW_REG_CTL_HEAD, WFW_REG_CTL_TAIL, ring, entries, tail, cmds, n);
 }
 
 enum wfw_host_cpl wfw_host_cpl_take(const struct wfw_cpl *ring, u32 entries, u32 *head,

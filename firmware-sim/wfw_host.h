@@ -30,6 +30,28 @@
 int wfw_host_enable_rings(struct wfs_device *dev, u64 cmd_addr, u32 cmd_entries,
 			  u64 cpl_addr, u32 cpl_entries);
 
+/* The firmware ABI minor that brought the control ring (WFW_REG_CTL_*). */
+#define WFW_ABI_MINOR_CTL_RING	8
+
+/**
+ * wfw_host_has_ctl_ring() - does the device serve a control ring?
+ * @dev: the device
+ *
+ * Return: 1 if its ABI is 1.8 or later.
+ */
+int wfw_host_has_ctl_ring(struct wfs_device *dev);
+
+/**
+ * wfw_host_set_ctl_ring() - program the control ring (before enabling)
+ * @dev: the device, not enabled (after create or a reset: indices 0)
+ * @addr: device address of the ring
+ * @entries: its entries (a power of two, at most WFW_CTL_RING_MAX_ENTRIES)
+ *
+ * Only for a device wfw_host_has_ctl_ring() says serves one.  ENABLE
+ * (wfw_host_enable_rings()) latches it with the other rings.
+ */
+void wfw_host_set_ctl_ring(struct wfs_device *dev, u64 addr, u32 entries);
+
 /**
  * wfw_host_put() - copy commands to the command ring and publish them
  * @dev: the device
@@ -46,6 +68,22 @@ int wfw_host_enable_rings(struct wfs_device *dev, u64 cmd_addr, u32 cmd_entries,
  */
 int wfw_host_put(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 *tail,
 		 const struct wfw_cmd *cmds, u32 n);
+
+/**
+ * wfw_host_put_ctl() - wfw_host_put() for the control ring
+ * @dev: the device
+ * @ring: the control ring
+ * @entries: its entries
+ * @tail: its producer index (the caller serialises producers); advanced
+ * @cmds: the commands (no RUN_JOB)
+ * @n: how many
+ *
+ * The device serves this ring before the command ring.
+ *
+ * Return: 0, or -WFS_EBUSY if the ring has no room for all @n.
+ */
+int wfw_host_put_ctl(struct wfs_device *dev, struct wfw_cmd *ring, u32 entries, u32 *tail,
+		     const struct wfw_cmd *cmds, u32 n);
 
 /**
  * enum wfw_host_cpl - what a completion record taken from the ring is

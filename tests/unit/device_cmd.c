@@ -570,6 +570,104 @@ static void test_ring_faults(void)
 	      "device usable after every ring fault");
 }
 
+#define CTL_JOBS	128	/* jobs posted ahead of the control command */
+#define CTL_TABLE	16	/* the device's job table entries */
+
+/* Waits for every outstanding completion; counts jobs, notes @cookie's. */
+static int ctl_collect(struct dh *d, u32 *jobs, u32 *bad, u64 cookie,
+		       struct wfw_cpl *got, u32 *jobs_before)
+{
+	struct wfw_cpl cpl;
+
+	while (*jobs < CTL_JOBS || !got->cookie) {
+		if (!dh_poll(d, &cpl, 30000))
+			return -ETIMEDOUT;
+		if (cpl.cookie == cookie) {
+			*got = cpl;
+			*jobs_before = *jobs;
+		} else if (cpl.opcode == WFW_OP_RUN_JOB) {
+			*bad += cpl.status != 0;
+			(*jobs)++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The control ring (ABI 1.8) is served before the command ring.  With
+ * CTL_JOBS jobs posted first and a job table of CTL_TABLE entries, a
+ * GET_INFO run in ring order could only complete once the last job was
+ * admitted, after CTL_JOBS - CTL_TABLE had retired; through the control
+ * ring it completes while the device still holds jobs posted before it.
+ * Every job still completes (the CP holds the one that finds the table
+ * full), and RUN_JOB is refused on the control ring.
+ */
+static void test_control_ring(void)
+{
+	struct wfs_device_config cfg;
+	struct dh *d = calloc(1, sizeof(*d));
+	struct wfw_info *info = dh_alloc(sizeof(*info));
+	u32 *din = dh_alloc(64 * 4);
+	u8 *dout = dh_alloc(OUT_BYTES);
+	u32 i, jobs = 0, bad = 0, before = 0, posted = 0;
+	struct wfw_cmd c, q;
+	struct wfw_cpl cpl, got;
+	int64_t ctx;
+	int ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.numa_node = -1;
+	cfg.profile = "asic";
+	cfg.max_jobs = CTL_TABLE;
+	if (!wt_ok(d && info && din && dout && dh_init(d, &cfg, CTL_JOBS, 2 * CTL_JOBS) == 0,
+		   "control ring: device up"))
+		return;
+	dh_region_add(d, blob, blob_len);
+	dh_region_add(d, din, 64 * 4);
+	dh_region_add(d, dout, OUT_BYTES);
+	dh_region_add(d, info, sizeof(*info));
+	for (i = 0; i < 64; i++)
+		din[i] = 1 + i % 400;
+	ctx = -1;
+	if (dh_load(d, blob, blob_len, &cpl) == 0)
+		ctx = dh_ctx_create(d, 2, 32, &cpl);
+	if (!wt_ok(ctx > 0, "control ring: model and context (%lld)", (long long)ctx))
+		goto out;
+
+	for (i = 0; i < CTL_JOBS; i++) {
+		dh_job_cmd(&c, (u32)ctx, 0, 0, 16, din, dout, OUT_BYTES, 4,
+			   WFW_JOB_ALL_POSITIONS, 1000 + i);
+		posted += !dh_try_submit(d, &c);
+	}
+	memset(&q, 0, sizeof(q));
+	q.opcode = WFW_OP_GET_INFO;
+	q.buf.addr = (uint64_t)(uintptr_t)info;
+	q.buf.len = sizeof(*info);
+	memset(&got, 0, sizeof(got));
+	wt_ok(posted == CTL_JOBS && !dh_post_ctl(d, &q), "%u jobs, then GET_INFO on the control ring",
+	      posted);
+	ret = ctl_collect(d, &jobs, &bad, q.cookie, &got, &before);
+	wt_ok(!ret && !bad && jobs == CTL_JOBS,
+	      "all %u jobs completed with status 0 through a job table of %u", jobs, CTL_TABLE);
+	wt_ok(got.status == 0 && info->max_jobs == CTL_TABLE &&
+	      before < CTL_JOBS - CTL_TABLE,
+	      "GET_INFO completed after %u of the %u jobs posted before it (in ring order: at least %u)",
+	      before, CTL_JOBS, CTL_JOBS - CTL_TABLE);
+
+	dh_job_cmd(&c, (u32)ctx, 0, 0, 8, din, dout, OUT_BYTES, 4, WFW_JOB_ALL_POSITIONS, 0);
+	c.cookie = 0;
+	memset(&cpl, 0, sizeof(cpl));
+	ret = !dh_post_ctl(d, &c) && dh_poll(d, &cpl, 10000) && cpl.cookie == c.cookie;
+	wt_ok(ret && cpl.status == -WFS_EINVAL, "RUN_JOB on the control ring -> -EINVAL (%d)",
+	      cpl.status);
+out:
+	dh_fini(d);
+	free(d);
+	free(info);
+	free(din);
+	free(dout);
+}
+
 int main(void)
 {
 	const char *path = wt_model_path("stories260K.bin");
@@ -596,6 +694,7 @@ int main(void)
 	test_model_and_contexts();
 	test_jobs();
 	test_ring_faults();
+	test_control_ring();
 	wt_ok(h->bad_checks == 0, "every completion's check value was valid");
 	dh_fini(h);
 	free(h);

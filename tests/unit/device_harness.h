@@ -30,6 +30,7 @@
 #include "wfw_abi.h"
 
 #define DH_STASH	8192
+#define DH_CTL_ENTRIES	16
 
 struct dh {
 	struct wfs_device *dev;
@@ -40,6 +41,8 @@ struct dh {
 	struct wfw_cmd *cmdq;
 	uint32_t cmd_size;
 	uint32_t cmd_tail;
+	struct wfw_cmd *ctlq;	/* the control ring (ABI 1.8) */
+	uint32_t ctl_tail;
 	struct wfw_cpl *cplq;
 	uint32_t cpl_size;
 	uint32_t cpl_head;
@@ -122,11 +125,13 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 	h->cpl_size = cpl_size;
 	h->cmdq = dh_alloc((size_t)cmd_size * sizeof(struct wfw_cmd));
 	h->cplq = dh_alloc((size_t)cpl_size * sizeof(struct wfw_cpl));
+	h->ctlq = dh_alloc(DH_CTL_ENTRIES * sizeof(struct wfw_cmd));
 	h->next_cookie = 1;
-	if (!h->cmdq || !h->cplq)
+	if (!h->cmdq || !h->cplq || !h->ctlq)
 		return -ENOMEM;
 	dh_region_add(h, h->cmdq, (uint64_t)cmd_size * sizeof(struct wfw_cmd));
 	dh_region_add(h, h->cplq, (uint64_t)cpl_size * sizeof(struct wfw_cpl));
+	dh_region_add(h, h->ctlq, DH_CTL_ENTRIES * sizeof(struct wfw_cmd));
 	if (cfg)
 		c = *cfg;
 	else
@@ -141,6 +146,8 @@ static inline int dh_init(struct dh *h, const struct wfs_device_config *cfg,
 	ret = wfs_device_create(&c, &h->dev);
 	if (ret)
 		return ret;
+	if (wfw_host_has_ctl_ring(h->dev))
+		wfw_host_set_ctl_ring(h->dev, (uint64_t)(uintptr_t)h->ctlq, DH_CTL_ENTRIES);
 	return wfw_host_enable_rings(h->dev, (uint64_t)(uintptr_t)h->cmdq, h->cmd_size,
 				     (uint64_t)(uintptr_t)h->cplq, h->cpl_size);
 }
@@ -150,6 +157,7 @@ static inline void dh_fini(struct dh *h)
 	wfs_device_destroy(h->dev);
 	free(h->cmdq);
 	free(h->cplq);
+	free(h->ctlq);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->lock);
 	wip_dma_fini(&h->dma);
@@ -178,6 +186,7 @@ static inline uint32_t dh_drain(struct dh *h)
 static inline void dh_reset_host(struct dh *h)
 {
 	h->cmd_tail = 0;
+	h->ctl_tail = 0;
 	h->cpl_head = 0;
 	h->stash_head = h->stash_tail = 0;
 }
@@ -197,6 +206,20 @@ static inline void dh_post(struct dh *h, const struct wfw_cmd *cmd)
 	h->cmd_tail++;
 	dh_wr(h, WFW_REG_CMD_TAIL, h->cmd_tail);
 	wfs_device_doorbell(h->dev);
+}
+
+/*
+ * Puts @cmd in the control ring, which the device serves before the
+ * command ring: -EAGAIN if it is full.
+ */
+static inline int dh_post_ctl(struct dh *h, struct wfw_cmd *cmd)
+{
+	if (!cmd->cookie)
+		cmd->cookie = h->next_cookie++;
+	if (wfw_host_put_ctl(h->dev, h->ctlq, DH_CTL_ENTRIES, &h->ctl_tail, cmd, 1))
+		return -EAGAIN;
+	wfs_device_doorbell(h->dev);
+	return 0;
 }
 
 /* Submit without waiting: -EAGAIN if the command ring is full. */

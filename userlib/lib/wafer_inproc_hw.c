@@ -147,9 +147,14 @@ int wip_hw_ctrl(struct wip_hw *h, struct wfw_cmd *cmd, struct wfw_cpl *cpl, int 
 	h->ctrl_done = 0;
 	pthread_mutex_unlock(&h->lock);
 
-	pthread_mutex_lock(&h->post_lock);
-	ret = put(h, cmd, 1);
-	pthread_mutex_unlock(&h->post_lock);
+	if (h->ctlq) {
+		/* Served before the jobs in the command ring. */
+		ret = wfw_host_put_ctl(h->dev, h->ctlq, WIP_CTL_ENTRIES, &h->ctl_tail, cmd, 1);
+	} else {
+		pthread_mutex_lock(&h->post_lock);
+		ret = put(h, cmd, 1);
+		pthread_mutex_unlock(&h->post_lock);
+	}
 	if (!ret)
 		wfs_device_doorbell(h->dev);
 
@@ -237,6 +242,15 @@ int wip_hw_reap(struct wip_hw *h, struct wafer_completion *out, unsigned int max
 
 static int enable(struct wip_hw *h)
 {
+	size_t ctl_bytes = WIP_CTL_ENTRIES * sizeof(struct wfw_cmd);
+
+	if (wfw_host_has_ctl_ring(h->dev)) {
+		h->ctlq = wip_dma_alloc(ctl_bytes);
+		if (!h->ctlq)
+			return wafer_set_error(-ENOMEM, "inproc: out of memory for the control ring");
+		wip_hw_region_add(h, h->ctlq, ctl_bytes);
+		wfw_host_set_ctl_ring(h->dev, (uint64_t)(uintptr_t)h->ctlq, WIP_CTL_ENTRIES);
+	}
 	if (wfw_host_enable_rings(h->dev, (uint64_t)(uintptr_t)h->cmdq, WIP_CMD_ENTRIES,
 				  (uint64_t)(uintptr_t)h->cplq, WIP_CPL_ENTRIES))
 		return wafer_set_error(-EIO, "inproc: enabling the rings failed (fault 0x%x)",
@@ -310,6 +324,7 @@ void wip_hw_fini(struct wip_hw *h)
 	wfs_device_destroy(h->dev);
 	h->dev = NULL;
 	free(h->cmdq);
+	free(h->ctlq);
 	free(h->cplq);
 	free(h->job_ud);
 	free(h->job_free);

@@ -18,6 +18,8 @@
 
 #define WIP_CMD_ENTRIES		256
 #define WIP_CPL_ENTRIES		256
+/* Control ring entries (ABI 1.8): one control command at a time. */
+#define WIP_CTL_ENTRIES		4
 
 /**
  * struct wip_hw - the driver core
@@ -29,6 +31,9 @@
  * @dma: the host regions the device may access (DMA callbacks' context)
  * @cmdq: command ring
  * @cmd_tail: producer index
+ * @ctlq: control ring, which the device serves first (ABI 1.8); NULL on
+ *	an older device: control commands go in @cmdq
+ * @ctl_tail: its producer index (under @ctrl_mutex)
  * @cplq: completion ring
  * @cpl_head: consumer index (IRQ handler only)
  * @cpl_seq: last completion seq seen (IRQ handler only)
@@ -54,6 +59,8 @@ struct wip_hw {
 	struct wip_dma dma;
 	struct wfw_cmd *cmdq;
 	uint32_t cmd_tail;
+	struct wfw_cmd *ctlq;
+	uint32_t ctl_tail;
 	struct wfw_cpl *cplq;
 	uint32_t cpl_head;
 	uint32_t cpl_seq;
