@@ -1836,6 +1836,18 @@ struct wafer_plan_opts {
  * @tokens_per_step: expected tokens a verify step yields,
  *	(1 - a^(k+1)) / (1 - a)
  * @tok_s_spec: a lone sequence's tokens/s with the draft
+ * @tok_s_single_low: the band of @tok_s_single: the projection with the
+ *	device link's latency doubled (halved for @tok_s_single_high),
+ *	times the smallest published / projected ratio of the profile's
+ *	calibration figures (struct wafer_plan_figure.band) if below 1
+ * @tok_s_single_high: ... times the largest ratio if above 1
+ * @tok_s_spec_low: the band of @tok_s_spec: besides the link and the
+ *	residuals, acceptance 0.1 lower and a draft twice as large
+ * @tok_s_spec_high: acceptance 0.1 higher (at most 0.95), a draft half as
+ *	large
+ * @residual_low: the smallest published / projected ratio of the
+ *	profile's calibration figures, at most 1 (1: none)
+ * @residual_high: the largest, at least 1
  */
 struct wafer_plan {
 	char profile[16];
@@ -1867,6 +1879,12 @@ struct wafer_plan {
 	uint64_t verify_ns;
 	double tokens_per_step;
 	uint64_t tok_s_spec;
+	uint64_t tok_s_single_low;
+	uint64_t tok_s_single_high;
+	uint64_t tok_s_spec_low;
+	uint64_t tok_s_spec_high;
+	double residual_low;
+	double residual_high;
 };
 
 /**
@@ -1878,6 +1896,45 @@ struct wafer_plan {
  * @out: the shape (named "draft")
  */
 void wafer_plan_draft_shape(uint64_t params, unsigned int vocab, struct wafer_plan_shape *out);
+
+/**
+ * struct wafer_plan_figure - a published figure and the configuration that
+ *	projects it (../shared/hardware/PUBLISHED.md; docs/TIMING.md's table)
+ * @what: the figure's conditions as published
+ * @shape: the model's shape, or NULL for the preset @preset
+ * @profile: the profile projecting it
+ * @preset: the model's name
+ * @devices: devices (lpu: chips), 0 for as few as hold it
+ * @weight_bits: the weights' precision
+ * @draft_params: parameters of the draft assumed (0: plain decode)
+ * @published: the figure: tokens/s of one sequence, or (@count) devices
+ * @count: the figure is a device count
+ * @role: whether it set a parameter or is a prediction
+ * @band: its residual (published / projected) is one of the profile's
+ *	band (plain decode of a published shape)
+ *
+ * Projections take context 1,024 and one sequence; a draft accepts 0.8
+ * with 4 tokens.
+ */
+struct wafer_plan_figure {
+	const char *what;
+	const struct wafer_plan_shape *shape;
+	const char *profile;
+	const char *preset;
+	unsigned int devices;
+	unsigned int weight_bits;
+	uint64_t draft_params;
+	double published;
+	int count;
+	const char *role;
+	int band;
+};
+
+/** wafer_plan_figure() - the @i-th published figure, NULL past the last. */
+const struct wafer_plan_figure *wafer_plan_figure(unsigned int i);
+
+/** wafer_plan_figure_shape() - the shape @f projects. */
+const struct wafer_plan_shape *wafer_plan_figure_shape(const struct wafer_plan_figure *f);
 
 /** wafer_plan_preset() - the @i-th built-in shape, NULL past the last. */
 const struct wafer_plan_shape *wafer_plan_preset(unsigned int i);

@@ -1,90 +1,70 @@
 // SPDX-License-Identifier: MIT
 /*
  * The calibration table of docs/TIMING.md: each published figure of
- * ../shared/hardware/PUBLISHED.md beside wafer_plan()'s projection of the
- * same configuration and the error, and whether the figure set a parameter
- * or is a prediction.  Prints the table as Markdown (make bench).
+ * ../shared/hardware/PUBLISHED.md (libwafer's wafer_plan_figure()) beside
+ * wafer_plan()'s projection of the same configuration, its band, the
+ * error, and whether the figure set a parameter, widens the band (its
+ * residual) or is a prediction.  Prints the table as Markdown (make bench),
+ * then the median absolute error and how many predictions fall in their
+ * band.
  *
  * Usage: plan_calibration
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wafer.h"
 
-struct figure {
-	const char *what;
-	const char *profile;
-	const char *preset;
-	unsigned int devices, bits;
-	uint64_t draft_params;	/* 0: none */
-	double published;
-	int count;		/* the figure is a device count, not tok/s */
-	const char *role;
-};
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
 
-/* Llama 2 70B (not a preset): Llama 3.1 70B's layers with a 32,000-token vocabulary. */
-static const struct wafer_plan_shape llama2_70b = {
-	"llama2-70b", 80, 8192, 28672, 64, 8, 128, 32000, 0, 0, 0, 0, 0, 0, 0, 0
-};
-
-/*
- * Contexts are short (1,024) and batches 1: the published single-sequence
- * figures do not say more.  Drafts are not disclosed: 1 B (70B) and 2 B
- * (Kimi K2) at acceptance 0.8 with 4 tokens are assumptions.  Groq's
- * precision is not published with its figures: 16-bit weights are assumed
- * (the chip's FP16 figure; 576 chips hold about 70 B 16-bit weights).
- */
-static const struct figure figures[] = {
-	{ "Llama 3.1 8B, one CS-3, 16-bit", "wse3", "llama3.1-8b", 1, 16, 0, 1800, 0,
-	  "sets `mesh_hop_cycles`" },
-	{ "Llama 3.1 70B, four CS-3, 16-bit", "wse3", "llama3.1-70b", 4, 16, 0, 450, 0,
-	  "prediction" },
-	{ "Llama 3.1 70B, CS-3 with speculative decoding (and a kernel rewrite)", "wse3",
-	  "llama3.1-70b", 4, 16, 1000000000ull, 2100, 0, "prediction (1 B draft assumed)" },
-	{ "Kimi K2 on CS-3, 4-bit weights, speculative decoding", "wse3", "kimi-k2", 0, 4,
-	  2000000000ull, 1000, 0, "prediction (2 B draft assumed)" },
-	{ "GPT-5.6 Sol on Cerebras (shape: the seed articles' estimate), 4-bit, one layer per wafer",
-	  "wse3", "sol", 80, 4, 0, 750, 0, "prediction" },
-	{ "Llama 3.1 70B on Groq LPUs, plain endpoint (16-bit assumed)", "lpu", "llama3.1-70b", 0,
-	  16, 0, 250, 0, "sets `link_hop_cycles` (lpu)" },
-	{ "Llama 3.1 70B on Groq LPUs, speculative endpoint (specdec)", "lpu", "llama3.1-70b", 0,
-	  16, 1000000000ull, 1660, 0, "prediction (1 B draft assumed)" },
-	{ "Llama 2 70B on Groq LPUs: chips (16-bit assumed)", "lpu", "llama2-70b", 0, 16, 0, 576,
-	  1, "prediction" },
-};
+	return x < y ? -1 : x > y;
+}
 
 int main(void)
 {
-	unsigned int i;
+	const struct wafer_plan_figure *f;
+	double err[32];
+	unsigned int i, n = 0, inside = 0;
 
-	printf("| published | figure | projection | error | role |\n");
-	printf("|---|---|---|---|---|\n");
-	for (i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
-		const struct figure *f = &figures[i];
-		const struct wafer_plan_shape *s = strcmp(f->preset, "llama2-70b") ?
-						   wafer_plan_preset_find(f->preset) : &llama2_70b;
+	printf("| published | figure | projection | band | error | role |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (i = 0; (f = wafer_plan_figure(i)); i++) {
 		struct wafer_plan_opts o = { .profile = f->profile, .devices = f->devices,
-					     .weight_bits = f->bits, .batch = 1, .context = 1024,
-					     .draft_params = f->draft_params, .draft_accept = 0.8,
-					     .draft_tokens = 4 };
+					     .weight_bits = f->weight_bits, .batch = 1,
+					     .context = 1024, .draft_params = f->draft_params,
+					     .draft_accept = 0.8, .draft_tokens = 4 };
 		struct wafer_plan p;
-		double got;
+		double got, lo, hi, e;
 
-		if (wafer_plan(s, &o, &p)) {
+		if (wafer_plan(wafer_plan_figure_shape(f), &o, &p)) {
 			fprintf(stderr, "plan_calibration: %s: %s\n", f->preset, wafer_last_error());
 			return 1;
 		}
 		got = f->count ? p.devices : (double)(f->draft_params ? p.tok_s_spec :
 						      p.tok_s_single);
-		if (f->count)
-			printf("| %s | %.0f chips | %.0f chips (%u per layer) | %+.0f %% | %s |\n",
-			       f->what, f->published, got, p.tensor_chips,
-			       (got - f->published) * 100 / f->published, f->role);
-		else
-			printf("| %s | %.0f tok/s | %.0f on %u %s | %+.0f %% | %s |\n", f->what,
-			       f->published, got, p.devices, p.tensor_chips ? "chips" : "device(s)",
-			       (got - f->published) * 100 / f->published, f->role);
+		lo = (double)(f->draft_params ? p.tok_s_spec_low : p.tok_s_single_low);
+		hi = (double)(f->draft_params ? p.tok_s_spec_high : p.tok_s_single_high);
+		e = (got - f->published) * 100 / f->published;
+		if (f->count) {
+			printf("| %s | %.0f chips | %.0f chips (%u per layer) | | %+.0f %% | %s |\n",
+			       f->what, f->published, got, p.tensor_chips, e, f->role);
+			continue;
+		}
+		printf("| %s | %.0f tok/s | %.0f on %u %s | %.0f..%.0f%s | %+.0f %% | %s%s |\n",
+		       f->what, f->published, got, p.devices, p.tensor_chips ? "chips" : "device(s)",
+		       lo, hi, f->published >= lo && f->published <= hi ? "" : " (outside)", e,
+		       f->role, f->band ? "; a residual of the band" : "");
+		if (strncmp(f->role, "prediction", 10))
+			continue;
+		err[n++] = fabs(e);
+		inside += f->published >= lo && f->published <= hi;
 	}
+	qsort(err, n, sizeof(err[0]), cmp);
+	printf("\nPredictions of tok/s: median absolute error %.0f %%, %u of %u inside the band.\n",
+	       n ? (n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2) : 0.0, inside, n);
 	return 0;
 }

@@ -301,6 +301,155 @@ static void arithmetic(void)
 	      (unsigned long long)prev_tps);
 }
 
+/* The calibration figures' largest and smallest published / projected (1 included). */
+static void figure_ratios(const char *profile, double *low, double *high)
+{
+	const struct wafer_plan_figure *f;
+	struct wafer_plan p;
+	unsigned int i;
+
+	*low = 1;
+	*high = 1;
+	for (i = 0; (f = wafer_plan_figure(i)); i++) {
+		struct wafer_plan_opts o = { .profile = f->profile, .devices = f->devices,
+					     .weight_bits = f->weight_bits, .batch = 1,
+					     .context = 1024 };
+
+		if (!f->band || strcmp(f->profile, profile) ||
+		    wafer_plan(wafer_plan_figure_shape(f), &o, &p))
+			continue;
+		*low = *low < f->published / p.tok_s_single ? *low : f->published / p.tok_s_single;
+		*high = *high > f->published / p.tok_s_single ? *high :
+			f->published / p.tok_s_single;
+	}
+}
+
+/*
+ * Bands: every preset's single-sequence tok/s (plain and with a draft, on
+ * wse3 and lpu) lies in its band; a plan with nothing uncertain (one
+ * device, no draft, a profile without calibration figures) is a point;
+ * the band's residuals are the calibration figures' ratios, and Llama 3.1
+ * 8B on one CS-3 (no link) spans exactly the point times them.
+ */
+static void bands(void)
+{
+	static const char *const profiles[] = { "wse3", "lpu" };
+	struct wafer_plan_opts o = { .weight_bits = 16, .batch = 1, .context = 1024 };
+	const struct wafer_plan_shape *s;
+	unsigned int i, k, ok = 1, spec_ok = 1, wide = 0;
+	struct wafer_plan p;
+	double lo, hi;
+	int ret;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; (s = wafer_plan_preset(i)); i++) {
+			o.profile = profiles[k];
+			o.weight_bits = 8;
+			o.draft_params = 0;
+			ret = wafer_plan(s, &o, &p);
+			ok &= !ret && p.tok_s_single_low <= p.tok_s_single &&
+			      p.tok_s_single <= p.tok_s_single_high;
+			wide += !ret && p.tok_s_single_low < p.tok_s_single_high;
+			o.draft_params = 1000000000ull;
+			o.draft_accept = 0.8;
+			o.draft_tokens = 4;
+			ret = wafer_plan(s, &o, &p);
+			spec_ok &= !ret && p.tok_s_spec_low <= p.tok_s_spec &&
+				   p.tok_s_spec <= p.tok_s_spec_high &&
+				   p.tok_s_spec_low < p.tok_s_spec_high;
+		}
+	wt_ok(ok && wide == 18, "every preset on wse3 and lpu: low <= tok/s single <= high, "
+	      "%u of 18 bands wider than a point", wide);
+	wt_ok(spec_ok, "every preset with a 1 B draft: low < tok/s with the draft < high");
+	o = (struct wafer_plan_opts){ .profile = "wafer", .devices = 1, .weight_bits = 8,
+				      .batch = 1, .context = 256 };
+	ret = wafer_plan(&s260k, &o, &p);
+	wt_ok(!ret && p.tok_s_single_low == p.tok_s_single &&
+	      p.tok_s_single_high == p.tok_s_single && p.residual_low == 1 &&
+	      p.residual_high == 1, "one wafer device, no draft, no figures: the band is the "
+	      "point (%llu..%llu)", (unsigned long long)p.tok_s_single_low,
+	      (unsigned long long)p.tok_s_single_high);
+	figure_ratios("wse3", &lo, &hi);
+	o = (struct wafer_plan_opts){ .profile = "wse3", .devices = 1, .weight_bits = 16,
+				      .batch = 1, .context = 1024 };
+	ret = wafer_plan(wafer_plan_preset_find("llama3.1-8b"), &o, &p);
+	wt_ok(!ret && p.residual_low == lo && p.residual_high == hi && hi > 1 &&
+	      p.tok_s_single_low == (uint64_t)(p.tok_s_single * lo + 0.5) &&
+	      p.tok_s_single_high == (uint64_t)(p.tok_s_single * hi + 0.5),
+	      "8B on one CS-3: %llu..%llu tok/s, the point %llu times the figures' ratios "
+	      "%.3f..%.3f", (unsigned long long)p.tok_s_single_low,
+	      (unsigned long long)p.tok_s_single_high, (unsigned long long)p.tok_s_single, lo, hi);
+	o.profile = "wse2";
+	ret = wafer_plan(wafer_plan_preset_find("llama3.1-8b"), &o, &p);
+	wt_ok(!ret && p.residual_low == lo && p.residual_high == hi,
+	      "wse2 takes wse3's residuals (no figures of its own)");
+}
+
+/*
+ * Monotonicity over every preset: more wafers never fit fewer sequences;
+ * a better draft (accepting more, or smaller at the same acceptance)
+ * never lowers tok/s or its band; a longer context never needs fewer KV
+ * bytes.
+ */
+static void monotonic(void)
+{
+	const struct wafer_plan_shape *s;
+	unsigned int i, n, fewest, dev_ok = 1, acc_ok = 1, size_ok = 1, kv_ok = 1;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 8, .batch = 1,
+					     .context = 1024 };
+		struct wafer_plan p, q;
+		double a;
+		uint64_t d;
+
+		if (wafer_plan(s, &o, &p)) {
+			dev_ok = 0;
+			continue;
+		}
+		fewest = p.devices;
+		for (n = fewest + 1; n <= fewest + 6 && n <= s->n_layers; n++) {
+			o.devices = n;
+			dev_ok &= !wafer_plan(s, &o, &q) && q.sequences_fit >= p.sequences_fit;
+			p = q;
+		}
+		o.devices = 0;
+		o.draft_params = 2000000000ull;
+		o.draft_tokens = 4;
+		o.draft_accept = 0.5;
+		wafer_plan(s, &o, &p);
+		for (a = 0.55; a < 0.96; a += 0.05) {
+			o.draft_accept = a;
+			acc_ok &= !wafer_plan(s, &o, &q) && q.tok_s_spec >= p.tok_s_spec &&
+				  q.tok_s_spec_low >= p.tok_s_spec_low &&
+				  q.tok_s_spec_high >= p.tok_s_spec_high;
+			p = q;
+		}
+		o.draft_accept = 0.8;
+		for (d = 8000000000ull; d >= 250000000ull; d /= 2) {
+			o.draft_params = d;
+			size_ok &= !wafer_plan(s, &o, &q) &&
+				   (d == 8000000000ull || (q.tok_s_spec >= p.tok_s_spec &&
+							   q.tok_s_spec_low >= p.tok_s_spec_low));
+			p = q;
+		}
+		o.draft_params = 0;
+		o.context = 256;
+		wafer_plan(s, &o, &p);
+		for (n = 512; n <= 32768; n *= 2) {
+			o.context = n;
+			kv_ok &= !wafer_plan(s, &o, &q) && q.kv_bytes_per_seq > p.kv_bytes_per_seq;
+			p = q;
+		}
+	}
+	wt_ok(dev_ok, "every preset: more wafers (the fewest .. +6) never fit fewer sequences");
+	wt_ok(acc_ok, "every preset: a draft accepting more (0.5 .. 0.95) never lowers tok/s "
+	      "or its band");
+	wt_ok(size_ok, "every preset: a smaller draft (8 B .. 0.25 B) at the same acceptance "
+	      "never lowers tok/s or its band's low end");
+	wt_ok(kv_ok, "every preset: a longer context (256 .. 32768) never needs fewer KV bytes");
+}
+
 /* The MoE presets' parameter counts against their published totals. */
 static void moe_presets(void)
 {
@@ -1013,8 +1162,13 @@ static void table_matches_json(void)
 		      json_int(root, "sequences_fit") &&
 		      table_before(table, "single ", " tok/s") == json_int(root, "tok_s_single") &&
 		      table_before(table, "batch ", " tok/s aggregate") ==
-		      json_int(root, "tok_s_aggregate"),
-		      "%s: the table and --json agree (sequences fit %lld / %lld)", s->name,
+		      json_int(root, "tok_s_aggregate") &&
+		      table_field(table, "band      ") == json_int(root, "tok_s_single_low") &&
+		      table_before(table, "band ", " tok/s:") == json_int(root, "tok_s_single_high") &&
+		      json_int(root, "tok_s_single_low") <= json_int(root, "tok_s_single") &&
+		      json_int(root, "tok_s_single") <= json_int(root, "tok_s_single_high"),
+		      "%s: the table and --json agree, the band's ends beside tok_s_single "
+		      "(sequences fit %lld / %lld)", s->name,
 		      table_before(table, "KV ", " sequences fit"),
 		      root ? json_int(root, "sequences_fit") : -3);
 		json_object_put(root);
@@ -1069,6 +1223,8 @@ int main(void)
 {
 	agreement();
 	arithmetic();
+	bands();
+	monotonic();
 	moe_presets();
 	speculative();
 	streaming();

@@ -288,6 +288,10 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "token_us", json_object_new_double((double)p->token_ns / 1e3));
 	json_object_object_add(j, "link_us", json_object_new_double((double)p->link_ns / 1e3));
 	json_object_object_add(j, "tok_s_single", json_object_new_int64((int64_t)p->tok_s_single));
+	json_object_object_add(j, "tok_s_single_low",
+			       json_object_new_int64((int64_t)p->tok_s_single_low));
+	json_object_object_add(j, "tok_s_single_high",
+			       json_object_new_int64((int64_t)p->tok_s_single_high));
 	json_object_object_add(j, "tok_s_aggregate",
 			       json_object_new_int64((int64_t)p->tok_s_aggregate));
 	json_object_object_add(j, "bound", json_object_new_string(p->bound));
@@ -307,6 +311,10 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 				       json_object_new_double(p->tokens_per_step));
 		json_object_object_add(d, "tok_s_single",
 				       json_object_new_int64((int64_t)p->tok_s_spec));
+		json_object_object_add(d, "tok_s_single_low",
+				       json_object_new_int64((int64_t)p->tok_s_spec_low));
+		json_object_object_add(d, "tok_s_single_high",
+				       json_object_new_int64((int64_t)p->tok_s_spec_high));
 		json_object_object_add(j, "speculative", d);
 	}
 	return j;
@@ -484,6 +492,9 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 	printf("single    %llu tok/s (%.1f us per token, %.1f us of it links; bound: %s)\n",
 	       (unsigned long long)p->tok_s_single, p->token_ns / 1e3, p->link_ns / 1e3,
 	       p->single_bound);
+	printf("band      %llu..%llu tok/s: link latency x0.5..x2, calibration residuals "
+	       "x%.2f..x%.2f\n", (unsigned long long)p->tok_s_single_low,
+	       (unsigned long long)p->tok_s_single_high, p->residual_low, p->residual_high);
 	printf("batch %-4u%llu tok/s aggregate (slowest stage %.2f us per token; bound: %s)\n",
 	       o->batch, (unsigned long long)p->tok_s_aggregate, p->stage_ns / 1e3, p->bound);
 	if (o->draft_params)
@@ -492,6 +503,14 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		       o->draft_params / 1e9, p->draft_devices, o->draft_tokens,
 		       o->draft_accept * 100, p->tokens_per_step, p->verify_ns / 1e3,
 		       o->draft_tokens, p->draft_token_ns / 1e3, (unsigned long long)p->tok_s_spec);
+	if (o->draft_params)
+		printf("band      %llu..%llu tok/s with the draft: besides the above, acceptance "
+		       "%.2f..%.2f and a draft of %.2g..%.2g B\n",
+		       (unsigned long long)p->tok_s_spec_low, (unsigned long long)p->tok_s_spec_high,
+		       o->draft_accept > 0.1 ? o->draft_accept - 0.1 : 0.0,
+		       o->draft_accept + 0.1 < 0.95 ? o->draft_accept + 0.1 :
+		       o->draft_accept > 0.95 ? o->draft_accept : 0.95,
+		       o->draft_params / 2e9, o->draft_params * 2 / 1e9);
 }
 
 static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)

@@ -8,6 +8,7 @@
  * a fabric hop between stages, a link hop between devices.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -523,9 +524,13 @@ static void spec_trace(const struct wfs_profile *prof, const struct wafer_plan_s
 	free(free_at);
 }
 
+static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
+		    unsigned int link_pct, struct wafer_plan *p);
+
 static int speculate(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
 		     const struct plan_geom *g, const struct wafer_plan_opts *o,
-		     const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
+		     const struct plan_stage *t, unsigned int n_stages, unsigned int link_pct,
+		     struct wafer_plan *p)
 {
 	struct wafer_plan_opts od = *o;
 	struct wafer_plan_shape ds;
@@ -540,7 +545,7 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	od.batch = 1;
 	od.draft_params = 0;
 	od.trace = NULL;
-	ret = wafer_plan(&ds, &od, &dp);
+	ret = plan_one(&ds, &od, link_pct, &dp);
 	if (ret)
 		return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
 					  (unsigned long long)o->draft_params);
@@ -679,8 +684,12 @@ static int stream_plan(const struct wfs_profile *prof, const struct wafer_plan_s
 	return 0;
 }
 
-int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
-	       struct wafer_plan *p)
+/*
+ * The projection with the device link's latency at @link_pct percent of
+ * the profile's (100: as published or fitted; the band varies it).
+ */
+static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
+		    unsigned int link_pct, struct wafer_plan *p)
 {
 	struct wafer_plan_opts o = *opts;
 	struct plan_stage *stages;
@@ -700,6 +709,7 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 		return wafer_set_error(-EINVAL, "plan: unknown profile '%s' (wafer, asic, wse3, wse2, "
 				       "lpu)",
 				       o.profile);
+	prof.link_hop_cycles = (u32)((uint64_t)prof.link_hop_cycles * link_pct / 100);
 	if (!o.weight_bits)
 		o.weight_bits = s->weight_bits;	/* a blob's own */
 	if (o.weight_bits != 4 && o.weight_bits != 8 && o.weight_bits != 16)
@@ -754,11 +764,135 @@ int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
-	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, p) : 0;
+	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, link_pct, p) : 0;
 	free(stages);
 	if (p->tensor_chips) {
 		p->groups = p->devices;
 		p->devices = p->groups * p->tensor_chips + p->extra_chips;
 	}
+	return ret;
+}
+
+/*
+ * The band's residuals: published / projected for each calibration figure
+ * of a profile that is a plain decode of a published shape
+ * (struct wafer_plan_figure.band), projected as the figure says with the
+ * nominal link.  wse2 takes wse3's (the same fabric assumed).
+ */
+struct plan_residuals {
+	char profile[16];
+	double low, high;
+};
+
+static struct plan_residuals residuals[8];
+static unsigned int n_residuals;
+static pthread_once_t residuals_once = PTHREAD_ONCE_INIT;
+
+static void residuals_init(void)
+{
+	const struct wafer_plan_figure *f;
+	struct wafer_plan fp;
+	unsigned int i, k;
+
+	for (i = 0; (f = wafer_plan_figure(i)); i++) {
+		struct wafer_plan_opts o = { .profile = f->profile, .devices = f->devices,
+					     .weight_bits = f->weight_bits, .batch = 1,
+					     .context = 1024 };
+		double r;
+
+		if (!f->band || f->count || f->draft_params ||
+		    plan_one(wafer_plan_figure_shape(f), &o, 100, &fp) || !fp.tok_s_single)
+			continue;
+		r = f->published / (double)fp.tok_s_single;
+		for (k = 0; k < n_residuals && strcmp(residuals[k].profile, f->profile); k++)
+			;
+		if (k == n_residuals) {
+			if (k == sizeof(residuals) / sizeof(residuals[0]))
+				continue;
+			n_residuals++;
+			strncpy(residuals[k].profile, f->profile, sizeof(residuals[k].profile) - 1);
+			residuals[k].low = 1;
+			residuals[k].high = 1;
+		}
+		residuals[k].low = WFS_MIN(residuals[k].low, r);
+		residuals[k].high = WFS_MAX(residuals[k].high, r);
+	}
+}
+
+static void profile_residuals(const char *profile, double *low, double *high)
+{
+	unsigned int k;
+
+	pthread_once(&residuals_once, residuals_init);
+	if (!strcmp(profile, "wse2"))
+		profile = "wse3";
+	*low = 1;
+	*high = 1;
+	for (k = 0; k < n_residuals; k++)
+		if (!strcmp(residuals[k].profile, profile)) {
+			*low = residuals[k].low;
+			*high = residuals[k].high;
+		}
+}
+
+/* The band's ends of @point: @end's projection scaled by @ratio, never past @point. */
+static uint64_t band_end(uint64_t point, uint64_t end, double ratio, int high)
+{
+	uint64_t v = (uint64_t)((double)end * ratio + 0.5);
+
+	return high ? WFS_MAX(v, point) : WFS_MIN(v, point);
+}
+
+/*
+ * The band of a projection: the device link twice as slow (low) or fast
+ * (high): a ~2 us Ethernet hop is an assumption; with a draft, acceptance
+ * 0.1 lower or higher (at most 0.95) and a draft twice or half as large
+ * (a draft that no longer fits keeps its size); then the residuals of the
+ * profile's calibration figures.  Each end moves every assumption the
+ * same way, and tokens/s falls with link latency and draft size and rises
+ * with acceptance, so the ends bound every mix of them.
+ */
+static void plan_band(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
+		      struct wafer_plan *p)
+{
+	struct wafer_plan_opts o = *opts;
+	struct wafer_plan lo, hi;
+	int ok_lo, ok_hi;
+
+	profile_residuals(p->profile, &p->residual_low, &p->residual_high);
+	o.trace = NULL;
+	if (o.draft_params) {
+		o.draft_accept = WFS_MAX(opts->draft_accept - 0.1, 0.0);
+		o.draft_params = opts->draft_params * 2;
+	}
+	ok_lo = !plan_one(s, &o, 200, &lo);
+	if (!ok_lo && o.draft_params) {
+		o.draft_params = opts->draft_params;
+		ok_lo = !plan_one(s, &o, 200, &lo);
+	}
+	if (o.draft_params) {
+		o.draft_accept = WFS_MAX(WFS_MIN(opts->draft_accept + 0.1, 0.95), opts->draft_accept);
+		o.draft_params = WFS_MAX(opts->draft_params / 2, 1u);
+	}
+	ok_hi = !plan_one(s, &o, 50, &hi);
+	if (!ok_lo)
+		lo = *p;
+	if (!ok_hi)
+		hi = *p;
+	p->tok_s_single_low = band_end(p->tok_s_single, lo.tok_s_single, p->residual_low, 0);
+	p->tok_s_single_high = band_end(p->tok_s_single, hi.tok_s_single, p->residual_high, 1);
+	if (opts->draft_params) {
+		p->tok_s_spec_low = band_end(p->tok_s_spec, lo.tok_s_spec, p->residual_low, 0);
+		p->tok_s_spec_high = band_end(p->tok_s_spec, hi.tok_s_spec, p->residual_high, 1);
+	}
+}
+
+int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
+	       struct wafer_plan *p)
+{
+	int ret = plan_one(s, opts, 100, p);
+
+	if (!ret)
+		plan_band(s, opts, p);
 	return ret;
 }
