@@ -18,6 +18,10 @@
  * any out-of-bounds read) and run for two positions with both KV widths:
  * any weight bits are legal, so the kernels must stay free of undefined
  * behaviour on garbage weights and activations (UBSan aborts otherwise).
+ * With bit 4 of byte 0 set it is then loaded on a device (asic, 2 stages
+ * of 256 KiB) with LOAD_MODEL, through the device's own tables, as the
+ * layer range (0: whole), part and expert fields the input's last bytes
+ * give, and unloaded: every completion valid, no device fault.
  *
  * Longer runs:  build/tests/fuzz/fuzz_blob -max_total_time=600 -jobs=4 CORPUS_DIR
  */
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/device_harness.h"
 #include "wfs_forward.h"
 #include "wt_tinyblob.h"
 
@@ -108,6 +113,68 @@ static void run_model(const uint8_t *blob, struct wfs_model_info *info,
 	free(hs);
 }
 
+static struct dh *dev;
+static u8 *dev_blob;
+
+/* LOAD_MODEL @ld of the blob in dev_blob, then UNLOAD_MODEL if it loaded. */
+static void dev_load(const struct wfw_cmd_load_model *ld)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_LOAD_MODEL;
+	c.load = *ld;
+	if (dh_exec(dev, &c, &cpl, 30000) || cpl.check != wfw_cpl_check(&cpl) ||
+	    cpl.status > 0)
+		__builtin_trap();
+	if (cpl.status)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_UNLOAD_MODEL;
+	c.model = cpl.model;
+	if (dh_exec(dev, &c, &cpl, 30000) || cpl.status)
+		__builtin_trap();	/* a model without contexts unloads */
+}
+
+/* What the validator accepted, loaded through the device's tables. */
+static void load_model(const uint8_t *blob, size_t len,
+		       const struct wfs_model_info *info,
+		       const uint8_t *data, size_t size)
+{
+	struct wfw_cmd_load_model ld;
+	const uint8_t *t = size >= 4 ? data + size - 4 : NULL;
+
+	if (!dev) {
+		dev = dh_new("asic", 2, 256 << 10);
+		dev_blob = dh_alloc(WT_TINY_MAX);
+		if (!dev || !dev_blob)
+			__builtin_trap();
+		dh_region_add(dev, dev_blob, WT_TINY_MAX);
+	}
+	if (len > WT_TINY_MAX)
+		return;
+	memcpy(dev_blob, blob, len);
+	memset(&ld, 0, sizeof(ld));
+	ld.addr = (u64)(uintptr_t)dev_blob;
+	ld.len = len;
+	if (t)
+		ld.layer_first = info->first_layer + t[0] % (info->n_layers + 1);
+	if (t && t[1] % (info->n_layers + 1)) {
+		ld.layer_count = t[1] % (info->n_layers + 1);
+		ld.part = t[2] % (WFW_PART_MAX + 1);
+		ld.flags = t[2] & 0x80 ? WFW_LOAD_STREAM : 0;
+		ld.expert_group = t[3] % 4;
+		ld.expert_first = (t[3] >> 2) % 4;
+		ld.expert_count = (t[3] >> 4) % 4;
+	} else {
+		ld.layer_first = 0;
+	}
+	dev_load(&ld);
+	if (dh_rd(dev, WFW_REG_FAULT))
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t tmpl[WT_TINY_NVARIANTS][WT_TINY_MAX];
@@ -115,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct wfs_model_info info;
 	uint8_t *blob;
 	size_t len, i;
-	unsigned int mode;
+	unsigned int mode, on_dev;
 
 	if (!tlen[0])
 		for (i = 0; i < WT_TINY_NVARIANTS; i++)
@@ -123,6 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	mode = data[0] % (WT_TINY_NVARIANTS + 1);
+	on_dev = data[0] & 0x10;
 	data++;
 	size--;
 	if (mode == 0) {
@@ -142,8 +210,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!blob)
 		return 0;
-	if (!wfs_model_parse(blob, len, &info))
+	if (!wfs_model_parse(blob, len, &info)) {
 		run_model(blob, &info, data, size);
+		if (on_dev)
+			load_model(blob, len, &info, data, size);
+	}
 	/* the length given must be the length checked */
 	if (len > 0 && !wfs_model_parse(blob, len - 1, &info))
 		__builtin_trap();
