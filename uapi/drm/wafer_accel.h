@@ -381,7 +381,8 @@ struct drm_wafer_model_load {
 	__u32 layer_first;
 	/**
 	 * @layer_count: in: layers to load; 0 (with @layer_first 0) loads
-	 * every layer of the blob.  A range outside the blob is -EINVAL.
+	 * every layer of the blob.  A range outside the blob is -EINVAL; more
+	 * than 256 layers (a blob may have up to 1024) is -E2BIG.
 	 */
 	__u32 layer_count;
 	/** @n_layers: out: layers loaded. */
