@@ -232,11 +232,14 @@ static int parse(struct serve_args *a, int argc, char **argv)
  * @body: the body so far
  * @len: its bytes
  * @too_big: it passed --max-body (the rest is dropped)
+ * @stream: the streamed request it started (a reference), cancelled if
+ *	libmicrohttpd ends the request other than by sending it all
  */
 struct conn {
 	char *body;
 	size_t len;
 	int too_big;
+	struct cli_srv_req *stream;
 };
 
 static unsigned int max_body;
@@ -449,6 +452,10 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		MHD_destroy_response(resp);
 		pthread_mutex_lock(&s->lock);
 		s->m.requests[2]++;
+		if (!cn->stream) {
+			r->refs++;	/* the connection's, until on_completed() */
+			cn->stream = r;
+		}
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}
@@ -560,15 +567,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn *cn = *con_cls;
 	struct cli_srv *s = cls;
 
-	(void)toe;
 	cli_srv_watch_request(cls, c, 0);
 	if (cn) {
 		free(cn->body);
-		free(cn);
 		*con_cls = NULL;
 		pthread_mutex_lock(&s->lock);
+		/* the client left or a write failed: stop generating for it */
+		if (cn->stream && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+			cli_srv_req_cancel(cn->stream);
+		cli_srv_req_put(cn->stream);
 		s->open--;
 		pthread_mutex_unlock(&s->lock);
+		free(cn);
 	}
 }
 
