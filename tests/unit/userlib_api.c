@@ -239,30 +239,12 @@ static void stage_workers_env(void)
 	wt_ok(ok == 4, "WAFER_STAGE_WORKERS=-1, 1025, two, 1x: -EINVAL naming it (%u of 4)", ok);
 }
 
-int main(void)
+/* The in-process backend names itself and reports a wafer profile device. */
+static void test_query(struct wafer_dev *dev)
 {
-	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
-	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
-	const char *path = wt_model_path("stories260K.bin");
-	struct wafer_bo *in, *out;
-	struct wafer_model *m;
-	struct wafer_ctx *ctx;
-	struct wafer_completion c;
 	struct wafer_info info;
-	struct wafer_dev *dev;
-	unsigned int pos;
-	int ret, ok;
-	size_t len;
-	void *blob;
+	int ret;
 
-	if (!wt_ok(path && wafer_convert(path, &co, &blob, &len) == 0,
-		   "convert the shared model to int8") ||
-	    !wt_ok(reference(blob, len) == 0, "in-process reference"))
-		return wt_done();
-
-	ret = wafer_open(&o, &dev);
-	if (!wt_ok(ret == 0, "open the inproc backend"))
-		return wt_done();
 	wt_ok(!strcmp(wafer_backend_name(dev), "inproc") && !strcmp(wafer_submit_name(dev), "inproc"),
 	      "backend and submit path are named inproc");
 	ret = wafer_query(dev, &info);
@@ -272,37 +254,62 @@ int main(void)
 	      "query: %u stages x %llu KiB, profile %s, firmware %u.%u", info.stages,
 	      (unsigned long long)info.sram_bytes_per_stage >> 10, info.profile_name,
 	      info.fw_major, info.fw_minor);
+}
 
+/* A prefill returning every position equals firmware-sim bit for bit. */
+static void test_prefill_all_positions(struct wafer_dev *dev, struct wafer_ctx *ctx,
+				       struct wafer_bo *in, struct wafer_bo *out)
+{
+	struct wafer_job j = { .ctx = ctx, .slot = 0, .n_tokens = N,
+			       .flags = WAFER_JOB_ALL_POSITIONS, .top_k = TOPK,
+			       .in = in, .out = out, .user_data = 7 };
+	struct wafer_completion c;
+	unsigned int pos;
+	int ret, ok;
+
+	ret = wafer_submit(dev, &j, 1);
+	if (ret == 1)
+		ret = wafer_reap(dev, &c, 1, 1, -1);
+	ok = ret == 1 && c.user_data == 7 && c.status == 0 && c.device_ns > 0;
+	for (pos = 0; pos < N && ok; pos++)
+		ok = same(wafer_result(out, 0, TOPK, pos), pos);
+	wt_ok(ok, "prefill of %d positions in one job matches firmware-sim bit for bit "
+	      "(modelled %.1f us)", N, c.device_ns / 1e3);
+}
+
+/*
+ * A device, the model, a context and buffers: the prefill, NOP jobs,
+ * batched decode and bad jobs on them.  Returns -1 if the setup failed.
+ */
+static int test_device(const void *blob, size_t len)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	struct wafer_bo *in, *out;
+	struct wafer_model *m;
+	struct wafer_ctx *ctx;
+	struct wafer_dev *dev;
+	int ret;
+
+	ret = wafer_open(&o, &dev);
+	if (!wt_ok(ret == 0, "open the inproc backend"))
+		return -1;
+	test_query(dev);
 	ret = wafer_model_load(dev, blob, len, &m);
 	if (!wt_ok(ret == 0, "load the model"))
-		return wt_done();
+		return -1;
 	wt_ok(wafer_model_get_info(m)->vocab_size == 512 && wafer_model_get_info(m)->dim == 64 &&
 	      wafer_model_get_info(m)->sram_bytes > 0, "model info: dim 64, vocab 512, %llu bytes SRAM",
 	      (unsigned long long)wafer_model_get_info(m)->sram_bytes);
 	ret = wafer_ctx_create(m, SLOTS, 256, &ctx);
 	if (!wt_ok(ret == 0, "context of %d slots x 256", SLOTS))
-		return wt_done();
+		return -1;
 	ret = wafer_bo_create(dev, (N + 1) * 4, &in) ||
 	      wafer_bo_create(dev, (size_t)SLOTS * N * WAFER_RESULT_SIZE(TOPK), &out);
 	if (!wt_ok(!ret, "buffers"))
-		return wt_done();
+		return -1;
 	memcpy(wafer_bo_map(in), toks, sizeof(toks));
 
-	/* Prefill with every position returned. */
-	{
-		struct wafer_job j = { .ctx = ctx, .slot = 0, .n_tokens = N,
-				       .flags = WAFER_JOB_ALL_POSITIONS, .top_k = TOPK,
-				       .in = in, .out = out, .user_data = 7 };
-
-		ret = wafer_submit(dev, &j, 1);
-		if (ret == 1)
-			ret = wafer_reap(dev, &c, 1, 1, -1);
-		ok = ret == 1 && c.user_data == 7 && c.status == 0 && c.device_ns > 0;
-		for (pos = 0; pos < N && ok; pos++)
-			ok = same(wafer_result(out, 0, TOPK, pos), pos);
-		wt_ok(ok, "prefill of %d positions in one job matches firmware-sim bit for bit "
-		      "(modelled %.1f us)", N, c.device_ns / 1e3);
-	}
+	test_prefill_all_positions(dev, ctx, in, out);
 	nops(dev, ctx, in);
 	batched(dev, ctx, in, out);
 	errors(dev, m, ctx, in, out);
@@ -312,17 +319,42 @@ int main(void)
 	wafer_ctx_destroy(ctx);
 	wafer_model_unload(m);
 	wafer_close(dev);
+	return 0;
+}
 
-	small_device(blob, len);
-	wse3_device(blob, len);
-	stage_workers_env();
-	o.submit = WAFER_SUBMIT_URING;
+/* io_uring submission in process, and a kernel device that is not there. */
+static void test_open_refused(void)
+{
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC,
+				     .submit = WAFER_SUBMIT_URING };
+	struct wafer_dev *dev;
+	int ret;
+
 	ret = wafer_open(&o, &dev);
 	wt_ok(ret == -EOPNOTSUPP, "inproc refuses io_uring submission: %s", wafer_last_error());
 	o = (struct wafer_open_opts){ .backend = WAFER_BACKEND_KERNEL, .index = 4000 };
 	ret = wafer_open(&o, &dev);
 	wt_ok(ret == -ENOENT, "kernel backend without the device is -ENOENT: %s",
 	      wafer_last_error());
+}
+
+int main(void)
+{
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	const char *path = wt_model_path("stories260K.bin");
+	size_t len;
+	void *blob;
+
+	if (!wt_ok(path && wafer_convert(path, &co, &blob, &len) == 0,
+		   "convert the shared model to int8") ||
+	    !wt_ok(reference(blob, len) == 0, "in-process reference"))
+		return wt_done();
+	if (test_device(blob, len))
+		return wt_done();
+	small_device(blob, len);
+	wse3_device(blob, len);
+	stage_workers_env();
+	test_open_refused();
 	free(blob);
 	return wt_done();
 }

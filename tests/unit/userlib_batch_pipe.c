@@ -87,30 +87,26 @@ static int run(struct wafer_model *m, unsigned int slots, unsigned int first, un
 	return ret;
 }
 
-int main(void)
+/* The longest prompt is more than one pipeline job's tokens, and fits the context. */
+static void test_longest_prompt_two_jobs(void)
 {
-	struct wafer_open_opts one = { .backend = WAFER_BACKEND_INPROC }, o[3] = { one, one, one };
-	struct wafer_pipe_opts po = { .n_devices = 3, .devices = o };
-	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
-	static struct seq_out alone[SEQS], piped[SEQS];
-	const char *mp = wt_model_path("stories260K.bin"), *tp;
-	struct wafer_model *m1 = NULL, *m3 = NULL;
-	struct wafer_dev *d1 = NULL, *d3 = NULL;
-	unsigned int i, same = 0, ends = 0, peak = 0, peak1 = 0;
-	char *model = mp ? strdup(mp) : NULL, *tokpath;
 	int ids[1024], longest;
 
-	tp = wt_model_path("tok512.bin");
-	tokpath = tp ? strdup(tp) : NULL;
-	if (!wt_ok(model && tokpath && !wafer_tokenizer_load(tokpath, 512, &tok) &&
-		   !wafer_open(&one, &d1) && !wafer_model_load_file(d1, model, &co, &m1) &&
-		   !wafer_open_pipeline(&po, &d3) && !wafer_model_load_file(d3, model, &co, &m3),
-		   "the shared model on one device and over a pipeline of 3"))
-		return wt_done();
 	longest = wafer_tokenizer_encode(tok, prompts[N_PROMPTS - 1], 1, 0, ids, 1024);
 	wt_ok(longest > WAFER_PIPE_MAX_TOKENS && longest + 33 <= CTX,
 	      "the longest prompt (%d tokens) takes two jobs of at most %u", longest,
 	      WAFER_PIPE_MAX_TOKENS);
+}
+
+/*
+ * SEQS sequences batched through SLOTS slots on a pipeline of 3 give each
+ * sequence's tokens and end as it has alone on one device.
+ */
+static void test_pipeline_batched_as_alone(struct wafer_model *m1, struct wafer_model *m3)
+{
+	static struct seq_out alone[SEQS], piped[SEQS];
+	unsigned int i, same = 0, ends = 0, peak = 0, peak1 = 0;
+
 	for (i = 0; i < SEQS; i++)
 		if (run(m1, 1, i, 1, alone, &peak1))
 			wt_diag("sequence %u alone failed: %s", i, wafer_last_error());
@@ -127,6 +123,27 @@ int main(void)
 	wt_ok(same == SEQS, "each sequence's tokens on the pipeline, batched, as alone on one "
 	      "device (%u of %u)", same, SEQS);
 	wt_ok(ends == SEQS, "and each ends as alone (%u of %u)", ends, SEQS);
+}
+
+int main(void)
+{
+	struct wafer_open_opts one = { .backend = WAFER_BACKEND_INPROC }, o[3] = { one, one, one };
+	struct wafer_pipe_opts po = { .n_devices = 3, .devices = o };
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	const char *mp = wt_model_path("stories260K.bin"), *tp;
+	struct wafer_model *m1 = NULL, *m3 = NULL;
+	struct wafer_dev *d1 = NULL, *d3 = NULL;
+	char *model = mp ? strdup(mp) : NULL, *tokpath;
+
+	tp = wt_model_path("tok512.bin");
+	tokpath = tp ? strdup(tp) : NULL;
+	if (!wt_ok(model && tokpath && !wafer_tokenizer_load(tokpath, 512, &tok) &&
+		   !wafer_open(&one, &d1) && !wafer_model_load_file(d1, model, &co, &m1) &&
+		   !wafer_open_pipeline(&po, &d3) && !wafer_model_load_file(d3, model, &co, &m3),
+		   "the shared model on one device and over a pipeline of 3"))
+		return wt_done();
+	test_longest_prompt_two_jobs();
+	test_pipeline_batched_as_alone(m1, m3);
 	wafer_model_unload(m3);
 	wafer_model_unload(m1);
 	wafer_close(d3);

@@ -79,17 +79,11 @@ static int client_static(const char *dir, const char *build, const char *model, 
 	return sh(cmd, out, n) == 0;
 }
 
-int main(void)
-{
-	static char out[65536], out2[65536], cmd[2048], unit[1024], want[1024];
-	char *model, *tok;
-	char dir[] = "/tmp/wafer-install.XXXXXX";
-	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	const char *level;
-	double exposure;
+static char out[65536], out2[65536], cmd[2048];
 
-	if (!wt_ok(mkdtemp(dir) != NULL, "a scratch prefix"))
-		return wt_done();
+/* make install into a scratch prefix; the installed CLI runs. */
+static void test_install_runs(const char *dir, const char *build)
+{
 	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory "
 		 "install BUILD=%s PREFIX=%s/usr UDEVRULESDIR=%s/udev SYSTEMDUNITDIR=%s/systemd "
 		 "2>&1", build, dir, dir, dir);
@@ -98,6 +92,15 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "%s/usr/bin/wafer serve --help 2>&1", dir);
 	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "usage: wafer serve"),
 	      "the installed CLI runs: wafer serve --help");
+}
+
+/* The systemd unit runs the installed CLI, hardened, and systemd finds no fault in it. */
+static void test_service_unit(const char *dir)
+{
+	static char unit[1024], want[1024];
+	const char *level;
+	double exposure;
+
 	snprintf(unit, sizeof(unit), "%s/systemd/wafer-serve.service", dir);
 	snprintf(cmd, sizeof(cmd), "cat %s 2>&1", unit);
 	snprintf(want, sizeof(want), "ExecStart=%s/usr/bin/wafer serve ", dir);
@@ -114,10 +117,21 @@ int main(void)
 	exposure = level ? atof(level + strlen("Overall exposure level for wafer-serve.service: ")) :
 		99;
 	wt_ok(exposure < 5.0, "systemd-analyze security: exposure %.1f (below 5: OK)", exposure);
+}
 
+/* libwafer.so.0 exports exactly wafer.h's functions. */
+static void test_exports(const char *dir)
+{
 	if (!wt_ok(exports_match(dir, out, sizeof(out)),
 		   "libwafer.so.0 exports exactly the functions wafer.h declares"))
 		wt_diag("< declared only, > exported only:\n%s", out);
+}
+
+/* A client built against the prefix runs, shared and static, with the same output. */
+static void test_clients(const char *dir, const char *build)
+{
+	char *model, *tok;
+
 	/* wt_model_path() returns a static buffer. */
 	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
 	tok = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
@@ -134,6 +148,19 @@ int main(void)
 	}
 	free(model);
 	free(tok);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/wafer-install.XXXXXX";
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+
+	if (!wt_ok(mkdtemp(dir) != NULL, "a scratch prefix"))
+		return wt_done();
+	test_install_runs(dir, build);
+	test_service_unit(dir);
+	test_exports(dir);
+	test_clients(dir, build);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	system(cmd);
 	return wt_done();

@@ -97,56 +97,53 @@ static void check(const char *name, const char *args, const struct wfs_ckpt *c,
 	free(got);
 }
 
-int main(void)
+/* wafer run's text equals the reference decode's, int8 and int4, on 1 to 5 devices. */
+static void test_text_as_reference(const struct wfs_ckpt *c)
 {
 	struct wfs_pack_opts o4 = { .wbits = 4, .group_size = 32 };
-	struct wfs_ckpt c, dq;
-	char *out = malloc(TEXT_MAX);
-	int rc;
+	struct wfs_ckpt dq;
 
-	/* wt_model_path() returns a static buffer */
-	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
-	tokpath = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
-	if (!wt_ok(model && tokpath && out, "shared model and tokenizer found"))
-		return wt_done();
-	if (!wt_ok(wfs_ckpt_load(model, &c) == 0 && wafer_tokenizer_load(tokpath, 512, &tok) == 0,
-		   "load the checkpoint and the tokenizer"))
-		return wt_done();
-
-	check("int8, no prompt", "", &c, "", 100);
-	check("int8, prompt", "-i 'Once upon a time, there was a dog'", &c,
+	check("int8, no prompt", "", c, "", 100);
+	check("int8, prompt", "-i 'Once upon a time, there was a dog'", c,
 	      "Once upon a time, there was a dog", 64);
-	check("int8, prompt longer than -n", "-i 'One day, Tom and Lily went to the park'", &c,
+	check("int8, prompt longer than -n", "-i 'One day, Tom and Lily went to the park'", c,
 	      "One day, Tom and Lily went to the park", 5);
-	if (wt_ok(wfs_pack_dequant(&c, &o4, &dq) == 0, "de-quantised int4 weights")) {
+	if (wt_ok(wfs_pack_dequant(c, &o4, &dq) == 0, "de-quantised int4 weights")) {
 		check("int4 vs its de-quantised float model", "--quant int4", &dq, "", 256);
 		check("int4 over 3 devices vs its de-quantised float model", "--quant int4 -d 0-2",
 		      &dq, "", 256);
 	}
 	/* The model over five in-process devices, and over two by an explicit split. */
-	check("int8 over 5 devices", "-d 0-4", &c, "", 100);
+	check("int8 over 5 devices", "-d 0-4", c, "", 100);
 	check("int8 over 2 devices split 4+1, prompt", "-d 0,1 --split 4,1 "
-	      "-i 'Once upon a time, there was a dog'", &c, "Once upon a time, there was a dog", 64);
+	      "-i 'Once upon a time, there was a dog'", c, "Once upon a time, there was a dog", 64);
 	/* Weight streaming: the same text, on one device and over three. */
-	check("int8, weights streamed", "--stream-weights on", &c, "", 100);
+	check("int8, weights streamed", "--stream-weights on", c, "", 100);
 	check("int8 over 3 devices, weights streamed, prompt", "-d 0-2 --stream-weights on "
-	      "-i 'Once upon a time, there was a dog'", &c, "Once upon a time, there was a dog", 64);
+	      "-i 'Once upon a time, there was a dog'", c, "Once upon a time, there was a dog", 64);
+}
 
-	/* Sampling: a seed makes it reproducible. */
-	{
-		char *a = malloc(TEXT_MAX), *b = malloc(TEXT_MAX);
+/* Sampling: a seed makes it reproducible. */
+static void test_sampling_seeded(void)
+{
+	char *a = malloc(TEXT_MAX), *b = malloc(TEXT_MAX);
+	int rc;
 
-		rc = cli("--backend inproc -t 1.0 -p 0.9 -s 42 -n 64", a) |
-		     cli("--backend inproc -t 1.0 -p 0.9 -s 42 -n 64", b);
-		wt_ok(rc == 0 && !strcmp(a, b) && strlen(a) > 20,
-		      "temperature 1, top-p 0.9: the same seed gives the same text");
-		rc = cli("--backend inproc -t 1.0 -p 0.9 -s 43 -n 64", b);
-		wt_ok(rc == 0 && strcmp(a, b), "and another seed another text");
-		free(a);
-		free(b);
-	}
+	rc = cli("--backend inproc -t 1.0 -p 0.9 -s 42 -n 64", a) |
+	     cli("--backend inproc -t 1.0 -p 0.9 -s 42 -n 64", b);
+	wt_ok(rc == 0 && !strcmp(a, b) && strlen(a) > 20,
+	      "temperature 1, top-p 0.9: the same seed gives the same text");
+	rc = cli("--backend inproc -t 1.0 -p 0.9 -s 43 -n 64", b);
+	wt_ok(rc == 0 && strcmp(a, b), "and another seed another text");
+	free(a);
+	free(b);
+}
 
-	/* Errors: non-zero exit, nothing on stdout. */
+/* Errors: non-zero exit, nothing on stdout. */
+static void test_errors(char *out)
+{
+	int rc;
+
 	rc = cli("--backend inproc --submit uring -n 8", out);
 	wt_ok(rc != 0 && !out[0], "--submit uring with the inproc backend is refused");
 	rc = cli("--backend inproc --quant int5", out);
@@ -162,7 +159,24 @@ int main(void)
 	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "-d 3-1 is a usage error");
 	rc = cli("--backend inproc --stream-weights sometimes -n 8", out);
 	wt_ok(WEXITSTATUS(rc) == 2 && !out[0], "--stream-weights sometimes is a usage error");
+}
 
+int main(void)
+{
+	char *out = malloc(TEXT_MAX);
+	struct wfs_ckpt c;
+
+	/* wt_model_path() returns a static buffer */
+	model = wt_model_path("stories260K.bin") ? strdup(wt_model_path("stories260K.bin")) : NULL;
+	tokpath = wt_model_path("tok512.bin") ? strdup(wt_model_path("tok512.bin")) : NULL;
+	if (!wt_ok(model && tokpath && out, "shared model and tokenizer found"))
+		return wt_done();
+	if (!wt_ok(wfs_ckpt_load(model, &c) == 0 && wafer_tokenizer_load(tokpath, 512, &tok) == 0,
+		   "load the checkpoint and the tokenizer"))
+		return wt_done();
+	test_text_as_reference(&c);
+	test_sampling_seeded();
+	test_errors(out);
 	wafer_tokenizer_free(tok);
 	free(out);
 	return wt_done();
