@@ -577,6 +577,9 @@ static const struct bad_case typed_cases[] = {
 	{ "max_completion_tokens a string", "POST", CH,
 	  "{" M ",\"max_completion_tokens\":\"x\",\"messages\":[{\"role\":\"user\","
 	  "\"content\":\"a\"}]}", 400, "max_completion_tokens" },
+	{ "max_completion_tokens a string beside max_tokens", "POST", CH,
+	  "{" M ",\"max_tokens\":1,\"max_completion_tokens\":\"x\",\"messages\":[{\"role\":"
+	  "\"user\",\"content\":\"a\"}]}", 400, "max_completion_tokens" },
 	{ "temperature null (default)", "POST", C, B1 ",\"temperature\":null}", 200, NULL },
 	{ "temperature an array", "POST", C, B1 ",\"temperature\":[]}", 400, "temperature" },
 	{ "temperature true", "POST", C, B1 ",\"temperature\":true}", 400, "temperature" },

@@ -495,8 +495,18 @@ static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *m
 	r->seq.top_p = 1.0f;
 	*max_tokens = -1;
 	ret = get_int(o, "max_tokens", N, "max_tokens", &i, &set, e);
-	if (!ret && !set && chat)
-		ret = get_int(o, "max_completion_tokens", N, "max_completion_tokens", &i, &set, e);
+	if (!ret && chat) {
+		int64_t mct;
+		int mset;
+
+		/* both are checked; max_tokens wins when both are given */
+		ret = get_int(o, "max_completion_tokens", N, "max_completion_tokens", &mct, &mset,
+			      e);
+		if (!ret && !set && mset) {
+			i = mct;
+			set = 1;
+		}
+	}
 	if (ret)
 		return ret;
 	if (set && (i < 1 || i > 1 << 30))
