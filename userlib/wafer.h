@@ -1778,6 +1778,14 @@ struct wafer_plan_event {
  * @trace: called for every interval of the prompt's timeline and of the
  *	decode step after it, in simulation order (NULL: none)
  * @trace_arg: passed to @trace
+ * @draft_head: speculative decoding with a draft head as EAGLE builds it:
+ *	one decoder layer of the target's width sharing its embedding and
+ *	head, on the target's last device (no devices of its own, no link);
+ *	@draft_params unused
+ * @deployment: project what a production deployment runs: without a
+ *	draft given, the family's draft from the literature (struct
+ *	wafer_plan.deploy_draft says which, its tokens per verify and
+ *	acceptance, and the acceptance range the band spans)
  */
 struct wafer_plan_opts {
 	const char *profile;
@@ -1792,6 +1800,8 @@ struct wafer_plan_opts {
 	int stream;
 	void (*trace)(void *arg, const struct wafer_plan_event *e);
 	void *trace_arg;
+	int draft_head;
+	int deployment;
 };
 
 /**
@@ -1848,6 +1858,16 @@ struct wafer_plan_opts {
  * @residual_low: the smallest published / projected ratio of the
  *	profile's calibration figures, at most 1 (1: none)
  * @residual_high: the largest, at least 1
+ * @deploy_draft: with struct wafer_plan_opts.deployment and no draft
+ *	given: the draft a deployment of this family runs (NULL otherwise)
+ * @deploy_source: where its acceptance comes from
+ * @draft_tokens: draft tokens per verify pass used
+ * @draft_accept: acceptance used; its band spans @draft_accept_low ..
+ *	@draft_accept_high
+ * @draft_accept_low: see @draft_accept
+ * @draft_accept_high: see @draft_accept
+ * @tok_s_spec_ceiling: tokens/s with every draft token accepted: what the
+ *	verify pass and the drafting allow at most
  */
 struct wafer_plan {
 	char profile[16];
@@ -1885,6 +1905,13 @@ struct wafer_plan {
 	uint64_t tok_s_spec_high;
 	double residual_low;
 	double residual_high;
+	const char *deploy_draft;
+	const char *deploy_source;
+	unsigned int draft_tokens;
+	double draft_accept;
+	double draft_accept_low;
+	double draft_accept_high;
+	uint64_t tok_s_spec_ceiling;
 };
 
 /**
@@ -1906,15 +1933,16 @@ void wafer_plan_draft_shape(uint64_t params, unsigned int vocab, struct wafer_pl
  * @preset: the model's name
  * @devices: devices (lpu: chips), 0 for as few as hold it
  * @weight_bits: the weights' precision
- * @draft_params: parameters of the draft assumed (0: plain decode)
+ * @speculative: the published conditions include speculative decoding
+ *	(the draft not disclosed): projected as struct
+ *	wafer_plan_opts.deployment projects it, with the family's draft
  * @published: the figure: tokens/s of one sequence, or (@count) devices
  * @count: the figure is a device count
  * @role: whether it set a parameter or is a prediction
  * @band: its residual (published / projected) is one of the profile's
  *	band (plain decode of a published shape)
  *
- * Projections take context 1,024 and one sequence; a draft accepts 0.8
- * with 4 tokens.
+ * Projections take context 1,024 and one sequence.
  */
 struct wafer_plan_figure {
 	const char *what;
@@ -1923,7 +1951,7 @@ struct wafer_plan_figure {
 	const char *preset;
 	unsigned int devices;
 	unsigned int weight_bits;
-	uint64_t draft_params;
+	int speculative;
 	double published;
 	int count;
 	const char *role;

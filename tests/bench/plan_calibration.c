@@ -35,8 +35,7 @@ int main(void)
 	for (i = 0; (f = wafer_plan_figure(i)); i++) {
 		struct wafer_plan_opts o = { .profile = f->profile, .devices = f->devices,
 					     .weight_bits = f->weight_bits, .batch = 1,
-					     .context = 1024, .draft_params = f->draft_params,
-					     .draft_accept = 0.8, .draft_tokens = 4 };
+					     .context = 1024, .deployment = f->speculative };
 		struct wafer_plan p;
 		double got, lo, hi, e;
 
@@ -44,20 +43,27 @@ int main(void)
 			fprintf(stderr, "plan_calibration: %s: %s\n", f->preset, wafer_last_error());
 			return 1;
 		}
-		got = f->count ? p.devices : (double)(f->draft_params ? p.tok_s_spec :
+		got = f->count ? p.devices : (double)(f->speculative ? p.tok_s_spec :
 						      p.tok_s_single);
-		lo = (double)(f->draft_params ? p.tok_s_spec_low : p.tok_s_single_low);
-		hi = (double)(f->draft_params ? p.tok_s_spec_high : p.tok_s_single_high);
+		lo = (double)(f->speculative ? p.tok_s_spec_low : p.tok_s_single_low);
+		hi = (double)(f->speculative ? p.tok_s_spec_high : p.tok_s_single_high);
 		e = (got - f->published) * 100 / f->published;
 		if (f->count) {
 			printf("| %s | %.0f chips | %.0f chips (%u per layer) | | %+.0f %% | %s |\n",
 			       f->what, f->published, got, p.tensor_chips, e, f->role);
 			continue;
 		}
-		printf("| %s | %.0f tok/s | %.0f on %u %s | %.0f..%.0f%s | %+.0f %% | %s%s |\n",
+		printf("| %s | %.0f tok/s | %.0f on %u %s | %.0f..%.0f%s | %+.0f %% | %s%s",
 		       f->what, f->published, got, p.devices, p.tensor_chips ? "chips" : "device(s)",
 		       lo, hi, f->published >= lo && f->published <= hi ? "" : " (outside)", e,
 		       f->role, f->band ? "; a residual of the band" : "");
+		/* A figure above what every draft token accepted gives: the verify pass forbids it. */
+		if (f->speculative && f->published > p.tok_s_spec_ceiling)
+			printf("; impossible at the nominal terms: at most %llu tok/s with every "
+			       "draft token accepted, the %u-position verify pass taking %.0f us "
+			       "against %.0f for one token", (unsigned long long)p.tok_s_spec_ceiling,
+			       p.draft_tokens + 1, p.verify_ns / 1e3, p.token_ns / 1e3);
+		printf(" |\n");
 		if (strncmp(f->role, "prediction", 10))
 			continue;
 		err[n++] = fabs(e);

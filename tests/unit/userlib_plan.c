@@ -386,6 +386,62 @@ static void bands(void)
 }
 
 /*
+ * Deployment mode: every preset gets its family's draft (a head on the
+ * last device: no devices of its own), stated, with the literature's
+ * tokens and acceptance; tokens per step are (1 - a^(k+1)) / (1 - a);
+ * the ceiling is k + 1 tokens per step; the band spans the acceptance
+ * range; a draft given is used instead; the shared model's head draft
+ * costs its last layer and head, less than its whole step.
+ */
+static void deployment(void)
+{
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 8, .batch = 1,
+				     .context = 1024, .deployment = 1 };
+	const struct wafer_plan_shape *s;
+	unsigned int i, j, ok = 1, kimi = 0;
+	struct wafer_plan p;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		double e = 0, ak = 1, a;
+		uint64_t step;
+
+		if (wafer_plan(s, &o, &p)) {
+			ok = 0;
+			continue;
+		}
+		a = p.draft_accept;
+		for (j = 0; j <= p.draft_tokens; j++, ak *= a)
+			e += ak;
+		step = (uint64_t)p.draft_tokens * p.draft_token_ns + p.verify_ns;
+		ok &= p.deploy_draft && p.deploy_source && p.draft_tokens && !p.draft_devices &&
+		      p.tokens_per_step > e - 1e-9 && p.tokens_per_step < e + 1e-9 &&
+		      p.tok_s_spec == (uint64_t)(e * 1e9 / (double)step) &&
+		      p.tok_s_spec_ceiling == (uint64_t)((p.draft_tokens + 1) * 1e9 / (double)step) &&
+		      p.tok_s_spec <= p.tok_s_spec_ceiling &&
+		      p.draft_accept_low < a && a < p.draft_accept_high &&
+		      p.tok_s_spec_low < p.tok_s_spec && p.tok_s_spec < p.tok_s_spec_high;
+		kimi += !strcmp(s->name, "kimi-k2") && p.draft_tokens == 1 &&
+			strstr(p.deploy_draft, "multi-token");
+	}
+	wt_ok(ok, "--deployment, every preset: the family's draft stated, its tokens per step "
+	      "(1 - a^(k+1)) / (1 - a), its ceiling, its band over the acceptance range");
+	wt_ok(kimi == 1, "kimi-k2 deploys multi-token prediction (1 token), the others an EAGLE-2 "
+	      "head");
+	o.draft_params = 1000000000ull;
+	o.draft_accept = 0.7;
+	o.draft_tokens = 3;
+	wt_ok(!wafer_plan(wafer_plan_preset_find("llama3.1-70b"), &o, &p) && !p.deploy_draft &&
+	      p.draft_tokens == 3 && p.draft_accept == 0.7 && p.draft_devices >= 1,
+	      "--deployment with a draft given: that draft, on devices of its own");
+	o = (struct wafer_plan_opts){ .profile = "wse3", .devices = 1, .weight_bits = 8,
+				      .batch = 1, .context = 256, .deployment = 1 };
+	wt_ok(!wafer_plan(&s260k, &o, &p) && p.draft_token_ns < p.token_ns &&
+	      p.draft_token_ns * 5 > p.token_ns,
+	      "the shared model's head draft: one layer and the head (%.2f us) of a 5-layer "
+	      "step (%.2f us)", p.draft_token_ns / 1e3, p.token_ns / 1e3);
+}
+
+/*
  * Monotonicity over every preset: more wafers never fit fewer sequences;
  * a better draft (accepting more, or smaller at the same acceptance)
  * never lowers tok/s or its band; a longer context never needs fewer KV
@@ -1035,6 +1091,22 @@ static void cli_speculative(void)
 	json_object *j = NULL, *d = NULL, *v = NULL;
 	int ok;
 
+	wt_ok(!cli("llama3.1-70b --devices 4 --weight-bits 16 --context 1024 --deployment", buf,
+		   sizeof(buf)) && strstr(buf, "deploy    a production deployment: EAGLE-2 head") &&
+	      strstr(buf, "draft     the head, 6 tokens per step at 85 %") &&
+	      strstr(buf, "acceptance 0.80..0.90"),
+	      "wafer plan --deployment states its draft, tokens and acceptance range");
+	ok = !cli("kimi-k2 --deployment --json", buf, sizeof(buf)) &&
+	     (j = json_tokener_parse(buf)) && json_object_object_get_ex(j, "speculative", &d) &&
+	     json_object_object_get_ex(d, "draft", &v) &&
+	     strstr(json_object_get_string(v), "multi-token") &&
+	     json_object_object_get_ex(d, "tok_s_ceiling", &v) &&
+	     json_object_object_get_ex(d, "tok_s_single_low", &v) &&
+	     json_object_object_get_ex(j, "deployment", &v) && json_object_get_boolean(v);
+	wt_ok(ok, "wafer plan kimi-k2 --deployment --json: the draft, its band and ceiling");
+	json_object_put(j);
+	j = NULL;
+
 	ok = !cli("llama3.1-70b --devices 4 --weight-bits 16 --draft-params 1B --json", buf,
 		  sizeof(buf)) && (j = json_tokener_parse(buf)) &&
 	     json_object_object_get_ex(j, "speculative", &d) &&
@@ -1224,6 +1296,7 @@ int main(void)
 	agreement();
 	arithmetic();
 	bands();
+	deployment();
 	monotonic();
 	moe_presets();
 	speculative();

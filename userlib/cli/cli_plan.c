@@ -51,6 +51,10 @@ static void usage(FILE *f)
 		"  --draft-tokens K      draft tokens per verify step (default 4)\n"
 		"  --stream              weight streaming: weights from the external store,\n"
 		"                        one device (wse3, wse2)\n"
+		"  --deployment          what a production deployment runs: without a draft\n"
+		"                        given, the family's draft from the literature (EAGLE-2\n"
+		"                        head, 6 tokens per verify, acceptance 0.85; kimi-k2:\n"
+		"                        multi-token prediction, 1 token, 0.875), and says so\n"
 		"  --json                one JSON object instead of the table\n"
 		"  --sweep AXIS          devices (the fewest..2x or 8), batch (1..4096) or context\n"
 		"                        (256..131072): one row per value (JSON: an array)\n"
@@ -63,7 +67,7 @@ enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PRO
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
        OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_TRACE, OPT_STREAM, OPT_HELP };
+       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -92,6 +96,7 @@ static const struct option opts[] = {
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "stream", no_argument, NULL, OPT_STREAM },
+	{ "deployment", no_argument, NULL, OPT_DEPLOYMENT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -267,6 +272,7 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "devices", json_object_new_int64(p->devices));
 	json_object_object_add(j, "devices_why", json_object_new_string(p->why));
 	json_object_object_add(j, "weight_streaming", json_object_new_boolean(o->stream));
+	json_object_object_add(j, "deployment", json_object_new_boolean(o->deployment));
 	json_object_object_add(j, "layers_per_device", json_object_new_int64(p->layers_per_device));
 	if (p->tensor_chips) {
 		json_object_object_add(j, "tensor_chips", json_object_new_int64(p->tensor_chips));
@@ -296,12 +302,21 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 			       json_object_new_int64((int64_t)p->tok_s_aggregate));
 	json_object_object_add(j, "bound", json_object_new_string(p->bound));
 	json_object_object_add(j, "bound_single", json_object_new_string(p->single_bound));
-	if (o->draft_params) {
+	if (p->draft_tokens) {
 		json_object *d = json_object_new_object();
 
-		json_object_object_add(d, "params", json_object_new_int64((int64_t)o->draft_params));
-		json_object_object_add(d, "accept", json_object_new_double(o->draft_accept));
-		json_object_object_add(d, "tokens", json_object_new_int64(o->draft_tokens));
+		if (p->deploy_draft) {
+			json_object_object_add(d, "draft", json_object_new_string(p->deploy_draft));
+			json_object_object_add(d, "source", json_object_new_string(p->deploy_source));
+		} else {
+			json_object_object_add(d, "params",
+					       json_object_new_int64((int64_t)o->draft_params));
+		}
+		json_object_object_add(d, "accept", json_object_new_double(p->draft_accept));
+		json_object_object_add(d, "accept_low", json_object_new_double(p->draft_accept_low));
+		json_object_object_add(d, "accept_high",
+				       json_object_new_double(p->draft_accept_high));
+		json_object_object_add(d, "tokens", json_object_new_int64(p->draft_tokens));
 		json_object_object_add(d, "devices", json_object_new_int64(p->draft_devices));
 		json_object_object_add(d, "draft_token_us",
 				       json_object_new_double((double)p->draft_token_ns / 1e3));
@@ -315,6 +330,8 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 				       json_object_new_int64((int64_t)p->tok_s_spec_low));
 		json_object_object_add(d, "tok_s_single_high",
 				       json_object_new_int64((int64_t)p->tok_s_spec_high));
+		json_object_object_add(d, "tok_s_ceiling",
+				       json_object_new_int64((int64_t)p->tok_s_spec_ceiling));
 		json_object_object_add(j, "speculative", d);
 	}
 	return j;
@@ -497,20 +514,31 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 	       (unsigned long long)p->tok_s_single_high, p->residual_low, p->residual_high);
 	printf("batch %-4u%llu tok/s aggregate (slowest stage %.2f us per token; bound: %s)\n",
 	       o->batch, (unsigned long long)p->tok_s_aggregate, p->stage_ns / 1e3, p->bound);
-	if (o->draft_params)
-		printf("draft     %.2g B parameters on %u device(s), %u tokens per step at %.0f %%: "
-		       "%.2f tokens per %.1f us verify + %u x %.1f us drafting = %llu tok/s single\n",
-		       o->draft_params / 1e9, p->draft_devices, o->draft_tokens,
-		       o->draft_accept * 100, p->tokens_per_step, p->verify_ns / 1e3,
-		       o->draft_tokens, p->draft_token_ns / 1e3, (unsigned long long)p->tok_s_spec);
-	if (o->draft_params)
+	if (p->deploy_draft)
+		printf("deploy    a production deployment: %s; acceptance from %s; devices: %s\n",
+		       p->deploy_draft, p->deploy_source, o->devices ? "as given" :
+		       "as few as hold the model (an operator's count: --devices N)");
+	if (p->draft_tokens && !p->deploy_draft)
+		printf("draft     %.2g B parameters on %u device(s), ", o->draft_params / 1e9,
+		       p->draft_devices);
+	else if (p->draft_tokens)
+		printf("draft     the head, ");
+	if (p->draft_tokens)
+		printf("%u tokens per step at %.0f %%: %.2f tokens per %.1f us verify + %u x %.1f us "
+		       "drafting = %llu tok/s single (at most %llu, every draft token accepted)\n",
+		       p->draft_tokens, p->draft_accept * 100, p->tokens_per_step,
+		       p->verify_ns / 1e3, p->draft_tokens, p->draft_token_ns / 1e3,
+		       (unsigned long long)p->tok_s_spec, (unsigned long long)p->tok_s_spec_ceiling);
+	if (p->draft_tokens)
 		printf("band      %llu..%llu tok/s with the draft: besides the above, acceptance "
-		       "%.2f..%.2f and a draft of %.2g..%.2g B\n",
-		       (unsigned long long)p->tok_s_spec_low, (unsigned long long)p->tok_s_spec_high,
-		       o->draft_accept > 0.1 ? o->draft_accept - 0.1 : 0.0,
-		       o->draft_accept + 0.1 < 0.95 ? o->draft_accept + 0.1 :
-		       o->draft_accept > 0.95 ? o->draft_accept : 0.95,
-		       o->draft_params / 2e9, o->draft_params * 2 / 1e9);
+		       "%.2f..%.2f", (unsigned long long)p->tok_s_spec_low,
+		       (unsigned long long)p->tok_s_spec_high, p->draft_accept_low,
+		       p->draft_accept_high);
+	if (p->draft_tokens && o->draft_params)
+		printf(" and a draft of %.2g..%.2g B", o->draft_params / 2e9,
+		       o->draft_params * 2 / 1e9);
+	if (p->draft_tokens)
+		printf("\n");
 }
 
 static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
@@ -590,6 +618,9 @@ static int plan_opt(struct plan_args *a, int c, const char *arg)
 		return 0;
 	case OPT_STREAM:
 		o->stream = 1;
+		return 0;
+	case OPT_DEPLOYMENT:
+		o->deployment = 1;
 		return 0;
 	case OPT_HELP:
 		return 3;

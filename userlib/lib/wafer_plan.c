@@ -527,6 +527,25 @@ static void spec_trace(const struct wfs_profile *prof, const struct wafer_plan_s
 static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 		    unsigned int link_pct, struct wafer_plan *p);
 
+static int has_draft(const struct wafer_plan_opts *o)
+{
+	return o->draft_params || o->draft_head;
+}
+
+/*
+ * A draft head (EAGLE): one decoder layer of the target's width and the
+ * target's head, on the target's last stage; a token costs that layer's
+ * decode and the head there, and the result's hop back to the host.
+ */
+static uint64_t head_draft_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			      const struct plan_geom *g, u32 pos)
+{
+	struct plan_stage last = { .first = s->n_layers - 1, .count = 1 };
+
+	return stage_ns(prof, s, g, &last, pos, 1, NULL) +
+	       wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, g->dims.act_bytes));
+}
+
 static int speculate(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
 		     const struct plan_geom *g, const struct wafer_plan_opts *o,
 		     const struct plan_stage *t, unsigned int n_stages, unsigned int link_pct,
@@ -534,21 +553,26 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 {
 	struct wafer_plan_opts od = *o;
 	struct wafer_plan_shape ds;
-	struct wafer_plan dp;
+	struct wafer_plan dp = { .devices = 0 };
 	double a = o->draft_accept, e = 1, ak = 1;
 	unsigned int k = o->draft_tokens, i;
 	uint64_t step;
 	int ret;
 
-	wafer_plan_draft_shape(o->draft_params, s->vocab, &ds);
-	od.devices = 0;
-	od.batch = 1;
-	od.draft_params = 0;
-	od.trace = NULL;
-	ret = plan_one(&ds, &od, link_pct, &dp);
-	if (ret)
-		return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
-					  (unsigned long long)o->draft_params);
+	if (o->draft_head) {
+		dp.token_ns = head_draft_ns(prof, s, g, o->context - 1);
+	} else {
+		wafer_plan_draft_shape(o->draft_params, s->vocab, &ds);
+		od.devices = 0;
+		od.batch = 1;
+		od.draft_params = 0;
+		od.deployment = 0;
+		od.trace = NULL;
+		ret = plan_one(&ds, &od, link_pct, &dp);
+		if (ret)
+			return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
+						  (unsigned long long)o->draft_params);
+	}
 	for (i = 1; i <= k; i++) {
 		ak *= a;
 		e += ak;	/* sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a) */
@@ -559,6 +583,9 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	p->tokens_per_step = e;
 	step = (uint64_t)k * dp.token_ns + p->verify_ns;
 	p->tok_s_spec = (uint64_t)(e * 1e9 / (double)step);
+	p->tok_s_spec_ceiling = (uint64_t)((k + 1) * 1e9 / (double)step);
+	p->draft_tokens = k;
+	p->draft_accept = a;
 	if (o->trace)
 		spec_trace(prof, s, g, t, n_stages, o, p->devices, dp.token_ns, k);
 	return 0;
@@ -723,10 +750,10 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 	if (o.prompt > o.context)
 		return wafer_set_error(-EINVAL, "plan: prompt %u longer than the context %u",
 				       o.prompt, o.context);
-	if (o.draft_params && !(o.draft_accept >= 0 && o.draft_accept < 1))
+	if (has_draft(&o) && !(o.draft_accept >= 0 && o.draft_accept < 1))
 		return wafer_set_error(-EINVAL, "plan: draft_accept %g (0 to below 1)",
 				       o.draft_accept);
-	if (o.draft_params && (!o.draft_tokens || o.draft_tokens > 64 ||
+	if (has_draft(&o) && (!o.draft_tokens || o.draft_tokens > 64 ||
 			       o.draft_tokens + 1 > o.context))
 		return wafer_set_error(-EINVAL, "plan: draft_tokens %u (1..64, below the context)",
 				       o.draft_tokens);
@@ -745,7 +772,7 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 	p->kv_bytes_per_seq = (uint64_t)o.context * s->n_layers * g.kv_pos_bytes;
 	p->prompt = o.prompt;
 	if (o.stream)
-		return o.draft_params ? wafer_set_error(-EINVAL, "plan: a draft with weight "
+		return has_draft(&o) ? wafer_set_error(-EINVAL, "plan: a draft with weight "
 							"streaming is not modelled") :
 		       stream_plan(&prof, s, &g, &o, p);
 	ret = place(s, &o, &g, dev_bytes, p);
@@ -764,7 +791,7 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
-	ret = o.draft_params ? speculate(&prof, s, &g, &o, stages, n_stages, link_pct, p) : 0;
+	ret = has_draft(&o) ? speculate(&prof, s, &g, &o, stages, n_stages, link_pct, p) : 0;
 	free(stages);
 	if (p->tensor_chips) {
 		p->groups = p->devices;
@@ -800,7 +827,7 @@ static void residuals_init(void)
 					     .context = 1024 };
 		double r;
 
-		if (!f->band || f->count || f->draft_params ||
+		if (!f->band || f->count || f->speculative ||
 		    plan_one(wafer_plan_figure_shape(f), &o, 100, &fp) || !fp.tok_s_single)
 			continue;
 		r = f->published / (double)fp.tok_s_single;
@@ -845,12 +872,13 @@ static uint64_t band_end(uint64_t point, uint64_t end, double ratio, int high)
 
 /*
  * The band of a projection: the device link twice as slow (low) or fast
- * (high): a ~2 us Ethernet hop is an assumption; with a draft, acceptance
- * 0.1 lower or higher (at most 0.95) and a draft twice or half as large
- * (a draft that no longer fits keeps its size); then the residuals of the
- * profile's calibration figures.  Each end moves every assumption the
- * same way, and tokens/s falls with link latency and draft size and rises
- * with acceptance, so the ends bound every mix of them.
+ * (high): a ~2 us Ethernet hop is an assumption; with a draft, its
+ * acceptance at the ends of its range (struct wafer_plan.draft_accept_low
+ * and _high) and a draft of a given size twice or half as large (one that
+ * no longer fits keeps its size); then the residuals of the profile's
+ * calibration figures.  Each end moves every assumption the same way, and
+ * tokens/s falls with link latency and draft size and rises with
+ * acceptance, so the ends bound every mix of them.
  */
 static void plan_band(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 		      struct wafer_plan *p)
@@ -861,19 +889,15 @@ static void plan_band(const struct wafer_plan_shape *s, const struct wafer_plan_
 
 	profile_residuals(p->profile, &p->residual_low, &p->residual_high);
 	o.trace = NULL;
-	if (o.draft_params) {
-		o.draft_accept = WFS_MAX(opts->draft_accept - 0.1, 0.0);
-		o.draft_params = opts->draft_params * 2;
-	}
+	o.draft_accept = p->draft_accept_low;
+	o.draft_params = opts->draft_params * 2;
 	ok_lo = !plan_one(s, &o, 200, &lo);
 	if (!ok_lo && o.draft_params) {
 		o.draft_params = opts->draft_params;
 		ok_lo = !plan_one(s, &o, 200, &lo);
 	}
-	if (o.draft_params) {
-		o.draft_accept = WFS_MAX(WFS_MIN(opts->draft_accept + 0.1, 0.95), opts->draft_accept);
-		o.draft_params = WFS_MAX(opts->draft_params / 2, 1u);
-	}
+	o.draft_accept = p->draft_accept_high;
+	o.draft_params = opts->draft_params ? WFS_MAX(opts->draft_params / 2, 1u) : 0;
 	ok_hi = !plan_one(s, &o, 50, &hi);
 	if (!ok_lo)
 		lo = *p;
@@ -881,18 +905,71 @@ static void plan_band(const struct wafer_plan_shape *s, const struct wafer_plan_
 		hi = *p;
 	p->tok_s_single_low = band_end(p->tok_s_single, lo.tok_s_single, p->residual_low, 0);
 	p->tok_s_single_high = band_end(p->tok_s_single, hi.tok_s_single, p->residual_high, 1);
-	if (opts->draft_params) {
+	if (has_draft(opts)) {
 		p->tok_s_spec_low = band_end(p->tok_s_spec, lo.tok_s_spec, p->residual_low, 0);
 		p->tok_s_spec_high = band_end(p->tok_s_spec, hi.tok_s_spec, p->residual_high, 1);
 	}
 }
 
+/*
+ * The draft a production deployment of a family runs (docs/TIMING.md,
+ * "Deployment", has the sources): a head on the target's last device
+ * (EAGLE's one decoder layer, or a multi-token-prediction module), its
+ * tokens per verify pass, and its per-token acceptance a with the range
+ * the band spans; a chain of k tokens yields (1 - a^(k+1)) / (1 - a).
+ */
+struct plan_family {
+	const char *prefix;	/* preset names it is for; NULL: any other */
+	const char *draft;
+	const char *source;
+	unsigned int tokens;
+	double accept, accept_low, accept_high;
+};
+
+static const struct plan_family families[] = {
+	{ "kimi-k2", "multi-token prediction module (one layer + the head, on the last "
+	  "device)", "DeepSeek-V3 report (the same architecture): the second token accepted "
+	  "85-90 %", 1, 0.875, 0.85, 0.90 },
+	{ NULL, "EAGLE-2 head (one layer of the model's width + its head, on the last "
+	  "device)", "EAGLE-2: 4-5.5 tokens per draft-verify cycle (a = 0.80..0.90 over 6 "
+	  "tokens gives 3.95..5.22)", 6, 0.85, 0.80, 0.90 },
+};
+
+static const struct plan_family *family_of(const struct wafer_plan_shape *s)
+{
+	const struct plan_family *f;
+
+	for (f = families; f->prefix; f++)
+		if (s->name && !strncmp(s->name, f->prefix, strlen(f->prefix)))
+			return f;
+	return f;
+}
+
 int wafer_plan(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 	       struct wafer_plan *p)
 {
-	int ret = plan_one(s, opts, 100, p);
+	struct wafer_plan_opts o = *opts;
+	const struct plan_family *fam = NULL;
+	int ret;
 
-	if (!ret)
-		plan_band(s, opts, p);
-	return ret;
+	if (o.deployment && !has_draft(&o) && !o.stream) {
+		fam = family_of(s);
+		o.draft_head = 1;
+		o.draft_tokens = fam->tokens;
+		o.draft_accept = fam->accept;
+	}
+	ret = plan_one(s, &o, 100, p);
+	if (ret)
+		return ret;
+	if (fam) {
+		p->deploy_draft = fam->draft;
+		p->deploy_source = fam->source;
+		p->draft_accept_low = fam->accept_low;
+		p->draft_accept_high = fam->accept_high;
+	} else {
+		p->draft_accept_low = WFS_MAX(o.draft_accept - 0.1, 0.0);
+		p->draft_accept_high = WFS_MAX(WFS_MIN(o.draft_accept + 0.1, 0.95), o.draft_accept);
+	}
+	plan_band(s, &o, p);
+	return 0;
 }

@@ -18,8 +18,10 @@ static const struct wafer_plan_shape llama2_70b = {
 
 /*
  * Contexts are short (1,024) and batches 1: the published single-sequence
- * figures do not say more.  Drafts are not disclosed: 1 B (70B) and 2 B
- * (Kimi K2) at acceptance 0.8 with 4 tokens are assumptions.  Groq's
+ * figures do not say more.  Drafts are not disclosed: a figure published
+ * with speculative decoding is projected as a deployment of its family
+ * (wafer_plan_opts.deployment: an EAGLE-2 head, or Kimi K2's multi-token
+ * prediction, with their published acceptance).  Groq's
  * precision is not published with its figures: 16-bit weights are assumed
  * (the chip's FP16 figure; 576 chips hold about 70 B 16-bit weights).
  * Only plain decode of a published shape is a residual of the band: a
@@ -32,15 +34,15 @@ static const struct wafer_plan_figure figures[] = {
 	{ "Llama 3.1 70B, four CS-3, 16-bit", NULL, "wse3", "llama3.1-70b", 4, 16, 0, 450, 0,
 	  "prediction", 1 },
 	{ "Llama 3.1 70B, CS-3 with speculative decoding (and a kernel rewrite)", NULL, "wse3",
-	  "llama3.1-70b", 4, 16, 1000000000ull, 2100, 0, "prediction (1 B draft assumed)", 0 },
+	  "llama3.1-70b", 4, 16, 1, 2100, 0, "prediction (deployment: the family's draft)", 0 },
 	{ "Kimi K2 on CS-3, 4-bit weights, speculative decoding", NULL, "wse3", "kimi-k2", 0, 4,
-	  2000000000ull, 1000, 0, "prediction (2 B draft assumed)", 0 },
+	  1, 1000, 0, "prediction (deployment: the family's draft)", 0 },
 	{ "GPT-5.6 Sol on Cerebras (shape: the seed articles' estimate), 4-bit, one layer per "
 	  "wafer", NULL, "wse3", "sol", 80, 4, 0, 750, 0, "prediction", 0 },
 	{ "Llama 3.1 70B on Groq LPUs, plain endpoint (16-bit assumed)", NULL, "lpu",
 	  "llama3.1-70b", 0, 16, 0, 250, 0, "sets `link_hop_cycles` (lpu)", 1 },
 	{ "Llama 3.1 70B on Groq LPUs, speculative endpoint (specdec)", NULL, "lpu",
-	  "llama3.1-70b", 0, 16, 1000000000ull, 1660, 0, "prediction (1 B draft assumed)", 0 },
+	  "llama3.1-70b", 0, 16, 1, 1660, 0, "prediction (deployment: the family's draft)", 0 },
 	{ "Llama 2 70B on Groq LPUs: chips (16-bit assumed)", &llama2_70b, "lpu", "llama2-70b", 0,
 	  16, 0, 576, 1, "prediction", 0 },
 };
