@@ -2083,7 +2083,7 @@ static void op_uring(struct tctx *t, int fi, int fd)
 	/*
 	 * Linux 6.11-6.13 issue a linked command from its ring SQE when its
 	 * predecessor completes (see kmod/wdrv_uring.c): keep the batch's SQEs
-	 * unused until all of it completed, as the README tells users to.
+	 * unused until all of it completed, as docs/DRIVER.md tells users to.
 	 */
 	reap(t, linked || pct(t, 70));
 }
