@@ -519,7 +519,8 @@ static int cmd_execute(struct wfs_device *dev, const struct wfw_cmd *cmd, int ct
 	c.opcode = cmd->opcode;
 	ret = cmd_check(dev, cmd);
 	if (!ret && ctl && cmd->opcode == WFW_OP_RUN_JOB) {
-		wfs_log_printf(&dev->hw.log, 1, "control ring: RUN_JOB belongs in the command ring");
+		wfs_log_printf(&dev->hw.log, 1,
+			       "control ring: RUN_JOB belongs in the command ring");
 		ret = -WFS_EINVAL;
 	}
 	if (!ret)

@@ -6,10 +6,12 @@
 #include <linux/bitfield.h>
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
+#include <linux/math64.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "wdrv_fw.h"
 #include "wdrv_params.h"
@@ -43,7 +45,13 @@ static void dispatch(struct wdrv_fw *fw, struct wfw_cpl *c)
 	}
 	if (!(c->cookie & WFW_HOST_COOKIE_CTRL)) {
 		c->cookie &= ~WDRV_FW_COOKIE_GEN;
+		if (c->opcode == WFW_OP_RUN_JOB && !c->status)
+			atomic64_add(c->result0, &fw->tokens);
 		fw->cfg.job_cpl(fw->cfg.owner, c);
+		spin_lock(&fw->cpl_lock);
+		if (fw->cpl_work)
+			queue_work(system_unbound_wq, fw->cpl_work);
+		spin_unlock(&fw->cpl_lock);
 		return;
 	}
 	spin_lock(&fw->cpl_lock);
@@ -135,6 +143,31 @@ int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 }
 
 /*
+ * Puts a control command in the control ring, which the firmware serves
+ * before the jobs in the command ring, or in the command ring on a
+ * firmware without one (ABI < 1.8).  Return: 0, -EBUSY or -EIO.
+ */
+static int ctrl_put(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
+{
+	unsigned long flags;
+	int ret;
+
+	if (!fw->ctl_ring)
+		return wdrv_fw_post(fw, cmd);
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	if (fw->resetting) {
+		spin_unlock_irqrestore(&fw->cmd_lock, flags);
+		return -EIO;
+	}
+	ret = wfw_host_put_ctl(fw->wfs, fw->ctl_ring, WDRV_FW_CTL_ENTRIES, &fw->ctl_tail, cmd, 1);
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	if (ret)
+		return -EBUSY;
+	wfs_device_doorbell(fw->wfs);
+	return 0;
+}
+
+/*
  * Takes a cookie for a control command and posts it, with no reset in
  * between: a reset fails the waiter of a command it discarded, so one
  * posted after it would run while its caller is told -EIO.
@@ -151,7 +184,7 @@ static int ctrl_post(struct wdrv_fw *fw, struct wfw_cmd *cmd, u32 *seq)
 	reinit_completion(&fw->ctrl_done);
 	*seq = fw->cpl_seq;
 	spin_unlock(&fw->cpl_lock);
-	ret = wdrv_fw_post(fw, cmd);
+	ret = ctrl_put(fw, cmd);
 	up_read(&fw->reset_sem);
 	return ret;
 }
@@ -174,16 +207,17 @@ static void parked_free(struct wdrv_fw *fw, struct parked_buf *p)
 }
 
 /*
- * Waits for the pending control command.  The command runs after every job
- * already in the ring, which together may take much longer than the
- * timeout: the firmware is only stuck if it completes nothing for a whole
- * timeout, and not while a reset is under way (one behind a hung job: it
- * ends this wait itself).  Return: 0, -ETIMEDOUT, or -EINTR when
- * @killable and killed.
+ * Waits for the pending control command.  From the control ring it waits
+ * at most for the job the firmware is taking in; without one (ABI < 1.8)
+ * it runs after every job already in the ring, which together may take
+ * much longer than the timeout.  Either way the firmware is only stuck if
+ * it completes nothing for a whole timeout, and not while a reset is under
+ * way (one behind a hung job: it ends this wait itself).  Return: 0,
+ * -ETIMEDOUT, or -EINTR when @killable and killed.
  */
-static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable)
+static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable, unsigned int timeout_ms)
 {
-	unsigned long timeout = msecs_to_jiffies(fw->cfg.ctrl_timeout_ms);
+	unsigned long timeout = msecs_to_jiffies(timeout_ms);
 	long left;
 	u32 now;
 
@@ -226,6 +260,22 @@ static void parked_settle(struct wdrv_fw *fw, struct list_head *earlier, u32 gen
 }
 
 /*
+ * How long a control command may run while the firmware completes nothing:
+ * a LOAD_MODEL reads and checks its whole blob first, so its time grows
+ * with the blob (WDRV_FW_LOAD_BYTES_PER_MS), and a large legal load is not
+ * taken for a hung firmware, which would reset the device under the other
+ * tenants.
+ */
+static unsigned int ctrl_timeout_ms(const struct wdrv_fw *fw, const struct wfw_cmd *cmd)
+{
+	u64 ms = fw->cfg.ctrl_timeout_ms;
+
+	if (cmd->opcode == WFW_OP_LOAD_MODEL)
+		ms += div_u64(cmd->load.len, WDRV_FW_LOAD_BYTES_PER_MS);
+	return min_t(u64, ms, UINT_MAX);
+}
+
+/*
  * Runs a control command; the caller holds ctrl_lock.  A command that timed
  * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
  * dropped, so its completion is ignored.
@@ -244,7 +294,7 @@ static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *
 	list_splice_init(&fw->parked, &earlier);
 	mutex_unlock(&fw->park_lock);
 	if (!ret)
-		ret = ctrl_wait(fw, seq, killable);
+		ret = ctrl_wait(fw, seq, killable, ctrl_timeout_ms(fw, cmd));
 
 	spin_lock(&fw->cpl_lock);
 	/* A completion or a reset clears the cookie, even one racing a timeout. */
@@ -412,6 +462,34 @@ int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
 }
 
 /**
+ * wdrv_fw_tokens() - tokens of the jobs completed with status 0
+ * @fw: firmware interface
+ *
+ * Counted from the completions as they arrive, so never waits; a reset
+ * does not clear it.
+ *
+ * Return: the count since bring-up.
+ */
+u64 wdrv_fw_tokens(struct wdrv_fw *fw)
+{
+	return atomic64_read(&fw->tokens);
+}
+
+/**
+ * wdrv_fw_stop_cpl_work() - stop queueing @fw->cpl_work on completions
+ * @fw: firmware interface
+ *
+ * Once this returns no completion queues it any more: the owner may then
+ * cancel it for good.
+ */
+void wdrv_fw_stop_cpl_work(struct wdrv_fw *fw)
+{
+	spin_lock(&fw->cpl_lock);
+	fw->cpl_work = NULL;
+	spin_unlock(&fw->cpl_lock);
+}
+
+/**
  * wdrv_fw_reset() - reset the device and the driver's ring state
  * @fw: firmware interface
  * @full: also unload every model and destroy all contexts
@@ -440,6 +518,7 @@ void wdrv_fw_reset(struct wdrv_fw *fw, bool full)
 
 	spin_lock_irqsave(&fw->cmd_lock, flags);
 	fw->cmd_tail = 0;
+	fw->ctl_tail = 0;
 	fw->gen = (fw->gen + 1) & (WDRV_FW_COOKIE_GEN >> 32);
 	fw->resetting = false;
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
@@ -466,12 +545,14 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 {
 	size_t cmd_bytes = WDRV_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
 	size_t cpl_bytes = WDRV_FW_CPL_ENTRIES * sizeof(struct wfw_cpl);
+	size_t ctl_bytes = WDRV_FW_CTL_ENTRIES * sizeof(struct wfw_cmd);
 	int ret;
 
 	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, node);
 	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, node);
 	fw->ctrl_buf = kvzalloc_node(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL, node);
-	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf)
+	fw->ctl_buf = kvzalloc_node(ctl_bytes, GFP_KERNEL, node);
+	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf || !fw->ctl_buf)
 		return -ENOMEM;
 	ret = wdrv_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, GFP_KERNEL, &fw->cmd_addr);
 	if (!ret)
@@ -480,6 +561,8 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 	if (!ret)
 		ret = wdrv_dma_map(&fw->dma, fw->ctrl_buf, WDRV_FW_CTRL_BUF_SIZE,
 				   WDRV_DMA_WRITE, GFP_KERNEL, &fw->ctrl_buf_addr);
+	if (!ret)
+		ret = wdrv_dma_map(&fw->dma, fw->ctl_buf, ctl_bytes, 0, GFP_KERNEL, &fw->ctl_addr);
 	return ret;
 }
 
@@ -525,6 +608,11 @@ static int firmware_start(struct wdrv_fw *fw)
 		       index, WFW_ABI_VERSION_MAJOR(abi),
 		       WFW_ABI_VERSION_MINOR(abi), WFW_ABI_MAJOR);
 		return -ENODEV;
+	}
+	/* Control commands then never queue behind jobs (ABI 1.8). */
+	if (wfw_host_has_ctl_ring(fw->wfs)) {
+		wfw_host_set_ctl_ring(fw->wfs, fw->ctl_addr, WDRV_FW_CTL_ENTRIES);
+		fw->ctl_ring = fw->ctl_buf;
 	}
 	ret = wfw_host_enable_rings(fw->wfs, fw->cmd_addr, WDRV_FW_CMD_ENTRIES,
 				    fw->cpl_addr, WDRV_FW_CPL_ENTRIES);
@@ -592,6 +680,9 @@ void wdrv_fw_fini(struct wdrv_fw *fw)
 		wdrv_dma_unmap(&fw->dma, fw->cpl_addr);
 	if (fw->cmd_addr)
 		wdrv_dma_unmap(&fw->dma, fw->cmd_addr);
+	if (fw->ctl_addr)
+		wdrv_dma_unmap(&fw->dma, fw->ctl_addr);
+	kvfree(fw->ctl_buf);
 	kvfree(fw->ctrl_buf);
 	kvfree(fw->cpl_ring);
 	kvfree(fw->cmd_ring);

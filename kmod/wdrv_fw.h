@@ -2,8 +2,9 @@
 /*
  * wafer firmware interface: the driver's side of the firmware ABI
  * (firmware-sim/wfw_abi.h).  It owns the simulated device instance, the
- * command and completion rings, the interrupt handler, control commands
- * (synchronous, one at a time) and reset.  Job completions are handed up to
+ * command, control and completion rings, the interrupt handler, control
+ * commands (synchronous, one at a time, served by the firmware before
+ * jobs) and reset.  Job completions are handed up to
  * the job layer through a callback, so this layer knows nothing above it.
  */
 #ifndef WDRV_FW_H
@@ -16,6 +17,8 @@
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/atomic.h>
 
 #include "wdrv_dma.h"
 #include "wfw_abi.h"
@@ -34,7 +37,18 @@ struct wdrv_fw;
 
 #define WDRV_FW_CMD_ENTRIES	256
 #define WDRV_FW_CPL_ENTRIES	256
+/*
+ * Control ring entries: one control command runs at a time, but ones that
+ * timed out may still be queued before it.
+ */
+#define WDRV_FW_CTL_ENTRIES	16
 #define WDRV_FW_CTRL_BUF_SIZE	(64 * 1024)
+/*
+ * The slowest blob throughput a LOAD_MODEL is allowed beyond the control
+ * timeout, in bytes per millisecond (4 MiB/s, well below what a debug
+ * kernel under emulation checks and copies).
+ */
+#define WDRV_FW_LOAD_BYTES_PER_MS	4096
 
 /**
  * struct wdrv_fw_config - how to bring a device up
@@ -46,7 +60,8 @@ struct wdrv_fw;
  * @fault_inject: allow the test-only FAULT_INJECT command
  * @stage_workers: threads running the stages (struct wfs_device_config)
  * @ctrl_timeout_ms: how long a control command may wait while the firmware
- *	completes nothing (jobs ahead of it in the ring may take longer)
+ *	completes nothing (jobs ahead of it in the ring may take longer); a
+ *	LOAD_MODEL's grows with its blob (WDRV_FW_LOAD_BYTES_PER_MS)
  * @job_cpl: called for each job completion, from the interrupt handler
  *	(process context, must not sleep for long); @cpl is a verified copy
  * @fault: called when the device faulted or a completion was lost or
@@ -76,14 +91,19 @@ struct wdrv_fw_config {
  * @cpl_ring: completion ring memory (device address @cpl_addr)
  * @cmd_addr: device address of @cmd_ring
  * @cpl_addr: device address of @cpl_ring
+ * @ctl_buf: control ring memory (device address @ctl_addr)
+ * @ctl_addr: its device address
+ * @ctl_ring: @ctl_buf once the firmware serves a control ring (ABI 1.8),
+ *	else NULL: control commands then go in the command ring
  * @ctrl_buf: buffer control commands have the firmware write to
  * @ctrl_buf_addr: its device address
  * @reset_sem: Held for writing across a reset; control commands take it
  *	for reading from taking their cookie until posted, so none is posted
  *	into a ring being reset or with a cookie of the generation before
- * @cmd_lock: Protects @cmd_tail, @resetting, @gen and writes to the
- *	command ring
+ * @cmd_lock: Protects @cmd_tail, @ctl_tail, @resetting, @gen and writes
+ *	to the command and control rings
  * @cmd_tail: producer index of the command ring
+ * @ctl_tail: producer index of the control ring
  * @resetting: a reset is in progress: nothing may be posted
  * @gen: reset generation, stamped into posted cookies (WDRV_FW_COOKIE_GEN)
  * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
@@ -99,6 +119,10 @@ struct wdrv_fw_config {
  *	which the firmware may still read: unmapped and freed once a later
  *	control command completes, by a reset, or by fini
  * @info: GET_INFO result from bring-up (device shape; model fields stale)
+ * @tokens: tokens of the jobs completed with status 0 (wdrv_fw_tokens())
+ * @cpl_work: queued on system_unbound_wq after each job completion (the
+ *	owner's counter refresh); set before wdrv_fw_init(), cleared under
+ *	@cpl_lock by wdrv_fw_stop_cpl_work()
  */
 struct wdrv_fw {
 	struct wfs_device *wfs;
@@ -108,11 +132,15 @@ struct wdrv_fw {
 	struct wfw_cpl *cpl_ring;
 	u64 cmd_addr;
 	u64 cpl_addr;
+	struct wfw_cmd *ctl_buf;
+	u64 ctl_addr;
+	struct wfw_cmd *ctl_ring;
 	void *ctrl_buf;
 	u64 ctrl_buf_addr;
 	struct rw_semaphore reset_sem;
-	spinlock_t cmd_lock; /* Protects cmd_tail, resetting, gen, the ring */
+	spinlock_t cmd_lock; /* Protects cmd/ctl_tail, resetting, gen, the rings */
 	u32 cmd_tail;
+	u32 ctl_tail;
 	bool resetting;
 	u32 gen;
 	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
@@ -126,6 +154,8 @@ struct wdrv_fw {
 	struct mutex park_lock; /* Protects parked */
 	struct list_head parked;
 	struct wfw_info info;
+	atomic64_t tokens;
+	struct work_struct *cpl_work;
 };
 
 int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg);
@@ -139,6 +169,8 @@ int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
 int wdrv_fw_ctrl_read_model(struct wdrv_fw *fw, u16 opcode, u32 model, u32 index,
 			    u64 pos, void *out, u32 len, struct wfw_cpl *cpl);
 void wdrv_fw_reset(struct wdrv_fw *fw, bool full);
+u64 wdrv_fw_tokens(struct wdrv_fw *fw);
+void wdrv_fw_stop_cpl_work(struct wdrv_fw *fw);
 u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off);
 
 #endif /* WDRV_FW_H */

@@ -4,6 +4,7 @@
  * bookkeeping (no firmware command, no lock of its own: the caller holds
  * the device's model_lock), so KUnit tests it alone.  See wdrv_model.h.
  */
+#include <linux/compiler.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
 
@@ -27,6 +28,9 @@ void wdrv_model_table_init(struct wdrv_model_table *t, u32 fw_abi_version)
  * wdrv_model_table_count() - models in the table
  * @t: the table
  *
+ * The only function a caller may use without the lock (sysfs): then the
+ * count is a snapshot that a load or unload may change at once.
+ *
  * Return: loaded models, including those a reset lost whose references
  * are still held.
  */
@@ -35,7 +39,7 @@ u32 wdrv_model_table_count(const struct wdrv_model_table *t)
 	u32 i, n = 0;
 
 	for (i = 0; i < WDRV_MAX_MODELS; i++)
-		n += !!t->slot[i];
+		n += !!READ_ONCE(t->slot[i]);
 	return n;
 }
 
@@ -58,7 +62,7 @@ int wdrv_model_table_add(struct wdrv_model_table *t, struct wdrv_model *model,
 		return -EMFILE;
 	for (i = 0; i < min_t(u32, t->max, WDRV_MAX_MODELS); i++) {
 		if (!t->slot[i]) {
-			t->slot[i] = model;
+			WRITE_ONCE(t->slot[i], model);
 			/* Never 0 (MODEL_UNLOAD and CTX_CREATE refuse it). */
 			if (!++t->next_id)
 				++t->next_id;
@@ -82,7 +86,7 @@ bool wdrv_model_table_del(struct wdrv_model_table *t, struct wdrv_model *model)
 
 	for (i = 0; i < WDRV_MAX_MODELS; i++) {
 		if (t->slot[i] == model) {
-			t->slot[i] = NULL;
+			WRITE_ONCE(t->slot[i], NULL);
 			return true;
 		}
 	}

@@ -2,8 +2,9 @@
 /*
  * wafer sysfs: read-only device attributes on the platform device
  * (/sys/class/accel/accelN/device/): the device's shape and counters.
- * World-readable, so no read blocks uninterruptibly or queues firmware
- * work of its own.
+ * World-readable, so no read waits for the firmware or for a lock held
+ * across a firmware command: each is served from the driver's state or a
+ * cache that completions refresh.
  */
 #include <linux/device.h>
 #include <linux/slab.h>
@@ -53,19 +54,14 @@ static ssize_t numa_node_show(struct device *dev, struct device_attribute *attr,
 static struct device_attribute dev_attr_wafer_numa_node =
 	__ATTR(wafer_numa_node, 0444, numa_node_show, NULL);
 
-/* Models the device holds now (of every file) and at most. */
+/*
+ * Models the device holds now (of every file) and at most: the count
+ * changes under model_lock, but is read without it (a load may hold the
+ * lock while it copies a blob).
+ */
 static ssize_t models_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct wdrv_device *wdev = dev_wdev(dev);
-	u32 n;
-	int ret;
-
-	ret = mutex_lock_interruptible(&wdev->model_lock);
-	if (ret)
-		return ret;
-	n = wdrv_model_table_count(&wdev->models);
-	mutex_unlock(&wdev->model_lock);
-	return sysfs_emit(buf, "%u\n", n);
+	return sysfs_emit(buf, "%u\n", wdrv_model_table_count(&dev_wdev(dev)->models));
 }
 static DEVICE_ATTR_RO(models);
 
@@ -122,11 +118,12 @@ static u32 worst_moe_imbalance(struct wdrv_device *wdev, const struct wfw_info *
 }
 
 /*
- * Counters the firmware keeps (GET_INFO).  A control command queues behind
- * every job in the command ring, so readers never issue one themselves: a
- * reader is served the cached values when they already cover every job
- * completed when it asked, and otherwise waits, interruptibly, for the one
- * refresh the work item runs for all readers.
+ * Counters the firmware keeps (GET_INFO), cached: every job completion
+ * queues a refresh (struct wdrv_fw's @cpl_work), which runs GET_INFO on the
+ * control ring.  A reader never waits for it, nor for the firmware: it is
+ * served the cached values, and queues a refresh when they do not yet
+ * cover every job completed.  tokens is counted by the driver itself from
+ * the completions, so it is exact as soon as a job's completion arrived.
  */
 static void fw_stats_work(struct work_struct *work)
 {
@@ -140,7 +137,7 @@ static void fw_stats_work(struct work_struct *work)
 	spin_lock(&st->lock);
 	st->running = true;
 	spin_unlock(&st->lock);
-	/* Before GET_INFO, which the firmware runs after those jobs. */
+	/* Before GET_INFO, which the firmware runs after those jobs retired. */
 	completed = wdrv_job_queue_completed(wdev);
 	if (!fi) {
 		ret = -ENOMEM;
@@ -168,45 +165,15 @@ static void fw_stats_work(struct work_struct *work)
 	kfree(fi);
 }
 
-static bool fw_stats_fresh(struct wdrv_fw_stats *st, u64 want)
-{
-	return st->valid && st->completed >= want;
-}
-
-static bool fw_stats_gen_reached(struct wdrv_fw_stats *st, u64 gen)
-{
-	bool ret;
-
-	spin_lock(&st->lock);
-	ret = st->gen >= gen;
-	spin_unlock(&st->lock);
-	return ret;
-}
-
 static ssize_t fw_counter_show(struct device *dev, char *buf, size_t offset)
 {
 	struct wdrv_device *wdev = dev_wdev(dev);
 	struct wdrv_fw_stats *st = &wdev->stats;
-	u64 want = wdrv_job_queue_completed(wdev), gen, val;
-	int ret;
+	u64 want = wdrv_job_queue_completed(wdev), val;
 
 	spin_lock(&st->lock);
-	if (fw_stats_fresh(st, want))
-		goto emit;
-	/* A refresh under way may have sampled the job count before @want. */
-	gen = st->gen + (st->running ? 2 : 1);
-	queue_work(system_unbound_wq, &st->work);
-	spin_unlock(&st->lock);
-	ret = wait_event_interruptible(st->done, fw_stats_gen_reached(st, gen));
-	if (ret)
-		return ret;
-	spin_lock(&st->lock);
-	if (!fw_stats_fresh(st, want)) {
-		ret = st->err ?: -EAGAIN;
-		spin_unlock(&st->lock);
-		return ret;
-	}
-emit:
+	if (!st->valid || st->completed < want)
+		queue_work(system_unbound_wq, &st->work);
 	val = *(u64 *)((u8 *)st + offset);
 	spin_unlock(&st->lock);
 	return sysfs_emit(buf, "%llu\n", val);
@@ -220,8 +187,14 @@ static ssize_t name##_show(struct device *dev, struct device_attribute *attr,	\
 }										\
 static DEVICE_ATTR_RO(name)
 
-/* Tokens the device ran, and the modelled time from first job to last. */
-WDRV_FW_COUNTER_ATTR(tokens, tokens);
+/* Tokens of the jobs that completed with status 0 (counted by the driver). */
+static ssize_t tokens_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", wdrv_fw_tokens(&dev_wdev(dev)->fw));
+}
+static DEVICE_ATTR_RO(tokens);
+
+/* The modelled time from first job to last. */
 WDRV_FW_COUNTER_ATTR(modelled_makespan_ns, makespan_ns);
 /* Modelled busy time of the busiest stage: the pipeline's bottleneck. */
 WDRV_FW_COUNTER_ATTR(bottleneck_busy_ns, bottleneck_ns);
@@ -266,6 +239,8 @@ void wdrv_sysfs_init(struct wdrv_device *wdev)
 	spin_lock_init(&wdev->stats.lock);
 	INIT_WORK(&wdev->stats.work, fw_stats_work);
 	init_waitqueue_head(&wdev->stats.done);
+	/* Set before the firmware is up, which completes no job before. */
+	wdev->fw.cpl_work = &wdev->stats.work;
 }
 
 /**
@@ -274,5 +249,7 @@ void wdrv_sysfs_init(struct wdrv_device *wdev)
  */
 void wdrv_sysfs_fini(struct wdrv_device *wdev)
 {
+	/* No completion queues it again once it is cancelled. */
+	wdrv_fw_stop_cpl_work(&wdev->fw);
 	cancel_work_sync(&wdev->stats.work);
 }

@@ -1,6 +1,7 @@
 # Readers of the firmware-backed sysfs counters while seconds of jobs are
 # queued (tests/vm/progs/front_sysfs_readers.c): never in uninterruptible
-# sleep, killable, and the counters exact once the jobs are done.
+# sleep, all done while the jobs are still in flight (none waits for the
+# firmware), and the counters exact once the jobs are done.
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/front_sysfs_readers
 [ -x "$prog" ] || die "$prog missing: run make"
