@@ -367,15 +367,15 @@ static int wfs_check_ffn(const struct wfs_blob_header *h, const char **why)
 	return 0;
 }
 
-/* The header's own checks; on success *nsec is its section count. */
-static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
-			u32 *nsec, const char **why)
+/*
+ * The header's own checks, for a blob of @len bytes, but the checksum; on
+ * success *nsec is its section count.
+ */
+static int header_fields(const struct wfs_blob_header *h, u64 len, u32 *nsec,
+			 const char **why)
 {
 	int ret;
 
-	if (!b || len < sizeof(*h))
-		return -WFS_EINVAL;
-	WFS_MEMCPY(h, b, sizeof(*h));
 	if (h->magic != WFS_BLOB_MAGIC)
 		return -WFS_EINVAL;
 	if (h->version_major != WFS_BLOB_VERSION_MAJOR)
@@ -400,6 +400,46 @@ static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
 			  (u64)*nsec * sizeof(struct wfs_section_entry),
 			  sizeof(*h), len, WFS_SECTION_ALIGN))
 		return -WFS_EFAULT;
+	return 0;
+}
+
+/**
+ * wfs_model_check_header() - check a blob's header before having the blob
+ * @h: a copy of the blob's header
+ * @len: the whole blob's length
+ * @why: out: the field at fault, when one is named (may be NULL)
+ *
+ * Every check wfs_model_parse() makes of the header, but the checksum,
+ * which needs the whole blob: a host can refuse what the firmware would
+ * without copying the blob (the firmware checks it all again).
+ *
+ * Return: 0, or wfs_model_parse()'s errors but -WFS_EBADMSG.
+ */
+int wfs_model_check_header(const struct wfs_blob_header *h, u64 len, const char **why)
+{
+	const char *field = NULL;
+	u32 nsec = 0;
+	int ret;
+
+	if (len < sizeof(*h))
+		return -WFS_EINVAL;
+	ret = header_fields(h, len, &nsec, &field);
+	if (why)
+		*why = field;
+	return ret;
+}
+
+static int parse_header(const u8 *b, u64 len, struct wfs_blob_header *h,
+			u32 *nsec, const char **why)
+{
+	int ret;
+
+	if (!b || len < sizeof(*h))
+		return -WFS_EINVAL;
+	WFS_MEMCPY(h, b, sizeof(*h));
+	ret = header_fields(h, len, nsec, why);
+	if (ret)
+		return ret;
 	if ((h->flags & WFS_MF_CHECKSUM) &&
 	    wfs_fnv1a32(b + sizeof(*h), len - sizeof(*h)) != h->checksum)
 		return -WFS_EBADMSG;

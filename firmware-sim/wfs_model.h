@@ -506,6 +506,7 @@ struct wfs_head_view {
 
 u32 wfs_fnv1a32(const void *data, u64 len);
 int wfs_model_parse(const void *blob, u64 len, struct wfs_model_info *info);
+int wfs_model_check_header(const struct wfs_blob_header *h, u64 len, const char **why);
 int wfs_model_layer_section(const struct wfs_model_info *info,
 			    const void *blob, u32 layer,
 			    struct wfs_section_range *out);

@@ -170,11 +170,17 @@ static int info_query(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id,
 
 	if (!fi)
 		return -ENOMEM;
-	/* The model stays the file's (and its firmware id valid) meanwhile. */
+	/*
+	 * A reference keeps the model the file's (and its firmware id valid)
+	 * meanwhile; the firmware is waited for without model_lock.
+	 */
 	ret = mutex_lock_killable(&wdev->model_lock);
 	if (ret)
 		goto out_free;
 	ret = info_model(wdev, wfile, id, &model, &fw_id);
+	if (model)
+		wdrv_model_get(model);
+	mutex_unlock(&wdev->model_lock);
 	if (!ret)
 		ret = wdrv_fw_ctrl_read_model(&wdev->fw, WFW_OP_GET_INFO, fw_id, 0, 0, fi,
 					      sizeof(*fi), &cpl);
@@ -182,7 +188,8 @@ static int info_query(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id,
 		info_fill(wdev, info, fi);
 		info_fill_model(info, model, fi);
 	}
-	mutex_unlock(&wdev->model_lock);
+	if (model)
+		wdrv_model_put(model);
 out_free:
 	kfree(fi);
 	return ret;

@@ -89,8 +89,8 @@ struct wdrv_heartbeat {
  * @fw: firmware interface (the device itself sits behind it)
  * @queue: job scheduling state (wdrv_sched.c)
  * @wq: ordered work: context release, recovery
- * @model_lock: Protects @models, and serialises the firmware's model
- *	load/unload with context creation and destruction
+ * @model_lock: Protects @models (bookkeeping only: never held across a
+ *	wait for the firmware but a full reset's; see wdrv_model.c)
  * @models: the models the firmware holds, each with its owner (wdrv_model.c)
  * @stats: the firmware counters sysfs serves
  * @hb: the heartbeat watch

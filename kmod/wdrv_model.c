@@ -7,9 +7,21 @@
  * (so every job) using it are gone; the others keep running.  With
  * weight streaming the copy and its window stay until then: the firmware
  * reads the layers' weights from it at every pass.
+ *
+ * model_lock guards the table's bookkeeping only.  An operation that talks
+ * to the firmware reserves or pins what it works on under the lock (a
+ * load's slot, marked loading; a model's reference), drops the lock, waits
+ * for the firmware, and retakes it to commit: another file's GET_INFO,
+ * context or load never waits for this one's firmware command or its blob
+ * copy.  A full reset, on a firmware that refuses to unload, is the one
+ * wait made under the lock: it changes every model's state.
  */
+#include <linux/highmem.h>
 #include <linux/iosys-map.h>
+#include <linux/lockdep.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
+#include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -25,14 +37,63 @@
 #include "wdrv_job.h"
 #include "wdrv_model.h"
 #include "wdrv_uapi.h"
+#include "wfs_model.h"
 
-/* Copies [offset, offset + size) of a BO into a new kernel buffer. */
+/*
+ * Reads the blob's header from a BO of our own (shmem): only the pages
+ * holding it, so a blob is judged before anything else of it is touched.
+ */
+static int read_header_shmem(struct drm_gem_object *obj, u64 offset,
+			     struct wfs_blob_header *h)
+{
+	struct address_space *mapping = obj->filp->f_mapping;
+	u8 *dst = (u8 *)h;
+	size_t done = 0, n;
+	struct page *page;
+
+	while (done < sizeof(*h)) {
+		u64 pos = offset + done;
+
+		page = shmem_read_mapping_page(mapping, pos >> PAGE_SHIFT);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		n = min_t(size_t, sizeof(*h) - done, PAGE_SIZE - offset_in_page(pos));
+		memcpy_from_page(dst + done, page, offset_in_page(pos), n);
+		put_page(page);
+		done += n;
+	}
+	return 0;
+}
+
+/*
+ * The firmware's own check of a blob's header (wfs_model_check_header()),
+ * made from the BO before the blob is copied: a blob the firmware would
+ * refuse costs no copy.  Return: 0 or the firmware's errno.
+ */
+static int check_header(struct drm_device *dev, const struct wfs_blob_header *h, u64 size)
+{
+	const char *why = NULL;
+	int ret = wfs_model_check_header(h, size, &why);
+
+	if (ret)
+		drm_dbg(dev, "MODEL_LOAD: the blob's header is not valid (%d%s%s)\n", ret,
+			why ? ": " : "", why ? why : "");
+	return ret;
+}
+
+/*
+ * Checks the header of [offset, offset + size) of a BO, then copies the
+ * range into a new kernel buffer, charged to the caller's memory cgroup.
+ * No lock is held: the copy may be large.
+ */
 static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
 			  u32 handle, u64 offset, u64 size)
 {
+	struct wfs_blob_header h;
 	struct drm_gem_object *obj;
 	struct iosys_map map;
 	void *blob = ERR_PTR(-EINVAL);
+	bool own;
 	u64 end;
 	int ret;
 
@@ -44,22 +105,45 @@ static void *copy_from_bo(struct drm_device *dev, struct drm_file *file,
 			offset, size, obj->size);
 		goto out_put;
 	}
-	/* Memory the user causes is charged to the user's memory cgroup. */
-	blob = kvmalloc(size, GFP_KERNEL_ACCOUNT);
-	if (!blob) {
-		blob = ERR_PTR(-ENOMEM);
+	if (size < sizeof(h)) {
+		drm_dbg(dev, "MODEL_LOAD: a %llu-byte blob is shorter than its header\n", size);
 		goto out_put;
+	}
+	own = obj->filp && !obj->import_attach;
+	if (own) {
+		ret = read_header_shmem(obj, offset, &h);
+		if (!ret)
+			ret = check_header(dev, &h, size);
+		if (ret) {
+			blob = ERR_PTR(ret);
+			goto out_put;
+		}
 	}
 	ret = wdrv_gem_vmap(obj, &map);
 	if (ret == -EOPNOTSUPP)
 		drm_dbg(dev, "MODEL_LOAD: BO %u maps as I/O memory (an imported dma-buf), which the device cannot reach\n",
 			handle);
 	if (ret) {
-		kvfree(blob);
 		blob = ERR_PTR(ret);
 		goto out_put;
 	}
+	/* An imported BO's header, from its exporter's mapping. */
+	if (!own) {
+		memcpy(&h, map.vaddr + offset, sizeof(h));
+		ret = check_header(dev, &h, size);
+		if (ret) {
+			blob = ERR_PTR(ret);
+			goto out_vunmap;
+		}
+	}
+	/* Memory the user causes is charged to the user's memory cgroup. */
+	blob = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!blob) {
+		blob = ERR_PTR(-ENOMEM);
+		goto out_vunmap;
+	}
 	memcpy(blob, map.vaddr + offset, size);
+out_vunmap:
 	drm_gem_vunmap_unlocked(obj, &map);
 out_put:
 	drm_gem_object_put(obj);
@@ -67,12 +151,14 @@ out_put:
 }
 
 /*
- * Unloads model @fw_id from the firmware.  Nothing uses it any more (no
- * context, so no job): contexts whose destruction a reset lost go with it.
- * A firmware that still refuses (a command that timed out) is reset in
- * full rather than left holding a model nobody can unload, unless other
- * models run there: then it stays for the orphan scan of the next load
- * to retry, and their jobs are not disturbed.
+ * Unloads model @fw_id from the firmware; model_lock not held (the command
+ * is waited for without it).  Nothing uses it any more (no context, so no
+ * job): contexts whose destruction a reset lost go with it.  A firmware
+ * that still refuses (a command that timed out) is reset in full rather
+ * than left holding a model nobody can unload, unless other models run
+ * there: then it stays for the orphan scan of the next load to retry, and
+ * their jobs are not disturbed.  The full reset, a broken firmware's path,
+ * is made under model_lock, so that no model's state changes meanwhile.
  */
 static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 {
@@ -81,13 +167,15 @@ static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 	u32 others;
 	int ret;
 
-	lockdep_assert_held(&wdev->model_lock);
+	lockdep_assert_not_held(&wdev->model_lock);
 	cmd.unload.flags = WFW_UNLOAD_CONTEXTS;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 	if (!ret || ret == -ENOENT)
 		return;
+	mutex_lock(&wdev->model_lock);
 	others = wdrv_model_table_others(&wdev->models, fw_id);
 	if (others) {
+		mutex_unlock(&wdev->model_lock);
 		drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): left beside %u other model(s), the next load retries\n",
 			 fw_id, ret, others);
 		return;
@@ -95,6 +183,7 @@ static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 	drm_warn(&wdev->drm, "the firmware keeps unused model %#x (%d): full reset\n", fw_id, ret);
 	wdrv_fw_reset(&wdev->fw, true);
 	wdrv_model_table_lose_all(&wdev->models);
+	mutex_unlock(&wdev->model_lock);
 }
 
 /* Streaming: the blob copy and its window, once the firmware let go. */
@@ -105,10 +194,27 @@ static void model_stream_free(struct wdrv_device *wdev, void *blob, u64 addr)
 }
 
 /*
+ * Whether firmware model @fw_id is an orphan: not the table's, and no other
+ * load is under way (whose model it may be, its id not yet recorded).
+ */
+static bool model_fw_orphan(struct wdrv_device *wdev, u32 fw_id)
+{
+	bool orphan;
+
+	mutex_lock(&wdev->model_lock);
+	orphan = !wdrv_model_table_fw_known(&wdev->models, fw_id) &&
+		 wdrv_model_table_loading(&wdev->models) == 1;
+	mutex_unlock(&wdev->model_lock);
+	return orphan;
+}
+
+/*
  * A firmware model the table does not know is one whose load's outcome a
  * timeout, a reset or a kill hid, and nobody owns it.  List the models by
  * index and unload each such by its id (no command may name "the only
- * model" while there are several); the table's stay.
+ * model" while there are several); the table's stay.  Runs in a load,
+ * without model_lock; while other loads are under way, unknown models are
+ * left for a later load's scan.
  */
 static int model_fw_orphans(struct wdrv_device *wdev)
 {
@@ -117,7 +223,6 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 	u32 i = 0, tries;
 	int ret = 0;
 
-	lockdep_assert_held(&wdev->model_lock);
 	if (!fi)
 		return -ENOMEM;
 	/*
@@ -129,7 +234,7 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 		ret = wdrv_fw_ctrl_read(&wdev->fw, WFW_OP_GET_INFO, i, 0, fi, sizeof(*fi), &cpl);
 		if (ret || !fi->model_loaded)
 			break;
-		if (wdrv_model_table_fw_known(&wdev->models, fi->model_id)) {
+		if (!model_fw_orphan(wdev, fi->model_id)) {
 			i++;
 			continue;
 		}
@@ -140,12 +245,24 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 	return ret;
 }
 
-/* Takes @model off the firmware and out of the table; under model_lock. */
+/*
+ * Takes @model, which no file can find any more (no owner), off the
+ * firmware and out of the table.  It stays in the table while the firmware
+ * unloads it: a load's orphan scan then knows its id, and a full reset
+ * counts it.
+ */
 static void model_drop(struct wdrv_device *wdev, struct wdrv_model *model)
 {
-	if (wdrv_model_table_has(&wdev->models, model))
+	bool held;
+
+	mutex_lock(&wdev->model_lock);
+	held = wdrv_model_table_has(&wdev->models, model);
+	mutex_unlock(&wdev->model_lock);
+	if (held)
 		model_fw_unload(wdev, model->fw_id);
+	mutex_lock(&wdev->model_lock);
 	wdrv_model_table_del(&wdev->models, model);
+	mutex_unlock(&wdev->model_lock);
 }
 
 static void model_release(struct kref *ref)
@@ -153,9 +270,7 @@ static void model_release(struct kref *ref)
 	struct wdrv_model *model = container_of(ref, struct wdrv_model, ref);
 	struct wdrv_device *wdev = model->wdev;
 
-	mutex_lock(&wdev->model_lock);
 	model_drop(wdev, model);
-	mutex_unlock(&wdev->model_lock);
 	/* Unloaded (or reset in full): no stage reads the weights any more. */
 	if (model->stream_blob)
 		model_stream_free(wdev, model->stream_blob, model->stream_addr);
@@ -166,6 +281,32 @@ static void model_release(struct kref *ref)
 static void model_put(struct wdrv_model *model)
 {
 	kref_put(&model->ref, model_release);
+}
+
+/**
+ * wdrv_model_get() - pin a model found in the table
+ * @model: a model of the device's table, not loading
+ *
+ * Taken under model_lock; an unload of it waits until the pin goes, as
+ * for a context, so its firmware id stays valid without the lock.
+ */
+void wdrv_model_get(struct wdrv_model *model)
+{
+	lockdep_assert_held(&model->wdev->model_lock);
+	kref_get(&model->ref);
+}
+
+/**
+ * wdrv_model_put() - drop a pin (wdrv_model_get())
+ * @model: the model
+ *
+ * Without model_lock held; wakes an unload waiting for it.
+ */
+void wdrv_model_put(struct wdrv_model *model)
+{
+	model_put(model);
+	smp_mb();	/* the put before the waiters' check */
+	wake_up_var(model);
 }
 
 /*
@@ -179,7 +320,7 @@ static int model_contexts(struct wdrv_model *model)
 }
 
 /*
- * Maps @blob and sends LOAD_MODEL; the caller holds model_lock.  *@taken:
+ * Maps @blob and sends LOAD_MODEL; model_lock not held.  *@taken:
  * the firmware layer took @blob (the command may still read it).  *@kept:
  * a streaming load succeeded, and @blob stays mapped at this address.
  */
@@ -323,12 +464,11 @@ static int load_errno(int ret)
 	return ret == -EFAULT || ret == -ERANGE || ret == -EOVERFLOW ? -EINVAL : ret;
 }
 
-/* The loaded model, in the table already, becomes @wfile's; model_lock held. */
-static void model_install(struct wdrv_file *wfile, struct wdrv_model *model,
-			  struct drm_wafer_model_load *args)
+/* The loaded model, in the table already, becomes @args'; model_lock held. */
+static void model_install(struct wdrv_model *model, struct drm_wafer_model_load *args)
 {
 	kref_init(&model->ref);
-	wfile->owns_models++;
+	model->loading = false;
 	args->model_id = model->id;
 	args->n_layers = model->n_layers;
 	args->model_flags = model->flags;
@@ -345,12 +485,44 @@ static void model_nospc(struct wdrv_device *wdev, const struct drm_wafer_model_l
 }
 
 /*
- * Copies the blob, has the firmware load it and learns what it holds;
- * @model is in the table, model_lock held.  On success the model is
- * @args' and the file's.
+ * Records the firmware's id of a loading model (under model_lock: the
+ * orphan scans of other loads read it), or that the load failed.
  */
-static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
-			     struct wdrv_model *model, struct drm_wafer_model_load *args)
+static void model_set_fw_id(struct wdrv_device *wdev, struct wdrv_model *model, u32 fw_id)
+{
+	mutex_lock(&wdev->model_lock);
+	model->fw_id = fw_id;
+	mutex_unlock(&wdev->model_lock);
+}
+
+/*
+ * Makes the loaded @model @args' and the file's, unless a full reset
+ * dropped it from the firmware meanwhile (-EIO).
+ */
+static int model_commit(struct wdrv_device *wdev, struct wdrv_model *model,
+			struct drm_wafer_model_load *args)
+{
+	int ret = 0;
+
+	mutex_lock(&wdev->model_lock);
+	if (model->lost)
+		ret = -EIO;
+	else
+		model_install(model, args);
+	mutex_unlock(&wdev->model_lock);
+	if (ret)
+		drm_dbg(&wdev->drm, "MODEL_LOAD: a full reset dropped the model while it loaded\n");
+	return ret;
+}
+
+/*
+ * Copies the blob, has the firmware load it and learns what it holds;
+ * @model is in the table, loading, and model_lock is not held: every wait
+ * for the firmware is made without it.  On success the model is @args'
+ * and the file's.
+ */
+static int model_load(struct wdrv_device *wdev, struct drm_file *file,
+		      struct wdrv_model *model, struct drm_wafer_model_load *args)
 {
 	struct drm_device *dev = &wdev->drm;
 	struct wfw_cpl cpl;
@@ -361,13 +533,13 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 
 	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
 	if (IS_ERR(blob))
-		return PTR_ERR(blob);
+		return load_errno(PTR_ERR(blob));
 	/* The firmware validates the blob; the driver speaks only its ABI. */
 	ret = fw_errno(dev, load_errno(model_fw_load(wdev, blob, args, &cpl, &taken, &kept)));
 	if (!taken && !kept)
 		kvfree(blob);
 	if (!ret) {
-		model->fw_id = cpl.model;
+		model_set_fw_id(wdev, model, cpl.model);
 		model->part = args->part;
 		ret = model_fw_query(wdev, model, args->expert_group);
 		if (ret) {
@@ -375,6 +547,14 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 				ret);
 			model_fw_unload(wdev, model->fw_id);
 		}
+	}
+	if (!ret) {
+		model->sram_bytes = cpl.value;
+		model->stream_blob = kept ? blob : NULL;
+		model->stream_addr = kept;
+		ret = model_commit(wdev, model, args);
+		if (ret)
+			model->stream_blob = NULL;
 	}
 	if (kept && ret)
 		model_stream_free(wdev, blob, kept);
@@ -385,10 +565,6 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 		drm_dbg(dev, "MODEL_LOAD: the firmware holds as many models as it can\n");
 	} else if (!ret) {
 		args->sram_needed = cpl.value;
-		model->sram_bytes = cpl.value;
-		model->stream_blob = kept ? blob : NULL;
-		model->stream_addr = kept;
-		model_install(to_wafer_file(file), model, args);
 	} else if (ret == -EINVAL && args->part >= DRM_WAFER_PART_XHOME) {
 		drm_dbg(dev, "MODEL_LOAD: the firmware refused expert-parallel part %u, experts [%u, +%u): past the model's routed experts, or a model without MoE layers (its log names the field)\n",
 			args->part, args->expert_first, args->expert_count);
@@ -398,7 +574,11 @@ static int model_load_locked(struct wdrv_device *wdev, struct drm_file *file,
 	return ret;
 }
 
-/* Enters @model, the file's, in the device's table; model_lock held. */
+/*
+ * Enters @model, the file's, in the device's table, loading: no lookup
+ * finds it until it is installed, and it counts against the file's and the
+ * device's models from now.  model_lock held.
+ */
 static int model_table_enter(struct wdrv_device *wdev, struct wdrv_file *wfile,
 			     struct wdrv_model *model)
 {
@@ -406,12 +586,15 @@ static int model_table_enter(struct wdrv_device *wdev, struct wdrv_file *wfile,
 
 	model->wdev = wdev;
 	model->owner = wfile;
+	model->loading = true;
 	ret = wdrv_model_table_add(&wdev->models, model, wfile->owns_models,
 				   wdrv_max_file_models);
-	if (ret == -EMFILE)
+	if (!ret)
+		wfile->owns_models++;
+	else if (ret == -EMFILE)
 		drm_dbg(&wdev->drm, "MODEL_LOAD: the file holds %u models already (max_file_models)\n",
 			wfile->owns_models);
-	else if (ret)
+	else
 		drm_dbg(&wdev->drm, "MODEL_LOAD: the device holds %u models already, its most\n",
 			wdev->models.max);
 	return ret;
@@ -435,18 +618,24 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	model = kzalloc(sizeof(*model), GFP_KERNEL_ACCOUNT);
 	if (!model)
 		return -ENOMEM;
-	/* Whether the device and the file have room is known before copying. */
+	/*
+	 * Whether the device and the file have room is known before copying;
+	 * the slot is the load's from then, and the lock is not held while
+	 * the blob is copied and the firmware loads it.
+	 */
 	ret = mutex_lock_killable(&wdev->model_lock);
 	if (ret)
 		goto out_free_model;
 	ret = model_table_enter(wdev, wfile, model);
-	if (!ret) {
-		ret = model_load_locked(wdev, file, model, args);
-		if (ret)
-			wdrv_model_table_del(&wdev->models, model);
-		else
-			model = NULL;
-	}
+	mutex_unlock(&wdev->model_lock);
+	if (ret)
+		goto out_free_model;
+	ret = model_load(wdev, file, model, args);
+	if (!ret)
+		return 0;
+	mutex_lock(&wdev->model_lock);
+	wdrv_model_table_del(&wdev->models, model);
+	wfile->owns_models--;
 	mutex_unlock(&wdev->model_lock);
 out_free_model:
 	kfree(model);
@@ -481,7 +670,7 @@ static int model_disown(struct wdrv_device *wdev, struct wdrv_file *wfile)
 static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id)
 {
 	struct wdrv_model *model;
-	bool owned;
+	bool owned, drop = false;
 	int ret;
 
 	ret = mutex_lock_killable(&wdev->model_lock);
@@ -511,11 +700,18 @@ static int model_unload(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 i
 		drm_dbg(&wdev->drm, "MODEL_UNLOAD: model %u has contexts\n", id);
 		ret = -EBUSY;
 	} else if (!ret) {
-		/* Gone from the device now, whatever other unloads still hold. */
 		WRITE_ONCE(model->owner, NULL);
 		wfile->owns_models--;
-		model_drop(wdev, model);
+		drop = true;
 	}
+	mutex_unlock(&wdev->model_lock);
+	/*
+	 * Gone from the device on return, whatever other unloads still hold:
+	 * no file finds it any more, and both references are still held.
+	 */
+	if (drop)
+		model_drop(wdev, model);
+	mutex_lock(&wdev->model_lock);
 	/*
 	 * This unload's reference goes with its count, under the lock, so
 	 * that another unload never counts it as a context; while the model
@@ -553,11 +749,18 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 	struct wfw_cmd cmd = { .opcode = WFW_OP_DESTROY_CONTEXT };
 	struct wfw_cpl cpl;
 	int ret, tries = 3;
+	bool held;
 
 	cmd.ctx.ctx_id = ctx->fw_id;
+	/*
+	 * Once the model is gone (a full reset) the id may be another's.  It
+	 * stays: this context's reference keeps it in the table, and no full
+	 * reset is made while a model other than the failing one is loaded.
+	 */
 	mutex_lock(&wdev->model_lock);
-	/* Once the model is gone (a full reset) the id may be another's. */
-	if (wdrv_model_table_has(&wdev->models, ctx->model)) {
+	held = wdrv_model_table_has(&wdev->models, ctx->model);
+	mutex_unlock(&wdev->model_lock);
+	if (held) {
 		do {
 			ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 		} while (ret == -EIO && --tries);
@@ -567,7 +770,6 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 					    "destroying firmware context %u failed: %d\n",
 					    ctx->fw_id, ret);
 	}
-	mutex_unlock(&wdev->model_lock);
 	model_put(model);
 	/*
 	 * An unload waiting for the model's contexts to go holds a reference,
@@ -629,6 +831,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	struct wdrv_model *model;
 	struct wdrv_ctx *ctx;
 	struct wfw_cpl cpl;
+	bool lost;
 	u32 id;
 	int ret;
 
@@ -640,16 +843,21 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		return -ENOMEM;
 	/*
 	 * The model must stay this file's until the firmware has the context:
-	 * otherwise an unload and another file's load could slip in between
-	 * and the context would land on that file's model.
+	 * a reference pins it (an unload waits for it as for a context) while
+	 * the firmware is waited for without model_lock.  The context id is
+	 * reserved under the file's own lock, held until the context is in
+	 * the file's table.
 	 */
 	mutex_lock(&wdev->model_lock);
 	model = wdrv_model_table_find(&wdev->models, wfile, args->model_id);
-	if (!model || model->lost) {
-		mutex_unlock(&wdev->model_lock);
+	lost = model && model->lost;
+	if (model && !lost)
+		kref_get(&model->ref);
+	mutex_unlock(&wdev->model_lock);
+	if (!model || lost) {
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: model %u is not loaded by this file%s\n", args->model_id,
-			model ? " (a reset lost it)" : "");
+			lost ? " (a reset lost it)" : "");
 		return -ENOENT;
 	}
 	kref_init(&ctx->ref);
@@ -663,7 +871,7 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		       XA_LIMIT(1, wdrv_max_file_contexts), GFP_KERNEL);
 	if (ret) {
 		mutex_unlock(&wfile->lock);
-		mutex_unlock(&wdev->model_lock);
+		wdrv_model_put(model);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: the file has %u contexts already\n",
 			wdrv_max_file_contexts);
@@ -676,21 +884,19 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	if (ret) {
 		xa_erase(&wfile->contexts, id);
 		mutex_unlock(&wfile->lock);
-		mutex_unlock(&wdev->model_lock);
+		wdrv_model_put(model);
 		kfree(ctx);
 		drm_dbg(dev, "CTX_CREATE: firmware said %d\n", ret);
 		/* ctx_len above the model's maximum is an out-of-range field. */
 		return fw_errno(dev, ret == -E2BIG ? -EINVAL : ret);
 	}
 	ctx->fw_id = cpl.result0;
-	ctx->model = model;
-	kref_get(&model->ref);
+	ctx->model = model;	/* the pin becomes the context's reference */
 	atomic_inc(&model->live_contexts);
 	smp_mb__after_atomic();	/* before the waiters' check */
 	wake_up_var(model);
 	xa_store(&wfile->contexts, id, ctx, GFP_KERNEL);
 	mutex_unlock(&wfile->lock);
-	mutex_unlock(&wdev->model_lock);
 
 	args->kv_bytes = cpl.value;
 	args->ctx_id = id;

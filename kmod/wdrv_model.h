@@ -53,6 +53,9 @@ struct wdrv_file;
  * @lost: a full reset dropped it from the firmware (another model's unload
  *	failed): nothing is sent about it any more (protected by
  *	@wdev->model_lock)
+ * @loading: in the table, its slot reserved, while its MODEL_LOAD copies
+ *	the blob and waits for the firmware (without @wdev->model_lock): no
+ *	lookup finds it (protected by @wdev->model_lock)
  */
 struct wdrv_model {
 	struct kref ref;
@@ -72,6 +75,7 @@ struct wdrv_model {
 	atomic_t live_contexts;
 	atomic_t unloaders;
 	bool lost;
+	bool loading;
 };
 
 /* Firmware ABI minors that brought layer parts, expert groups, expert parallelism. */
@@ -89,7 +93,8 @@ struct wdrv_model {
  * @max: models the firmware holds at once (1 before firmware ABI 1.4)
  * @next_id: source of uapi model ids
  *
- * The caller of every wdrv_model_table_*() holds the device's model_lock.
+ * The caller of every wdrv_model_table_*() holds the device's model_lock
+ * (but wdrv_model_table_count()'s: a snapshot).
  */
 struct wdrv_model_table {
 	struct wdrv_model *slot[WDRV_MAX_MODELS];
@@ -108,6 +113,7 @@ struct wdrv_model *wdrv_model_table_owned(const struct wdrv_model_table *t,
 					  const struct wdrv_file *owner);
 bool wdrv_model_table_fw_known(const struct wdrv_model_table *t, u32 fw_id);
 u32 wdrv_model_table_count(const struct wdrv_model_table *t);
+u32 wdrv_model_table_loading(const struct wdrv_model_table *t);
 u32 wdrv_model_table_others(const struct wdrv_model_table *t, u32 fw_id);
 void wdrv_model_table_lose_all(struct wdrv_model_table *t);
 u32 wdrv_model_table_fw_order(const struct wdrv_model_table *t,
@@ -138,6 +144,8 @@ struct wdrv_ctx {
 int wdrv_ctx_get(struct wdrv_file *wfile, u32 id, struct wdrv_ctx **ctx);
 void wdrv_ctx_put(struct wdrv_ctx *ctx);
 void wdrv_file_release_models(struct wdrv_file *wfile);
+void wdrv_model_get(struct wdrv_model *model);
+void wdrv_model_put(struct wdrv_model *model);
 
 int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int wdrv_model_unload_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

@@ -117,7 +117,8 @@ bool wdrv_model_table_has(const struct wdrv_model_table *t, const struct wdrv_mo
  * @owner: the file
  * @id: the id MODEL_LOAD gave
  *
- * Return: the model (lost or not), or NULL if @owner holds none by @id.
+ * Return: the model (lost or not), or NULL if @owner holds none by @id
+ * (one still loading is not found).
  */
 struct wdrv_model *wdrv_model_table_find(const struct wdrv_model_table *t,
 					 const struct wdrv_file *owner, u32 id)
@@ -127,7 +128,7 @@ struct wdrv_model *wdrv_model_table_find(const struct wdrv_model_table *t,
 	for (i = 0; i < WDRV_MAX_MODELS; i++) {
 		struct wdrv_model *m = t->slot[i];
 
-		if (m && m->owner == owner && m->id == id)
+		if (m && !m->loading && m->owner == owner && m->id == id)
 			return m;
 	}
 	return NULL;
@@ -138,7 +139,8 @@ struct wdrv_model *wdrv_model_table_find(const struct wdrv_model_table *t,
  * @t: the table
  * @owner: the file
  *
- * Return: the model, or NULL if @owner holds none.
+ * Return: the model, or NULL if @owner holds none (loaded: one still
+ * loading is not counted).
  */
 struct wdrv_model *wdrv_model_table_owned(const struct wdrv_model_table *t,
 					  const struct wdrv_file *owner)
@@ -146,9 +148,25 @@ struct wdrv_model *wdrv_model_table_owned(const struct wdrv_model_table *t,
 	u32 i;
 
 	for (i = 0; i < WDRV_MAX_MODELS; i++)
-		if (t->slot[i] && t->slot[i]->owner == owner)
+		if (t->slot[i] && !t->slot[i]->loading && t->slot[i]->owner == owner)
 			return t->slot[i];
 	return NULL;
+}
+
+/**
+ * wdrv_model_table_loading() - loads under way
+ * @t: the table
+ *
+ * Return: models of the table still loading (the firmware may hold one
+ * whose id is not recorded yet).
+ */
+u32 wdrv_model_table_loading(const struct wdrv_model_table *t)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < WDRV_MAX_MODELS; i++)
+		n += t->slot[i] && t->slot[i]->loading;
+	return n;
 }
 
 /**
@@ -224,7 +242,7 @@ u32 wdrv_model_table_fw_order(const struct wdrv_model_table *t,
 	for (i = 0; i < WDRV_MAX_MODELS; i++) {
 		struct wdrv_model *m = t->slot[i];
 
-		if (!m || m->lost || !m->fw_id)
+		if (!m || m->lost || m->loading || !m->fw_id)
 			continue;
 		for (j = n; j && WFW_MODEL_IDX(out[j - 1]->fw_id) > WFW_MODEL_IDX(m->fw_id); j--)
 			out[j] = out[j - 1];
