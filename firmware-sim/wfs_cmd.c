@@ -96,7 +96,8 @@ static int check_ctx(const struct wfw_cmd *cmd)
 	if (p->flags & ~WFW_CTX_FLAGS_ALL || !ZERO(p->reserved))
 		return -WFS_EINVAL;
 	if (cmd->opcode == WFW_OP_DESTROY_CONTEXT)
-		return p->slots || p->ctx_len || p->flags ? -WFS_EINVAL : 0;
+		return p->slots || p->ctx_len || p->flags || p->tenant ?
+		       -WFS_EINVAL : 0;
 	if (p->ctx_id || !p->slots || !p->ctx_len ||
 	    p->slots > WFS_CTX_MAX_SLOTS)
 		return -WFS_EINVAL;
@@ -451,7 +452,8 @@ static int cmd_create_ctx(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	m = wfs_model_lookup(dev, cmd->model, 0, &ret);
 	if (!m)
 		return ret;
-	return wfs_ctx_create(dev, m, cmd->ctx.slots, cmd->ctx.ctx_len, c);
+	return wfs_ctx_create(dev, m, cmd->ctx.slots, cmd->ctx.ctx_len,
+			      cmd->ctx.tenant, c);
 }
 
 static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)

@@ -58,6 +58,35 @@ static struct wfs_ctx *ctx_free_entry(struct wfs_device *dev)
 	return NULL;
 }
 
+/*
+ * The tenant's timeline (state lock): its own if the table still holds
+ * it, else a free entry, else one whose tenant has no context left; a
+ * context is being created, so fewer than the table's entries are in use.
+ */
+static struct wfs_timeline *ctx_timeline(struct wfs_device *dev, u64 tenant)
+{
+	struct wfs_timeline *tl, *free = NULL, *idle = NULL;
+	u32 i;
+
+	for (i = 0; i < dev->ctx.max; i++) {
+		tl = &dev->ctx.ctxs[i].clock;
+		if (tl->used && tl->tenant == tenant)
+			return tl;
+		if (!tl->used && !free)
+			free = tl;
+		if (tl->used && !tl->contexts && !idle)
+			idle = tl;
+	}
+	tl = free ? free : idle;
+	if (!tl)	/* cannot happen: a context entry is free */
+		return NULL;
+	WFS_MEMSET(tl, 0, sizeof(*tl));
+	tl->used = 1;
+	tl->tenant = tenant;
+	tl->origin_ns = dev->job.makespan_ns;
+	return tl;
+}
+
 /* Allocate the KV blocks; on failure say which stage lacked how much. */
 static int ctx_alloc_kv(struct wfs_device *dev, const struct wfs_model_state *m,
 			struct wfs_ctx *ctx, u32 i, u32 slots, u64 kvb,
@@ -94,7 +123,7 @@ static int ctx_alloc_kv(struct wfs_device *dev, const struct wfs_model_state *m,
 }
 
 int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
-		   u32 slots, u32 ctx_len, struct wfw_cpl *c)
+		   u32 slots, u32 ctx_len, u64 tenant, struct wfw_cpl *c)
 {
 	struct wfs_ctx *ctx;
 	u64 kvb;
@@ -124,6 +153,13 @@ int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
 	ctx->kv_bytes = kvb;
 	ctx->active_jobs = 0;
 	wfs_os_mutex_lock(dev->sync.lock);
+	ctx->tl = ctx_timeline(dev, tenant);
+	if (!ctx->tl) {
+		wfs_os_mutex_unlock(dev->sync.lock);
+		ctx_free_sram(dev, ctx);
+		return -WFS_EMFILE;
+	}
+	ctx->tl->contexts++;
 	ctx->in_use = 1;
 	dev->ctx.n++;
 	wfs_os_mutex_unlock(dev->sync.lock);
@@ -160,6 +196,7 @@ int wfs_ctx_destroy(struct wfs_device *dev, u32 id)
 		return WFS_CPL_DEFERRED;	/* dropped by the reset */
 	}
 	ctx->in_use = 0;
+	ctx->tl->contexts--;
 	ctx->gen = (ctx->gen + 1) & CTX_GEN_MASK;
 	if (!ctx->gen)
 		ctx->gen = 1;
@@ -197,6 +234,7 @@ void wfs_ctx_release_all_locked(struct wfs_device *dev)
 
 		if (c->in_use) {
 			c->in_use = 0;
+			c->tl->contexts--;
 			c->gen++;
 		}
 	}

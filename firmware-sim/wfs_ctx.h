@@ -7,6 +7,10 @@
  * The job lifecycle (wfs_job.c) counts a context's jobs in @active_jobs
  * and its slots' @pending; DESTROY_CONTEXT waits for @active_jobs to drop
  * to zero.
+ *
+ * Every context runs on its tenant's modelled timeline (struct
+ * wfs_timeline, "Tenants" in wfs_timing.h): the host names the tenant at
+ * CREATE_CONTEXT, and contexts of one tenant share a timeline.
  */
 #ifndef WFS_CTX_H
 #define WFS_CTX_H
@@ -31,6 +35,31 @@ struct wfs_slot_state {
 };
 
 /**
+ * struct wfs_timeline - one tenant's modelled clock (see wfs_timing.h)
+ * @tenant: the tenant (CREATE_CONTEXT's), valid while @used
+ * @used: holds a tenant's clock (kept after its last context goes, until
+ *	another tenant needs the entry)
+ * @contexts: the tenant's contexts (state lock)
+ * @active: the tenant's jobs in flight (state lock)
+ * @origin_ns: the device's makespan when the entry took the tenant: where
+ *	the tenant's time 0 falls in GET_INFO's device-wide makespan
+ * @done_ns: latest modelled completion of the tenant's jobs (state lock)
+ * @free_at: per stage, on the tenant's timeline, the end of its latest
+ *	chunk there (the stage's worker)
+ * @work_at: per stage, the stage's work clock (&wfs_stage.free_at) then
+ */
+struct wfs_timeline {
+	u64 tenant;
+	u32 used;
+	u32 contexts;
+	u32 active;
+	u64 origin_ns;
+	u64 done_ns;
+	u64 free_at[WFS_MAX_STAGES];
+	u64 work_at[WFS_MAX_STAGES];
+};
+
+/**
  * struct wfs_ctx - a context: KV cache for slots x ctx_len positions
  * @in_use: 1 if allocated (state lock)
  * @gen: generation, bumped on every destroy so stale ids are refused
@@ -43,6 +72,10 @@ struct wfs_slot_state {
  * @kv: per stage, the base of its KV block (its layers one after the
  *	other, each slots * @kv_bytes), NULL for stages without layers
  * @slot: per slot state, in stage 0's SRAM (@pending: state lock)
+ * @tl: its tenant's timeline, one of the table's @clock entries
+ * @clock: an entry of the device's table of timelines (one per context
+ *	table entry, so a new tenant always finds one; not tied to this
+ *	context: see @tl)
  */
 struct wfs_ctx {
 	u32 in_use;
@@ -55,6 +88,8 @@ struct wfs_ctx {
 	u64 kv_total;
 	u8 *kv[WFS_MAX_STAGES];
 	struct wfs_slot_state *slot;
+	struct wfs_timeline *tl;
+	struct wfs_timeline clock;
 };
 
 /**
@@ -84,13 +119,14 @@ u32 wfs_ctx_count(struct wfs_device *dev, u32 model);
  * @m: the model the context is for
  * @slots: sequence slots, 1..WFS_CTX_MAX_SLOTS
  * @ctx_len: positions per slot, >= 1
+ * @tenant: the host's name for the context's owner: its timeline
  * @c: completion: result0 = id, value = KV bytes; on -ENOSPC value =
  *	bytes of the allocation that failed, result0 = its stage
  *
  * Return: 0, -WFS_E2BIG, -WFS_EMFILE or -WFS_ENOSPC.
  */
 int wfs_ctx_create(struct wfs_device *dev, struct wfs_model_state *m,
-		   u32 slots, u32 ctx_len, struct wfw_cpl *c);
+		   u32 slots, u32 ctx_len, u64 tenant, struct wfw_cpl *c);
 
 /**
  * wfs_ctx_destroy() - DESTROY_CONTEXT: wait for the context's jobs, free it

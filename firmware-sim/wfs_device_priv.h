@@ -73,9 +73,14 @@ WFS_STATIC_ASSERT(sizeof(struct wfs_slot_state) == 16, "slot state size");
  * @thread: its worker (one worker per stage)
  * @claimed: 1 while a pool worker runs the stage (pool.lock)
  * @cnt: counters (@in.lock; its worker)
- * @free_at: modelled time the stage is next free: one clock, whichever
- *	model's chunk it runs (zeroed by a full reset or when the last
- *	model goes, advanced by the stage's worker)
+ * @free_at: the stage's work clock: the modelled service time of every
+ *	chunk it ran, whichever tenant's and model's, without the waits for
+ *	their arrivals (those are on the tenants' own timelines, struct
+ *	wfs_timeline); zeroed by a full reset or when the last model goes,
+ *	advanced by the stage's worker
+ * @idle_work: @free_at when the device last took a job while idle (no
+ *	job in flight: the stage had nothing queued, so no tenant waits
+ *	for work it ran before; state lock, with no chunk in flight)
  * @mdl: its share of each model, by model index (wfs_load.c)
  */
 struct wfs_stage {
@@ -89,6 +94,7 @@ struct wfs_stage {
 	u32 claimed;
 	struct wfs_stage_counters cnt;
 	u64 free_at;
+	u64 idle_work;
 	struct wfs_stage_model mdl[WFS_MAX_MODELS];
 };
 

@@ -4,6 +4,9 @@
  */
 #include "wfs_device_priv.h"
 
+/* The latest modelled time the host may give: NOT_BEFORE's bound. */
+#define WFS_HOST_TIME_MAX	WFW_NOT_BEFORE_MAX
+
 struct wfs_job *wfs_job_get(struct wfs_device *dev, u32 idx)
 {
 	return &dev->job.jobs[idx];
@@ -19,6 +22,7 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 	struct wfs_sync *sy = &dev->sync;
 	u32 chunk = dev->hw.prof.chunk_tokens, i;
 	struct wfs_slot_state *sl = &ctx->slot[p->slot];
+	struct wfs_timeline *tl = ctx->tl;
 	struct wfs_job *job = NULL;
 
 	*err = WFS_CPL_DEFERRED;
@@ -49,41 +53,60 @@ static struct wfs_job *job_admit(struct wfs_device *dev, u64 cookie,
 		jt->hang_armed = 0;
 	}
 	/*
-	 * Modelled ready time: see "Timeline" in wfs_timing.h.  Activation
-	 * records carry their own (the sender's timeline): when the host got
-	 * them here says nothing about the modelled machine.
+	 * Modelled ready time, on the tenant's timeline: see "Timeline" and
+	 * "Tenants" in wfs_timing.h.  Activation records carry their own (the
+	 * sender's timeline): when the host got them here says nothing about
+	 * the modelled machine.
 	 */
 	job->t_ready = sl->pending ? 0 : sl->done_ns;
 	/*
-	 * An idle device's clock stands at its makespan, unless the host
-	 * gives a floor: its view of the whole chain (NOT_BEFORE), while this
-	 * device's makespan counts the link time of its last jobs, which its
-	 * stages did not spend.
+	 * An idle tenant's clock stands at its latest completion, unless the
+	 * host gives a floor: its view of the whole chain (NOT_BEFORE), while
+	 * that completion counts the link time of its last jobs, which this
+	 * device's stages did not spend.
 	 */
-	if (!jt->active && jt->makespan_ns > job->t_ready &&
+	if (!tl->active && tl->done_ns > job->t_ready &&
 	    !(p->flags & WFW_JOB_NOT_BEFORE))
-		job->t_ready = jt->makespan_ns;
+		job->t_ready = tl->done_ns;
 	if (p->flags & WFW_JOB_IN_ACT)
 		job->t_ready = 0;
 	/* The host's floor: the chain's view of the slot (NOT_BEFORE). */
 	job->t_ready = WFS_MAX(job->t_ready, not_before);
+	/* An idle device: what its stages ran before delays no one. */
+	for (i = 0; !jt->active && i < dev->hw.prof.stages; i++)
+		dev->stages[i].idle_work = dev->stages[i].free_at;
 	sl->pending++;
 	ctx->active_jobs++;
+	tl->active++;
 	jt->active++;
 out:
 	wfs_os_mutex_unlock(sy->lock);
 	return job;
 }
 
-/* A chunk of records arrives when its latest record does (wfs_timing.h). */
-static u64 chunk_arrival(const struct wfs_flit *e, u64 rec, u64 t)
+/*
+ * A chunk of records arrives when its latest record does (wfs_timing.h).
+ * A time past WFS_HOST_TIME_MAX fails the job and is not taken: the host's
+ * times are bounded as NOT_BEFORE's floor is.
+ */
+static u64 chunk_arrival(struct wfs_device *dev, struct wfs_job *job,
+			 const struct wfs_flit *e, u64 rec, u64 t)
 {
 	struct wfw_act_rec h;
 	u32 i;
 
 	for (i = 0; i < e->n; i++) {
 		WFS_MEMCPY(&h, e->buf + i * rec, sizeof(h));
-		t = WFS_MAX(t, h.t_ns);
+		if (h.t_ns <= WFS_HOST_TIME_MAX) {
+			t = WFS_MAX(t, h.t_ns);
+			continue;
+		}
+		if (!job->status)
+			wfs_log_printf(&dev->hw.log, 1,
+				       "run: activation record %u: t_ns %llu is past the latest modelled time (2^62 ns)",
+				       e->pos0 + i - job->args.start_pos,
+				       (unsigned long long)h.t_ns);
+		job->status = -WFS_EINVAL;
 	}
 	return t;
 }
@@ -116,7 +139,8 @@ static void job_feed(struct wfs_device *dev, struct wfs_job *job)
 		e->last = done + n >= p->n_tokens;
 		e->t_arrive = job->t_ready;
 		if (p->flags & WFW_JOB_IN_ACT)
-			e->t_arrive = chunk_arrival(e, rec, e->t_arrive);
+			e->t_arrive = chunk_arrival(dev, job, e, rec,
+						    e->t_arrive);
 		wfs_fifo_publish(in);
 	}
 }
@@ -151,6 +175,7 @@ static void job_release_locked(struct wfs_device *dev, struct wfs_job *job)
 
 	if (sl->pending)
 		sl->pending--;
+	job->ctx->tl->active--;
 	job->ctx->active_jobs--;
 	dev->job.active--;
 	job->state = WFS_JOB_FREE;
@@ -159,8 +184,10 @@ static void job_release_locked(struct wfs_device *dev, struct wfs_job *job)
 void wfs_job_retire(struct wfs_device *dev, struct wfs_job *job, u64 t_done)
 {
 	struct wfs_slot_state *sl = &job->ctx->slot[job->args.slot];
+	struct wfs_timeline *tl = job->ctx->tl;
 	struct wfs_job_table *jt = &dev->job;
 	struct wfw_cpl c;
+	u64 dev_ns;
 
 	WFS_MEMSET(&c, 0, sizeof(c));
 	c.cookie = job->cookie;
@@ -179,8 +206,13 @@ void wfs_job_retire(struct wfs_device *dev, struct wfs_job *job, u64 t_done)
 	jt->completed++;
 	if (!job->status)
 		jt->tokens += job->args.n_tokens;
-	if (t_done > jt->makespan_ns)
-		jt->makespan_ns = t_done;
+	if (t_done > tl->done_ns)
+		tl->done_ns = t_done;
+	/* The device-wide figure: the tenant's time from where it began. */
+	if (WFS_ADD_OVF(tl->origin_ns, t_done, &dev_ns))
+		dev_ns = ~0ull;
+	if (dev_ns > jt->makespan_ns)
+		jt->makespan_ns = dev_ns;
 	job_release_locked(dev, job);
 	wfs_os_cond_broadcast(dev->sync.cond);
 	wfs_os_mutex_unlock(dev->sync.lock);

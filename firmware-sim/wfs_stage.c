@@ -386,12 +386,13 @@ static int chunk_layers(struct wfs_stage *st, struct chunk_run *r)
  * area and those the FIFO holds): it pays only its compute.  Else it
  * begins a pass and pays the reads not hidden under compute.
  */
-static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r)
+static u64 stream_pass_cycles(struct wfs_stage *st, struct chunk_run *r,
+			      u64 free_at)
 {
 	struct wfs_stage_model *sm = r->sm;
 
 	if (sm->pass_chunks && sm->pass_chunks <= st->dev->hw.prof.fifo_depth &&
-	    r->f.t_arrive <= st->free_at) {
+	    r->f.t_arrive <= free_at) {
 		sm->pass_chunks++;
 		return r->comp_cycles;
 	}
@@ -413,14 +414,36 @@ static u64 link_bytes(const struct chunk_run *r)
 	return b;
 }
 
+/*
+ * When the stage is next free on the timeline of @tl's tenant ("Tenants"
+ * in wfs_timing.h): the end of the tenant's latest chunk there, plus the
+ * work the stage ran for other tenants since, unless the device was idle
+ * in between.  A work clock below what the tenant saw was zeroed (models
+ * reloaded): the tenant's chunks there are gone with it.
+ */
+static u64 stage_free_at(const struct wfs_stage *st,
+			 const struct wfs_timeline *tl)
+{
+	u64 own = tl->free_at[st->idx], seen = tl->work_at[st->idx];
+
+	if (seen > st->free_at) {
+		own = 0;
+		seen = 0;
+	}
+	if (st->idle_work <= st->free_at)
+		seen = WFS_MAX(seen, st->idle_work);
+	return own + (st->free_at - seen);
+}
+
 /* Modelled time (formulas in wfs_timing.h). */
 static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 {
 	struct wfs_device *dev = st->dev;
 	const struct wfs_model_state *m = r->m;
 	const struct wfs_profile *prof = &dev->hw.prof;
+	struct wfs_timeline *tl = r->job->ctx->tl;
 	struct wfs_cost cost = { 0, 0, 0 };
-	u64 cycles;
+	u64 cycles, free_at = stage_free_at(st, tl);
 	u32 i, l;
 
 	if (job_heads(r)) {
@@ -438,11 +461,14 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 				     r->n_out, &cost);
 	cycles = wfs_timing_stage_cycles(prof, &cost) + r->xhop_cycles;
 	if (m->stream && r->sm->n_layers)
-		cycles += stream_pass_cycles(st, r);
+		cycles += stream_pass_cycles(st, r, free_at);
 	r->ns = wfs_timing_ns(prof, cycles);
-	r->start = WFS_MAX(r->f.t_arrive, st->free_at);
+	r->start = WFS_MAX(r->f.t_arrive, free_at);
 	r->end = r->start + r->ns;
-	st->free_at = r->end;
+	/* The stage's own clock counts only the work. */
+	st->free_at += r->ns;
+	tl->free_at[st->idx] = r->end;
+	tl->work_at[st->idx] = st->free_at;
 	/* To the next stage, the host, or the next device's first stage. */
 	if (job_links(r))
 		r->hop = wfs_timing_ns(prof, wfs_timing_link_cycles(prof, link_bytes(r)));

@@ -79,8 +79,9 @@
  *   - the modelled completion time of the previous job of the same slot,
  *     if that job had completed when the command processor fetched this one
  *     (the host waited for it, as a decode loop does),
- *   - the latest modelled completion time of the device, if no job at all
- *     was in flight at fetch (the device sat idle: its clock stands there)
+ *   - the latest modelled completion time of the device (of the job's
+ *     tenant: see "Tenants" below), if no job at all (of that tenant) was
+ *     in flight at fetch (the device sat idle: its clock stands there)
  *     and the job has no floor,
  *   - the job's own floor (WFW_JOB_NOT_BEFORE), which a host running a
  *     model over several devices gives the first device: the same rule
@@ -92,6 +93,26 @@
  *     flight a link hop apart (and by when the host's threads ran).
  * So a decode loop that waits for each token serialises, while sequences
  * queued together overlap in the pipeline.
+ *
+ * Tenants: every context belongs to a tenant (CREATE_CONTEXT's tenant, a
+ * driver's open file), and every tenant has a timeline of its own (struct
+ * wfs_timeline), starting at 0 when the device first sees it: the times
+ * above ("the slot's", "the device's latest completion", the floors and
+ * the records' t_ns) are all the tenant's, so no time a tenant gives moves
+ * another's clock.  The stages are shared, and so is their work: a stage
+ * keeps a work clock W(s) that only its chunks' service times advance
+ * (never an arrival or a floor), and a tenant k sees the stage free at
+ *   free_k(s) = end of k's latest chunk on s
+ *             + W(s) - max(W(s) then, W(s) when the device last took a
+ *                          job while no job was in flight)
+ * that is, after the work the stage did for other tenants since k last
+ * used it, unless the device went idle in between (then nothing was
+ * queued before k's job).  start(s) = max(arrival(s), free_k(s)).  With
+ * one tenant this is the timeline above exactly.  A host-given time
+ * (NOT_BEFORE, t_ns) above WFW_NOT_BEFORE_MAX (2^62 ns) fails its job
+ * with -EINVAL.  GET_INFO's makespan is device-wide: the latest
+ * completion of any tenant, each counted from where its time 0 fell on
+ * that figure (the makespan when the device first saw the tenant).
  *
  * Aggregate modelled tokens/s = tokens * 1e9 / makespan, where makespan
  * is the latest modelled completion time.  With many sequences in flight the

@@ -521,6 +521,10 @@ struct wfw_cmd_unload {
  * @slots: CREATE: sequence slots (>= 1); DESTROY: zero
  * @ctx_len: CREATE: positions per slot, 1..model max; DESTROY: zero
  * @flags: WFW_CTX_* (none defined: must be zero)
+ * @tenant: CREATE (1.8): the host's name for whoever owns the context (a
+ *	driver: the open file; 0 from a host that does not say); contexts of one tenant share a modelled
+ *	timeline, and one tenant's times never move another's (wfs_timing.h,
+ *	"Tenants"); DESTROY: zero
  * @reserved: must be zero
  *
  * CREATE makes a context of the model struct wfw_cmd.model names.
@@ -537,7 +541,8 @@ struct wfw_cmd_context {
 	u32 slots;
 	u32 ctx_len;
 	u32 flags;
-	u32 reserved[8];
+	u64 tenant;
+	u32 reserved[6];
 };
 
 /* RUN_JOB flags */

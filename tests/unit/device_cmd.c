@@ -335,9 +335,9 @@ static void test_model_and_contexts(void)
 	c.ctx.flags = 2;
 	expect(&c, -WFS_EINVAL, "CREATE_CONTEXT unknown flag");
 	c.ctx.flags = 0;
-	c.ctx.reserved[7] = 1;
+	c.ctx.reserved[5] = 1;
 	expect(&c, -WFS_EINVAL, "CREATE_CONTEXT reserved != 0");
-	c.ctx.reserved[7] = 0;
+	c.ctx.reserved[5] = 0;
 	c.ctx.slots = 4000;
 	c.ctx.ctx_len = 512;
 	expect(&c, -WFS_ENOSPC, "CREATE_CONTEXT larger than SRAM");
