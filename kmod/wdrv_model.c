@@ -880,6 +880,8 @@ int wdrv_ctx_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	cmd.model = model->fw_id;
 	cmd.ctx.slots = args->kv_slots;
 	cmd.ctx.ctx_len = args->ctx_len;
+	/* The file's contexts share a modelled timeline no other file moves. */
+	cmd.ctx.tenant = file->client_id;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 	if (ret) {
 		xa_erase(&wfile->contexts, id);

@@ -532,10 +532,11 @@ struct drm_wafer_ctx_destroy {
 /**
  * DRM_WAFER_JOB_NOT_BEFORE: the input BO holds, right after the @n_tokens
  * token ids (at @in_offset + 4 * @n_tokens, so the BO must hold 8 bytes
- * more), a __u64 modelled time on the device's timeline before which the
- * job is not ready: the device starts it no earlier than the later of this
- * floor and its own rule (the slot's previous job's completion if that had
- * completed, the device's clock if it sat idle).  For a model split over
+ * more), a __u64 modelled time on the file's timeline on the device (see
+ * DRM_WAFER_NOT_BEFORE_MAX) before which the job is not ready: the device
+ * starts it no earlier than the later of this floor and its own rule (the
+ * slot's previous job's completion if that had completed, the file's clock
+ * if none of its jobs was in flight).  For a model split over
  * devices: the first device's job of a decode step gets the time the
  * slot's previous token left the last device (that job's
  * &drm_wafer_wait.done_ns), which the first device cannot know.  Token
@@ -545,7 +546,14 @@ struct drm_wafer_ctx_destroy {
  * as a token id out of range does.
  */
 #define DRM_WAFER_JOB_NOT_BEFORE	(1U << 6)
-/** DRM_WAFER_NOT_BEFORE_MAX: the latest floor (2^62 ns, 146 years). */
+/**
+ * DRM_WAFER_NOT_BEFORE_MAX: the latest floor (2^62 ns, 146 years), and the
+ * latest &drm_wafer_act_rec.t_ns.  Modelled times are per open file: the
+ * contexts of a file share a timeline on the device, which starts at 0 and
+ * which no other file's floors or record times move (another file's jobs
+ * delay this file's only by the stages' work on them, as a shared pipeline
+ * does).
+ */
 #define DRM_WAFER_NOT_BEFORE_MAX	(1ULL << 62)
 /**
  * DRM_WAFER_JOB_DONE_NS: the driver's flag, not the device's: through
@@ -628,7 +636,9 @@ struct drm_wafer_act_rec {
 	/**
 	 * @t_ns: modelled time the record reaches the next device, on the
 	 * timeline the devices of a chain share (the previous device's finish
-	 * plus the inter-device link); 0 from userspace.
+	 * plus the inter-device link); 0 from userspace.  A time above
+	 * DRM_WAFER_NOT_BEFORE_MAX fails the job that reads it (WAIT status
+	 * -EINVAL) and is not taken.
 	 */
 	__u64 t_ns;
 	/** @x: value x[i] * 2^exp, |x[i]| <= 2^30. */
