@@ -194,6 +194,13 @@ $(B)/tests/vm/%: $(B)/obj/tests/vm/progs/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(link_test)
 
+# The conformance program: conformance.c and its ioctl groups
+# (tests/vm/progs/conformance/*.c) linked together.
+CONFORMANCE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/vm/progs/conformance/*.c))
+$(B)/tests/vm/conformance: $(B)/obj/tests/vm/progs/conformance.o $(CONFORMANCE_OBJS) $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $< $(CONFORMANCE_OBJS) $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(CURL_LIBS)
+
 # libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

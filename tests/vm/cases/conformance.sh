@@ -1,7 +1,8 @@
 # uapi conformance: every ioctl's valid use and each invalid field as its own
 # named case with its documented errno, isolation between files, poisoned
 # outputs, per-file limits, and the shared model still decoding correctly
-# afterwards (tests/vm/progs/conformance.c; the table is in
+# afterwards (tests/vm/progs/conformance.c and its ioctl groups in
+# tests/vm/progs/conformance/; the table is in
 # tests/vm/CONFORMANCE.md).  vgem is loaded in the guest: its fences keep
 # jobs queued for the WAIT -ETIME, in-flight limit and close-while-queued
 # cases.  Three boots: default parameters, small per-file limits, and SRAM
