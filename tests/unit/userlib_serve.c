@@ -1064,7 +1064,7 @@ static void cancellation(const struct wt_server *s)
 	wt_ok(r.status == 200 && !strncmp(r.body, "data: ", 6),
 	      "a streaming client reads its first event and hangs up");
 	wt_http_free(&r);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 6000; i++) {	/* a liveness bound of 60 s for a loaded host */
 		busy = wt_server_metric(s, "wafer_serve_slots_in_use");
 		if (busy == 0)
 			break;
@@ -1077,13 +1077,13 @@ static void cancellation(const struct wt_server *s)
 	      after - before);
 }
 
-/* Waits (at most ~5 s: a liveness bound) until @name reads @want; its last value. */
+/* Waits (at most ~60 s: a liveness bound for a loaded host) until @name reads @want. */
 static double wait_metric(const struct wt_server *s, const char *name, double want)
 {
 	double v = -1;
 	int i;
 
-	for (i = 0; i < 500; i++) {
+	for (i = 0; i < 6000; i++) {
 		v = wt_server_metric(s, name);
 		if (v == want)
 			break;
@@ -1273,8 +1273,9 @@ static void drain_cut(void)
 					 .body = body_for(0, "Once", 508, i == 3, NULL) };
 		pthread_create(&t[i], NULL, client_main, &cl[i]);
 	}
-	for (i = 0; i < 500 && wt_server_metric(&s, "wafer_serve_slots_in_use") < 2; i++)
-		usleep(1000);
+	/* Both slots busy before the signal (a liveness bound of 60 s for a loaded host). */
+	for (i = 0; i < 6000 && wt_server_metric(&s, "wafer_serve_slots_in_use") < 2; i++)
+		usleep(10000);
 	st = wt_server_stop(&s, SIGTERM);
 	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
