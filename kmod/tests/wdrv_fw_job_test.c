@@ -13,7 +13,9 @@
  * and FFN part models of each layer, the layer after the input where the
  * driver writes it, give the whole model's record; so do the attention,
  * expert home and two expert shards of the tiny MoE model, five jobs a
- * layer with the phase in the layer word.
+ * layer with the phase in the layer word.  A blob deeper than a device's
+ * load table: loaded whole or as 257 layers it is -E2BIG, and layer ranges
+ * from its first, 256th and last layers load side by side and unload.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -628,6 +630,71 @@ static void wdrv_test_fw_expert_parallel(struct kunit *test)
 			wdrv_dma_unmap(&e.f->fw.dma, e.addr[k]);
 }
 
+/* LOAD_MODEL of layers [@first, +@count) of the blob at @addr: status, *@model. */
+static int load_range(struct fw_fixture *f, u64 addr, u64 len, u32 first, u32 count,
+		      u32 *model)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_MODEL };
+	struct wfw_cpl cpl = { 0 };
+	int ret;
+
+	cmd.load = (struct wfw_cmd_load_model){
+		.addr = addr, .len = len, .layer_first = first, .layer_count = count,
+	};
+	ret = wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+	*model = cpl.model;
+	return ret;
+}
+
+static int unload_id(struct fw_fixture *f, u32 model)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_UNLOAD_MODEL, .model = model };
+	struct wfw_cpl cpl;
+
+	return wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+/*
+ * A 513-layer blob, deeper than a model's load table (256 layers): whole
+ * or as 257 layers it is -E2BIG; its layers [0, +1), [256, +2) and
+ * [512, +1) load side by side (a load that filled the table from the
+ * blob's layers wrote past it into the next model slot, and unloading
+ * freed a pointer it had overwritten), unload, and the tiny model then
+ * loads and runs.
+ */
+static void wdrv_test_fw_deep_blob_ranges(struct kunit *test)
+{
+	static const u32 range[3][2] = { { 0, 1 }, { 256, 2 }, { 512, 1 } };
+	struct fw_fixture *f = test->priv;
+	size_t cap = WT_TINY_BYTES(513), len;
+	u8 *blob = kvzalloc(cap, GFP_KERNEL);
+	u32 model[3], i, id;
+	u64 addr;
+
+	KUNIT_ASSERT_NOT_NULL(test, blob);
+	KUNIT_ASSERT_EQ(test, unload(f), 0);
+	len = wt_tiny_build_n(blob, cap, WT_TINY_INT8, 513);
+	if (wdrv_dma_map(&f->fw.dma, blob, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &addr)) {
+		kvfree(blob);
+		KUNIT_FAIL(test, "cannot map the blob");
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, load_range(f, addr, len, 0, 0, &id), -E2BIG);
+	KUNIT_EXPECT_EQ(test, load_range(f, addr, len, 0, 257, &id), -E2BIG);
+	KUNIT_EXPECT_EQ(test, load_range(f, addr, len, 300, 256, &id), -EINVAL);
+	for (i = 0; i < ARRAY_SIZE(range); i++)
+		KUNIT_EXPECT_EQ_MSG(test, load_range(f, addr, len, range[i][0], range[i][1],
+						     &model[i]), 0,
+				    "layers [%u, +%u)", range[i][0], range[i][1]);
+	for (i = 0; i < ARRAY_SIZE(range); i++)
+		KUNIT_EXPECT_EQ(test, unload_id(f, model[i]), 0);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	kvfree(blob);
+	KUNIT_ASSERT_EQ(test, load(test, f, 0, &addr), 0);
+	wdrv_dma_unmap(&f->fw.dma, addr);
+	KUNIT_EXPECT_EQ(test, run_job(f, 21, 0, TEST_TIMEOUT_MS), 0);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
@@ -638,6 +705,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_stream),
 	KUNIT_CASE(wdrv_test_fw_layer_parts),
 	KUNIT_CASE(wdrv_test_fw_expert_parallel),
+	KUNIT_CASE(wdrv_test_fw_deep_blob_ranges),
 	{}
 };
 
