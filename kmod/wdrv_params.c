@@ -101,10 +101,12 @@ module_param_named(max_file_bo_mib, wdrv_max_file_bo_mib, uint, 0444);
 MODULE_PARM_DESC(max_file_bo_mib, "Buffer-object memory one open file may hold (MiB, default 1024)");
 
 /*
- * The per-file defaults leave most of a device to the other files: a
- * device holds 64 firmware contexts, 4 models and 128 jobs in flight, and
+ * The per-file defaults leave most of a device's models and contexts to
+ * the other files: a device holds 64 firmware contexts and 4 models, and
  * no one file may take them all (set them higher for a device one tenant
- * has to itself).
+ * has to itself).  Jobs in flight stop at the firmware's 128-entry job
+ * table: a file may fill it (batches of 128, as wafer bench submits) but
+ * never queue past it, and control commands do not wait behind it.
  */
 unsigned int wdrv_max_file_contexts = 8;
 module_param_named(max_file_contexts, wdrv_max_file_contexts, uint, 0444);
@@ -116,10 +118,10 @@ module_param_named(max_file_models, wdrv_max_file_models, uint, 0444);
 MODULE_PARM_DESC(max_file_models,
 		 "Models one open file may hold loaded at once (default 2: a target and its draft; a device holds at most as many as its firmware does, 4)");
 
-unsigned int wdrv_max_file_inflight = 64;
+unsigned int wdrv_max_file_inflight = 128;
 module_param_named(max_file_inflight, wdrv_max_file_inflight, uint, 0444);
 MODULE_PARM_DESC(max_file_inflight,
-		 "Jobs one open file may have in flight (default 64, half the firmware's 128-entry job table)");
+		 "Jobs one open file may have in flight (default 128, the firmware's job table)");
 
 bool wdrv_uring_inline = true;
 module_param_named(uring_inline, wdrv_uring_inline, bool, 0644);
