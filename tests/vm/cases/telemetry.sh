@@ -3,7 +3,7 @@
 # per model while two MoE models share the device (a draft beside its
 # target).  Stock kernel only: it checks
 # values; the paths behind them run on the debug kernel in
-# front_sysfs_readers, load and conformance.
+# sysfs_reads_not_behind_jobs, load and conformance.
 # wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 out=$("$vm" -- bash -c '

@@ -1,8 +1,8 @@
 # Readers of the firmware-backed sysfs counters while seconds of jobs are
-# queued (tests/vm/progs/front_sysfs_readers.c): never in uninterruptible
+# queued (tests/vm/progs/sysfs_reads_not_behind_jobs.c): never in uninterruptible
 # sleep, all done while the jobs are still in flight (none waits for the
 # firmware), and the counters exact once the jobs are done.
 . "$(dirname "$0")/../lib.sh"
-prog=$build/tests/vm/front_sysfs_readers
+prog=$build/tests/vm/sysfs_reads_not_behind_jobs
 [ -x "$prog" ] || die "$prog missing: run make"
 "$vm" -- "$prog" --jobs 48 --tokens 64

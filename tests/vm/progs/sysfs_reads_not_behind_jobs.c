@@ -12,7 +12,7 @@
  * the tokens the jobs ran, and the cached times grow (a refresh follows
  * the completions).
  *
- * Usage: front_sysfs_readers [--jobs N] [--tokens PER_JOB]
+ * Usage: sysfs_reads_not_behind_jobs [--jobs N] [--tokens PER_JOB]
  */
 #include <errno.h>
 #include <stdio.h>

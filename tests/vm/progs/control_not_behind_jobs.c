@@ -18,7 +18,7 @@
  * grown by half the blob (memory.peak, reset just before the load): the
  * header is checked from the BO, not from a copy.
  *
- * Usage: front_ctrl_queue [--tokens PER_JOB]
+ * Usage: control_not_behind_jobs [--tokens PER_JOB]
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 # While one file keeps the device full of jobs, another file's GET_INFO,
 # context create and destroy, model load and unload and every sysfs read
 # finish while most of those jobs are still to run, and a garbage streamed
-# blob is refused without being copied (tests/vm/progs/front_ctrl_queue.c).
+# blob is refused without being copied (tests/vm/progs/control_not_behind_jobs.c).
 . "$(dirname "$0")/../lib.sh"
-prog=$build/tests/vm/front_ctrl_queue
+prog=$build/tests/vm/control_not_behind_jobs
 [ -x "$prog" ] || die "$prog missing: run make"
 # A long job timeout: the jobs' pace is what the case measures against,
 # and a loaded host must not turn a slow job into a reset.
