@@ -104,9 +104,10 @@ MODULE_PARM_DESC(max_file_bo_mib, "Buffer-object memory one open file may hold (
  * The per-file defaults leave most of a device's models and contexts to
  * the other files: a device holds 64 firmware contexts and 4 models, and
  * no one file may take them all (set them higher for a device one tenant
- * has to itself).  Jobs in flight stop at the firmware's 128-entry job
- * table: a file may fill it (batches of 128, as wafer bench submits) but
- * never queue past it, and control commands do not wait behind it.
+ * has to itself).  A file may queue twice the firmware's 128-entry job
+ * table: the scheduler's credit limit keeps the firmware's ring from
+ * overflowing, its entities share the ring between files, and control
+ * commands have their own ring, so a full queue stalls no one else.
  */
 unsigned int wdrv_max_file_contexts = 8;
 module_param_named(max_file_contexts, wdrv_max_file_contexts, uint, 0444);
@@ -118,10 +119,10 @@ module_param_named(max_file_models, wdrv_max_file_models, uint, 0444);
 MODULE_PARM_DESC(max_file_models,
 		 "Models one open file may hold loaded at once (default 2: a target and its draft; a device holds at most as many as its firmware does, 4)");
 
-unsigned int wdrv_max_file_inflight = 128;
+unsigned int wdrv_max_file_inflight = 256;
 module_param_named(max_file_inflight, wdrv_max_file_inflight, uint, 0444);
 MODULE_PARM_DESC(max_file_inflight,
-		 "Jobs one open file may have in flight (default 128, the firmware's job table)");
+		 "Jobs one open file may have in flight (default 256, twice the firmware's job table)");
 
 bool wdrv_uring_inline = true;
 module_param_named(uring_inline, wdrv_uring_inline, bool, 0644);

@@ -10,7 +10,6 @@ prog=$build/tests/vm/lifetime_kill
 # its jobs do not hit by slowness alone (the queue still outlasts the wait).
 timeout_ms=1000
 [ "${WAFER_VM_KERNEL:-stock}" != debug ] || timeout_ms=2500
-# The victim queues 250 jobs: more than max_file_inflight's default (the
-# firmware's 128-entry job table) allows one file.
-"$vm" --params "job_timeout_ms=$timeout_ms max_file_inflight=256" -- \
+# The victim queues 250 jobs: within max_file_inflight's default (256).
+"$vm" --params "job_timeout_ms=$timeout_ms" -- \
 	"$prog" --seed 1 --rounds 1 --variant 0 --pipeline 250 --tokens 16

@@ -22,7 +22,7 @@
 #include "wt_util.h"
 
 #define TOPK	4
-#define JOBS	64	/* within max_file_inflight (default 128) */
+#define JOBS	64	/* within max_file_inflight (default 256) */
 #define TOKENS	16
 
 int main(void)
