@@ -201,6 +201,13 @@ $(B)/tests/vm/conformance: $(B)/obj/tests/vm/progs/conformance.o $(CONFORMANCE_O
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $< $(CONFORMANCE_OBJS) $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(CURL_LIBS)
 
+# The uapi fuzzer: uapi_fuzz.c and its ioctl groups
+# (tests/vm/progs/uapi_fuzz/*.c) linked together.
+UAPI_FUZZ_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/vm/progs/uapi_fuzz/*.c))
+$(B)/tests/vm/uapi_fuzz: $(B)/obj/tests/vm/progs/uapi_fuzz.o $(UAPI_FUZZ_OBJS) $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $< $(UAPI_FUZZ_OBJS) $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(CURL_LIBS)
+
 # libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -1,4 +1,4 @@
-# Structure-aware uapi fuzzer (tests/vm/progs/uapi_fuzz.c): 4 threads on 3
+# Structure-aware uapi fuzzer (tests/vm/progs/uapi_fuzz.c and uapi_fuzz/): 4 threads on 3
 # files of two devices (num_devices=2: file 1 is accel1's, so BOs, syncobjs and
 # fences cross devices) with live and stale handles, mutated ioctl, mmap,
 # PRIME, syncobj and io_uring arguments, fork, close/reopen; afterwards the
