@@ -35,6 +35,9 @@ B := $(TOP)/$(BUILD)
 
 include firmware-sim/sources.mk
 
+# The release, as dkms.conf names it (wafer --version).
+WAFER_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+
 # ---------------------------------------------------------------- flags ----
 WARN      := -Wall -Wextra -Werror
 CSTD      := -std=c11
@@ -148,6 +151,9 @@ $(B)/obj/%.o: %.c
 # llama2.c builds it (no -ffast-math: the tests' numerics are unchanged).
 $(B)/obj/tests/common/ref_llama.o: USER_CFLAGS += -O3
 $(B)/obj/tests/common/ref_moe.o: USER_CFLAGS += -O3
+
+$(B)/obj/userlib/cli/cli_main.o: USER_CFLAGS += -DWAFER_VERSION='"$(WAFER_VERSION)"'
+$(B)/obj/userlib/cli/cli_main.o: dkms.conf
 
 $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)

@@ -21,6 +21,21 @@ int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_convert(int argc, char **argv);
 
+/*
+ * cli_opts.c: "wafer CMD: bad value 'ARG' for FLAG; allowed: ALLOWED" on
+ * stderr, FLAG as -c when @opt is in @shorts, else --name from @opts;
+ * returns 2 (the usage-error exit status).
+ */
+struct option;
+int cli_bad_value(const char *cmd, const char *shorts, const struct option *opts, int opt,
+		  const char *arg, const char *allowed);
+
+/* cli_devices_json.c: wafer list/info --json (json-c objects; print frees). */
+struct json_object;
+struct json_object *cli_json_desc(const struct wafer_device_desc *d);
+struct json_object *cli_json_info(const struct wafer_info *i, const char *backend);
+void cli_json_print(struct json_object *obj);
+
 /* Parses a device index 0..4095; returns 0 or -1. */
 int cli_parse_index(const char *s, int *out);
 /* A decimal number in [@lo, @hi] (no sign, nothing after it): 0, else -1. */

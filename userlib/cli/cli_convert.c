@@ -11,6 +11,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: wafer convert MODEL.bin OUT.blob [options]\n"
+		"Pack a llama2.c checkpoint (or a blob) into the blob wafer run, bench,\n"
+		"info and serve also take, quantised and optionally upcycled to MoE.\n"
 		"  --quant int8|int4     weight format (default int8)\n"
 		"  --group N             weights per quantisation scale (default 32)\n"
 		"  --kv-int8             int8 KV cache\n"
@@ -19,7 +21,8 @@ static void usage(FILE *f)
 		"                        TOPK = E the dense model exactly)\n"
 		"  --moe-copies          experts as copies of the dense FFN, the SHARED + TOPK\n"
 		"                        that run weighing 1/(SHARED + TOPK), a power of two:\n"
-		"                        the dense model at any TOPK\n");
+		"                        the dense model at any TOPK\n"
+		"  -h, --help            this text\n");
 }
 
 static const struct option long_opts[] = {
@@ -36,22 +39,26 @@ static const struct option long_opts[] = {
 static int parse(int argc, char **argv, struct wafer_convert_opts *o)
 {
 	int c, bad = 0;
+	const char *allowed = NULL;
 
 	memset(o, 0, sizeof(*o));
 	o->wbits = 8;
 	o->group_size = 32;
 	o->moe.gate = WAFER_MOE_GATE_UNIT;	/* the dense model at top-k = E */
-	while (!bad && (c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+	optind = 1;
+	while (!bad && (c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		if (c == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
 			o->wbits = strcmp(optarg, "int4") ? 8 : 4;
+		else if (c == 'q')
+			bad = -1, allowed = "int8 or int4";
 		else if (c == 'g')
-			bad = cli_parse_uint(optarg, 1, 256, &o->group_size);
+			bad = cli_parse_uint(optarg, 1, 256, &o->group_size), allowed = "1..256";
 		else if (c == 'k')
 			o->kv_int8 = 1;
 		else if (c == 'm')
-			bad = cli_parse_moe(optarg, &o->moe);
+			bad = cli_parse_moe(optarg, &o->moe), allowed = "E,TOPK[,SHARED], TOPK <= E";
 		else if (c == 'G')
-			bad = cli_parse_gate(optarg, &o->moe);
+			bad = cli_parse_gate(optarg, &o->moe), allowed = "softmax, sigmoid or unit";
 		else if (c == 'C')
 			o->moe.copies = 1;
 		else if (c == 'h')
@@ -59,8 +66,15 @@ static int parse(int argc, char **argv, struct wafer_convert_opts *o)
 		else
 			bad = 1;
 	}
-	if (bad || optind + 2 != argc) {
-		fprintf(stderr, "wafer convert: bad arguments\n");
+	if (bad && c != '?')
+		return cli_bad_value("convert", "h", long_opts, c, optarg, allowed);
+	if (bad) {
+		usage(stderr);
+		return 2;
+	}
+	if (optind + 2 != argc) {
+		fprintf(stderr, "wafer convert: need MODEL.bin and OUT.blob, got %d argument%s\n",
+			argc - optind, argc - optind == 1 ? "" : "s");
 		usage(stderr);
 		return 2;
 	}

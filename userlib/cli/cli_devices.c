@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 
 int cli_parse_index(const char *s, int *out)
@@ -41,14 +43,49 @@ static void print_desc(const struct wafer_device_desc *d)
 	       d->drv_major, d->drv_minor, d->drv_patchlevel, d->desc);
 }
 
+/* What to do when there is no device: the module, or the simulator. */
+static void no_device_hint(void)
+{
+	fprintf(stderr, "wafer: no wafer devices in %s\n"
+		"  load the driver (modprobe wafer, or insmod wafer.ko), or run without a\n"
+		"  device: wafer info --backend inproc, wafer run --backend inproc ...\n",
+		WAFER_ACCEL_DIR);
+}
+
+static void list_usage(FILE *f)
+{
+	fprintf(f, "usage: wafer list [--json]\n"
+		"List the wafer devices (/dev/accel/accelN driven by wafer.ko): index,\n"
+		"node, driver version and description.  Exits 1 when there is none.\n"
+		"  --json      a JSON array, an object per device\n"
+		"  -h, --help  this text\n");
+}
+
 int cli_cmd_list(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct wafer_device_desc d[64];
-	int n, i;
+	struct json_object *arr = NULL;
+	int n, i, opt, json = 0;
 
-	(void)argv;
-	if (argc > 1) {
-		fprintf(stderr, "wafer list: takes no arguments\n");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (opt == 'j') {
+			json = 1;
+		} else if (opt == 'h') {
+			list_usage(stdout);
+			return 0;
+		} else {
+			list_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wafer list: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
 	n = wafer_list_devices(d, 64);
@@ -56,10 +93,20 @@ int cli_cmd_list(int argc, char **argv)
 		fprintf(stderr, "wafer: %s\n", wafer_last_error());
 		return 1;
 	}
-	if (n == 0)
-		fprintf(stderr, "wafer: no wafer devices in %s\n", WAFER_ACCEL_DIR);
-	for (i = 0; i < n && i < 64; i++)
-		print_desc(&d[i]);
+	if (json)
+		arr = json_object_new_array();
+	for (i = 0; i < n && i < 64; i++) {
+		if (json)
+			json_object_array_add(arr, cli_json_desc(&d[i]));
+		else
+			print_desc(&d[i]);
+	}
+	if (json)
+		cli_json_print(arr);
+	if (n == 0) {
+		no_device_hint();
+		return 1;
+	}
 	return 0;
 }
 
@@ -104,8 +151,8 @@ static void print_info(const struct wafer_info *i)
 	       i->models_loaded, i->contexts, i->jobs_inflight);
 }
 
-/* The DRM identity line(s) of a kernel device; 0 if found. */
-static int print_node(int index)
+/* Kernel device @index (-1: the first) into @out: its index, or -1 said on stderr. */
+static int find_node(int index, struct wafer_device_desc *out)
 {
 	struct wafer_device_desc d[64];
 	int n = wafer_list_devices(d, 64), i;
@@ -113,10 +160,7 @@ static int print_node(int index)
 	for (i = 0; i < n && i < 64; i++) {
 		if (index >= 0 && d[i].index != index)
 			continue;
-		printf("device:   accel%d (%s)\n", d[i].index, d[i].path);
-		printf("driver:   wafer %d.%d.%d\n", d[i].drv_major, d[i].drv_minor,
-		       d[i].drv_patchlevel);
-		printf("describe: %s\n", d[i].desc);
+		*out = d[i];
 		return d[i].index;
 	}
 	if (index >= 0) {
@@ -132,22 +176,31 @@ static int print_node(int index)
 	} else if (n < 0) {
 		fprintf(stderr, "wafer: %s\n", wafer_last_error());
 	} else {
-		fprintf(stderr, "wafer: no wafer devices in %s\n", WAFER_ACCEL_DIR);
+		no_device_hint();
 	}
 	return -1;
 }
 
 /* -m options wafer info takes: the firmware's models per device. */
 #define INFO_MAX_MODELS	4
+#define CLI_STR_(x)	#x
+#define CLI_STR(x)	CLI_STR_(x)
 
-static int info_usage(void)
+static int info_usage(FILE *f, int status)
 {
-	fprintf(stderr, "wafer info: usage: wafer info [-d LIST] [-b kernel|inproc] "
-		"[-m MODEL.bin [-q int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
+	fprintf(f, "usage: wafer info [-d LIST] [--backend kernel|inproc] [--json]\n"
+		"            [-m MODEL.bin [--quant int8|int4] [--split LIST] [--moe E,TOPK[,SHARED]]\n"
 		"            [--expert-group G] [--stream-weights auto|on|off]]\n"
 		"            [--afd A:F [--afd-profiles PA:PF] [--expert-devices N]]\n"
 		"            [--profile P] [--stages N] [--sram-kib K]\n"
+		"Describe wafer devices: profile, firmware ABI, stages, SRAM, clock,\n"
+		"capabilities, limits and what they hold now.\n"
 		"  -d LIST   devices to describe: N, or several (0-4, 0,2,3)\n"
+		"  -b, --backend kernel|inproc  a kernel device (default), or the firmware\n"
+		"            simulator in this process (no device or driver needed)\n"
+		"  --json    the devices as JSON: an object, or an array with several -d\n"
+		"            (not with -m or --afd)\n"
+		"  -q, --quant int8|int4  weight format of the -m before it (default int8)\n"
 		"  --profile P, --stages N, --sram-kib K   -b inproc devices of profile P\n"
 		"            (wafer, asic, ...), N stages of K KiB SRAM (an MoE model whose\n"
 		"            layers do not fit with their experts shows where the firmware\n"
@@ -163,28 +216,41 @@ static int info_usage(void)
 		"  -m MODEL  also load llama2.c checkpoint MODEL over those devices and show\n"
 		"            which layers sit on which device and the SRAM each uses\n"
 		"            (weights, and the KV cache of one sequence of full length);\n"
-		"            up to %d -m, loaded side by side (-q after a -m: its weights)\n",
+		"            up to %d -m, loaded side by side (-q after a -m: its weights)\n"
+		"  -h, --help  this text\n",
 		INFO_MAX_MODELS);
-	return 2;
+	return status;
 }
 
-/* Device @k of @d: its identity and wafer_query() answer; 0 or 1. */
-static int info_device(const struct cli_devices *d, unsigned int k)
+/*
+ * Device @k of @d: its identity and wafer_query() answer, as text or, with
+ * @json, an object appended to @json; 0 or 1.
+ */
+static int info_device(const struct cli_devices *d, unsigned int k, struct json_object *json)
 {
 	struct wafer_open_opts o = d->base;
+	struct wafer_device_desc desc;
+	struct json_object *obj;
 	struct wafer_info info;
 	struct wafer_dev *dev = NULL;
 	int ret;
 
-	if (d->n > 1)
+	if (d->n > 1 && !json)
 		printf("%s== device %u of %u\n", k ? "\n" : "", k, d->n);
 	if (o.backend == WAFER_BACKEND_INPROC) {
-		printf("device:   inproc (firmware-sim in this process)\n");
+		if (!json)
+			printf("device:   inproc (firmware-sim in this process)\n");
 	} else {
 		o.backend = WAFER_BACKEND_KERNEL;
-		o.index = print_node(d->n ? (int)d->index[k] : -1);
+		o.index = find_node(d->n ? (int)d->index[k] : -1, &desc);
 		if (o.index < 0)
 			return 1;
+		if (!json) {
+			printf("device:   accel%d (%s)\n", desc.index, desc.path);
+			printf("driver:   wafer %d.%d.%d\n", desc.drv_major, desc.drv_minor,
+			       desc.drv_patchlevel);
+			printf("describe: %s\n", desc.desc);
+		}
 	}
 	ret = wafer_open(&o, &dev);
 	if (!ret)
@@ -194,7 +260,14 @@ static int info_device(const struct cli_devices *d, unsigned int k)
 		wafer_close(dev);
 		return 1;
 	}
-	print_info(&info);
+	if (json) {
+		obj = cli_json_info(&info, wafer_backend_name(dev));
+		if (o.backend == WAFER_BACKEND_KERNEL)
+			json_object_object_add(obj, "device", cli_json_desc(&desc));
+		json_object_array_add(json, obj);
+	} else {
+		print_info(&info);
+	}
 	wafer_close(dev);
 	return 0;
 }
@@ -289,6 +362,37 @@ static int info_size(int opt, const char *arg, struct wafer_open_opts *o)
 	return 0;
 }
 
+/* What a bad value of wafer info's option @opt could have been. */
+static const char *info_allowed(int opt)
+{
+	switch (opt) {
+	case 'd':
+		return "a device index 0..4095 or a list: 0-4, 0,2,3";
+	case 's':
+		return "layer counts, e.g. 2,1,1";
+	case 'b':
+		return "kernel, inproc or auto";
+	case 'q':
+		return "int8 or int4";
+	case 'W':
+		return "auto, on or off";
+	case 'G':
+		return "softmax, sigmoid or unit";
+	case 'M':
+		return "E,TOPK[,SHARED] with TOPK <= E";
+	case 'X':
+		return "1..512";
+	case 'S':
+		return "1..4096";
+	case 'K':
+		return "1..1073741824";
+	case 'm':
+		return "at most " CLI_STR(INFO_MAX_MODELS) " -m";
+	default:
+		return NULL;
+	}
+}
+
 int cli_cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -303,8 +407,13 @@ int cli_cmd_info(int argc, char **argv)
 		{ "profile", required_argument, NULL, 'p' },
 		{ "stages", required_argument, NULL, 'S' },
 		{ "sram-kib", required_argument, NULL, 'K' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "quant", required_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct json_object *json = NULL;
 	struct cli_devices d = { .base = { .backend = WAFER_BACKEND_AUTO, .index = -1,
 					   .submit = WAFER_SUBMIT_IOCTL } };
 	struct wafer_convert_opts conv = { .wbits = 8, .stream = WAFER_STREAM_AUTO,
@@ -314,8 +423,14 @@ int cli_cmd_info(int argc, char **argv)
 	int opt, ret = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:b:m:q:", opts, NULL)) != -1) {
-		if (opt == 'd')
+	while ((opt = getopt_long(argc, argv, "d:b:m:q:h", opts, NULL)) != -1) {
+		if (opt == 'h')
+			return info_usage(stdout, 0);
+		if (opt == 'j' && !json)
+			json = json_object_new_array();
+		else if (opt == 'j')
+			;
+		else if (opt == 'd')
 			ret = cli_parse_list(optarg, 0, 4095, d.index, WAFER_PIPE_MAX_DEVICES);
 		else if (opt == 's')
 			ret = cli_parse_list(optarg, 1, 4096, d.split, WAFER_PIPE_MAX_DEVICES);
@@ -333,17 +448,22 @@ int cli_cmd_info(int argc, char **argv)
 			ret = (opt == 'A' ? cli_parse_afd : cli_parse_afd_profiles)(optarg, &d);
 		else if (opt == 'E')
 			ret = cli_parse_expert_devices(optarg, &d);
-		else if (opt == 'm' && n_models < INFO_MAX_MODELS)
+		else if (opt == 'm' && n_models >= INFO_MAX_MODELS)
+			ret = -1;
+		else if (opt == 'm')
 			models[n_models++] = (struct info_mdl){ .path = optarg, .conv = conv };
 		else if (opt == 'M' || opt == 'G')
 			ret = (opt == 'M' ? cli_parse_moe : cli_parse_gate)(optarg, &conv.moe);
 		else if (opt == 'q' && (!strcmp(optarg, "int8") || !strcmp(optarg, "int4")))
 			(n_models ? &models[n_models - 1].conv : &conv)->wbits =
 				strcmp(optarg, "int4") ? 8 : 4;
+		else if (opt == '?')
+			return info_usage(stderr, 2);
 		else
 			ret = -1;
 		if (ret < 0)
-			return info_usage();
+			return cli_bad_value("info", "d:b:m:q:h", opts, opt, optarg,
+					     info_allowed(opt));
 		if (opt == 'd')
 			d.n = (unsigned int)ret;
 		if (opt == 's')
@@ -356,13 +476,31 @@ int cli_cmd_info(int argc, char **argv)
 	}
 	if (cli_devices_check(&d, "info") || cli_afd_check(&d, "info"))
 		return 2;
+	if (json && (n_models || d.afd[0])) {
+		fprintf(stderr, "wafer info: --json describes devices: not with -m or --afd\n");
+		json_object_put(json);
+		return 2;
+	}
 	/* --afd: in process unless -b kernel; else kernel unless -b inproc. */
 	if (!d.afd[0] && d.base.backend != WAFER_BACKEND_INPROC)
 		d.base.backend = WAFER_BACKEND_KERNEL;
 	if (d.afd[0])
 		ret = cli_afd_info(&d);
 	for (k = 0; !d.afd[0] && k < (d.n ? d.n : 1) && !ret; k++)
-		ret = info_device(&d, k);
+		ret = info_device(&d, k, json);
+	if (json && !ret) {
+		/* one device: its object; several: the array */
+		if (json_object_array_length(json) == 1) {
+			struct json_object *one = json_object_get(json_object_array_get_idx(json, 0));
+
+			json_object_put(json);
+			json = one;
+		}
+		cli_json_print(json);
+		return 0;
+	}
+	if (json)
+		json_object_put(json);
 	for (k = 0; k < n_models; k++) {
 		models[k].conv.moe = conv.moe;
 		models[k].conv.stream = conv.stream;

@@ -5,54 +5,102 @@
 #include <string.h>
 
 #include "cli.h"
+#include "drm/wafer_accel.h"
+#include "wfs_os.h"
+#include "wfw_abi.h"
+
+#ifndef WAFER_VERSION
+#define WAFER_VERSION "unknown"
+#endif
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: wafer COMMAND [OPTIONS]\n"
+		"       wafer --version\n"
+		"\n"
+		"The command-line tool of wafer accelerators: find and describe the\n"
+		"devices, watch them, run, benchmark, plan and serve llama2.c models.\n"
 		"\n"
 		"commands:\n"
-		"  list                          list the wafer devices\n"
-		"  info [-d N] [-b inproc]       describe device N (default: the first)\n"
-		"  run MODEL.bin -z TOK.bin ...  generate text (wafer run --help)\n"
-		"  bench [MODEL.bin] [options]   tokens/s and submission cost (wafer bench --help)\n"
-		"  top [-d N] [-n IT] [-i MS]    live per-stage utilisation of a device\n"
+		"  list [--json]                 list the wafer devices\n"
+		"  info [-d N] [--backend B]     describe device N (default: the first)\n"
+		"  run MODEL.bin -z TOK.bin ...  generate text\n"
+		"  bench [MODEL.bin] [options]   tokens/s and submission cost\n"
+		"  top [-d N] [--url URL]        live utilisation of a device, or of a\n"
+		"                                running wafer serve\n"
 		"  plan PRESET|MODEL.bin [opts]  devices, KV and tokens/s of a model projected\n"
-		"                                onto a profile (wafer plan --help)\n"
+		"                                onto a profile\n"
 		"  serve MODEL.bin -z TOK.bin    OpenAI-compatible HTTP server with continuous\n"
-		"                                batching (wafer serve --help)\n"
+		"                                batching and a web page\n"
 		"  convert MODEL.bin OUT.blob    pack (and --moe upcycle) a checkpoint into the blob\n"
-		"                                wafer run also takes (wafer convert --help)\n"
-		"  help                          this text\n");
+		"                                wafer run also takes\n"
+		"  help [COMMAND]                this text, or a command's (wafer COMMAND --help)\n"
+		"\n"
+		"options:\n"
+		"  -h, --help                    this text\n"
+		"  -V, --version                 the version, with the uAPI and firmware ABI\n"
+		"                                versions it was built for\n"
+		"\n"
+		"Without a wafer device (wafer.ko not loaded) every command that runs a\n"
+		"model takes --backend inproc: the firmware simulator in the process.\n");
+}
+
+static void version(void)
+{
+	printf("wafer %s\n"
+	       "uAPI %u (drm/wafer_accel.h), firmware ABI %u.%u\n",
+	       WAFER_VERSION, DRM_WAFER_API_VERSION, WFW_ABI_MAJOR, WFW_ABI_MINOR);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "list", cli_cmd_list },
+	{ "info", cli_cmd_info },
+	{ "run", cli_cmd_run },
+	{ "bench", cli_cmd_bench },
+	{ "top", cli_cmd_top },
+	{ "plan", cli_cmd_plan },
+	{ "serve", cli_cmd_serve },
+	{ "convert", cli_cmd_convert },
+};
+
+#define N_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
+
+static int dispatch(const char *name, int argc, char **argv)
+{
+	unsigned int i;
+
+	for (i = 0; i < N_CMDS; i++)
+		if (!strcmp(name, cmds[i].name))
+			return cmds[i].fn(argc, argv);
+	fprintf(stderr, "wafer: unknown command '%s' (commands: list, info, run, bench, top, "
+		"plan, serve, convert, help)\n", name);
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
+	char help[] = "--help";
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "list"))
-		return cli_cmd_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "info"))
-		return cli_cmd_info(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return cli_cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "bench"))
-		return cli_cmd_bench(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "plan"))
-		return cli_cmd_plan(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "serve"))
-		return cli_cmd_serve(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "convert"))
-		return cli_cmd_convert(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "top"))
-		return cli_cmd_top(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		version();
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		char *av[3] = { argv[2], help, NULL };
+
+		/* wafer help COMMAND: that command's --help */
+		if (argc > 2 && !strcmp(argv[1], "help") && argv[2][0] != '-')
+			return dispatch(argv[2], 2, av);
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "wafer: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+	return dispatch(argv[1], argc - 1, argv + 1);
 }

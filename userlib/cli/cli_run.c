@@ -65,6 +65,9 @@ static void usage(FILE *f)
 		"  -n STEPS       positions to run, prompt included (default 256, 0 = max)\n"
 		"  -i PROMPT      input prompt\n"
 		"  -z PATH        llama2.c tokenizer.bin\n"
+		"  -m generate    llama2.c's mode: generate, the only one (-m chat is\n"
+		"                 refused: chat through wafer serve, /v1/chat/completions\n"
+		"                 or its web page)\n"
 		"  -d LIST        devices: N (/dev/accel/accelN), or several (0-4, 0,2,3) to\n"
 		"                 split the model's layers over them (implies --backend\n"
 		"                 kernel; with --backend inproc, that many in-process devices)\n"
@@ -127,7 +130,8 @@ static void usage(FILE *f)
 		"                 process, or the accel devices after the highest --afd one\n"
 		"                 with --backend kernel; the FFN group's profile; the FFN\n"
 		"                 devices keep the router and shared experts); the text is\n"
-		"                 the same\n");
+		"                 the same\n"
+		"  -h, --help     this text\n");
 }
 
 enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, OPT_SPLIT,
@@ -274,6 +278,49 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 	}
 }
 
+/* What a bad value of option @opt could have been (NULL: see --help). */
+static const char *run_allowed(int opt)
+{
+	switch (opt) {
+	case 'm':
+		return "generate";
+	case 't':
+		return "0..100";
+	case 'p':
+		return "0..1";
+	case 'n':
+		return "0..1048576";
+	case 's':
+		return "a non-negative integer";
+	case 'd':
+		return "a device index 0..4095 or a list: 0-4, 0,2,3";
+	case OPT_QUANT:
+		return "int8 or int4";
+	case OPT_GROUP:
+		return "1..256";
+	case OPT_BACKEND:
+		return "kernel, inproc or auto";
+	case OPT_SUBMIT:
+		return "ioctl or uring";
+	case OPT_STREAM:
+		return "auto, on or off";
+	case OPT_MOE_GATE:
+		return "softmax, sigmoid or unit";
+	case OPT_MOE:
+		return "E,TOPK[,SHARED] with TOPK <= E";
+	case OPT_DRAFT_TOKENS:
+		return "1..16";
+	case OPT_STAGES:
+		return "1..64";
+	case OPT_DRAFT_STAGES:
+		return "1..64 or min";
+	case OPT_SRAM:
+		return "64..1048576";
+	default:
+		return NULL;
+	}
+}
+
 static int parse_opt(struct run_args *a, int opt, const char *arg)
 {
 	unsigned int u;
@@ -310,6 +357,22 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 	case 'z':
 		a->tokenizer = arg;
 		return 0;
+	case 'm':
+		if (!strcmp(arg, "generate"))
+			return 0;
+		if (strcmp(arg, "chat"))
+			break;
+		fprintf(stderr, "wafer run: -m chat: not supported: wafer run continues one "
+			"prompt (llama2.c's -m generate); for chat, a model's turns in its chat "
+			"template, use wafer serve (/v1/chat/completions, or its web page)\n");
+		return 2;
+	case 'y':
+		fprintf(stderr, "wafer run: -y (a system prompt) goes with llama2.c's -m chat, "
+			"which wafer run does not do: use wafer serve's /v1/chat/completions\n");
+		return 2;
+	case 'h':
+		usage(stdout);
+		exit(0);
 	case OPT_DRAFT:
 		a->draft = arg;
 		return 0;
@@ -341,8 +404,9 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 			return 2;
 		}
 	}
-	fprintf(stderr, "wafer run: bad value '%s' for -%c%s\n", arg ? arg : "",
-		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_QUANT].name);
+	fprintf(stderr, "wafer run: bad value '%s' for -%c%s%s%s\n", arg ? arg : "",
+		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_QUANT].name,
+		run_allowed(opt) ? "; allowed: " : "", run_allowed(opt) ? run_allowed(opt) : "");
 	return 2;
 }
 
@@ -361,7 +425,7 @@ static int parse(struct run_args *a, int argc, char **argv)
 	a->draft_tokens = 4;
 	a->draft_device = -1;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:p:s:n:i:z:d:", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:p:s:n:i:z:d:m:y:h", long_opts, NULL)) != -1) {
 		ret = parse_opt(a, opt, optarg);
 		if (ret)
 			return ret;
