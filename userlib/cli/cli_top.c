@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * wafer top: live per-stage utilisation of a kernel device, from what the
- * driver exposes:
+ * wafer top: live utilisation of a kernel device, from what the driver
+ * exposes:
  *
- *   /sys/class/accel/accelN/device/{busy_ns,jobs_completed}
- *   /sys/kernel/debug/accel/wafer.M/stages   (wafer.M: the platform device)
- *   /sys/kernel/debug/accel/wafer.M/experts  (MoE models, through libwafer)
+ *   /sys/class/accel/accelN/device/{busy_ns,jobs_completed,tokens,...}
+ *                                          (world-readable)
+ *   /proc/PID/fdinfo/FD                    (per process: the caller's own, or
+ *                                           all for root; cli_top_procs.c)
+ *   /sys/kernel/debug/accel/wafer.M/stages (root, debugfs; wafer.M: the
+ *                                           platform device)
+ *   /sys/kernel/debug/accel/wafer.M/experts (MoE models, through libwafer)
  *
- * Every interval it prints the deltas: jobs/s, tokens/s and, per stage,
- * utilisation = modelled busy time gained / the interval, tokens/s, SRAM use
- * and FIFO high-water; with an MoE model, per layer the tokens/s each
- * expert ran and the load imbalance (busiest routed expert / the mean).  On a terminal the screen is redrawn; otherwise one
+ * Every interval it prints the deltas: jobs/s, tokens/s, the bottleneck
+ * stage's utilisation, per process its modelled busy share and jobs in
+ * flight and, where debugfs is readable, per stage utilisation = modelled
+ * busy time gained / the interval, tokens/s, SRAM use and FIFO high-water;
+ * with an MoE model, per layer the tokens/s each expert ran and the load
+ * imbalance (busiest routed expert / the mean).  An in-process device lives
+ * in its server: --url reads a wafer serve's /metrics instead
+ * (cli_top_serve.c).  On a terminal the screen is redrawn; otherwise one
  * block per interval.
  */
 #include <errno.h>
@@ -25,6 +33,7 @@
 
 #include "cli.h"
 #include "cli_stats.h"
+#include "cli_top.h"
 
 #define SYSFS_ACCEL	"/sys/class/accel"
 #define DEBUGFS_ROOT	"/sys/kernel/debug"
@@ -130,8 +139,13 @@ int cli_read_stages(int index, struct cli_stage_row *rows, unsigned int max,
  * @t_ns: CLOCK_MONOTONIC when read
  * @busy_ns: sysfs busy_ns
  * @jobs: sysfs jobs_completed
- * @n: stages
+ * @tokens: sysfs tokens (0: not exposed)
+ * @bottleneck_ns: sysfs bottleneck_busy_ns (0: not exposed)
+ * @n: stages (-1: debugfs not readable, said in @stage_err)
  * @st: per stage
+ * @stage_err: why there are no stage rows
+ * @n_procs: processes with the device open (-1: /proc not readable)
+ * @procs: them
  * @x: expert load of each model the device holds, in the firmware's order
  *	(empty: a dense model, or unreadable)
  * @n_x: models read
@@ -140,8 +154,13 @@ struct sample {
 	uint64_t t_ns;
 	uint64_t busy_ns;
 	uint64_t jobs;
+	uint64_t tokens;
+	uint64_t bottleneck_ns;
 	int n;
 	struct cli_stage_row st[MAX_STAGES];
+	char stage_err[512];
+	int n_procs;
+	struct cli_top_proc procs[CLI_TOP_PROCS];
 	struct cli_experts x[TOP_MAX_MODELS];
 	unsigned int n_x;
 };
@@ -173,7 +192,7 @@ static void experts_take(struct wafer_dev *dev, struct sample *s)
 
 static int take(int index, struct wafer_dev *dev, struct sample *s)
 {
-	char err[512];
+	char err[sizeof(s->stage_err) - 16];
 	int ret;
 
 	experts_take(dev, s);
@@ -187,11 +206,17 @@ static int take(int index, struct wafer_dev *dev, struct sample *s)
 			SYSFS_ACCEL, index, strerror(-ret));
 		return ret;
 	}
+	/* newer drivers only: absent stays 0 */
+	s->tokens = 0;
+	s->bottleneck_ns = 0;
+	cli_sysfs_u64(index, "tokens", &s->tokens);
+	cli_sysfs_u64(index, "bottleneck_busy_ns", &s->bottleneck_ns);
 	s->n = cli_read_stages(index, s->st, MAX_STAGES, err, sizeof(err));
 	if (s->n < 0) {
-		fprintf(stderr, "wafer top: %s\n", err);
-		return s->n;
+		snprintf(s->stage_err, sizeof(s->stage_err), "%s", err);
+		s->n = -1;
 	}
+	s->n_procs = cli_top_procs("/proc", index, s->procs, CLI_TOP_PROCS);
 	return 0;
 }
 
@@ -241,24 +266,39 @@ static void print_experts(const struct sample *a, const struct sample *b, unsign
 	cli_experts_free(&d);
 }
 
-static void print_block(int index, const struct sample *a, const struct sample *b, int tty)
+/* Per process: modelled busy time of its files gained / the interval. */
+static void print_procs(const struct sample *a, const struct sample *b, double dt)
 {
-	double dt = (double)delta(b->t_ns, a->t_ns) / 1e9;
-	uint64_t tokens = 0;
+	int i, k;
+
+	if (b->n_procs < 0) {
+		printf("processes: /proc not readable\n");
+		return;
+	}
+	printf("%7s %-16s %5s %8s %10s\n", "pid", "command", "files", "inflight",
+	       "busy%");
+	for (i = 0; i < b->n_procs; i++) {
+		const struct cli_top_proc *p = &b->procs[i];
+		uint64_t before = p->engine_ns;
+
+		for (k = 0; k < a->n_procs; k++)
+			if (a->procs[k].pid == p->pid)
+				before = a->procs[k].engine_ns;
+		printf("%7d %-16s %5u %8u %10.4f\n", p->pid, p->comm, p->files, p->inflight,
+		       delta(p->engine_ns, before) / 1e9 / dt * 100);
+	}
+	if (!b->n_procs)
+		printf("        (none of the processes this user may inspect has it open)\n");
+}
+
+static void print_stages(const struct sample *a, const struct sample *b, double dt)
+{
 	int i;
 
-	if (dt <= 0)
-		dt = 1e-9;
-	for (i = 0; i < b->n && i < a->n; i++)
-		tokens = delta(b->st[i].tokens, a->st[i].tokens) > tokens ?
-			 delta(b->st[i].tokens, a->st[i].tokens) : tokens;
-	if (tty)
-		fputs("\033[H\033[2J", stdout);
-	printf("wafer top: accel%d  interval %.0f ms  jobs %llu (%.1f/s)  tokens %llu (%.1f/s)  "
-	       "modelled job time %.3f ms\n", index, dt * 1e3,
-	       (unsigned long long)delta(b->jobs, a->jobs), delta(b->jobs, a->jobs) / dt,
-	       (unsigned long long)tokens, tokens / dt,
-	       delta(b->busy_ns, a->busy_ns) / 1e6);
+	if (b->n < 0) {
+		printf("stages: per-stage rows need debugfs: %s\n", b->stage_err);
+		return;
+	}
 	printf("stage layers     util%%  %-20s   tokens/s  sram used/size KiB  fifo_hw\n",
 	       "busy (modelled)");
 	for (i = 0; i < b->n; i++) {
@@ -279,6 +319,32 @@ static void print_block(int index, const struct sample *a, const struct sample *
 		       (unsigned long long)r->sram_used >> 10,
 		       (unsigned long long)r->sram_size >> 10, (unsigned long long)r->fifo_hw);
 	}
+}
+
+static void print_block(int index, const struct sample *a, const struct sample *b, int tty)
+{
+	double dt = (double)delta(b->t_ns, a->t_ns) / 1e9;
+	uint64_t tokens = delta(b->tokens, a->tokens);
+	int i;
+
+	if (dt <= 0)
+		dt = 1e-9;
+	/* without sysfs tokens: the stages' count (every token passes each) */
+	for (i = 0; !b->tokens && i < b->n && i < a->n; i++)
+		tokens = delta(b->st[i].tokens, a->st[i].tokens) > tokens ?
+			 delta(b->st[i].tokens, a->st[i].tokens) : tokens;
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("wafer top: accel%d  interval %.0f ms  jobs %llu (%.1f/s)  tokens %llu (%.1f/s)  "
+	       "modelled job time %.3f ms\n", index, dt * 1e3,
+	       (unsigned long long)delta(b->jobs, a->jobs), delta(b->jobs, a->jobs) / dt,
+	       (unsigned long long)tokens, tokens / dt,
+	       delta(b->busy_ns, a->busy_ns) / 1e6);
+	if (b->bottleneck_ns)
+		printf("bottleneck stage busy (modelled) %.4f%% of the interval\n",
+		       delta(b->bottleneck_ns, a->bottleneck_ns) / 1e9 / dt * 100);
+	print_procs(a, b, dt);
+	print_stages(a, b, dt);
 	for (i = 0; i < (int)b->n_x; i++)
 		print_experts(a, b, (unsigned int)i, dt);
 	if (!tty)
@@ -289,13 +355,25 @@ static void print_block(int index, const struct sample *a, const struct sample *
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: wafer top [-d N] [-n ITERATIONS] [-i INTERVAL_MS]\n"
-		"  -d N            device /dev/accel/accelN (default: the first wafer device)\n"
-		"  -n ITERATIONS   stop after this many intervals (default: run until killed)\n"
-		"  -i INTERVAL_MS  sampling interval (default 1000)\n"
-		"Reads sysfs and debugfs (root, debugfs mounted); utilisation is the\n"
-		"stage's modelled busy time gained per interval of host time.  With an\n"
-		"MoE model loaded: per layer, each expert's tokens/s and the load\n"
-		"imbalance over the interval (busiest routed expert / the mean).\n");
+		"       wafer top --backend inproc [--url URL] [-n ITERATIONS] [-i INTERVAL_MS]\n"
+		"Live utilisation of a wafer device, like top or nvidia-smi dmon.\n"
+		"  -d, --device N        /dev/accel/accelN (default: the first wafer device)\n"
+		"  -n, --iterations N    stop after N intervals (default: run until killed)\n"
+		"  -i, --interval MS     sampling interval, 10..3600000 (default 1000)\n"
+		"  -b, --backend kernel|inproc  kernel (default): the device's counters;\n"
+		"                        inproc: a device simulated inside a wafer serve\n"
+		"                        process, read from its /metrics (--url)\n"
+		"  --url URL             a running wafer serve (default\n"
+		"                        http://127.0.0.1:8000): slots, queue, tok/s, and\n"
+		"                        its devices' modelled time against host time\n"
+		"  -h, --help            this text\n"
+		"Any user: jobs, tokens and the bottleneck stage from sysfs, and per\n"
+		"process (the user's own; root: all) its modelled busy share and jobs in\n"
+		"flight from /proc/PID/fdinfo.  Where debugfs is readable (root), per\n"
+		"stage too: utilisation is the stage's modelled busy time gained per\n"
+		"interval of host time.  With an MoE model loaded: per layer, each\n"
+		"expert's tokens/s and the load imbalance over the interval (busiest\n"
+		"routed expert / the mean).\n");
 }
 
 static int parse_count(const char *s, long lo, long hi, long *out)
@@ -320,29 +398,62 @@ int cli_cmd_top(int argc, char **argv)
 	struct wafer_dev *dev = NULL;
 	struct timespec ts;
 
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum wafer_backend backend = WAFER_BACKEND_KERNEL;
+	const char *url = NULL;
+
 	optind = 1;
-	while ((opt = getopt(argc, argv, "d:n:i:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:i:b:h", opts, NULL)) != -1) {
 		if ((opt == 'd' && !cli_parse_index(optarg, &index)) ||
 		    (opt == 'n' && !parse_count(optarg, 1, LONG_MAX, &iters)) ||
-		    (opt == 'i' && !parse_count(optarg, 10, 3600000, &interval)))
+		    (opt == 'i' && !parse_count(optarg, 10, 3600000, &interval)) ||
+		    (opt == 'b' && !cli_parse_backend(optarg, &backend)))
 			continue;
+		if (opt == 'u') {
+			url = optarg;
+			continue;
+		}
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
 		}
-		usage(stderr);
-		return 2;
+		if (opt == '?') {
+			usage(stderr);
+			return 2;
+		}
+		return cli_bad_value("top", "d:n:i:b:h", opts, opt, optarg,
+				     opt == 'd' ? "a device index 0..4095" :
+				     opt == 'n' ? "1 or more" :
+				     opt == 'i' ? "10..3600000 ms" : "kernel or inproc");
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wafer top: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (url && index >= 0) {
+		fprintf(stderr, "wafer top: -d or --url, not both (a server's devices are its "
+			"own)\n");
+		return 2;
+	}
+	if (url || backend == WAFER_BACKEND_INPROC)
+		return cli_top_serve(url ? url : "http://127.0.0.1:8000", iters, interval, tty);
 	if (index < 0) {
 		struct wafer_device_desc d;
 		int n = wafer_list_devices(&d, 1);
 
 		if (n <= 0) {
-			fprintf(stderr, "wafer top: no wafer device in %s: %s\n", WAFER_ACCEL_DIR,
+			fprintf(stderr, "wafer top: no wafer device in %s: %s\n"
+				"  load the driver (modprobe wafer), or watch a wafer serve "
+				"--backend inproc with wafer top --url http://HOST:PORT\n",
+				WAFER_ACCEL_DIR,
 				n < 0 ? wafer_last_error() : wafer_strerror(-ENOENT));
 			return 1;
 		}
