@@ -19,8 +19,10 @@
 #                   dkms add/build/install (dkms-src: the source only)
 #   make install [DESTDIR=] [PREFIX=/usr/local]
 #                   install the wafer CLI, libwafer, its header and .pc file,
-#                   the udev rule that gives group "wafer" the devices, and
-#                   the systemd unit wafer-serve.service
+#                   the udev rule that gives group "wafer" the devices,
+#                   the systemd unit wafer-serve.service with its sysusers.d
+#                   entry and /etc/default/wafer-serve, the man pages and
+#                   the bash completion
 #
 # Everything is written under $(BUILD) (default build/).
 
@@ -75,7 +77,10 @@ LIBWAFER_A := $(B)/lib/libwafer.a
 LIBWAFER_SO := $(B)/lib/libwafer.so
 WAFER_CLI := $(B)/bin/wafer
 
-USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) \
+# The CLI's man pages, generated from its --help by help2man.
+MAN_PAGES := $(addprefix $(B)/man/,wafer.1 $(patsubst %,wafer-%.1,list info run bench top plan serve convert))
+
+USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) $(MAN_PAGES) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
 .PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench bench-kflags prefixes \
@@ -181,6 +186,9 @@ USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -
 $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -o $@ $(CLI_OBJS) $(USER_LIBS) $(MHD_LIBS)
+
+$(MAN_PAGES) &: $(WAFER_CLI) userlib/man/mkman
+	$(Q)userlib/man/mkman $(WAFER_CLI) $(B)/man
 
 TEST_DEPS := $(COMMON_OBJS) $(TOOLS_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 
@@ -292,8 +300,12 @@ mutation:
 PREFIX       ?= /usr/local
 UDEVRULESDIR ?= /lib/udev/rules.d
 SYSTEMDUNITDIR ?= /lib/systemd/system
+SYSUSERSDIR  ?= /usr/lib/sysusers.d
+SYSCONFDIR   ?= /etc
+BASHCOMPDIR  ?= $(PREFIX)/share/bash-completion/completions
+MANDIR       ?= $(PREFIX)/share/man
 
-install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
+install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)install -Dm755 $(WAFER_CLI) $(DESTDIR)$(PREFIX)/bin/wafer
 	$(Q)install -Dm644 -t $(DESTDIR)$(PREFIX)/lib $(LIBWAFER_A) $(LIBWFSIM)
 	$(Q)install -Dm755 $(LIBWAFER_SO).0 $(DESTDIR)$(PREFIX)/lib/libwafer.so.0
@@ -306,6 +318,12 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
+	$(Q)install -Dm644 userlib/systemd/wafer.sysusers $(DESTDIR)$(SYSUSERSDIR)/wafer.conf
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/wafer-serve ] || \
+		install -Dm644 userlib/systemd/wafer-serve.default \
+		$(DESTDIR)$(SYSCONFDIR)/default/wafer-serve
+	$(Q)install -Dm644 -t $(DESTDIR)$(MANDIR)/man1 $(MAN_PAGES)
+	$(Q)install -Dm644 userlib/completion/wafer.bash $(DESTDIR)$(BASHCOMPDIR)/wafer
 
 # DKMS: the module's sources as Kbuild sees them, and dkms.conf.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)

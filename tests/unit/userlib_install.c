@@ -8,6 +8,10 @@
  * internals or firmware-sim's), and a program built against the prefix
  * with `pkg-config wafer` runs on it and prints what the same program
  * linked with the static libraries prints (tests/unit/install/so_client.c).
+ * The unit's account comes with it: its sysusers.d entry makes user and
+ * group wafer (systemd-sysusers --dry-run), /etc/default/wafer-serve is
+ * installed, names only the unit's settings, and is kept when it exists;
+ * the man pages render and the bash completion loads from the prefix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +90,7 @@ static void test_install_runs(const char *dir, const char *build)
 {
 	snprintf(cmd, sizeof(cmd), "env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory "
 		 "install BUILD=%s PREFIX=%s/usr UDEVRULESDIR=%s/udev SYSTEMDUNITDIR=%s/systemd "
-		 "2>&1", build, dir, dir, dir);
+		 "SYSUSERSDIR=%s/sysusers SYSCONFDIR=%s/etc 2>&1", build, dir, dir, dir, dir, dir);
 	if (!wt_ok(sh(cmd, out, sizeof(out)) == 0, "make install into %s", dir))
 		wt_diag("%s", out);
 	snprintf(cmd, sizeof(cmd), "%s/usr/bin/wafer serve --help 2>&1", dir);
@@ -117,6 +121,59 @@ static void test_service_unit(const char *dir)
 	exposure = level ? atof(level + strlen("Overall exposure level for wafer-serve.service: ")) :
 		99;
 	wt_ok(exposure < 5.0, "systemd-analyze security: exposure %.1f (below 5: OK)", exposure);
+}
+
+/* The unit's account, its settings file, the man pages and the completion. */
+static void test_service_extras(const char *dir, const char *build)
+{
+	static const char *const pages[] = { "wafer", "wafer-list", "wafer-info", "wafer-run",
+					     "wafer-bench", "wafer-top", "wafer-plan",
+					     "wafer-serve", "wafer-convert" };
+	unsigned int i, ok = 1;
+	char var[64];
+	const char *p;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/root/etc && systemd-sysusers --root=%s/root "
+		 "--dry-run %s/sysusers/wafer.conf 2>&1", dir, dir, dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "Creating group 'wafer'") &&
+	      strstr(out, "Creating user 'wafer'"),
+	      "sysusers.d/wafer.conf makes group and user wafer (systemd-sysusers --dry-run)");
+	snprintf(cmd, sizeof(cmd), "cat %s/etc/default/wafer-serve 2>&1", dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "WAFER_MODEL="),
+	      "/etc/default/wafer-serve is installed");
+	snprintf(cmd, sizeof(cmd), "cat %s/systemd/wafer-serve.service", dir);
+	sh(cmd, out2, sizeof(out2));
+	for (p = strstr(out, "WAFER_"); p; p = strstr(p + 1, "WAFER_")) {
+		snprintf(var, sizeof(var), "Environment=%.*s=", (int)strcspn(p, "="), p);
+		if (!strstr(out2, var)) {
+			wt_diag("%s is not a setting of the unit", var + 12);
+			ok = 0;
+		}
+	}
+	wt_ok(ok && strstr(out2, "EnvironmentFile=-/etc/default/wafer-serve"),
+	      "the unit reads /etc/default/wafer-serve, which names only the unit's settings");
+	/* an admin's settings survive a second make install */
+	snprintf(cmd, sizeof(cmd), "echo WAFER_PORT=9 >%s/etc/default/wafer-serve && "
+		 "env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory install BUILD=%s "
+		 "PREFIX=%s/usr UDEVRULESDIR=%s/udev SYSTEMDUNITDIR=%s/systemd "
+		 "SYSUSERSDIR=%s/sysusers SYSCONFDIR=%s/etc >/dev/null 2>&1 && "
+		 "cat %s/etc/default/wafer-serve", dir, build, dir, dir, dir, dir, dir, dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && !strcmp(out, "WAFER_PORT=9\n"),
+	      "make install keeps an existing /etc/default/wafer-serve");
+	for (i = 0, ok = 1; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "MANWIDTH=80 man -l %s/usr/share/man/man1/%s.1 "
+			 "2>/dev/null | grep -A1 '^NAME' | grep -q '%s - '", dir, pages[i],
+			 pages[i]);
+		if (sh(cmd, out, sizeof(out))) {
+			wt_diag("man page %s.1 missing or without its NAME", pages[i]);
+			ok = 0;
+		}
+	}
+	wt_ok(ok, "the 9 man pages are installed and render with their NAME");
+	snprintf(cmd, sizeof(cmd), "bash -c 'source %s/usr/share/bash-completion/completions/"
+		 "wafer && complete -p wafer' 2>&1", dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "-F _wafer wafer"),
+	      "the installed bash completion loads: %.60s", out);
 }
 
 /* libwafer.so.0 exports exactly wafer.h's functions. */
@@ -159,6 +216,7 @@ int main(void)
 		return wt_done();
 	test_install_runs(dir, build);
 	test_service_unit(dir);
+	test_service_extras(dir, build);
 	test_exports(dir);
 	test_clients(dir, build);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
