@@ -23,12 +23,11 @@ int cli_cmd_convert(int argc, char **argv);
 
 /*
  * cli_opts.c: "wafer CMD: bad value 'ARG' for FLAG; allowed: ALLOWED" on
- * stderr, FLAG as -c when @opt is in @shorts, else --name from @opts;
- * returns 2 (the usage-error exit status).
+ * stderr, FLAG spelt as typed (found in @argv from getopt's @optind after
+ * the option); returns 2 (the usage-error exit status).
  */
-struct option;
-int cli_bad_value(const char *cmd, const char *shorts, const struct option *opts, int opt,
-		  const char *arg, const char *allowed);
+int cli_bad_value(const char *cmd, char **argv, int optind, const char *arg,
+		  const char *allowed);
 
 /* cli_devices_json.c: wafer list/info --json (json-c objects; print frees). */
 struct json_object;

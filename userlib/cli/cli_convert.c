@@ -67,7 +67,7 @@ static int parse(int argc, char **argv, struct wafer_convert_opts *o)
 			bad = 1;
 	}
 	if (bad && c != '?')
-		return cli_bad_value("convert", "h", long_opts, c, optarg, allowed);
+		return cli_bad_value("convert", argv, optind, optarg, allowed);
 	if (bad) {
 		usage(stderr);
 		return 2;

@@ -462,8 +462,7 @@ int cli_cmd_info(int argc, char **argv)
 		else
 			ret = -1;
 		if (ret < 0)
-			return cli_bad_value("info", "d:b:m:q:h", opts, opt, optarg,
-					     info_allowed(opt));
+			return cli_bad_value("info", argv, optind, optarg, info_allowed(opt));
 		if (opt == 'd')
 			d.n = (unsigned int)ret;
 		if (opt == 's')

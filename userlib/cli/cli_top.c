@@ -429,7 +429,7 @@ int cli_cmd_top(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-		return cli_bad_value("top", "d:n:i:b:h", opts, opt, optarg,
+		return cli_bad_value("top", argv, optind, optarg,
 				     opt == 'd' ? "a device index 0..4095" :
 				     opt == 'n' ? "1 or more" :
 				     opt == 'i' ? "10..3600000 ms" : "kernel or inproc");

@@ -69,8 +69,9 @@ static void print_block(const char *url, const char *a, const char *b, double dt
 	       "requests %.0f\n", url, dt * 1e3, value(b, M("slots_in_use"), NULL),
 	       value(b, M("slots"), NULL), value(b, M("queue_depth"), NULL),
 	       gain(a, b, M("requests_total"), "code=\"2xx\""));
-	printf("tokens %.0f (%.1f/s)  prompt tokens %.0f (%.1f/s)  steps %.1f/s  jobs %.1f/s\n",
-	       gen, gen / dt, gain(a, b, M("prompt_tokens_total"), NULL),
+	printf("tokens %.0f (%.1f/s), %.0f in all  prompt tokens %.0f (%.1f/s)  steps %.1f/s  "
+	       "jobs %.1f/s\n", gen, gen / dt, value(b, M("completion_tokens_total"), NULL),
+	       gain(a, b, M("prompt_tokens_total"), NULL),
 	       gain(a, b, M("prompt_tokens_total"), NULL) / dt,
 	       gain(a, b, M("steps_total"), NULL) / dt,
 	       gain(a, b, M("device_jobs_total"), NULL) / dt);
