@@ -160,6 +160,9 @@ $(B)/obj/tests/common/ref_moe.o: USER_CFLAGS += -O3
 $(B)/obj/userlib/cli/cli_main.o: USER_CFLAGS += -DWAFER_VERSION='"$(WAFER_VERSION)"'
 $(B)/obj/userlib/cli/cli_main.o: dkms.conf
 
+# wafer serve's web page: userlib/web/ compiled in (.incbin, unseen by -MMD).
+$(B)/obj/userlib/cli/cli_serve_web.o: $(wildcard userlib/web/*)
+
 $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^

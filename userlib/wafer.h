@@ -300,6 +300,46 @@ struct wafer_dev_stats {
 int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st);
 
 /**
+ * struct wafer_stage_stats - one pipeline stage's counters, the firmware's
+ * @member: the pipeline member holding the stage (0: a single device)
+ * @stage: the stage's index on that member
+ * @first_layer: first model layer on the stage
+ * @n_layers: layers on the stage (0: none)
+ * @sram_used: SRAM bytes allocated
+ * @sram_size: SRAM bytes
+ * @tokens: tokens it processed
+ * @jobs: jobs that finished on it
+ * @modelled_busy_ns: modelled time it was busy; over the device's
+ *	modelled makespan (struct wafer_dev_stats), the stage's occupancy
+ */
+struct wafer_stage_stats {
+	uint32_t member;
+	uint32_t stage;
+	uint32_t first_layer;
+	uint32_t n_layers;
+	uint64_t sram_used;
+	uint64_t sram_size;
+	uint64_t tokens;
+	uint64_t jobs;
+	uint64_t modelled_busy_ns;
+};
+
+/**
+ * wafer_dev_stage_stats() - every stage's counters, member after member
+ * @dev: device or pipeline
+ * @out: filled with at most @max entries
+ * @max: room in @out
+ *
+ * In process: from the firmware (GET_STATS).  A kernel device's are in
+ * debugfs only (root): -EOPNOTSUPP.
+ *
+ * Return: the device's (a pipeline: all members') stage count, which may
+ * exceed @max, or a negative errno.
+ */
+int wafer_dev_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
+			  unsigned int max);
+
+/**
  * struct wafer_expert_load - tokens one expert of one MoE layer ran
  * @layer: the layer, in the full model's numbering
  * @expert: a routed expert's router index, or a shared expert's index

@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "cli_serve.h"
+#include "cli_serve_web.h"
 
 /* How often a waiting connection looks at its socket. */
 #define WATCH_MS	50
@@ -509,6 +510,9 @@ static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct
 			pthread_mutex_unlock(&s->lock);
 			return reply(c, NULL, 200, "text/plain; version=0.0.4", body);
 		}
+	} else if (cli_srv_web_has(url)) {
+		if (get)
+			return cli_srv_web_reply(c, url);
 	} else {
 		cli_srv_fail(&e, 404, "invalid_request_error", NULL, "unknown_url",
 			 "Unknown request URL: %s %.100s", method, url);

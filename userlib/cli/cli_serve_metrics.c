@@ -119,6 +119,36 @@ static void members(struct buf *b, struct wafer_dev *dev)
 	}
 }
 
+/*
+ * Every stage of every member: its modelled busy time (over the member's
+ * makespan: the stage's occupancy, what the web page draws), tokens, the
+ * layers it holds.  Backends without per-stage counters (a kernel device:
+ * debugfs only) leave the series out.
+ */
+static void stages(struct buf *b, struct wafer_dev *dev)
+{
+	struct wafer_stage_stats st[256];
+	int i, n = wafer_dev_stage_stats(dev, st, 256);
+
+	if (n <= 0)
+		return;
+	if (n > 256)
+		n = 256;
+	metric(b, "stage_busy_seconds_total", "counter",
+	       "A stage's modelled busy time (over its member's makespan: its occupancy).");
+	for (i = 0; i < n; i++)
+		put(b, "wafer_serve_stage_busy_seconds_total{member=\"%u\",stage=\"%u\"} %.9f\n",
+		    st[i].member, st[i].stage, st[i].modelled_busy_ns / 1e9);
+	metric(b, "stage_tokens_total", "counter", "Tokens a stage processed.");
+	for (i = 0; i < n; i++)
+		put(b, "wafer_serve_stage_tokens_total{member=\"%u\",stage=\"%u\"} %llu\n",
+		    st[i].member, st[i].stage, (unsigned long long)st[i].tokens);
+	metric(b, "stage_layers", "gauge", "Model layers a stage holds.");
+	for (i = 0; i < n; i++)
+		put(b, "wafer_serve_stage_layers{member=\"%u\",stage=\"%u\"} %u\n",
+		    st[i].member, st[i].stage, st[i].n_layers);
+}
+
 char *cli_srv_metrics_text(struct cli_srv *s)
 {
 	const struct cli_srv_metrics *m = &s->m;
@@ -177,6 +207,7 @@ char *cli_srv_metrics_text(struct cli_srv *s)
 	}
 	if (wafer_pipe_size(s->dev) > 1)
 		members(&b, s->dev);
+	stages(&b, s->dev);
 	hist(&b, "time_to_first_token_seconds", "From arrival to the first generated token.",
 	     &m->ttft);
 	hist(&b, "time_per_output_token_seconds",

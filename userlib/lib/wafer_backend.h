@@ -191,6 +191,8 @@ struct wafer_job_hw {
  * @reap: collect up to @max completions, waiting until @min arrived or the
  *	absolute CLOCK_MONOTONIC @deadline_ns passed; return the count
  * @stats: fill the device's counters (struct wafer_dev_stats, zeroed)
+ * @stage_stats: fill up to @max per-stage entries (@member 0); return the
+ *	device's stage count (NULL: the backend cannot report them)
  * @expert_load: fill up to @max per-expert load entries; return the
  *	device's entry count (NULL: the backend cannot report them)
  * @model_parts: the layer ranges of model @id, at most @max into @out;
@@ -229,6 +231,7 @@ struct wafer_backend_ops {
 	int (*reap)(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
 	int (*stats)(struct wafer_dev *dev, struct wafer_dev_stats *st);
+	int (*stage_stats)(struct wafer_dev *dev, struct wafer_stage_stats *out, unsigned int max);
 	int (*expert_load)(struct wafer_dev *dev, unsigned int nth,
 			   struct wafer_expert_load *out, unsigned int max);
 	int (*model_parts)(const struct wafer_dev *dev, uint32_t id,

@@ -474,6 +474,50 @@ static int inproc_expert_load(struct wafer_dev *dev, unsigned int nth,
 	return inproc_model_expert_load(dev, fi.model_id, out, max);
 }
 
+/* GET_STATS, a bounce buffer's worth of stages at a time. */
+static int inproc_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
+			      unsigned int max)
+{
+	enum { PAGE = 64 };
+	struct wfw_cmd cmd = { .opcode = WFW_OP_GET_STATS };
+	struct wfw_stage_stats *buf;
+	struct wfw_cpl cpl = { 0 };
+	unsigned int i, first = 0;
+	int ret;
+
+	buf = calloc(PAGE, sizeof(*buf));
+	if (!buf)
+		return wafer_set_error(-ENOMEM, "out of memory");
+	ret = wip_hw_region_add(hw(dev), buf, PAGE * sizeof(*buf));
+	if (ret) {
+		free(buf);
+		return wafer_set_error(ret, "inproc: cannot map a buffer: %s", wafer_strerror(ret));
+	}
+	cmd.buf.addr = (uintptr_t)buf;
+	cmd.buf.len = PAGE * sizeof(*buf);
+	do {
+		cmd.buf.index = first;
+		ret = wip_hw_ctrl(hw(dev), &cmd, &cpl, CTRL_TIMEOUT_MS);
+		for (i = 0; !ret && i < cpl.result0 && first + i < max; i++)
+			out[first + i] = (struct wafer_stage_stats){
+				.stage = buf[i].stage,
+				.first_layer = buf[i].first_layer,
+				.n_layers = buf[i].n_layers,
+				.sram_used = buf[i].sram_used,
+				.sram_size = buf[i].sram_size,
+				.tokens = buf[i].tokens,
+				.jobs = buf[i].jobs,
+				.modelled_busy_ns = buf[i].modelled_busy_ns,
+			};
+		first += cpl.result0;
+	} while (!ret && cpl.result0 && first < max && first < cpl.result1);
+	wip_hw_region_del(hw(dev), buf);
+	free(buf);
+	if (ret)
+		return wafer_set_error(ret, "inproc: GET_STATS failed: %s", wafer_strerror(ret));
+	return (int)cpl.result1;
+}
+
 /* Tests only: arms firmware fault @fault (enum wfw_fault) on @dev, see wafer_backend.h. */
 int wafer_inproc_fault(struct wafer_dev *dev, uint32_t fault)
 {
@@ -500,6 +544,7 @@ const struct wafer_backend_ops wafer_inproc_backend = {
 	.submit = inproc_submit,
 	.reap = inproc_reap,
 	.stats = inproc_stats,
+	.stage_stats = inproc_stage_stats,
 	.expert_load = inproc_expert_load,
 	.model_expert_load = inproc_model_expert_load,
 	.set_cpl_hook = inproc_set_cpl_hook,

@@ -117,6 +117,33 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info)
 	return 0;
 }
 
+int wafer_dev_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
+			  unsigned int max)
+{
+	unsigned int k, n = 0, size = wafer_pipe_size(dev);
+	struct wafer_dev *m;
+	int ret;
+
+	if (!dev || (!out && max))
+		return wafer_set_error(-EINVAL, "wafer_dev_stage_stats: NULL argument");
+	for (k = 0; k < size; k++) {
+		m = wafer_pipe_member(dev, k);
+		if (!m || !m->ops->stage_stats)
+			return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no per-stage "
+					       "counters (a kernel device's: debugfs, root)",
+					       m ? m->ops->name : dev->ops->name);
+		ret = m->ops->stage_stats(m, n < max ? out + n : NULL, n < max ? max - n : 0);
+		if (ret < 0)
+			return ret;
+		while (ret-- > 0) {
+			if (n < max)
+				out[n].member = k;
+			n++;
+		}
+	}
+	return (int)n;
+}
+
 int wafer_dev_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	if (!dev || !st)
