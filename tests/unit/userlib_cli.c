@@ -7,7 +7,8 @@
  * --backend inproc), its --json an empty array; `wafer info --json` parses
  * (json-c) with the in-process device's fields, one object or an array;
  * a bad value names the flag as typed and what is allowed (convert --quant
- * int3, info -q, top -i); `wafer run -m chat` is refused with the reason;
+ * int3, info -q, top -i, plan --ctx); plan takes the --quant and --ctx
+ * the other commands spell; `wafer run -m chat` is refused with the reason;
  * `wafer top --url` shows a running wafer serve's slots and the tokens it
  * generated (the completion's usage), and says why when nothing listens.
  */
@@ -170,6 +171,8 @@ static const struct bad bads[] = {
 	{ "run m.bin -z t.bin -m chat", "-m chat: not supported" },
 	{ "run m.bin -z t.bin -y 'be kind'", "-y (a system prompt) goes with llama2.c's -m chat" },
 	{ "convert in.bin", "need MODEL.bin and OUT.blob, got 1 argument" },
+	{ "plan llama3.1-8b --quant int3", "bad value 'int3' for --quant; allowed: int8 or int4" },
+	{ "plan llama3.1-8b --ctx 0x", "bad value '0x' for --ctx" },
 };
 
 static void test_bad_values(void)
@@ -185,6 +188,18 @@ static void test_bad_values(void)
 	}
 	st = wafer("run m.bin -z t.bin -m generate --help");
 	wt_ok(st == 0, "wafer run -m generate parses");
+}
+
+/* The spelling the other commands use gives plan the same projection. */
+static void test_plan_spellings(void)
+{
+	static char ref[OUT_MAX];
+	int st = wafer("plan llama3.1-8b --weight-bits 4 --context 4096 --json");
+
+	snprintf(ref, sizeof(ref), "%s", out);
+	st |= wafer("plan llama3.1-8b --quant int4 --ctx 4096 --json");
+	wt_ok(st == 0 && ref[0] && !strcmp(out, ref) && strstr(out, "\"weight_bits\":4"),
+	      "wafer plan --quant int4 --ctx 4096 is --weight-bits 4 --context 4096");
 }
 
 static void test_top_url(void)
@@ -239,6 +254,7 @@ int main(void)
 	test_list_none();
 	test_info_json();
 	test_bad_values();
+	test_plan_spellings();
 	test_top_url();
 	return wt_done();
 }

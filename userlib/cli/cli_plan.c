@@ -40,9 +40,11 @@ static void usage(FILE *f)
 		"  --devices N|auto      devices (default auto: as few as hold the model)\n"
 		"  --weight-bits 4|8|16  weight precision (default: a packed blob's own, else 4;\n"
 		"                        given for a blob of another precision: the projection\n"
-		"                        of the blob converted to it, and the table says so)\n"
+		"                        of the blob converted to it, and the table says so);\n"
+		"                        --quant int8|int4 says 8 or 4 as the other commands do\n"
 		"  --batch B             sequences decoding at once (default 1)\n"
-		"  --context C           positions per sequence (default 8192)\n"
+		"  --context C           positions per sequence (default 8192; --ctx C, as\n"
+		"                        wafer serve spells it, too)\n"
 		"  --prompt N            prompt tokens for the time to first token\n"
 		"                        (default min(context, 1024))\n"
 		"  --draft-params N      speculative decoding with a draft of N parameters\n"
@@ -67,7 +69,7 @@ enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PRO
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
        OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP };
+       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP, OPT_QUANT };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -75,6 +77,8 @@ static const struct option opts[] = {
 	{ "weight-bits", required_argument, NULL, OPT_BITS },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "context", required_argument, NULL, OPT_CONTEXT },
+	{ "ctx", required_argument, NULL, OPT_CONTEXT },
+	{ "quant", required_argument, NULL, OPT_QUANT },
 	{ "prompt", required_argument, NULL, OPT_PROMPT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "layers", required_argument, NULL, OPT_LAYERS },
@@ -100,16 +104,6 @@ static const struct option opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
-
-static const char *opt_name(int val)
-{
-	const struct option *o;
-
-	for (o = opts; o->name; o++)
-		if (o->val == val)
-			return o->name;
-	return "?";
-}
 
 /*
  * wafer_plan() names the fields of its options (and of the shape); the
@@ -589,6 +583,10 @@ static int plan_opt(struct plan_args *a, int c, const char *arg)
 	case OPT_BITS:
 		a->bits_given = 1;
 		return cli_parse_uint(arg, 0, UINT_MAX, &o->weight_bits) != 0;
+	case OPT_QUANT:
+		a->bits_given = 1;
+		o->weight_bits = !strcmp(arg, "int8") ? 8 : !strcmp(arg, "int4") ? 4 : 0;
+		return !o->weight_bits;
 	case OPT_BATCH:
 		return cli_parse_uint(arg, 0, UINT_MAX, &o->batch) != 0;
 	case OPT_CONTEXT:
@@ -654,11 +652,9 @@ static int plan_parse(int argc, char **argv, struct plan_args *a)
 			usage(stderr);
 			return 2;
 		}
-		if (ret) {
-			fprintf(stderr, "wafer plan: bad value '%s' for --%s\n", optarg,
-				opt_name(c));
-			return 2;
-		}
+		if (ret)
+			return cli_bad_value("plan", argv, optind, optarg,
+					     c == OPT_QUANT ? "int8 or int4" : NULL);
 	}
 	if (optind + 1 != argc) {
 		usage(stderr);
