@@ -202,6 +202,12 @@ $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(link_test)
 
+# wafer top's /proc and /metrics readers, alone.
+TOP_OBJS := $(B)/obj/userlib/cli/cli_top_procs.o $(B)/obj/userlib/cli/cli_top_http.o
+$(B)/tests/unit/userlib_top: $(B)/obj/tests/unit/userlib_top.o $(TOP_OBJS) $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -o $@ $< $(TOP_OBJS) $(COMMON_OBJS) $(TOOLS_OBJS) $(USER_LIBS) $(CURL_LIBS)
+
 $(B)/tests/bench/%: $(B)/obj/tests/bench/%.o $(TEST_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(link_test)
