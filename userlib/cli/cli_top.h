@@ -28,7 +28,8 @@ struct cli_top_proc {
 /*
  * The processes under @proc (normally "/proc") with accel@index open, at
  * most @max into @out; their count, or -1 when @proc cannot be read.
- * Processes the caller may not inspect are left out.
+ * Processes the caller may not inspect are left out, and under /proc the
+ * caller itself.
  */
 int cli_top_procs(const char *proc, int index, struct cli_top_proc *out, unsigned int max);
 

@@ -112,6 +112,7 @@ static int scan_pid(const char *proc, const char *pid, int index, struct cli_top
 
 int cli_top_procs(const char *proc, int index, struct cli_top_proc *out, unsigned int max)
 {
+	int self = strcmp(proc, "/proc") ? -1 : getpid();
 	unsigned int n = 0;
 	struct dirent *e;
 	DIR *d = opendir(proc);
@@ -119,7 +120,8 @@ int cli_top_procs(const char *proc, int index, struct cli_top_proc *out, unsigne
 	if (!d)
 		return -1;
 	while ((e = readdir(d)) && n < max) {
-		if (!isdigit((unsigned char)e->d_name[0]))
+		/* not wafer top itself: it opens the device for the expert counters */
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == self)
 			continue;
 		n += scan_pid(proc, e->d_name, index, &out[n]);
 	}
