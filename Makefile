@@ -157,7 +157,7 @@ $(B)/obj/%.o: %.c
 $(B)/obj/tests/common/ref_llama.o: USER_CFLAGS += -O3
 $(B)/obj/tests/common/ref_moe.o: USER_CFLAGS += -O3
 
-$(B)/obj/userlib/cli/cli_main.o: USER_CFLAGS += -DWAFER_VERSION='"$(WAFER_VERSION)"'
+$(B)/obj/userlib/cli/cli_main.o: USER_CFLAGS += -DCLI_VERSION='"$(WAFER_VERSION)"'
 $(B)/obj/userlib/cli/cli_main.o: dkms.conf
 
 # wafer serve's web page: userlib/web/ compiled in (.incbin, unseen by -MMD).

@@ -36,6 +36,26 @@
 extern "C" {
 #endif
 
+/* ---------------------------------------------------------- versions -- */
+
+/**
+ * struct wafer_versions - the interfaces libwafer was built against
+ * @uapi: DRM_WAFER_API_VERSION of its uAPI header (the driver's may be
+ *	newer: wafer_query()'s api_version)
+ * @fw_abi_major: major version of the firmware ABI (the in-process
+ *	backend runs this firmware; a kernel device reports its own in
+ *	wafer_query())
+ * @fw_abi_minor: its minor version
+ */
+struct wafer_versions {
+	unsigned int uapi;
+	unsigned int fw_abi_major;
+	unsigned int fw_abi_minor;
+};
+
+/** wafer_versions() - fill @v with the versions libwafer was built against. */
+void wafer_versions(struct wafer_versions *v);
+
 /* ------------------------------------------------------------ errors -- */
 
 /** wafer_strerror() - a short name for a (negative or positive) errno code. */

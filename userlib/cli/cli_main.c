@@ -5,12 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "drm/wafer_accel.h"
-#include "wfs_os.h"
-#include "wfw_abi.h"
 
-#ifndef WAFER_VERSION
-#define WAFER_VERSION "unknown"
+#ifndef CLI_VERSION
+#define CLI_VERSION "unknown"
 #endif
 
 static void usage(FILE *f)
@@ -48,9 +45,11 @@ static void usage(FILE *f)
 
 static void version(void)
 {
-	printf("wafer %s\n"
-	       "uAPI %u (drm/wafer_accel.h), firmware ABI %u.%u\n",
-	       WAFER_VERSION, DRM_WAFER_API_VERSION, WFW_ABI_MAJOR, WFW_ABI_MINOR);
+	struct wafer_versions v;
+
+	wafer_versions(&v);
+	printf("wafer %s\nuAPI %u, firmware ABI %u.%u\n", CLI_VERSION, v.uapi,
+	       v.fw_abi_major, v.fw_abi_minor);
 }
 
 static const struct {
