@@ -226,14 +226,14 @@ static void test_top_url(void)
 	if (wt_ok(r.status == 200 && j && json_object_object_get_ex(j, "usage", &u) &&
 		  json_object_object_get_ex(u, "completion_tokens", &n),
 		  "a completion (%ld)", r.status)) {
-		snprintf(args, sizeof(args), "top --backend inproc --url http://127.0.0.1:%u -n 1 "
+		snprintf(args, sizeof(args), "top --backend inproc --url http://127.0.0.1:%u/ -n 1 "
 			 "-i 10", srv.port);
 		snprintf(want, sizeof(want), "%d in all", json_object_get_int(n));
 		st = wafer(args);
 		wt_ok(st == 0 && strstr(out, "slots 0/4 in use") && strstr(out, want) &&
 		      strstr(out, "modelled device time"),
-		      "wafer top --url: the server's slots, \"%s\" (the completion's usage), "
-		      "modelled time", want);
+		      "wafer top --url (the server's base URL): its slots, \"%s\" (the "
+		      "completion's usage), modelled time", want);
 		if (st || !strstr(out, want))
 			wt_diag("stdout: %.400s stderr: %.200s", out, err);
 	}

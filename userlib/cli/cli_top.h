@@ -34,7 +34,7 @@ struct cli_top_proc {
 int cli_top_procs(const char *proc, int index, struct cli_top_proc *out, unsigned int max);
 
 /*
- * GET @url ("http://HOST[:PORT][/PATH]", PATH default /metrics) into a
+ * GET @url ("http://HOST[:PORT][/PATH]", PATH / or none: /metrics) into a
  * malloc'd NUL-terminated @body; 0, or -1 with the reason in @err.
  */
 int cli_http_get(const char *url, char **body, char *err, size_t errlen);

@@ -29,7 +29,7 @@ static int split_url(const char *url, char *host, size_t hl, char *port, size_t 
 		return -1;
 	h = url + 7;
 	end = h + strcspn(h, "/");
-	*path = *end ? end : "/metrics";
+	*path = *end && strcmp(end, "/") ? end : "/metrics";	/* the server's base URL too */
 	if (*h == '[') {	/* [v6]:port */
 		colon = memchr(h, ']', (size_t)(end - h));
 		if (!colon)
