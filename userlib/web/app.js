@@ -5,6 +5,12 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
+
+// The server's key (wafer serve --api-key), if one is typed: every request sends it.
+function auth() {
+	const key = $('api-key').value.trim();
+	return key ? { Authorization: 'Bearer ' + key } : {};
+}
 const POLL_MS = 500;
 let modelId = null;
 let abort = null;
@@ -13,12 +19,14 @@ let abort = null;
 
 async function loadModel() {
 	try {
-		const r = await fetch('/v1/models');
+		const r = await fetch('/v1/models', { headers: auth() });
 		const j = await r.json();
+		if (!r.ok)
+			throw new Error(j.error ? j.error.message : r.status);
 		modelId = j.data && j.data[0] ? j.data[0].id : null;
 		$('model').textContent = modelId ? 'model ' + modelId : 'no model';
 	} catch (e) {
-		$('model').textContent = 'server unreachable';
+		$('model').textContent = 'models: ' + e.message;
 	}
 }
 
@@ -27,7 +35,7 @@ async function streamCompletion(body, onText, onUsage) {
 	abort = new AbortController();
 	const r = await fetch('/v1/completions', {
 		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
+		headers: { 'Content-Type': 'application/json', ...auth() },
 		body: JSON.stringify(body),
 		signal: abort.signal,
 	});
@@ -266,7 +274,9 @@ function draw(cur) {
 
 async function poll() {
 	try {
-		const r = await fetch('/metrics', { cache: 'no-store' });
+		const r = await fetch('/metrics', { cache: 'no-store', headers: auth() });
+		if (!r.ok)
+			throw new Error(r.status);
 		const cur = { t: performance.now(), m: parseMetrics(await r.text()) };
 		draw(cur);
 		prev = cur;
@@ -279,6 +289,7 @@ async function poll() {
 }
 
 $('form').addEventListener('submit', send);
+$('api-key').addEventListener('change', loadModel);
 $('stop').addEventListener('click', () => abort && abort.abort());
 loadModel();
 poll();
