@@ -120,13 +120,13 @@ int wafer_query(struct wafer_dev *dev, struct wafer_info *info)
 int wafer_dev_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
 			  unsigned int max)
 {
-	unsigned int k, n = 0, size = wafer_pipe_size(dev);
+	unsigned int k, n = 0;
 	struct wafer_dev *m;
 	int ret;
 
 	if (!dev || (!out && max))
 		return wafer_set_error(-EINVAL, "wafer_dev_stage_stats: NULL argument");
-	for (k = 0; k < size; k++) {
+	for (k = 0; k < wafer_pipe_size(dev); k++) {
 		m = wafer_pipe_member(dev, k);
 		if (!m || !m->ops->stage_stats)
 			return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no per-stage "
