@@ -9,8 +9,10 @@
 #define CLI_SERVE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "wafer.h"
 
@@ -316,6 +318,66 @@ void cli_srv_watch_notify(void *cls, struct MHD_Connection *c, void **ctx,
 /* @c's request is whole (1), or was answered (0: the next one's clock starts). */
 void cli_srv_watch_request(struct cli_srv *s, struct MHD_Connection *c, int whole);
 #endif
+
+/* ---- cli_serve_access.c: the API key, CORS, the access log ---- */
+
+/**
+ * struct cli_srv_access - who may call and what is logged (set at start)
+ * @key: --api-key / --api-key-file (NULL: no key asked)
+ * @key_len: its bytes
+ * @open_health: GET /health needs no key
+ * @open_metrics: GET /metrics needs no key
+ * @origins: --allowed-origins, comma-separated ("*": any; NULL: none)
+ * @log: the access log (stderr or --log-file)
+ * @log_json: --log-format json: one JSON object a line
+ */
+struct cli_srv_access {
+	char *key;
+	size_t key_len;
+	int open_health;
+	int open_metrics;
+	const char *origins;
+	FILE *log;
+	int log_json;
+};
+
+/**
+ * struct cli_srv_log_rec - what the access log says of one request
+ * @method: HTTP method
+ * @path: the URL's path
+ * @client: the peer's address
+ * @status: the status answered (0: none)
+ * @prompt_tokens: prompt tokens (completions)
+ * @completion_tokens: tokens generated
+ * @t_start: CLOCK_MONOTONIC ns the request began
+ * @ttft_ns: time to the first token (0: none)
+ */
+struct cli_srv_log_rec {
+	char method[16];
+	char path[128];
+	char client[64];
+	int status;
+	unsigned int prompt_tokens;
+	unsigned int completion_tokens;
+	uint64_t t_start;
+	uint64_t ttft_ns;
+};
+
+/* Reads --api-key-file @path into @a (first line, trailing whitespace cut); 0 or -1. */
+int cli_srv_key_file(struct cli_srv_access *a, const char *path);
+/*
+ * Whether the Authorization header value @auth (NULL: absent) carries the
+ * key: "Bearer KEY", compared in time that does not depend on the key.
+ */
+int cli_srv_key_ok(const struct cli_srv_access *a, const char *auth);
+/* Whether @origin (an Origin header) is in --allowed-origins. */
+int cli_srv_origin_ok(const struct cli_srv_access *a, const char *origin);
+/* One access-log line for @rec, ended at @t_end (CLOCK_MONOTONIC ns). */
+void cli_srv_log_request(const struct cli_srv_access *a, const struct cli_srv_log_rec *rec,
+			 uint64_t t_end);
+/* A line of the server's own (libmicrohttpd's messages): "wafer serve: @what: ..." */
+void cli_srv_log_msg(const struct cli_srv_access *a, const char *what, const char *fmt,
+		     va_list ap);
 
 /* ---- cli_serve_metrics.c ---- */
 
