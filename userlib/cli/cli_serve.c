@@ -51,6 +51,7 @@
  * @origins: --allowed-origins
  * @log_file: --log-file (NULL: stderr)
  * @log_json: --log-format json
+ * @tmpl: --chat-template, parsed
  * @conv: --quant
  * @devs: --backend, -d
  */
@@ -75,6 +76,7 @@ struct serve_args {
 	const char *origins;
 	const char *log_file;
 	int log_json;
+	struct cli_srv_template tmpl;
 	struct wafer_convert_opts conv;
 	struct cli_devices devs;
 };
@@ -106,6 +108,8 @@ static void usage(FILE *f)
 		"                       (CORS; * for any; default none)\n"
 		"  --log-file PATH      the access log and server messages (default stderr)\n"
 		"  --log-format text|json  a line of text or a JSON object per request\n"
+		"  --chat-template T    story (default), chatml, llama2, zephyr, or a template:\n"
+		"                       \"<|{role}|>\\n{content}</s>\\n{generation}<|assistant|>\\n\"\n"
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  -d LIST              devices (as wafer run; several: the model's layers\n"
 		"                       split over them, a pipeline)\n"
@@ -117,7 +121,7 @@ static void usage(FILE *f)
 enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
        OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_HEADER, OPT_DRAIN, OPT_QUANT, OPT_BACKEND,
        OPT_HELP, OPT_STREAM, OPT_KEY, OPT_KEYFILE, OPT_OPEN, OPT_ORIGINS, OPT_LOGFILE,
-       OPT_LOGFMT };
+       OPT_LOGFMT, OPT_TEMPLATE };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -142,6 +146,7 @@ static const struct option long_opts[] = {
 	{ "allowed-origins", required_argument, NULL, OPT_ORIGINS },
 	{ "log-file", required_argument, NULL, OPT_LOGFILE },
 	{ "log-format", required_argument, NULL, OPT_LOGFMT },
+	{ "chat-template", required_argument, NULL, OPT_TEMPLATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -228,6 +233,14 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		bad = strcmp(arg, "text") && strcmp(arg, "json");
 		a->log_json = !strcmp(arg, "json");
 		break;
+	case OPT_TEMPLATE: {
+		char err[160];
+
+		if (!cli_srv_template_parse(arg, &a->tmpl, err, sizeof(err)))
+			return 0;
+		fprintf(stderr, "wafer serve: --chat-template does not parse: %s\n", err);
+		return 2;
+	}
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -429,32 +442,63 @@ static int sse(struct cli_srv_req *r, char *json)
 	return 0;
 }
 
+/* One choice's events: its role, its text and scores so far, its end (lock held). */
+static int choice_events(struct cli_srv_req *r, struct cli_srv_req *ch)
+{
+	struct cli_srv *s = r->srv;
+	unsigned int to;
+
+	if (r->chat && !ch->role_sent) {
+		ch->role_sent = 1;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 1, NULL, 0, NULL, 0, 0, 0)))
+			return -1;
+	}
+	if (r->echo && !ch->echo_sent && (ch->scored || !r->logprobs)) {
+		ch->echo_sent = 1;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 0, r->echo_text, r->echo_len, NULL, 0, 1,
+					      ch->lp_sent)))
+			return -1;
+	}
+	if (r->echo && !ch->echo_sent)
+		return 0;
+	if (ch->safe > ch->sent) {
+		for (to = ch->lp_sent; to < ch->n_lp && ch->lp[to].off < ch->safe; to++)
+			;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 0, ch->text + ch->sent,
+					      ch->safe - ch->sent, NULL, 0, 0, to)))
+			return -1;
+		ch->sent = ch->safe;
+		ch->lp_sent = to;
+	}
+	if (ch->state != CLI_SRV_DONE || ch->sent < ch->len || ch->finish_sent || ch->err.status)
+		return 0;
+	ch->finish_sent = 1;
+	return sse(r, cli_srv_chunk_json(s, r, ch, 0, NULL, 0, ch->finish, 0, 0, 0));
+}
+
 /* Turns what the engine produced into events (lock held). */
 static int build_events(struct cli_srv_req *r)
 {
-	struct cli_srv *s = r->srv;
+	struct cli_srv_req *ch;
+	unsigned int i, n = r->child ? r->n : 1;
 
-	if (r->chat && !r->role_sent) {
-		r->role_sent = 1;
-		if (sse(r, cli_srv_chunk_json(s, r, 1, NULL, 0, NULL, 0)))
+	for (i = 0; i < n; i++) {
+		ch = cli_srv_choice(r, i);
+		if (ch->err.status && ch->state == CLI_SRV_DONE) {
+			cli_srv_req_cancel(r);	/* the other choices end too */
+			r->final_sent = 1;
+			if (sse(r, cli_srv_error_json(&ch->err)))
+				return -1;
+			return sse(r, strdup("[DONE]"));
+		}
+		if (choice_events(r, ch))
 			return -1;
 	}
-	if (r->safe > r->sent) {
-		if (sse(r, cli_srv_chunk_json(s, r, 0, r->text + r->sent, r->safe - r->sent, NULL, 0)))
-			return -1;
-		r->sent = r->safe;
-	}
-	if (r->state != CLI_SRV_DONE || r->sent < r->len)
-		return 0;
-	if (r->err.status) {
-		if (sse(r, cli_srv_error_json(&r->err)))
-			return -1;
-	} else {
-		if (sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, r->finish, 0)))
-			return -1;
-		if (r->include_usage && sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, NULL, 1)))
-			return -1;
-	}
+	for (i = 0; i < n; i++)
+		if (!cli_srv_choice(r, i)->finish_sent)
+			return 0;
+	if (r->include_usage && sse(r, cli_srv_chunk_json(r->srv, r, r, 0, NULL, 0, NULL, 1, 0, 0)))
+		return -1;
 	r->final_sent = 1;
 	return sse(r, strdup("[DONE]"));
 }
@@ -483,7 +527,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (r->sse_len)
 			continue;
 		wait_a_bit(r);
-		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
+		if (!cli_srv_req_done(r) && peer_gone(r->fd))
 			goto gone;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -508,9 +552,34 @@ static void stream_free(void *cls)
 /* @r's tokens and first-token time into the access log's record (lock held). */
 static void note_tokens(struct conn *cn, const struct cli_srv_req *r)
 {
+	const struct cli_srv_req *ch;
+	unsigned int i;
+
 	cn->log.prompt_tokens = r->n_prompt;
-	cn->log.completion_tokens = r->n_new;
-	cn->log.ttft_ns = r->t_first > r->t_arrive ? r->t_first - r->t_arrive : 0;
+	cn->log.completion_tokens = 0;
+	cn->log.ttft_ns = 0;
+	for (i = 0; i < (r->child ? r->n : 1); i++) {
+		ch = cli_srv_choice(r, i);
+		cn->log.completion_tokens += ch->n_new;
+		if (ch->t_first > r->t_arrive &&
+		    (!cn->log.ttft_ns || ch->t_first - r->t_arrive < cn->log.ttft_ns))
+			cn->log.ttft_ns = ch->t_first - r->t_arrive;
+	}
+}
+
+/* Room for the prompt's scores (echo with logprobs) on each choice; 0 or -1. */
+static int score_room(struct cli_srv_req *r)
+{
+	struct cli_srv_req *ch;
+	unsigned int i;
+
+	for (i = 0; r->seq.prompt_results && i < (r->child ? r->n : 1); i++) {
+		ch = cli_srv_choice(r, i);
+		ch->plp = calloc(r->n_prompt, sizeof(*ch->plp));
+		if (!ch->plp)
+			return -1;
+	}
+	return 0;
 }
 
 static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
@@ -521,6 +590,7 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 	struct cli_srv_error e = { 0 };
 	struct cli_srv_req *r = cli_srv_req_new(s);
 	enum MHD_Result ret;
+	unsigned int i;
 	int status;
 	char *body;
 
@@ -544,6 +614,11 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		 (unsigned long long)++s->next_id);
 	if (!r->seq.seed)
 		r->seq.seed = r->t_arrive ^ s->next_id << 32;
+	if ((r->n > 1 && cli_srv_req_split(r, r->n)) || score_room(r)) {
+		cli_srv_fail(&e, 500, "server_error", NULL, NULL, "out of memory");
+		pthread_mutex_unlock(&s->lock);
+		goto fail;
+	}
 	if (cli_srv_enqueue(s, r, &e)) {
 		pthread_mutex_unlock(&s->lock);
 		goto fail;
@@ -569,12 +644,14 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}
-	while (r->state != CLI_SRV_DONE) {
+	while (!cli_srv_req_done(r)) {
 		wait_a_bit(r);
-		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
+		if (!cli_srv_req_done(r) && peer_gone(r->fd))
 			cli_srv_req_cancel(r);
 	}
 	e = r->err;
+	for (i = 0; !e.status && r->child && i < r->n; i++)
+		e = r->child[i]->err;	/* a choice that failed fails the request */
 	status = e.status;
 	body = status ? NULL : cli_srv_response_json(s, r);
 	note_tokens(cn, r);
@@ -588,6 +665,33 @@ fail:
 	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 	return reply_error(c, s, &e);
+}
+
+/* GET /v1/models/{id}: this server's model, or 404 as OpenAI answers. */
+static enum MHD_Result model(struct MHD_Connection *c, struct cli_srv *s, const char *id)
+{
+	struct cli_srv_error e = { 0 };
+
+	if (!strcmp(id, s->model_id))
+		return reply(c, NULL, 200, "application/json", cli_srv_model_json(s));
+	cli_srv_fail(&e, 404, "invalid_request_error", "model", "model_not_found",
+		     "The model '%.100s' does not exist; this server serves '%s'", id, s->model_id);
+	return reply_error(c, NULL, &e);
+}
+
+/* POST /tokenize, /detokenize (llama-server's). */
+static enum MHD_Result tokenize(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
+				int detok)
+{
+	struct cli_srv_error e = { 0 };
+	char *out;
+
+	if (cn->too_big)
+		cli_srv_fail(&e, 413, "invalid_request_error", NULL, "request_too_large",
+			     "the request body is above %u bytes", max_body);
+	else if (!cli_srv_tokenize(s, cn->body, cn->len, detok, &out, &e))
+		return reply(c, NULL, 200, "application/json", out);
+	return reply_error(c, NULL, &e);
 }
 
 static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
@@ -604,6 +708,12 @@ static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct
 	} else if (!strcmp(url, "/v1/models")) {
 		if (get)
 			return reply(c, NULL, 200, "application/json", cli_srv_models_json(s));
+	} else if (!strncmp(url, "/v1/models/", 11)) {
+		if (get)
+			return model(c, s, url + 11);
+	} else if (!strcmp(url, "/tokenize") || !strcmp(url, "/detokenize")) {
+		if (post)
+			return tokenize(c, s, cn, url[1] == 'd');
 	} else if (!strcmp(url, "/health")) {
 		if (get) {
 			pthread_mutex_lock(&s->lock);
@@ -950,6 +1060,8 @@ static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct waf
 	s->created = (long long)time(NULL);
 	s->ctx_len = wafer_batch_ctx_len(s->batch);
 	s->max_tokens = a->max_tokens ? a->max_tokens : s->ctx_len;
+	s->slots = a->slots;
+	s->tmpl = &a->tmpl;
 	s->queue_max = a->queue;
 	s->running = calloc(a->slots, sizeof(*s->running));
 	if (!s->running)
