@@ -1473,7 +1473,8 @@ static void queue_full(void)
 		held = wt_server_metric(&s, "wafer_serve_queue_depth") == 1;
 		if (held) {
 			got429 = r.status == 429 && error_object(r.body, NULL) &&
-				strstr(r.body, "rate_limit") != NULL;
+				strstr(r.body, "rate_limit") != NULL && r.headers &&
+				strstr(r.headers, "Retry-After: 1\r\n") != NULL;
 			if (!got429)
 				wt_diag("third request: %ld %s", r.status, r.body);
 		}
@@ -1489,7 +1490,7 @@ static void queue_full(void)
 			wt_diag("try %d: the slot freed before the third request was answered", try);
 	}
 	wt_ok(got429 == 1, "1 running + 1 queued: the next request gets 429 with an OpenAI "
-	      "error object, the two others 200");
+	      "error object and Retry-After, the two others 200");
 	wt_ok(wt_server_metric(&s, "wafer_serve_rejected_queue_full_total") >= 1,
 	      "/metrics counts the rejection");
 	i = wt_server_stop(&s, SIGTERM);
