@@ -530,6 +530,7 @@ static void echo(const struct wt_server *s)
 	static char ref[16384], want[16384 + 32];
 	struct json_object *o, *lp, *toks, *tlp;
 	unsigned int np, n = 0, nulls = 0, i;
+	double scored, gen;
 	int ids[64];
 
 	reference("Once upon a time", 8, 0, 0, ref, sizeof(ref), &np);
@@ -552,6 +553,24 @@ static void echo(const struct wt_server *s)
 	      "echo, logprobs, max_tokens 0: the prompt scored, a log-probability for each of "
 	      "its %u tokens after BOS (%u, %u outside the top-k), nothing generated", np - 1, n,
 	      nulls);
+	json_object_put(o);
+	/* the score of " upon" after "Once" is what generating it after "Once" gives */
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon\",\"max_tokens\":0,"
+		      "\"echo\":true,\"logprobs\":0}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	scored = lp && json_object_object_get_ex(lp, "token_logprobs", &tlp) &&
+		json_object_array_length(tlp) == 2 ?
+		json_object_get_double(json_object_array_get_idx(tlp, 1)) : 1;
+	json_object_put(o);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once\",\"max_tokens\":1,"
+		      "\"temperature\":0,\"logprobs\":0}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	gen = lp && json_object_object_get_ex(lp, "token_logprobs", &tlp) &&
+		json_object_array_length(tlp) == 1 ?
+		json_object_get_double(json_object_array_get_idx(tlp, 0)) : 2;
+	wt_ok(!strcmp(choice_str(o, 0), " upon") && scored == gen && gen < 0,
+	      "the prompt's score of \" upon\" after \"Once\" is the log-probability of "
+	      "generating it there (%.6f, %.6f)", scored, gen);
 	json_object_put(o);
 }
 
