@@ -157,6 +157,18 @@ static void key_args(void)
 	st = wt_capture_err(cmd, out, err, sizeof(out));
 	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err, "--api-key"),
 	      "--api-key with --api-key-file: exit 2 (%d)", st);
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer serve %s -z %s --backend inproc --port 0 "
+		 "--chat-template '<{role}>{content}{oops}'", build, model, tokpath);
+	st = wt_capture_err(cmd, out, err, sizeof(out));
+	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+	      strstr(err, "--chat-template does not parse") && strstr(err, "{oops}") &&
+	      strstr(err, "byte 17"),
+	      "--chat-template that does not parse: exit 2 naming the placeholder and its byte");
+	snprintf(cmd, sizeof(cmd), "%s/bin/wafer serve %s -z %s --backend inproc --port 0 "
+		 "--chat-template nosuch", build, model, tokpath);
+	st = wt_capture_err(cmd, out, err, sizeof(out));
+	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err, "no built-in template"),
+	      "--chat-template of an unknown name: exit 2 listing the built-ins");
 }
 
 static void cors(void)

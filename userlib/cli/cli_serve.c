@@ -319,11 +319,10 @@ static unsigned int max_conn;
 static struct cli_srv_access access_opts;
 
 /*
- * Connections open: libmicrohttpd's limit is set a little above
- * --max-connections so that those past it get 503 instead of a reset.
+ * libmicrohttpd's connection limit is set a little above --max-connections
+ * so that those past it get 503 instead of a reset.
  */
 #define CONN_SPARE	16
-static unsigned int conns;
 
 /*
  * The request the handler runs for: libmicrohttpd calls a connection's
@@ -797,11 +796,14 @@ static enum MHD_Result admit(struct MHD_Connection *c, struct cli_srv *s, const 
 {
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_AUTHORIZATION);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon,
+						MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
 	struct cli_srv_error e = { 0 };
 	int open;
 
 	*answered = 1;
-	if (__atomic_load_n(&conns, __ATOMIC_RELAXED) > max_conn) {
+	if (di && di->num_connections > max_conn) {
 		cli_srv_fail(&e, 503, "server_error", NULL, "too_many_connections",
 			     "the server has its %u connections: retry later", max_conn);
 		return reply_error(c, s, &e);
@@ -883,16 +885,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ret;
 }
 
-/* Counts connections for admit()'s limit, then the header watchdog's notice. */
-static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
-			  enum MHD_ConnectionNotificationCode toe)
-{
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		__atomic_add_fetch(&conns, 1, __ATOMIC_RELAXED);
-	else
-		__atomic_sub_fetch(&conns, 1, __ATOMIC_RELAXED);
-	cli_srv_watch_notify(cls, c, ctx, toe);
-}
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
@@ -957,7 +949,7 @@ static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *
 			     MHD_OPTION_CONNECTION_TIMEOUT, a->idle_timeout,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+			     MHD_OPTION_NOTIFY_CONNECTION, cli_srv_watch_notify, s,
 			     MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!d) {

@@ -406,7 +406,8 @@ static int get_int(struct json_object *o, const char *key, int flags, const char
 		return 0;
 	}
 	d = json_object_get_double(v);
-	if (d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18) {
+	/* the range first: converting a double out of int64_t's range is undefined */
+	if (!(d >= -9.2e18 && d <= 9.2e18) || d != (double)(int64_t)d) {
 		*set = 0;
 		return bad(e, param, "'%s' must be an integer", param);
 	}
