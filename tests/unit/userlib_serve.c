@@ -531,7 +531,9 @@ static void echo(const struct wt_server *s)
 	struct json_object *o, *lp, *toks, *tlp;
 	unsigned int np, n = 0, nulls = 0, i;
 	double scored, gen;
-	int ids[64];
+	struct answer an;
+	int ids[64], st;
+	char *b;
 
 	reference("Once upon a time", 8, 0, 0, ref, sizeof(ref), &np);
 	snprintf(want, sizeof(want), "Once upon a time%s", ref);
@@ -539,6 +541,21 @@ static void echo(const struct wt_server *s)
 		      "\"temperature\":0,\"echo\":true}");
 	wt_ok(o && !strcmp(choice_str(o, 0), want), "echo: the prompt, then the answer");
 	json_object_put(o);
+	b = body_for(0, "Once upon a time", 8, 1, ",\"echo\":true,\"logprobs\":2");
+	st = ask(s->port, 0, b, 1, &an);
+	free(b);
+	wt_ok(st == 200 && an.ok && !strcmp(an.text, want),
+	      "echo with logprobs, streamed: the same text");
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":0,"
+		      "\"echo\":true,\"logprobs\":1,\"n\":2}");
+	for (i = 0, n = 0; o && i < 2; i++) {
+		lp = choice_get(o, i, "logprobs");
+		n += lp && json_object_object_get_ex(lp, "tokens", &toks) &&
+			json_object_array_length(toks) == 4;
+	}
+	wt_ok(n == 2, "echo, logprobs, n 2: each choice has the prompt's scores (%u of 2)", n);
+	json_object_put(o);
+	n = 0;
 	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":0,"
 		      "\"echo\":true,\"logprobs\":1}");
 	lp = o ? choice_get(o, 0, "logprobs") : NULL;

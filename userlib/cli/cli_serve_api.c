@@ -169,7 +169,7 @@ static struct json_object *choice_logprobs(const struct cli_srv *s, const struct
 	size_t base = r->echo ? r->echo_len : 0;
 	struct json_object *o;
 	struct cli_srv_lp *all;
-	unsigned int np = prompt ? r->n_plp : 0, i;
+	unsigned int np = prompt ? ch->n_plp : 0, i;
 
 	if (!r->logprobs)
 		return NULL;
@@ -178,7 +178,7 @@ static struct json_object *choice_logprobs(const struct cli_srv *s, const struct
 	all = malloc(((size_t)np + to - from + 1) * sizeof(*all));
 	if (!all)
 		return NULL;
-	memcpy(all, r->plp, np * sizeof(*all));
+	memcpy(all, ch->plp, np * sizeof(*all));
 	for (i = from; i < to; i++) {
 		all[np + i - from] = ch->lp[i];
 		all[np + i - from].off += base;
