@@ -786,6 +786,15 @@ static enum MHD_Result preflight(struct MHD_Connection *c, struct cli_srv *s)
 	return ret;
 }
 
+/* Whether @method @url needs the API key: all but the --open-endpoints. */
+static int needs_key(const char *url, const char *method)
+{
+	if (strcmp(method, "GET"))
+		return 1;
+	return !((!strcmp(url, "/health") && access_opts.open_health) ||
+		 (!strcmp(url, "/metrics") && access_opts.open_metrics));
+}
+
 /*
  * Checks a request on its headers alone, before its body is read: past the
  * connection limit (503), a CORS preflight, the API key (401).  MHD_YES
@@ -800,7 +809,6 @@ static enum MHD_Result admit(struct MHD_Connection *c, struct cli_srv *s, const 
 	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon,
 						MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
 	struct cli_srv_error e = { 0 };
-	int open;
 
 	*answered = 1;
 	if (di && di->num_connections > max_conn) {
@@ -810,10 +818,7 @@ static enum MHD_Result admit(struct MHD_Connection *c, struct cli_srv *s, const 
 	}
 	if (!strcmp(method, "OPTIONS"))
 		return preflight(c, s);
-	open = !strcmp(method, "GET") &&
-		((!strcmp(url, "/health") && access_opts.open_health) ||
-		 (!strcmp(url, "/metrics") && access_opts.open_metrics));
-	if (!open && !cli_srv_key_ok(&access_opts, auth)) {
+	if (needs_key(url, method) && !cli_srv_key_ok(&access_opts, auth)) {
 		cli_srv_fail(&e, 401, "invalid_request_error", NULL, "invalid_api_key",
 			     auth ? "Incorrect API key provided: give it as \"Authorization: "
 			     "Bearer KEY\"" : "You didn't provide an API key: give it as "
