@@ -242,13 +242,14 @@ $(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userl
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lpthread
 
 # wafer serve's request parser, alone: its JSON file, the tokenizer, json-c.
-FUZZ_SERVE_SRCS := userlib/cli/cli_serve_api.c userlib/lib/wafer_tokenizer.c \
+FUZZ_SERVE_SRCS := userlib/cli/cli_serve_api.c userlib/cli/cli_serve_template.c \
+	userlib/cli/cli_serve_logprobs.c userlib/lib/wafer_tokenizer.c \
 	userlib/lib/wafer_error.c
 $(B)/tests/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c $(FUZZ_SERVE_SRCS) userlib/cli/cli_serve.h \
 		userlib/wafer.h userlib/lib/wafer_internal.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -std=c11 -D_GNU_SOURCE -Iuapi $(JSON_CFLAGS) -o $@ $< \
-		$(FUZZ_SERVE_SRCS) $(JSON_LIBS) -lpthread
+		$(FUZZ_SERVE_SRCS) $(JSON_LIBS) -lpthread -lm
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 

@@ -1330,12 +1330,20 @@ struct wafer_batch_opts {
  * @top_p: nucleus threshold (<= 0 or >= 1: the whole top-k)
  * @seed: the sequence's own RNG seed (0: 1), so its text does not depend
  *	on what else runs in the batch
+ * @presence_penalty: subtracted from the logit of every token sampled
+ *	before in this sequence, before sampling (OpenAI's; 0: none)
+ * @frequency_penalty: ... times the times it was sampled (0: none)
+ * @prompt_results: the prompt's jobs return a result per position, and
+ *	the events carry them (scoring a prompt: echo with logprobs)
  */
 struct wafer_batch_seq {
 	unsigned int max_new;
 	float temperature;
 	float top_p;
 	uint64_t seed;
+	float presence_penalty;
+	float frequency_penalty;
+	int prompt_results;
 };
 
 /**
@@ -1362,6 +1370,13 @@ enum wafer_batch_end {
  * @prev: the token before it (for wafer_tokenizer_decode())
  * @end: enum wafer_batch_end; when not RUNNING the slot is free again
  * @status: 0, or the failed job's negative errno
+ * @results: the device's results of the step's job, @n_results of them,
+ *	WAFER_BATCH_RESULT_SIZE bytes apart (WAFER_BATCH_RESULT()); valid
+ *	until the next wafer_batch_step().  With @token >= 0 the last is
+ *	what it was sampled from (before any penalty); earlier ones are the
+ *	prompt's (wafer_batch_seq.prompt_results)
+ * @n_results: how many (0: none)
+ * @pos0: the position the first follows
  */
 struct wafer_batch_event {
 	unsigned int slot;
@@ -1370,7 +1385,16 @@ struct wafer_batch_event {
 	int prev;
 	int end;
 	int status;
+	const void *results;
+	unsigned int n_results;
+	unsigned int pos0;
 };
+
+/** Bytes between an event's results. */
+#define WAFER_BATCH_RESULT_SIZE	WAFER_RESULT_SIZE(WAFER_MAX_TOPK)
+/** The @i-th of event @ev's results. */
+#define WAFER_BATCH_RESULT(ev, i) ((const struct wafer_token_result *) \
+	((const char *)(ev)->results + (size_t)(i) * WAFER_BATCH_RESULT_SIZE))
 
 /**
  * struct wafer_batch_stats - what one step cost

@@ -51,8 +51,29 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct wt_http *r = arg;
+	size_t n = size * nmemb, have = r->headers ? strlen(r->headers) : 0;
+	char *b = realloc(r->headers, have + n + 1);
+
+	if (!b)
+		return 0;
+	memcpy(b + have, p, n);
+	b[have + n] = '\0';
+	r->headers = b;
+	return n;
+}
+
 int wt_http_on(struct wt_http_conn *conn, unsigned int port, const char *method,
 	       const char *path, const char *body, size_t abort_after, struct wt_http *out)
+{
+	return wt_http_hdrs(conn, port, method, path, NULL, body, abort_after, out);
+}
+
+int wt_http_hdrs(struct wt_http_conn *conn, unsigned int port, const char *method,
+		 const char *path, const char *const *hdrs, const char *body, size_t abort_after,
+		 struct wt_http *out)
 {
 	struct sink k = { .r = out, .abort_after = abort_after };
 	struct curl_slist *h = NULL;
@@ -74,14 +95,19 @@ int wt_http_on(struct wt_http_conn *conn, unsigned int port, const char *method,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &k);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
+	while (hdrs && *hdrs)
+		h = curl_slist_append(h, *hdrs++);
 	if (body) {
 		h = curl_slist_append(h, "Content-Type: application/json");
 		/* No "Expect: 100-continue" (libcurl waits up to 1 s for it on big bodies). */
 		h = curl_slist_append(h, "Expect:");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
+	if (h)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	k.t0 = now();
 	rc = curl_easy_perform(c);
 	out->t_end = now() - k.t0;
@@ -112,12 +138,14 @@ void wt_http_free(struct wt_http *r)
 {
 	free(r->body);
 	r->body = NULL;
+	free(r->headers);
+	r->headers = NULL;
 }
 
 int wt_server_start(struct wt_server *s, const char *model, const char *tok, const char *extra)
 {
 	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-	char bin[512], *copy = strdup(extra ? extra : ""), *argv[64], *save, *w, line[512];
+	char bin[512], *copy = strdup(extra ? extra : ""), *argv[66], *save, *w, line[512];
 	int fd[2], n = 0;
 	const char *p;
 
@@ -135,6 +163,11 @@ int wt_server_start(struct wt_server *s, const char *model, const char *tok, con
 	argv[n++] = "0";
 	for (w = strtok_r(copy, " ", &save); w && n < 62; w = strtok_r(NULL, " ", &save))
 		argv[n++] = w;
+	/* The access log only where a test reads it. */
+	if (!strstr(extra ? extra : "", "--log-file") && n < 62) {
+		argv[n++] = "--log-file";
+		argv[n++] = "/dev/null";
+	}
 	argv[n] = NULL;
 	s->pid = fork();
 	if (s->pid < 0)

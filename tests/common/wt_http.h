@@ -16,6 +16,7 @@
  * @status: HTTP status (0: none came)
  * @curl_err: libcurl's result (0: the transfer completed)
  * @body: the body, NUL-terminated (malloc'd)
+ * @headers: the response's header lines as they came (malloc'd; NULL: none)
  * @len: its bytes
  * @t_first: seconds from the start to the first body byte (0: none)
  * @t_end: seconds from the start to the end
@@ -24,6 +25,7 @@ struct wt_http {
 	long status;
 	int curl_err;
 	char *body;
+	char *headers;
 	size_t len;
 	double t_first;
 	double t_end;
@@ -49,6 +51,10 @@ struct wt_http_conn {
 int wt_http_on(struct wt_http_conn *conn, unsigned int port, const char *method,
 	       const char *path, const char *body, size_t abort_after, struct wt_http *out);
 void wt_http_close(struct wt_http_conn *conn);
+/* wt_http_on() with request header lines @hdrs (NULL-terminated; NULL: none). */
+int wt_http_hdrs(struct wt_http_conn *conn, unsigned int port, const char *method,
+		 const char *path, const char *const *hdrs, const char *body, size_t abort_after,
+		 struct wt_http *out);
 
 /**
  * struct wt_server - a running `wafer serve`

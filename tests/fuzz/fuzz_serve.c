@@ -212,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char body[MAX_BODY + 1];
 	const struct cli_srv_limits l = { .model_id = "m", .tok = tok, .ctx_len = CTX,
-					  .max_tokens = MAX_TOKENS };
+					  .max_tokens = MAX_TOKENS, .slots = 4 };
 	struct cli_srv_error e = { 0 };
 	struct cli_srv_req *r;
 	size_t len;
@@ -253,6 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(json);
 	}
 	free(r->prompt);
+	free(r->echo_text);
 	free(r);
 	return 0;
 }

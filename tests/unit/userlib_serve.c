@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <math.h>
 
 #include "wafer.h"
 #include "wt_http.h"
@@ -382,6 +383,288 @@ static void openai_client(const struct wt_server *s)
 	json_object_put(o);
 }
 
+#define C	"/v1/completions"
+#define CH	"/v1/chat/completions"
+#define M	"\"model\":\"" MODEL_ID "\""
+
+static int error_object(const char *body, const char *param);
+
+/* POST @path @body; the answer parsed (NULL unless 200). */
+static struct json_object *post_json(unsigned int port, const char *path, const char *body)
+{
+	struct json_object *o = NULL;
+	struct wt_http r;
+
+	wt_http(port, "POST", path, body, 0, &r);
+	if (r.status == 200)
+		o = json_tokener_parse(r.body);
+	else
+		wt_diag("%s -> %ld %.300s", path, r.status, r.body);
+	wt_http_free(&r);
+	return o;
+}
+
+/* o.choices[i] member @key (text, logprobs, ...). */
+static struct json_object *choice_get(struct json_object *o, unsigned int i, const char *key)
+{
+	struct json_object *c, *v = NULL;
+
+	if (json_object_object_get_ex(o, "choices", &c) &&
+	    (c = json_object_array_get_idx(c, i)))
+		json_object_object_get_ex(c, key, &v);
+	return v;
+}
+
+static const char *choice_str(struct json_object *o, unsigned int i)
+{
+	struct json_object *v = choice_get(o, i, "text");
+
+	return v ? json_object_get_string(v) : "";
+}
+
+static unsigned int n_choices(struct json_object *o)
+{
+	struct json_object *c;
+
+	return json_object_object_get_ex(o, "choices", &c) ?
+		(unsigned int)json_object_array_length(c) : 0;
+}
+
+/* n: each choice equals the request alone, greedy and seeded (choice i: seed + i). */
+static void choices_n(const struct wt_server *s)
+{
+	static char ref[16384], body[512];
+	struct json_object *o, *one;
+	unsigned int np, i, same = 0;
+
+	reference("Once upon a time", 24, 0, 0, ref, sizeof(ref), &np);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":24,"
+		      "\"temperature\":0,\"n\":3}");
+	for (i = 0; o && i < n_choices(o); i++)
+		same += !strcmp(choice_str(o, i), ref);
+	wt_ok(o && n_choices(o) == 3 && same == 3,
+	      "n 3, greedy: three choices, each wafer_generate's text alone (%u of 3)", same);
+	json_object_put(o);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once\",\"max_tokens\":24,"
+		      "\"temperature\":0.9,\"seed\":77,\"n\":4}");
+	same = 0;
+	for (i = 0; o && i < 4; i++) {
+		snprintf(body, sizeof(body), "{" M ",\"prompt\":\"Once\",\"max_tokens\":24,"
+			 "\"temperature\":0.9,\"seed\":%u}", 77 + i);
+		one = post_json(s->port, C, body);
+		same += one && !strcmp(choice_str(o, i), choice_str(one, 0));
+		json_object_put(one);
+	}
+	wt_ok(o && n_choices(o) == 4 && same == 4, "n 4, sampled, seed 77: choice i is the "
+	      "single request with seed 77 + i (%u of 4)", same);
+	wt_ok(o && strcmp(choice_str(o, 0), choice_str(o, 1)),
+	      "and the sampled choices differ from each other");
+	json_object_put(o);
+}
+
+/* A logprobs object: token_logprobs <= 0, the top-k's probabilities summing to 1. */
+static void logprobs(const struct wt_server *s)
+{
+	static char ref[16384], joined[16384];
+	struct json_object *o, *lp, *toks, *tlp, *top, *t, *c, *e;
+	unsigned int np, i, n = 0, best = 0, bad = 0;
+	double sum_worst = 1;
+
+	reference("Once upon a time", 16, 0, 0, ref, sizeof(ref), &np);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":16,"
+		      "\"temperature\":0,\"logprobs\":32}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	joined[0] = '\0';
+	if (lp && json_object_object_get_ex(lp, "tokens", &toks) &&
+	    json_object_object_get_ex(lp, "token_logprobs", &tlp) &&
+	    json_object_object_get_ex(lp, "top_logprobs", &top)) {
+		n = (unsigned int)json_object_array_length(toks);
+		for (i = 0; i < n; i++) {
+			double v = json_object_get_double(json_object_array_get_idx(tlp, i)),
+			       max = -1e300, sum = 0;
+
+			strcat(joined, json_object_get_string(json_object_array_get_idx(toks, i)));
+			t = json_object_array_get_idx(top, i);
+			json_object_object_foreach(t, k, x) {
+				(void)k;
+				sum += exp(json_object_get_double(x));
+				if (json_object_get_double(x) > max)
+					max = json_object_get_double(x);
+			}
+			best += v == max;
+			bad += !(v <= 0);
+			if (fabs(sum - 1) > fabs(sum_worst - 1))
+				sum_worst = sum;
+		}
+	}
+	wt_ok(n == 16 && !strcmp(joined, ref) && !strcmp(choice_str(o, 0), ref),
+	      "logprobs 32, greedy: 16 tokens whose text is the answer, wafer_generate's (%u)", n);
+	wt_ok(n && best == n && !bad, "each greedy token is its top-k's best, log-probability "
+	      "<= 0 (%u of %u)", best, n);
+	wt_ok(n && fabs(sum_worst - 1) < 1e-3, "the top-k's probabilities sum to 1, the softmax "
+	      "over the device's k (worst %.6f; fewer if tokens share a text)", sum_worst);
+	json_object_put(o);
+	o = post_json(s->port, CH, "{" M ",\"messages\":[{\"role\":\"user\",\"content\":"
+		      "\"Once upon a time\"}],\"max_tokens\":16,\"temperature\":0,"
+		      "\"logprobs\":true,\"top_logprobs\":3}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	n = 0;
+	if (lp && json_object_object_get_ex(lp, "content", &c)) {
+		for (i = 0; i < json_object_array_length(c); i++) {
+			e = json_object_array_get_idx(c, i);
+			n += json_object_object_get_ex(e, "token", NULL) &&
+				json_object_object_get_ex(e, "bytes", NULL) &&
+				json_object_object_get_ex(e, "logprob", NULL) &&
+				json_object_object_get_ex(e, "top_logprobs", &t) &&
+				json_object_array_length(t) == 3;
+		}
+	}
+	wt_ok(n == 16, "chat logprobs with top_logprobs 3: 16 entries of token, logprob, bytes "
+	      "and 3 alternatives (%u)", n);
+	json_object_put(o);
+}
+
+/* echo; echo with logprobs and max_tokens 0 scores the prompt. */
+static void echo(const struct wt_server *s)
+{
+	static char ref[16384], want[16384 + 32];
+	struct json_object *o, *lp, *toks, *tlp;
+	unsigned int np, n = 0, nulls = 0, i;
+	double scored, gen;
+	struct answer an;
+	int ids[64], st;
+	char *b;
+
+	reference("Once upon a time", 8, 0, 0, ref, sizeof(ref), &np);
+	snprintf(want, sizeof(want), "Once upon a time%s", ref);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":8,"
+		      "\"temperature\":0,\"echo\":true}");
+	wt_ok(o && !strcmp(choice_str(o, 0), want), "echo: the prompt, then the answer");
+	json_object_put(o);
+	b = body_for(0, "Once upon a time", 8, 1, ",\"echo\":true,\"logprobs\":2");
+	st = ask(s->port, 0, b, 1, &an);
+	free(b);
+	wt_ok(st == 200 && an.ok && !strcmp(an.text, want),
+	      "echo with logprobs, streamed: the same text");
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":0,"
+		      "\"echo\":true,\"logprobs\":1,\"n\":2}");
+	for (i = 0, n = 0; o && i < 2; i++) {
+		lp = choice_get(o, i, "logprobs");
+		n += lp && json_object_object_get_ex(lp, "tokens", &toks) &&
+			json_object_array_length(toks) == 4;
+	}
+	wt_ok(n == 2, "echo, logprobs, n 2: each choice has the prompt's scores (%u of 2)", n);
+	json_object_put(o);
+	n = 0;
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":0,"
+		      "\"echo\":true,\"logprobs\":1}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	if (lp && json_object_object_get_ex(lp, "tokens", &toks) &&
+	    json_object_object_get_ex(lp, "token_logprobs", &tlp)) {
+		n = (unsigned int)json_object_array_length(toks);
+		for (i = 0; i < n; i++)
+			nulls += !json_object_array_get_idx(tlp, i);
+	}
+	np = (unsigned int)wafer_tokenizer_encode(tok, "Once upon a time", 1, 0, ids, 64);
+	wt_ok(o && !strcmp(choice_str(o, 0), "Once upon a time") && n == np - 1,
+	      "echo, logprobs, max_tokens 0: the prompt scored, a log-probability for each of "
+	      "its %u tokens after BOS (%u, %u outside the top-k), nothing generated", np - 1, n,
+	      nulls);
+	json_object_put(o);
+	/* the score of " upon" after "Once" is what generating it after "Once" gives */
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon\",\"max_tokens\":0,"
+		      "\"echo\":true,\"logprobs\":0}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	scored = lp && json_object_object_get_ex(lp, "token_logprobs", &tlp) &&
+		json_object_array_length(tlp) == 2 ?
+		json_object_get_double(json_object_array_get_idx(tlp, 1)) : 1;
+	json_object_put(o);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once\",\"max_tokens\":1,"
+		      "\"temperature\":0,\"logprobs\":0}");
+	lp = o ? choice_get(o, 0, "logprobs") : NULL;
+	gen = lp && json_object_object_get_ex(lp, "token_logprobs", &tlp) &&
+		json_object_array_length(tlp) == 1 ?
+		json_object_get_double(json_object_array_get_idx(tlp, 0)) : 2;
+	wt_ok(!strcmp(choice_str(o, 0), " upon") && scored == gen && gen < 0,
+	      "the prompt's score of \" upon\" after \"Once\" is the log-probability of "
+	      "generating it there (%.6f, %.6f)", scored, gen);
+	json_object_put(o);
+}
+
+/* Penalties 0 change nothing; 2 change the greedy text. */
+static void penalties(const struct wt_server *s)
+{
+	static char ref[16384];
+	struct json_object *o;
+	unsigned int np;
+
+	reference("Once upon a time", 64, 0, 0, ref, sizeof(ref), &np);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":64,"
+		      "\"temperature\":0,\"presence_penalty\":0,\"frequency_penalty\":0}");
+	wt_ok(o && !strcmp(choice_str(o, 0), ref), "penalties 0: wafer_generate's text");
+	json_object_put(o);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":64,"
+		      "\"temperature\":0,\"frequency_penalty\":2}");
+	wt_ok(o && strcmp(choice_str(o, 0), ref), "frequency_penalty 2: another text");
+	json_object_put(o);
+	o = post_json(s->port, C, "{" M ",\"prompt\":\"Once upon a time\",\"max_tokens\":64,"
+		      "\"temperature\":0,\"presence_penalty\":2}");
+	wt_ok(o && strcmp(choice_str(o, 0), ref), "presence_penalty 2: another text");
+	json_object_put(o);
+}
+
+/* GET /v1/models/{id}, /tokenize, /detokenize, chat templates, max_tokens 1e9's message. */
+static void surface(const struct wt_server *s)
+{
+	struct json_object *o, *v;
+	struct wt_http r;
+	int ids[64], n, i, same = 0;
+	char body[512];
+
+	wt_http(s->port, "GET", "/v1/models/" MODEL_ID, NULL, 0, &r);
+	wt_ok(r.status == 200 && strstr(r.body, "\"id\":\"" MODEL_ID "\"") &&
+	      strstr(r.body, "\"object\":\"model\""), "GET /v1/models/" MODEL_ID ": the model");
+	wt_http_free(&r);
+	wt_http(s->port, "GET", "/v1/models/gpt-4", NULL, 0, &r);
+	wt_ok(r.status == 404 && error_object(r.body, "model"), "GET /v1/models/gpt-4: 404");
+	wt_http_free(&r);
+	n = wafer_tokenizer_encode(tok, "Once upon a time", 0, 0, ids, 64);
+	o = post_json(s->port, "/tokenize", "{\"content\":\"Once upon a time\"}");
+	if (o && json_object_object_get_ex(o, "tokens", &v) &&
+	    (int)json_object_array_length(v) == n)
+		for (i = 0; i < n; i++)
+			same += json_object_get_int(json_object_array_get_idx(v, i)) == ids[i];
+	wt_ok(n > 0 && same == n, "POST /tokenize: the tokenizer's ids (%d of %d)", same, n);
+	json_object_put(o);
+	snprintf(body, sizeof(body), "{\"tokens\":[");
+	for (i = 0; i < n; i++)
+		snprintf(body + strlen(body), sizeof(body) - strlen(body), "%s%d", i ? "," : "",
+			 ids[i]);
+	strcat(body, "]}");
+	o = post_json(s->port, "/detokenize", body);
+	wt_ok(o && json_object_object_get_ex(o, "content", &v) &&
+	      !strcmp(json_object_get_string(v), "Once upon a time"),
+	      "POST /detokenize: the text back");
+	json_object_put(o);
+	wt_http(s->port, "POST", "/detokenize", "{\"tokens\":[1,99999]}", 0, &r);
+	wt_ok(r.status == 400 && error_object(r.body, "tokens[1]"),
+	      "POST /detokenize of an id past the vocabulary: 400 on tokens[1]");
+	wt_http_free(&r);
+	/* chatml: the prompt is the rendered template, so its tokens are counted */
+	n = wafer_tokenizer_encode(tok, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+				   1, 0, ids, 64);
+	o = post_json(s->port, CH, "{" M ",\"messages\":[{\"role\":\"user\",\"content\":"
+		      "\"hi\"}],\"max_tokens\":2,\"chat_template\":\"chatml\"}");
+	wt_ok(o && json_object_object_get_ex(o, "usage", &v) &&
+	      json_object_object_get_ex(v, "prompt_tokens", &v) && json_object_get_int(v) == n,
+	      "chat_template chatml: the prompt is the rendered template (%d tokens)", n);
+	json_object_put(o);
+	wt_http(s->port, "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":1e9}", 0, &r);
+	wt_ok(r.status == 400 && strstr(r.body, "too large") && strstr(r.body, "512"),
+	      "max_tokens 1e9: 400 saying it is too large, naming the limit 512");
+	wt_http_free(&r);
+}
+
 static void stops(const struct wt_server *s)
 {
 	static char ref[16384];
@@ -424,9 +707,6 @@ struct bad_case {
 	const char *param;
 };
 
-#define C	"/v1/completions"
-#define CH	"/v1/chat/completions"
-#define M	"\"model\":\"" MODEL_ID "\""
 
 static const struct bad_case bad_cases[] = {
 	{ "malformed JSON", "POST", C, "{\"model\":", 400, NULL },
@@ -464,7 +744,29 @@ static const struct bad_case bad_cases[] = {
 	  "{" M ",\"stream_options\":{\"include_usage\":true}}", 400, "stream_options" },
 	{ "stream_options unknown key", "POST", C,
 	  "{" M ",\"stream\":true,\"stream_options\":{\"x\":1}}", 400, "stream_options" },
-	{ "n 2", "POST", C, "{" M ",\"n\":2}", 400, "n" },
+	{ "n 9, above the 8 slots", "POST", C, "{" M ",\"n\":9}", 400, "n" },
+	{ "n 0", "POST", C, "{" M ",\"n\":0}", 400, "n" },
+	{ "logprobs 33, above the device's top-k", "POST", C, "{" M ",\"logprobs\":33}", 400,
+	  "logprobs" },
+	{ "top_logprobs 33", "POST", CH, "{" M ",\"logprobs\":true,\"top_logprobs\":33,"
+	  "\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400, "top_logprobs" },
+	{ "top_logprobs without logprobs", "POST", CH, "{" M ",\"top_logprobs\":2,"
+	  "\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400, "top_logprobs" },
+	{ "tools", "POST", CH, "{" M ",\"tools\":[],\"messages\":[{\"role\":\"user\",\"content\":"
+	  "\"a\"}]}", 400, "tools" },
+	{ "response_format", "POST", CH, "{" M ",\"response_format\":{\"type\":\"json_object\"},"
+	  "\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400, "response_format" },
+	{ "a chat_template that does not parse", "POST", CH, "{" M ",\"chat_template\":"
+	  "\"{role}: {nope}\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", 400,
+	  "chat_template" },
+	{ "max_tokens 1e9", "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":1e9}", 400,
+	  "max_tokens" },
+	{ "presence_penalty 3", "POST", C, "{" M ",\"presence_penalty\":3}", 400,
+	  "presence_penalty" },
+	{ "echo on chat", "POST", CH, "{" M ",\"echo\":true,\"messages\":[{\"role\":\"user\","
+	  "\"content\":\"a\"}]}", 400, "echo" },
+	{ "max_tokens 0 without echo", "POST", C, "{" M ",\"prompt\":\"a\",\"max_tokens\":0}", 400,
+	  "max_tokens" },
 	{ "stop a number", "POST", C, "{" M ",\"stop\":1}", 400, "stop" },
 	{ "stop empty", "POST", C, "{" M ",\"stop\":\"\"}", 400, "stop" },
 	{ "five stops", "POST", C, "{" M ",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 400, "stop" },
@@ -1207,7 +1509,8 @@ static void queue_full(void)
 		held = wt_server_metric(&s, "wafer_serve_queue_depth") == 1;
 		if (held) {
 			got429 = r.status == 429 && error_object(r.body, NULL) &&
-				strstr(r.body, "rate_limit") != NULL;
+				strstr(r.body, "rate_limit") != NULL && r.headers &&
+				strstr(r.headers, "Retry-After: 1\r\n") != NULL;
 			if (!got429)
 				wt_diag("third request: %ld %s", r.status, r.body);
 		}
@@ -1223,7 +1526,7 @@ static void queue_full(void)
 			wt_diag("try %d: the slot freed before the third request was answered", try);
 	}
 	wt_ok(got429 == 1, "1 running + 1 queued: the next request gets 429 with an OpenAI "
-	      "error object, the two others 200");
+	      "error object and Retry-After, the two others 200");
 	wt_ok(wt_server_metric(&s, "wafer_serve_rejected_queue_full_total") >= 1,
 	      "/metrics counts the rejection");
 	i = wt_server_stop(&s, SIGTERM);
@@ -1327,6 +1630,11 @@ int main(void)
 	endpoints(&s);
 	alone(&s);
 	openai_client(&s);
+	choices_n(&s);
+	logprobs(&s);
+	echo(&s);
+	penalties(&s);
+	surface(&s);
 	stops(&s);
 	part_done("endpoints, alone, stops");
 	bad_input(&s);

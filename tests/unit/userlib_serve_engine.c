@@ -28,6 +28,8 @@
 
 #include "../../userlib/cli/cli_serve_engine.c"
 #include "../../userlib/cli/cli_serve_api.c"
+#include "../../userlib/cli/cli_serve_template.c"
+#include "../../userlib/cli/cli_serve_logprobs.c"
 #include "../../userlib/cli/cli_clock.c"
 #undef wafer_batch_step
 #undef wafer_batch_active

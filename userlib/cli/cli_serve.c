@@ -46,6 +46,13 @@
  * @idle_timeout: seconds a connection may stay silent
  * @header_timeout: seconds a request may take to arrive whole
  * @drain: seconds SIGTERM waits for in-flight requests
+ * @api_key: --api-key
+ * @api_key_file: --api-key-file
+ * @open_endpoints: --open-endpoints (NULL: health,metrics)
+ * @origins: --allowed-origins
+ * @log_file: --log-file (NULL: stderr)
+ * @log_json: --log-format json
+ * @tmpl: --chat-template, parsed
  * @conv: --quant
  * @devs: --backend, -d
  */
@@ -64,6 +71,13 @@ struct serve_args {
 	unsigned int idle_timeout;
 	unsigned int header_timeout;
 	unsigned int drain;
+	const char *api_key;
+	const char *api_key_file;
+	const char *open_endpoints;
+	const char *origins;
+	const char *log_file;
+	int log_json;
+	struct cli_srv_template tmpl;
 	struct wafer_convert_opts conv;
 	struct cli_devices devs;
 };
@@ -87,6 +101,16 @@ static void usage(FILE *f)
 		"                       arrive, however they trickle (default 10)\n"
 		"  --drain-timeout S    on SIGTERM, seconds in-flight requests may finish\n"
 		"                       (default 30; then they end with 503)\n"
+		"  --api-key KEY        clients must send \"Authorization: Bearer KEY\"\n"
+		"  --api-key-file F     the same, the key read from F's first line\n"
+		"  --open-endpoints LIST  of health,metrics: GET paths that need no key\n"
+		"                       (default health,metrics; none: all need it)\n"
+		"  --allowed-origins LIST  comma-separated origins browsers may call from\n"
+		"                       (CORS; * for any; default none)\n"
+		"  --log-file PATH      the access log and server messages (default stderr)\n"
+		"  --log-format text|json  a line of text or a JSON object per request\n"
+		"  --chat-template T    story (default), chatml, llama2, zephyr, or a template:\n"
+		"                       \"<|{role}|>\\n{content}</s>\\n{generation}<|assistant|>\\n\"\n"
 		"  --quant int8|int4    weight format (default int8)\n"
 		"  -d LIST              devices (as wafer run; several: the model's layers\n"
 		"                       split over them, a pipeline)\n"
@@ -97,7 +121,8 @@ static void usage(FILE *f)
 
 enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
        OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_HEADER, OPT_DRAIN, OPT_QUANT, OPT_BACKEND,
-       OPT_HELP, OPT_STREAM };
+       OPT_HELP, OPT_STREAM, OPT_KEY, OPT_KEYFILE, OPT_OPEN, OPT_ORIGINS, OPT_LOGFILE,
+       OPT_LOGFMT, OPT_TEMPLATE };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -116,6 +141,13 @@ static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "stream-weights", required_argument, NULL, OPT_STREAM },
+	{ "api-key", required_argument, NULL, OPT_KEY },
+	{ "api-key-file", required_argument, NULL, OPT_KEYFILE },
+	{ "open-endpoints", required_argument, NULL, OPT_OPEN },
+	{ "allowed-origins", required_argument, NULL, OPT_ORIGINS },
+	{ "log-file", required_argument, NULL, OPT_LOGFILE },
+	{ "log-format", required_argument, NULL, OPT_LOGFMT },
+	{ "chat-template", required_argument, NULL, OPT_TEMPLATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -179,6 +211,37 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	case OPT_STREAM:
 		bad = cli_parse_stream(arg, &a->conv.stream);
 		break;
+	case OPT_KEY:
+		a->api_key = arg;
+		bad = !*arg;
+		break;
+	case OPT_KEYFILE:
+		a->api_key_file = arg;
+		return 0;
+	case OPT_OPEN:
+		a->open_endpoints = arg;
+		bad = strcmp(arg, "none") && strcmp(arg, "health") && strcmp(arg, "metrics") &&
+			strcmp(arg, "health,metrics") && strcmp(arg, "metrics,health");
+		break;
+	case OPT_ORIGINS:
+		a->origins = arg;
+		bad = !*arg;
+		break;
+	case OPT_LOGFILE:
+		a->log_file = arg;
+		return 0;
+	case OPT_LOGFMT:
+		bad = strcmp(arg, "text") && strcmp(arg, "json");
+		a->log_json = !strcmp(arg, "json");
+		break;
+	case OPT_TEMPLATE: {
+		char err[160];
+
+		if (!cli_srv_template_parse(arg, &a->tmpl, err, sizeof(err)))
+			return 0;
+		fprintf(stderr, "wafer serve: --chat-template does not parse: %s\n", err);
+		return 2;
+	}
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -222,6 +285,10 @@ static int parse(struct serve_args *a, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (a->api_key && a->api_key_file) {
+		fprintf(stderr, "wafer serve: --api-key and --api-key-file: give one\n");
+		return 2;
+	}
 	a->model = argv[optind];
 	if (a->devs.n && a->devs.base.backend == WAFER_BACKEND_AUTO)
 		a->devs.base.backend = WAFER_BACKEND_KERNEL;
@@ -235,15 +302,35 @@ static int parse(struct serve_args *a, int argc, char **argv)
  * @too_big: it passed --max-body (the rest is dropped)
  * @stream: the streamed request it started (a reference), cancelled if
  *	libmicrohttpd ends the request other than by sending it all
+ * @answered: refused on its headers: its body is dropped
+ * @log: what the access log says of it
  */
 struct conn {
 	char *body;
 	size_t len;
 	int too_big;
+	int answered;
 	struct cli_srv_req *stream;
+	struct cli_srv_log_rec log;
 };
 
+/* Set at start, read-only after. */
 static unsigned int max_body;
+static unsigned int max_conn;
+static struct cli_srv_access access_opts;
+
+/*
+ * libmicrohttpd's connection limit is set a little above --max-connections
+ * so that those past it get 503 instead of a reset.
+ */
+#define CONN_SPARE	16
+
+/*
+ * The request the handler runs for: libmicrohttpd calls a connection's
+ * handlers on that connection's own thread, so reply() finds here where to
+ * note the status for the access log.
+ */
+static __thread struct conn *current;
 
 /* The peer closed its end (EOF or error); pipelined bytes do not count. */
 static int peer_gone(int fd)
@@ -272,6 +359,29 @@ static void wait_a_bit(struct cli_srv_req *r)
 	pthread_cond_timedwait(&r->cond, &r->srv->lock, &t);
 }
 
+/* CORS headers for an allowed Origin (a response varies with it either way). */
+static void cors(struct MHD_Connection *c, struct MHD_Response *resp)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+	if (!access_opts.origins)
+		return;
+	MHD_add_response_header(resp, "Vary", "Origin");
+	if (!cli_srv_origin_ok(&access_opts, origin))
+		return;
+	MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
+	MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Retry-After");
+}
+
+/* Queues @resp with the CORS headers; notes @status for the access log. */
+static enum MHD_Result queue(struct MHD_Connection *c, int status, struct MHD_Response *resp)
+{
+	cors(c, resp);
+	if (current)
+		current->log.status = status;
+	return MHD_queue_response(c, (unsigned int)status, resp);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, struct cli_srv *s, int status,
 			     const char *type, char *body)
 {
@@ -291,7 +401,11 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct cli_srv *s, int st
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", type);
-	ret = MHD_queue_response(c, (unsigned int)status, resp);
+	if (status == 429 || status == 503)
+		MHD_add_response_header(resp, "Retry-After", "1");
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	ret = queue(c, status, resp);
 	MHD_destroy_response(resp);
 	if (s) {
 		pthread_mutex_lock(&s->lock);
@@ -328,32 +442,63 @@ static int sse(struct cli_srv_req *r, char *json)
 	return 0;
 }
 
+/* One choice's events: its role, its text and scores so far, its end (lock held). */
+static int choice_events(struct cli_srv_req *r, struct cli_srv_req *ch)
+{
+	struct cli_srv *s = r->srv;
+	unsigned int to;
+
+	if (r->chat && !ch->role_sent) {
+		ch->role_sent = 1;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 1, NULL, 0, NULL, 0, 0, 0)))
+			return -1;
+	}
+	if (r->echo && !ch->echo_sent && (ch->scored || !r->logprobs)) {
+		ch->echo_sent = 1;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 0, r->echo_text, r->echo_len, NULL, 0, 1,
+					      ch->lp_sent)))
+			return -1;
+	}
+	if (r->echo && !ch->echo_sent)
+		return 0;
+	if (ch->safe > ch->sent) {
+		for (to = ch->lp_sent; to < ch->n_lp && ch->lp[to].off < ch->safe; to++)
+			;
+		if (sse(r, cli_srv_chunk_json(s, r, ch, 0, ch->text + ch->sent,
+					      ch->safe - ch->sent, NULL, 0, 0, to)))
+			return -1;
+		ch->sent = ch->safe;
+		ch->lp_sent = to;
+	}
+	if (ch->state != CLI_SRV_DONE || ch->sent < ch->len || ch->finish_sent || ch->err.status)
+		return 0;
+	ch->finish_sent = 1;
+	return sse(r, cli_srv_chunk_json(s, r, ch, 0, NULL, 0, ch->finish, 0, 0, 0));
+}
+
 /* Turns what the engine produced into events (lock held). */
 static int build_events(struct cli_srv_req *r)
 {
-	struct cli_srv *s = r->srv;
+	struct cli_srv_req *ch;
+	unsigned int i, n = r->child ? r->n : 1;
 
-	if (r->chat && !r->role_sent) {
-		r->role_sent = 1;
-		if (sse(r, cli_srv_chunk_json(s, r, 1, NULL, 0, NULL, 0)))
+	for (i = 0; i < n; i++) {
+		ch = cli_srv_choice(r, i);
+		if (ch->err.status && ch->state == CLI_SRV_DONE) {
+			cli_srv_req_cancel(r);	/* the other choices end too */
+			r->final_sent = 1;
+			if (sse(r, cli_srv_error_json(&ch->err)))
+				return -1;
+			return sse(r, strdup("[DONE]"));
+		}
+		if (choice_events(r, ch))
 			return -1;
 	}
-	if (r->safe > r->sent) {
-		if (sse(r, cli_srv_chunk_json(s, r, 0, r->text + r->sent, r->safe - r->sent, NULL, 0)))
-			return -1;
-		r->sent = r->safe;
-	}
-	if (r->state != CLI_SRV_DONE || r->sent < r->len)
-		return 0;
-	if (r->err.status) {
-		if (sse(r, cli_srv_error_json(&r->err)))
-			return -1;
-	} else {
-		if (sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, r->finish, 0)))
-			return -1;
-		if (r->include_usage && sse(r, cli_srv_chunk_json(s, r, 0, NULL, 0, NULL, 1)))
-			return -1;
-	}
+	for (i = 0; i < n; i++)
+		if (!cli_srv_choice(r, i)->finish_sent)
+			return 0;
+	if (r->include_usage && sse(r, cli_srv_chunk_json(r->srv, r, r, 0, NULL, 0, NULL, 1, 0, 0)))
+		return -1;
 	r->final_sent = 1;
 	return sse(r, strdup("[DONE]"));
 }
@@ -382,7 +527,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (r->sse_len)
 			continue;
 		wait_a_bit(r);
-		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
+		if (!cli_srv_req_done(r) && peer_gone(r->fd))
 			goto gone;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -404,6 +549,39 @@ static void stream_free(void *cls)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* @r's tokens and first-token time into the access log's record (lock held). */
+static void note_tokens(struct conn *cn, const struct cli_srv_req *r)
+{
+	const struct cli_srv_req *ch;
+	unsigned int i;
+
+	cn->log.prompt_tokens = r->n_prompt;
+	cn->log.completion_tokens = 0;
+	cn->log.ttft_ns = 0;
+	for (i = 0; i < (r->child ? r->n : 1); i++) {
+		ch = cli_srv_choice(r, i);
+		cn->log.completion_tokens += ch->n_new;
+		if (ch->t_first > r->t_arrive &&
+		    (!cn->log.ttft_ns || ch->t_first - r->t_arrive < cn->log.ttft_ns))
+			cn->log.ttft_ns = ch->t_first - r->t_arrive;
+	}
+}
+
+/* Room for the prompt's scores (echo with logprobs) on each choice; 0 or -1. */
+static int score_room(struct cli_srv_req *r)
+{
+	struct cli_srv_req *ch;
+	unsigned int i;
+
+	for (i = 0; r->seq.prompt_results && i < (r->child ? r->n : 1); i++) {
+		ch = cli_srv_choice(r, i);
+		ch->plp = calloc(r->n_prompt, sizeof(*ch->plp));
+		if (!ch->plp)
+			return -1;
+	}
+	return 0;
+}
+
 static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
 				  int chat)
 {
@@ -412,6 +590,7 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 	struct cli_srv_error e = { 0 };
 	struct cli_srv_req *r = cli_srv_req_new(s);
 	enum MHD_Result ret;
+	unsigned int i;
 	int status;
 	char *body;
 
@@ -435,6 +614,11 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		 (unsigned long long)++s->next_id);
 	if (!r->seq.seed)
 		r->seq.seed = r->t_arrive ^ s->next_id << 32;
+	if ((r->n > 1 && cli_srv_req_split(r, r->n)) || score_room(r)) {
+		cli_srv_fail(&e, 500, "server_error", NULL, NULL, "out of memory");
+		pthread_mutex_unlock(&s->lock);
+		goto fail;
+	}
 	if (cli_srv_enqueue(s, r, &e)) {
 		pthread_mutex_unlock(&s->lock);
 		goto fail;
@@ -449,7 +633,7 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		}
 		MHD_add_response_header(resp, "Content-Type", "text/event-stream");
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
-		ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
+		ret = queue(c, MHD_HTTP_OK, resp);
 		MHD_destroy_response(resp);
 		pthread_mutex_lock(&s->lock);
 		s->m.requests[2]++;
@@ -460,14 +644,17 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct cli_srv *s, s
 		pthread_mutex_unlock(&s->lock);
 		return ret;
 	}
-	while (r->state != CLI_SRV_DONE) {
+	while (!cli_srv_req_done(r)) {
 		wait_a_bit(r);
-		if (r->state != CLI_SRV_DONE && peer_gone(r->fd))
+		if (!cli_srv_req_done(r) && peer_gone(r->fd))
 			cli_srv_req_cancel(r);
 	}
 	e = r->err;
+	for (i = 0; !e.status && r->child && i < r->n; i++)
+		e = r->child[i]->err;	/* a choice that failed fails the request */
 	status = e.status;
 	body = status ? NULL : cli_srv_response_json(s, r);
+	note_tokens(cn, r);
 	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 	if (status)
@@ -478,6 +665,33 @@ fail:
 	cli_srv_req_put(r);
 	pthread_mutex_unlock(&s->lock);
 	return reply_error(c, s, &e);
+}
+
+/* GET /v1/models/{id}: this server's model, or 404 as OpenAI answers. */
+static enum MHD_Result model(struct MHD_Connection *c, struct cli_srv *s, const char *id)
+{
+	struct cli_srv_error e = { 0 };
+
+	if (!strcmp(id, s->model_id))
+		return reply(c, NULL, 200, "application/json", cli_srv_model_json(s));
+	cli_srv_fail(&e, 404, "invalid_request_error", "model", "model_not_found",
+		     "The model '%.100s' does not exist; this server serves '%s'", id, s->model_id);
+	return reply_error(c, NULL, &e);
+}
+
+/* POST /tokenize, /detokenize (llama-server's). */
+static enum MHD_Result tokenize(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
+				int detok)
+{
+	struct cli_srv_error e = { 0 };
+	char *out;
+
+	if (cn->too_big)
+		cli_srv_fail(&e, 413, "invalid_request_error", NULL, "request_too_large",
+			     "the request body is above %u bytes", max_body);
+	else if (!cli_srv_tokenize(s, cn->body, cn->len, detok, &out, &e))
+		return reply(c, NULL, 200, "application/json", out);
+	return reply_error(c, NULL, &e);
 }
 
 static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct conn *cn,
@@ -494,6 +708,12 @@ static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct
 	} else if (!strcmp(url, "/v1/models")) {
 		if (get)
 			return reply(c, NULL, 200, "application/json", cli_srv_models_json(s));
+	} else if (!strncmp(url, "/v1/models/", 11)) {
+		if (get)
+			return model(c, s, url + 11);
+	} else if (!strcmp(url, "/tokenize") || !strcmp(url, "/detokenize")) {
+		if (post)
+			return tokenize(c, s, cn, url[1] == 'd');
 	} else if (!strcmp(url, "/health")) {
 		if (get) {
 			pthread_mutex_lock(&s->lock);
@@ -523,13 +743,108 @@ static enum MHD_Result route(struct MHD_Connection *c, struct cli_srv *s, struct
 	return reply_error(c, NULL, &e);
 }
 
+/* The peer's address, for the access log. */
+static void client_name(struct MHD_Connection *c, char *out, size_t n)
+{
+	const union MHD_ConnectionInfo *ci;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	const struct sockaddr *sa;
+
+	snprintf(out, n, "-");
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	sa = ci ? ci->client_addr : NULL;
+	if (!sa || getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+			       sizeof(struct sockaddr_in), host, sizeof(host), port, sizeof(port),
+			       NI_NUMERICHOST | NI_NUMERICSERV))
+		return;
+	snprintf(out, n, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+/* A CORS preflight: the allowed origin gets the methods and headers it asks for. */
+static enum MHD_Result preflight(struct MHD_Connection *c, struct cli_srv *s)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *hdrs = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       "Access-Control-Request-Headers");
+	struct cli_srv_error e = { 0 };
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (origin && !cli_srv_origin_ok(&access_opts, origin)) {
+		cli_srv_fail(&e, 403, "invalid_request_error", NULL, "origin_not_allowed",
+			     "the origin %.100s is not in this server's --allowed-origins", origin);
+		return reply_error(c, s, &e);
+	}
+	resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Allow", "GET, POST, OPTIONS");
+	if (origin) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					hdrs ? hdrs : "Authorization, Content-Type");
+		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+	}
+	ret = queue(c, MHD_HTTP_NO_CONTENT, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* Whether @method @url needs the API key: all but the page and the --open-endpoints. */
+static int needs_key(const char *url, const char *method)
+{
+	if (strcmp(method, "GET"))
+		return 1;
+	/* The page's files hold no data; the page sends the key it is given. */
+	if (cli_srv_web_has(url))
+		return 0;
+	return !((!strcmp(url, "/health") && access_opts.open_health) ||
+		 (!strcmp(url, "/metrics") && access_opts.open_metrics));
+}
+
+/*
+ * Checks a request on its headers alone, before its body is read: past the
+ * connection limit (503), a CORS preflight, the API key (401).  MHD_YES
+ * with *@answered 0: go on reading it.
+ */
+static enum MHD_Result admit(struct MHD_Connection *c, struct cli_srv *s, const char *url,
+			     const char *method, int *answered)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						       MHD_HTTP_HEADER_AUTHORIZATION);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon,
+						MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
+	struct cli_srv_error e = { 0 };
+
+	*answered = 1;
+	if (di && di->num_connections > max_conn) {
+		cli_srv_fail(&e, 503, "server_error", NULL, "too_many_connections",
+			     "the server has its %u connections: retry later", max_conn);
+		return reply_error(c, s, &e);
+	}
+	if (!strcmp(method, "OPTIONS"))
+		return preflight(c, s);
+	if (needs_key(url, method) && !cli_srv_key_ok(&access_opts, auth)) {
+		cli_srv_fail(&e, 401, "invalid_request_error", NULL, "invalid_api_key",
+			     auth ? "Incorrect API key provided: give it as \"Authorization: "
+			     "Bearer KEY\"" : "You didn't provide an API key: give it as "
+			     "\"Authorization: Bearer KEY\"");
+		return reply_error(c, s, &e);
+	}
+	*answered = 0;
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct cli_srv *s = cls;
 	struct conn *cn = *con_cls;
+	enum MHD_Result ret;
 	const char *cl;
+	int answered;
 	char *p;
 
 	(void)version;
@@ -541,9 +856,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		pthread_mutex_lock(&s->lock);
 		s->open++;
 		pthread_mutex_unlock(&s->lock);
+		cn->log.t_start = cli_now_ns();
+		snprintf(cn->log.method, sizeof(cn->log.method), "%s", method);
+		snprintf(cn->log.path, sizeof(cn->log.path), "%s", url);
+		client_name(c, cn->log.client, sizeof(cn->log.client));
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > max_body)
 			cn->too_big = 1;
+		current = cn;
+		ret = admit(c, s, url, method, &answered);
+		current = NULL;
+		cn->answered = answered;
+		if (answered)
+			cli_srv_watch_request(s, c, 1);
+		return ret;
+	}
+	if (cn->answered) {
+		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -562,8 +891,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	cli_srv_watch_request(s, c, 1);
-	return route(c, s, cn, url, method);
+	current = cn;
+	ret = route(c, s, cn, url, method);
+	current = NULL;
+	return ret;
 }
+
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
@@ -579,19 +912,27 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		/* the client left or a write failed: stop generating for it */
 		if (cn->stream && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 			cli_srv_req_cancel(cn->stream);
+		if (cn->stream)
+			note_tokens(cn, cn->stream);
 		cli_srv_req_put(cn->stream);
 		s->open--;
 		pthread_mutex_unlock(&s->lock);
+		cli_srv_log_request(&access_opts, &cn->log, cli_now_ns());
 		free(cn);
 	}
 }
 
-/* libmicrohttpd's messages (a connection dropped, a limit hit), marked as ours. */
+/*
+ * libmicrohttpd's messages (a bind that failed, a limit hit) go to the
+ * server's log, marked as its.  Not the one for a stream whose client went
+ * away: that is the stream ending as meant, and the access log has it.
+ */
 static void http_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	fputs("wafer serve: http: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	if (strstr(fmt, "application error generating response"))
+		return;
+	cli_srv_log_msg(&access_opts, "http", fmt, ap);
 }
 
 static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *a,
@@ -616,7 +957,7 @@ static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *
 			     0, NULL, NULL, on_request, s,
 			     MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
 			     MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-			     MHD_OPTION_CONNECTION_LIMIT, a->max_conn,
+			     MHD_OPTION_CONNECTION_LIMIT, a->max_conn + CONN_SPARE,
 			     MHD_OPTION_CONNECTION_TIMEOUT, a->idle_timeout,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -723,6 +1064,8 @@ static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct waf
 	s->created = (long long)time(NULL);
 	s->ctx_len = wafer_batch_ctx_len(s->batch);
 	s->max_tokens = a->max_tokens ? a->max_tokens : s->ctx_len;
+	s->slots = a->slots;
+	s->tmpl = &a->tmpl;
 	s->queue_max = a->queue;
 	s->running = calloc(a->slots, sizeof(*s->running));
 	if (!s->running)
@@ -773,6 +1116,34 @@ static int serve_run(const struct serve_args *a, struct cli_srv *s,
 	return 0;
 }
 
+/* The key, the open endpoints, the origins and the log, from the command line. */
+static int access_setup(const struct serve_args *a)
+{
+	const char *open = a->open_endpoints ? a->open_endpoints : "health,metrics";
+
+	access_opts.open_health = !!strstr(open, "health");
+	access_opts.open_metrics = !!strstr(open, "metrics");
+	access_opts.origins = a->origins;
+	access_opts.log_json = a->log_json;
+	access_opts.log = stderr;
+	if (a->api_key) {
+		access_opts.key = strdup(a->api_key);
+		access_opts.key_len = strlen(a->api_key);
+		if (!access_opts.key)
+			return -1;
+	} else if (a->api_key_file && cli_srv_key_file(&access_opts, a->api_key_file)) {
+		return -1;
+	}
+	if (a->log_file) {
+		access_opts.log = fopen(a->log_file, "a");
+		if (!access_opts.log) {
+			fprintf(stderr, "wafer serve: --log-file %s: %m\n", a->log_file);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cli_cmd_serve(int argc, char **argv)
 {
 	struct wafer_model *model = NULL;
@@ -785,12 +1156,21 @@ int cli_cmd_serve(int argc, char **argv)
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.wake, NULL);
 	max_body = a.max_body;
+	max_conn = a.max_conn;
+	if (access_setup(&a)) {
+		ret = 1;
+		goto out;
+	}
 	ret = serve_setup(&a, &s, &model) || serve_run(&a, &s, model);
 	wafer_batch_destroy(s.batch);
 	wafer_tokenizer_free(s.tok);
 	wafer_model_unload(model);
 	wafer_close(s.dev);
 	free(s.running);
+out:
+	free(access_opts.key);
+	if (access_opts.log && access_opts.log != stderr)
+		fclose(access_opts.log);
 	pthread_cond_destroy(&s.wake);
 	pthread_mutex_destroy(&s.lock);
 	return ret;

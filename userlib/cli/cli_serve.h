@@ -9,8 +9,10 @@
 #define CLI_SERVE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "wafer.h"
 
@@ -36,7 +38,31 @@ struct cli_srv_error {
 
 enum cli_srv_state { CLI_SRV_QUEUED, CLI_SRV_RUNNING, CLI_SRV_DONE };
 
+/**
+ * struct cli_srv_lp - one token's log-probability and its alternatives
+ * @token: the token
+ * @prev: the token before it (its text depends on it)
+ * @off: where its text starts in the choice's text
+ * @lp: its natural log-probability among the device's top-k (NAN: not
+ *	among them)
+ * @n_top: entries in @top
+ * @top: the most likely tokens there, best first, and theirs
+ */
+struct cli_srv_lp {
+	int token;
+	int prev;
+	size_t off;
+	double lp;
+	unsigned int n_top;
+	struct {
+		int token;
+		double lp;
+	} top[WAFER_MAX_TOPK];
+};
+
 struct cli_srv;
+struct cli_srv_template;
+struct json_object;
 
 /**
  * struct cli_srv_req - one completion request, shared by its connection's
@@ -75,6 +101,25 @@ struct cli_srv;
  * @sse_off: bytes handed over
  * @role_sent: chat streaming: the role chunk went out
  * @final_sent: the stream's last event went out
+ * @logprobs: answer with log-probabilities
+ * @top_logprobs: and this many alternatives a token
+ * @echo: completions: the prompt comes first in the text
+ * @no_output: max_tokens 0 with echo: the prompt scored, nothing generated
+ * @echo_text: the prompt as given (echo)
+ * @echo_len: its bytes
+ * @lp: the generated tokens' log-probabilities (logprobs)
+ * @n_lp: how many
+ * @cap_lp: allocated
+ * @plp: the prompt's tokens' (echo with logprobs): plp[i] for token i + 1
+ * @n_plp: how many were filled
+ * @lp_sent: streaming: entries of @lp sent
+ * @echo_sent: streaming: the echoed prompt went out
+ * @scored: the prompt has run (its scores, @plp, are whole)
+ * @finish_sent: streaming: this choice's last chunk went out
+ * @n: choices (n); above 1, each is a request of @child
+ * @child: the choices, batched together (n > 1)
+ * @parent: the request this choice belongs to (NULL: its own)
+ * @index: its index among the choices
  */
 struct cli_srv_req {
 	struct cli_srv *srv;
@@ -112,6 +157,25 @@ struct cli_srv_req {
 	size_t sse_off;
 	int role_sent;
 	int final_sent;
+	int logprobs;
+	unsigned int top_logprobs;
+	int echo;
+	int no_output;
+	char *echo_text;
+	size_t echo_len;
+	struct cli_srv_lp *lp;
+	unsigned int n_lp;
+	unsigned int cap_lp;
+	struct cli_srv_lp *plp;
+	unsigned int n_plp;
+	unsigned int lp_sent;
+	int echo_sent;
+	int scored;
+	int finish_sent;
+	unsigned int n;
+	struct cli_srv_req **child;
+	struct cli_srv_req *parent;
+	unsigned int index;
 };
 
 /**
@@ -188,6 +252,8 @@ struct cli_srv_watch {
  * @batch: the batch (the engine thread's alone)
  * @ctx_len: positions per sequence
  * @max_tokens: largest max_tokens accepted
+ * @slots: the batch's slots
+ * @tmpl: --chat-template (NULL: story)
  * @queue_max: requests waiting for a slot at most
  * @lock: guards everything below and the requests' shared fields
  * @wake: signalled when the engine has work or must stop
@@ -218,6 +284,8 @@ struct cli_srv {
 	struct wafer_batch *batch;
 	unsigned int ctx_len;
 	unsigned int max_tokens;
+	unsigned int slots;
+	const struct cli_srv_template *tmpl;
 	unsigned int queue_max;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -250,12 +318,16 @@ int cli_srv_fail(struct cli_srv_error *e, int status, const char *type, const ch
  * @tok: tokenizer
  * @ctx_len: positions per sequence
  * @max_tokens: largest max_tokens accepted
+ * @slots: the batch's slots (the most choices, n)
+ * @tmpl: the chat template (NULL: story)
  */
 struct cli_srv_limits {
 	const char *model_id;
 	const struct wafer_tokenizer *tok;
 	unsigned int ctx_len;
 	unsigned int max_tokens;
+	unsigned int slots;
+	const struct cli_srv_template *tmpl;
 };
 
 /*
@@ -271,15 +343,79 @@ int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int c
 /* malloc'd JSON texts; NULL when out of memory. */
 char *cli_srv_error_json(const struct cli_srv_error *e);
 char *cli_srv_models_json(const struct cli_srv *s);
-/* A finished request's whole response (r->text, r->finish, usage). */
+/* A finished request's whole response (its choices' text, finish, logprobs, usage). */
 char *cli_srv_response_json(const struct cli_srv *s, const struct cli_srv_req *r);
 /*
- * A streaming chunk: @role for chat's first, else @n bytes of @text, or
- * the final one with @finish, or (@usage_only) the usage chunk.
+ * A streaming chunk of @r for its choice @ch: @role for chat's first, else
+ * @n bytes of @text (and @ch's log-probabilities from ch->lp_sent up to
+ * @lp_to; @prompt: the echoed prompt's), or the final one with @finish, or
+ * (@usage_only) the usage chunk.
  */
-char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, int role,
-			 const char *text,
-		     size_t n, const char *finish, int usage_only);
+char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r,
+			 const struct cli_srv_req *ch, int role, const char *text, size_t n,
+			 const char *finish, int usage_only, int prompt, unsigned int lp_to);
+/* The @i-th choice of @r: a child, or @r itself. */
+struct cli_srv_req *cli_srv_choice(const struct cli_srv_req *r, unsigned int i);
+/* GET /v1/models/{id}; POST /tokenize and /detokenize (llama-server's). */
+char *cli_srv_model_json(const struct cli_srv *s);
+int cli_srv_tokenize(const struct cli_srv *s, const char *body, size_t len, int detok,
+		     char **out, struct cli_srv_error *e);
+
+/* ---- cli_serve_logprobs.c ---- */
+
+/* @token's log-probability and the @top best of @res into @out. */
+void cli_srv_logprob(const struct wafer_token_result *res, int token, int prev,
+		     unsigned int top, struct cli_srv_lp *out);
+/* The logprobs object of @n entries of @lp (chat's shape or completions'); NULL: none. */
+struct json_object *cli_srv_logprobs_json(const struct wafer_tokenizer *tok, int chat,
+					  const struct cli_srv_lp *lp, unsigned int n,
+					  size_t base);
+
+/* ---- cli_serve_template.c: chat templates ---- */
+
+/** A growing text (doubling, so many small appends cost linear time). */
+struct cli_srv_text {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+#define CLI_SRV_TPL_PIECES	32
+#define CLI_SRV_TPL_TEXT	64
+
+enum { CLI_SRV_TPL_STORY, CLI_SRV_TPL_LLAMA2, CLI_SRV_TPL_CUSTOM };
+enum { CLI_SRV_TPL_TEXT_PIECE, CLI_SRV_TPL_ROLE, CLI_SRV_TPL_CONTENT };
+
+/**
+ * struct cli_srv_tpl_piece - literal text, or where the role or content goes
+ * @kind: CLI_SRV_TPL_TEXT_PIECE, _ROLE or _CONTENT
+ * @len: the text's bytes
+ * @text: the text
+ */
+struct cli_srv_tpl_piece {
+	int kind;
+	size_t len;
+	char text[CLI_SRV_TPL_TEXT];
+};
+
+/**
+ * struct cli_srv_template - a parsed chat template
+ * @kind: CLI_SRV_TPL_STORY (the contents joined by a space: the caller's),
+ *	_LLAMA2, or _CUSTOM (@piece)
+ * @piece: [0] what each message becomes, [1] what follows them all
+ * @n_pieces: how many of each
+ */
+struct cli_srv_template {
+	int kind;
+	struct cli_srv_tpl_piece piece[2][CLI_SRV_TPL_PIECES];
+	unsigned int n_pieces[2];
+};
+
+/* A built-in's name or a template's text into @t; 0, or -1 with @err saying why. */
+int cli_srv_template_parse(const char *src, struct cli_srv_template *t, char *err, size_t n);
+/* The @n messages through @t (not STORY) appended to @out; 0 or -1 (out of memory). */
+int cli_srv_template_apply(const struct cli_srv_template *t, const char *const *roles,
+			   const struct cli_srv_text *contents, size_t n, struct cli_srv_text *out);
 
 /* ---- cli_serve_engine.c: the batch's thread, the queue ---- */
 
@@ -301,6 +437,10 @@ struct cli_srv_req *cli_srv_req_new(struct cli_srv *s);
 void cli_srv_req_put(struct cli_srv_req *r);
 /* Marks @r cancelled (lock held) so its slot is freed at the next step. */
 void cli_srv_req_cancel(struct cli_srv_req *r);
+/* Whether @r (every choice) is done (lock held). */
+int cli_srv_req_done(const struct cli_srv_req *r);
+/* @r's @n choices as requests of their own, batched together (lock held); 0 or -ENOMEM. */
+int cli_srv_req_split(struct cli_srv_req *r, unsigned int n);
 
 /* ---- cli_serve_watch.c: the header timeout ---- */
 
@@ -316,6 +456,66 @@ void cli_srv_watch_notify(void *cls, struct MHD_Connection *c, void **ctx,
 /* @c's request is whole (1), or was answered (0: the next one's clock starts). */
 void cli_srv_watch_request(struct cli_srv *s, struct MHD_Connection *c, int whole);
 #endif
+
+/* ---- cli_serve_access.c: the API key, CORS, the access log ---- */
+
+/**
+ * struct cli_srv_access - who may call and what is logged (set at start)
+ * @key: --api-key / --api-key-file (NULL: no key asked)
+ * @key_len: its bytes
+ * @open_health: GET /health needs no key
+ * @open_metrics: GET /metrics needs no key
+ * @origins: --allowed-origins, comma-separated ("*": any; NULL: none)
+ * @log: the access log (stderr or --log-file)
+ * @log_json: --log-format json: one JSON object a line
+ */
+struct cli_srv_access {
+	char *key;
+	size_t key_len;
+	int open_health;
+	int open_metrics;
+	const char *origins;
+	FILE *log;
+	int log_json;
+};
+
+/**
+ * struct cli_srv_log_rec - what the access log says of one request
+ * @method: HTTP method
+ * @path: the URL's path
+ * @client: the peer's address
+ * @status: the status answered (0: none)
+ * @prompt_tokens: prompt tokens (completions)
+ * @completion_tokens: tokens generated
+ * @t_start: CLOCK_MONOTONIC ns the request began
+ * @ttft_ns: time to the first token (0: none)
+ */
+struct cli_srv_log_rec {
+	char method[16];
+	char path[128];
+	char client[64];
+	int status;
+	unsigned int prompt_tokens;
+	unsigned int completion_tokens;
+	uint64_t t_start;
+	uint64_t ttft_ns;
+};
+
+/* Reads --api-key-file @path into @a (first line, trailing whitespace cut); 0 or -1. */
+int cli_srv_key_file(struct cli_srv_access *a, const char *path);
+/*
+ * Whether the Authorization header value @auth (NULL: absent) carries the
+ * key: "Bearer KEY", compared in time that does not depend on the key.
+ */
+int cli_srv_key_ok(const struct cli_srv_access *a, const char *auth);
+/* Whether @origin (an Origin header) is in --allowed-origins. */
+int cli_srv_origin_ok(const struct cli_srv_access *a, const char *origin);
+/* One access-log line for @rec, ended at @t_end (CLOCK_MONOTONIC ns). */
+void cli_srv_log_request(const struct cli_srv_access *a, const struct cli_srv_log_rec *rec,
+			 uint64_t t_end);
+/* A line of the server's own (libmicrohttpd's messages): "wafer serve: @what: ..." */
+void cli_srv_log_msg(const struct cli_srv_access *a, const char *what, const char *fmt,
+		     va_list ap);
 
 /* ---- cli_serve_metrics.c ---- */
 

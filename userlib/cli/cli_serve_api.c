@@ -6,10 +6,12 @@
  * does not know (rejected as OpenAI does), the model's name, and the prompt
  * against the context.
  *
- * Chat template: the shared model is a story model with no notion of roles,
- * so a chat is the story so far: the messages' contents in order (system,
- * developer, user and assistant alike), joined by one space, are the prompt,
- * and the reply is the model's continuation of it.
+ * Chat template: by default ("story") the shared model, a story model with
+ * no notion of roles, gets the story so far: the messages' contents in
+ * order (system, developer, user and assistant alike), joined by one space,
+ * are the prompt, and the reply is the model's continuation of it.  Other
+ * templates (--chat-template, or the request's chat_template) are
+ * cli_serve_template.c's.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -78,9 +80,8 @@ char *cli_srv_error_json(const struct cli_srv_error *e)
 	return dump(o);
 }
 
-char *cli_srv_models_json(const struct cli_srv *s)
+static struct json_object *model_obj(const struct cli_srv *s)
 {
-	struct json_object *o = json_object_new_object(), *list = json_object_new_array();
 	struct json_object *m = json_object_new_object();
 
 	json_object_object_add(m, "id", json_object_new_string(s->model_id));
@@ -88,19 +89,45 @@ char *cli_srv_models_json(const struct cli_srv *s)
 	json_object_object_add(m, "created", json_object_new_int64(s->created));
 	json_object_object_add(m, "owned_by", json_object_new_string("wafer"));
 	json_object_object_add(m, "context_length", json_object_new_int((int)s->ctx_len));
-	json_object_array_add(list, m);
+	return m;
+}
+
+char *cli_srv_models_json(const struct cli_srv *s)
+{
+	struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+	json_object_array_add(list, model_obj(s));
 	json_object_object_add(o, "object", json_object_new_string("list"));
 	json_object_object_add(o, "data", list);
 	return dump(o);
 }
 
+char *cli_srv_model_json(const struct cli_srv *s)
+{
+	return dump(model_obj(s));
+}
+
+struct cli_srv_req *cli_srv_choice(const struct cli_srv_req *r, unsigned int i)
+{
+	return r->child ? r->child[i] : (struct cli_srv_req *)r;
+}
+
+static unsigned int choices(const struct cli_srv_req *r)
+{
+	return r->child ? r->n : 1;
+}
+
+/* Prompt tokens once; completion tokens of every choice. */
 static struct json_object *usage(const struct cli_srv_req *r)
 {
 	struct json_object *u = json_object_new_object();
+	unsigned int i, gen = 0;
 
+	for (i = 0; i < choices(r); i++)
+		gen += cli_srv_choice(r, i)->n_new;
 	json_object_object_add(u, "prompt_tokens", json_object_new_int((int)r->n_prompt));
-	json_object_object_add(u, "completion_tokens", json_object_new_int((int)r->n_new));
-	json_object_object_add(u, "total_tokens", json_object_new_int((int)(r->n_prompt + r->n_new)));
+	json_object_object_add(u, "completion_tokens", json_object_new_int((int)gen));
+	json_object_object_add(u, "total_tokens", json_object_new_int((int)(r->n_prompt + gen)));
 	return u;
 }
 
@@ -121,44 +148,110 @@ static struct json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* Generated tokens whose text starts before @len (a stop string cut the rest). */
+static unsigned int lp_upto(const struct cli_srv_req *ch, size_t len)
+{
+	unsigned int n = 0;
+
+	while (n < ch->n_lp && (ch->lp[n].off < len || (ch->lp[n].off == len && !len)))
+		n++;
+	return n;
+}
+
+/*
+ * A choice's logprobs: with @prompt the echoed prompt's tokens first, then
+ * generated entries [@from, @to), their offsets after the echoed text.
+ */
+static struct json_object *choice_logprobs(const struct cli_srv *s, const struct cli_srv_req *r,
+					   const struct cli_srv_req *ch, int prompt,
+					   unsigned int from, unsigned int to)
+{
+	size_t base = r->echo ? r->echo_len : 0;
+	struct json_object *o;
+	struct cli_srv_lp *all;
+	unsigned int np = prompt ? ch->n_plp : 0, i;
+
+	if (!r->logprobs)
+		return NULL;
+	if (!np)
+		return cli_srv_logprobs_json(s->tok, r->chat, ch->lp + from, to - from, base);
+	all = malloc(((size_t)np + to - from + 1) * sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, ch->plp, np * sizeof(*all));
+	for (i = from; i < to; i++) {
+		all[np + i - from] = ch->lp[i];
+		all[np + i - from].off += base;
+	}
+	o = cli_srv_logprobs_json(s->tok, r->chat, all, np + to - from, 0);
+	free(all);
+	return o;
+}
+
+/* The text of a whole choice: the echoed prompt, then what was generated. */
+static struct json_object *choice_text(const struct cli_srv_req *r, const struct cli_srv_req *ch)
+{
+	struct json_object *t;
+	char *p;
+
+	if (!r->echo)
+		return json_object_new_string_len(ch->text ? ch->text : "", (int)ch->len);
+	p = malloc(r->echo_len + ch->len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, r->echo_text, r->echo_len);
+	if (ch->len)
+		memcpy(p + r->echo_len, ch->text, ch->len);
+	t = json_object_new_string_len(p, (int)(r->echo_len + ch->len));
+	free(p);
+	return t;
+}
+
 char *cli_srv_response_json(const struct cli_srv *s, const struct cli_srv_req *r)
 {
 	struct json_object *o = head(s, r, r->chat ? "chat.completion" : "text_completion");
-	struct json_object *choices = json_object_new_array(), *c = json_object_new_object();
-	struct json_object *text = json_object_new_string_len(r->text ? r->text : "", (int)r->len);
+	struct json_object *list = json_object_new_array(), *c, *text;
+	const struct cli_srv_req *ch;
+	unsigned int i;
 
-	json_object_object_add(c, "index", json_object_new_int(0));
-	if (r->chat) {
-		struct json_object *msg = json_object_new_object();
+	for (i = 0; i < choices(r); i++) {
+		ch = cli_srv_choice(r, i);
+		c = json_object_new_object();
+		text = choice_text(r, ch);
+		json_object_object_add(c, "index", json_object_new_int((int)i));
+		if (r->chat) {
+			struct json_object *msg = json_object_new_object();
 
-		json_object_object_add(msg, "role", json_object_new_string("assistant"));
-		json_object_object_add(msg, "content", text);
-		json_object_object_add(c, "message", msg);
-	} else {
-		json_object_object_add(c, "text", text);
+			json_object_object_add(msg, "role", json_object_new_string("assistant"));
+			json_object_object_add(msg, "content", text);
+			json_object_object_add(c, "message", msg);
+		} else {
+			json_object_object_add(c, "text", text);
+		}
+		json_object_object_add(c, "logprobs", choice_logprobs(s, r, ch, 1, 0,
+								       lp_upto(ch, ch->len)));
+		json_object_object_add(c, "finish_reason", str_or_null(ch->finish));
+		json_object_array_add(list, c);
 	}
-	json_object_object_add(c, "logprobs", NULL);
-	json_object_object_add(c, "finish_reason", str_or_null(r->finish));
-	json_object_array_add(choices, c);
-	json_object_object_add(o, "choices", choices);
+	json_object_object_add(o, "choices", list);
 	json_object_object_add(o, "usage", usage(r));
 	return dump(o);
 }
 
-char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, int role,
-			 const char *text,
-		     size_t n, const char *finish, int usage_only)
+char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r,
+			 const struct cli_srv_req *ch, int role, const char *text, size_t n,
+			 const char *finish, int usage_only, int prompt, unsigned int lp_to)
 {
 	struct json_object *o = head(s, r, r->chat ? "chat.completion.chunk" : "text_completion");
-	struct json_object *choices = json_object_new_array(), *c;
+	struct json_object *list = json_object_new_array(), *c;
 
 	if (usage_only) {
-		json_object_object_add(o, "choices", choices);
+		json_object_object_add(o, "choices", list);
 		json_object_object_add(o, "usage", usage(r));
 		return dump(o);
 	}
 	c = json_object_new_object();
-	json_object_object_add(c, "index", json_object_new_int(0));
+	json_object_object_add(c, "index", json_object_new_int((int)ch->index));
 	if (r->chat) {
 		struct json_object *d = json_object_new_object();
 
@@ -173,10 +266,11 @@ char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, i
 		json_object_object_add(c, "text", json_object_new_string_len(finish ? "" : text,
 									      finish ? 0 : (int)n));
 	}
-	json_object_object_add(c, "logprobs", NULL);
+	json_object_object_add(c, "logprobs", role || finish ? NULL :
+			       choice_logprobs(s, r, ch, prompt, ch->lp_sent, lp_to));
 	json_object_object_add(c, "finish_reason", str_or_null(finish));
-	json_object_array_add(choices, c);
-	json_object_object_add(o, "choices", choices);
+	json_object_array_add(list, c);
+	json_object_object_add(o, "choices", list);
 	if (r->include_usage)
 		json_object_object_add(o, "usage", NULL);
 	return dump(o);
@@ -186,7 +280,14 @@ char *cli_srv_chunk_json(const struct cli_srv *s, const struct cli_srv_req *r, i
 
 static const char *const common_fields[] = {
 	"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream",
-	"stream_options", "n", "user", NULL,
+	"stream_options", "n", "user", "logprobs", "presence_penalty", "frequency_penalty",
+	NULL,
+};
+
+/* Known to OpenAI's API, not served here: a 400 that says so, not "unrecognized". */
+static const char *const unsupported[] = {
+	"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
+	"response_format", NULL,
 };
 
 static int known(const char *key, int chat)
@@ -196,8 +297,12 @@ static int known(const char *key, int chat)
 	for (i = 0; common_fields[i]; i++)
 		if (!strcmp(key, common_fields[i]))
 			return 1;
-	return chat ? !strcmp(key, "messages") || !strcmp(key, "max_completion_tokens") :
-		!strcmp(key, "prompt");
+	for (i = 0; unsupported[i]; i++)
+		if (!strcmp(key, unsupported[i]))
+			return 1;
+	return chat ? !strcmp(key, "messages") || !strcmp(key, "max_completion_tokens") ||
+		!strcmp(key, "top_logprobs") || !strcmp(key, "chat_template") :
+		!strcmp(key, "prompt") || !strcmp(key, "echo");
 }
 
 static int is_num(struct json_object *v)
@@ -279,17 +384,35 @@ static int get_str(struct json_object *o, const char *key, int flags, const char
 	return *s ? 0 : bad(e, param, "'%s' must not contain NUL characters", param);
 }
 
-/* An integer field; *@set 0 when absent. */
+/*
+ * An integer field; *@set 0 when absent.  A number written with a fraction
+ * or an exponent but whole (1e9, 16.0) is that integer, so that its range,
+ * not its spelling, is what a message about it names.
+ */
 static int get_int(struct json_object *o, const char *key, int flags, const char *param,
 		   int64_t *out, int *set, struct cli_srv_error *e)
 {
 	struct json_object *v;
 	int ret = field(o, key, json_type_int, flags, param, &v, e);
+	double d;
 
+	if (ret && v && json_object_is_type(v, json_type_double))
+		ret = 0;	/* a whole number? */
 	*set = !ret && v;
-	if (*set)
+	if (!*set)
+		return ret;
+	if (json_object_is_type(v, json_type_int)) {
 		*out = json_object_get_int64(v);
-	return ret;
+		return 0;
+	}
+	d = json_object_get_double(v);
+	/* the range first: converting a double out of int64_t's range is undefined */
+	if (!(d >= -9.2e18 && d <= 9.2e18) || d != (double)(int64_t)d) {
+		*set = 0;
+		return bad(e, param, "'%s' must be an integer", param);
+	}
+	*out = (int64_t)d;
+	return 0;
 }
 
 /* A number field; *@set 0 when absent. */
@@ -317,15 +440,8 @@ static int get_bool(struct json_object *o, const char *key, int flags, const cha
 	return ret;
 }
 
-/*
- * The prompt being built: a growing buffer (doubling, so many small
- * content parts cost linear time).
- */
-struct text_buf {
-	char *p;
-	size_t len;
-	size_t cap;
-};
+/* The prompt being built. */
+#define text_buf cli_srv_text
 
 /* Appends @s (@n bytes), after a space unless first. */
 static int cat(struct text_buf *b, const char *s, size_t n, struct cli_srv_error *e)
@@ -350,8 +466,13 @@ static int cat(struct text_buf *b, const char *s, size_t n, struct cli_srv_error
 	return 0;
 }
 
-/* One message's content: a string, or an array of {"type":"text","text":...} parts. */
-static int content(struct json_object *m, size_t i, struct text_buf *b, struct cli_srv_error *e)
+/*
+ * One message's content: a string, or an array of {"type":"text","text":...}
+ * parts, appended to @b (the story so far: each after a space unless first)
+ * and to @mine (its own parts, joined by a space).
+ */
+static int content(struct json_object *m, size_t i, struct text_buf *b, struct text_buf *mine,
+		   struct cli_srv_error *e)
 {
 	struct json_object *c, *part;
 	char param[64], pp[96];
@@ -366,7 +487,8 @@ static int content(struct json_object *m, size_t i, struct text_buf *b, struct c
 	if (json_object_is_type(c, json_type_string)) {
 		if (!(s = text_of(c, &n)))
 			return bad(e, param, "'%s' must not contain NUL characters", param);
-		return cat(b, s, n, e);
+		ret = cat(b, s, n, e);
+		return ret ? ret : cat(mine, s, n, e);
 	}
 	if (!json_object_is_type(c, json_type_array))
 		return bad(e, param, "'%s' must be a string or an array of text parts", param);
@@ -389,51 +511,91 @@ static int content(struct json_object *m, size_t i, struct text_buf *b, struct c
 			return bad(e, pp, "'%s': only \"text\" parts are supported", pp);
 		snprintf(pp, sizeof(pp), "messages[%zu].content[%zu].text", i, j);
 		ret = get_str(part, "text", FIELD_REQUIRED, pp, &s, &n, e);
-		if (ret || (ret = cat(b, s, n, e)))
-			return ret;
+		if (ret || (ret = cat(b, s, n, e)) || (ret = cat(mine, s, n, e)))
+			return ret;	/* a status */
 	}
 	return 0;
 }
 
-static int chat_prompt(struct json_object *o, struct text_buf *b, struct cli_srv_error *e)
+/* The messages through @t (not story) into @b. */
+static int templated(const struct cli_srv_template *t, struct json_object *msgs,
+		     struct text_buf *mine, struct text_buf *b, struct cli_srv_error *e)
+{
+	size_t i, n = json_object_array_length(msgs);
+	const char **roles = calloc(n, sizeof(*roles));
+	struct json_object *r;
+	int ret = -1;
+
+	if (roles) {
+		for (i = 0; i < n; i++) {
+			json_object_object_get_ex(json_object_array_get_idx(msgs, i), "role", &r);
+			roles[i] = json_object_get_string(r);
+		}
+		b->len = 0;
+		ret = cli_srv_template_apply(t, roles, mine, n, b);
+	}
+	free(roles);
+	return ret ? cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory") : 0;
+}
+
+/* Message @i: its fields checked, its content appended to @b and @mine. */
+static int message(struct json_object *msgs, size_t i, struct text_buf *b,
+		   struct text_buf *mine, struct cli_srv_error *e)
 {
 	static const char *const roles[] = { "system", "developer", "user", "assistant", NULL };
-	struct json_object *msgs, *m;
+	struct json_object *m = json_object_array_get_idx(msgs, i);
 	char param[64];
 	const char *s;
-	size_t i, k, n;
+	size_t k, n;
+	int ret;
+
+	snprintf(param, sizeof(param), "messages[%zu]", i);
+	if (!json_object_is_type(m, json_type_object))
+		return bad(e, param, "'%s' must be an object", param);
+	json_object_object_foreach(m, key, val) {
+		(void)val;
+		if (strcmp(key, "role") && strcmp(key, "content") && strcmp(key, "name"))
+			return bad(e, param, "'%s': unrecognized field '%.32s'", param, key);
+	}
+	snprintf(param, sizeof(param), "messages[%zu].role", i);
+	ret = get_str(m, "role", FIELD_REQUIRED, param, &s, &n, e);
+	if (ret)
+		return ret;
+	for (k = 0; roles[k] && strcmp(roles[k], s); k++)
+		;
+	if (!roles[k])
+		return bad(e, param, "'%s' '%.32s': one of system, developer, user, "
+			   "assistant", param, s);
+	snprintf(param, sizeof(param), "messages[%zu].name", i);
+	ret = get_str(m, "name", 0, param, &s, &n, e);
+	return ret ? ret : content(m, i, b, mine, e);
+}
+
+static int chat_prompt(const struct cli_srv_template *t, struct json_object *o,
+		       struct text_buf *b, struct cli_srv_error *e)
+{
+	struct json_object *msgs;
+	struct text_buf *mine;
+	size_t i, cnt;
 	int ret;
 
 	ret = field(o, "messages", json_type_array, FIELD_REQUIRED, "messages", &msgs, e);
 	if (ret)
 		return ret;
-	if (!json_object_array_length(msgs))
+	cnt = json_object_array_length(msgs);
+	if (!cnt)
 		return bad(e, "messages", "'messages' must be a non-empty array");
-	for (i = 0; i < json_object_array_length(msgs); i++) {
-		m = json_object_array_get_idx(msgs, i);
-		snprintf(param, sizeof(param), "messages[%zu]", i);
-		if (!json_object_is_type(m, json_type_object))
-			return bad(e, param, "'%s' must be an object", param);
-		json_object_object_foreach(m, key, val) {
-			(void)val;
-			if (strcmp(key, "role") && strcmp(key, "content") && strcmp(key, "name"))
-				return bad(e, param, "'%s': unrecognized field '%.32s'", param, key);
-		}
-		snprintf(param, sizeof(param), "messages[%zu].role", i);
-		ret = get_str(m, "role", FIELD_REQUIRED, param, &s, &n, e);
-		if (ret)
-			return ret;
-		for (k = 0; roles[k] && strcmp(roles[k], s); k++)
-			;
-		if (!roles[k])
-			return bad(e, param, "'%s' '%.32s': one of system, developer, user, "
-				   "assistant", param, s);
-		snprintf(param, sizeof(param), "messages[%zu].name", i);
-		ret = get_str(m, "name", 0, param, &s, &n, e);
-		if (ret || (ret = content(m, i, b, e)))
-			return ret;
-	}
-	return 0;
+	mine = calloc(cnt, sizeof(*mine));
+	if (!mine)
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+	for (i = 0; i < cnt && !ret; i++)
+		ret = message(msgs, i, b, &mine[i], e);
+	if (!ret && t && t->kind != CLI_SRV_TPL_STORY)
+		ret = templated(t, msgs, mine, b, e);
+	for (i = 0; i < cnt; i++)
+		free(mine[i].p);
+	free(mine);
+	return ret;
 }
 
 static int completion_prompt(struct json_object *o, struct text_buf *b, struct cli_srv_error *e)
@@ -480,8 +642,63 @@ static int stops(struct json_object *o, struct cli_srv_req *r, struct cli_srv_er
 }
 
 /* The scalar fields; 0 or 400. */
-static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *max_tokens,
-		  struct cli_srv_error *e)
+/* A number field in [@lo, @hi]. */
+static int get_range(struct json_object *o, const char *key, double lo, double hi, float *out,
+		     struct cli_srv_error *e)
+{
+	double d;
+	int set, ret = get_num(o, key, FIELD_NULLABLE, key, &d, &set, e);
+
+	if (ret || !set)
+		return ret;
+	if (!(d >= lo && d <= hi))
+		return bad(e, key, "'%s' must be a number in [%g, %g]", key, lo, hi);
+	*out = (float)d;
+	return 0;
+}
+
+/* logprobs, top_logprobs, echo, n, the penalties; and what is not served. */
+static int more_params(const struct cli_srv_limits *l, struct json_object *o, int chat,
+		       struct cli_srv_req *r, struct cli_srv_error *e)
+{
+	const int N = FIELD_NULLABLE;
+	const char *key = chat ? "top_logprobs" : "logprobs";
+	unsigned int i;
+	int64_t v;
+	int set, ret;
+
+	for (i = 0; unsupported[i]; i++)
+		if (json_object_object_get_ex(o, unsupported[i], NULL))
+			return bad(e, unsupported[i], "'%s' is not supported: this server "
+				   "generates plain text only", unsupported[i]);
+	if (chat && (ret = get_bool(o, "logprobs", N, "logprobs", &r->logprobs, e)))
+		return ret;
+	if ((ret = get_int(o, key, N, key, &v, &set, e)))
+		return ret;
+	if (set && (v < 0 || v > WAFER_MAX_TOPK))
+		return bad(e, key, "'%s' %lld: it must be 0..%d, the most alternatives the "
+			   "device returns (its top-k)", key, (long long)v, WAFER_MAX_TOPK);
+	if (set && chat && !r->logprobs)
+		return bad(e, key, "'top_logprobs' needs 'logprobs': true");
+	if (set) {
+		r->top_logprobs = (unsigned int)v;
+		r->logprobs = 1;
+	}
+	if (!chat && (ret = get_bool(o, "echo", N, "echo", &r->echo, e)))
+		return ret;
+	if ((ret = get_int(o, "n", N, "n", &v, &set, e)))
+		return ret;
+	if (set && (v < 1 || v > (int64_t)l->slots))
+		return bad(e, "n", "'n' %lld: it must be 1..%u, this server's slots (the choices "
+			   "run together)", (long long)v, l->slots);
+	r->n = set ? (unsigned int)v : 1;
+	if ((ret = get_range(o, "presence_penalty", -2, 2, &r->seq.presence_penalty, e)))
+		return ret;
+	return get_range(o, "frequency_penalty", -2, 2, &r->seq.frequency_penalty, e);
+}
+
+static int params(const struct cli_srv_limits *l, struct json_object *o, int chat,
+		  struct cli_srv_req *r, int *max_tokens, struct cli_srv_error *e)
 {
 	const int N = FIELD_NULLABLE;
 	struct json_object *v;
@@ -509,8 +726,12 @@ static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *m
 	}
 	if (ret)
 		return ret;
-	if (set && (i < 1 || i > 1 << 30))
-		return bad(e, "max_tokens", "'max_tokens' must be an integer >= 1");
+	if (set && i < 0)
+		return bad(e, "max_tokens", "'max_tokens' %lld: it must be >= 1 (0 only with "
+			   "'echo': true)", (long long)i);
+	if (set && i > (int64_t)l->max_tokens)
+		return bad(e, "max_tokens", "'max_tokens' %lld is too large: this server's limit "
+			   "is %u", (long long)i, l->max_tokens);
 	if (set)
 		*max_tokens = (int)i;
 	if ((ret = get_num(o, "temperature", N, "temperature", &d, &set, e)))
@@ -548,19 +769,42 @@ static int params(struct json_object *o, int chat, struct cli_srv_req *r, int *m
 		if (ret)
 			return ret;
 	}
-	if ((ret = get_int(o, "n", N, "n", &i, &set, e)))
+	if ((ret = more_params(l, o, chat, r, e)))
 		return ret;
-	if (set && i != 1)
-		return bad(e, "n", "only 'n': 1 is supported");
 	if ((ret = get_str(o, "user", N, "user", &s, &n, e)))
 		return ret;
 	return stops(o, r, e);
+}
+
+/* The request's chat_template (a built-in's name or a template), else the server's. */
+static int request_template(const struct cli_srv_limits *l, struct json_object *o,
+			    const struct cli_srv_template **out, struct cli_srv_error *e)
+{
+	struct cli_srv_template *t;
+	char err[160];
+	const char *s;
+	size_t n;
+	int ret = get_str(o, "chat_template", FIELD_NULLABLE, "chat_template", &s, &n, e);
+
+	*out = l->tmpl;
+	if (ret || !s)
+		return ret;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+	if (cli_srv_template_parse(s, t, err, sizeof(err))) {
+		free(t);
+		return bad(e, "chat_template", "'chat_template' does not parse: %s", err);
+	}
+	*out = t;
+	return 0;
 }
 
 static int parse_obj(const struct cli_srv_limits *l, struct json_object *o, int chat,
 		     struct cli_srv_req *r, struct cli_srv_error *e)
 {
 	const char *what = chat ? "messages" : "prompt", *model;
+	const struct cli_srv_template *tmpl = l->tmpl;
 	struct text_buf text = { 0 };
 	int max_tokens, np, ret;
 	unsigned int room;
@@ -580,9 +824,22 @@ static int parse_obj(const struct cli_srv_limits *l, struct json_object *o, int 
 		return cli_srv_fail(e, 404, "invalid_request_error", "model", "model_not_found",
 				"The model '%.100s' does not exist; this server serves '%s'",
 				model, l->model_id);
-	ret = params(o, chat, r, &max_tokens, e);
+	ret = params(l, o, chat, r, &max_tokens, e);
+	if (!ret && chat)
+		ret = request_template(l, o, &tmpl, e);
 	if (!ret)
-		ret = chat ? chat_prompt(o, &text, e) : completion_prompt(o, &text, e);
+		ret = chat ? chat_prompt(tmpl, o, &text, e) : completion_prompt(o, &text, e);
+	if (!ret && max_tokens == 0 && !r->echo)
+		ret = bad(e, "max_tokens", "'max_tokens' 0: it must be >= 1 (0 only with "
+			  "'echo': true)");
+	if (!ret && r->echo) {
+		r->echo_text = strdup(text.p);
+		r->echo_len = text.len;
+		if (!r->echo_text)
+			ret = cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+	}
+	if (tmpl != l->tmpl)
+		free((void *)tmpl);
 	if (ret) {
 		free(text.p);
 		return ret;
@@ -607,9 +864,6 @@ static int parse_obj(const struct cli_srv_limits *l, struct json_object *o, int 
 	r->n_prompt = (unsigned int)np;
 	/* The last prompt position and each sampled token but the last run on the device. */
 	room = l->ctx_len - r->n_prompt + 1;
-	if (max_tokens > (int)l->max_tokens)
-		return bad(e, "max_tokens", "'max_tokens' %d is above this server's limit %u",
-			   max_tokens, l->max_tokens);
 	if (max_tokens > (int)room)
 		return cli_srv_fail(e, 400, "invalid_request_error", "max_tokens",
 				"context_length_exceeded", "%u prompt tokens + max_tokens %d exceed "
@@ -619,7 +873,10 @@ static int parse_obj(const struct cli_srv_limits *l, struct json_object *o, int 
 		max_tokens = (int)(chat ? room : room < DEFAULT_MAX_TOKENS ? room : DEFAULT_MAX_TOKENS);
 	if (max_tokens > (int)l->max_tokens)
 		max_tokens = (int)l->max_tokens;
-	r->seq.max_new = (unsigned int)max_tokens;
+	/* echo with max_tokens 0: one token is run for the prompt's last result, not shown */
+	r->no_output = !max_tokens;
+	r->seq.max_new = max_tokens ? (unsigned int)max_tokens : 1;
+	r->seq.prompt_results = r->echo && r->logprobs;
 	r->chat = chat;
 	return 0;
 }
@@ -668,7 +925,202 @@ int cli_srv_parse_request(struct cli_srv *s, const char *body, size_t len, int c
 			  struct cli_srv_req *r, struct cli_srv_error *e)
 {
 	const struct cli_srv_limits l = { .model_id = s->model_id, .tok = s->tok,
-					  .ctx_len = s->ctx_len, .max_tokens = s->max_tokens };
+					  .ctx_len = s->ctx_len, .max_tokens = s->max_tokens,
+					  .slots = s->slots, .tmpl = s->tmpl };
 
 	return cli_srv_parse(&l, body, len, chat, r, e);
+}
+
+/* ---- /tokenize, /detokenize ---- */
+
+/* Appends @n bytes of @p, no separator. */
+static int append_raw(struct text_buf *b, const char *p, size_t n, struct cli_srv_error *e)
+{
+	int ret;
+
+	if (!b->len)
+		return cat(b, p, n, e);
+	ret = cat(b, p, n, e);	/* "... p" */
+	if (!ret) {
+		memmove(b->p + b->len - n - 1, b->p + b->len - n, n + 1);
+		b->len--;
+	}
+	return ret;
+}
+
+/* @n bytes of @p as a JSON string, each byte of no valid UTF-8 as U+FFFD. */
+static struct json_object *valid_text(const char *p, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	struct json_object *o;
+	size_t i = 0, k, j, o_len = 0;
+	char *q = malloc(n * 3 + 1);
+
+	if (!q)
+		return NULL;
+	while (i < n) {
+		k = u[i] < 0x80 ? 1 : u[i] >= 0xc2 && u[i] < 0xe0 ? 2 :
+			u[i] >= 0xe0 && u[i] < 0xf0 ? 3 : u[i] >= 0xf0 && u[i] < 0xf5 ? 4 : 0;
+		for (j = 1; k && j < k; j++)
+			if (i + j >= n || (u[i + j] & 0xc0) != 0x80)
+				k = 0;
+		if (k) {
+			memcpy(q + o_len, p + i, k);
+			o_len += k;
+			i += k;
+		} else {
+			memcpy(q + o_len, "\xef\xbf\xbd", 3);
+			o_len += 3;
+			i++;
+		}
+	}
+	o = json_object_new_string_len(q, (int)o_len);
+	free(q);
+	return o;
+}
+
+
+/* @body as a JSON object of the fields in @keys; NULL with @e filled. */
+static struct json_object *small_body(const char *body, size_t len, const char *const *keys,
+				      struct cli_srv_error *e)
+{
+	struct json_tokener *tk = json_tokener_new_ex(JSON_DEPTH);
+	struct json_object *o = NULL;
+	unsigned int i;
+
+	if (!tk) {
+		cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tk, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	if (len && len <= INT_MAX)
+		o = json_tokener_parse_ex(tk, body, (int)len);
+	if (o && json_tokener_get_parse_end(tk) != len) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tk);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		bad(e, NULL, "the body must be a JSON object");
+		return NULL;
+	}
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		for (i = 0; keys[i] && strcmp(keys[i], key); i++)
+			;
+		if (!keys[i]) {
+			bad(e, key, "Unrecognized request argument supplied: %.32s", key);
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static int tokenize(const struct cli_srv *s, struct json_object *o, char **out,
+		    struct cli_srv_error *e)
+{
+	struct json_object *res, *list;
+	int add_special = 0, pieces = 0, n, i, ret, prev = WAFER_TOKEN_BOS;
+	const char *text;
+	size_t len;
+	int *ids;
+
+	ret = get_str(o, "content", FIELD_REQUIRED, "content", &text, &len, e);
+	if (!ret)
+		ret = get_bool(o, "add_special", FIELD_NULLABLE, "add_special", &add_special, e);
+	if (!ret)
+		ret = get_bool(o, "with_pieces", FIELD_NULLABLE, "with_pieces", &pieces, e);
+	if (ret)
+		return ret;
+	ids = malloc(((size_t)s->ctx_len + 1) * sizeof(*ids));
+	if (!ids)
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+	n = wafer_tokenizer_encode(s->tok, text, add_special, 0, ids, s->ctx_len);
+	if (n < 0) {
+		free(ids);
+		return n == -ENOSPC ?
+			cli_srv_fail(e, 400, "invalid_request_error", "content",
+				     "context_length_exceeded", "'content' is more than %u tokens, "
+				     "this model's context", s->ctx_len) :
+			bad(e, "content", "'content' cannot be encoded: %s", wafer_last_error());
+	}
+	res = json_object_new_object();
+	list = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		if (pieces) {
+			struct json_object *p = json_object_new_object();
+			const char *piece = wafer_tokenizer_decode(s->tok, prev, ids[i]);
+
+			json_object_object_add(p, "id", json_object_new_int(ids[i]));
+			json_object_object_add(p, "piece", json_object_new_string(piece ? piece : ""));
+			json_object_array_add(list, p);
+		} else {
+			json_object_array_add(list, json_object_new_int(ids[i]));
+		}
+		prev = ids[i];
+	}
+	free(ids);
+	json_object_object_add(res, "tokens", list);
+	*out = dump(res);
+	return 0;
+}
+
+static int detokenize(const struct cli_srv *s, struct json_object *o, char **out,
+		      struct cli_srv_error *e)
+{
+	struct json_object *list, *v, *res;
+	struct text_buf b = { 0 };
+	unsigned int vocab = wafer_tokenizer_vocab_size(s->tok);
+	int prev = WAFER_TOKEN_BOS, ret, id;
+	const char *piece;
+	char param[32];
+	size_t i;
+
+	ret = field(o, "tokens", json_type_array, FIELD_REQUIRED, "tokens", &list, e);
+	if (ret)
+		return ret;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		v = json_object_array_get_idx(list, i);
+		snprintf(param, sizeof(param), "tokens[%zu]", i);
+		if (!v || !json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0 || json_object_get_int64(v) >= vocab) {
+			free(b.p);
+			return bad(e, param, "'%s' must be a token id, 0..%u", param, vocab - 1);
+		}
+		id = (int)json_object_get_int64(v);
+		piece = wafer_tokenizer_decode(s->tok, prev, id);
+		prev = id;
+		if (!piece || !wafer_piece_printable(piece))
+			continue;
+		ret = append_raw(&b, piece, strlen(piece), e);
+		if (ret) {
+			free(b.p);
+			return ret;
+		}
+	}
+	res = json_object_new_object();
+	json_object_object_add(res, "content", valid_text(b.p ? b.p : "", b.len));
+	free(b.p);
+	*out = dump(res);
+	return 0;
+}
+
+int cli_srv_tokenize(const struct cli_srv *s, const char *body, size_t len, int detok,
+		     char **out, struct cli_srv_error *e)
+{
+	static const char *const tok_keys[] = { "content", "add_special", "with_pieces", NULL };
+	static const char *const detok_keys[] = { "tokens", NULL };
+	struct json_object *o = small_body(body, len, detok ? detok_keys : tok_keys, e);
+	int ret;
+
+	*out = NULL;
+	if (!o)
+		return e->status;
+	ret = detok ? detokenize(s, o, out, e) : tokenize(s, o, out, e);
+	json_object_put(o);
+	if (!ret && !*out)
+		ret = cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
+	return ret;
 }

@@ -41,21 +41,87 @@ struct cli_srv_req *cli_srv_req_new(struct cli_srv *s)
 
 void cli_srv_req_put(struct cli_srv_req *r)
 {
+	unsigned int i;
+
 	if (!r || --r->refs)
 		return;
+	for (i = 0; r->child && i < r->n; i++)
+		cli_srv_req_put(r->child[i]);
+	free(r->child);
 	pthread_cond_destroy(&r->cond);
 	free(r->prompt);
 	free(r->text);
 	free(r->sse);
+	free(r->echo_text);
+	free(r->lp);
+	free(r->plp);
 	free(r);
 }
 
 void cli_srv_req_cancel(struct cli_srv_req *r)
 {
+	unsigned int i;
+
+	for (i = 0; r->child && i < r->n; i++)
+		cli_srv_req_cancel(r->child[i]);
 	if (r->state == CLI_SRV_DONE || r->cancel)
 		return;
 	r->cancel = 1;
 	pthread_cond_signal(&r->srv->wake);
+}
+
+int cli_srv_req_done(const struct cli_srv_req *r)
+{
+	unsigned int i;
+
+	if (!r->child)
+		return r->state == CLI_SRV_DONE;
+	for (i = 0; i < r->n; i++)
+		if (r->child[i]->state != CLI_SRV_DONE)
+			return 0;
+	return 1;
+}
+
+int cli_srv_req_split(struct cli_srv_req *r, unsigned int n)
+{
+	struct cli_srv_req *c;
+	unsigned int i;
+
+	r->child = calloc(n, sizeof(*r->child));
+	if (!r->child)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		c = cli_srv_req_new(r->srv);
+		if (!c)
+			return -ENOMEM;
+		r->child[i] = c;
+		r->n = i + 1;
+		c->prompt = malloc(r->n_prompt * sizeof(*c->prompt));
+		if (!c->prompt)
+			return -ENOMEM;
+		memcpy(c->prompt, r->prompt, r->n_prompt * sizeof(*c->prompt));
+		c->n_prompt = r->n_prompt;
+		c->seq = r->seq;
+		c->seq.seed = r->seq.seed + i;	/* choice i: what a request seeded so gets */
+		memcpy(c->stop, r->stop, sizeof(c->stop));
+		c->n_stop = r->n_stop;
+		c->chat = r->chat;
+		c->logprobs = r->logprobs;
+		c->top_logprobs = r->top_logprobs;
+		c->echo = r->echo;
+		c->no_output = r->no_output;
+		c->fd = r->fd;
+		c->t_arrive = r->t_arrive;
+		c->parent = r;
+		c->index = i;
+	}
+	return 0;
+}
+
+/* Wakes the connection waiting on @r (a choice's is its request's). */
+static void wake(struct cli_srv_req *r)
+{
+	pthread_cond_broadcast(&(r->parent ? r->parent : r)->cond);
 }
 
 /* One line on stderr (lock held), at most one a second; the rest are counted. */
@@ -92,20 +158,8 @@ static void count_down(struct cli_srv *s, unsigned int *c, const char *what)
 		engine_log(s, "%s would go below zero; kept at 0", what);
 }
 
-int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_error *e)
+static void queue_one(struct cli_srv *s, struct cli_srv_req *r)
 {
-	if (s->broken)
-		return cli_srv_fail(e, 500, "server_error", NULL, NULL,
-				"the server's engine failed; it takes no more requests");
-	if (s->draining)
-		return cli_srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
-				"the server is shutting down");
-	if (s->admitted >= wafer_batch_slots(s->batch) + s->queue_max) {
-		s->m.rejected_full++;
-		return cli_srv_fail(e, 429, "rate_limit_error", NULL, "queue_full",
-				"all %u slots are busy and %u requests wait: retry later",
-				wafer_batch_slots(s->batch), s->queued);
-	}
 	r->state = CLI_SRV_QUEUED;
 	r->refs++;	/* the engine's */
 	r->next = NULL;
@@ -117,6 +171,27 @@ int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_err
 	s->queued++;
 	s->admitted++;
 	s->m.prompt_tokens += r->n_prompt;
+}
+
+int cli_srv_enqueue(struct cli_srv *s, struct cli_srv_req *r, struct cli_srv_error *e)
+{
+	unsigned int n = r->child ? r->n : 1, i;
+
+	if (s->broken)
+		return cli_srv_fail(e, 500, "server_error", NULL, NULL,
+				"the server's engine failed; it takes no more requests");
+	if (s->draining)
+		return cli_srv_fail(e, 503, "server_error", NULL, "server_shutting_down",
+				"the server is shutting down");
+	if (s->admitted + n > wafer_batch_slots(s->batch) + s->queue_max) {
+		s->m.rejected_full++;
+		return cli_srv_fail(e, 429, "rate_limit_error", NULL, "queue_full",
+				"all %u slots are busy and %u requests wait: retry later",
+				wafer_batch_slots(s->batch), s->queued);
+	}
+	/* a request's choices wait next to each other and start together */
+	for (i = 0; i < n; i++)
+		queue_one(s, r->child ? r->child[i] : r);
 	pthread_cond_signal(&s->wake);
 	return 0;
 }
@@ -132,7 +207,8 @@ static void done(struct cli_srv *s, struct cli_srv_req *r, const char *finish)
 	if (r->n_new > 1 && r->t_last >= r->t_first)
 		cli_srv_hist_observe(&s->m.tpot, (r->t_last - r->t_first) / (r->n_new - 1));
 	count_down(s, &s->admitted, "the admitted requests' count");
-	pthread_cond_broadcast(&r->cond);
+	r->scored = 1;
+	wake(r);
 	cli_srv_req_put(r);
 }
 
@@ -236,6 +312,53 @@ static int check_stop(struct cli_srv_req *r, size_t from)
 	return 0;
 }
 
+/*
+ * The prompt's scores in @ev's results: the result at position p is what
+ * the model made of prompt token p + 1 (lock held).
+ */
+static void prompt_scores(struct cli_srv *s, struct cli_srv_req *r,
+			  const struct wafer_batch_event *ev)
+{
+	struct cli_srv_lp *q;
+	const char *piece;
+	unsigned int j, p;
+
+	for (j = 0; r->plp && j < ev->n_results; j++) {
+		p = ev->pos0 + j;
+		if (p + 1 >= r->n_prompt || p != r->n_plp)
+			break;
+		q = &r->plp[p];
+		cli_srv_logprob(WAFER_BATCH_RESULT(ev, j), r->prompt[p + 1], r->prompt[p],
+				r->top_logprobs, q);
+		q->off = 0;
+		if (p) {
+			piece = wafer_tokenizer_decode(s->tok, q[-1].prev, q[-1].token);
+			q->off = q[-1].off + (piece ? strlen(piece) : 0);
+		}
+		r->n_plp++;
+	}
+}
+
+/* The sampled token's log-probability, where its text starts (lock held); 0 or -1. */
+static int token_score(struct cli_srv_req *r, const struct wafer_batch_event *ev)
+{
+	struct cli_srv_lp *p;
+	unsigned int cap;
+
+	if (r->n_lp == r->cap_lp) {
+		cap = r->cap_lp ? r->cap_lp * 2 : 16;
+		p = realloc(r->lp, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		r->lp = p;
+		r->cap_lp = cap;
+	}
+	cli_srv_logprob(WAFER_BATCH_RESULT(ev, ev->n_results - 1), ev->token, ev->prev,
+			r->top_logprobs, &r->lp[r->n_lp]);
+	r->lp[r->n_lp++].off = r->len;
+	return 0;
+}
+
 /* One event of a step (lock held). */
 static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_t now)
 {
@@ -263,7 +386,13 @@ static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_
 		done(s, r, NULL);
 		return;
 	}
-	if (ev->token >= 0) {
+	if (ev->n_results && r->plp)
+		prompt_scores(s, r, ev);
+	if (ev->token >= 0 || ev->end)
+		r->scored = 1;
+	if (ev->token >= 0 && r->no_output) {
+		wake(r);	/* the prompt is scored; the token is not shown */
+	} else if (ev->token >= 0) {
 		r->n_new++;
 		s->m.completion_tokens++;
 		if (!r->t_first) {
@@ -273,7 +402,8 @@ static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_
 		r->t_last = now;
 		piece = wafer_tokenizer_decode(s->tok, ev->prev, ev->token);
 		from = r->len;
-		if (piece && wafer_piece_printable(piece) && append(r, piece)) {
+		if ((r->logprobs && ev->n_results && token_score(r, ev)) ||
+		    (piece && wafer_piece_printable(piece) && append(r, piece))) {
 			cli_srv_fail(&r->err, 500, "server_error", NULL, NULL, "out of memory");
 			if (!ev->end)
 				wafer_batch_cancel(s->batch, ev->slot);
@@ -290,7 +420,7 @@ static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_
 		}
 		if (!r->n_stop)
 			r->safe = r->len;
-		pthread_cond_broadcast(&r->cond);
+		wake(r);
 	}
 	if (ev->end == WAFER_BATCH_RUNNING)
 		return;
@@ -302,6 +432,12 @@ static void event(struct cli_srv *s, const struct wafer_batch_event *ev, uint64_
 		return;
 	}
 	done(s, r, why[ev->end]);
+}
+
+/* Slots @r needs at once: a request's first choice brings them all. */
+static unsigned int group(const struct cli_srv_req *r)
+{
+	return r->parent && !r->index ? r->parent->n : 1;
 }
 
 /* Between steps (lock held): free cancelled slots, fill free ones. */
@@ -324,7 +460,7 @@ static void schedule(struct cli_srv *s)
 		}
 	}
 	while (s->head && (s->abort_all || s->broken || s->head->cancel ||
-			   wafer_batch_active(s->batch) < slots)) {
+			   wafer_batch_active(s->batch) + group(s->head) <= slots)) {
 		r = s->head;
 		s->head = r->next;
 		if (!s->head)

@@ -7,8 +7,14 @@
  * sampler, so a sequence's text is the same alone or batched: its jobs
  * touch only its slot, and the device's integer arithmetic does not depend
  * on how a prompt is chunked.
+ *
+ * Penalties (OpenAI's presence and frequency) lower the logits of the
+ * tokens a sequence sampled before, in the result's top-k, which is then
+ * sampled in its new order; without them the result is sampled as the
+ * device gave it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +44,7 @@ int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 		return wafer_set_error(-ENOMEM, "out of memory");
 	b->dev = m->dev;
 	b->slots = o->slots;
+	b->vocab = mi->vocab_size;
 	b->ctx_len = o->ctx_len ? o->ctx_len : mi->seq_len;
 	b->chunk = o->prefill_chunk ? o->prefill_chunk : DEFAULT_CHUNK;
 	ret = wafer_query(b->dev, &di);
@@ -55,7 +62,8 @@ int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 	if (!ret)
 		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->ctx_len * 4, &b->in);
 	if (!ret)
-		ret = wafer_bo_create(b->dev, (size_t)b->slots * WAFER_RESULT_SIZE(TOP_K), &b->out);
+		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->chunk * WAFER_RESULT_SIZE(TOP_K),
+				      &b->out);
 	if (ret) {
 		wafer_batch_destroy(b);
 		return ret;
@@ -66,9 +74,13 @@ int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 
 void wafer_batch_destroy(struct wafer_batch *b)
 {
+	unsigned int i;
+
 	if (!b)
 		return;
 	wafer_batch_micro_fini(b);
+	for (i = 0; b->seq && i < b->slots; i++)
+		free(b->seq[i].counts);
 	wafer_bo_destroy(b->out);
 	wafer_bo_destroy(b->in);
 	wafer_ctx_destroy(b->ctx);
@@ -81,11 +93,13 @@ void wafer_batch_destroy(struct wafer_batch *b)
 int wafer_batch_start(struct wafer_batch *b, const int *prompt, unsigned int n,
 		      const struct wafer_batch_seq *o, uint64_t user_data)
 {
-	uint32_t *ids;
+	uint32_t *ids, *counts = NULL;
 	unsigned int i, slot;
 
 	if (!b || !prompt || !o || !n || !o->max_new)
 		return wafer_set_error(-EINVAL, "wafer_batch_start: empty prompt or max_new 0");
+	if (!isfinite(o->presence_penalty) || !isfinite(o->frequency_penalty))
+		return wafer_set_error(-EINVAL, "wafer_batch_start: a penalty that is not finite");
 	if (n > b->ctx_len)
 		return wafer_set_error(-E2BIG, "a prompt of %u tokens; the context holds %u",
 				       n, b->ctx_len);
@@ -96,11 +110,17 @@ int wafer_batch_start(struct wafer_batch *b, const int *prompt, unsigned int n,
 		;
 	if (slot == b->slots)
 		return wafer_set_error(-EBUSY, "all %u slots are in use", b->slots);
+	if (o->presence_penalty != 0.0f || o->frequency_penalty != 0.0f) {
+		counts = calloc(b->vocab, sizeof(*counts));
+		if (!counts)
+			return wafer_set_error(-ENOMEM, "out of memory");
+	}
 	ids = (uint32_t *)wafer_bo_map(b->in) + (size_t)slot * b->ctx_len;
 	for (i = 0; i < n; i++)
 		ids[i] = (uint32_t)prompt[i];
+	free(b->seq[slot].counts);
 	b->seq[slot] = (struct seq){ .used = 1, .n_prompt = n, .last = prompt[n - 1],
-				     .opt = *o, .user_data = user_data };
+				     .opt = *o, .user_data = user_data, .counts = counts };
 	wafer_sampler_init(&b->seq[slot].sampler, o->temperature, o->top_p, o->seed);
 	b->active++;
 	return (int)slot;
@@ -141,6 +161,54 @@ void wafer_batch_finish(struct wafer_batch *b, struct seq *s, int end, int statu
 	b->active--;
 }
 
+/* Fixed-point logits: a penalty of @p for @n past samples. */
+static int32_t penalty(const struct wafer_batch_seq *o, uint32_t n)
+{
+	double p = (n ? o->presence_penalty : 0.0) + (double)o->frequency_penalty * n;
+
+	p = p * (1 << WAFER_LOGIT_FRAC_BITS);
+	return p > INT32_MAX / 2 ? INT32_MAX / 2 : p < -(INT32_MAX / 2) ? -(INT32_MAX / 2) :
+		(int32_t)lrint(p);
+}
+
+/*
+ * Samples @r for @s; with penalties, from a copy whose top-k logits are
+ * lowered by them and put back in order (ties keep the device's order).
+ */
+static int sample(unsigned int vocab, struct seq *s, const struct wafer_token_result *r)
+{
+	union {
+		struct wafer_token_result r;
+		char bytes[WAFER_RESULT_SIZE(TOP_K)];
+	} c;
+	unsigned int k, i, j;
+	struct wafer_topk t;
+
+	if (!s->counts)
+		return wafer_sample(&s->sampler, r);
+	k = r->top_k < TOP_K ? r->top_k : TOP_K;
+	memcpy(c.bytes, r, WAFER_RESULT_SIZE(k));
+	for (i = 0; i < k; i++) {
+		int64_t l = (int64_t)c.r.topk[i].logit -
+			penalty(&s->opt, c.r.topk[i].token < vocab ?
+				s->counts[c.r.topk[i].token] : 0);
+
+		c.r.topk[i].logit = l < INT32_MIN ? INT32_MIN : l > INT32_MAX ? INT32_MAX :
+			(int32_t)l;
+	}
+	for (i = 1; i < k; i++) {
+		t = c.r.topk[i];
+		for (j = i; j > 0 && c.r.topk[j - 1].logit < t.logit; j--)
+			c.r.topk[j] = c.r.topk[j - 1];
+		c.r.topk[j] = t;
+	}
+	if (k) {
+		c.r.argmax = c.r.topk[0].token;
+		c.r.argmax_logit = c.r.topk[0].logit;
+	}
+	return wafer_sample(&s->sampler, &c.r);
+}
+
 /* The step's result for slot @i: sample, feed the token back, maybe end. */
 static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_event *ev)
 {
@@ -150,17 +218,25 @@ static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_ev
 	int next;
 
 	*ev = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data, .token = -1,
-					  .prev = s->last };
+					  .prev = s->last, .pos0 = s->pos };
+	ev->results = wafer_result(b->out, (uint64_t)i * b->chunk * WAFER_RESULT_SIZE(TOP_K),
+				   TOP_K, 0);
+	ev->n_results = s->opt.prompt_results && s->pos < s->n_prompt ? s->job_n : 1;
 	s->pos += s->job_n;
-	if (s->pos < s->n_prompt)
-		return;	/* more prompt to run: no event */
-	r = wafer_result(b->out, (uint64_t)i * WAFER_RESULT_SIZE(TOP_K), TOP_K, 0);
-	next = wafer_sample(&s->sampler, r);
+	if (s->pos < s->n_prompt) {
+		if (!s->opt.prompt_results)
+			ev->n_results = 0;
+		return;	/* more prompt to run: an event only for its results */
+	}
+	r = WAFER_BATCH_RESULT(ev, ev->n_results - 1);
+	next = sample(b->vocab, s, r);
 	if (next == WAFER_TOKEN_BOS) {
 		wafer_batch_finish(b, s, WAFER_BATCH_BOS, 0, ev);
 		return;
 	}
 	ev->token = next;
+	if (s->counts && (unsigned int)next < b->vocab && s->counts[next] < UINT32_MAX)
+		s->counts[next]++;
 	s->n_new++;
 	s->last = next;
 	if (s->n_new >= s->opt.max_new)
@@ -181,9 +257,11 @@ unsigned int wafer_batch_seq_job(struct wafer_batch *b, unsigned int i, struct w
 	s->job_n = left < b->chunk ? left : b->chunk;
 	*j = (struct wafer_job){
 		.ctx = b->ctx, .slot = i, .start_pos = s->pos, .n_tokens = s->job_n,
+		.flags = s->opt.prompt_results && s->pos < s->n_prompt ?
+			WAFER_JOB_ALL_POSITIONS : 0,
 		.top_k = TOP_K, .in = b->in,
 		.in_offset = ((uint64_t)i * b->ctx_len + s->pos) * 4,
-		.out = b->out, .out_offset = (uint64_t)i * WAFER_RESULT_SIZE(TOP_K),
+		.out = b->out, .out_offset = (uint64_t)i * b->chunk * WAFER_RESULT_SIZE(TOP_K),
 		.user_data = i,
 	};
 	return s->job_n;
@@ -255,7 +333,7 @@ unsigned int wafer_batch_events(struct wafer_batch *b, unsigned int got,
 			wafer_batch_finish(b, s, WAFER_BATCH_FAILED, b->cpl[i].status, &ev[nev++]);
 		} else {
 			advance(b, (unsigned int)b->cpl[i].user_data, &ev[nev]);
-			if (ev[nev].token >= 0 || ev[nev].end)
+			if (ev[nev].token >= 0 || ev[nev].end || ev[nev].n_results)
 				nev++;
 		}
 	}

@@ -24,6 +24,7 @@
  * @inflight: micro-batched: its job is in flight (submitted, not reaped)
  * @cancelled: micro-batched: cancelled while its job was in flight; the
  *	slot is free once that job is reaped
+ * @counts: times each token was sampled (penalties only; else NULL)
  */
 struct seq {
 	int used;
@@ -37,6 +38,7 @@ struct seq {
 	unsigned int job_n;
 	int inflight;
 	int cancelled;
+	uint32_t *counts;
 };
 
 /**
@@ -44,12 +46,13 @@ struct seq {
  * @dev: the model's device
  * @ctx: the context, one slot per sequence
  * @in: token ids, ctx_len per slot
- * @out: one result per slot
+ * @out: @chunk results per slot
  * @seq: the slots
  * @jobs: a step's jobs
  * @cpl: a step's completions
  * @slots: slot count
  * @ctx_len: positions per slot
+ * @vocab: the model's vocabulary
  * @chunk: prompt tokens per job at most
  * @active: slots in use
  * @micro: micro-batches (1: lockstep); slot i is in micro-batch i % @micro
@@ -70,6 +73,7 @@ struct wafer_batch {
 	struct wafer_completion *cpl;
 	unsigned int slots;
 	unsigned int ctx_len;
+	unsigned int vocab;
 	unsigned int chunk;
 	unsigned int active;
 	unsigned int micro;
