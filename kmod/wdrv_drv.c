@@ -287,15 +287,17 @@ static const struct drm_driver wdrv_drm_driver = {
 };
 
 /*
- * Teardown, in the one safe order: nothing queues firmware commands any
- * more, then the firmware's threads (which complete jobs into the queue and
- * report faults to it) stop, and only then the queue goes.
+ * Teardown, in the one safe order: every job is freed (a closing file's
+ * wait for them is bounded, so some may outlive it), and the context and
+ * model releases they queued, which talk to the firmware, have run; then
+ * the firmware's threads (which complete jobs into the queue and report
+ * faults to it) stop, and only then the queue goes.
  */
 static void wdrv_dev_release(struct drm_device *drm, void *arg)
 {
 	struct wdrv_device *wdev = arg;
 
-	/* Context releases still queued talk to the firmware: before it goes. */
+	wdrv_job_queue_drain(wdev);
 	flush_workqueue(wdev->wq);
 	wdrv_heartbeat_stop(wdev);
 	wdrv_sysfs_fini(wdev);

@@ -119,7 +119,8 @@ static void wdrv_fw_irq(void *ctx)
  * credit limit keeps the ring from overflowing; -EBUSY says it did anyway.
  * The posted cookie carries the reset generation (WDRV_FW_COOKIE_GEN).
  *
- * Return: 0, -EBUSY, or -EIO during a reset.
+ * Return: 0, -EBUSY, -EIO during a reset, or -ENODEV once the firmware
+ * is gone (wdrv_fw_fini()).
  */
 int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 {
@@ -128,9 +129,10 @@ int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 	int ret;
 
 	spin_lock_irqsave(&fw->cmd_lock, flags);
-	if (fw->resetting) {
+	if (fw->resetting || fw->gone) {
+		ret = fw->gone ? -ENODEV : -EIO;
 		spin_unlock_irqrestore(&fw->cmd_lock, flags);
-		return -EIO;
+		return ret;
 	}
 	c.cookie = (cmd->cookie & ~WDRV_FW_COOKIE_GEN) |
 		   FIELD_PREP(WDRV_FW_COOKIE_GEN, fw->gen);
@@ -276,6 +278,21 @@ static unsigned int ctrl_timeout_ms(const struct wdrv_fw *fw, const struct wfw_c
 }
 
 /*
+ * Whether the firmware is gone (wdrv_fw_fini()): then *@cpl says -ENODEV,
+ * and nothing of the device, its rings or buffers may be touched.  Exact
+ * under ctrl_lock, which fini takes to mark it.
+ */
+static bool ctrl_gone(struct wdrv_fw *fw, struct wfw_cpl *cpl)
+{
+	lockdep_assert_held(&fw->ctrl_lock);
+	if (!fw->gone)
+		return false;
+	memset(cpl, 0, sizeof(*cpl));
+	cpl->status = -ENODEV;
+	return true;
+}
+
+/*
  * Runs a control command; the caller holds ctrl_lock.  A command that timed
  * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
  * dropped, so its completion is ignored.
@@ -289,6 +306,10 @@ static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *
 	int ret;
 
 	lockdep_assert_held(&fw->ctrl_lock);
+	if (pending)
+		*pending = false;
+	if (ctrl_gone(fw, cpl))
+		return cpl->status;
 	ret = ctrl_post(fw, cmd, &seq);
 	mutex_lock(&fw->park_lock);
 	list_splice_init(&fw->parked, &earlier);
@@ -323,7 +344,7 @@ static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *
  *
  * Sleeps; one control command at a time.
  *
- * Return: the command's status.
+ * Return: the command's status, -ENODEV once the firmware is gone.
  */
 int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 {
@@ -433,6 +454,10 @@ int wdrv_fw_ctrl_read_model(struct wdrv_fw *fw, u16 opcode, u32 model, u32 index
 	/* The buffer is shared by all control commands. */
 	mutex_lock(&fw->ctrl_lock);
 	do {
+		if (ctrl_gone(fw, cpl)) {
+			ret = cpl->status;
+			break;
+		}
 		memset(fw->ctrl_buf, 0, len);
 		ret = ctrl_locked(fw, &cmd, cpl, false, NULL);
 		gen = FIELD_GET(WDRV_FW_COOKIE_GEN, cmd.cookie);
@@ -663,14 +688,32 @@ int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg)
 	return ret;
 }
 
+/*
+ * Marks the firmware gone, with no control command or job posting under
+ * way: whatever comes after (a release that outlived the device's
+ * teardown) fails with -ENODEV instead of reaching a destroyed device.
+ */
+static void mark_gone(struct wdrv_fw *fw)
+{
+	unsigned long flags;
+
+	mutex_lock(&fw->ctrl_lock);
+	spin_lock_irqsave(&fw->cmd_lock, flags);
+	fw->gone = true;
+	spin_unlock_irqrestore(&fw->cmd_lock, flags);
+	mutex_unlock(&fw->ctrl_lock);
+}
+
 /**
  * wdrv_fw_fini() - stop the device and free the interface
  * @fw: firmware interface
  *
- * The device's threads stop first, so nothing touches the rings after.
+ * Control commands and job postings fail with -ENODEV from here on; the
+ * device's threads stop first, so nothing touches the rings after.
  */
 void wdrv_fw_fini(struct wdrv_fw *fw)
 {
+	mark_gone(fw);
 	wfs_device_destroy(fw->wfs);
 	fw->wfs = NULL;
 	free_parked(fw);

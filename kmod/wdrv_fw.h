@@ -100,11 +100,13 @@ struct wdrv_fw_config {
  * @reset_sem: Held for writing across a reset; control commands take it
  *	for reading from taking their cookie until posted, so none is posted
  *	into a ring being reset or with a cookie of the generation before
- * @cmd_lock: Protects @cmd_tail, @ctl_tail, @resetting, @gen and writes
+ * @cmd_lock: Protects @cmd_tail, @ctl_tail, @resetting, @gone, @gen and writes
  *	to the command and control rings
  * @cmd_tail: producer index of the command ring
  * @ctl_tail: producer index of the control ring
  * @resetting: a reset is in progress: nothing may be posted
+ * @gone: the firmware was destroyed (wdrv_fw_fini()): nothing may be
+ *	posted, control commands fail with -ENODEV (set under @ctrl_lock too)
  * @gen: reset generation, stamped into posted cookies (WDRV_FW_COOKIE_GEN)
  * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
  * @cpl_head: consumer index of the completion ring
@@ -138,10 +140,11 @@ struct wdrv_fw {
 	void *ctrl_buf;
 	u64 ctrl_buf_addr;
 	struct rw_semaphore reset_sem;
-	spinlock_t cmd_lock; /* Protects cmd/ctl_tail, resetting, gen, the rings */
+	spinlock_t cmd_lock; /* Protects cmd/ctl_tail, resetting, gone, gen, the rings */
 	u32 cmd_tail;
 	u32 ctl_tail;
 	bool resetting;
+	bool gone;
 	u32 gen;
 	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
 	u32 cpl_head;

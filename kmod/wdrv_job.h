@@ -24,6 +24,7 @@ struct seq_file;
 int wdrv_job_queue_init(struct wdrv_device *wdev);
 void wdrv_job_queue_fini(struct wdrv_device *wdev);
 void wdrv_job_queue_unplug(struct wdrv_device *wdev);
+void wdrv_job_queue_drain(struct wdrv_device *wdev);
 void wdrv_job_fw_cpl(void *owner, const struct wfw_cpl *cpl);
 void wdrv_job_fw_fault(void *owner, const char *why);
 

@@ -35,6 +35,8 @@
  * @recover_work: resets the device after a fault
  * @free_list: jobs the scheduler freed, to release from @free_work
  * @free_work: releases their buffers outside the fence-signalling paths
+ * @live: jobs allocated and not yet freed, of every file; the device waits
+ *	for none to be left before its firmware goes (wdrv_job_queue_drain())
  * @resets: recoveries performed
  * @timeouts: jobs that timed out
  * @completed: jobs the firmware completed
@@ -50,6 +52,7 @@ struct wdrv_job_queue {
 	struct work_struct recover_work;
 	struct llist_head free_list;
 	struct work_struct free_work;
+	atomic_t live;
 	atomic64_t resets;
 	atomic64_t timeouts;
 	atomic64_t completed;

@@ -170,7 +170,8 @@ static void model_fw_unload(struct wdrv_device *wdev, u32 fw_id)
 	lockdep_assert_not_held(&wdev->model_lock);
 	cmd.unload.flags = WFW_UNLOAD_CONTEXTS;
 	ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
-	if (!ret || ret == -ENOENT)
+	/* -ENODEV: the firmware is gone, and every model with it. */
+	if (!ret || ret == -ENOENT || ret == -ENODEV)
 		return;
 	mutex_lock(&wdev->model_lock);
 	others = wdrv_model_table_others(&wdev->models, fw_id);
@@ -765,7 +766,7 @@ static void ctx_fw_destroy(struct wdrv_ctx *ctx)
 			ret = wdrv_fw_ctrl(&wdev->fw, &cmd, &cpl);
 		} while (ret == -EIO && --tries);
 		/* The model's release resets the firmware if it kept the context. */
-		if (ret && ret != -ENOENT)
+		if (ret && ret != -ENOENT && ret != -ENODEV)
 			drm_err_ratelimited(&wdev->drm,
 					    "destroying firmware context %u failed: %d\n",
 					    ctx->fw_id, ret);

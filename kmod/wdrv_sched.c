@@ -351,10 +351,14 @@ static void job_detach_finished_cb(struct wdrv_job *job)
 		dma_fence_remove_callback(job->result->finished, &job->finished_cb);
 }
 
-/* Releases what the job holds: may sleep, take dma_resv locks, allocate. */
+/*
+ * Releases what the job holds: may sleep, take dma_resv locks, allocate.
+ * The queue is touched last: once no job is live the device may go.
+ */
 void wdrv_job_free(struct wdrv_job *job)
 {
 	struct wdrv_file *wfile = job->wfile;
+	struct wdrv_job_queue *q = job->q;
 
 	job_detach_finished_cb(job);
 	wdrv_job_uncount(job);
@@ -374,6 +378,8 @@ void wdrv_job_free(struct wdrv_job *job)
 	/* Before the put: the pool is the file's. */
 	wdrv_job_pool_put(&wfile->job_pool, job);
 	wdrv_file_put(wfile);
+	if (atomic_dec_and_test(&q->live))
+		wake_up_var(&q->live);
 }
 
 static void wdrv_free_work(struct work_struct *work)
@@ -455,6 +461,25 @@ int wdrv_job_queue_init(struct wdrv_device *wdev)
 	}
 	wdev->queue = q;
 	return 0;
+}
+
+/**
+ * wdrv_job_queue_drain() - wait until every job of the device has been freed
+ * @wdev: device, unplugged (wdrv_job_queue_unplug()) and without open files
+ *
+ * A closing file waits for its jobs for a bounded time only, and a job
+ * its entity killed is freed once its in-fences signal: such a job may
+ * still hold a context, and so a model, which it releases through the
+ * firmware.  Unplugged, the device fails every job that reaches it, so
+ * this waits at most for in-fences of other devices.  The jobs' context
+ * releases are queued on @wdev->wq when this returns.
+ */
+void wdrv_job_queue_drain(struct wdrv_device *wdev)
+{
+	struct wdrv_job_queue *q = wdev->queue;
+
+	if (q)
+		wait_var_event(&q->live, !atomic_read(&q->live));
 }
 
 void wdrv_job_queue_fini(struct wdrv_device *wdev)

@@ -192,6 +192,7 @@ static struct wdrv_job *job_alloc(struct wdrv_file *wfile, bool nowait)
 		return ERR_PTR(nowait ? -EAGAIN : -ENOMEM);
 	job->nowait = nowait;
 	job->q = wfile->wdev->queue;
+	atomic_inc(&job->q->live);
 	kref_get(&wfile->ref);
 	job->wfile = wfile;
 	kref_get(&wfile->jobs->tl->ref);

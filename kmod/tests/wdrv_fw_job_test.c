@@ -16,6 +16,8 @@
  * layer with the phase in the layer word.  A blob deeper than a device's
  * load table: loaded whole or as 257 layers it is -E2BIG, and layer ranges
  * from its first, 256th and last layers load side by side and unload.
+ * Once the interface is finished, control commands and jobs fail with
+ * -ENODEV.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -193,6 +195,36 @@ static int inject(struct fw_fixture *f, u32 fault)
 
 	cmd.fault.fault = fault;
 	return wdrv_fw_ctrl(&f->fw, &cmd, &cpl);
+}
+
+/*
+ * Once wdrv_fw_fini() has run, what comes late (a context or model release
+ * that outlived the device's teardown) fails with -ENODEV and touches
+ * nothing of the destroyed device.
+ */
+static void wdrv_test_fw_gone_after_fini(struct kunit *test)
+{
+	struct wdrv_fw_config cfg = {
+		.profile = "asic", .stages = 2, .sram_bytes = 256 * 1024,
+		.numa_node = NUMA_NO_NODE, .index = 98, .ctrl_timeout_ms = TEST_TIMEOUT_MS,
+		.job_cpl = fixture_job_cpl, .fault = fixture_fault, .owner = test->priv,
+	};
+	struct wfw_cmd unload = { .opcode = WFW_OP_UNLOAD_MODEL };
+	struct wfw_cmd job = { .opcode = WFW_OP_RUN_JOB, .cookie = 1 };
+	struct wdrv_fw *fw = kunit_kzalloc(test, sizeof(*fw), GFP_KERNEL);
+	struct wfw_info *info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
+	struct wfw_cpl cpl;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, fw);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	KUNIT_ASSERT_EQ(test, wdrv_fw_init(fw, &cfg), 0);
+	wdrv_fw_fini(fw);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_ctrl(fw, &unload, &cpl), -ENODEV);
+	KUNIT_EXPECT_EQ(test, cpl.status, -ENODEV);
+	ret = wdrv_fw_ctrl_read(fw, WFW_OP_GET_INFO, 0, 0, info, sizeof(*info), &cpl);
+	KUNIT_EXPECT_EQ(test, ret, -ENODEV);
+	KUNIT_EXPECT_EQ(test, wdrv_fw_post(fw, &job), -ENODEV);
 }
 
 static void wdrv_test_fw_jobs_wrap_rings(struct kunit *test)
@@ -697,6 +729,7 @@ static void wdrv_test_fw_deep_blob_ranges(struct kunit *test)
 
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
+	KUNIT_CASE(wdrv_test_fw_gone_after_fini),
 	KUNIT_CASE(wdrv_test_fw_hang_reset),
 	KUNIT_CASE(wdrv_test_fw_corrupt_completion),
 	KUNIT_CASE(wdrv_test_fw_reset_fences_ctrl),
