@@ -7,6 +7,8 @@
  * like real hardware.  Each bound device brings up its firmware
  * (firmware-sim, behind the firmware ABI) and registers /dev/accel/accelN.
  */
+#include <linux/compat.h>
+#include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/numa.h>
 #include <linux/platform_device.h>
@@ -89,6 +91,7 @@ static void wdrv_postclose(struct drm_device *dev, struct drm_file *file)
 static int info_model(struct wdrv_device *wdev, struct wdrv_file *wfile, u32 id,
 		      struct wdrv_model **model, u32 *fw_id)
 {
+	lockdep_assert_held(&wdev->model_lock);
 	*model = id ? wdrv_model_table_find(&wdev->models, wfile, id) :
 		      wdrv_model_table_owned(&wdev->models, wfile);
 	if (*model && (*model)->lost)
@@ -245,8 +248,73 @@ static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 }
 
 /*
+ * DRM_IOCTL_WAFER_SUBMIT of userspace built before &drm_wafer_job.layer:
+ * an 80-byte struct whose seqno sits where the job's layer and pad are
+ * now.  The DRM core would zero-extend it and return the seqno 8 bytes
+ * past its end, so the ioctl's size tells it apart and the old layout is
+ * read and answered here.
+ */
+struct wdrv_submit_v1 {
+	u8 job[offsetof(struct drm_wafer_job, layer)];
+	u64 seqno;
+};
+
+#define WDRV_IOCTL_SUBMIT_V1 \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WAFER_SUBMIT, struct wdrv_submit_v1)
+
+static_assert(sizeof(struct wdrv_submit_v1) == 80);
+static_assert(sizeof(struct drm_wafer_submit) != sizeof(struct wdrv_submit_v1));
+
+static long wdrv_submit_v1(struct file *filp, void __user *arg)
+{
+	struct wdrv_submit_v1 __user *u = arg;
+	struct drm_wafer_submit s = {};
+	long ret;
+
+	if (copy_from_user(&s.job, u->job, sizeof(u->job)))
+		return -EFAULT;
+	ret = drm_ioctl_kernel(filp, wdrv_submit_ioctl, &s, 0);
+	/* As drm_ioctl(): the struct goes back whatever the outcome. */
+	if (put_user(s.seqno, &u->seqno))
+		return -EFAULT;
+	return ret;
+}
+
+/**
+ * wdrv_ioctl() - file_operations.unlocked_ioctl of the accel node
+ * @filp: the file
+ * @cmd: ioctl number
+ * @arg: its argument
+ *
+ * Return: drm_ioctl()'s, or the old SUBMIT's result.
+ */
+long wdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == WDRV_IOCTL_SUBMIT_V1)
+		return wdrv_submit_v1(filp, (void __user *)arg);
+	return drm_ioctl(filp, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+/**
+ * wdrv_compat_ioctl() - file_operations.compat_ioctl of the accel node
+ * @filp: the file
+ * @cmd: ioctl number
+ * @arg: its argument (a 32-bit process's)
+ *
+ * Return: drm_compat_ioctl()'s, or the old SUBMIT's result.
+ */
+long wdrv_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == WDRV_IOCTL_SUBMIT_V1)
+		return wdrv_submit_v1(filp, compat_ptr(arg));
+	return drm_compat_ioctl(filp, cmd, arg);
+}
+#endif
+
+/*
  * DRM_ACCEL_FOPS spelled out, but for the ioctl entries: an old-sized
- * SUBMIT is taken first (wdrv_ioctl() in wdrv_submit.c), then drm_ioctl().
+ * SUBMIT is taken first (wdrv_ioctl() above), then drm_ioctl().
  * As in 6.12's include/drm/drm_accel.h: compare with a newer kernel's
  * macro when building for it (DKMS), nothing warns if it grew an entry.
  */

@@ -87,7 +87,7 @@ struct wdrv_heartbeat {
  * @index: index among the devices this module created (0..num_devices-1)
  * @numa_node: node of the device's SRAM and threads, or NUMA_NO_NODE
  * @fw: firmware interface (the device itself sits behind it)
- * @queue: job scheduling state (wdrv_sched.c)
+ * @queue: job scheduling state (wdrv_job.c)
  * @wq: ordered work: context release, recovery
  * @model_lock: Protects @models (bookkeeping only: never held across a
  *	wait for the firmware but a full reset's; see wdrv_model.c)

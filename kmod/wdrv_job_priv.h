@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * wafer jobs, inside the job layer: the structures the scheduler backend
- * (wdrv_sched.c), submission (wdrv_submit.c) and WAIT with its results
- * table (wdrv_wait.c) share.  Everything else goes through wdrv_job.h.
+ * wafer jobs, inside the job layer: the structures a job's life
+ * (wdrv_job.c), its file's pool (wdrv_job_pool.c) and WAIT with its
+ * results table (wdrv_wait.c) share.  Everything else goes through wdrv_job.h.
  */
 #ifndef WDRV_JOB_PRIV_H
 #define WDRV_JOB_PRIV_H
@@ -124,7 +124,7 @@ struct wdrv_file_jobs {
  *	(under the queue's fence_lock)
  * @status: the status it completed with (under the queue's fence_lock)
  * @nowait: being submitted from io_uring's inline issue, where no step may
- *	sleep (wdrv_submit.c)
+ *	sleep (wdrv_job.c)
  */
 struct wdrv_job {
 	struct drm_sched_job base;
@@ -158,10 +158,6 @@ static inline struct wdrv_job *to_wafer_job(struct drm_sched_job *sj)
 	return container_of(sj, struct wdrv_job, base);
 }
 
-void wdrv_job_free(struct wdrv_job *job);
-void wdrv_job_free_later(struct wdrv_job *job);
-void wdrv_job_uncount(struct wdrv_job *job);
-void wdrv_job_finished_cb(struct dma_fence *f, struct dma_fence_cb *cb);
 void wdrv_timeline_put(struct wdrv_timeline *tl);
 bool wdrv_results_drop(struct wdrv_job_queue *q, struct wdrv_file_jobs *fj,
 		       unsigned long seqno, struct wdrv_job_result *r);

@@ -224,6 +224,7 @@ static int model_fw_orphans(struct wdrv_device *wdev)
 	u32 i = 0, tries;
 	int ret = 0;
 
+	lockdep_assert_not_held(&wdev->model_lock);
 	if (!fi)
 		return -ENOMEM;
 	/*
@@ -281,6 +282,7 @@ static void model_release(struct kref *ref)
 /* The caller must not hold model_lock: the last put unloads. */
 static void model_put(struct wdrv_model *model)
 {
+	lockdep_assert_not_held(&model->wdev->model_lock);
 	kref_put(&model->ref, model_release);
 }
 
@@ -333,6 +335,7 @@ static int model_fw_load(struct wdrv_device *wdev, void *blob,
 	u64 len = args->blob_size;
 	int ret;
 
+	lockdep_assert_not_held(&wdev->model_lock);
 	*taken = false;
 	*kept = 0;
 	ret = model_fw_orphans(wdev);
@@ -468,6 +471,7 @@ static int load_errno(int ret)
 /* The loaded model, in the table already, becomes @args'; model_lock held. */
 static void model_install(struct wdrv_model *model, struct drm_wafer_model_load *args)
 {
+	lockdep_assert_held(&model->wdev->model_lock);
 	kref_init(&model->ref);
 	model->loading = false;
 	args->model_id = model->id;
@@ -532,6 +536,7 @@ static int model_load(struct wdrv_device *wdev, struct drm_file *file,
 	u64 kept;
 	int ret;
 
+	lockdep_assert_not_held(&wdev->model_lock);
 	blob = copy_from_bo(dev, file, args->bo_handle, args->bo_offset, args->blob_size);
 	if (IS_ERR(blob))
 		return load_errno(PTR_ERR(blob));
@@ -585,6 +590,7 @@ static int model_table_enter(struct wdrv_device *wdev, struct wdrv_file *wfile,
 {
 	int ret;
 
+	lockdep_assert_held(&wdev->model_lock);
 	model->wdev = wdev;
 	model->owner = wfile;
 	model->loading = true;

@@ -447,7 +447,7 @@ static int load_part(struct kunit *test, struct fw_fixture *f, u32 part, u32 *mo
  * Step @s of a token through part models @model / @ctx (attention even,
  * FFN odd): its input in f->in (the token id, or the previous step's
  * record copied there), then the layer, where the driver puts
- * drm_wafer_job.layer (wdrv_submit.c's job_put_layer()).
+ * drm_wafer_job.layer (wdrv_job.c's job_keep_layer()).
  */
 static int run_step(struct fw_fixture *f, const u32 model[2], const u32 ctx[2], u32 s, u32 last)
 {

@@ -7,7 +7,7 @@
  * unclaimed job, the results table keeps DRM_WAFER_MAX_UNWAITED finished
  * results, and a cookie is not reused while its job holds it.
  *
- * Included at the end of wdrv_sched.c, for its static functions.
+ * Included at the end of wdrv_job.c, for its static functions.
  */
 #include <kunit/test.h>
 
