@@ -51,13 +51,20 @@ JSON_LIBS  := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 # wafer serve's HTTP server, and the HTTP client of its tests.
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CURL_LIBS  := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# libwafer's host-to-host link (userlib/wafer_link.h) when rdma-core is
+# there; RDMA=0 builds without it (the link's calls then fail and say so).
+RDMA       ?= $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && echo 1 || echo 0)
+ifeq ($(RDMA),1)
+RDMA_CFLAGS := -DWAFER_HAVE_RDMA $(shell pkg-config --cflags libibverbs librdmacm)
+RDMA_LIBS  := $(shell pkg-config --libs libibverbs librdmacm)
+endif
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,
 # optimised so the matmul loops vectorise.
 WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN) -Ifirmware-sim
 # libwafer, the CLI and the tests.
 USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-sim \
-	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS)
+	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS) $(RDMA_CFLAGS)
 
 # ------------------------------------------------------------- sources ----
 WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
@@ -177,14 +184,14 @@ $(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 $(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS) userlib/libwafer.map
 	@mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -Wl,--version-script=userlib/libwafer.map \
-		-o $@.0 $(filter %.o,$^) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
+		-o $@.0 $(filter %.o,$^) $(DRM_LIBS) $(JSON_LIBS) $(RDMA_LIBS) -luring -lnuma -lpthread -lm
 	$(Q)ln -sf libwafer.so.0 $@
 
 $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(B)|' $< >$@
 
-USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
+USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) $(RDMA_LIBS) -luring -lnuma -lpthread -lm
 
 $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 	@mkdir -p $(@D)
