@@ -232,7 +232,10 @@ static int wait_until(struct wafer_link *l, int (*cond)(const struct wafer_link 
 		uint64_t now;
 
 		err = wlk_progress(l, 0);
-		if (err || cond(l))
+		/* What arrived before a failure still counts (a refusal's reason). */
+		if (cond(l))
+			return 0;
+		if (err)
 			return err;
 		now = wafer_now_ns();
 		if (now >= end)
@@ -320,11 +323,14 @@ int wlk_await_accept(struct wafer_link *l)
 	struct wlk_msg m;
 	char why[160];
 	uint32_t i;
-	int err = wait_until(l, first_seen, "no answer to the hello");
+	int was, err = wait_until(l, first_seen, "no answer to the hello");
 
 	if (err)
 		return err;
 	err = wlk_parse_msg(l->first, l->first_len, &m, why, sizeof(why));
+	/* The answer, not the hang-up after it, is why the link ended. */
+	was = l->err;
+	l->err = 0;
 	if (err)
 		return wlk_fail(l, err, "answer to the hello: %s", why);
 	if (m.type == WLK_REFUSE) {
@@ -335,6 +341,10 @@ int wlk_await_accept(struct wafer_link *l)
 	}
 	if (m.type != WLK_ACCEPT)
 		return wlk_fail(l, -EPROTO, "answered the hello with message type %u", m.type);
+	if (was) {
+		l->err = was;
+		return wlk_failed(l);
+	}
 	err = wlk_check_accept(&m, l->first_len, why, sizeof(why));
 	if (err)
 		return wlk_fail(l, err, "%s", why);
@@ -448,6 +458,8 @@ static int refuse(struct wafer_link *l, int err, const char *reason)
 	/* Best effort, bounded: the refusal reaches a peer that listens. */
 	if (!wlk_send_msg(l, buf, sizeof(struct wlk_msg) + n))
 		wait_until(l, ctrl_done, "the refusal not sent");
+	/* The refusal, not what followed it (the peer hanging up), is why. */
+	l->err = 0;
 	return wlk_fail(l, err, "refused: %s", reason);
 }
 

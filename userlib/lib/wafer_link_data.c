@@ -84,6 +84,9 @@ static int on_completion(struct wafer_link *l, const struct ibv_wc *wc)
 		return wlk_fail(l, -EIO, "RDMA %s failed: %s", wc->wr_id & WLK_WR_CTRL ?
 				"send" : "write", ibv_wc_status_str(wc->status));
 	}
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return wlk_fail(l, -EIO, "the queue pair failed (a write the NIC refused, "
+				"or the connection lost)");
 	if (wc->status != IBV_WC_SUCCESS)
 		return wlk_fail(l, -EIO, "receive failed: %s", ibv_wc_status_str(wc->status));
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)

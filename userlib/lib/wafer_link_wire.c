@@ -27,7 +27,7 @@ int wlk_parse_msg(const void *buf, size_t len, struct wlk_msg *m, char *why, siz
 		return -EPROTO;
 	}
 	if (m->version != WAFER_LINK_VERSION) {
-		snprintf(why, n, "peer speaks link version %u, this end %u: refused",
+		snprintf(why, n, "peer speaks link version %u, this end %u",
 			 m->version, WAFER_LINK_VERSION);
 		return -EPROTO;
 	}
