@@ -1,3 +1,5 @@
+# wafer-vm: stock-only
+# (the debug kernel is built without RDMA and udmabuf: tests/setup/debug.config)
 # libwafer's host-to-host link (userlib/wafer_link.h) between two processes
 # of one guest over Soft-RoCE (rxe on a dummy netdev, tests/vm/rxe-up):
 #
