@@ -328,6 +328,7 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)install -Dm755 $(LIBWAFER_SO).0 $(DESTDIR)$(PREFIX)/lib/libwafer.so.0
 	$(Q)ln -sf libwafer.so.0 $(DESTDIR)$(PREFIX)/lib/libwafer.so
 	$(Q)install -Dm644 userlib/wafer.h $(DESTDIR)$(PREFIX)/include/wafer.h
+	$(Q)install -Dm644 userlib/wafer_link.h $(DESTDIR)$(PREFIX)/include/wafer_link.h
 	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
 	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules
