@@ -140,6 +140,18 @@ sparse: module
 # __printf(), so its compat branch spells the attribute out (wfs_os.h).
 CHECKPATCH_FILES = $(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*.c firmware-sim/*.h) \
 	uapi/drm/wafer_accel.h
+# libwafer and the CLI as built where pkg-config finds no rdma-core (RDMA=0,
+# in $(BUILD)/no-rdma): everything builds, and the link's calls say why
+# they fail (docs/SCALE-OUT.md).
+.PHONY: no-rdma
+no-rdma: setup
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/no-rdma RDMA=0 \
+		$(B)/no-rdma/bin/wafer $(B)/no-rdma/tests/unit/userlib_link_wire
+	$(Q)$(B)/no-rdma/tests/unit/userlib_link_wire
+	$(Q)out=$$($(B)/no-rdma/bin/wafer bench --link-loopback 127.0.0.1 2>&1); \
+		case $$out in *"libwafer was built without RDMA"*) echo "ok - $$out" ;; \
+		*) echo "not ok - wafer bench --link without RDMA: $$out"; exit 1 ;; esac
+
 # One prefix per layer (docs/ARCHITECTURE.md).
 prefixes:
 	$(Q)tests/lint/prefixes

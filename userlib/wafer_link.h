@@ -19,6 +19,8 @@
  * negative errno and wafer_last_error() naming the peer and what was wrong;
  * the link is then closed (every later call fails the same way).
  *
+ * A link is used by one thread at a time.
+ *
  * libwafer built without rdma-core (pkg-config found no libibverbs or
  * librdmacm) has these functions too: they fail with -EPROTONOSUPPORT.
  */
