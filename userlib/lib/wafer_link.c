@@ -22,6 +22,8 @@
 #include "wafer_link_internal.h"
 
 #define WLK_DEFAULT_TIMEOUT_MS 10000
+/* How long a close waits for its CLOSE message to be sent, at most. */
+#define WLK_CLOSE_WAIT_MS 1000
 /* A queue pair's depth beyond two per slot (records and credits). */
 #define WLK_QP_EXTRA 8
 /* Largest control message sent inline (no registered buffer). */
@@ -606,6 +608,9 @@ void wafer_link_close(struct wafer_link *l)
 		unsigned char bye[sizeof(struct wlk_msg)];
 
 		wlk_put_msg(bye, WAFER_LINK_VERSION, WLK_CLOSE, 0, 0);
+		/* A peer that went quiet does not hold a close for long. */
+		if (l->timeout_ms > WLK_CLOSE_WAIT_MS)
+			l->timeout_ms = WLK_CLOSE_WAIT_MS;
 		if (!wlk_send_msg(l, bye, sizeof(bye)))
 			wait_until(l, ctrl_done, "the close not sent");
 	}
