@@ -51,13 +51,20 @@ JSON_LIBS  := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 # wafer serve's HTTP server, and the HTTP client of its tests.
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CURL_LIBS  := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+# libwafer's host-to-host link (userlib/wafer_link.h) when rdma-core is
+# there; RDMA=0 builds without it (the link's calls then fail and say so).
+RDMA       ?= $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && echo 1 || echo 0)
+ifeq ($(RDMA),1)
+RDMA_CFLAGS := -DWAFER_HAVE_RDMA $(shell pkg-config --cflags libibverbs librdmacm)
+RDMA_LIBS  := $(shell pkg-config --libs libibverbs librdmacm)
+endif
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,
 # optimised so the matmul loops vectorise.
 WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN) -Ifirmware-sim
 # libwafer, the CLI and the tests.
 USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-sim \
-	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS)
+	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS) $(RDMA_CFLAGS)
 
 # ------------------------------------------------------------- sources ----
 WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
@@ -133,6 +140,18 @@ sparse: module
 # __printf(), so its compat branch spells the attribute out (wfs_os.h).
 CHECKPATCH_FILES = $(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*.c firmware-sim/*.h) \
 	uapi/drm/wafer_accel.h
+# libwafer and the CLI as built where pkg-config finds no rdma-core (RDMA=0,
+# in $(BUILD)/no-rdma): everything builds, and the link's calls say why
+# they fail (docs/SCALE-OUT.md).
+.PHONY: no-rdma
+no-rdma: setup
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/no-rdma RDMA=0 \
+		$(B)/no-rdma/bin/wafer $(B)/no-rdma/tests/unit/userlib_link_wire
+	$(Q)$(B)/no-rdma/tests/unit/userlib_link_wire
+	$(Q)out=$$($(B)/no-rdma/bin/wafer bench --link-loopback 127.0.0.1 2>&1); \
+		case $$out in *"libwafer was built without RDMA"*) echo "ok - $$out" ;; \
+		*) echo "not ok - wafer bench --link without RDMA: $$out"; exit 1 ;; esac
+
 # One prefix per layer (docs/ARCHITECTURE.md).
 prefixes:
 	$(Q)tests/lint/prefixes
@@ -177,14 +196,14 @@ $(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 $(LIBWAFER_SO): $(LIBWAFER_OBJS) $(TOOLS_OBJS) $(WFS_OBJS) userlib/libwafer.map
 	@mkdir -p $(@D)
 	$(Q)$(CC) -shared -Wl,-soname,libwafer.so.0 -Wl,--version-script=userlib/libwafer.map \
-		-o $@.0 $(filter %.o,$^) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
+		-o $@.0 $(filter %.o,$^) $(DRM_LIBS) $(JSON_LIBS) $(RDMA_LIBS) -luring -lnuma -lpthread -lm
 	$(Q)ln -sf libwafer.so.0 $@
 
 $(B)/lib/pkgconfig/wafer.pc: userlib/wafer.pc.in
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(B)|' $< >$@
 
-USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) -luring -lnuma -lpthread -lm
+USER_LIBS := $(LIBWAFER_A) $(LIBWFSIM) $(DRM_LIBS) $(JSON_LIBS) $(RDMA_LIBS) -luring -lnuma -lpthread -lm
 
 $(WAFER_CLI): $(CLI_OBJS) $(LIBWAFER_A) $(LIBWFSIM)
 	@mkdir -p $(@D)
@@ -321,6 +340,7 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)install -Dm755 $(LIBWAFER_SO).0 $(DESTDIR)$(PREFIX)/lib/libwafer.so.0
 	$(Q)ln -sf libwafer.so.0 $(DESTDIR)$(PREFIX)/lib/libwafer.so
 	$(Q)install -Dm644 userlib/wafer.h $(DESTDIR)$(PREFIX)/include/wafer.h
+	$(Q)install -Dm644 userlib/wafer_link.h $(DESTDIR)$(PREFIX)/include/wafer_link.h
 	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
 	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules

@@ -4,7 +4,7 @@
  * systemd unit wafer-serve.service names it, passes `systemd-analyze
  * verify` without a word, and its hardening keeps `systemd-analyze
  * security` at an exposure below 5 ("OK" or better).  The installed
- * libwafer.so exports exactly the functions wafer.h declares (none of its
+ * libwafer.so exports exactly the functions wafer.h and wafer_link.h declare (none of its
  * internals or firmware-sim's), and a program built against the prefix
  * with `pkg-config wafer` runs on it and prints what the same program
  * linked with the static libraries prints (tests/unit/install/so_client.c).
@@ -38,7 +38,7 @@ static int sh(const char *cmd, char *out, size_t n)
 }
 
 /*
- * The functions wafer.h declares against the dynamic symbols @dir's
+ * The functions wafer.h and wafer_link.h declare against the dynamic symbols @dir's
  * libwafer.so.0 defines (the version node, type A, aside): 1 if they are
  * the same names, else 0 with diff's output in @out.
  */
@@ -47,7 +47,7 @@ static int exports_match(const char *dir, char *out, size_t n)
 	char cmd[2048];
 
 	snprintf(cmd, sizeof(cmd),
-		 "cc -E -P userlib/wafer.h | grep -oE '\\bwafer_[a-z0-9_]+ *\\(' | "
+		 "cat userlib/wafer.h userlib/wafer_link.h | cc -E -P - | grep -oE '\\bwafer_[a-z0-9_]+ *\\(' | "
 		 "sed 's/ *($//' | sort -u >%s/declared && "
 		 "nm -D --defined-only %s/usr/lib/libwafer.so.0 | "
 		 "awk '$2 != \"A\" { sub(/@.*/, \"\", $3); print $3 }' | sort -u >%s/exported && "

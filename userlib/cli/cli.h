@@ -11,6 +11,8 @@ int cli_cmd_list(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+/* wafer bench --link, --link-serve, --link-loopback (cli_bench_link.c). */
+int cli_bench_link(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 /* wafer_plan()'s error with each option field said as its flag (the shape's too if @custom). */

@@ -1488,7 +1488,9 @@ static void usage(FILE *f)
 		"                        devices (repeatable, up to 4; lists: 0:1, 0-1:2-3)\n"
 		"  --afd-profiles PA:PF  the last --afd's groups' profiles (e.g. asic:wafer)\n"
 		"  --expert-devices N    the last --afd's MoE layers' routed experts over N\n"
-		"                        more devices (expert parallelism; with --moe)\n");
+		"                        more devices (expert parallelism; with --moe)\n"
+		"  --link HOST[:PORT]    the host-to-host RDMA link instead: latency and\n"
+		"                        bandwidth by size (wafer bench --link --help)\n");
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
@@ -1668,8 +1670,13 @@ int cli_cmd_bench(int argc, char **argv)
 	const char *path, *name;
 	size_t len = 0;
 	void *blob = NULL;
-	int ret = parse(&a, argc, argv), fd = -1, ndev;
+	int ret, fd = -1, ndev, i;
 
+	/* The link's figures are their own table (cli_bench_link.c). */
+	for (i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--link", 6))
+			return cli_bench_link(argc, argv);
+	ret = parse(&a, argc, argv);
 	if (ret)
 		return ret;
 	if (a.kernel) {
