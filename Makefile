@@ -61,15 +61,21 @@ endif
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,
 # optimised so the matmul loops vectorise.
-WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN) -Ifirmware-sim
-# libwafer, the CLI and the tests.
-USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib -Ifirmware-sim \
-	-Ifirmware-sim/tools -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS) $(RDMA_CFLAGS)
+# Each layer's files see their own folder and the layers below
+# (firmware-sim/sources.mk).
+WFS_CFLAGS  := $(CSTD) -O3 -g -fPIC $(WARN)
+wfs_inc = $(addprefix -Ifirmware-sim/,$(WFS_INC_$(1)))
+$(foreach l,$(WFS_LAYERS),$(eval $(B)/obj/firmware-sim/$(l)/%.o: WFS_CFLAGS += $(call wfs_inc,$(l))))
+# libwafer and the CLI: of firmware-sim only the ABI, its host half and the
+# model layer; the tests see every layer.
+USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib \
+	$(addprefix -Ifirmware-sim/,$(WFS_INC_LIBWAFER)) -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS) $(RDMA_CFLAGS)
+$(B)/obj/tests/%.o: USER_CFLAGS += $(call wfs_inc,host)
 
 # ------------------------------------------------------------- sources ----
 WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
 WFS_OBJS     := $(WFS_SRCS:%.c=$(B)/obj/%.o)
-TOOLS_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(wildcard firmware-sim/tools/*.c))
+TOOLS_OBJS   := $(WFS_PACK_SRCS:%.c=$(B)/obj/firmware-sim/%.o)
 COMMON_OBJS  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/common/*.c))
 LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c))
 CLI_OBJS     := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/cli/*.c))
@@ -138,7 +144,9 @@ sparse: module
 # checkpatch.pl comes from the linux-source tree (the headers lack it).
 # PREFER_DEFINED_ATTRIBUTE_MACRO: firmware-sim's userspace build has no
 # __printf(), so its compat branch spells the attribute out (wfs_os.h).
-CHECKPATCH_FILES = $(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*.c firmware-sim/*.h) \
+# The packer (model/wfs_pack.*) is userspace code, outside the kernel's rules.
+CHECKPATCH_FILES = $(filter-out firmware-sim/model/wfs_pack.%, \
+	$(wildcard kmod/*.c kmod/*.h kmod/tests/*.c firmware-sim/*/*.c firmware-sim/*/*.h)) \
 	uapi/drm/wafer_accel.h
 # libwafer and the CLI as built where pkg-config finds no rdma-core (RDMA=0,
 # in $(BUILD)/no-rdma): everything builds, and the link's calls say why
@@ -186,7 +194,7 @@ $(LIBWFSIM): $(WFS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# libwafer's converter is firmware-sim's host-side packer (tools/).
+# libwafer's converter is firmware-sim's host-side packer (model/wfs_pack.c).
 $(LIBWAFER_A): $(LIBWAFER_OBJS) $(TOOLS_OBJS)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -253,9 +261,9 @@ $(B)/tests/vm/uapi_fuzz: $(B)/obj/tests/vm/progs/uapi_fuzz.o $(UAPI_FUZZ_OBJS) $
 # libFuzzer harnesses: clang with ASan/UBSan over the firmware-sim sources
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common -Iuserlib
+	$(call wfs_inc,host) -Itests/common -Iuserlib
 FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c
-$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userlib/lib/wafer_inproc_*.h) \
+$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*/*.h userlib/lib/wafer_inproc_*.h) \
 		tests/unit/device_harness.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lpthread

@@ -1,19 +1,42 @@
 # SPDX-License-Identifier: MIT
-# firmware-sim source lists, shared by Kbuild (wafer.ko) and the top-level
-# Makefile (build/lib/libwfsim.a).  Paths are relative to firmware-sim/.
+# firmware-sim source lists and include paths, shared by Kbuild (wafer.ko)
+# and the top-level Makefile (build/lib/libwfsim.a).  Paths are relative to
+# firmware-sim/.
 #
+# Layers, lowest first (README.md):
+#   abi      the firmware ABI and the device's interface to a driver
+#   os       OS glue: the only build-specific code
+#   model    blob format, profiles, timing, placement (shared with libwafer)
+#   compute  the integer numerics: kernels, forward pass, MoE
+#   device   the simulated device: command processor, rings, workers, SRAM
+#   host     the host's half of the ABI, for the drivers of the device
+WFS_LAYERS := abi os model compute device host
+
+WFS_abi_SRCS := abi/wfs_ring.c
+WFS_model_SRCS := model/wfs_model.c model/wfs_profile.c \
+	model/wfs_timing.c model/wfs_place.c model/wfs_part.c
+WFS_compute_SRCS := compute/wfs_math.c compute/wfs_simd.c compute/wfs_simd_x86.c \
+	compute/wfs_forward.c compute/wfs_moe.c compute/wfs_moe_ep.c
+WFS_device_SRCS := device/wfs_log.c device/wfs_sram.c device/wfs_hw.c \
+	device/wfs_sync.c device/wfs_cpl.c device/wfs_fifo.c \
+	device/wfs_xplace.c device/wfs_moe_ep_part.c \
+	device/wfs_load.c device/wfs_ctx.c device/wfs_job.c device/wfs_stage.c \
+	device/wfs_workers.c device/wfs_info.c device/wfs_cmd.c device/wfs_device.c
+
 # WFS_COMMON_SRCS: freestanding device code, compiled into both builds.
 # WFS_KERNEL_SRCS: kernel-only glue (kthreads, locks, memory).
 # WFS_USER_SRCS:   userspace-only glue (pthreads, malloc).
-WFS_COMMON_SRCS := wfs_math.c wfs_simd.c wfs_simd_x86.c wfs_model.c wfs_moe.c \
-	wfs_moe_ep.c wfs_moe_ep_part.c \
-	wfs_forward.c wfs_part.c wfs_xplace.c
-WFS_COMMON_SRCS += wfs_ring.c wfs_sram.c wfs_profile.c wfs_timing.c \
-	wfs_log.c wfs_place.c wfs_hw.c wfs_sync.c wfs_cpl.c \
-	wfs_fifo.c wfs_load.c wfs_ctx.c wfs_job.c wfs_stage.c wfs_workers.c \
-	wfs_info.c wfs_cmd.c wfs_device.c
+WFS_COMMON_SRCS := $(WFS_abi_SRCS) $(WFS_model_SRCS) $(WFS_compute_SRCS) \
+	$(WFS_device_SRCS)
 # WFW_HOST_SRCS: the host's half of the firmware ABI, for the drivers of
 # the device (wafer.ko, libwafer's in-process backend, the unit tests).
-WFW_HOST_SRCS := wfw_host.c
-WFS_KERNEL_SRCS := wfs_os_kernel.c
-WFS_USER_SRCS := wfs_os_user.c
+WFW_HOST_SRCS := host/wfw_host.c
+WFS_KERNEL_SRCS := os/wfs_os_kernel.c
+WFS_USER_SRCS := os/wfs_os_user.c
+# WFS_PACK_SRCS: the host-side blob packer (userspace only, in libwafer).
+WFS_PACK_SRCS := model/wfs_pack.c
+
+# The folders each layer's files see (for now every layer sees them all).
+WFS_INC_ALL := abi os model compute device host
+$(foreach l,$(WFS_LAYERS),$(eval WFS_INC_$(l) := $(WFS_INC_ALL)))
+WFS_INC_LIBWAFER := $(WFS_INC_ALL)

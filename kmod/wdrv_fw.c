@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wafer firmware interface: bring-up, rings, interrupt, control commands,
- * reset.  See wdrv_fw.h and firmware-sim/wfw_abi.h.
+ * reset.  See wdrv_fw.h and firmware-sim/abi/wfw_abi.h.
  */
 #include <linux/bitfield.h>
 #include <linux/jiffies.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * wafer firmware interface: the driver's side of the firmware ABI
- * (firmware-sim/wfw_abi.h).  It owns the simulated device instance, the
+ * (firmware-sim/abi/wfw_abi.h).  It owns the simulated device instance, the
  * command, control and completion rings, the interrupt handler, control
  * commands (synchronous, one at a time, served by the firmware before
  * jobs) and reset.  Job completions are handed up to

@@ -8,7 +8,7 @@
  * tests/fuzz/fuzz_cmd.c can use it.  Device addresses are plain pointers,
  * every DMA access checked against the registered regions, and the rings
  * are brought up, by libwafer's inproc pieces (userlib/lib/
- * wafer_inproc_dma.c, firmware-sim/wfw_host.c; the fuzzer builds them in).
+ * wafer_inproc_dma.c, firmware-sim/host/wfw_host.c; the fuzzer builds them in).
  * Unlike libwafer's driver core (wafer_inproc_hw.c) this one hands the
  * tests the raw completions, any ring size and hardware resets.
  */

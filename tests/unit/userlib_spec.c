@@ -533,7 +533,7 @@ static double step_ns(struct wafer_model *m, unsigned int steps)
 /*
  * wse3 (44 stages of 1 MiB here): the int4 draft of stories260K on the
  * fewest stages (1) against a layer per stage (5 of 44).  On one stage
- * its five layers add up in one stage's time (firmware-sim/wfs_stage.c
+ * its five layers add up in one stage's time (firmware-sim/device/wfs_stage.c
  * chunk_timing()), and a chunk crosses one stage hop instead of five: the
  * step is the spread one's less 4 hops (and the few cycles of compute and
  * SRAM each of the 4 stages rounded up on its own).

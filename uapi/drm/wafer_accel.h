@@ -306,7 +306,7 @@ struct drm_wafer_bo_info {
  * struct drm_wafer_model_load - DRM_IOCTL_WAFER_MODEL_LOAD
  *
  * Loads a model blob (firmware-sim's packed format, see
- * firmware-sim/wfs_model.h) from a BO into stage SRAM.  The blob is
+ * firmware-sim/model/wfs_model.h) from a BO into stage SRAM.  The blob is
  * validated field by field; a model that does not fit fails with -ENOSPC and
  * @sram_needed says how much it would take.
  *

@@ -66,8 +66,8 @@ expect_contains "$out" '^sysfs stages=16$'
 expect_contains "$out" '^sysfs sram_bytes_per_stage=4194304$'
 expect_contains "$out" '^sysfs profile=wafer$'
 expect_contains "$out" '^sysfs wafer_numa_node=-1$'
-# The firmware ABI this tree builds (firmware-sim/wfw_abi.h).
-abi_minor=$(awk '$2 == "WFW_ABI_MINOR" { print $3 }' "$repo/firmware-sim/wfw_abi.h")
+# The firmware ABI this tree builds (firmware-sim/abi/wfw_abi.h).
+abi_minor=$(awk '$2 == "WFW_ABI_MINOR" { print $3 }' "$repo/firmware-sim/abi/wfw_abi.h")
 expect_contains "$out" "^sysfs fw_version=1\\.$abi_minor "
 expect_contains "$out" '^sysfs busy_ns=[1-9][0-9]*$'
 expect_contains "$out" '^sysfs jobs_completed=[1-9][0-9]*$'

@@ -3,7 +3,7 @@
  * wfs_pack.c - llama2.c checkpoint -> firmware-sim model blob.
  *
  * Host tooling: plain C with libc and floats.  The blob layout is specified
- * in firmware-sim/wfs_model.h; wfs_model_parse() is the authority on what is
+ * in firmware-sim/model/wfs_model.h; wfs_model_parse() is the authority on what is
  * valid, and wfs_pack() checks its own output with it.
  */
 #include <errno.h>
