@@ -7,48 +7,15 @@
  * the loops here are the reference they are tested against, bit for bit.
  * Error bounds quoted below are the ones tests/unit/test_math.c checks.
  */
+#include "wfs_exp.h"
 #include "wfs_math.h"
 #include "wfs_simd.h"
 
-/* ln(2) in Q32 and pi/4 in Q30. */
-#define WFS_LN2_Q32	2977044472ULL
+/* pi/4 in Q30. */
 #define WFS_PI4_Q30	843314857ULL
-#define WFS_INV_LN2_Q32	6196328019ULL	/* 2^32 / ln(2) */
 
 /* wfs_swiglu() takes the exponentials of this many values at a time. */
 #define WFS_SWIGLU_CHUNK	32
-
-/* 1/k! in Q30, k = 0..10, for the exp(-r) polynomial. */
-static const s64 wfs_inv_fact_q30[11] = {
-	1073741824, 1073741824, 536870912, 178956971, 44739243,
-	8947849, 1491308, 213044, 26631, 2959, 296,
-};
-
-/**
- * wfs_isqrt64() - integer square root
- * @x: value
- *
- * Digit-by-digit (restoring) method, exact.
- *
- * Return: floor(sqrt(@x)).
- */
-u64 wfs_isqrt64(u64 x)
-{
-	u64 r = 0, b = 1ULL << 62;
-
-	while (b > x)
-		b >>= 2;
-	while (b) {
-		if (x >= r + b) {
-			x -= r + b;
-			r = (r >> 1) + b;
-		} else {
-			r >>= 1;
-		}
-		b >>= 2;
-	}
-	return r;
-}
 
 /**
  * wfs_requant() - fixed-point requantisation, gemmlowp style
@@ -70,66 +37,6 @@ s32 wfs_requant(s32 x, s32 mult, s32 shift)
 	if (n <= 0)
 		return wfs_sat32(wfs_shl_sat(p, (u32)-n, 1LL << 40));
 	return wfs_sat32(wfs_rshr(p, (u32)n));
-}
-
-/**
- * wfs_mult_from_u64() - express m * 2^e as a requantisation multiplier
- * @m: positive mantissa
- * @e: exponent
- * @mult: Q31 multiplier in [2^30, 2^31) (truncated)
- * @shift: exponent such that m * 2^e = @mult * 2^(@shift - 31)
- */
-void wfs_mult_from_u64(u64 m, s32 e, s32 *mult, s32 *shift)
-{
-	u32 bl = wfs_bitlen64(m);
-
-	if (!m) {
-		*mult = 0;
-		*shift = 0;
-		return;
-	}
-	if (bl > 31)
-		*mult = (s32)(m >> (bl - 31));
-	else
-		*mult = (s32)(m << (31 - bl));
-	*shift = e + (s32)bl;
-}
-
-/**
- * wfs_exp_neg_q30() - exp(-d) for d >= 0
- * @d_q24: d in Q24
- *
- * I-BERT style: d = z * ln2 + r with r in [0, ln2), exp(-d) = exp(-r) >> z,
- * exp(-r) from its degree-10 Taylor polynomial evaluated by Horner's rule in
- * Q30.  Absolute error below 2^-28 (tested against libm).
- *
- * Return: round(exp(-d) * 2^30), 0 once that is below 1/2.
- */
-u32 wfs_exp_neg_q30(u64 d_q24)
-{
-	u64 x32, z, r;
-	s64 p, sr;
-	int k;
-
-	if (d_q24 >= (22ULL << 24))
-		return 0;
-	x32 = d_q24 << 8;
-	/* z = floor(d / ln2) by a reciprocal multiply, then corrected */
-	z = (d_q24 * WFS_INV_LN2_Q32) >> 56;
-	sr = (s64)(x32 - z * WFS_LN2_Q32);
-	while (sr < 0) {
-		z--;
-		sr += WFS_LN2_Q32;
-	}
-	while (sr >= (s64)WFS_LN2_Q32) {
-		z++;
-		sr -= WFS_LN2_Q32;
-	}
-	r = ((u64)sr + 2) >> 2;
-	p = wfs_inv_fact_q30[10];
-	for (k = 9; k >= 0; k--)
-		p = wfs_inv_fact_q30[k] - (s64)(((u64)p * r) >> 30);
-	return (u32)wfs_rshr(p, (u32)z);
 }
 
 /**
@@ -628,24 +535,6 @@ s32 wfs_swiglu(s64 *a, s32 ea, s64 *b, s32 eb, u32 n, s16 *out)
 		}
 	}
 	return wfs_vec_to_s16(a, n, ea + eb, out);
-}
-
-/**
- * wfs_qmat_row_bytes() - bytes of one row of a quantised matrix
- * @qtype: WFS_QT_INT8 or WFS_QT_INT4
- * @cols: weights per row
- * @group_size: weights per group (even for INT4)
- *
- * Return: row size in bytes; 0 for an unknown type.
- */
-u64 wfs_qmat_row_bytes(u32 qtype, u32 cols, u32 group_size)
-{
-	if (qtype == WFS_QT_INT8)
-		return cols;
-	if (qtype == WFS_QT_INT4 && group_size)
-		return (u64)(cols - cols % group_size) / 2 +
-		       ((cols % group_size) + 1) / 2;
-	return 0;
 }
 
 /*

@@ -11,11 +11,7 @@
  *   keeps its exponent.
  * - Qn fixed point: an integer q standing for q / 2^n (Q24 scores and
  *   logit differences, Q30 probabilities, sigmoid, sin and cos).
- * - Quantised matrices (struct wfs_qmat): symmetric int8 or int4 weights
- *   with one u16 scale mantissa per group of group_size consecutive weights
- *   of a row, and one exponent per tensor:
- *       W[r][j] = q[r][j] * scale[r][j / group_size] * 2^scale_exp.
- *   The last group of a row is short when cols % group_size != 0.
+ * - Quantised matrices: struct wfs_qmat (wfs_qfmt.h).
  *
  * Rounding: "rshr" is round-half-up (floor(x / 2^n + 1/2)), computed without
  * shifting negative values, so kernel and userspace builds give equal bits.
@@ -24,57 +20,9 @@
 #define WFS_MATH_H
 
 #include "wfs_compat.h"
-
-/* Weight quantisation types (struct wfs_qmat.qtype, blob tensor qtype). */
-#define WFS_QT_INT8	1	/* one s8 per weight, range [-127, 127] */
-#define WFS_QT_INT4	2	/* two weights per byte, see wfs_qmat */
-#define WFS_QT_S16	3	/* s16 vector with a power-of-two exponent */
-#define WFS_QT_U64	4	/* u64 table (RoPE frequencies) */
-
-/* Largest scale group: keeps int8 x int16 group sums inside s32. */
-#define WFS_MAX_GROUP	256
+#include "wfs_qfmt.h"
 
 #define WFS_Q30_ONE	(1 << 30)
-
-/**
- * struct wfs_qmat - a group-quantised matrix W[rows][cols] (y = W x)
- * @data: rows * @row_bytes bytes of weights.  Row r starts at
- *	r * @row_bytes; inside a row, groups follow each other.  INT8: one s8
- *	per weight.  INT4: a group of n weights takes h = ceil(n / 2) bytes;
- *	weight j < h of the group is the low nibble of byte j, weight j >= h
- *	the high nibble of byte j - h; a nibble holds q + 8 (q in [-7, 7]).
- *	This "split halves" order keeps both inner-loop streams contiguous.
- * @scales: u16 scale mantissas, [rows][n_groups], row-major.
- * @rows: output dimension.
- * @cols: input dimension.
- * @group_size: weights per scale group, 1..WFS_MAX_GROUP (even for INT4).
- * @n_groups: ceil(@cols / @group_size).
- * @row_bytes: bytes of one row of @data.
- * @qtype: WFS_QT_INT8 or WFS_QT_INT4.
- * @scale_exp: tensor exponent: W = q * scale * 2^@scale_exp.
- */
-struct wfs_qmat {
-	const u8 *data;
-	const u16 *scales;
-	u32 rows;
-	u32 cols;
-	u32 group_size;
-	u32 n_groups;
-	u32 row_bytes;
-	u32 qtype;
-	s32 scale_exp;
-};
-
-/**
- * wfs_bitlen64() - number of significant bits
- * @x: value
- *
- * Return: 0 for 0, else floor(log2(@x)) + 1.
- */
-static inline u32 wfs_bitlen64(u64 x)
-{
-	return x ? 64 - (u32)__builtin_clzll(x) : 0;
-}
 
 /**
  * wfs_abs64() - magnitude of a signed 64-bit value, as unsigned
@@ -140,10 +88,7 @@ static inline s64 wfs_scale_pow2(s64 x, s32 sh, s64 lim)
 	return r > lim ? lim : r < -lim ? -lim : r;
 }
 
-u64 wfs_isqrt64(u64 x);
 s32 wfs_requant(s32 x, s32 mult, s32 shift);
-void wfs_mult_from_u64(u64 m, s32 e, s32 *mult, s32 *shift);
-u32 wfs_exp_neg_q30(u64 d_q24);
 void wfs_softmax_q30(s64 *x, u32 n);
 void wfs_softmax_q30_max(s64 *x, u32 n, s64 mx);
 u32 wfs_sigmoid_q30(s64 x_q24);
@@ -163,7 +108,6 @@ s32 wfs_swiglu(s64 *a, s32 ea, s64 *b, s32 eb, u32 n, s16 *out);
 void wfs_matvec(const struct wfs_qmat *w, const s16 *x, s64 *y);
 void wfs_matvec_rows(const struct wfs_qmat *w, const s16 *x, s64 *y,
 		     u32 row_begin, u32 row_end);
-u64 wfs_qmat_row_bytes(u32 qtype, u32 cols, u32 group_size);
 void wfs_attn_dots(const s16 *q, const u8 *k, u64 stride, u32 npos, u32 hs,
 		   u32 esz, s64 *dots);
 void wfs_attn_accum(const s64 *p, const u8 *v, u64 stride, u32 npos, u32 hs,

@@ -10,7 +10,7 @@
  * per position, so the same integer operations run in the same order as
  * on one device: the results are bit for bit wfs_layer_ffn()'s.
  *
- * Parts (wfs_moe_ep_part.c): each keeps the section's header and
+ * Parts (the device's wfs_moe_ep_part.h): each keeps the section's header and
  * descriptors (a routed expert's shape is read there), then the home the
  * bytes from RMS_FFN to the first routed expert (norm, router, shared
  * experts; their descriptors moved to the copy), a shard its experts'
@@ -24,8 +24,6 @@
 #include "wfs_profile.h"
 #include "wfs_timing.h"
 #include "wfw_abi.h"
-
-struct wfs_log;
 
 /**
  * struct wfs_ep_work - what a chunk's records took in one phase
@@ -46,16 +44,6 @@ static inline int wfs_part_is_ep(u32 part)
 	return part == WFW_PART_XHOME || part == WFW_PART_XSHARD;
 }
 
-/* wfs_moe_ep_part.c */
-int wfs_ep_check_load(struct wfs_log *log, const struct wfs_model_info *info,
-		      const struct wfw_cmd_load_model *p);
-u64 wfs_ep_part_bytes(const struct wfs_layer_view *v, u32 part, u32 first,
-		      u32 count);
-void wfs_ep_part_copy(struct wfs_layer_view *v, u32 part, u32 first,
-		      u32 count, u8 *dst);
-u32 wfs_ep_rec_bytes(const struct wfs_model_info *info);
-
-/* wfs_moe_ep.c */
 int wfs_ep_phase_ok(u32 part, u32 phase);
 int wfs_ep_rec_ok(const struct wfs_layer_view *v, u32 phase, const u8 *rec);
 void wfs_ep_run(const struct wfs_layer_view *v, u32 phase, u8 *rec,

@@ -4,6 +4,7 @@
  * code, and the vector sections (see wfs_simd.h).  No vector code here:
  * this file is compiled with the build's normal flags.
  */
+#include "wfs_exp.h"
 #include "wfs_os.h"
 #include "wfs_simd.h"
 

@@ -852,7 +852,7 @@ WFS_AVX2 void wfs_simd_x86_attn_accum(const s64 *p, const u8 *v, u64 stride,
 		wfs_accum_esz(p, v, stride, npos, hs, 2, o);
 }
 
-/* Constants of wfs_exp_neg_q30() (wfs_math.c), repeated for the lanes. */
+/* Constants of wfs_exp_neg_q30() (wfs_exp.h), repeated for the lanes. */
 #define WFS_X_LN2_Q32		2977044472ULL
 #define WFS_X_INV_LN2_LO	1901360723ULL	/* 2^32 / ln(2) - 2^32 */
 #define WFS_X_EXP_LIMIT		(22LL << 24)

@@ -4,6 +4,7 @@
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe_ep.h"
+#include "wfs_moe_ep_part.h"
 #include "wfs_part.h"
 #include "wfs_xplace.h"
 
@@ -27,18 +28,6 @@ static int section_in_blob(const struct wfs_section_range *r, u64 len)
 	u64 end;
 
 	return r->size && !WFS_ADD_OVF(r->offset, r->size, &end) && end <= len;
-}
-
-void *wfs_stage_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
-		      u64 bytes, const char *fmt, u32 arg)
-{
-	char name[WFS_SRAM_NAME_LEN], full[WFS_SRAM_NAME_LEN];
-
-	wfs_snprintf(name, sizeof(name), fmt, arg);
-	if (m->idx)
-		wfs_snprintf(full, sizeof(full), "m%u.%s", m->idx, name);
-	return wfs_sram_alloc_owned(&st->sram, bytes, 0, m->idx ? full : name,
-				    m->idx + 1);
 }
 
 static void *table_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
@@ -178,32 +167,6 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 }
 
 /*
- * SRAM the other models leave a stage: its free bytes, less the minimum KV
- * (and slot table) of each other model without a context yet, which
- * placement promised it.
- */
-u64 wfs_load_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
-			u32 s)
-{
-	struct wfs_stage *st = &dev->stages[s];
-	u64 room = wfs_sram_free_bytes(&st->sram), keep;
-	u32 i;
-
-	for (i = 0; i < WFS_MAX_MODELS; i++) {
-		const struct wfs_model_state *o = &dev->models.m[i];
-
-		if (!o->loaded || o == m || wfs_ctx_count(dev, i))
-			continue;
-		keep = (u64)st->mdl[i].n_layers * o->table.a[WFS_A_KV].count *
-		       blk(o->table.a[WFS_A_KV].bytes);
-		if (!s)
-			keep += blk(o->table.a[WFS_A_SLOTS].bytes);
-		room = room > keep ? room - keep : 0;
-	}
-	return room;
-}
-
-/*
  * What a stage offers the model placed now: the whole arena on a device
  * without another model (the single-model placement, unchanged), else the
  * room of the fullest stage (every model's pipeline begins at stage 0).
@@ -216,7 +179,7 @@ static u64 load_capacity(struct wfs_device *dev, const struct wfs_model_state *m
 	if (!dev->models.n)
 		return cap;
 	for (s = 0; s < dev->hw.prof.stages; s++)
-		cap = WFS_MIN(cap, wfs_load_stage_room(dev, m, s));
+		cap = WFS_MIN(cap, wfs_stage_room(dev, m, s));
 	return cap & ~(u64)(WFS_SRAM_ALIGN - 1);
 }
 

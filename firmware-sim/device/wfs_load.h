@@ -328,22 +328,8 @@ void wfs_load_release(struct wfs_device *dev);
  */
 void wfs_load_unload(struct wfs_device *dev, struct wfs_model_state *m);
 
-/*
- * SRAM the other models leave stage @s for @m: its free bytes, less the
- * minimum KV (and slot table) of each other model without a context yet.
- */
-u64 wfs_load_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
-			u32 s);
-
 /* Slots of @ctx_len positions a new context of @m could still get. */
 u64 wfs_load_max_slots(struct wfs_device *dev, const struct wfs_model_state *m,
 		       u32 ctx_len);
-
-/*
- * Allocate a named block of model @m in a stage's SRAM ("%u" in @fmt takes
- * @arg; a model of index i > 0 prefixes "m<i>.").
- */
-void *wfs_stage_alloc(struct wfs_stage *st, const struct wfs_model_state *m,
-		      u64 bytes, const char *fmt, u32 arg);
 
 #endif /* WFS_LOAD_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * wfs_moe_ep_part.c - the layer parts of expert parallelism across devices
- * (WFW_PART_XHOME, WFW_PART_XSHARD; see wfs_moe_ep.h): LOAD_MODEL's
+ * (WFW_PART_XHOME, WFW_PART_XSHARD; their phases: wfs_moe_ep.h): LOAD_MODEL's
  * fields, the SRAM a part takes, its copy.
  */
+#include "wfs_moe_ep_part.h"
 #include "wfs_moe_ep.h"
 #include "wfs_log.h"
 #include "wfs_xplace.h"

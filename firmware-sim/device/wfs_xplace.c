@@ -119,7 +119,7 @@ static u64 group_room(struct wfs_device *dev, const struct wfs_model_state *m,
 	struct wfs_stage *st = &dev->stages[s];
 	const struct wfs_alloc *kv = &m->table.a[WFS_A_KV];
 	u64 gap = WFS_MIN(wfs_sram_largest_free(&st->sram),
-			  wfs_load_stage_room(dev, m, s)), keep;
+			  wfs_stage_room(dev, m, s)), keep;
 
 	keep = (u64)st->mdl[m->idx].n_layers * kv->count *
 	       wfs_sram_block_size(kv->bytes);

@@ -56,7 +56,7 @@
 #define WFS_MODEL_H
 
 #include "wfs_compat.h"
-#include "wfs_math.h"
+#include "wfs_qfmt.h"
 
 #define WFS_BLOB_MAGIC		0x4d534657u	/* "WFSM" */
 #define WFS_SECTION_MAGIC	0x53534657u	/* "WFSS" */

@@ -2,7 +2,7 @@
 /*
  * wfs_timing.c - modelled device time (formulas in wfs_timing.h).
  */
-#include "wfs_math.h"
+#include "wfs_qfmt.h"
 #include "wfs_timing.h"
 
 #define NS_PER_S	1000000000ull

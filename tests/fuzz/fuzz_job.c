@@ -41,6 +41,7 @@
 #include "../unit/device_harness.h"
 #include "wfs_forward.h"
 #include "wfs_moe_ep.h"
+#include "wfs_moe_ep_part.h"
 #include "wt_tinyblob.h"
 
 #define NMODELS		4

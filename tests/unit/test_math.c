@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wfs_exp.h"
 #include "wfs_math.h"
 #include "wfs_pack.h"
 #include "wt_util.h"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wfs_exp.h"
 #include "wfs_os.h"
 #include "wfs_pack.h"
 #include "wfs_simd.h"

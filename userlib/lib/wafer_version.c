@@ -2,7 +2,6 @@
 /* wafer_versions(): the uAPI and firmware ABI libwafer was built against. */
 #include "drm/wafer_accel.h"
 #include "wafer.h"
-#include "wfs_os.h"
 #include "wfw_abi.h"
 
 void wafer_versions(struct wafer_versions *v)
