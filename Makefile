@@ -97,6 +97,7 @@ USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) $(MAN_PAGES) 
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
 .PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench bench-kflags prefixes \
+	layers layers-selftest \
 	checkpatch sparse install clean
 all: module userspace
 
@@ -163,6 +164,11 @@ no-rdma: setup
 # One prefix per layer (docs/ARCHITECTURE.md).
 prefixes:
 	$(Q)tests/lint/prefixes
+
+# firmware-sim's layers: no include or call circle, no reach across a
+# layer (tests/lint/layers); and that check fails on each of them.
+layers layers-selftest: $(WFS_OBJS)
+	$(Q)tests/lint/$@
 
 checkpatch:
 	$(Q)src="$$(tests/setup/setup --print-source)" && \
