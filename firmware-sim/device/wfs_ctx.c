@@ -68,6 +68,7 @@ static struct wfs_timeline *ctx_timeline(struct wfs_device *dev, u64 tenant)
 	struct wfs_timeline *tl, *free = NULL, *idle = NULL;
 	u32 i;
 
+	wfs_os_mutex_assert_held(dev->sync.lock);
 	for (i = 0; i < dev->ctx.max; i++) {
 		tl = &dev->ctx.ctxs[i].clock;
 		if (tl->used && tl->tenant == tenant)
@@ -229,6 +230,7 @@ void wfs_ctx_release_all_locked(struct wfs_device *dev)
 {
 	u32 i;
 
+	wfs_os_mutex_assert_held(dev->sync.lock);
 	for (i = 0; i < dev->ctx.max; i++) {
 		struct wfs_ctx *c = &dev->ctx.ctxs[i];
 

@@ -173,6 +173,7 @@ static void job_release_locked(struct wfs_device *dev, struct wfs_job *job)
 {
 	struct wfs_slot_state *sl = &job->ctx->slot[job->args.slot];
 
+	wfs_os_mutex_assert_held(dev->sync.lock);
 	if (sl->pending)
 		sl->pending--;
 	job->ctx->tl->active--;
@@ -224,6 +225,7 @@ u32 wfs_job_drop_all_locked(struct wfs_device *dev)
 {
 	u32 i, n = 0;
 
+	wfs_os_mutex_assert_held(dev->sync.lock);
 	for (i = 0; i < dev->job.max; i++) {
 		struct wfs_job *job = &dev->job.jobs[i];
 

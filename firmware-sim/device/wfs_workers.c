@@ -65,6 +65,7 @@ static int pool_ready(struct wfs_device *dev, u32 s, u32 me)
 	struct wfs_flit *head;
 	struct wfs_job *job;
 
+	wfs_os_mutex_assert_held(dev->pool.lock);
 	if ((st->claimed && st->claimed != me) || st->in.head == st->in.tail)
 		return 0;
 	head = &st->in.ent[wfs_ring_slot(st->in.head, st->in.depth)];
@@ -114,6 +115,7 @@ static void pool_claim(struct wfs_device *dev, u32 s, u32 me, u32 *ahead)
 {
 	struct wfs_stage *next = &dev->stages[s + 1];
 
+	wfs_os_mutex_assert_held(dev->pool.lock);
 	dev->stages[s].claimed = me;
 	if (s + 1 >= dev->pool.stages || next->claimed ||
 	    next->in.head != next->in.tail)
@@ -131,6 +133,7 @@ static void pool_wake_idle(struct wfs_device *dev)
 {
 	u32 s;
 
+	wfs_os_mutex_assert_held(dev->pool.lock);
 	if (!dev->pool.idle)
 		return;
 	for (s = 0; s < dev->pool.stages; s++) {
@@ -147,6 +150,7 @@ static u32 pool_wait(struct wfs_pool_worker *w, u32 *ahead)
 	struct wfs_device *dev = w->dev;
 	u32 s;
 
+	wfs_os_mutex_assert_held(dev->pool.lock);
 	pool_unclaim(dev, ahead);
 	while ((s = pool_pick(dev, 0, w->id)) == POOL_NONE &&
 	       !pool_halted(dev)) {
@@ -318,6 +322,7 @@ void wfs_stage_workers_close_locked(struct wfs_device *dev)
 {
 	u32 i;
 
+	wfs_os_mutex_assert_held(dev->sync.lock);
 	for (i = 0; i < dev->hw.prof.stages; i++) {
 		if (dev->stages[i].thread)
 			wfs_os_store32(&dev->stages[i].in.closed, 1);

@@ -104,6 +104,17 @@ void wfs_os_mutex_lock(struct wfs_os_mutex *m);
  */
 void wfs_os_mutex_unlock(struct wfs_os_mutex *m);
 
+/**
+ * wfs_os_mutex_assert_held() - check that the caller holds a lock
+ * @m: the lock a comment says the caller holds
+ *
+ * The kernel build is lockdep_assert_held(): a debug kernel with lockdep
+ * warns when the caller does not hold @m.  The userspace build keeps the
+ * owning thread in the lock and aborts with a message if it is not the
+ * caller, so the unit tests check the same comments.
+ */
+void wfs_os_mutex_assert_held(struct wfs_os_mutex *m);
+
 /* --------------------------------------------------------- condition --- */
 
 /**

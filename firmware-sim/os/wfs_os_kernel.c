@@ -94,6 +94,11 @@ void wfs_os_mutex_unlock(struct wfs_os_mutex *m)
 	mutex_unlock(&m->m);
 }
 
+void wfs_os_mutex_assert_held(struct wfs_os_mutex *m)
+{
+	lockdep_assert_held(&m->m);
+}
+
 struct wfs_os_cond *wfs_os_cond_create(void)
 {
 	struct wfs_os_cond *c = kzalloc(sizeof(*c), GFP_KERNEL);

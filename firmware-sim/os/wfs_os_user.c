@@ -16,8 +16,14 @@
 
 #include "wfs_os.h"
 
+/*
+ * @owner: the holder's token (owner_token()), NULL when free; written by
+ * the holder only, so a thread reads its own token there exactly when it
+ * holds the lock.
+ */
 struct wfs_os_mutex {
 	pthread_mutex_t m;
+	const void *owner;
 };
 
 struct wfs_os_cond {
@@ -76,14 +82,38 @@ void wfs_os_mutex_destroy(struct wfs_os_mutex *m)
 	free(m);
 }
 
+/* A token unique to the calling thread: the address of a thread-local. */
+static const void *owner_token(void)
+{
+	static __thread char token;
+
+	return &token;
+}
+
+static void owner_set(struct wfs_os_mutex *m, const void *owner)
+{
+	__atomic_store_n(&m->owner, owner, __ATOMIC_RELAXED);
+}
+
 void wfs_os_mutex_lock(struct wfs_os_mutex *m)
 {
 	pthread_mutex_lock(&m->m);
+	owner_set(m, owner_token());
 }
 
 void wfs_os_mutex_unlock(struct wfs_os_mutex *m)
 {
+	owner_set(m, NULL);
 	pthread_mutex_unlock(&m->m);
+}
+
+void wfs_os_mutex_assert_held(struct wfs_os_mutex *m)
+{
+	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == owner_token())
+		return;
+	fprintf(stderr, "wfs_os: a lock the caller must hold is not held (%p)\n",
+		(void *)m);
+	abort();
 }
 
 static int cond_init_monotonic(pthread_cond_t *c)
@@ -120,7 +150,9 @@ void wfs_os_cond_destroy(struct wfs_os_cond *c)
 
 void wfs_os_cond_wait(struct wfs_os_cond *c, struct wfs_os_mutex *m)
 {
+	owner_set(m, NULL);
 	pthread_cond_wait(&c->c, &m->m);
+	owner_set(m, owner_token());
 }
 
 void wfs_os_cond_broadcast(struct wfs_os_cond *c)
