@@ -246,7 +246,7 @@ FUZZ_SERVE_SRCS := userlib/cli/cli_serve_api.c userlib/cli/cli_serve_template.c 
 	userlib/cli/cli_serve_logprobs.c userlib/lib/wafer_tokenizer.c \
 	userlib/lib/wafer_error.c
 $(B)/tests/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c $(FUZZ_SERVE_SRCS) userlib/cli/cli_serve.h \
-		userlib/wafer.h userlib/lib/wafer_internal.h
+		userlib/wafer.h $(wildcard userlib/wafer/*.h) userlib/lib/wafer_internal.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -std=c11 -D_GNU_SOURCE -Iuapi $(JSON_CFLAGS) -o $@ $< \
 		$(FUZZ_SERVE_SRCS) $(JSON_LIBS) -lpthread -lm
@@ -321,6 +321,7 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)install -Dm755 $(LIBWAFER_SO).0 $(DESTDIR)$(PREFIX)/lib/libwafer.so.0
 	$(Q)ln -sf libwafer.so.0 $(DESTDIR)$(PREFIX)/lib/libwafer.so
 	$(Q)install -Dm644 userlib/wafer.h $(DESTDIR)$(PREFIX)/include/wafer.h
+	$(Q)install -Dm644 -t $(DESTDIR)$(PREFIX)/include/wafer userlib/wafer/*.h
 	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
 	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules
