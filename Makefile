@@ -64,7 +64,7 @@ WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(
 WFS_OBJS     := $(WFS_SRCS:%.c=$(B)/obj/%.o)
 TOOLS_OBJS   := $(patsubst %.c,$(B)/obj/%.o,$(wildcard firmware-sim/tools/*.c))
 COMMON_OBJS  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/common/*.c))
-LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c))
+LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c userlib/lib/backends/*.c))
 CLI_OBJS     := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/cli/*.c))
 
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
@@ -235,8 +235,8 @@ $(B)/tests/vm/uapi_fuzz: $(B)/obj/tests/vm/progs/uapi_fuzz.o $(UAPI_FUZZ_OBJS) $
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Ifirmware-sim -Ifirmware-sim/tools -Itests/common -Iuserlib
-FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c
-$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userlib/lib/wafer_inproc_*.h) \
+FUZZ_SRCS := $(WFS_SRCS) userlib/lib/backends/wafer_inproc_dma.c
+$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*.h userlib/lib/backends/wafer_inproc_*.h) \
 		tests/unit/device_harness.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lpthread

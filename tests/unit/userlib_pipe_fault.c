@@ -26,7 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "lib/wafer_pipe.h"	/* wafer_inproc_fault(), the pipeline polled */
+#include "lib/backends/wafer_pipe.h"	/* wafer_inproc_fault(), the pipeline polled */
 #include "wafer.h"
 #include "wfw_abi.h"
 #include "wt_fault.h"

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 #include "wafer_chain.h"
 
 /* Jobs in flight through a pipeline at once (and slots per link). */

@@ -8,7 +8,7 @@
 #ifndef WAFER_MEMBERS_H
 #define WAFER_MEMBERS_H
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 
 #define MIN_NZ(a, b)	((a) == 0 ? (b) : (b) == 0 ? (a) : (a) < (b) ? (a) : (b))
 

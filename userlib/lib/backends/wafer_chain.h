@@ -33,7 +33,7 @@
 
 #include <pthread.h>
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 
 /* Members of a chain at most. */
 #define WAFER_CHAIN_MAX		WAFER_PIPE_MAX_DEVICES

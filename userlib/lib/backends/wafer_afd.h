@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 #include "wafer_chain.h"
 #include "wfs_model.h"
 
