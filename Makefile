@@ -77,7 +77,7 @@ WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(
 WFS_OBJS     := $(WFS_SRCS:%.c=$(B)/obj/%.o)
 TOOLS_OBJS   := $(WFS_PACK_SRCS:%.c=$(B)/obj/firmware-sim/%.o)
 COMMON_OBJS  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tests/common/*.c))
-LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c))
+LIBWAFER_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/lib/*.c userlib/lib/backends/*.c))
 CLI_OBJS     := $(patsubst %.c,$(B)/obj/%.o,$(wildcard userlib/cli/*.c))
 
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(wildcard tests/unit/*.c))
@@ -268,8 +268,8 @@ $(B)/tests/vm/uapi_fuzz: $(B)/obj/tests/vm/progs/uapi_fuzz.o $(UAPI_FUZZ_OBJS) $
 # and libwafer's in-process DMA and ring bring-up (tests/unit/device_harness.h).
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(call wfs_inc,host) -Itests/common -Iuserlib
-FUZZ_SRCS := $(WFS_SRCS) userlib/lib/wafer_inproc_dma.c
-$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*/*.h userlib/lib/wafer_inproc_*.h) \
+FUZZ_SRCS := $(WFS_SRCS) userlib/lib/backends/wafer_inproc_dma.c
+$(B)/tests/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(wildcard firmware-sim/*/*.h userlib/lib/backends/wafer_inproc_*.h) \
 		tests/unit/device_harness.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS) -lpthread
@@ -279,7 +279,7 @@ FUZZ_SERVE_SRCS := userlib/cli/cli_serve_api.c userlib/cli/cli_serve_template.c 
 	userlib/cli/cli_serve_logprobs.c userlib/lib/wafer_tokenizer.c \
 	userlib/lib/wafer_error.c
 $(B)/tests/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c $(FUZZ_SERVE_SRCS) userlib/cli/cli_serve.h \
-		userlib/wafer.h userlib/lib/wafer_internal.h
+		userlib/wafer.h $(wildcard userlib/wafer/*.h) userlib/lib/wafer_internal.h
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -std=c11 -D_GNU_SOURCE -Iuapi $(JSON_CFLAGS) -o $@ $< \
 		$(FUZZ_SERVE_SRCS) $(JSON_LIBS) -lpthread -lm
@@ -355,6 +355,7 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)ln -sf libwafer.so.0 $(DESTDIR)$(PREFIX)/lib/libwafer.so
 	$(Q)install -Dm644 userlib/wafer.h $(DESTDIR)$(PREFIX)/include/wafer.h
 	$(Q)install -Dm644 userlib/wafer_link.h $(DESTDIR)$(PREFIX)/include/wafer_link.h
+	$(Q)install -Dm644 -t $(DESTDIR)$(PREFIX)/include/wafer userlib/wafer/*.h
 	$(Q)mkdir -p $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/wafer.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/wafer.pc
 	$(Q)install -Dm644 userlib/udev/70-wafer.rules $(DESTDIR)$(UDEVRULESDIR)/70-wafer.rules

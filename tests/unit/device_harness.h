@@ -7,7 +7,7 @@
  * Header-only (static functions) so both tests/unit/device_*.c and
  * tests/fuzz/fuzz_cmd.c can use it.  Device addresses are plain pointers,
  * every DMA access checked against the registered regions, and the rings
- * are brought up, by libwafer's inproc pieces (userlib/lib/
+ * are brought up, by libwafer's inproc pieces (userlib/lib/backends/
  * wafer_inproc_dma.c, firmware-sim/host/wfw_host.c; the fuzzer builds them in).
  * Unlike libwafer's driver core (wafer_inproc_hw.c) this one hands the
  * tests the raw completions, any ring size and hardware resets.
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/wafer_inproc_dma.h"
+#include "lib/backends/wafer_inproc_dma.h"
 #include "wfw_host.h"
 #include "wfs_device.h"
 #include "wfw_abi.h"

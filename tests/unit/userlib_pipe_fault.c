@@ -26,7 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "lib/wafer_pipe.h"	/* wafer_inproc_fault(), the pipeline polled */
+#include "lib/backends/wafer_pipe.h"	/* wafer_inproc_fault(), the pipeline polled */
 #include "wafer.h"
 #include "wfw_abi.h"
 #include "wt_fault.h"
@@ -45,9 +45,9 @@ static void make_polled(struct wafer_dev *dev)
 	struct pipe *p = pipe_of(dev);
 	unsigned int k;
 
-	for (k = 0; k < p->n; k++)
-		p->m[k]->ops->set_cpl_hook(p->m[k], NULL, NULL);
-	p->hooked = 0;
+	for (k = 0; k < p->ch.n; k++)
+		p->ch.m[k]->ops->set_cpl_hook(p->ch.m[k], NULL, NULL);
+	p->ch.hooked = 0;
 }
 
 static int rig_open(struct wt_rig *r, unsigned int n, int polled)

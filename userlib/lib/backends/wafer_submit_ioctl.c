@@ -12,7 +12,7 @@
 
 #include <xf86drm.h>
 
-#include "wafer_internal.h"
+#include "../wafer_internal.h"
 #include "wafer_submit.h"
 
 /**

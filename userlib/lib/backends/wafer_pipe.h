@@ -4,8 +4,9 @@
  * (members, buffers, models, contexts) and wafer_pipe_flow.c (jobs).
  *
  * A pipeline is a struct wafer_dev whose backend drives other devices (its
- * members) through their backend ops: it sits above the kernel and inproc
- * backends and below the generic front ends, which see one device.
+ * members) through a struct wafer_chain (wafer_chain.h): it sits above the
+ * kernel and inproc backends and below the generic front ends, which see
+ * one device.
  *
  * A model of the pipeline is one layer range ("part") per member, parts
  * 0..n-1 on members 0..n-1.  Between part i and part i+1 sits link i: a
@@ -18,15 +19,17 @@
 #ifndef WAFER_PIPE_H
 #define WAFER_PIPE_H
 
-#include <pthread.h>
+#include <stddef.h>
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
+#include "wafer_chain.h"
 
 /* Jobs in flight through a pipeline at once (and slots per link). */
 #define PIPE_MAX_INFLIGHT	64
 #define PIPE_MAX_MODELS		4
 #define PIPE_MAX_CTX		64
-#define PIPE_MAX		WAFER_PIPE_MAX_DEVICES
+#define PIPE_MAX		WAFER_CHAIN_MAX
+_Static_assert(PIPE_MAX_INFLIGHT <= WAFER_CHAIN_REAP_MAX, "a reap takes every part's jobs");
 
 /**
  * struct pipe_bo - a buffer of the pipeline
@@ -150,56 +153,31 @@ struct pipe_fifo {
 	uint8_t r[PIPE_MAX_INFLIGHT];
 };
 
-struct pipe;
-
-/** struct pipe_hook - what a member's completion hook gets: its pipe, its index */
-struct pipe_hook {
-	struct pipe *p;
-	unsigned int k;
-};
-
 /**
  * struct pipe - the pipeline backend's state (struct wafer_dev.priv)
- * @n: members
- * @m: the members
+ * @ch: the members, parts 0..n-1 on members 0..n-1 (wafer_chain.h; its
+ *	lock guards what follows, its hooks move jobs on as their parts
+ *	complete; polled, wafer_pipe_reap() does)
  * @split: the caller's layer counts, or all 0 (automatic)
  * @models: loaded models
  * @ctxs: contexts
  * @rec: jobs in flight
  * @seq: next submission number
  * @at: per member, the records it runs, in the order they went there
- * @busy: per member, jobs it has in flight
- * @finished: records done everywhere, not reaped yet
- * @hooked: the members hand completions to wafer_pipe_hook() as they
- *	come (inproc), which moves jobs on at once; else wafer_pipe_reap()
- *	moves them on when the caller reaps
- * @hook: the hooks' arguments
- * @dead: per member, 0, or the fatal error its reap returned
- *	(wafer_pipe_fail.c): it takes no more jobs, its late completions are
- *	dropped
- * @closing: pipe_close() began: the hooks move nothing on any more
- * @lock: guards the records and FIFOs (the hooks run on members' threads)
- * @cond: signalled when a record finished (hooked)
+ * @finished: records done everywhere, not reaped yet (the chain's @cond
+ *	is signalled when one is)
  * @reaped_ns: the latest modelled time a job the caller reaped left the
  *	last part (the host's modelled now, wafer_pipe_clock.c)
  */
 struct pipe {
-	unsigned int n;
-	struct wafer_dev *m[PIPE_MAX];
+	struct wafer_chain ch;
 	unsigned int split[PIPE_MAX];
 	struct pipe_model models[PIPE_MAX_MODELS];
 	struct pipe_ctx ctxs[PIPE_MAX_CTX];
 	struct pipe_rec rec[PIPE_MAX_INFLIGHT];
 	uint64_t seq;
 	struct pipe_fifo at[PIPE_MAX];
-	unsigned int busy[PIPE_MAX];
 	struct pipe_fifo finished;
-	int hooked;
-	struct pipe_hook hook[PIPE_MAX];
-	int dead[PIPE_MAX];
-	int closing;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	uint64_t reaped_ns;
 };
 
@@ -208,30 +186,27 @@ static inline struct pipe *pipe_of(const struct wafer_dev *dev)
 	return dev->priv;
 }
 
+static inline struct pipe *pipe_of_chain(struct wafer_chain *ch)
+{
+	return (struct pipe *)((char *)ch - offsetof(struct pipe, ch));
+}
+
 /* A pipeline buffer's view on member @i. */
 static inline struct wafer_bo *pipe_bo_on(const struct wafer_bo *bo, unsigned int i)
 {
 	return ((struct pipe_bo *)bo->priv)->on[i];
 }
 
-/* wafer_pipe_flow.c */
-void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status);
-void pipe_member_advance(struct pipe *p, unsigned int k);
-unsigned int pipe_rec_free(const struct pipe *p, unsigned int from);
-void pipe_members_check(struct pipe *p);
+/* wafer_pipe_flow.c: jobs through the parts; the chain's ops. */
 int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		    unsigned int min, uint64_t deadline_ns);
-void wafer_pipe_hook(void *arg, const struct wafer_completion *c);
+void pipe_completed(struct wafer_chain *ch, unsigned int k, const struct wafer_completion *c,
+		    unsigned int n);
+void pipe_failed(struct wafer_chain *ch, unsigned int k, int err);
 
-/* wafer_pipe_fail.c: a member that failed */
-void pipe_member_fail(struct pipe *p, unsigned int k, int err);
-int pipe_job_dead(const struct pipe *p, const struct wafer_job_hw *j);
-int pipe_jobs_fail(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n, int err);
-
-/* wafer_pipe_drain.c: objects destroyed while jobs use them */
-struct wafer_members_gone;
-void pipe_drain(struct pipe *p, struct wafer_members_gone g, uint32_t timeout_ms);
+/* wafer_pipe_drain.c: the chain's op for objects destroyed while jobs use them */
+unsigned int pipe_running(struct wafer_chain *ch, const struct wafer_chain_gone *g);
 
 /* wafer_pipe_times.c: WAFER_JOB_TIMES through the parts. */
 int pipe_times_check(const struct pipe *p, const struct wafer_job_hw *j, unsigned int i);

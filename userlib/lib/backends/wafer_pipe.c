@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "wafer_members.h"
 #include "wafer_pipe.h"
@@ -19,7 +18,7 @@ static void pipe_info(struct wafer_dev *dev)
 	struct pipe *p = pipe_of(dev);
 	struct wafer_info *i = &dev->info;
 
-	wafer_members_info(i, p->m, p->n);
+	wafer_members_info(i, p->ch.m, p->ch.n);
 	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, WAFER_PIPE_MAX_TOKENS);
 	i->max_inflight_jobs = MIN_NZ(i->max_inflight_jobs, PIPE_MAX_INFLIGHT);
 	i->max_models = MIN_NZ(i->max_models, PIPE_MAX_MODELS);
@@ -29,28 +28,17 @@ static void pipe_info(struct wafer_dev *dev)
 static void pipe_close(struct wafer_dev *dev)
 {
 	struct pipe *p = pipe_of(dev);
-	unsigned int k;
 
-	/*
-	 * A member's hook may still run (jobs left in flight) while another
-	 * member is closed: from now on it posts nothing.  Closing a member
-	 * joins its threads, so no hook runs once they are all closed.
-	 */
-	pthread_mutex_lock(&p->lock);
-	p->closing = 1;
-	pthread_mutex_unlock(&p->lock);
-	for (k = 0; k < p->n; k++)
-		wafer_close(p->m[k]);
-	pthread_cond_destroy(&p->cond);
-	pthread_mutex_destroy(&p->lock);
+	wafer_chain_close(&p->ch);
 	free(p);
 }
 
-/* The lock and condition the completion hooks use. */
-static int pipe_sync_init(struct pipe *p)
-{
-	return wafer_members_sync_init(&p->lock, &p->cond);
-}
+/* What the chain asks of the pipeline (wafer_pipe_flow.c, wafer_pipe_drain.c). */
+static const struct wafer_chain_ops pipe_chain_ops = {
+	.completed = pipe_completed,
+	.failed = pipe_failed,
+	.running = pipe_running,
+};
 
 int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out)
 {
@@ -76,7 +64,7 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 	}
 	dev->ops = &wafer_pipe_backend;
 	dev->priv = p;
-	if (pipe_sync_init(p)) {
+	if (wafer_chain_init(&p->ch, &pipe_chain_ops)) {
 		free(p);
 		free(dev);
 		return -ENOMEM;
@@ -87,16 +75,16 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 		/* The ioctl path lets the driver chain the parts (see wafer.h). */
 		if (o.submit == WAFER_SUBMIT_AUTO)
 			o.submit = WAFER_SUBMIT_IOCTL;
-		ret = wafer_open(&o, &p->m[k]);
+		ret = wafer_open(&o, &p->ch.m[k]);
 		if (!ret)
-			p->n++;
-		if (!ret && p->m[k]->ops != p->m[0]->ops)
+			p->ch.n++;
+		if (!ret && p->ch.m[k]->ops != p->ch.m[0]->ops)
 			ret = wafer_set_error(-EINVAL, "device %u: a %s device in a pipeline of "
-					      "%s devices", k, p->m[k]->ops->name,
-					      p->m[0]->ops->name);
-		if (!ret && !p->m[k]->ops->bo_import)
+					      "%s devices", k, p->ch.m[k]->ops->name,
+					      p->ch.m[0]->ops->name);
+		if (!ret && !p->ch.m[k]->ops->bo_import)
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot share buffers",
-					      p->m[k]->ops->name);
+					      p->ch.m[k]->ops->name);
 	}
 	if (ret) {
 		pipe_close(dev);
@@ -104,16 +92,10 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 		return ret;
 	}
 	if (po->split)
-		memcpy(p->split, po->split, p->n * sizeof(*p->split));
+		memcpy(p->split, po->split, p->ch.n * sizeof(*p->split));
 	/* Completions straight from every member's thread, where they can. */
-	p->hooked = 1;
-	for (k = 0; k < p->n; k++)
-		p->hooked &= p->m[k]->ops->set_cpl_hook != NULL;
-	for (k = 0; k < p->n && p->hooked; k++) {
-		p->hook[k] = (struct pipe_hook){ .p = p, .k = k };
-		p->m[k]->ops->set_cpl_hook(p->m[k], wafer_pipe_hook, &p->hook[k]);
-	}
-	dev->index = p->m[0]->index;
+	wafer_chain_hook_members(&p->ch, 0);
+	dev->index = p->ch.m[0]->index;
 	pipe_info(dev);
 	*out = dev;
 	return 0;
@@ -121,23 +103,24 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 
 static const char *pipe_submit_name(const struct wafer_dev *dev)
 {
-	return wafer_submit_name(pipe_of(dev)->m[0]);
+	return wafer_submit_name(pipe_of(dev)->ch.m[0]);
 }
 
 static struct wafer_dev *pipe_member(struct wafer_dev *dev, unsigned int i, unsigned int *n)
 {
 	struct pipe *p = pipe_of(dev);
 
-	*n = p->n;
-	return i < p->n ? p->m[i] : NULL;
+	*n = p->ch.n;
+	return i < p->ch.n ? p->ch.m[i] : NULL;
 }
 
 static void pipe_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct pipe_bo *pb = bo->priv;
 
-	pipe_drain(pipe_of(dev), (struct wafer_members_gone){ .bo = bo }, dev->info.job_timeout_ms);
-	wafer_members_bo_destroy(pb->on, pipe_of(dev)->n);
+	wafer_chain_drain(&pipe_of(dev)->ch, (struct wafer_chain_gone){ .bo = bo },
+			  dev->info.job_timeout_ms);
+	wafer_members_bo_destroy(pb->on, pipe_of(dev)->ch.n);
 	free(pb);
 }
 
@@ -151,7 +134,7 @@ static int pipe_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 	if (!pb)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	bo->priv = pb;
-	ret = wafer_members_bo_create(p->m, p->n, bo, pb->on);
+	ret = wafer_members_bo_create(p->ch.m, p->ch.n, bo, pb->on);
 	if (ret)
 		free(pb);
 	return ret;
@@ -163,8 +146,8 @@ static void link_syncs_free(struct pipe *p, struct pipe_model *pm, unsigned int 
 	unsigned int r;
 
 	for (r = 0; r < n; r++) {
-		p->m[k + 1]->ops->sync_free(p->m[k + 1], pm->sync_in[k][r]);
-		p->m[k]->ops->sync_free(p->m[k], pm->sync_out[k][r]);
+		p->ch.m[k + 1]->ops->sync_free(p->ch.m[k + 1], pm->sync_in[k][r]);
+		p->ch.m[k]->ops->sync_free(p->ch.m[k], pm->sync_out[k][r]);
 	}
 }
 
@@ -181,7 +164,7 @@ static void model_free(struct pipe *p, struct pipe_model *pm, unsigned int loade
 	}
 	pipe_clock_model_free(pm);
 	for (k = 0; k < loaded; k++)
-		p->m[k]->ops->model_unload(p->m[k], pm->part[k].id);
+		p->ch.m[k]->ops->model_unload(p->ch.m[k], pm->part[k].id);
 	memset(pm, 0, sizeof(*pm));
 }
 
@@ -192,21 +175,21 @@ static int model_split(struct pipe *p, unsigned int n_layers, unsigned int *coun
 	unsigned int k, sum = 0;
 
 	if (!p->split[0]) {
-		for (k = 0; k < p->n; k++) {
-			const struct wafer_info *i = &p->m[k]->info;
+		for (k = 0; k < p->ch.n; k++) {
+			const struct wafer_info *i = &p->ch.m[k]->info;
 
 			cap[k] = i->sram_bytes_free ? i->sram_bytes_free :
 				 (uint64_t)i->stages * i->sram_bytes_per_stage;
 		}
-		return wafer_split_layers(n_layers, p->n, cap, count);
+		return wafer_split_layers(n_layers, p->ch.n, cap, count);
 	}
-	for (k = 0; k < p->n; k++)
+	for (k = 0; k < p->ch.n; k++)
 		sum += p->split[k];
 	if (sum != n_layers)
 		return wafer_set_error(-EINVAL, "split: %u layers given, the model has %u",
 				       sum, n_layers);
-	memcpy(count, p->split, p->n * sizeof(*count));
-	return (int)p->n;
+	memcpy(count, p->split, p->ch.n * sizeof(*count));
+	return (int)p->ch.n;
 }
 
 /* Part @k: layers [first, first + count) on member @k. */
@@ -220,7 +203,7 @@ static int model_load_part(struct pipe *p, struct pipe_model *pm, struct wafer_b
 	ld->layer_count = count;
 	ld->stream = pm->stream;
 	ld->expert_group = pm->expert_group;
-	ret = p->m[k]->ops->model_load(p->m[k], pipe_bo_on(blob, k), len, ld);
+	ret = p->ch.m[k]->ops->model_load(p->ch.m[k], pipe_bo_on(blob, k), len, ld);
 	if (ret)
 		return wafer_prefix_error(ret, "device %u (layers %u..%u)", k, pm->first[k],
 					  pm->first[k] + count - 1);
@@ -231,10 +214,10 @@ static int model_load_part(struct pipe *p, struct pipe_model *pm, struct wafer_b
 /* Link @k: slots of OUT_ACT records of member @k, imported into @k + 1. */
 static int model_link(struct pipe *p, struct pipe_model *pm, unsigned int k)
 {
-	int ret = wafer_bo_create(p->m[k], pm->stride * PIPE_MAX_INFLIGHT, &pm->link[k]);
+	int ret = wafer_bo_create(p->ch.m[k], pm->stride * PIPE_MAX_INFLIGHT, &pm->link[k]);
 
 	if (!ret)
-		ret = wafer_bo_import(p->m[k + 1], pm->link[k], &pm->link_in[k]);
+		ret = wafer_bo_import(p->ch.m[k + 1], pm->link[k], &pm->link_in[k]);
 	if (ret && pm->link[k]) {
 		wafer_bo_destroy(pm->link[k]);
 		pm->link[k] = NULL;
@@ -253,11 +236,11 @@ static int model_chain(struct pipe *p, struct pipe_model *pm)
 	int ret = 0;
 
 	for (k = 0; k + 1 < pm->n; k++)
-		if (!p->m[k]->ops->sync_link)
+		if (!p->ch.m[k]->ops->sync_link)
 			return 0;
 	for (k = 0; k + 1 < pm->n && !ret; k++) {
 		for (r = 0; r < PIPE_MAX_INFLIGHT && !ret; r++)
-			ret = p->m[k]->ops->sync_link(p->m[k], p->m[k + 1], &pm->sync_out[k][r],
+			ret = p->ch.m[k]->ops->sync_link(p->ch.m[k], p->ch.m[k + 1], &pm->sync_out[k][r],
 						      &pm->sync_in[k][r]);
 		if (ret)
 			link_syncs_free(p, pm, k, r - 1);
@@ -280,9 +263,9 @@ static void model_slots(const struct pipe *p, struct pipe_model *pm)
 	unsigned int k, top = 0;
 
 	for (k = 0; k < pm->n; k++) {
-		pm->stage0[k + 1] = pm->stage0[k] + p->m[k]->info.stages;
-		if (p->m[k]->info.stages > top)
-			top = p->m[k]->info.stages;
+		pm->stage0[k + 1] = pm->stage0[k] + p->ch.m[k]->info.stages;
+		if (p->ch.m[k]->info.stages > top)
+			top = p->ch.m[k]->info.stages;
 	}
 	pm->times_at = (uint64_t)pm->act_size * WAFER_PIPE_MAX_TOKENS;
 	pm->stride = pm->times_at + (uint64_t)WAFER_PIPE_MAX_TOKENS * top *
@@ -347,7 +330,8 @@ static int pipe_model_unload(struct wafer_dev *dev, uint32_t id)
 {
 	struct pipe *p = pipe_of(dev);
 
-	pipe_drain(p, (struct wafer_members_gone){ .model = id }, dev->info.job_timeout_ms);
+	wafer_chain_drain(&p->ch, (struct wafer_chain_gone){ .model = id },
+			  dev->info.job_timeout_ms);
 	model_free(p, &p->models[id - 1], p->models[id - 1].n);
 	return 0;
 }
@@ -361,7 +345,7 @@ static int pipe_model_parts(const struct wafer_dev *dev, uint32_t id,
 
 	for (k = 0; k < pm->n && k < max; k++) {
 		out[k] = (struct wafer_model_part){
-			.member = k, .device_index = p->m[k]->index,
+			.member = k, .device_index = p->ch.m[k]->index,
 			.layer_first = pm->first[k], .layer_count = pm->part[k].n_layers,
 			.sram_bytes = pm->part[k].sram_bytes,
 			.embed = pm->part[k].embed, .head = pm->part[k].head,
@@ -387,7 +371,7 @@ static void ctx_free(struct pipe *p, struct pipe_ctx *pc, unsigned int parts)
 	unsigned int k;
 
 	for (k = 0; k < parts; k++)
-		p->m[k]->ops->ctx_destroy(p->m[k], pc->id[k]);
+		p->ch.m[k]->ops->ctx_destroy(p->ch.m[k], pc->id[k]);
 	pipe_clock_ctx_free(pc);
 	memset(pc, 0, sizeof(*pc));
 }
@@ -412,7 +396,7 @@ static int pipe_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned in
 		return ret;
 	*kv_bytes = 0;
 	for (k = 0; k < pm->n && !ret; k++) {
-		ret = p->m[k]->ops->ctx_create(p->m[k], pm->part[k].id, slots, ctx_len,
+		ret = p->ch.m[k]->ops->ctx_create(p->ch.m[k], pm->part[k].id, slots, ctx_len,
 					       &pc->id[k], &pc->kv[k]);
 		if (ret)
 			ret = wafer_prefix_error(ret, "device %u", k);
@@ -434,7 +418,8 @@ static int pipe_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 	struct pipe *p = pipe_of(dev);
 	struct pipe_ctx *pc = &p->ctxs[id - 1];
 
-	pipe_drain(p, (struct wafer_members_gone){ .ctx = id }, dev->info.job_timeout_ms);
+	wafer_chain_drain(&p->ch, (struct wafer_chain_gone){ .ctx = id },
+			  dev->info.job_timeout_ms);
 	ctx_free(p, pc, p->models[pc->model].n);
 	return 0;
 }
@@ -444,7 +429,7 @@ static int pipe_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct pipe *p = pipe_of(dev);
 
-	return wafer_members_stats(p->m, p->n, st);
+	return wafer_members_stats(p->ch.m, p->ch.n, st);
 }
 
 const struct wafer_backend_ops wafer_pipe_backend = {

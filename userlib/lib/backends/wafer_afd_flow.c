@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "wafer_afd.h"
-#include "wafer_members.h"
 
 /* How often a step queued after its member's last completion is retried. */
 #define AFD_PEND_RETRY_NS	1000000ull
@@ -100,6 +99,30 @@ static void step_job(struct afd *a, struct afd_rec *r, unsigned int *k, struct w
 	}
 }
 
+/* Micro-batch @r is over (@status): its job finishes with its last one. */
+static void rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done)
+{
+	struct afd_job *job = &a->jobs[r->parent];
+	struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
+
+	r->used = 0;
+	if (status && !job->status)
+		job->status = status;
+	if (t_done > job->t_done)
+		job->t_done = t_done;
+	if (t_done > ac->done_ns[r->job.slot])
+		ac->done_ns[r->job.slot] = t_done;
+	if (--job->left)
+		return;
+	a->done[a->n_done++] = (struct wafer_completion){
+		.user_data = job->user_data, .status = job->status,
+		.device_ns = job->t_done > job->t0 ? job->t_done - job->t0 : 0,
+		.done_ns = job->t_done,
+	};
+	job->used = 0;
+	pthread_cond_broadcast(&a->ch.cond);
+}
+
 /* A member's submit said it has no room (now). */
 static int no_room(int ret)
 {
@@ -118,14 +141,12 @@ static int step_post(struct afd *a, struct afd_rec *r)
 	int ret = 0;
 
 	step_job(a, r, &k, &j);
-	if (a->dead[k])
-		return a->dead[k];	/* it takes nothing more (wafer_afd_fail.c) */
+	if (a->ch.dead[k])
+		return a->ch.dead[k];	/* it takes nothing more (wafer_afd_failed()) */
 	if (!a->n_pend[k])
-		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
-	if (ret == 1) {
-		a->inflight[k]++;
+		ret = wafer_chain_post(&a->ch, k, &j, 1);
+	if (ret == 1)
 		return 0;
-	}
 	if (!no_room(ret))
 		return ret < 0 ? ret : -EIO;
 	r->pend = ++a->pend_seq;
@@ -151,40 +172,14 @@ static void pend_drain(struct afd *a, unsigned int k)
 		if (!old)
 			return;
 		step_job(a, old, &kk, &j);
-		ret = a->m[k]->ops->submit(a->m[k], &j, 1);
+		ret = wafer_chain_post(&a->ch, k, &j, 1);
 		if (ret != 1 && no_room(ret))
 			return;
 		old->pend = 0;
 		a->n_pend[k]--;
-		if (ret == 1)
-			a->inflight[k]++;
-		else
-			wafer_afd_rec_done(a, old, ret < 0 ? ret : -EIO, 0);
+		if (ret != 1)
+			rec_done(a, old, ret < 0 ? ret : -EIO, 0);
 	}
-}
-
-/* Micro-batch @r is over (@status): its job finishes with its last one. */
-void wafer_afd_rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done)
-{
-	struct afd_job *job = &a->jobs[r->parent];
-	struct afd_ctx *ac = &a->ctxs[r->job.ctx_id - 1];
-
-	r->used = 0;
-	if (status && !job->status)
-		job->status = status;
-	if (t_done > job->t_done)
-		job->t_done = t_done;
-	if (t_done > ac->done_ns[r->job.slot])
-		ac->done_ns[r->job.slot] = t_done;
-	if (--job->left)
-		return;
-	a->done[a->n_done++] = (struct wafer_completion){
-		.user_data = job->user_data, .status = job->status,
-		.device_ns = job->t_done > job->t0 ? job->t_done - job->t0 : 0,
-		.done_ns = job->t_done,
-	};
-	job->used = 0;
-	pthread_cond_broadcast(&a->cond);
 }
 
 /* Member @k ran a step (@c): the micro-batch's next one goes (lock held). */
@@ -194,15 +189,13 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 	struct afd_job *job = &a->jobs[r->parent];
 	int ret;
 
-	if (a->inflight[k])
-		a->inflight[k]--;
 	wafer_afd_times_step(a, r, k, c);
 	if (!r->step && !job->started) {
 		job->t0 = c->done_ns - c->device_ns;
 		job->started = 1;
 	}
 	if (c->status || r->step + 1 == afd_rec_model(a, r)->spl * afd_rec_model(a, r)->L) {
-		wafer_afd_rec_done(a, r, c->status, c->done_ns);
+		rec_done(a, r, c->status, c->done_ns);
 	} else {
 		if (a->ne)
 			wafer_afd_ep_after(a, r);
@@ -211,23 +204,51 @@ static void step_done(struct afd *a, unsigned int k, const struct wafer_completi
 			wafer_afd_ep_next(a, r);
 		ret = step_post(a, r);
 		if (ret)
-			wafer_afd_rec_done(a, r, ret, c->done_ns);
+			rec_done(a, r, ret, c->done_ns);
 	}
 	pend_drain(a, k);	/* a job of member k left: room for a waiting step */
 }
 
-void wafer_afd_hook(void *arg, const struct wafer_completion *c)
+/* Member @k ran steps @c[0..n) (wafer_chain_ops): each micro-batch's next one goes. */
+void wafer_afd_completed(struct wafer_chain *ch, unsigned int k,
+			 const struct wafer_completion *c, unsigned int n)
 {
-	struct afd_hook *h = arg;
+	unsigned int i;
 
-	pthread_mutex_lock(&h->a->lock);
-	/*
-	 * A dead member's micro-batches are over already; a closing device's
-	 * members go one by one, so nothing is posted to them any more.
-	 */
-	if (!h->a->dead[h->k] && !h->a->closing)
-		step_done(h->a, h->k, c);
-	pthread_mutex_unlock(&h->a->lock);
+	for (i = 0; i < n; i++)
+		step_done(afd_of_chain(ch), k, &c[i]);
+}
+
+/*
+ * Member @k failed with @err (wafer_chain_ops; it is dead): every
+ * micro-batch whose step it holds, or that waits for room on it, is over
+ * with that error, so its job completes with it, once.  Every micro-batch
+ * crosses every member, so the others fail as they reach it (step_post()),
+ * and a job submitted later fails at once (job_start()).
+ */
+void wafer_afd_failed(struct wafer_chain *ch, unsigned int k, int err)
+{
+	struct afd *a = afd_of_chain(ch);
+	struct afd_step st;
+	struct afd_rec *r;
+	const char *group;
+	unsigned int i;
+
+	group = afd_group(a, k, &i);
+	wafer_prefix_error(err, "%s device %u failed", group, i);
+	for (i = 0; i < AFD_MAX_INFLIGHT; i++) {
+		r = &a->rec[i];
+		if (!r->used)
+			continue;
+		wafer_afd_step_of(a, r, &st);
+		if (st.k != k)
+			continue;	/* held by a live member: failed when it reaches @k */
+		if (r->pend) {
+			r->pend = 0;
+			a->n_pend[k]--;
+		}
+		rec_done(a, r, err, 0);
+	}
 }
 
 static int free_recs(const struct afd *a, unsigned int *idx, unsigned int want)
@@ -245,7 +266,7 @@ static void job_now(struct afd *a, const struct wafer_job_hw *j, int status)
 {
 	a->done[a->n_done++] = (struct wafer_completion){ .user_data = j->user_data,
 							  .status = status };
-	pthread_cond_broadcast(&a->cond);
+	pthread_cond_broadcast(&a->ch.cond);
 }
 
 /* Job @j as micro-batches, their first steps posted; 0, or -EAGAIN if it does not fit. */
@@ -256,8 +277,9 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 	struct afd_rec *r;
 	int ret = 0;
 
-	if (wafer_afd_dead(a)) {
-		job_now(a, j, wafer_afd_dead(a));	/* it would cross that member */
+	if (wafer_chain_dead(&a->ch, afd_members(a))) {
+		/* it would cross that member */
+		job_now(a, j, wafer_chain_dead(&a->ch, afd_members(a)));
 		return 0;
 	}
 	for (b = 0; b < AFD_MAX_JOBS && a->jobs[b].used; b++)
@@ -280,7 +302,7 @@ static int job_start(struct afd *a, const struct wafer_job_hw *j)
 		r = &a->rec[idx[i]];
 		ret = ret ? ret : step_post(a, r);
 		if (ret)
-			wafer_afd_rec_done(a, r, ret, 0);
+			rec_done(a, r, ret, 0);
 	}
 	return 0;
 }
@@ -291,7 +313,7 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 	unsigned int i;
 	int ret = 0;
 
-	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&a->ch.lock);
 	for (i = 0; i < n && !ret; i++) {
 		if ((jobs[i].flags & WAFER_JOB_NOP) || !jobs[i].n_tokens) {
 			job_now(a, &jobs[i], 0);
@@ -303,7 +325,7 @@ int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, uns
 		if (ret)
 			break;
 	}
-	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->ch.lock);
 	if (i)
 		return (int)i;
 	return ret == -EAGAIN ? wafer_set_error(-EAGAIN, "afd: %d micro-batches in flight "
@@ -323,31 +345,10 @@ static int pend_kick(struct afd *a)
 }
 
 /*
- * Reaps member @k (waiting for @min until @until; lock held) and moves
- * what it completed on.  A fatal error fails the member and what it holds
- * (wafer_afd_fail.c); a transient one is no completion yet.  Returns the
- * completions, or the caller's error (-EEXIST, wafer_members_fatal()).
- */
-static int member_reap(struct afd *a, unsigned int k, unsigned int min, uint64_t until)
-{
-	struct wafer_completion c[AFD_MAX_INFLIGHT];
-	int n, i;
-
-	if (a->dead[k])
-		return 0;	/* its reap would say the same again */
-	n = a->m[k]->ops->reap(a->m[k], c, AFD_MAX_INFLIGHT, min, until);
-	if (wafer_members_fatal(n))
-		wafer_afd_member_fail(a, k, n);
-	for (i = 0; i < n; i++)
-		step_done(a, k, &c[i]);
-	return n == -EEXIST ? n : n > 0 ? n : 0;
-}
-
-/*
  * Polled members (lock held): every completion any member has moves its
  * micro-batch on; if none was there, wait (until @until at most) on a
  * member that holds steps.  0; 1 when no member holds any (nothing to
- * wait for); or the caller's error (member_reap()).
+ * wait for); or the caller's error (wafer_chain_reap()).
  */
 static int poll_members(struct afd *a, uint64_t until)
 {
@@ -355,11 +356,11 @@ static int poll_members(struct afd *a, uint64_t until)
 	int n;
 
 	for (k = 0; k < afd_members(a); k++) {
-		n = member_reap(a, k, 0, 0);
+		n = wafer_chain_reap(&a->ch, k, 0, 0);
 		if (n < 0)
 			return n;
 		got += (unsigned int)n;
-		if (a->inflight[k] && !busy++)
+		if (a->ch.busy[k] && !busy++)
 			wait_k = k;
 	}
 	if (!busy)
@@ -369,7 +370,7 @@ static int poll_members(struct afd *a, uint64_t until)
 	/* One member holds steps: its next completion is the next event. */
 	if (busy > 1 && until > wafer_now_ns() + 1000000)
 		until = wafer_now_ns() + 1000000;
-	n = member_reap(a, wait_k, 1, until);
+	n = wafer_chain_reap(&a->ch, wait_k, 1, until);
 	return n < 0 ? n : 0;
 }
 
@@ -390,34 +391,23 @@ static int reap_polled(struct afd *a, unsigned int max, unsigned int min,
 	return ret < 0 ? ret : 0;
 }
 
-/*
- * Hooked members (lock held): whether one failed (its hook says nothing
- * then, its reap does; a hooked member's reap returns no completions).
- */
-void wafer_afd_members_check(struct afd *a)
-{
-	unsigned int k;
+/** struct wait - what wafer_chain_wait() passes back: the device, what the reap wants */
+struct wait {
+	struct afd *a;
+	unsigned int max, min;
+};
 
-	for (k = 0; k < afd_members(a); k++)
-		member_reap(a, k, 0, 0);
+static int reap_done(void *arg)
+{
+	const struct wait *w = arg;
+
+	return w->a->n_done >= w->min || w->a->n_done >= w->max;
 }
 
-/* The members' hooks move the micro-batches on: wait until @min jobs finished. */
-static void reap_hooked(struct afd *a, unsigned int max, unsigned int min,
-			uint64_t deadline_ns)
+/* A queued step waits on a member that holds others: look again soon. */
+static uint64_t reap_retry_ns(void *arg)
 {
-	uint64_t until, now;
-
-	for (;;) {
-		wafer_afd_members_check(a);
-		now = wafer_now_ns();
-		if (a->n_done >= min || a->n_done >= max || now >= deadline_ns)
-			return;
-		until = now + (pend_kick(a) ? AFD_PEND_RETRY_NS : WAFER_MEMBERS_CHECK_NS);
-		if (until > deadline_ns)
-			until = deadline_ns;
-		wafer_members_wait(&a->cond, &a->lock, until);
-	}
+	return pend_kick(((struct wait *)arg)->a) ? AFD_PEND_RETRY_NS : WAFER_CHAIN_CHECK_NS;
 }
 
 /*
@@ -432,15 +422,16 @@ int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned
 	unsigned int n;
 	int ret = 0;
 
-	pthread_mutex_lock(&a->lock);
-	if (a->polled)
+	pthread_mutex_lock(&a->ch.lock);
+	if (!a->ch.hooked)
 		ret = reap_polled(a, max, min, deadline_ns);
 	else
-		reap_hooked(a, max, min, deadline_ns);
+		wafer_chain_wait(&a->ch, deadline_ns, reap_done, reap_retry_ns,
+				 &(struct wait){ .a = a, .max = max, .min = min });
 	n = a->n_done < max ? a->n_done : max;
 	memcpy(out, a->done, n * sizeof(*out));
 	memmove(a->done, a->done + n, (a->n_done - n) * sizeof(*out));
 	a->n_done -= n;
-	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&a->ch.lock);
 	return n || !ret ? (int)n : ret;
 }

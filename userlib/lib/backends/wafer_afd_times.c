@@ -21,13 +21,11 @@
  * records arrive), member 0's, so the records of every member line up.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "wafer_afd.h"
 #include "wfs_profile.h"
 #include "wfs_timing.h"
-#include "wfw_abi.h"
 
 #define REC	sizeof(struct wafer_chunk_time)
 
@@ -61,7 +59,7 @@ void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k
 			  const struct wafer_completion *c)
 {
 	const struct afd_model *am = &a->models[a->ctxs[r->job.ctx_id - 1].model];
-	unsigned int i, stage0 = 0, last = r->step + 1 == am->spl * am->L;
+	unsigned int stage0, last = r->step + 1 == am->spl * am->L;
 	struct wafer_chunk_time *t;
 	const uint8_t *rec;
 	uint64_t t_ns, link = 0;
@@ -70,8 +68,7 @@ void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k
 
 	if (!(r->job.flags & WAFER_JOB_TIMES) || c->status)
 		return;
-	for (i = 0; i < k; i++)
-		stage0 += a->m[i]->info.stages;
+	stage0 = wafer_chain_stage0(&a->ch, k);
 	t = (struct wafer_chunk_time *)((uint8_t *)r->job.out->map + r->job.out_offset +
 					r->job.times_offset) + (uint64_t)r->no * am->spl * am->L +
 	    r->step;
@@ -92,14 +89,14 @@ void wafer_afd_times_step(struct afd *a, const struct afd_rec *r, unsigned int k
 		wafer_afd_ep_step(a, r, &st);
 		rec = afd_half(a, r, st.out) + (uint64_t)(r->job.n_tokens - 1) * st.out_rec;
 	}
-	memcpy(&t_ns, rec + offsetof(struct wfw_act_rec, t_ns), sizeof(t_ns));
+	t_ns = wafer_chain_rec_t_ns(rec);
 	if (t_ns < t->start_ns)
 		return;
 	t->hop_end_ns = t_ns;
 	t->end_ns = t_ns;
 	if (a->ne)
 		return;
-	if (!wfs_profile_find(a->m[k]->info.profile_name, &prof))
+	if (!wfs_profile_find(a->ch.m[k]->info.profile_name, &prof))
 		link = wfs_timing_ns(&prof, wfs_timing_link_cycles(&prof, (uint64_t)r->job.n_tokens *
 								   am->act_size));
 	t->end_ns = t_ns - link > t->start_ns ? t_ns - link : t->start_ns;

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "wafer_inproc_hw.h"
-#include "wafer_internal.h"
+#include "../wafer_internal.h"
 #include "wfs_ring.h"
 #include "wfw_host.h"
 

@@ -39,12 +39,10 @@
  * it either: its firmware's own rule is the chain's.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wafer_pipe.h"
-#include "wfw_abi.h"
 
 static const struct pipe_model *clock_model(const struct pipe *p, const struct pipe_rec *r)
 {
@@ -68,10 +66,10 @@ int pipe_clock_model(struct pipe *p, struct pipe_model *pm)
 		return 0;
 	/* Members that cannot take a floor (an older kernel): no clock. */
 	for (k = 0; k < pm->n; k++)
-		if (!(p->m[k]->info.caps & WAFER_CAP_NOT_BEFORE))
+		if (!(p->ch.m[k]->info.caps & WAFER_CAP_NOT_BEFORE))
 			return 0;
 	pm->in_stride = (len + 63) & ~63ull;
-	ret = wafer_bo_create(p->m[0], pm->in_stride * PIPE_MAX_INFLIGHT, &pm->stage_in);
+	ret = wafer_bo_create(p->ch.m[0], pm->in_stride * PIPE_MAX_INFLIGHT, &pm->stage_in);
 	return ret ? wafer_prefix_error(ret, "device 0 (the staging of inputs)") : 0;
 }
 
@@ -159,7 +157,7 @@ void pipe_clock_completed(const struct pipe *p, struct pipe_rec *r, unsigned int
 		return;
 	rec = (const char *)pm->link[0]->map + (uint64_t)(r - p->rec) * pm->stride +
 	      (uint64_t)(r->job.n_tokens - 1) * pm->act_size;
-	memcpy(&t, rec + offsetof(struct wfw_act_rec, t_ns), sizeof(t));
+	t = wafer_chain_rec_t_ns(rec);
 	r->start_ns = t - c->device_ns;
 	r->started = t >= c->device_ns;
 }

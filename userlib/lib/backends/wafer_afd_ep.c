@@ -67,21 +67,13 @@ void wafer_afd_ep_step(struct afd *a, const struct afd_rec *r, struct afd_step *
 	st->lw = l | ph << WFW_XPHASE_SHIFT;
 }
 
-static uint64_t t_ns_of(const uint8_t *rec)
-{
-	uint64_t t;
-
-	memcpy(&t, rec + offsetof(struct wfw_act_rec, t_ns), sizeof(t));
-	return t;
-}
-
 /* The home's @n records at @h arrive no earlier than @t (the latest reply). */
 static void exchange_done(const struct afd_model *am, uint8_t *h, unsigned int n, uint64_t t)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++, h += am->xrec)
-		if (t > t_ns_of(h))
+		if (t > wafer_chain_rec_t_ns(h))
 			memcpy(h + offsetof(struct wfw_act_rec, t_ns), &t, sizeof(t));
 }
 
@@ -130,8 +122,8 @@ void wafer_afd_ep_after(struct afd *a, struct afd_rec *r)
 		for (i = 0; i < n; i++) {
 			merge(am, dim, (t < 2 + ne ? B : A) + (size_t)i * am->xrec,
 			      C + (size_t)i * am->xrec, t > 2 + ne);
-			if (t_ns_of(C + (size_t)i * am->xrec) > r->x_t_ns)
-				r->x_t_ns = t_ns_of(C + (size_t)i * am->xrec);
+			if (wafer_chain_rec_t_ns(C + (size_t)i * am->xrec) > r->x_t_ns)
+				r->x_t_ns = wafer_chain_rec_t_ns(C + (size_t)i * am->xrec);
 		}
 	} else if (t == am->spl - 1) {
 		/* FIN's records: the activations for the next attention. */

@@ -16,19 +16,19 @@
  *     every member's completions.
  *   - otherwise each part is posted when the previous one completed: from
  *     the member's completion thread where its backend has a completion
- *     hook (inproc: wafer_pipe_hook()), else when the caller reaps
+ *     hook (inproc: wafer_chain_hook()), else when the caller reaps
  *     (wafer_reap() drains every member).  A job that fails on a member
  *     goes no further.
  * Either way a member's jobs are taken in the order they were given to it,
  * so the jobs of a slot reach every part in submission order, and a job
  * completes with the status of its first part that failed.  A member
- * whose reap fails is dead (wafer_pipe_fail.c): the jobs it holds fail,
- * the others as they reach it.  The lock guards the records.
+ * whose reap fails is dead (wafer_chain_fail(), pipe_failed()): the jobs
+ * it holds fail, the others as they reach it.  The chain's lock guards the
+ * records.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "wafer_members.h"
 #include "wafer_pipe.h"
 
 static void fifo_push(struct pipe_fifo *f, unsigned int r)
@@ -96,11 +96,9 @@ static int parts_post(struct pipe *p, const unsigned int *ri, unsigned int n, un
 
 	for (i = 0; i < n; i++)
 		part_job(p, &p->rec[ri[i]], k, &j[i]);
-	ret = p->m[k]->ops->submit(p->m[k], j, n);
-	for (i = 0; ret > 0 && i < (unsigned int)ret; i++) {
+	ret = wafer_chain_post(&p->ch, k, j, n);
+	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
 		fifo_push(&p->at[k], ri[i]);
-		p->busy[k]++;
-	}
 	return ret ? ret : -EAGAIN;
 }
 
@@ -137,13 +135,14 @@ static void rec_finish_if_done(struct pipe *p, unsigned int ri)
 	r->result = rec_status(p, r);
 	pipe_clock_retire(p, r, r->result);
 	fifo_push(&p->finished, ri);
+	pthread_cond_broadcast(&p->ch.cond);
 }
 
 /*
  * Parts @k.. of record @ri will not run (@status); it is the caller's to
  * reap unless an earlier part still runs (chained: it completes on its own).
  */
-void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status)
+static void rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status)
 {
 	rec_fail_from(p, ri, k, status);
 	rec_finish_if_done(p, ri);
@@ -156,7 +155,7 @@ void pipe_rec_fail(struct pipe *p, unsigned int ri, unsigned int k, int status)
 static void parts_post_or_fail(struct pipe *p, const unsigned int *ri, unsigned int n,
 				       unsigned int k)
 {
-	int ret = p->dead[k];
+	int ret = p->ch.dead[k];
 	unsigned int i;
 
 	if (!ret) {
@@ -165,11 +164,11 @@ static void parts_post_or_fail(struct pipe *p, const unsigned int *ri, unsigned 
 			ret = wafer_prefix_error(ret, "device %u", k);
 	}
 	for (i = ret < 0 ? 0 : (unsigned int)ret; i < n; i++)
-		pipe_rec_fail(p, ri[i], k, ret < 0 ? ret : -EAGAIN);
+		rec_fail(p, ri[i], k, ret < 0 ? ret : -EAGAIN);
 }
 
 /* Moves member @k's completed jobs on, oldest first, while they are done. */
-void pipe_member_advance(struct pipe *p, unsigned int k)
+static void member_advance(struct pipe *p, unsigned int k)
 {
 	struct pipe_fifo *f = &p->at[k];
 	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, ri;
@@ -182,7 +181,7 @@ void pipe_member_advance(struct pipe *p, unsigned int k)
 			if (!r->status[k])
 				next[n++] = ri;
 			else
-				pipe_rec_fail(p, ri, k + 1, r->status[k]);
+				rec_fail(p, ri, k + 1, r->status[k]);
 			continue;
 		}
 		rec_finish_if_done(p, ri);
@@ -192,10 +191,11 @@ void pipe_member_advance(struct pipe *p, unsigned int k)
 		parts_post_or_fail(p, next, n, k + 1);
 }
 
-/* Member @k completed @n jobs: mark their records, move what can go on. */
-static void member_completed(struct pipe *p, unsigned int k, const struct wafer_completion *c,
-			     unsigned int n)
+/* Member @k completed @n jobs (wafer_chain_ops): mark their records, move what can go on. */
+void pipe_completed(struct wafer_chain *ch, unsigned int k, const struct wafer_completion *c,
+		    unsigned int n)
 {
+	struct pipe *p = pipe_of_chain(ch);
 	struct pipe_rec *r;
 	unsigned int i;
 
@@ -207,62 +207,50 @@ static void member_completed(struct pipe *p, unsigned int k, const struct wafer_
 		r->status[k] = c[i].status;
 		r->device_ns += c[i].device_ns;
 		pipe_clock_completed(p, r, k, &c[i]);
-		p->busy[k]--;
 	}
-	pipe_member_advance(p, k);
-}
-
-void wafer_pipe_hook(void *arg, const struct wafer_completion *c)
-{
-	struct pipe_hook *h = arg;
-	struct pipe *p = h->p;
-
-	pthread_mutex_lock(&p->lock);
-	/*
-	 * A dead member's jobs are over already (their records may hold
-	 * others by now); a closing pipeline's members go one by one, so
-	 * nothing is posted to them any more.
-	 */
-	if (!p->dead[h->k] && !p->closing)
-		member_completed(p, h->k, c, 1);
-	if (p->finished.n)
-		pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	member_advance(p, k);
 }
 
 /*
- * Reaps member @k (waiting until @deadline for @min) and moves jobs on.  A
- * fatal error fails the member and what it holds (wafer_pipe_fail.c); a
- * transient one is no completion yet.  Hooked members are asked even when
- * idle: their reap is the only one to say they failed (it returns no
- * completions, the hook has them).  Returns the completions, or the
- * caller's error (-EEXIST, wafer_members_fatal()).
+ * Member @k failed with @err (wafer_chain_ops; it is dead): every job whose
+ * part it holds is over with that error, so it completes with it, once.
+ * The jobs upstream of it fail as they reach it (parts_post_or_fail()),
+ * those past it complete as they would have, and a job submitted later
+ * whose model has a part on it fails at once (submit_runs()): it would
+ * reach it.
+ *
+ * A chained job (kernel members, syncobjs) has its later parts queued on
+ * the members after the dead one already: they complete on their own (the
+ * driver fails a part whose wait failed with -ECANCELED), and the job
+ * with them, with the dead member's error (its first failed part's).
+ */
+void pipe_failed(struct wafer_chain *ch, unsigned int k, int err)
+{
+	struct pipe *p = pipe_of_chain(ch);
+	const struct pipe_fifo *f = &p->at[k];
+	struct pipe_rec *r;
+	unsigned int i;
+
+	wafer_prefix_error(err, "device %u failed", k);
+	for (i = 0; i < f->n; i++) {
+		r = &p->rec[f->r[(f->head + i) % PIPE_MAX_INFLIGHT]];
+		if (r->done & (1u << k))
+			continue;	/* it completed there and waits for its turn */
+		r->done |= 1u << k;
+		r->status[k] = err;
+	}
+	/* Every record there is done now: each goes on, fails or finishes. */
+	member_advance(p, k);
+}
+
+/*
+ * Reaps polled member @k (waiting until @deadline for @min), which moves
+ * its jobs on (wafer_chain_reap()); one with nothing in flight has nothing
+ * to say.  Returns the completions, or the caller's error.
  */
 static int member_reap(struct pipe *p, unsigned int k, unsigned int min, uint64_t deadline)
 {
-	struct wafer_completion c[PIPE_MAX_INFLIGHT];
-	int n;
-
-	if (p->dead[k] || (!p->hooked && !p->busy[k]))
-		return 0;
-	n = p->m[k]->ops->reap(p->m[k], c, PIPE_MAX_INFLIGHT, min, deadline);
-	if (wafer_members_fatal(n))
-		pipe_member_fail(p, k, n);
-	if (n > 0)
-		member_completed(p, k, c, (unsigned int)n);
-	return n == -EEXIST ? n : n > 0 ? n : 0;
-}
-
-/*
- * Hooked members (lock held): whether one failed (its hook says nothing
- * then, its reap does).
- */
-void pipe_members_check(struct pipe *p)
-{
-	unsigned int k;
-
-	for (k = 0; k < p->n; k++)
-		member_reap(p, k, 0, 0);
+	return p->ch.busy[k] ? wafer_chain_reap(&p->ch, k, min, deadline) : 0;
 }
 
 /*
@@ -277,7 +265,7 @@ static int rec_links_reset(struct pipe *p, unsigned int ri)
 	int ret;
 
 	for (k = 0; pm->chained && k + 1 < pm->n; k++) {
-		ret = p->m[k]->ops->sync_reset(p->m[k], pm->sync_out[k][ri]);
+		ret = p->ch.m[k]->ops->sync_reset(p->ch.m[k], pm->sync_out[k][ri]);
 		if (ret)
 			return ret;
 	}
@@ -285,7 +273,7 @@ static int rec_links_reset(struct pipe *p, unsigned int ri)
 }
 
 /* The first free record from @from on, or PIPE_MAX_INFLIGHT. */
-unsigned int pipe_rec_free(const struct pipe *p, unsigned int from)
+static unsigned int rec_free(const struct pipe *p, unsigned int from)
 {
 	while (from < PIPE_MAX_INFLIGHT && p->rec[from].used)
 		from++;
@@ -298,7 +286,7 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 	int ret = 0;
 
 	for (i = 0; i < n; i++, r++) {
-		r = pipe_rec_free(p, r);
+		r = rec_free(p, r);
 		if (r == PIPE_MAX_INFLIGHT)
 			break;
 		p->rec[r] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq + i };
@@ -340,6 +328,33 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 	return ret;
 }
 
+/* The first dead member job @j's model has a part on, its error; or 0. */
+static int job_dead(const struct pipe *p, const struct wafer_job_hw *j)
+{
+	return wafer_chain_dead(&p->ch, p->models[p->ctxs[j->ctx_id - 1].model].n);
+}
+
+/*
+ * Jobs @jobs[0..n) need a dead member (@err): each takes a record that is
+ * finished at once, for the caller's reap to complete with @err.  How many
+ * were taken, or -EAGAIN if no record was free.
+ */
+static int jobs_fail(struct pipe *p, const struct wafer_job_hw *jobs, unsigned int n, int err)
+{
+	unsigned int i, r = 0;
+
+	for (i = 0; i < n; i++, r++) {
+		r = rec_free(p, r);
+		if (r == PIPE_MAX_INFLIGHT)
+			break;
+		p->rec[r] = (struct pipe_rec){ .used = 1, .job = jobs[i], .seq = p->seq++ };
+		rec_fail(p, r, 0, err);
+	}
+	if (!i)
+		return wafer_set_error(-EAGAIN, "%d jobs in flight already", PIPE_MAX_INFLIGHT);
+	return (int)i;
+}
+
 /*
  * The jobs from @jobs[0] on that all need a dead member (*@dead: the
  * first one's error) or all do not (*@dead: 0): how many.
@@ -349,8 +364,8 @@ static unsigned int run_of(const struct pipe *p, const struct wafer_job_hw *jobs
 {
 	unsigned int i = 1;
 
-	*dead = pipe_job_dead(p, &jobs[0]);
-	while (i < n && !pipe_job_dead(p, &jobs[i]) == !*dead)
+	*dead = job_dead(p, &jobs[0]);
+	while (i < n && !job_dead(p, &jobs[i]) == !*dead)
 		i++;
 	return i;
 }
@@ -366,7 +381,7 @@ static int submit_runs(struct pipe *p, const struct wafer_job_hw *jobs, unsigned
 
 	while (done < n) {
 		len = run_of(p, jobs + done, n - done, &dead);
-		ret = dead ? pipe_jobs_fail(p, jobs + done, len, dead) :
+		ret = dead ? jobs_fail(p, jobs + done, len, dead) :
 			     submit_locked(p, jobs + done, len);
 		if (ret > 0)
 			done += (unsigned int)ret;
@@ -390,9 +405,9 @@ int wafer_pipe_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 		if (ret)
 			return ret;
 	}
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->ch.lock);
 	ret = submit_runs(p, jobs, n);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->ch.lock);
 	return ret;
 }
 
@@ -403,7 +418,7 @@ static int oldest_member(const struct pipe *p)
 	unsigned int k;
 	int m = -1;
 
-	for (k = 0; k < p->n; k++) {
+	for (k = 0; k < p->ch.n; k++) {
 		const struct pipe_fifo *f = &p->at[k];
 
 		if (f->n && p->rec[f->r[f->head]].seq < best) {
@@ -434,26 +449,30 @@ static unsigned int take_finished(struct pipe *p, struct wafer_completion *out, 
 	return got;
 }
 
-/*
- * The members move jobs on themselves: wait for finished ones, asking the
- * members' reaps every WAFER_MEMBERS_CHECK_NS whether one failed.
- */
+/** struct take - what wafer_chain_wait() passes back: the reap's state */
+struct take {
+	struct pipe *p;
+	struct wafer_completion *out;
+	unsigned int got, max, min;
+};
+
+/* Takes the finished records: whether the reap has what it waits for. */
+static int take_done(void *arg)
+{
+	struct take *t = arg;
+
+	t->got = take_finished(t->p, t->out, t->got, t->max);
+	return t->got >= t->min || t->got == t->max;
+}
+
+/* The members move jobs on themselves: wait for finished ones. */
 static int reap_hooked(struct pipe *p, struct wafer_completion *out, unsigned int max,
 		       unsigned int min, uint64_t deadline_ns)
 {
-	unsigned int got = 0;
-	uint64_t now;
+	struct take t = { .p = p, .out = out, .max = max, .min = min };
 
-	for (;;) {
-		pipe_members_check(p);
-		got = take_finished(p, out, got, max);
-		now = wafer_now_ns();
-		if (got >= min || got == max || now >= deadline_ns)
-			return (int)got;
-		wafer_members_wait(&p->cond, &p->lock,
-				   deadline_ns - now > WAFER_MEMBERS_CHECK_NS ?
-				   now + WAFER_MEMBERS_CHECK_NS : deadline_ns);
-	}
+	wafer_chain_wait(&p->ch, deadline_ns, take_done, NULL, &t);
+	return (int)t.got;
 }
 
 /* The caller moves jobs on: drain every member, wait on the oldest job's. */
@@ -465,7 +484,7 @@ static int reap_polled(struct pipe *p, struct wafer_completion *out, unsigned in
 
 	for (;;) {
 		/* Whatever is done anywhere moves on, upstream first. */
-		for (k = 0; k < p->n; k++) {
+		for (k = 0; k < p->ch.n; k++) {
 			ret = member_reap(p, k, 0, 0);
 			if (ret < 0)
 				return got ? (int)got : ret;
@@ -488,9 +507,9 @@ int wafer_pipe_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigne
 	struct pipe *p = pipe_of(dev);
 	int ret;
 
-	pthread_mutex_lock(&p->lock);
-	ret = p->hooked ? reap_hooked(p, out, max, min, deadline_ns) :
+	pthread_mutex_lock(&p->ch.lock);
+	ret = p->ch.hooked ? reap_hooked(p, out, max, min, deadline_ns) :
 			  reap_polled(p, out, max, min, deadline_ns);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->ch.lock);
 	return ret;
 }

@@ -15,7 +15,7 @@
 #include <xf86drm.h>
 
 #include "drm/wafer_accel.h"
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 #include "wfs_profile.h"
 #include "wafer_submit.h"
 

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "wafer_afd.h"
 #include "wafer_members.h"
@@ -25,7 +24,7 @@ static void afd_info(struct wafer_dev *dev)
 	struct afd *a = afd_of(dev);
 	struct wafer_info *i = &dev->info;
 
-	wafer_members_info(i, a->m, n_members(a));
+	wafer_members_info(i, a->ch.m, n_members(a));
 	i->max_tokens_per_job = MIN_NZ(i->max_tokens_per_job, AFD_MAX_TOKENS);
 	/* As many of the longest jobs as their micro-batches fit at once. */
 	i->max_inflight_jobs = AFD_MAX_INFLIGHT / ((AFD_MAX_TOKENS + a->mb - 1) / a->mb);
@@ -40,26 +39,21 @@ static void afd_info(struct wafer_dev *dev)
 static void afd_close(struct wafer_dev *dev)
 {
 	struct afd *a = afd_of(dev);
-	unsigned int k;
 
-	/*
-	 * A member's hook may still run (jobs left in flight) while another
-	 * member is closed: from now on it posts nothing.  Closing a member
-	 * joins its threads, so no hook runs once they are all closed.
-	 */
-	pthread_mutex_lock(&a->lock);
-	a->closing = 1;
-	pthread_mutex_unlock(&a->lock);
-	for (k = 0; k < n_members(a); k++)
-		wafer_close(a->m[k]);
-	pthread_cond_destroy(&a->cond);
-	pthread_mutex_destroy(&a->lock);
+	wafer_chain_close(&a->ch);
 	free(a);
 }
 
+/* What the chain asks of the AFD device (wafer_afd_flow.c, wafer_afd_drain.c). */
+static const struct wafer_chain_ops afd_chain_ops = {
+	.completed = wafer_afd_completed,
+	.failed = wafer_afd_failed,
+	.running = wafer_afd_running,
+};
+
 /*
  * Opens the members, each with its group's options: in process unless
- * they ask for kernel devices, all of one backend; hooked where it can be.
+ * they ask for kernel devices, all of one backend.
  */
 static int open_members(struct afd *a, const struct wafer_afd_opts *o)
 {
@@ -73,37 +67,32 @@ static int open_members(struct afd *a, const struct wafer_afd_opts *o)
 
 		if (d.backend == WAFER_BACKEND_AUTO)
 			d.backend = WAFER_BACKEND_INPROC;
-		ret = wafer_open(&d, &a->m[k]);
+		ret = wafer_open(&d, &a->ch.m[k]);
 		if (ret)
 			return wafer_prefix_error(ret, "%s device %u",
 						  k < o->n_attn ? "attention" : k < nf ? "FFN" :
 						  "expert", k < o->n_attn ? k : k < nf ?
 						  k - o->n_attn : k - nf);
+		a->ch.n++;
 		if (k < o->n_attn)
 			a->na++;
 		else if (k < nf)
 			a->nf++;
 		else
 			a->ne++;
-		if (!a->m[k]->ops->bo_import)
+		if (!a->ch.m[k]->ops->bo_import)
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s backend cannot run the "
-					      "ping-pong", a->m[k]->ops->name);
-		else if (a->m[k]->ops != a->m[0]->ops)
+					      "ping-pong", a->ch.m[k]->ops->name);
+		else if (a->ch.m[k]->ops != a->ch.m[0]->ops)
 			ret = wafer_set_error(-EINVAL, "a %s device among %s ones",
-					      a->m[k]->ops->name, a->m[0]->ops->name);
-		else if (!(a->m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
+					      a->ch.m[k]->ops->name, a->ch.m[0]->ops->name);
+		else if (!(a->ch.m[k]->info.caps & WAFER_CAP_LAYER_PARTS))
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads whole layers "
-					      "only", a->m[k]->ops->name);
+					      "only", a->ch.m[k]->ops->name);
 		else if (o->n_expert && k >= o->n_attn &&
-			 !(a->m[k]->info.caps & WAFER_CAP_EXPERT_PARALLEL))
+			 !(a->ch.m[k]->info.caps & WAFER_CAP_EXPERT_PARALLEL))
 			ret = wafer_set_error(-EOPNOTSUPP, "the %s device loads no expert-parallel "
-					      "parts", a->m[k]->ops->name);
-		if (!ret && !a->m[k]->ops->set_cpl_hook)
-			a->polled = 1;
-	}
-	for (k = 0; k < n_members(a) && !ret && !a->polled; k++) {
-		a->hook[k] = (struct afd_hook){ .a = a, .k = k };
-		a->m[k]->ops->set_cpl_hook(a->m[k], wafer_afd_hook, &a->hook[k]);
+					      "parts", a->ch.m[k]->ops->name);
 	}
 	return ret;
 }
@@ -131,7 +120,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 				       o->micro_batch_tokens, AFD_MAX_TOKENS);
 	dev = calloc(1, sizeof(*dev));
 	a = calloc(1, sizeof(*a));
-	if (!dev || !a || wafer_members_sync_init(&a->lock, &a->cond)) {
+	if (!dev || !a || wafer_chain_init(&a->ch, &afd_chain_ops)) {
 		free(dev);
 		free(a);
 		return wafer_set_error(-ENOMEM, "out of memory");
@@ -139,13 +128,14 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 	dev->ops = &wafer_afd_backend;
 	dev->priv = a;
 	a->mb = o->micro_batch_tokens ? o->micro_batch_tokens : AFD_MB;
-	a->polled = !!o->polled;
 	ret = open_members(a, o);
 	if (ret) {
 		afd_close(dev);
 		free(dev);
 		return ret;
 	}
+	/* Hooked where every member can be, unless the caller asks otherwise. */
+	wafer_chain_hook_members(&a->ch, o->polled);
 	dev->index = -1;
 	afd_info(dev);
 	if (a->mb > dev->info.max_tokens_per_job) {
@@ -161,7 +151,7 @@ int wafer_open_afd(const struct wafer_afd_opts *o, struct wafer_dev **out)
 
 static const char *afd_submit_name(const struct wafer_dev *dev)
 {
-	return wafer_submit_name(afd_of(dev)->m[0]);
+	return wafer_submit_name(afd_of(dev)->ch.m[0]);
 }
 
 static struct wafer_dev *afd_member_dev(struct wafer_dev *dev, unsigned int i, unsigned int *n)
@@ -169,15 +159,15 @@ static struct wafer_dev *afd_member_dev(struct wafer_dev *dev, unsigned int i, u
 	struct afd *a = afd_of(dev);
 
 	*n = n_members(a);
-	return i < *n ? a->m[i] : NULL;
+	return i < *n ? a->ch.m[i] : NULL;
 }
 
 static void afd_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 {
 	struct afd_bo *ab = bo->priv;
 
-	wafer_afd_drain(afd_of(dev), (struct wafer_members_gone){ .bo = bo },
-			dev->info.job_timeout_ms);
+	wafer_chain_drain(&afd_of(dev)->ch, (struct wafer_chain_gone){ .bo = bo },
+			  dev->info.job_timeout_ms);
 	wafer_members_bo_destroy(ab->on, n_members(afd_of(dev)));
 	free(ab);
 }
@@ -192,7 +182,7 @@ static int afd_bo_create(struct wafer_dev *dev, struct wafer_bo *bo)
 	if (!ab)
 		return wafer_set_error(-ENOMEM, "out of memory");
 	bo->priv = ab;
-	ret = wafer_members_bo_create(a->m, n_members(a), bo, ab->on);
+	ret = wafer_members_bo_create(a->ch.m, n_members(a), bo, ab->on);
 	if (ret)
 		free(ab);
 	return ret;
@@ -207,7 +197,7 @@ static void model_free(struct afd *a, struct afd_model *am, unsigned int loaded)
 		wafer_bo_destroy(am->view[k]);
 	wafer_bo_destroy(am->buf);
 	for (k = 0; k < loaded; k++)
-		a->m[k]->ops->model_unload(a->m[k], am->ld[k].id);
+		a->ch.m[k]->ops->model_unload(a->ch.m[k], am->ld[k].id);
 	memset(am, 0, sizeof(*am));
 }
 
@@ -229,7 +219,7 @@ static int model_load_member(struct afd *a, struct afd_model *am, struct wafer_b
 	ld->layer_count = k < xk ? (i + 1) * am->L / n - ld->layer_first : am->L;
 	if (k >= xk)
 		wafer_afd_ep_range(a, am->n_experts, i, &ld->expert_first, &ld->expert_count);
-	ret = a->m[k]->ops->model_load(a->m[k], afd_bo_on(blob, k), len, ld);
+	ret = a->ch.m[k]->ops->model_load(a->ch.m[k], afd_bo_on(blob, k), len, ld);
 	if (ret && k >= xk)
 		return wafer_prefix_error(ret, "expert device %u (experts %u..%u)", i,
 					  ld->expert_first,
@@ -254,10 +244,10 @@ static int model_bufs(struct afd *a, struct afd_model *am)
 	if (am->xrec > rec)
 		rec = am->xrec;
 	am->half = (rec * a->mb + 16 + 63) & ~63ull;
-	ret = wafer_bo_create(a->m[0], am->nhalf * am->half * AFD_MAX_INFLIGHT, &am->buf);
+	ret = wafer_bo_create(a->ch.m[0], am->nhalf * am->half * AFD_MAX_INFLIGHT, &am->buf);
 	am->view[0] = am->buf;
 	for (k = 1; k < n_members(a) && !ret; k++)
-		ret = wafer_bo_import(a->m[k], am->buf, &am->view[k]);
+		ret = wafer_bo_import(a->ch.m[k], am->buf, &am->view[k]);
 	return ret;
 }
 
@@ -319,7 +309,8 @@ static int afd_model_unload(struct wafer_dev *dev, uint32_t id)
 {
 	struct afd *a = afd_of(dev);
 
-	wafer_afd_drain(a, (struct wafer_members_gone){ .model = id }, dev->info.job_timeout_ms);
+	wafer_chain_drain(&a->ch, (struct wafer_chain_gone){ .model = id },
+			  dev->info.job_timeout_ms);
 	model_free(a, &a->models[id - 1], n_members(a));
 	return 0;
 }
@@ -333,7 +324,7 @@ static int afd_model_parts(const struct wafer_dev *dev, uint32_t id,
 
 	for (k = 0; k < n_members(a) && k < max; k++) {
 		out[k] = (struct wafer_model_part){
-			.member = k, .device_index = a->m[k]->index,
+			.member = k, .device_index = a->ch.m[k]->index,
 			.layer_first = am->ld[k].layer_first, .layer_count = am->ld[k].n_layers,
 			.sram_bytes = am->ld[k].sram_bytes,
 			.embed = am->ld[k].embed, .head = am->ld[k].head,
@@ -360,7 +351,7 @@ static void ctx_free(struct afd *a, struct afd_ctx *ac, unsigned int made)
 	unsigned int k;
 
 	for (k = 0; k < made; k++)
-		a->m[k]->ops->ctx_destroy(a->m[k], ac->id[k]);
+		a->ch.m[k]->ops->ctx_destroy(a->ch.m[k], ac->id[k]);
 	free(ac->done_ns);
 	memset(ac, 0, sizeof(*ac));
 }
@@ -384,7 +375,7 @@ static int afd_ctx_create(struct wafer_dev *dev, uint32_t model_id, unsigned int
 		return wafer_set_error(-ENOMEM, "out of memory");
 	*kv_bytes = 0;
 	for (k = 0; k < n_members(a) && !ret; k++) {
-		ret = a->m[k]->ops->ctx_create(a->m[k], am->ld[k].id, slots, ctx_len,
+		ret = a->ch.m[k]->ops->ctx_create(a->ch.m[k], am->ld[k].id, slots, ctx_len,
 					       &ac->id[k], &ac->kv[k]);
 		if (ret)
 			ret = wafer_prefix_error(ret, "device %u", k);
@@ -406,7 +397,8 @@ static int afd_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 {
 	struct afd *a = afd_of(dev);
 
-	wafer_afd_drain(a, (struct wafer_members_gone){ .ctx = id }, dev->info.job_timeout_ms);
+	wafer_chain_drain(&a->ch, (struct wafer_chain_gone){ .ctx = id },
+			  dev->info.job_timeout_ms);
 	ctx_free(a, &a->ctxs[id - 1], n_members(a));
 	return 0;
 }
@@ -416,7 +408,7 @@ static int afd_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
 	struct afd *a = afd_of(dev);
 
-	return wafer_members_stats(a->m, n_members(a), st);
+	return wafer_members_stats(a->ch.m, n_members(a), st);
 }
 
 const struct wafer_backend_ops wafer_afd_backend = {

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wafer_backend.h"
-#include "wafer_internal.h"
+#include "../wafer_backend.h"
+#include "../wafer_internal.h"
 
 int wafer_dev_expert_load(struct wafer_dev *dev, struct wafer_expert_load *out,
 			  unsigned int max)

@@ -4,8 +4,8 @@
  * wafer_afd.c (members, buffers, models, contexts) and wafer_afd_flow.c
  * (jobs).
  *
- * An AFD device is a struct wafer_dev whose backend drives two groups of
- * members: members 0..na-1 hold the attention part of each layer
+ * An AFD device is a struct wafer_dev whose backend drives, through a
+ * struct wafer_chain (wafer_chain.h), two groups of members: members 0..na-1 hold the attention part of each layer
  * (WFW_PART_ATTN, with the KV cache; member i a contiguous range of the
  * layers), members na..na+nf-1 its FFN part (WFW_PART_FFN).  A job of the
  * caller is cut into micro-batches of at most @mb tokens; each
@@ -24,14 +24,15 @@
 #ifndef WAFER_AFD_H
 #define WAFER_AFD_H
 
-#include <pthread.h>
+#include <stddef.h>
 
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
+#include "wafer_chain.h"
 #include "wfs_model.h"
 
 /* Devices per group. */
 #define AFD_MAX_GROUP		8
-#define AFD_MAX			(3 * AFD_MAX_GROUP)
+#define AFD_MAX			WAFER_CHAIN_MAX
 /* Tokens per micro-batch by default (wafer_afd_opts.micro_batch_tokens). */
 #define AFD_MB			16
 /* Micro-batches in flight at once. */
@@ -42,6 +43,7 @@
 #define AFD_MAX_JOBS		64
 #define AFD_MAX_MODELS		4
 #define AFD_MAX_CTX		64
+_Static_assert(AFD_MAX_INFLIGHT <= WAFER_CHAIN_REAP_MAX, "a reap takes every member's steps");
 
 /** struct afd_bo - a buffer: on[0] allocated on member 0, views on the others */
 struct afd_bo {
@@ -153,66 +155,50 @@ struct afd_rec {
 	uint64_t x_t_ns;
 };
 
-struct afd;
-
-/** struct afd_hook - a member's completion hook's argument */
-struct afd_hook {
-	struct afd *a;
-	unsigned int k;
-};
-
 /**
  * struct afd - the AFD backend's state (struct wafer_dev.priv)
+ * @ch: the members, attention, FFN then expert ones (wafer_chain.h; its
+ *	lock guards what follows, its hooks move the micro-batches on step by
+ *	step; polled (kernel devices), the caller's reap collects the
+ *	completions and posts the next steps)
  * @na: attention members (0..na-1)
  * @nf: FFN members (na..na+nf-1)
  * @ne: expert members (na+nf..na+nf+ne-1; 0: no expert parallelism)
  * @mb: tokens of a micro-batch at most
- * @m: the members
  * @models: loaded models
  * @ctxs: contexts
  * @jobs: the caller's jobs in flight
  * @rec: micro-batches in flight
- * @done: completions of finished jobs, not reaped yet
+ * @done: completions of finished jobs, not reaped yet (the chain's @cond
+ *	is signalled when one is)
  * @n_done: entries of @done
- * @hook: the hooks' arguments
  * @n_pend: per member, steps waiting for room on it (a member holds fewer
  *	jobs than micro-batches can be in flight): posted in order as its
  *	jobs complete, before any later step to it
  * @pend_seq: the last queued step's number
- * @polled: the members have no completion hook (kernel devices): the
- *	caller's reap collects their completions and posts the next steps
- * @inflight: per member, steps it holds (@polled: whom reap waits for)
- * @dead: per member, 0, or the fatal error its reap returned
- *	(wafer_afd_fail.c): it takes no more steps, its late completions
- *	are dropped
- * @closing: afd_close() began: the hooks move nothing on any more
- * @lock: guards everything above from @jobs (hooks run on members' threads)
- * @cond: signalled when a job finished
  */
 struct afd {
+	struct wafer_chain ch;
 	unsigned int na, nf, ne;
 	unsigned int mb;
-	struct wafer_dev *m[AFD_MAX];
 	struct afd_model models[AFD_MAX_MODELS];
 	struct afd_ctx ctxs[AFD_MAX_CTX];
 	struct afd_job jobs[AFD_MAX_JOBS];
 	struct afd_rec rec[AFD_MAX_INFLIGHT];
 	struct wafer_completion done[AFD_MAX_JOBS];
 	unsigned int n_done;
-	struct afd_hook hook[AFD_MAX];
 	unsigned int n_pend[AFD_MAX];
 	uint64_t pend_seq;
-	int polled;
-	unsigned int inflight[AFD_MAX];
-	int dead[AFD_MAX];
-	int closing;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 };
 
 static inline struct afd *afd_of(const struct wafer_dev *dev)
 {
 	return dev->priv;
+}
+
+static inline struct afd *afd_of_chain(struct wafer_chain *ch)
+{
+	return (struct afd *)((char *)ch - offsetof(struct afd, ch));
 }
 
 static inline struct wafer_bo *afd_bo_on(const struct wafer_bo *bo, unsigned int k)
@@ -234,6 +220,21 @@ static inline unsigned int afd_member(unsigned int first, unsigned int n, unsign
 static inline unsigned int afd_members(const struct afd *a)
 {
 	return a->na + a->nf + a->ne;
+}
+
+/* Member @k's group and its number there (*@i), for messages. */
+static inline const char *afd_group(const struct afd *a, unsigned int k, unsigned int *i)
+{
+	if (k < a->na) {
+		*i = k;
+		return "attention";
+	}
+	if (k < a->na + a->nf) {
+		*i = k - a->na;
+		return "FFN";
+	}
+	*i = k - a->na - a->nf;
+	return "expert";
 }
 
 static inline struct afd_model *afd_rec_model(struct afd *a, const struct afd_rec *r)
@@ -281,22 +282,17 @@ int wafer_afd_ep_load(struct afd *a, struct afd_model *am, const struct wfs_mode
 void wafer_afd_ep_range(const struct afd *a, unsigned int e, unsigned int i,
 			uint32_t *first, uint32_t *count);
 
-/* wafer_afd_fail.c: a member that failed */
-void wafer_afd_member_fail(struct afd *a, unsigned int k, int err);
-int wafer_afd_dead(const struct afd *a);
+/* wafer_afd_drain.c: the chain's op for objects destroyed while jobs use them */
+unsigned int wafer_afd_running(struct wafer_chain *ch, const struct wafer_chain_gone *g);
 
-/* wafer_afd_drain.c: objects destroyed while jobs use them */
-struct wafer_members_gone;
-void wafer_afd_drain(struct afd *a, struct wafer_members_gone g, uint32_t timeout_ms);
-
-/* wafer_afd_flow.c */
-void wafer_afd_members_check(struct afd *a);
+/* wafer_afd_flow.c: the micro-batches' steps; the chain's ops. */
 void wafer_afd_step_of(struct afd *a, const struct afd_rec *r, struct afd_step *st);
-void wafer_afd_rec_done(struct afd *a, struct afd_rec *r, int status, uint64_t t_done);
 int wafer_afd_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, unsigned int n);
 int wafer_afd_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigned int max,
 		   unsigned int min, uint64_t deadline_ns);
-void wafer_afd_hook(void *arg, const struct wafer_completion *c);
+void wafer_afd_completed(struct wafer_chain *ch, unsigned int k,
+			 const struct wafer_completion *c, unsigned int n);
+void wafer_afd_failed(struct wafer_chain *ch, unsigned int k, int err);
 
 /* wafer_afd_times.c: WAFER_JOB_TIMES, a record per micro-batch and step */
 uint64_t wafer_afd_times_len(const struct wafer_dev *dev, unsigned int n_tokens);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "drm/wafer_accel.h"
-#include "wafer_backend.h"
+#include "../wafer_backend.h"
 #include "wafer_inproc_hw.h"
 
 #define CTRL_TIMEOUT_MS		10000

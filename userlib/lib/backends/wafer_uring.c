@@ -37,7 +37,7 @@
 
 #include <liburing.h>
 
-#include "wafer_internal.h"
+#include "../wafer_internal.h"
 #include "wafer_submit.h"
 
 #define URING_ENTRIES	256
