@@ -96,10 +96,12 @@ static int on_completion(struct wafer_link *l, const struct ibv_wc *wc)
 	return wlk_fail(l, -EPROTO, "unexpected completion opcode %d", wc->opcode);
 }
 
-/* Drains the CQ and the connection's events: how many there were, or <0. */
-static int drain(struct wafer_link *l)
+/* How long a hang-up during the hello waits for the answer sent before it. */
+#define HANGUP_GRACE_MS	500
+
+/* Hands what the completion queue holds to on_completion(): how many, or -EIO. */
+static int poll_cq(struct wafer_link *l)
 {
-	struct rdma_cm_event *ev;
 	struct ibv_wc wc[16];
 	int n, i, seen = 0;
 
@@ -110,17 +112,48 @@ static int drain(struct wafer_link *l)
 	}
 	if (n < 0)
 		return wlk_fail(l, -EIO, "polling the completion queue failed");
+	return seen;
+}
+
+/* Drains the CQ and the connection's events: how many there were, or <0. */
+static int drain(struct wafer_link *l)
+{
+	enum rdma_cm_event_type gone = RDMA_CM_EVENT_ESTABLISHED;
+	struct rdma_cm_event *ev;
+	int n, seen = poll_cq(l);
+	uint64_t end;
+
+	if (seen < 0)
+		return seen;
 	while (l->ech && !rdma_get_cm_event(l->ech, &ev)) {
 		enum rdma_cm_event_type t = ev->event;
 
 		rdma_ack_cm_event(ev);
 		seen++;
-		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-			wlk_fail(l, -ECONNRESET, "%s", t == RDMA_CM_EVENT_DISCONNECTED ?
-				 "disconnected" : "the RDMA device was removed");
-			l->connected = 0;
-		}
+		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			gone = t;
 	}
+	if (gone == RDMA_CM_EVENT_ESTABLISHED)
+		return seen;
+	wlk_fail(l, -ECONNRESET, "%s", gone == RDMA_CM_EVENT_DISCONNECTED ?
+		 "disconnected" : "the RDMA device was removed");
+	l->connected = 0;
+	/*
+	 * What the peer sent before it hung up (a refusal's reason) can
+	 * complete after its hang-up is seen (rxe completes receives on its
+	 * own schedule): take it too, waiting a little for an answer to the
+	 * hello.  The hang-up stays the link's error; flushed receives add none.
+	 */
+	end = wafer_now_ns() + HANGUP_GRACE_MS * 1000000ull;
+	do {
+		n = poll_cq(l);
+		if (n < 0)
+			return n;
+		seen += n;
+		if (l->first_seen)
+			break;
+		poll(NULL, 0, 1);
+	} while (wafer_now_ns() < end);
 	return seen;
 }
 
