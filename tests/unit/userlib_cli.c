@@ -8,7 +8,8 @@
  * (json-c) with the in-process device's fields, one object or an array;
  * a bad value names the flag as typed and what is allowed (convert --quant
  * int3, info -q, top -i, plan --ctx); plan takes the --quant and --ctx
- * the other commands spell; `wafer run -m chat` is refused with the reason;
+ * the other commands spell; run's chat options outside -m chat and a chat
+ * template that does not parse are refused with the reason;
  * `wafer top --url` shows a running wafer serve's slots and the tokens it
  * generated (the completion's usage), and says why when nothing listens.
  */
@@ -167,9 +168,11 @@ static const struct bad bads[] = {
 	{ "top --interval=5", "bad value '5' for --interval" },
 	{ "top --backend gpu", "bad value 'gpu' for --backend" },
 	{ "run m.bin -z t.bin --quant int3", "bad value 'int3' for --quant; allowed: int8 or int4" },
-	{ "run m.bin -z t.bin -m poem", "bad value 'poem' for -m; allowed: generate" },
-	{ "run m.bin -z t.bin -m chat", "-m chat: not supported" },
-	{ "run m.bin -z t.bin -y 'be kind'", "-y (a system prompt) goes with llama2.c's -m chat" },
+	{ "run m.bin -z t.bin -m poem", "bad value 'poem' for -m; allowed: generate or chat" },
+	{ "run m.bin -z t.bin -y 'be kind'", "-y, --chat-template and --single-turn go with -m chat" },
+	{ "run m.bin -z t.bin -m chat --chat-template '<{who}>'",
+	  "--chat-template does not parse: byte 1: unknown placeholder '{who}'" },
+	{ "run m.bin -z t.bin -m chat --draft ngram", "-m chat: not with --draft" },
 	{ "convert in.bin", "need MODEL.bin and OUT.blob, got 1 argument" },
 	{ "plan llama3.1-8b --quant int3", "bad value 'int3' for --quant; allowed: int8 or int4" },
 	{ "plan llama3.1-8b --ctx 0x", "bad value '0x' for --ctx" },

@@ -5,6 +5,11 @@
  * exactly the reference text for int8 (which agrees with fp32 for > 100
  * tokens), with and without a prompt; int4 is judged against the float
  * reference on its own de-quantised weights.  Plus the CLI's error paths.
+ *
+ * -m chat: each reply is libwafer's greedy continuation of the
+ * conversation rendered by the chat template (written out here by hand,
+ * the template's spec), up to EOS: one turn from -i with the story
+ * template, and two turns from stdin with llama2's and a system prompt.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +128,74 @@ static void test_text_as_reference(const struct wfs_ckpt *c)
 	      "-i 'Once upon a time, there was a dog'", c, "Once upon a time, there was a dog", 64);
 }
 
+/* The generated pieces of a greedy wafer_generate(), up to EOS (chat's reply). */
+static int reply_piece(void *arg, int token, const char *piece, int from_prompt)
+{
+	if (from_prompt)
+		return 0;
+	if (token == WAFER_TOKEN_EOS)
+		return 1;
+	put(arg, piece);
+	return 0;
+}
+
+/* libwafer's greedy reply to @prompt over @steps positions into @text. */
+static int reply(struct wafer_ctx *ctx, const char *prompt, unsigned int steps, char *text)
+{
+	struct wafer_gen_opts go = { .steps = steps, .on_piece = reply_piece, .arg = text };
+
+	text[0] = '\0';
+	return wafer_generate(ctx, tok, prompt, &go, NULL);
+}
+
+static void test_chat(void)
+{
+	struct wafer_convert_opts co = { .wbits = 8, .group_size = 32 };
+	struct wafer_open_opts o = { .backend = WAFER_BACKEND_INPROC };
+	char *a1 = malloc(TEXT_MAX), *a2 = malloc(TEXT_MAX), *want = malloc(TEXT_MAX);
+	char *got = malloc(TEXT_MAX), *conv = malloc(TEXT_MAX);
+	const char *sys1 = "[INST] <<SYS>>\nBe kind\n<</SYS>>\n\nHi [/INST]";
+	struct wafer_model *m = NULL;
+	struct wafer_ctx *ctx = NULL;
+	struct wafer_dev *dev = NULL;
+	char cmd[2048];
+	int rc;
+
+	if (!wt_ok(a1 && a2 && want && got && conv && !wafer_open(&o, &dev) &&
+		   !wafer_model_load_file(dev, model, &co, &m) &&
+		   !wafer_ctx_create(m, 1, wafer_model_get_info(m)->seq_len, &ctx), "-m chat: an in-process model to compare with"))
+		goto out;
+	/* one turn, -i, the story template: the reply continues the user's text */
+	if (!reply(ctx, "Once upon a time", 80, a1))
+		snprintf(want, TEXT_MAX, "Assistant: %s\n", a1);
+	rc = cli("--backend inproc -m chat -i 'Once upon a time' --single-turn -t 0 -n 80", got);
+	if (!wt_ok(rc == 0 && !strcmp(got, want), "-m chat --single-turn -i: \"Assistant: \", "
+		   "the greedy reply to the story so far (%zu bytes)", strlen(want)))
+		wt_diag("exit %d\n# want: %.200s\n#  got: %.200s", rc, want, got);
+	/* two turns from stdin, llama2's template, a system prompt */
+	rc = reply(ctx, sys1, 0, a1);
+	snprintf(conv, TEXT_MAX, "%s %s </s><s>[INST] More [/INST]", sys1, a1);
+	rc |= reply(ctx, conv, 0, a2);
+	snprintf(want, TEXT_MAX, "User: Assistant: %s\nUser: Assistant: %s\nUser: \n", a1, a2);
+	snprintf(cmd, sizeof(cmd), "printf 'Hi\\nMore\\n' | %s/bin/wafer run %s -z %s "
+		 "--backend inproc -m chat --chat-template llama2 -y 'Be kind' -t 0 -n 0 "
+		 "2>/dev/null", getenv("BUILD") ? getenv("BUILD") : "build", model, tokpath);
+	rc |= wt_capture(cmd, got, TEXT_MAX);
+	if (!wt_ok(rc == 0 && !strcmp(got, want) && strlen(a2) > 0, "-m chat, two turns from "
+		   "stdin, --chat-template llama2, -y: each reply is the greedy one to the "
+		   "conversation in the template (%zu and %zu bytes)", strlen(a1), strlen(a2)))
+		wt_diag("exit %d\n# want: %.300s\n#  got: %.300s", rc, want, got);
+out:
+	wafer_ctx_destroy(ctx);
+	wafer_model_unload(m);
+	wafer_close(dev);
+	free(a1);
+	free(a2);
+	free(want);
+	free(got);
+	free(conv);
+}
+
 /* Sampling: a seed makes it reproducible. */
 static void test_sampling_seeded(void)
 {
@@ -176,6 +249,7 @@ int main(void)
 		return wt_done();
 	test_text_as_reference(&c);
 	test_sampling_seeded();
+	test_chat();
 	test_errors(out);
 	wafer_tokenizer_free(tok);
 	free(out);

@@ -10,6 +10,31 @@
 int cli_cmd_list(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_run(int argc, char **argv);
+
+struct cli_srv_template;
+/**
+ * struct cli_chat - wafer run -m chat (cli_run_chat.c)
+ * @on: -m chat
+ * @system: -y SYSTEM (NULL: none)
+ * @tmpl: --chat-template, parsed (NULL: story, wafer serve's default)
+ * @single_turn: --single-turn: answer -i, read nothing from stdin
+ */
+struct cli_chat {
+	int on;
+	const char *system;
+	struct cli_srv_template *tmpl;
+	int single_turn;
+};
+
+/* --chat-template @src into @c; 0, or 2 with the reason on stderr. */
+int cli_chat_template(struct cli_chat *c, const char *src);
+void cli_chat_free(struct cli_chat *c);
+/*
+ * The conversation on slot @go->slot of @ctx, @prompt (NULL: none) its
+ * first user turn, sampled as @go says (@go->steps resolved); 0, or 1 said.
+ */
+int cli_run_chat(struct wafer_ctx *ctx, const struct wafer_tokenizer *tok, const char *prompt,
+		 const struct cli_chat *c, const struct wafer_gen_opts *go);
 int cli_cmd_bench(int argc, char **argv);
 /* wafer bench --link, --link-serve, --link-loopback (cli_bench_link.c). */
 int cli_bench_link(int argc, char **argv);

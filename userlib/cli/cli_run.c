@@ -34,6 +34,7 @@
  * @no_plain: --no-plain: no plain run to compare with
  * @trace: --trace FILE (NULL: none)
  * @expert_load: --expert-load FILE (NULL: none)
+ * @chat: -m chat, -y, --chat-template, --single-turn
  */
 struct run_args {
 	const char *model;
@@ -53,6 +54,7 @@ struct run_args {
 	int no_plain;
 	const char *trace;
 	const char *expert_load;
+	struct cli_chat chat;
 };
 
 static void usage(FILE *f)
@@ -65,9 +67,14 @@ static void usage(FILE *f)
 		"  -n STEPS       positions to run, prompt included (default 256, 0 = max)\n"
 		"  -i PROMPT      input prompt\n"
 		"  -z PATH        llama2.c tokenizer.bin\n"
-		"  -m generate    llama2.c's mode: generate, the only one (-m chat is\n"
-		"                 refused: chat through wafer serve, /v1/chat/completions\n"
-		"                 or its web page)\n"
+		"  -m generate|chat  llama2.c's mode (default generate); chat: a conversation,\n"
+		"                 -i the first user turn, then a line of stdin a turn (EOF\n"
+		"                 ends it), each reply until EOS; the messages go through\n"
+		"                 the chat template as wafer serve's /v1/chat/completions\n"
+		"  -y SYSTEM      -m chat: the system prompt\n"
+		"  --chat-template T    -m chat: story (default), chatml, llama2, zephyr, or a\n"
+		"                 template as wafer serve's --chat-template takes\n"
+		"  --single-turn  -m chat: answer -i and exit (llama-cli's -st)\n"
 		"  -d LIST        devices: N (/dev/accel/accelN), or several (0-4, 0,2,3) to\n"
 		"                 split the model's layers over them (implies --backend\n"
 		"                 kernel; with --backend inproc, that many in-process devices)\n"
@@ -138,7 +145,7 @@ enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, 
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
        OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_XDEV,
-       OPT_MOE_COPIES };
+       OPT_MOE_COPIES, OPT_CHAT_TEMPLATE, OPT_SINGLE_TURN };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -169,6 +176,8 @@ static const struct option long_opts[] = {
 	{ "sram-kib", required_argument, NULL, OPT_SRAM },
 	{ "expert-devices", required_argument, NULL, OPT_XDEV },
 	{ "moe-copies", no_argument, NULL, OPT_MOE_COPIES },
+	{ "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
+	{ "single-turn", no_argument, NULL, OPT_SINGLE_TURN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -283,7 +292,7 @@ static const char *run_allowed(int opt)
 {
 	switch (opt) {
 	case 'm':
-		return "generate";
+		return "generate or chat";
 	case 't':
 		return "0..100";
 	case 'p':
@@ -358,18 +367,18 @@ static int parse_opt(struct run_args *a, int opt, const char *arg)
 		a->tokenizer = arg;
 		return 0;
 	case 'm':
-		if (!strcmp(arg, "generate"))
-			return 0;
-		if (strcmp(arg, "chat"))
+		if (strcmp(arg, "generate") && strcmp(arg, "chat"))
 			break;
-		fprintf(stderr, "wafer run: -m chat: not supported: wafer run continues one "
-			"prompt (llama2.c's -m generate); for chat, a model's turns in its chat "
-			"template, use wafer serve (/v1/chat/completions, or its web page)\n");
-		return 2;
+		a->chat.on = !strcmp(arg, "chat");
+		return 0;
 	case 'y':
-		fprintf(stderr, "wafer run: -y (a system prompt) goes with llama2.c's -m chat, "
-			"which wafer run does not do: use wafer serve's /v1/chat/completions\n");
-		return 2;
+		a->chat.system = arg;
+		return 0;
+	case OPT_CHAT_TEMPLATE:
+		return cli_chat_template(&a->chat, arg);
+	case OPT_SINGLE_TURN:
+		a->chat.single_turn = 1;
+		return 0;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -436,6 +445,14 @@ static int parse(struct run_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = argv[optind];
+	if (!a->chat.on && (a->chat.system || a->chat.tmpl || a->chat.single_turn)) {
+		fprintf(stderr, "wafer run: -y, --chat-template and --single-turn go with -m chat\n");
+		return 2;
+	}
+	if (a->chat.on && (a->draft || a->trace || a->expert_load)) {
+		fprintf(stderr, "wafer run: -m chat: not with --draft, --trace or --expert-load\n");
+		return 2;
+	}
 	if (a->draft_pack && a->draft_device >= 0) {
 		fprintf(stderr, "wafer run: --draft-stages or --draft-device, not both\n");
 		return 2;
@@ -864,6 +881,8 @@ static int run_generate(const struct run_args *a, struct run *r)
 	go = (struct wafer_gen_opts){ .steps = r->steps, .temperature = a->temperature,
 				      .top_p = a->top_p, .seed = a->seed,
 				      .on_piece = print_piece, .arg = &r->text };
+	if (a->chat.on)
+		return cli_run_chat(r->ctx, r->tok, a->prompt, &a->chat, &go);
 	ret = a->draft ? wafer_generate_spec(r->ctx, r->tok, a->prompt, &go, &r->so, &st, &ss) :
 		wafer_generate(r->ctx, r->tok, a->prompt, &go, &st);
 	printf("\n");
@@ -914,5 +933,6 @@ int cli_cmd_run(int argc, char **argv)
 		a.conv.progress = progress;
 	ret = run_open(&a, &r) || run_load(&a, &r) || run_generate(&a, &r);
 	run_free(&r);
+	cli_chat_free(&a.chat);
 	return ret;
 }

@@ -371,7 +371,7 @@ struct json_object *cli_srv_logprobs_json(const struct wafer_tokenizer *tok, int
 					  const struct cli_srv_lp *lp, unsigned int n,
 					  size_t base);
 
-/* ---- cli_serve_template.c: chat templates ---- */
+/* ---- cli_serve_template.c: chat templates (wafer run -m chat's too) ---- */
 
 /** A growing text (doubling, so many small appends cost linear time). */
 struct cli_srv_text {
@@ -413,7 +413,7 @@ struct cli_srv_template {
 
 /* A built-in's name or a template's text into @t; 0, or -1 with @err saying why. */
 int cli_srv_template_parse(const char *src, struct cli_srv_template *t, char *err, size_t n);
-/* The @n messages through @t (not STORY) appended to @out; 0 or -1 (out of memory). */
+/* The @n messages through @t appended to @out; 0 or -1 (out of memory). */
 int cli_srv_template_apply(const struct cli_srv_template *t, const char *const *roles,
 			   const struct cli_srv_text *contents, size_t n, struct cli_srv_text *out);
 

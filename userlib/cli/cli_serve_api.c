@@ -9,9 +9,9 @@
  * Chat template: by default ("story") the shared model, a story model with
  * no notion of roles, gets the story so far: the messages' contents in
  * order (system, developer, user and assistant alike), joined by one space,
- * are the prompt, and the reply is the model's continuation of it.  Other
- * templates (--chat-template, or the request's chat_template) are
- * cli_serve_template.c's.
+ * are the prompt, and the reply is the model's continuation of it.  That
+ * and the other templates (--chat-template, or the request's
+ * chat_template) are cli_serve_template.c's.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -468,10 +468,9 @@ static int cat(struct text_buf *b, const char *s, size_t n, struct cli_srv_error
 
 /*
  * One message's content: a string, or an array of {"type":"text","text":...}
- * parts, appended to @b (the story so far: each after a space unless first)
- * and to @mine (its own parts, joined by a space).
+ * parts, into @mine (its parts joined by a space).
  */
-static int content(struct json_object *m, size_t i, struct text_buf *b, struct text_buf *mine,
+static int content(struct json_object *m, size_t i, struct text_buf *mine,
 		   struct cli_srv_error *e)
 {
 	struct json_object *c, *part;
@@ -487,8 +486,7 @@ static int content(struct json_object *m, size_t i, struct text_buf *b, struct t
 	if (json_object_is_type(c, json_type_string)) {
 		if (!(s = text_of(c, &n)))
 			return bad(e, param, "'%s' must not contain NUL characters", param);
-		ret = cat(b, s, n, e);
-		return ret ? ret : cat(mine, s, n, e);
+		return cat(mine, s, n, e);
 	}
 	if (!json_object_is_type(c, json_type_array))
 		return bad(e, param, "'%s' must be a string or an array of text parts", param);
@@ -511,13 +509,13 @@ static int content(struct json_object *m, size_t i, struct text_buf *b, struct t
 			return bad(e, pp, "'%s': only \"text\" parts are supported", pp);
 		snprintf(pp, sizeof(pp), "messages[%zu].content[%zu].text", i, j);
 		ret = get_str(part, "text", FIELD_REQUIRED, pp, &s, &n, e);
-		if (ret || (ret = cat(b, s, n, e)) || (ret = cat(mine, s, n, e)))
+		if (ret || (ret = cat(mine, s, n, e)))
 			return ret;	/* a status */
 	}
 	return 0;
 }
 
-/* The messages through @t (not story) into @b. */
+/* The messages (their contents @mine) through @t into @b. */
 static int templated(const struct cli_srv_template *t, struct json_object *msgs,
 		     struct text_buf *mine, struct text_buf *b, struct cli_srv_error *e)
 {
@@ -531,16 +529,15 @@ static int templated(const struct cli_srv_template *t, struct json_object *msgs,
 			json_object_object_get_ex(json_object_array_get_idx(msgs, i), "role", &r);
 			roles[i] = json_object_get_string(r);
 		}
-		b->len = 0;
 		ret = cli_srv_template_apply(t, roles, mine, n, b);
 	}
 	free(roles);
 	return ret ? cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory") : 0;
 }
 
-/* Message @i: its fields checked, its content appended to @b and @mine. */
-static int message(struct json_object *msgs, size_t i, struct text_buf *b,
-		   struct text_buf *mine, struct cli_srv_error *e)
+/* Message @i: its fields checked, its content into @mine. */
+static int message(struct json_object *msgs, size_t i, struct text_buf *mine,
+		   struct cli_srv_error *e)
 {
 	static const char *const roles[] = { "system", "developer", "user", "assistant", NULL };
 	struct json_object *m = json_object_array_get_idx(msgs, i);
@@ -568,12 +565,13 @@ static int message(struct json_object *msgs, size_t i, struct text_buf *b,
 			   "assistant", param, s);
 	snprintf(param, sizeof(param), "messages[%zu].name", i);
 	ret = get_str(m, "name", 0, param, &s, &n, e);
-	return ret ? ret : content(m, i, b, mine, e);
+	return ret ? ret : content(m, i, mine, e);
 }
 
 static int chat_prompt(const struct cli_srv_template *t, struct json_object *o,
 		       struct text_buf *b, struct cli_srv_error *e)
 {
+	static const struct cli_srv_template story = { .kind = CLI_SRV_TPL_STORY };
 	struct json_object *msgs;
 	struct text_buf *mine;
 	size_t i, cnt;
@@ -589,9 +587,9 @@ static int chat_prompt(const struct cli_srv_template *t, struct json_object *o,
 	if (!mine)
 		return cli_srv_fail(e, 500, "server_error", NULL, NULL, "out of memory");
 	for (i = 0; i < cnt && !ret; i++)
-		ret = message(msgs, i, b, &mine[i], e);
-	if (!ret && t && t->kind != CLI_SRV_TPL_STORY)
-		ret = templated(t, msgs, mine, b, e);
+		ret = message(msgs, i, &mine[i], e);
+	if (!ret)
+		ret = templated(t ? t : &story, msgs, mine, b, e);
 	for (i = 0; i < cnt; i++)
 		free(mine[i].p);
 	free(mine);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * wafer serve: chat templates, how a chat's messages become the prompt.
- * The llama2.c checkpoint format carries none, so the server has built-ins
- * named as llama-server names them, and takes a template of its own:
+ * Chat templates, how a chat's messages become the prompt, for wafer serve
+ * (/v1/chat/completions) and wafer run -m chat alike.  The llama2.c
+ * checkpoint format carries none, so there are built-ins named as
+ * llama-server names them, and a template of one's own:
  *
  *   story   the messages' contents joined by one space (the default: the
  *           shared model tells stories and knows no roles)
@@ -174,7 +175,8 @@ static int grow_cat(struct cli_srv_text *b, const char *p, size_t n)
 		b->p = q;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, p, n);
+	if (n)
+		memcpy(b->p + b->len, p, n);
 	b->len += n;
 	b->p[b->len] = '\0';
 	return 0;
@@ -238,6 +240,13 @@ int cli_srv_template_apply(const struct cli_srv_template *t, const char *const *
 	size_t i;
 	int ret = 0;
 
+	if (t->kind == CLI_SRV_TPL_STORY) {
+		/* the contents, each after a space unless nothing came before */
+		for (i = 0; i < n && !ret; i++)
+			ret = (out->len && cat_str(out, " ")) ||
+				grow_cat(out, contents[i].p, contents[i].len);
+		return ret || cat_str(out, "");
+	}
 	if (t->kind == CLI_SRV_TPL_LLAMA2)
 		return apply_llama2(roles, contents, n, out) || cat_str(out, "");
 	for (i = 0; i < n && !ret; i++)
