@@ -6,8 +6,11 @@
  * unless --open-endpoints none), CORS (a preflight from an allowed origin
  * and from another; the headers on an answer), the access log (a line per
  * request, as text and as JSON), 503 with Retry-After past
- * --max-connections, Retry-After on 429, and the server living on.
+ * --max-connections (for every one of a flood, never a reset, with the
+ * server's descriptors bounded meanwhile), Retry-After on 429, and the
+ * server living on.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +383,68 @@ static void http_messages(void)
 	unlink(path);
 }
 
+/* Descriptors process @pid has open, or -1. */
+static int fds_open(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+#define FLOOD		120
+/* The server refuses at most this many connections at once (REJECT_MAX). */
+#define REFUSING	64
+
+/*
+ * FLOOD clients past the limit, connected at once and silent: the server
+ * holds at most REFUSING of them (the rest wait in the listen backlog);
+ * then each sends its request and reads 503 with Retry-After, none a reset.
+ */
+static void connection_flood(const struct wt_server *s, const struct sockaddr_in *a)
+{
+	static const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	int fd[FLOOD], base = fds_open(s->pid), peak, i, got503 = 0, reset = 0;
+	struct timeval tv = { .tv_sec = 10 };
+	char buf[512];
+	ssize_t n;
+
+	for (i = 0; i < FLOOD; i++) {
+		fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(fd[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (connect(fd[i], (const struct sockaddr *)a, sizeof(*a)))
+			wt_diag("connect %d: %m", i);
+	}
+	usleep(300000);
+	peak = fds_open(s->pid);
+	wt_ok(base > 0 && peak <= base + REFUSING,
+	      "%d silent connections past the limit: the server holds %d more descriptors "
+	      "(at most %d)", FLOOD, peak - base, REFUSING);
+	for (i = 0; i < FLOOD; i++)
+		if (send(fd[i], req, sizeof(req) - 1, MSG_NOSIGNAL) < 0)
+			reset++;
+	for (i = 0; i < FLOOD; i++) {
+		n = recv(fd[i], buf, sizeof(buf) - 1, 0);
+		if (n < 0)
+			reset++;
+		buf[n > 0 ? n : 0] = '\0';
+		got503 += !strncmp(buf, "HTTP/1.1 503", 12) && strstr(buf, "Retry-After: 1") &&
+			  strstr(buf, "too_many_connections");
+		close(fd[i]);
+	}
+	wt_ok(got503 == FLOOD && !reset, "every one of them gets 503, Retry-After and the "
+	      "OpenAI error (%d of %d; %d resets or errors)", got503, FLOOD, reset);
+}
+
 /* Past --max-connections: 503 with Retry-After, not a reset. */
 static void connection_limit(void)
 {
@@ -409,6 +474,7 @@ static void connection_limit(void)
 	      error_code(r.body, "too_many_connections"),
 	      "2 connections held: a third gets 503, Retry-After and an OpenAI error (%d)", st);
 	wt_http_free(&r);
+	connection_flood(&s, &a);
 	for (i = 0; i < 2; i++)
 		close(fd[i]);
 	for (i = 0; i < 100; i++) {

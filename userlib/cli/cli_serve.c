@@ -316,12 +316,11 @@ struct conn {
 
 /* Set at start, read-only after. */
 static unsigned int max_body;
-static unsigned int max_conn;
 static struct cli_srv_access access_opts;
 
 /*
- * libmicrohttpd's connection limit is set a little above --max-connections
- * so that those past it get 503 instead of a reset.
+ * Connections past --max-connections are answered 503 by cli_serve_accept.c
+ * and never reach libmicrohttpd; its own limit, a little above, is slack.
  */
 #define CONN_SPARE	16
 
@@ -803,26 +802,17 @@ static int needs_key(const char *url, const char *method)
 }
 
 /*
- * Checks a request on its headers alone, before its body is read: past the
- * connection limit (503), a CORS preflight, the API key (401).  MHD_YES
- * with *@answered 0: go on reading it.
+ * Checks a request on its headers alone, before its body is read: a CORS
+ * preflight, the API key (401).  MHD_YES with *@answered 0: go on reading it.
  */
 static enum MHD_Result admit(struct MHD_Connection *c, struct cli_srv *s, const char *url,
 			     const char *method, int *answered)
 {
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						       MHD_HTTP_HEADER_AUTHORIZATION);
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
-	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon,
-						MHD_DAEMON_INFO_CURRENT_CONNECTIONS) : NULL;
 	struct cli_srv_error e = { 0 };
 
 	*answered = 1;
-	if (di && di->num_connections > max_conn) {
-		cli_srv_fail(&e, 503, "server_error", NULL, "too_many_connections",
-			     "the server has its %u connections: retry later", max_conn);
-		return reply_error(c, s, &e);
-	}
 	if (!strcmp(method, "OPTIONS"))
 		return preflight(c, s);
 	if (needs_key(url, method) && !cli_srv_key_ok(&access_opts, auth)) {
@@ -979,19 +969,16 @@ static struct MHD_Daemon *listen_on(struct cli_srv *s, const struct serve_args *
  * after the engine let it go (s->admitted): stopping the daemon in between
  * would cut answers already made.
  */
-static void drain(struct cli_srv *s, struct MHD_Daemon *d, unsigned int seconds)
+static void drain(struct cli_srv *s, struct cli_srv_accept *acc, unsigned int seconds)
 {
 	uint64_t deadline = cli_now_ns() + (uint64_t)seconds * 1000000000ull;
-	MHD_socket fd;
 	unsigned int left, open;
 
 	pthread_mutex_lock(&s->lock);
 	s->draining = 1;
 	left = s->admitted;
 	pthread_mutex_unlock(&s->lock);
-	fd = MHD_quiesce_daemon(d);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	cli_srv_accept_stop(acc);
 	printf("wafer serve: draining: %u requests in flight, %u s to finish\n", left, seconds);
 	fflush(stdout);
 	for (;;) {
@@ -1077,6 +1064,7 @@ static int serve_setup(const struct serve_args *a, struct cli_srv *s, struct waf
 static int serve_run(const struct serve_args *a, struct cli_srv *s,
 		     const struct wafer_model *model)
 {
+	struct cli_srv_accept *acc;
 	struct MHD_Daemon *d;
 	unsigned int port;
 	pthread_t engine;
@@ -1096,6 +1084,11 @@ static int serve_run(const struct serve_args *a, struct cli_srv *s,
 		return fail("starting the header watchdog");
 	}
 	d = listen_on(s, a, &port);
+	if (d && cli_srv_accept_start(s, d, &access_opts, a->max_conn, &acc)) {
+		fprintf(stderr, "wafer serve: cannot start accepting connections\n");
+		MHD_stop_daemon(d);
+		d = NULL;
+	}
 	if (!d) {
 		cli_srv_watch_stop(s);
 		cli_srv_engine_stop(s, engine);
@@ -1107,7 +1100,7 @@ static int serve_run(const struct serve_args *a, struct cli_srv *s,
 	       a->slots, s->ctx_len, a->queue, a->host, port);
 	fflush(stdout);
 	sigwait(&sigs, &sig);
-	drain(s, d, a->drain);
+	drain(s, acc, a->drain);
 	cli_srv_engine_stop(s, engine);
 	MHD_stop_daemon(d);
 	cli_srv_watch_stop(s);
@@ -1156,7 +1149,6 @@ int cli_cmd_serve(int argc, char **argv)
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.wake, NULL);
 	max_body = a.max_body;
-	max_conn = a.max_conn;
 	if (access_setup(&a)) {
 		ret = 1;
 		goto out;

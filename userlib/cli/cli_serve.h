@@ -517,6 +517,21 @@ void cli_srv_log_request(const struct cli_srv_access *a, const struct cli_srv_lo
 void cli_srv_log_msg(const struct cli_srv_access *a, const char *what, const char *fmt,
 		     va_list ap);
 
+/* ---- cli_serve_accept.c: connections to libmicrohttpd, or 503 past the limit ---- */
+
+struct cli_srv_accept;
+#ifdef MHD_VERSION
+/*
+ * Takes @d's listening socket and accepts on a thread of its own: below
+ * @max_conn connections to @d, past it a 503 (logged through @a); 0 or -1.
+ */
+int cli_srv_accept_start(struct cli_srv *s, struct MHD_Daemon *d,
+			 const struct cli_srv_access *a, unsigned int max_conn,
+			 struct cli_srv_accept **out);
+#endif
+/* Stops accepting and closes the listening socket (NULL: nothing). */
+void cli_srv_accept_stop(struct cli_srv_accept *x);
+
 /* ---- cli_serve_metrics.c ---- */
 
 void cli_srv_hist_observe(struct cli_srv_hist *h, uint64_t ns);
