@@ -194,7 +194,8 @@ function drawStages(cur) {
 	const box = $('devices');
 	if (!members.size) {
 		$('metrics-note').textContent = 'This backend reports no per-stage counters ' +
-			'(a kernel device\'s are in debugfs: wafer top as root).';
+			'(a kernel device\'s are in the driver\'s debugfs: run wafer serve as root ' +
+			'to see them here).';
 		return;
 	}
 	const multi = Object.keys(cur.m).some((k) =>

@@ -9,6 +9,8 @@
 # by PRIME): it names each device's layers at start, and 8 greedy clients
 # at once (prompts of 1 to ~40 tokens, several prefill chunks) get byte for
 # byte the in-process answers on one device alone; both members ran jobs.
+# /metrics has the kernel devices' per-stage busy time (debugfs, root) that
+# the web page draws, for the single device and for each pipeline member.
 # Stock-only: the driver paths it uses (MODEL_LOAD, SUBMIT, WAIT) are the
 # debug tier's through model_e2e and conformance.
 # wafer-vm: stock-only
@@ -61,7 +63,7 @@ curl -s --max-time 600 -d $(printf '%q' "${bodies[i]}") http://127.0.0.1:8000${p
 done
 script+="
 for p in \$pids; do wait \$p; done
-curl -s http://127.0.0.1:8000/metrics | grep -E '^wafer_serve_(completion_tokens_total|device_jobs_total|steps_total) ' >\"\$WAFER_RESULTS/metrics\"
+curl -s http://127.0.0.1:8000/metrics | grep -E '^wafer_serve_(completion_tokens_total|device_jobs_total|steps_total |stage_busy_seconds_total)' >\"\$WAFER_RESULTS/metrics\"
 kill -TERM \$srv
 rc=0; wait \$srv || rc=\$?
 echo \"=== rc\"; echo \$rc
@@ -77,7 +79,7 @@ curl -s --max-time 600 -d $(printf '%q' "${bodies[i]}") http://127.0.0.1:8001${p
 done
 script+="
 for p in \$pids; do wait \$p; done
-curl -s http://127.0.0.1:8001/metrics | grep -E '^wafer_serve_(device_jobs_total|steps_total|member_jobs_total)' >\"\$WAFER_RESULTS/pipe-metrics\"
+curl -s http://127.0.0.1:8001/metrics | grep -E '^wafer_serve_(device_jobs_total|steps_total|member_jobs_total|stage_busy_seconds_total)' >\"\$WAFER_RESULTS/pipe-metrics\"
 kill -TERM \$srv
 rc=0; wait \$srv || rc=\$?
 echo \"=== pipe-rc\"; echo \$rc
@@ -101,6 +103,11 @@ steps=$(section metrics | awk '$1 == "wafer_serve_steps_total" { print $2 }')
 [ "$jobs" -le $((steps * slots)) ] ||
 	die "$jobs device jobs in $steps steps: more than $slots (the slots) a step"
 echo "$jobs device jobs in $steps steps (at most $slots a step)"
+# Per-stage occupancy for the web page, from the driver's debugfs (root here).
+busy_stages() {
+	section "$1" | awk -v k="$2" 'index($1, "wafer_serve_stage_busy_seconds_total{member=\"" k "\",") == 1 && $2 > 0 { n++ } END { print n + 0 }'
+}
+[ "$(busy_stages metrics 0)" -gt 0 ] || die "no stage of the kernel device busy in /metrics"
 
 # The pipeline: its layer map at start, its exit, both members at work.
 printf '%s\n' "$(section pipe-serve)"
@@ -117,6 +124,8 @@ for k in 0 1; do
 	mj=$(section pipe-metrics | awk -v k="$k" 'index($1, "wafer_serve_member_jobs_total{member=\"" k "\",device=\"accel" k "\"}") == 1 { print $2 }')
 	[ -n "$mj" ] && [ "$mj" -ge "$pjobs" ] ||
 		die "pipeline: member $k (accel$k) completed ${mj:-no} jobs, the server ran $pjobs"
+	[ "$(busy_stages pipe-metrics "$k")" -gt 0 ] ||
+		die "pipeline: no stage of member $k (accel$k) busy in /metrics"
 done
 
 # The same requests, one at a time, in process on the host.
