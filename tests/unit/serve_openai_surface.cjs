@@ -3,7 +3,8 @@
 // userlib_serve_access):
 //   node serve_openai_surface.cjs PORT KEY
 // prints one JSON line: what a wrong key and the right one get, models.retrieve(),
-// completions with logprobs, echo and n, streamed and not, chat with logprobs,
+// completions with logprobs, echo and n, streamed and not, chat with logprobs
+// streamed and not, chat through a template (chat_template, an extra field),
 // /tokenize and /detokenize (llama-server's, through fetch with the key), and
 // the errors n above the slots and top_logprobs above the device's k get.
 'use strict';
@@ -59,6 +60,24 @@ async function main() {
 		     tokens: cc.choices[0].logprobs.content.map((x) => x.token),
 		     logprobs: cc.choices[0].logprobs.content.map((x) => x.logprob),
 		     top: cc.choices[0].logprobs.content.map((x) => x.top_logprobs.length) };
+	let stext = '';
+	const slps = [];
+	const cs = await client.chat.completions.create({
+		model, messages: [{ role: 'user', content: prompt }], max_tokens: 8, temperature: 0,
+		logprobs: true, top_logprobs: 2, stream: true });
+	for await (const ch of cs) {
+		for (const x of ch.choices) {
+			stext += x.delta.content || '';
+			if (x.logprobs)
+				slps.push(...x.logprobs.content.map((y) => y.logprob));
+		}
+	}
+	out.chat_stream = { text: stext, logprobs: slps };
+	const ct = await client.chat.completions.create({
+		model, messages: [{ role: 'system', content: 'Be kind' },
+				  { role: 'user', content: prompt }],
+		max_tokens: 1, temperature: 0, chat_template: 'chatml' });
+	out.chat_template_usage = ct.usage;
 	const hdr = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
 	const t = await fetch(`http://127.0.0.1:${port}/tokenize`,
 			      { method: 'POST', headers: hdr, body: JSON.stringify({ content: prompt }) });

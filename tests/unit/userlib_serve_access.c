@@ -567,6 +567,15 @@ static void openai_client(void)
 							      "logprobs")) == 8 &&
 	      !strcmp(at(json_object_object_get(o, "chat"), "top", "0"), "2"),
 	      "openai client: chat with logprobs and top_logprobs 2");
+	wt_ok(!strcmp(at(o, "chat_stream", "text"), at(o, "chat", "text")) &&
+	      !strcmp(at(o, "chat_stream", "logprobs"),
+		      at(json_object_object_get(o, "chat"), "logprobs", NULL)),
+	      "openai client: the same chat streamed, text and log-probabilities");
+	/* chatml's "<|im_start|>system\nBe kind<|im_end|>\n..." is far more than the 7 of
+	 * "Be kind Once upon a time" (story) */
+	wt_ok(atoi(at(o, "chat_template_usage", "prompt_tokens")) > 20,
+	      "openai client: chat_template chatml renders the messages (%s prompt tokens)",
+	      at(o, "chat_template_usage", "prompt_tokens"));
 	wt_ok(!strcmp(at(o, "detokenize", "content"), "\"Once upon a time\"") &&
 	      strstr(at(o, "tokenize", "tokens"), "["),
 	      "fetch with the key: /tokenize, then /detokenize gives the text back");

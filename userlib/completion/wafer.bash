@@ -30,8 +30,9 @@ _wafer()
 	--submit) mapfile -t COMPREPLY < <(compgen -W 'ioctl uring' -- "$cur"); return ;;
 	--stream-weights) mapfile -t COMPREPLY < <(compgen -W 'auto on off' -- "$cur"); return ;;
 	--moe-gate) mapfile -t COMPREPLY < <(compgen -W 'softmax sigmoid unit' -- "$cur"); return ;;
+	--chat-template) mapfile -t COMPREPLY < <(compgen -W 'story chatml llama2 zephyr' -- "$cur"); return ;;
 	--profile) mapfile -t COMPREPLY < <(compgen -W 'wafer asic wse3' -- "$cur"); return ;;
-	-m) [[ $cmd == run ]] && { mapfile -t COMPREPLY < <(compgen -W 'generate' -- "$cur"); return; } ;;
+	-m) [[ $cmd == run ]] && { mapfile -t COMPREPLY < <(compgen -W 'generate chat' -- "$cur"); return; } ;;
 	esac
 	if [[ $cmd == help ]]; then
 		((COMP_CWORD == 2)) &&
