@@ -13,7 +13,7 @@
 
 unsigned int wdrv_num_devices = 1;
 module_param_named(num_devices, wdrv_num_devices, uint, 0444);
-MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-16, default 1)");
+MODULE_PARM_DESC(num_devices, "Number of simulated devices to create (1-64, default 1)");
 
 /*
  * Device shape: one value for every device, or a comma separated list, one
@@ -137,7 +137,7 @@ MODULE_PARM_DESC(fault_inject, "Allow the test-only firmware fault injection in 
  * wdrv_check_num_devices() - validate the num_devices module parameter
  * @n: the requested device count
  *
- * Return: 0, or -EINVAL (with a message) when @n is outside 1..16.
+ * Return: 0, or -EINVAL (with a message) when @n is outside 1..64.
  */
 int wdrv_check_num_devices(unsigned int n)
 {

@@ -8,7 +8,7 @@
 
 #include <linux/types.h>
 
-#define WDRV_MAX_DEVICES	16
+#define WDRV_MAX_DEVICES	64
 /* WFS_STAGE_WORKERS_MAX */
 #define WDRV_STAGE_WORKERS_MAX	1024
 

@@ -17,8 +17,16 @@ extern "C" {
 
 /* --------------------------------------------------------- pipelines -- */
 
-/** Most devices in a pipeline. */
-#define WAFER_PIPE_MAX_DEVICES	16
+/**
+ * Most devices in a pipeline or attention-FFN group opened on one host (a
+ * `-d` list; the driver's num_devices bound is the same).
+ */
+#define WAFER_PIPE_MAX_DEVICES	64
+/**
+ * Most devices in one chain spanning hosts (each host's share at most
+ * WAFER_PIPE_MAX_DEVICES): the seed model's ~80 one-layer stages fit.
+ */
+#define WAFER_CHAIN_MAX_DEVICES	128
 
 /**
  * struct wafer_pipe_opts - wafer_open_pipeline() parameters

@@ -32,7 +32,8 @@
 
 /* Devices per group. */
 #define AFD_MAX_GROUP		8
-#define AFD_MAX			WAFER_CHAIN_MAX
+#define AFD_MAX			(3 * AFD_MAX_GROUP)
+_Static_assert(AFD_MAX <= WAFER_CHAIN_MAX, "the groups are one chain");
 /* Tokens per micro-batch by default (wafer_afd_opts.micro_batch_tokens). */
 #define AFD_MB			16
 /* Micro-batches in flight at once. */

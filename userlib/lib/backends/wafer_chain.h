@@ -35,8 +35,8 @@
 
 #include "../wafer_backend.h"
 
-/* Members of a chain at most. */
-#define WAFER_CHAIN_MAX		WAFER_PIPE_MAX_DEVICES
+/* Members of a chain at most: a whole chain's, local or not. */
+#define WAFER_CHAIN_MAX		WAFER_CHAIN_MAX_DEVICES
 /* Completions one reap of a member collects at most (a client's records). */
 #define WAFER_CHAIN_REAP_MAX	256
 

@@ -50,8 +50,9 @@ int wafer_open_pipeline(const struct wafer_pipe_opts *po, struct wafer_dev **out
 	if (!out)
 		return wafer_set_error(-EINVAL, "wafer_open_pipeline: no output pointer");
 	*out = NULL;
-	if (!po || !po->devices || !po->n_devices || po->n_devices > PIPE_MAX)
-		return wafer_set_error(-EINVAL, "a pipeline takes 1..%d devices", PIPE_MAX);
+	if (!po || !po->devices || !po->n_devices || po->n_devices > WAFER_PIPE_MAX_DEVICES)
+		return wafer_set_error(-EINVAL, "a pipeline takes 1..%d devices",
+				       WAFER_PIPE_MAX_DEVICES);
 	for (k = 0; po->split && k < po->n_devices; k++)
 		if (!po->split[k])
 			return wafer_set_error(-EINVAL, "split: device %u gets no layer", k);

@@ -29,6 +29,8 @@
 #define PIPE_MAX_MODELS		4
 #define PIPE_MAX_CTX		64
 #define PIPE_MAX		WAFER_CHAIN_MAX
+/* 64-bit words of a record's bitmap of parts done. */
+#define PIPE_DONE_WORDS		((PIPE_MAX + 63) / 64)
 _Static_assert(PIPE_MAX_INFLIGHT <= WAFER_CHAIN_REAP_MAX, "a reap takes every part's jobs");
 
 /**
@@ -118,7 +120,7 @@ struct pipe_ctx {
  * @job: the job as the caller gave it (pipeline buffers and ids)
  * @seq: submission order
  * @done: bit k: part k's member completed it (its job may still wait
- *	for its turn to move on)
+ *	for its turn to move on); pipe_part_done() and pipe_set_part_done()
  * @status: each part's completion status
  * @device_ns: modelled device time, the parts so far
  * @floor: part 0's floor (WAFER_JOB_HW_NOT_BEFORE)
@@ -134,7 +136,7 @@ struct pipe_rec {
 	int used;
 	struct wafer_job_hw job;
 	uint64_t seq;
-	uint32_t done;
+	uint64_t done[PIPE_DONE_WORDS];
 	int status[PIPE_MAX];
 	uint64_t device_ns;
 	uint64_t floor;
@@ -145,6 +147,28 @@ struct pipe_rec {
 	int finished;
 	int result;
 };
+
+/* Part @k of @r completed (or will not run). */
+static inline int pipe_part_done(const struct pipe_rec *r, unsigned int k)
+{
+	return !!(r->done[k / 64] & (1ull << (k % 64)));
+}
+
+static inline void pipe_set_part_done(struct pipe_rec *r, unsigned int k)
+{
+	r->done[k / 64] |= 1ull << (k % 64);
+}
+
+/* Parts 0..@n-1 of @r are all done. */
+static inline int pipe_parts_done(const struct pipe_rec *r, unsigned int n)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		if (!pipe_part_done(r, k))
+			return 0;
+	return 1;
+}
 
 /** struct pipe_fifo - record indices in order */
 struct pipe_fifo {

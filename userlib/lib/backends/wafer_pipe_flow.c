@@ -119,7 +119,7 @@ static void rec_fail_from(struct pipe *p, unsigned int ri, unsigned int k, int s
 	struct pipe_rec *r = &p->rec[ri];
 
 	for (; k < rec_model(p, r)->n; k++) {
-		r->done |= 1u << k;
+		pipe_set_part_done(r, k);
 		r->status[k] = status;
 	}
 }
@@ -129,7 +129,7 @@ static void rec_finish_if_done(struct pipe *p, unsigned int ri)
 {
 	struct pipe_rec *r = &p->rec[ri];
 
-	if (r->done != (1u << rec_model(p, r)->n) - 1)
+	if (!pipe_parts_done(r, rec_model(p, r)->n))
 		return;
 	r->finished = 1;
 	r->result = rec_status(p, r);
@@ -174,7 +174,7 @@ static void member_advance(struct pipe *p, unsigned int k)
 	unsigned int next[PIPE_MAX_INFLIGHT], n = 0, ri;
 	struct pipe_rec *r;
 
-	while (f->n && (p->rec[f->r[f->head]].done & (1u << k))) {
+	while (f->n && pipe_part_done(&p->rec[f->r[f->head]], k)) {
 		ri = fifo_pop(f);
 		r = &p->rec[ri];
 		if (!rec_model(p, r)->chained && k + 1 < rec_model(p, r)->n) {
@@ -203,7 +203,7 @@ void pipe_completed(struct wafer_chain *ch, unsigned int k, const struct wafer_c
 		if (c[i].user_data >= PIPE_MAX_INFLIGHT || !p->rec[c[i].user_data].used)
 			continue;	/* cannot happen: every job here is a record's */
 		r = &p->rec[c[i].user_data];
-		r->done |= 1u << k;
+		pipe_set_part_done(r, k);
 		r->status[k] = c[i].status;
 		r->device_ns += c[i].device_ns;
 		pipe_clock_completed(p, r, k, &c[i]);
@@ -234,9 +234,9 @@ void pipe_failed(struct wafer_chain *ch, unsigned int k, int err)
 	wafer_prefix_error(err, "device %u failed", k);
 	for (i = 0; i < f->n; i++) {
 		r = &p->rec[f->r[(f->head + i) % PIPE_MAX_INFLIGHT]];
-		if (r->done & (1u << k))
+		if (pipe_part_done(r, k))
 			continue;	/* it completed there and waits for its turn */
-		r->done |= 1u << k;
+		pipe_set_part_done(r, k);
 		r->status[k] = err;
 	}
 	/* Every record there is done now: each goes on, fails or finishes. */
@@ -316,7 +316,7 @@ static int submit_locked(struct pipe *p, const struct wafer_job_hw *jobs, unsign
 	for (k = 1, m = 0; k < PIPE_MAX; k++, m = 0) {
 		for (i = 0; i < (unsigned int)ret; i++) {
 			const struct pipe_model *pm = rec_model(p, &p->rec[ri[i]]);
-			int failed = !!(p->rec[ri[i]].done & (1u << k));
+			int failed = pipe_part_done(&p->rec[ri[i]], k);
 
 			if (pm->chained && k < pm->n && !failed)
 				chain[m++] = ri[i];
