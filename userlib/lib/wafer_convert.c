@@ -85,6 +85,27 @@ static int read_blob(const char *path, const struct wafer_convert_opts *o, void 
 	return maybe_upcycle(o, blob, len);
 }
 
+/* Packs @ck (named @what in errors) and upcycles it as @o says. */
+int wafer_convert_ckpt(const struct wfs_ckpt *ck, const struct wafer_convert_opts *o,
+		       const char *what, void **blob, size_t *len)
+{
+	struct wfs_pack_opts po;
+	int ret = to_pack_opts(o, &po);
+
+	if (ret)
+		return ret;
+	progress(o, "quantising", 0.3);
+	ret = wfs_pack(ck, &po, blob, len);
+	if (ret)
+		return wafer_set_error(ret, "converting %s to int%u (group %u) failed: %s",
+				       what, po.wbits, po.group_size, wafer_strerror(ret));
+	ret = maybe_upcycle(o, blob, len);
+	if (ret)
+		return ret;
+	progress(o, "converted", 1.0);
+	return 0;
+}
+
 int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 		  void **blob, size_t *len)
 {
@@ -118,15 +139,7 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 	/* Layer tensors are [L][...]: the first N are the same arrays, shorter. */
 	if (o->early_layers)
 		ck.n_layers = (int)o->early_layers;
-	progress(o, "quantising", 0.3);
-	ret = wfs_pack(&ck, &po, blob, len);
+	ret = wafer_convert_ckpt(&ck, o, ckpt_path, blob, len);
 	wfs_ckpt_free(&ck);
-	if (ret)
-		return wafer_set_error(ret, "converting %s to int%u (group %u) failed: %s",
-				       ckpt_path, po.wbits, po.group_size, wafer_strerror(ret));
-	ret = maybe_upcycle(o, blob, len);
-	if (ret)
-		return ret;
-	progress(o, "converted", 1.0);
-	return 0;
+	return ret;
 }

@@ -25,6 +25,15 @@ int wafer_prefix_error(int err, const char *fmt, ...)
 
 struct wafer_sampler;
 struct wafer_token_result;
+struct wafer_convert_opts;
+struct wfs_ckpt;
+
+/*
+ * An fp32 checkpoint in memory (named @what in errors) packed as @o says
+ * and upcycled if @o->moe asks (wafer_convert.c): every blob's one path.
+ */
+int wafer_convert_ckpt(const struct wfs_ckpt *ck, const struct wafer_convert_opts *o,
+		       const char *what, void **blob, size_t *len);
 
 /*
  * The distribution wafer_sample() draws from for @r (speculative decoding's

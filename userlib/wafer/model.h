@@ -142,6 +142,64 @@ int wafer_convert(const char *ckpt_path, const struct wafer_convert_opts *opts,
 		  void **blob, size_t *len);
 
 /**
+ * struct wafer_synth_opts - a synthetic model (wafer_synthesize())
+ * @n_layers: layers (1..1024)
+ * @dim: width, @n_heads x the head width
+ * @hidden_dim: feed-forward width; 0: with experts, one scale group per
+ *	expert (the experts and shared ones times the group size), else 4 x @dim
+ * @n_heads: query heads
+ * @n_kv_heads: key/value heads (divides @n_heads)
+ * @vocab: tokens (512: the shared tok512 tokenizer's)
+ * @seq_len: longest context
+ * @seed: the weights' pseudo-random seed: the same seed, the same blob
+ */
+struct wafer_synth_opts {
+	unsigned int n_layers;
+	unsigned int dim;
+	unsigned int hidden_dim;
+	unsigned int n_heads;
+	unsigned int n_kv_heads;
+	unsigned int vocab;
+	unsigned int seq_len;
+	uint64_t seed;
+};
+
+/**
+ * wafer_synth_preset() - a tiny model of a wafer_plan() preset's shape
+ * @preset: a preset's name (wafer_plan_preset_find(), e.g. "sol")
+ * @s: filled: the preset's layers, 8 query heads of width 4 and key/value
+ *	heads in the preset's ratio (at least one), vocabulary 512, context
+ *	512, @hidden_dim 0, seed 1
+ * @moe: filled: the preset's experts, top-k and shared experts (0 experts:
+ *	dense), softmax gate
+ *
+ * Return: 0, or -EINVAL (an unknown preset, or one whose experts are not in
+ * every layer: the upcycler gives every layer the same experts).
+ */
+int wafer_synth_preset(const char *preset, struct wafer_synth_opts *s,
+		       struct wafer_moe_opts *moe);
+
+/**
+ * wafer_synthesize() - a blob of a given shape with pseudo-random weights
+ * @s: the shape and seed
+ * @opts: quantisation and experts as wafer_convert() takes them (the
+ *	checkpoint is synthetic, fp32, packed and upcycled the same way)
+ * @blob: receives a malloc'd blob; free() it
+ * @len: its length
+ *
+ * The weights are uniform in +-1 for the embedding and +-1/sqrt(fan-in)
+ * for the matrices and the classifier (its own), the attention's and the
+ * FFN's output projections 1/sqrt(2 x layers) of that (so that greedy text
+ * does not settle on one token), the norms' gains 1, drawn from a generator
+ * seeded by @s->seed: a model for tests and projections (wafer plan's
+ * presets at a width that runs in process and in a test guest).
+ *
+ * Return: 0 or a negative errno with a message naming the field.
+ */
+int wafer_synthesize(const struct wafer_synth_opts *s, const struct wafer_convert_opts *opts,
+		     void **blob, size_t *len);
+
+/**
  * struct wafer_model_info - a loaded model
  * @dim: width
  * @hidden_dim: feed-forward width
