@@ -7,6 +7,7 @@
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -16,6 +17,7 @@
 #include "wdrv_fw.h"
 #include "wdrv_params.h"
 #include "wfs_device.h"
+#include "wfs_profile.h"
 #include "wfs_ring.h"
 #include "wfw_host.h"
 
@@ -591,6 +593,28 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 	return ret;
 }
 
+/*
+ * A device's SRAM is allocated and zeroed at probe.  One that would take
+ * more than a quarter of the memory still available is refused with a
+ * message, so that many devices (num_devices up to 64) on a small host or
+ * guest stop with that message rather than an allocation failure.
+ */
+static int sram_fits(const struct wdrv_fw_config *cfg)
+{
+	u64 avail = (u64)si_mem_available() << PAGE_SHIFT, bytes;
+	struct wfs_profile p;
+
+	if (wfs_profile_find(cfg->profile, &p) ||
+	    wfs_profile_apply_overrides(&p, cfg->stages, cfg->sram_bytes))
+		return 0;	/* wfs_device_create() reports it */
+	bytes = (u64)p.stages * p.sram_bytes;
+	if (bytes > WFS_MAX_DEVICE_SRAM_BYTES || bytes <= avail / 4)
+		return 0;
+	pr_err("wafer: device %d: its SRAM (%llu MiB: stages x sram_kib) exceeds a quarter of the memory available (%llu MiB): give sram_kib= or fewer devices\n",
+	       cfg->index, bytes >> 20, avail >> 20);
+	return -ENOMEM;
+}
+
 /* Creates the simulated device with its DMA and interrupt hooks. */
 static int device_create(struct wdrv_fw *fw)
 {
@@ -608,8 +632,11 @@ static int device_create(struct wdrv_fw *fw)
 		.irq = wdrv_fw_irq,
 		.irq_ctx = fw,
 	};
-	int ret = wfs_device_create(&dc, &fw->wfs);
+	int ret = sram_fits(cfg);
 
+	if (ret)
+		return ret;
+	ret = wfs_device_create(&dc, &fw->wfs);
 	if (ret == -E2BIG)
 		pr_err("wafer: device %d: profile %s: stages x SRAM per stage exceed what the simulator allocates (give stages= or sram_kib=)\n",
 		       cfg->index, cfg->profile);

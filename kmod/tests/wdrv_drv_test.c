@@ -54,6 +54,9 @@ static void wdrv_test_num_devices_range(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(1), 0);
+	/* One host's share of the longest chain (128 devices over hosts). */
+	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(64), 0);
+	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(65), -EINVAL);
 	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(WDRV_MAX_DEVICES), 0);
 	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(WDRV_MAX_DEVICES + 1), -EINVAL);
 	KUNIT_EXPECT_EQ(test, wdrv_check_num_devices(UINT_MAX), -EINVAL);

@@ -1,7 +1,9 @@
 # Out-of-range num_devices, job_timeout_ms and stage_workers are refused at load time with
 # a message in the kernel log naming the parameter; the bounds themselves
-# load and read back; 16 devices come up; wse3 loads only scaled down (its
-# 44 GB refused with a message); the test-only debugfs triggers
+# load and read back; 64 devices (one host's bound) come up, their memory
+# printed; a device whose SRAM would take more than a quarter of the
+# guest's available memory is refused with a message; wse3 loads only
+# scaled down (its 44 GB refused with a message); the test-only debugfs triggers
 # exist only with fault_inject=1.  All in one guest (the module loaded and
 # unloaded by the command); then, on the stock kernel, once through the
 # harness, which must report a failed load instead of running the command.
@@ -10,7 +12,7 @@ out=$("$vm" --no-module -- bash -c '
 	set -u
 	m=$WAFER_MODULE dbg=/sys/kernel/debug/accel/wafer.0
 	fail() { echo "FAILED: $*"; exit 1; }
-	for p in num_devices=0 num_devices=17 job_timeout_ms=0 job_timeout_ms=3600001 \
+	for p in num_devices=0 num_devices=65 job_timeout_ms=0 job_timeout_ms=3600001 \
 		stage_workers=-2 stage_workers=1025; do
 		dmesg -C
 		! insmod "$m" "$p" 2>/dev/null || fail "$p loaded"
@@ -33,11 +35,23 @@ out=$("$vm" --no-module -- bash -c '
 		rmmod wafer || fail "rmmod after $p"
 		echo "loaded: $p"
 	done
-	# 16 devices with 1 MiB SRAM stages (16 x 64 MiB would crowd a debug guest).
-	insmod "$m" num_devices=16 sram_kib=1024 || fail "16 devices did not load"
-	[ -c /dev/accel/accel15 ] || fail "no /dev/accel/accel15"
-	rmmod wafer || fail "rmmod after 16 devices"
-	echo "loaded: 16 devices"
+	# 64 devices of 16 stages x 64 KiB (at the default 64 MiB each, 64 would
+	# need 4 GiB); what each takes beyond its SRAM is printed.
+	avail() { awk "/^MemAvailable:/ { print \$2 }" /proc/meminfo; }
+	a0=$(avail)
+	insmod "$m" num_devices=64 sram_kib=64 || fail "64 devices did not load"
+	[ -c /dev/accel/accel63 ] || fail "no /dev/accel/accel63"
+	a1=$(avail)
+	rmmod wafer || fail "rmmod after 64 devices"
+	echo "loaded: 64 devices, $(( (a0 - a1) / 64 )) KiB each (1024 KiB of it SRAM)"
+	# 16 x 64 MiB = 1 GiB of SRAM: more than a quarter of what a guest has free.
+	dmesg -C
+	insmod "$m" sram_kib=65536 || fail "insmod sram_kib=65536"
+	dmesg | grep -q "device 0: its SRAM (1024 MiB: stages x sram_kib) exceeds a quarter" ||
+		fail "no message for 1 GiB of SRAM: $(dmesg | tail -n 3)"
+	! [ -e /dev/accel/accel0 ] || fail "a device of 1 GiB SRAM came up"
+	rmmod wafer || fail "rmmod after the refused 1 GiB device"
+	echo "refused: a device of 1 GiB SRAM"
 	# wse3 at full size (44 GB): the device is refused with a message (its
 	# probe fails, the module stays, as with any probe error); scaled, it runs.
 	dmesg -C
@@ -65,6 +79,8 @@ out=$("$vm" --no-module -- bash -c '
 printf '%s\n' "$out"
 expect_contains "$out" '^module_params: ok$'
 expect_contains "$out" '^loaded: wse3 with 1 MiB stages'
+expect_contains "$out" '^loaded: 64 devices'
+expect_contains "$out" '^refused: a device of 1 GiB SRAM'
 
 # The harness's refusal is the same on both kernels, and a failed command
 # stops its kept guest (a reboot: ~75 s on the debug kernel).
