@@ -406,24 +406,28 @@ static int model_fw_query(struct wdrv_device *wdev, struct wdrv_model *model, u3
 
 /*
  * Header, section tables and alignment beyond the weights: a blob larger
- * than all SRAM by more than this can never load, so is not copied.
+ * than all SRAM by more than this can never load whole, so is not copied.
  */
 #define WDRV_MODEL_BLOB_SLACK	SZ_1M
 
-static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags)
+static int check_blob_size(struct wdrv_device *wdev, u64 size, u32 flags, u32 layer_count)
 {
 	u64 sram = (u64)wdev->fw.info.num_stages * wdev->fw.info.sram_bytes;
+	bool host = (flags & DRM_WAFER_LOAD_STREAM) || layer_count;
 
 	/*
-	 * Streamed weights stay in host memory: the BO limit bounds them, and
-	 * kvmalloc()'s INT_MAX (the kernel copy is one allocation).
+	 * Streamed weights stay in host memory, and a layer range takes only
+	 * its layers of a blob that may be far larger than one device (a
+	 * chain of one layer per device): the BO limit bounds those, and
+	 * kvmalloc()'s INT_MAX (the kernel copy is one allocation); the
+	 * firmware says whether what it keeps fits.
 	 */
 	if (size <= sram + WDRV_MODEL_BLOB_SLACK)
 		return 0;
-	if ((flags & DRM_WAFER_LOAD_STREAM) && size <= INT_MAX)
+	if (host && size <= INT_MAX)
 		return 0;
-	if (flags & DRM_WAFER_LOAD_STREAM) {
-		drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte streamed blob exceeds %d bytes\n",
+	if (host) {
+		drm_dbg(&wdev->drm, "MODEL_LOAD: a %llu-byte streamed or layer-range blob exceeds %d bytes\n",
 			size, INT_MAX);
 		return -EINVAL;
 	}
@@ -617,7 +621,7 @@ int wdrv_model_load_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 
 	ret = wdrv_check_model_load(dev, args, (u64)wdrv_max_file_bo_mib << 20);
 	if (!ret)
-		ret = check_blob_size(wdev, args->blob_size, args->flags);
+		ret = check_blob_size(wdev, args->blob_size, args->flags, args->layer_count);
 	if (!ret)
 		ret = check_load_caps(wdev, args);
 	if (ret)

@@ -355,8 +355,8 @@ struct drm_wafer_model_load {
 	__u64 bo_offset;
 	/**
 	 * @blob_size: in: bytes of the blob; at most the device's total SRAM
-	 * (stages x SRAM per stage) plus 1 MiB, else -EINVAL (streaming:
-	 * at most the file's BO limit).
+	 * (stages x SRAM per stage) plus 1 MiB, else -EINVAL (streaming, or
+	 * a range by @layer_count: at most the file's BO limit).
 	 */
 	__u64 blob_size;
 	/** @sram_needed: out: SRAM bytes the model needs (also set on -ENOSPC). */
