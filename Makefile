@@ -167,7 +167,7 @@ prefixes:
 
 # firmware-sim's layers: no include or call circle, no reach across a
 # layer (tests/lint/layers); and that check fails on each of them.
-layers layers-selftest: $(WFS_OBJS)
+layers layers-selftest: $(WFS_OBJS) $(TOOLS_OBJS) $(LIBWAFER_OBJS) $(CLI_OBJS)
 	$(Q)tests/lint/$@
 
 checkpatch:
