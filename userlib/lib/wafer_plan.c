@@ -3,7 +3,7 @@
  * wafer_plan.c - projection of a model shape onto devices of a profile:
  * placement by SRAM, KV capacity, and the modelled time of a prefill, a
  * lone decode step and a batch of decoding sequences, with the firmware's
- * own timing functions (firmware-sim/wfs_timing.h) on the firmware's
+ * own timing functions (firmware-sim/model/wfs_timing.h) on the firmware's
  * timeline: one layer per stage, each stage busy until its chunk is done,
  * a fabric hop between stages, a link hop between devices.
  */
