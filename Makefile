@@ -97,7 +97,7 @@ USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) $(MAN_PAGES) 
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
 
 .PHONY: all setup module module-debug userspace test unit fuzz kunit vm demo bench bench-kflags prefixes \
-	layers layers-selftest \
+	layers layers-selftest doc-paths doc-paths-selftest \
 	checkpatch sparse install clean
 all: module userspace
 
@@ -165,9 +165,14 @@ no-rdma: setup
 prefixes:
 	$(Q)tests/lint/prefixes
 
-# firmware-sim's layers: no include or call circle, no reach across a
-# layer (tests/lint/layers); and that check fails on each of them.
-layers layers-selftest: $(WFS_OBJS)
+# The layers of firmware-sim, libwafer and the CLI, and wafer.ko's
+# includes: no include or call circle, no reach across a layer
+# (tests/lint/layers); and that check fails on each of them.
+layers layers-selftest: $(WFS_OBJS) $(TOOLS_OBJS) $(LIBWAFER_OBJS) $(CLI_OBJS)
+	$(Q)tests/lint/$@
+
+# Every path the pages (README.md, docs/) name is in the tree.
+doc-paths doc-paths-selftest:
 	$(Q)tests/lint/$@
 
 checkpatch:

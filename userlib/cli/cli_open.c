@@ -1,24 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* wafer CLI: device lists (-d 0-4, -d 0,2,3), splits, and opening them. */
-#include <errno.h>
+/* wafer CLI: the devices the options name, opened; the MoE and streaming options. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
 
 int cli_parse_moe(const char *s, struct wafer_moe_opts *o)
 {
@@ -106,38 +92,6 @@ void cli_print_stream(const struct wafer_model_info *mi, FILE *f)
 			"2-layer window (%s); %llu KiB of SRAM\n",
 			mi->stream_fallback ? "the model does not fit resident" :
 			"--stream-weights on", (unsigned long long)mi->sram_bytes >> 10);
-}
-
-int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
-		   unsigned int max)
-{
-	unsigned long a, b, v;
-	unsigned int n = 0;
-	char *end;
-
-	for (;;) {
-		errno = 0;
-		a = strtoul(s, &end, 10);
-		if (errno || end == s || a < lo || a > hi)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtoul(s, &end, 10);
-			if (errno || end == s || b < a || b > hi)
-				return -1;
-		}
-		for (v = a; v <= b; v++) {
-			if (n == max)
-				return -1;
-			out[n++] = (unsigned int)v;
-		}
-		if (!*end)
-			return (int)n;
-		if (*end != ',')
-			return -1;
-		s = end + 1;
-	}
 }
 
 int cli_devices_check(const struct cli_devices *d, const char *cmd)

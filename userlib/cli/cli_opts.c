@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* The wafer CLI's bad-value messages: the flag as typed, the value, what is allowed. */
+/*
+ * The wafer CLI's option values: numbers and lists (-d 0-4, -d 0,2,3)
+ * parsed, and bad-value messages (the flag as typed, the value, what is
+ * allowed).
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -31,4 +37,49 @@ int cli_bad_value(const char *cmd, char **argv, int optind, const char *arg,
 		fprintf(stderr, "; allowed: %s", allowed);
 	fprintf(stderr, "\n");
 	return 2;
+}
+
+int cli_parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int *out,
+		   unsigned int max)
+{
+	unsigned long a, b, v;
+	unsigned int n = 0;
+	char *end;
+
+	for (;;) {
+		errno = 0;
+		a = strtoul(s, &end, 10);
+		if (errno || end == s || a < lo || a > hi)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (errno || end == s || b < a || b > hi)
+				return -1;
+		}
+		for (v = a; v <= b; v++) {
+			if (n == max)
+				return -1;
+			out[n++] = (unsigned int)v;
+		}
+		if (!*end)
+			return (int)n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
 }

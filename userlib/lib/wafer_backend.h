@@ -336,7 +336,7 @@ int wafer_bo_import(struct wafer_dev *dev, const struct wafer_bo *src, struct wa
 #define WAFER_SUBMIT_BATCH	64
 
 /*
- * For a backend's @submit (wafer_job.c): hands @jobs to @post in batches of
+ * For a backend's @submit (backends/wafer_post.c): hands @jobs to @post in batches of
  * at most WAFER_SUBMIT_BATCH until all are taken or one batch is taken only
  * in part.  Returns how many were taken, or, when none was, @post's answer
  * (<= 0) for the first batch.

@@ -84,7 +84,10 @@ struct wafer_batch {
 	uint8_t *held_ok;
 };
 
-/* Slot @i's next job (a prompt chunk or its last token) into @j; its positions. */
+/*
+ * wafer_batch_seq.c: slot @i's next job (a prompt chunk or its last token)
+ * into @j; its positions.
+ */
 unsigned int wafer_batch_seq_job(struct wafer_batch *b, unsigned int i, struct wafer_job *j);
 
 /* The events of the @got completions in b->cpl: a token, an end, or a failure. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libwafer: llama2.c checkpoint -> device blob, through firmware-sim's
- * packer (firmware-sim/tools/wfs_pack.c).
+ * packer (firmware-sim/model/wfs_pack.c).
  */
 #include <errno.h>
 #include <stdint.h>

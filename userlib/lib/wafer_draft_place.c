@@ -8,7 +8,7 @@
  * stage's chunk pays a fabric hop of hop_cycles to the next stage or the
  * host.  A small draft does not need that many regions: on one stage its
  * layers run back to back (their costs add up in one stage's time,
- * firmware-sim/wfs_stage.c chunk_timing()) and its step crosses one hop.
+ * firmware-sim/device/wfs_stage.c chunk_timing()) and its step crosses one hop.
  */
 #include <errno.h>
 #include <stddef.h>

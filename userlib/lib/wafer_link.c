@@ -2,7 +2,8 @@
 /*
  * The link's connections (wafer_link.h): rdma_cm for addresses, routes and
  * RC queue pairs, the hello that checks versions and hands the sender the
- * receiver's ring, and teardown.  Records and credits: wafer_link_data.c.
+ * receiver's ring, and teardown.  Records and credits: wafer_link_data.c; a link's
+ * failure and its control messages: wafer_link_msg.c.
  */
 #ifdef WAFER_HAVE_RDMA
 #include <arpa/inet.h>
@@ -11,7 +12,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +26,6 @@
 #define WLK_CLOSE_WAIT_MS 1000
 /* A queue pair's depth beyond two per slot (records and credits). */
 #define WLK_QP_EXTRA 8
-/* Largest control message sent inline (no registered buffer). */
-#define WLK_INLINE 64
 
 struct wafer_link_listener {
 	struct rdma_event_channel *ech;
@@ -35,30 +33,6 @@ struct wafer_link_listener {
 	struct wafer_link_opts opts;
 	char name[64];
 };
-
-int wlk_fail(struct wafer_link *l, int err, const char *fmt, ...)
-{
-	char msg[192];
-	va_list ap;
-
-	if (l->err)
-		return l->err;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	l->err = err;
-	snprintf(l->why, sizeof(l->why), "link %s peer %s: %s",
-		 l->receiver ? "from" : "to", l->peer, msg);
-	/* The QP goes to the error state: nothing more lands in our slots. */
-	if (l->connected)
-		rdma_disconnect(l->id);
-	return wafer_set_error(err, "%s", l->why);
-}
-
-int wlk_failed(struct wafer_link *l)
-{
-	return wafer_set_error(l->err, "%s", l->why);
-}
 
 static int set_nonblock(int fd)
 {
@@ -130,41 +104,6 @@ static int cm_expect(struct wafer_link *l, enum rdma_cm_event_type want, const c
 	if (got == RDMA_CM_EVENT_REJECTED)
 		return wlk_fail(l, -ECONNREFUSED, "%s: refused (nobody listening there?)", step);
 	return wlk_fail(l, -EHOSTUNREACH, "%s: %s (status %d)", step, rdma_event_str(got), status);
-}
-
-int wlk_post_recv(struct wafer_link *l, unsigned int i)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)(l->msg + (size_t)i * WLK_MSG_MAX),
-			       .length = WLK_MSG_MAX, .lkey = l->msg_mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
-	int rc = ibv_post_recv(l->id->qp, &wr, &bad);
-
-	return rc ? wlk_fail(l, -rc, "posting a receive: %s", strerror(rc)) : 0;
-}
-
-int wlk_send_msg(struct wafer_link *l, const void *buf, size_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = (uint32_t)len };
-	struct ibv_send_wr wr = { .wr_id = WLK_WR_CTRL, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
-	unsigned char *sbuf = l->msg + (size_t)l->nrecv * WLK_MSG_MAX;
-	int rc;
-
-	if (len > WLK_MSG_MAX)
-		return wlk_fail(l, -EMSGSIZE, "control message of %zu bytes", len);
-	if (len <= WLK_INLINE) {
-		wr.send_flags |= IBV_SEND_INLINE;
-	} else {
-		/* The one send buffer: only the hello's messages are this long. */
-		memcpy(sbuf, buf, len);
-		sge.addr = (uintptr_t)sbuf;
-		sge.lkey = l->msg_mr->lkey;
-	}
-	rc = ibv_post_send(l->id->qp, &wr, &bad);
-	if (rc)
-		return wlk_fail(l, -rc, "posting a send: %s", strerror(rc));
-	l->ctrl_pending++;
-	return 0;
 }
 
 /* PD, CQ, RC QP on ID's device; NRECV control buffers posted. */

@@ -17,6 +17,8 @@
 
 /* Control-message buffers: receives posted at once beyond one per slot. */
 #define WLK_RECV_EXTRA 4
+/* Largest control message sent inline (no registered buffer). */
+#define WLK_INLINE 64
 /* Work-request ids of sends (receives use their buffer's index). */
 #define WLK_WR_CTRL 0x100000000ull
 #define WLK_WR_DATA 0x200000000ull

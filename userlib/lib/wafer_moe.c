@@ -7,7 +7,7 @@
  * quantised weights; the router row of an expert is the mean of its W1
  * rows (deterministic: an expert is chosen when its gate units are most
  * active), quantised to int8.  With every expert active and unit gates the
- * device computes the dense FFN bit for bit (see firmware-sim/wfs_moe.h).
+ * device computes the dense FFN bit for bit (see firmware-sim/compute/wfs_moe.h).
  * Copies (sparse upcycling's own initialisation): every expert is the
  * whole dense FFN and the k = n_shared + top_k that run each weigh 1/k,
  * as unit gates over a down projection whose exponent is lowered by
