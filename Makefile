@@ -175,11 +175,14 @@ layers layers-selftest: $(WFS_OBJS) $(TOOLS_OBJS) $(LIBWAFER_OBJS) $(CLI_OBJS)
 doc-paths doc-paths-selftest:
 	$(Q)tests/lint/$@
 
+# A few files per checkpatch.pl, one at a time per core (serial, it took
+# minutes of the lint tier).
 checkpatch:
 	$(Q)src="$$(tests/setup/setup --print-source)" && \
+		printf '%s\n' $(CHECKPATCH_FILES) | xargs -P "$$(nproc)" -n 8 \
 		"$$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,PREFER_DEFINED_ATTRIBUTE_MACRO \
-		-f $(CHECKPATCH_FILES)
+		-f
 
 # ------------------------------------------------------------ userspace --
 $(B)/obj/firmware-sim/%.o: firmware-sim/%.c
@@ -292,8 +295,11 @@ $(B)/tests/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c $(FUZZ_SERVE_SRCS) userlib/c
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------- tests ---
-# tests/run runs the tiers and prints the one summary line.
-test: all module-debug
+# tests/run runs the tiers and prints the one summary line.  The build
+# takes one job per core whatever -j make was given (CI runs plain
+# `make test`): serial, it was minutes of the test budget.
+test:
+	$(Q)$(MAKE) --no-print-directory -j$$(nproc) all module-debug
 	$(Q)tests/run unit fuzz lint kunit vm vm-debug
 
 unit: userspace

@@ -18,10 +18,13 @@
 # - dead peers, bounded by the link's timeout: a sender that hangs (the
 #   receiver: no record within the timeout), a sender killed (the
 #   receiver: disconnected), a receiver that holds every slot (the sender:
-#   no credit within the timeout).
+#   no credit within the timeout);
+# - `wafer bench --link-loopback`: both ends of the benchmark in one process,
+#   a row per size (the figures between two hosts are link_hosts').
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/link
-[ -x "$prog" ] || die "$prog missing: run make"
+wafer=$build/bin/wafer
+[ -x "$prog" ] && [ -x "$wafer" ] || die "$prog or $wafer missing: run make"
 out=$("$vm" -- bash -c '
 	set -u
 	'"$repo"'/tests/vm/rxe-up || exit 125
@@ -70,6 +73,8 @@ out=$("$vm" -- bash -c '
 	echo "-- receiver holding every slot"
 	$p send $a 7475 --count 6 && rc=1
 	kill $rpid 2>/dev/null; wait $rpid 2>/dev/null
+	echo "== loopback bench"
+	'"$wafer"' bench --link-loopback $a --iters 10 --sizes 2,65536 || rc=1
 	'"$repo"'/tests/vm/rxe-up --down
 	exit $rc') || { printf "%s\n" "$out"; die "link failed"; }
 printf '%s\n' "$out"
@@ -99,3 +104,8 @@ expect_contains "$out" "^overlong: free slots written but not delivered: 0"
 expect_contains "$out" "^hung: closed: $peer: no record within 4000 ms"
 expect_contains "$out" "^killed: closed: $peer: disconnected"
 expect_contains "$out" "^send failed: link to peer 10\.9\.0\.1:7475: no credit returned within 4000 ms"
+num='[0-9]+\.[0-9]+'
+expect_contains "$out" '^link to 10\.9\.0\.1:[0-9]+: RDMA verbs, 16 slots of 1048576 bytes'
+for s in 2 65536; do
+	expect_contains "$out" "^ +$s +$num +$num +$num$"
+done
