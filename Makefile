@@ -127,7 +127,7 @@ define kbuild_module
 	$(Q)mkdir -p $(1) $(dir $(3))
 	$(Q)find $(1) -type l -delete
 	$(Q)cp -rs $(TOP)/Kbuild $(TOP)/kmod $(TOP)/firmware-sim $(TOP)/uapi $(1)/
-	$(Q)kdir="$(2)" && $(MAKE) --no-print-directory -C "$$kdir" M=$(1) $(KBUILD_ARGS) modules
+	+$(Q)kdir="$(2)" && $(MAKE) --no-print-directory -C "$$kdir" M=$(1) $(KBUILD_ARGS) modules
 	$(Q)cp $(1)/wafer.ko $(3)
 	@echo "  built $(3:$(TOP)/%=%)"
 endef
