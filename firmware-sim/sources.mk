@@ -24,7 +24,7 @@ WFS_device_SRCS := device/wfs_log.c device/wfs_sram.c device/wfs_hw.c \
 	device/wfs_sync.c device/wfs_cpl.c device/wfs_fifo.c device/wfs_mblock.c \
 	device/wfs_room.c device/wfs_xplace.c device/wfs_moe_ep_part.c \
 	device/wfs_load.c device/wfs_ctx.c device/wfs_job.c device/wfs_stage.c \
-	device/wfs_workers.c device/wfs_info.c device/wfs_cmd.c device/wfs_device.c
+	device/wfs_workers.c device/wfs_info.c device/wfs_loadq.c device/wfs_cmd.c device/wfs_device.c
 
 # WFS_COMMON_SRCS: freestanding device code, compiled into both builds.
 # WFS_KERNEL_SRCS: kernel-only glue (kthreads, locks, memory).

@@ -14,6 +14,7 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
+#include "wdrv_ctrl.h"
 #include "wdrv_fw.h"
 #include "wdrv_params.h"
 #include "wfs_device.h"
@@ -34,8 +35,8 @@ static void write_reg(struct wdrv_fw *fw, u32 off, u32 val)
 }
 
 /*
- * Hands a verified completion to its owner: the control waiter or a job,
- * with the cookie it posted.  One of another generation is stale: dropped.
+ * Hands a verified completion to its owner: the control command's waiter
+ * or a job, with the cookie it posted.  One of another generation is stale: dropped.
  */
 static void dispatch(struct wdrv_fw *fw, struct wfw_cpl *c)
 {
@@ -56,13 +57,7 @@ static void dispatch(struct wdrv_fw *fw, struct wfw_cpl *c)
 		spin_unlock(&fw->cpl_lock);
 		return;
 	}
-	spin_lock(&fw->cpl_lock);
-	if (fw->ctrl_cookie && c->cookie == fw->ctrl_cookie) {
-		fw->ctrl_cpl = *c;
-		fw->ctrl_cookie = 0;
-		complete(&fw->ctrl_done);
-	}
-	spin_unlock(&fw->cpl_lock);
+	wdrv_ctrl_complete(&fw->ctrl, c);
 }
 
 /*
@@ -149,7 +144,7 @@ int wdrv_fw_post(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 /*
  * Puts a control command in the control ring, which the firmware serves
  * before the jobs in the command ring, or in the command ring on a
- * firmware without one (ABI < 1.8).  Return: 0, -EBUSY or -EIO.
+ * firmware without one (ABI < 1.8).  Return: 0, -EBUSY, -EIO or -ENODEV.
  */
 static int ctrl_put(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 {
@@ -159,9 +154,10 @@ static int ctrl_put(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 	if (!fw->ctl_ring)
 		return wdrv_fw_post(fw, cmd);
 	spin_lock_irqsave(&fw->cmd_lock, flags);
-	if (fw->resetting) {
+	if (fw->resetting || fw->gone) {
+		ret = fw->gone ? -ENODEV : -EIO;
 		spin_unlock_irqrestore(&fw->cmd_lock, flags);
-		return -EIO;
+		return ret;
 	}
 	ret = wfw_host_put_ctl(fw->wfs, fw->ctl_ring, WDRV_FW_CTL_ENTRIES, &fw->ctl_tail, cmd, 1);
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
@@ -172,54 +168,47 @@ static int ctrl_put(struct wdrv_fw *fw, const struct wfw_cmd *cmd)
 }
 
 /*
- * Takes a cookie for a control command and posts it, with no reset in
- * between: a reset fails the waiter of a command it discarded, so one
- * posted after it would run while its caller is told -EIO.
+ * Gives a control command its cookie (the waiter's id, the reset
+ * generation) and posts it, with no reset or teardown in between: a reset
+ * fails the waiters of the commands it discarded, so one posted after it
+ * would run while its caller is told -EIO.
  */
-static int ctrl_post(struct wdrv_fw *fw, struct wfw_cmd *cmd, u32 *seq)
+static int ctrl_post(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w,
+		     struct wfw_cmd *cmd, u32 *seq)
 {
 	int ret;
 
 	down_read(&fw->reset_sem);
+	if (fw->gone) {
+		ret = -ENODEV;
+		goto out;
+	}
+	ret = wdrv_ctrl_arm(&fw->ctrl, w, WFW_HOST_COOKIE_CTRL |
+			    FIELD_PREP(WDRV_FW_COOKIE_GEN, fw->gen));
+	if (ret)
+		goto out;
+	cmd->cookie = w->cookie;
 	spin_lock(&fw->cpl_lock);
-	cmd->cookie = WFW_HOST_COOKIE_CTRL | FIELD_PREP(WDRV_FW_COOKIE_GEN, fw->gen) |
-		      lower_32_bits(++fw->ctrl_seq);
-	fw->ctrl_cookie = cmd->cookie;
-	reinit_completion(&fw->ctrl_done);
 	*seq = fw->cpl_seq;
 	spin_unlock(&fw->cpl_lock);
 	ret = ctrl_put(fw, cmd);
+out:
 	up_read(&fw->reset_sem);
 	return ret;
 }
 
 /*
- * A buffer a control command reads (a model blob), with its window: given
- * back when the firmware can no longer reach it.
+ * Waits for a control command's completion.  From the control ring it
+ * waits at most for the job the firmware is taking in (a LOAD_MODEL also
+ * for its blob's check); without one (ABI < 1.8) it runs after every job
+ * already in the ring, which together may take much longer than the
+ * timeout.  Either way the firmware is only stuck if it completes nothing
+ * for a whole timeout, and not while a reset is under way (one behind a
+ * hung job: it ends this wait itself).  Return: 0, -ETIMEDOUT, or -EINTR
+ * when @killable and killed.
  */
-struct parked_buf {
-	struct list_head link;
-	void *buf;
-	u64 addr;
-};
-
-static void parked_free(struct wdrv_fw *fw, struct parked_buf *p)
-{
-	wdrv_dma_unmap(&fw->dma, p->addr);
-	kvfree(p->buf);
-	kfree(p);
-}
-
-/*
- * Waits for the pending control command.  From the control ring it waits
- * at most for the job the firmware is taking in; without one (ABI < 1.8)
- * it runs after every job already in the ring, which together may take
- * much longer than the timeout.  Either way the firmware is only stuck if
- * it completes nothing for a whole timeout, and not while a reset is under
- * way (one behind a hung job: it ends this wait itself).  Return: 0,
- * -ETIMEDOUT, or -EINTR when @killable and killed.
- */
-static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable, unsigned int timeout_ms)
+static int ctrl_wait(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w, u32 seq,
+		     bool killable, unsigned int timeout_ms)
 {
 	unsigned long timeout = msecs_to_jiffies(timeout_ms);
 	long left;
@@ -227,9 +216,9 @@ static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable, unsigned int ti
 
 	for (;;) {
 		if (killable)
-			left = wait_for_completion_killable_timeout(&fw->ctrl_done, timeout);
+			left = wait_for_completion_killable_timeout(&w->done, timeout);
 		else
-			left = wait_for_completion_timeout(&fw->ctrl_done, timeout);
+			left = wait_for_completion_timeout(&w->done, timeout);
 		if (left > 0)
 			return 0;
 		if (left < 0)
@@ -241,26 +230,6 @@ static int ctrl_wait(struct wdrv_fw *fw, u32 seq, bool killable, unsigned int ti
 			return -ETIMEDOUT;
 		seq = now;
 	}
-}
-
-/*
- * Buffers parked before a command was posted belong to earlier commands,
- * which the firmware ran first: once it completed this one (or a reset
- * came), they are free; otherwise they stay parked.
- */
-static void parked_settle(struct wdrv_fw *fw, struct list_head *earlier, u32 gen,
-			  bool done)
-{
-	struct parked_buf *p, *n;
-
-	mutex_lock(&fw->park_lock);
-	if (!done && READ_ONCE(fw->gen) == gen) {
-		list_splice(earlier, &fw->parked);
-		INIT_LIST_HEAD(earlier);
-	}
-	mutex_unlock(&fw->park_lock);
-	list_for_each_entry_safe(p, n, earlier, link)
-		parked_free(fw, p);
 }
 
 /*
@@ -280,61 +249,41 @@ static unsigned int ctrl_timeout_ms(const struct wdrv_fw *fw, const struct wfw_c
 }
 
 /*
- * Whether the firmware is gone (wdrv_fw_fini()): then *@cpl says -ENODEV,
- * and nothing of the device, its rings or buffers may be touched.  Exact
- * under ctrl_lock, which fini takes to mark it.
+ * Runs a control command with its own waiter @w, alongside any others in
+ * flight.  A command that timed out or was abandoned (-EINTR) may still
+ * run: with a buffer its waiter is parked (*@parked; the table frees it),
+ * without one it leaves the table and its completion is dropped.
  */
-static bool ctrl_gone(struct wdrv_fw *fw, struct wfw_cpl *cpl)
+static int ctrl_run(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w,
+		    struct wfw_cmd *cmd, struct wfw_cpl *cpl, bool killable,
+		    bool *parked)
 {
-	lockdep_assert_held(&fw->ctrl_lock);
-	if (!fw->gone)
-		return false;
-	memset(cpl, 0, sizeof(*cpl));
-	cpl->status = -ENODEV;
-	return true;
-}
-
-/*
- * Runs a control command; the caller holds ctrl_lock.  A command that timed
- * out or was abandoned (-EINTR) may still run (*@pending): its cookie is
- * dropped, so its completion is ignored.
- */
-static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
-		       bool killable, bool *pending)
-{
-	LIST_HEAD(earlier);
-	bool done;
+	bool gave_up, has_buf = w->buf;
 	u32 seq;
 	int ret;
 
-	lockdep_assert_held(&fw->ctrl_lock);
-	if (pending)
-		*pending = false;
-	if (ctrl_gone(fw, cpl))
+	*parked = false;
+	memset(cpl, 0, sizeof(*cpl));
+	if (READ_ONCE(fw->gone)) {
+		cpl->status = -ENODEV;
 		return cpl->status;
-	ret = ctrl_post(fw, cmd, &seq);
-	mutex_lock(&fw->park_lock);
-	list_splice_init(&fw->parked, &earlier);
-	mutex_unlock(&fw->park_lock);
-	if (!ret)
-		ret = ctrl_wait(fw, seq, killable, ctrl_timeout_ms(fw, cmd));
-
-	spin_lock(&fw->cpl_lock);
-	/* A completion or a reset clears the cookie, even one racing a timeout. */
-	done = !fw->ctrl_cookie;
-	if (done) {
-		*cpl = fw->ctrl_cpl;
-	} else {
-		fw->ctrl_cookie = 0;
-		memset(cpl, 0, sizeof(*cpl));
-		cpl->status = ret;
 	}
-	spin_unlock(&fw->cpl_lock);
-	parked_settle(fw, &earlier, FIELD_GET(WDRV_FW_COOKIE_GEN, cmd->cookie), done);
-	if (pending)
-		*pending = !done && (ret == -ETIMEDOUT || ret == -EINTR);
-	if (!done && ret == -ETIMEDOUT)
-		fw->cfg.fault(fw->cfg.owner, "a control command timed out");
+	ret = wdrv_ctrl_add(&fw->ctrl, w, killable);
+	if (ret) {
+		cpl->status = ret;
+		return ret;
+	}
+	ret = ctrl_post(fw, w, cmd, &seq);
+	if (!ret)
+		ret = ctrl_wait(fw, w, seq, killable, ctrl_timeout_ms(fw, cmd));
+	gave_up = ret == -ETIMEDOUT || ret == -EINTR;
+	/* Once parked, @w is the table's: not touched here again. */
+	if (!wdrv_ctrl_end(&fw->ctrl, w, gave_up, cpl)) {
+		*parked = gave_up && has_buf;
+		cpl->status = ret;
+		if (ret == -ETIMEDOUT)
+			fw->cfg.fault(fw->cfg.owner, "a control command timed out");
+	}
 	return cpl->status;
 }
 
@@ -344,82 +293,101 @@ static int ctrl_locked(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *
  * @cmd: the command; its cookie is assigned here
  * @cpl: out: the completion record (status -ETIMEDOUT / -EIO when none came)
  *
- * Sleeps; one control command at a time.
+ * Sleeps; other control commands run meanwhile, each with its own waiter.
  *
  * Return: the command's status, -ENODEV once the firmware is gone.
  */
 int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 {
+	struct wdrv_ctrl_waiter *w = wdrv_ctrl_waiter_new(NULL, 0);
+	bool parked;
 	int ret;
 
-	mutex_lock(&fw->ctrl_lock);
-	ret = ctrl_locked(fw, cmd, cpl, false, NULL);
-	mutex_unlock(&fw->ctrl_lock);
+	if (!w)
+		return -ENOMEM;
+	ret = ctrl_run(fw, w, cmd, cpl, false, &parked);
+	kfree(w);
 	return ret;
 }
 
 /**
  * wdrv_fw_ctrl_buf() - run a control command that reads a caller's buffer
  * @fw: firmware interface
- * @cmd: the command; its cookie is assigned here
+ * @cmd: the command (a LOAD_MODEL); its cookie is assigned here
  * @cpl: out: the completion record
  * @buf: kvmalloc()ed buffer the command reads
  * @addr: its device window (wdrv_dma_map())
  * @taken: out: whether this took @buf and @addr
  *
- * A fatal signal ends the wait (-EINTR).  If the command timed out or was
- * abandoned so, the firmware may still read @buf: then this takes both,
- * and unmaps and frees them once the firmware is past the command (a later
- * control command completed, or a reset).  Otherwise they stay the caller's.
+ * One LOAD_MODEL at a time (the firmware checks one blob at a time), each
+ * alongside any other control command.  A fatal signal ends the wait
+ * (-EINTR).  If the command timed out or was abandoned so, the firmware may
+ * still read @buf: then this takes both, and unmaps and frees them once
+ * the firmware is past the command (its own completion, a reset or
+ * teardown).  Otherwise they stay the caller's.
  *
  * Return: the command's status, -ETIMEDOUT or -EINTR.
  */
 int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
 		     void *buf, u64 addr, bool *taken)
 {
-	struct parked_buf *p = kmalloc(sizeof(*p), GFP_KERNEL);
-	bool pending;
+	struct wdrv_ctrl_waiter *w;
 	int ret;
 
 	*taken = false;
-	if (!p)
+	w = wdrv_ctrl_waiter_new(buf, addr);
+	if (!w)
 		return -ENOMEM;
-	p->buf = buf;
-	p->addr = addr;
-	ret = mutex_lock_killable(&fw->ctrl_lock);
+	ret = mutex_lock_killable(&fw->load_lock);
 	if (ret) {
-		kfree(p);
+		kfree(w);
 		return ret;
 	}
-	ret = ctrl_locked(fw, cmd, cpl, true, &pending);
-	if (pending) {
-		*taken = true;
-		/* Parked under ctrl_lock: before any later command is posted. */
-		mutex_lock(&fw->park_lock);
-		if (READ_ONCE(fw->gen) == FIELD_GET(WDRV_FW_COOKIE_GEN, cmd->cookie)) {
-			list_add_tail(&p->link, &fw->parked);
-			p = NULL;
-		}
-		mutex_unlock(&fw->park_lock);
-	}
-	mutex_unlock(&fw->ctrl_lock);
-	if (p && pending)
-		parked_free(fw, p);	/* a reset already stopped the firmware */
-	else
-		kfree(p);
+	ret = ctrl_run(fw, w, cmd, cpl, true, taken);
+	mutex_unlock(&fw->load_lock);
+	if (!*taken)
+		kfree(w);
 	return ret;
 }
 
-static void free_parked(struct wdrv_fw *fw)
+/*
+ * One try of a command that writes a reply buffer of its own: allocated,
+ * mapped, copied out on success, and given back, unless the command was
+ * given up while the firmware may still write it (the table frees it).
+ */
+static int ctrl_read_once(struct wdrv_fw *fw, struct wfw_cmd *cmd, void *out,
+			  u32 len, struct wfw_cpl *cpl)
 {
-	struct parked_buf *p, *n;
-	LIST_HEAD(list);
+	struct wdrv_ctrl_waiter *w;
+	bool parked;
+	void *buf;
+	u64 addr;
+	int ret;
 
-	mutex_lock(&fw->park_lock);
-	list_splice_init(&fw->parked, &list);
-	mutex_unlock(&fw->park_lock);
-	list_for_each_entry_safe(p, n, &list, link)
-		parked_free(fw, p);
+	buf = kvzalloc(len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	ret = wdrv_dma_map(&fw->dma, buf, len, WDRV_DMA_WRITE, GFP_KERNEL, &addr);
+	if (ret) {
+		kvfree(buf);
+		return ret;
+	}
+	w = wdrv_ctrl_waiter_new(buf, addr);
+	if (!w) {
+		wdrv_dma_unmap(&fw->dma, addr);
+		kvfree(buf);
+		return -ENOMEM;
+	}
+	cmd->buf.addr = addr;
+	ret = ctrl_run(fw, w, cmd, cpl, false, &parked);
+	if (parked)
+		return ret;
+	wdrv_dma_unmap(&fw->dma, addr);
+	if (!ret)
+		memcpy(out, buf, len);
+	kvfree(buf);
+	kfree(w);
+	return ret;
 }
 
 /**
@@ -436,6 +404,7 @@ static void free_parked(struct wdrv_fw *fw)
  * @len: bytes available at @out (at most WDRV_FW_CTRL_BUF_SIZE)
  * @cpl: out: the completion record
  *
+ * Each command has a reply buffer of its own, so several run at once.
  * These commands change nothing, so one a reset discarded is sent again.
  *
  * Return: the command's status.
@@ -447,26 +416,15 @@ int wdrv_fw_ctrl_read_model(struct wdrv_fw *fw, u16 opcode, u32 model, u32 index
 	int ret, tries = 3;
 	u32 gen;
 
-	if (len > WDRV_FW_CTRL_BUF_SIZE)
+	if (!len || len > WDRV_FW_CTRL_BUF_SIZE)
 		return -EINVAL;
-	cmd.buf.addr = fw->ctrl_buf_addr;
 	cmd.buf.len = len;
 	cmd.buf.index = index;
 	cmd.buf.pos = pos;
-	/* The buffer is shared by all control commands. */
-	mutex_lock(&fw->ctrl_lock);
 	do {
-		if (ctrl_gone(fw, cpl)) {
-			ret = cpl->status;
-			break;
-		}
-		memset(fw->ctrl_buf, 0, len);
-		ret = ctrl_locked(fw, &cmd, cpl, false, NULL);
-		gen = FIELD_GET(WDRV_FW_COOKIE_GEN, cmd.cookie);
+		gen = READ_ONCE(fw->gen);
+		ret = ctrl_read_once(fw, &cmd, out, len, cpl);
 	} while (ret == -EIO && gen != READ_ONCE(fw->gen) && --tries);
-	if (!ret)
-		memcpy(out, fw->ctrl_buf, len);
-	mutex_unlock(&fw->ctrl_lock);
 	return ret;
 }
 
@@ -486,6 +444,17 @@ int wdrv_fw_ctrl_read(struct wdrv_fw *fw, u16 opcode, u32 index, u64 pos,
 		      void *out, u32 len, struct wfw_cpl *cpl)
 {
 	return wdrv_fw_ctrl_read_model(fw, opcode, 0, index, pos, out, len, cpl);
+}
+
+/**
+ * wdrv_fw_ctrl_busy() - whether a control command is in flight
+ * @fw: firmware interface
+ *
+ * Return: true while any control command waits for the firmware.
+ */
+bool wdrv_fw_ctrl_busy(struct wdrv_fw *fw)
+{
+	return wdrv_ctrl_busy(&fw->ctrl);
 }
 
 /**
@@ -553,21 +522,14 @@ void wdrv_fw_reset(struct wdrv_fw *fw, bool full)
 	/*
 	 * After the new generation: a waiter told -EIO must see that a
 	 * reset discarded its command (wdrv_fw_ctrl_read_model() sends it
-	 * again), not a command that failed.
+	 * again), not a command that failed.  The firmware is past every
+	 * command now: parked buffers go too.
 	 */
-	spin_lock(&fw->cpl_lock);
-	if (fw->ctrl_cookie) {
-		memset(&fw->ctrl_cpl, 0, sizeof(fw->ctrl_cpl));
-		fw->ctrl_cpl.status = -EIO;
-		fw->ctrl_cookie = 0;
-		complete(&fw->ctrl_done);
-	}
-	spin_unlock(&fw->cpl_lock);
+	wdrv_ctrl_fail_all(&fw->ctrl, -EIO);
 	up_write(&fw->reset_sem);
-	free_parked(fw);
 }
 
-/* Allocates the rings and the control buffer and maps them for the device. */
+/* Allocates the rings and maps them for the device. */
 static int rings_alloc(struct wdrv_fw *fw, int node)
 {
 	size_t cmd_bytes = WDRV_FW_CMD_ENTRIES * sizeof(struct wfw_cmd);
@@ -577,17 +539,13 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 
 	fw->cmd_ring = kvzalloc_node(cmd_bytes, GFP_KERNEL, node);
 	fw->cpl_ring = kvzalloc_node(cpl_bytes, GFP_KERNEL, node);
-	fw->ctrl_buf = kvzalloc_node(WDRV_FW_CTRL_BUF_SIZE, GFP_KERNEL, node);
 	fw->ctl_buf = kvzalloc_node(ctl_bytes, GFP_KERNEL, node);
-	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctrl_buf || !fw->ctl_buf)
+	if (!fw->cmd_ring || !fw->cpl_ring || !fw->ctl_buf)
 		return -ENOMEM;
 	ret = wdrv_dma_map(&fw->dma, fw->cmd_ring, cmd_bytes, 0, GFP_KERNEL, &fw->cmd_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&fw->dma, fw->cpl_ring, cpl_bytes, WDRV_DMA_WRITE,
 				   GFP_KERNEL, &fw->cpl_addr);
-	if (!ret)
-		ret = wdrv_dma_map(&fw->dma, fw->ctrl_buf, WDRV_FW_CTRL_BUF_SIZE,
-				   WDRV_DMA_WRITE, GFP_KERNEL, &fw->ctrl_buf_addr);
 	if (!ret)
 		ret = wdrv_dma_map(&fw->dma, fw->ctl_buf, ctl_bytes, 0, GFP_KERNEL, &fw->ctl_addr);
 	return ret;
@@ -698,11 +656,9 @@ int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg)
 	init_rwsem(&fw->reset_sem);
 	spin_lock_init(&fw->cmd_lock);
 	spin_lock_init(&fw->cpl_lock);
-	mutex_init(&fw->ctrl_lock);
-	mutex_init(&fw->park_lock);
-	INIT_LIST_HEAD(&fw->parked);
-	init_completion(&fw->ctrl_done);
+	mutex_init(&fw->load_lock);
 	wdrv_dma_init(&fw->dma);
+	wdrv_ctrl_init(&fw->ctrl, &fw->dma, WDRV_FW_CTL_ENTRIES);
 
 	ret = rings_alloc(fw, cfg->numa_node);
 	if (!ret)
@@ -724,11 +680,11 @@ static void mark_gone(struct wdrv_fw *fw)
 {
 	unsigned long flags;
 
-	mutex_lock(&fw->ctrl_lock);
+	down_write(&fw->reset_sem);
 	spin_lock_irqsave(&fw->cmd_lock, flags);
 	fw->gone = true;
 	spin_unlock_irqrestore(&fw->cmd_lock, flags);
-	mutex_unlock(&fw->ctrl_lock);
+	up_write(&fw->reset_sem);
 }
 
 /**
@@ -743,9 +699,7 @@ void wdrv_fw_fini(struct wdrv_fw *fw)
 	mark_gone(fw);
 	wfs_device_destroy(fw->wfs);
 	fw->wfs = NULL;
-	free_parked(fw);
-	if (fw->ctrl_buf_addr)
-		wdrv_dma_unmap(&fw->dma, fw->ctrl_buf_addr);
+	wdrv_ctrl_fail_all(&fw->ctrl, -ENODEV);
 	if (fw->cpl_addr)
 		wdrv_dma_unmap(&fw->dma, fw->cpl_addr);
 	if (fw->cmd_addr)
@@ -753,7 +707,6 @@ void wdrv_fw_fini(struct wdrv_fw *fw)
 	if (fw->ctl_addr)
 		wdrv_dma_unmap(&fw->dma, fw->ctl_addr);
 	kvfree(fw->ctl_buf);
-	kvfree(fw->ctrl_buf);
 	kvfree(fw->cpl_ring);
 	kvfree(fw->cmd_ring);
 	wdrv_dma_fini(&fw->dma);

@@ -3,8 +3,9 @@
  * wafer firmware interface: the driver's side of the firmware ABI
  * (firmware-sim/abi/wfw_abi.h).  It owns the simulated device instance, the
  * command, control and completion rings, the interrupt handler, control
- * commands (synchronous, one at a time, served by the firmware before
- * jobs) and reset.  Job completions are handed up to
+ * commands (synchronous for their caller, several in flight at once, each
+ * with its own waiter (wdrv_ctrl.h), served by the firmware before jobs)
+ * and reset.  Job completions are handed up to
  * the job layer through a callback, so this layer knows nothing above it.
  */
 #ifndef WDRV_FW_H
@@ -20,6 +21,7 @@
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
 
+#include "wdrv_ctrl.h"
 #include "wdrv_dma.h"
 #include "wfw_abi.h"
 
@@ -37,11 +39,9 @@ struct wdrv_fw;
 
 #define WDRV_FW_CMD_ENTRIES	256
 #define WDRV_FW_CPL_ENTRIES	256
-/*
- * Control ring entries: one control command runs at a time, but ones that
- * timed out may still be queued before it.
- */
+/* Control ring entries: control commands in flight at most. */
 #define WDRV_FW_CTL_ENTRIES	16
+/* The largest reply a control command's buffer takes. */
 #define WDRV_FW_CTRL_BUF_SIZE	(64 * 1024)
 /*
  * The slowest blob throughput a LOAD_MODEL is allowed beyond the control
@@ -95,31 +95,24 @@ struct wdrv_fw_config {
  * @ctl_addr: its device address
  * @ctl_ring: @ctl_buf once the firmware serves a control ring (ABI 1.8),
  *	else NULL: control commands then go in the command ring
- * @ctrl_buf: buffer control commands have the firmware write to
- * @ctrl_buf_addr: its device address
- * @reset_sem: Held for writing across a reset; control commands take it
- *	for reading from taking their cookie until posted, so none is posted
- *	into a ring being reset or with a cookie of the generation before
+ * @reset_sem: Held for writing across a reset and to mark @gone; control
+ *	commands take it for reading from taking their cookie until posted,
+ *	so none is posted into a ring being reset, with a cookie of the
+ *	generation before, or after teardown
  * @cmd_lock: Protects @cmd_tail, @ctl_tail, @resetting, @gone, @gen and writes
  *	to the command and control rings
  * @cmd_tail: producer index of the command ring
  * @ctl_tail: producer index of the control ring
  * @resetting: a reset is in progress: nothing may be posted
  * @gone: the firmware was destroyed (wdrv_fw_fini()): nothing may be
- *	posted, control commands fail with -ENODEV (set under @ctrl_lock too)
+ *	posted, control commands fail with -ENODEV (set under @reset_sem too)
  * @gen: reset generation, stamped into posted cookies (WDRV_FW_COOKIE_GEN)
- * @cpl_lock: Protects @cpl_head, @cpl_seq and the control waiter fields
+ * @cpl_lock: Protects @cpl_head, @cpl_seq and @cpl_work
  * @cpl_head: consumer index of the completion ring
  * @cpl_seq: sequence number of the last completion seen
- * @ctrl_lock: Serialises control commands (one in flight at a time)
- * @ctrl_done: completed when the pending control command finishes
- * @ctrl_cookie: cookie of the pending control command, 0 if none
- * @ctrl_cpl: its completion record
- * @ctrl_seq: source of control cookies
- * @park_lock: Protects @parked
- * @parked: buffers of control commands that timed out or were abandoned,
- *	which the firmware may still read: unmapped and freed once a later
- *	control command completes, by a reset, or by fini
+ * @ctrl: the control commands in flight, a waiter each, keyed by cookie
+ * @load_lock: Serialises LOAD_MODEL commands (the firmware checks one blob
+ *	at a time); no other control command takes it
  * @info: GET_INFO result from bring-up (device shape; model fields stale)
  * @tokens: tokens of the jobs completed with status 0 (wdrv_fw_tokens())
  * @cpl_work: queued on system_unbound_wq after each job completion (the
@@ -137,8 +130,6 @@ struct wdrv_fw {
 	struct wfw_cmd *ctl_buf;
 	u64 ctl_addr;
 	struct wfw_cmd *ctl_ring;
-	void *ctrl_buf;
-	u64 ctrl_buf_addr;
 	struct rw_semaphore reset_sem;
 	spinlock_t cmd_lock; /* Protects cmd/ctl_tail, resetting, gone, gen, the rings */
 	u32 cmd_tail;
@@ -146,16 +137,11 @@ struct wdrv_fw {
 	bool resetting;
 	bool gone;
 	u32 gen;
-	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, the ctrl waiter */
+	spinlock_t cpl_lock; /* Protects cpl_head, cpl_seq, cpl_work */
 	u32 cpl_head;
 	u32 cpl_seq;
-	struct mutex ctrl_lock; /* Serialises control commands and ctrl_buf */
-	struct completion ctrl_done;
-	u64 ctrl_cookie;
-	struct wfw_cpl ctrl_cpl;
-	u64 ctrl_seq;
-	struct mutex park_lock; /* Protects parked */
-	struct list_head parked;
+	struct wdrv_ctrl_table ctrl;
+	struct mutex load_lock; /* Serialises LOAD_MODEL commands */
 	struct wfw_info info;
 	atomic64_t tokens;
 	struct work_struct *cpl_work;
@@ -175,5 +161,6 @@ void wdrv_fw_reset(struct wdrv_fw *fw, bool full);
 u64 wdrv_fw_tokens(struct wdrv_fw *fw);
 void wdrv_fw_stop_cpl_work(struct wdrv_fw *fw);
 u32 wdrv_fw_read_reg(struct wdrv_fw *fw, u32 off);
+bool wdrv_fw_ctrl_busy(struct wdrv_fw *fw);
 
 #endif /* WDRV_FW_H */

@@ -32,7 +32,7 @@ static unsigned long hb_period(void)
 /* Idle: a command processor that runs must have beaten since the last look. */
 static bool hb_device_idle(struct wdrv_device *wdev)
 {
-	return !wdrv_job_queue_inflight(wdev) && !mutex_is_locked(&wdev->fw.ctrl_lock);
+	return !wdrv_job_queue_inflight(wdev) && !wdrv_fw_ctrl_busy(&wdev->fw);
 }
 
 static void wdrv_heartbeat_work(struct work_struct *work)

@@ -54,6 +54,19 @@
  *                    leaves it off: then control commands share the
  *                    command ring with jobs, in order.
  *
+ *   loads            (ABI 1.9) LOAD_MODEL does not hold up the rings: the
+ *                    device reserves a model slot (loading: no command can
+ *                    name it, no other load takes it), checks the blob
+ *                    (validator, checksum) on its load worker while it
+ *                    goes on serving both rings, then places and copies
+ *                    the model and posts the load's completion.  Other
+ *                    control commands complete meanwhile, so completions
+ *                    come out of order: a host matches them by cookie.
+ *                    One load runs at a time: a LOAD_MODEL fetched
+ *                    meanwhile completes -EAGAIN.  A reset drops a load
+ *                    in progress without a completion, as every command
+ *                    it discards, once its check is over.
+ *
  * The device never posts more completions than the completion ring can
  * hold: it consumes a command only when it can reserve a completion slot for
  * it, so a slow driver back-pressures the command ring instead of losing
@@ -73,14 +86,16 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		8	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		9	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
 					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
 					 * groups across stages (expert_group),
 					 * 7: expert parallelism across devices
 					 * (WFW_PART_XHOME, WFW_PART_XSHARD),
-					 * 8: the control ring (WFW_REG_CTL_*)
+					 * 8: the control ring (WFW_REG_CTL_*),
+					 * 9: loads checked off the rings,
+					 * completed out of order (-EAGAIN)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -461,7 +476,9 @@ struct wfw_xrec_hdr {
  * for its KV and view; every used stage needs the two window slots (each
  * as large as the range's largest layer section) on top.
  *
- * Completion: status 0, -EBUSY (WFW_MAX_MODELS models are loaded),
+ * Completion: status 0, -EBUSY (WFW_MAX_MODELS models are loaded or
+ * loading), -EAGAIN (1.9: another load is in progress; it comes after
+ * the other commands fetched meanwhile, see "loads" above),
  * -ENOEXEC/-EINVAL/... (the blob failed validation), -ENOSPC (does not
  * fit: value = SRAM bytes the range needs in total, result0 = stages a
  * packed placement needs (0: one layer alone exceeds a stage), result1 =
@@ -675,8 +692,10 @@ struct wfw_cmd_reset {
  * @WFW_FAULT_STALL_CP: the command processor stops (no heartbeat, no
  *	commands) until a reset, as a firmware that died while idle
  * @WFW_FAULT_PAUSE_NEXT_LOAD: the next LOAD_MODEL maps its blob, then waits
- *	until a reset begins before it reads the blob: a firmware still
- *	reading a command's buffer after the host gave up on the command
+ *	until a reset begins (or, 1.9, a FAULT_INJECT of WFW_FAULT_NONE)
+ *	before it reads the blob: a firmware still reading a command's
+ *	buffer after the host gave up on the command, or a load in progress
+ *	while other control commands run
  * @WFW_FAULT_COUNT: number of fault kinds
  */
 enum wfw_fault {

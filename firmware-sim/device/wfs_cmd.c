@@ -12,7 +12,9 @@
  *
  * The CP never waits for a job table entry: a RUN_JOB that finds the table
  * full is held, and the control ring is served until an entry is free, so
- * control commands wait for no tenant's queued jobs.
+ * control commands wait for no tenant's queued jobs.  Nor for a blob's
+ * check: LOAD_MODEL hands it to the load worker (wfs_loadq.c) and places
+ * the model once it is checked.
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe_ep.h"
@@ -464,6 +466,8 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 		wfs_os_store32(&dev->cp.stalled, p->fault == WFW_FAULT_STALL_CP);
 	if (p->fault == WFW_FAULT_PAUSE_NEXT_LOAD || p->fault == WFW_FAULT_NONE)
 		dev->cp.pause_load = p->fault == WFW_FAULT_PAUSE_NEXT_LOAD;
+	if (p->fault == WFW_FAULT_NONE)
+		wfs_loadq_unpause(dev);
 	wfs_cpl_arm_fault(&dev->cpl, p->fault);
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: armed fault %u",
 		       p->fault);
@@ -482,7 +486,7 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	case WFW_OP_LOAD_MODEL:
 		pause = dev->cp.pause_load;
 		dev->cp.pause_load = 0;
-		return wfs_load_model(dev, &cmd->load, pause, c);
+		return wfs_loadq_submit(dev, cmd, pause);
 	case WFW_OP_UNLOAD_MODEL:
 		return cmd_unload(dev, cmd, c);
 	case WFW_OP_CREATE_CONTEXT:
@@ -648,6 +652,7 @@ static void cp_process(struct wfs_device *dev)
 	u32 n;
 
 	for (n = 0; n < CP_BATCH; n++) {
+		wfs_loadq_finish(dev);
 		if (cp_fetch_ctl(dev, &cmd)) {
 			cmd_execute(dev, &cmd, 1);
 			continue;

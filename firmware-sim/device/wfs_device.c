@@ -167,6 +167,7 @@ int wfs_device_reset(struct wfs_device *dev, int full)
 	wfs_reg_update(hw, WFW_REG_STATUS, WFW_STATUS_RESETTING, 0);
 	threads_request(dev, 0);
 	wfs_sync_wait_parked(&dev->sync);
+	wfs_loadq_drop(dev);
 
 	/* Nothing runs now: rewrite the state. */
 	wfs_os_mutex_lock(dev->sync.lock);
@@ -226,6 +227,7 @@ static void stop_threads(struct wfs_device *dev)
 	threads_request(dev, 1);
 	wfs_os_thread_join(dev->cp.thread);
 	dev->cp.thread = NULL;
+	wfs_loadq_stop(dev);
 	wfs_stage_workers_stop(dev);
 }
 
@@ -319,14 +321,24 @@ static int device_alloc(struct wfs_device *dev,
 	return 0;
 }
 
-/* The command processor; stage workers start with a model (wfs_load.c). */
+/*
+ * The load worker and the command processor; stage workers start with a
+ * model (wfs_load.c).
+ */
 static int threads_start(struct wfs_device *dev)
 {
 	struct wfs_hw *hw = &dev->hw;
+	int ret = wfs_loadq_start(dev);
 
+	if (ret)
+		return ret;
 	dev->cp.thread = wfs_os_thread_start(wfs_cp_thread, dev, "wfs-cp",
 					     hw->index, 0, hw->numa_node);
-	return dev->cp.thread ? 0 : -WFS_ENOMEM;
+	if (dev->cp.thread)
+		return 0;
+	wfs_sync_request(&dev->sync, 1);
+	wfs_loadq_stop(dev);
+	return -WFS_ENOMEM;
 }
 
 int wfs_device_create(const struct wfs_device_config *cfg,

@@ -48,6 +48,7 @@
 #include "wfs_info.h"
 #include "wfs_job.h"
 #include "wfs_load.h"
+#include "wfs_loadq.h"
 #include "wfs_mblock.h"
 #include "wfs_cpl.h"
 #include "wfs_room.h"
@@ -119,6 +120,7 @@ struct wfs_device {
 	struct wfs_sync sync;
 	struct wfs_cpl_state cpl;
 	struct wfs_cp cp;
+	struct wfs_loadq loadq;
 	struct wfs_stage *stages;
 	struct wfs_stage_pool pool;
 	struct wfs_models models;

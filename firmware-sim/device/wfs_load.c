@@ -566,19 +566,13 @@ static int load_range(struct wfs_device *dev, struct wfs_model_state *m,
 	return 0;
 }
 
-/* Validate the blob and derive the sizes every table row uses. */
+/* The checked blob's range and the sizes every table row uses. */
 static int load_parse(struct wfs_device *dev, struct wfs_model_state *m,
-		      const u8 *blob, u64 len, const struct wfw_cmd_load_model *p)
+		      const struct wfw_cmd_load_model *p)
 {
 	struct wfs_model_info *info = &m->info;
 	int ret;
 
-	ret = wfs_model_parse(blob, len, info);
-	if (ret) {
-		wfs_log_printf(&dev->hw.log, 1, "load: blob rejected by the validator (%d)",
-			       ret);
-		return ret;
-	}
 	ret = load_range(dev, m, p);
 	if (ret)
 		return ret;
@@ -846,13 +840,13 @@ static void load_done(struct wfs_device *dev, struct wfs_model_state *m,
 	load_log(dev, m);
 }
 
-/* The free model slot, or NULL when WFS_MAX_MODELS are loaded. */
+/* A slot neither loaded nor reserved by a load, or NULL. */
 static struct wfs_model_state *model_slot(struct wfs_device *dev)
 {
 	u32 i;
 
 	for (i = 0; i < WFS_MAX_MODELS; i++) {
-		if (!dev->models.m[i].loaded) {
+		if (!dev->models.m[i].loaded && !dev->models.m[i].loading) {
 			dev->models.m[i].idx = i;
 			return &dev->models.m[i];
 		}
@@ -860,13 +854,45 @@ static struct wfs_model_state *model_slot(struct wfs_device *dev)
 	return NULL;
 }
 
-static int load_into(struct wfs_device *dev, struct wfs_model_state *m,
-		     const struct wfw_cmd_load_model *p, const u8 *blob,
-		     struct wfw_cpl *c)
+struct wfs_model_state *wfs_load_reserve(struct wfs_device *dev)
+{
+	struct wfs_model_state *m = model_slot(dev);
+
+	if (!m) {
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: %u models are loaded or loading, the most a device holds",
+			       WFS_MAX_MODELS);
+		return NULL;
+	}
+	m->loading = 1;
+	return m;
+}
+
+void wfs_load_cancel(struct wfs_device *dev, struct wfs_model_state *m)
+{
+	model_forget(dev, m);
+}
+
+int wfs_load_check(struct wfs_device *dev, const u8 *blob, u64 len,
+		   struct wfs_model_info *info)
+{
+	int ret = wfs_model_parse(blob, len, info);
+
+	if (ret)
+		wfs_log_printf(&dev->hw.log, 1, "load: blob rejected by the validator (%d)",
+			       ret);
+	return ret;
+}
+
+int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
+		   const struct wfw_cmd_load_model *p, const u8 *blob,
+		   const struct wfs_model_info *info, struct wfw_cpl *c)
 {
 	int ret;
 
-	ret = load_parse(dev, m, blob, p->len, p);
+	m->loading = 0;
+	m->info = *info;
+	ret = load_parse(dev, m, p);
 	if (!ret)
 		ret = table_build(dev, m, blob, p->len);
 	if (!ret)
@@ -883,36 +909,5 @@ static int load_into(struct wfs_device *dev, struct wfs_model_state *m,
 		load_done(dev, m, p->len, c);
 	else
 		wfs_load_unload(dev, m);
-	return ret;
-}
-
-int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
-		   u32 pause, struct wfw_cpl *c)
-{
-	const struct wfs_dma_ops *dma = &dev->hw.dma;
-	struct wfs_model_state *m = model_slot(dev);
-	const u8 *blob;
-	int ret;
-
-	if (!m) {
-		wfs_log_printf(&dev->hw.log, 1,
-			       "load: %u models are loaded, the most a device holds",
-			       WFS_MAX_MODELS);
-		return -WFS_EBUSY;
-	}
-	if (!dma->map)
-		return -WFS_EOPNOTSUPP;
-	blob = dma->map(dev->hw.dma_ctx, p->addr, p->len);
-	if (!blob)
-		return -WFS_EFAULT;
-	if (pause) {
-		wfs_log_printf(&dev->hw.log, 1,
-			       "fault injection: load paused until a reset begins");
-		wfs_sync_wait_abort(&dev->sync);
-		wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
-	}
-	ret = load_into(dev, m, p, blob, c);
-	if (dma->unmap)
-		dma->unmap(dev->hw.dma_ctx, blob, p->len);
 	return ret;
 }

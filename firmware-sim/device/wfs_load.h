@@ -196,6 +196,8 @@ struct wfs_stage_model {
  * struct wfs_model_state - a loaded model (changed only by the CP while no
  *	job of it is in flight, or by a reset with everything parked)
  * @loaded: 1 if a model is loaded here
+ * @loading: 1 while a LOAD_MODEL holds the slot (wfs_loadq.c): no lookup
+ *	finds it, no other load takes it (CP only)
  * @idx: its index in &wfs_models.m (its SRAM blocks' owner is @idx + 1)
  * @id: its id, WFW_MODEL_ID(generation, @idx)
  * @info: what the blob validator found
@@ -235,6 +237,7 @@ struct wfs_stage_model {
  */
 struct wfs_model_state {
 	u32 loaded;
+	u32 loading;
 	u32 idx;
 	u32 id;
 	struct wfs_model_info info;
@@ -302,18 +305,48 @@ struct wfs_model_state *wfs_model_lookup(struct wfs_device *dev, u32 id,
 					 int any, int *err);
 
 /**
- * wfs_load_model() - LOAD_MODEL: validate, place and copy a blob or a
- *	layer range of it
+ * wfs_load_reserve() - reserve a model slot for a LOAD_MODEL (marked loading)
  * @dev: device (CP thread)
+ *
+ * Return: the slot, or NULL (logged) when every slot is loaded or loading.
+ */
+struct wfs_model_state *wfs_load_reserve(struct wfs_device *dev);
+
+/**
+ * wfs_load_cancel() - give back a reserved slot whose load did not place
+ * @dev: device (CP thread, or a reset with every thread parked)
+ * @m: the slot
+ */
+void wfs_load_cancel(struct wfs_device *dev, struct wfs_model_state *m);
+
+/**
+ * wfs_load_check() - LOAD_MODEL's check of a blob: the validator and the
+ *	checksum over every byte; reads the blob only, touches no device state
+ * @dev: device (for its log; any thread)
+ * @blob: the mapped blob
+ * @len: its bytes
+ * @info: out: the blob's description
+ *
+ * Return: 0 or the validator's -errno (logged).
+ */
+int wfs_load_check(struct wfs_device *dev, const u8 *blob, u64 len,
+		   struct wfs_model_info *info);
+
+/**
+ * wfs_load_place() - LOAD_MODEL's placement of a checked blob, or a layer
+ *	range of it, into the room the other models leave, and its copy
+ * @dev: device (CP thread)
+ * @m: the slot wfs_load_reserve() gave; loaded on success, free on failure
  * @p: the command's payload (blob address and bytes, layer range)
- * @pause: wait for a reset to begin between mapping the blob and reading
- *	it (WFW_FAULT_PAUSE_NEXT_LOAD)
+ * @blob: the mapped blob
+ * @info: what wfs_load_check() found
  * @c: completion (results, or on -ENOSPC what was needed)
  *
  * Return: 0 or -errno (see WFW_OP_LOAD_MODEL in wfw_abi.h).
  */
-int wfs_load_model(struct wfs_device *dev, const struct wfw_cmd_load_model *p,
-		   u32 pause, struct wfw_cpl *c);
+int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
+		   const struct wfw_cmd_load_model *p, const u8 *blob,
+		   const struct wfs_model_info *info, struct wfw_cpl *c);
 
 /**
  * wfs_load_release() - forget every model and free all stage SRAM

@@ -294,12 +294,7 @@ static void ctrl_waiter_fn(struct work_struct *work)
 
 static bool ctrl_posted(struct wdrv_fw *fw)
 {
-	bool posted;
-
-	spin_lock(&fw->cpl_lock);
-	posted = fw->ctrl_cookie != 0;
-	spin_unlock(&fw->cpl_lock);
-	return posted;
+	return wdrv_fw_ctrl_busy(fw);
 }
 
 static void wdrv_test_fw_reset_fences_ctrl(struct kunit *test)

@@ -6,7 +6,7 @@
  * is refused and cancels nothing; a dropped completion leaves a sequence
  * gap; a corrupted completion fails its check; a full reset unloads the
  * model; a load paused by fault injection reads its blob only once a reset
- * begins, and the model it loads survives that (non-full) reset; stage
+ * begins, and that (non-full) reset drops it, leaving its slot free; stage
  * workers run only while a model is loaded, one per stage it occupies (or
  * the pool's); destroy works on a hung device.  All of it once with one
  * worker per stage and with pools of two and one.
@@ -265,12 +265,12 @@ static void test_pause_load(void *blob, size_t len)
 	dh_submit(h, &c);
 	wt_ok(!dh_poll(h, &cpl, 300) && !(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL),
 	      "a paused load neither completes nor loads (300 ms)");
-	/* The reset waits for the CP, which goes on reading the blob. */
+	/* The reset waits for the load worker, which goes on reading the blob. */
 	dh_hw_reset(h, 0);
-	wt_ok(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL,
-	      "the load went on when the reset began: the model is there after it");
-	id = dh_ctx_create(h, 8, 64, &cpl);
-	ctx = id > 0 ? (u32)id : 0;
+	wt_ok(!(dh_rd(h, WFW_REG_STATUS) & WFW_STATUS_MODEL),
+	      "the reset dropped the load once its blob was read: no model after it");
+	wt_ok(setup_model(blob, len) == 0, "the slot is free: the model loads again");
+	id = ctx;
 	wt_ok(id > 0 && run_ok(0) == 0 && !memcmp(out, golden, N * REC),
 	      "and gives the same results");
 }

@@ -1,7 +1,7 @@
 # A DMA window must not outlive its memory: a MODEL_LOAD that times out
 # while the firmware has yet to read its blob (inject_fault "pause_load");
-# the firmware reads it after the reset the timeout causes, and must find
-# it intact (tests/vm/progs/load_timeout_blob_kept.c).
+# the firmware reads it once the reset the timeout causes begins, and must
+# find it intact (tests/vm/progs/load_timeout_blob_kept.c).
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/load_timeout_blob_kept
 [ -x "$prog" ] || die "$prog missing: run make"
