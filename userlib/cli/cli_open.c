@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "wafer_link.h"
 
 int cli_parse_moe(const char *s, struct wafer_moe_opts *o)
 {
@@ -103,6 +104,17 @@ int cli_devices_check(const struct cli_devices *d, const char *cmd)
 	return 2;
 }
 
+/* --chain: the members parsed, the split checked against them, the chain opened. */
+static int cli_open_chain(const struct cli_devices *d, struct wafer_dev **dev)
+{
+	static struct wafer_chain_member m[128];
+	int n = wafer_chain_parse(d->chain, m, 128);
+
+	if (n < 0)
+		return n;
+	return wafer_open_chain(m, (unsigned int)n, d->split, d->n_split, 0, dev);
+}
+
 int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
 {
 	struct wafer_open_opts o[WAFER_PIPE_MAX_DEVICES];
@@ -112,6 +124,8 @@ int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
 
 	if (d->afd[0])
 		return cli_open_afd(d, dev);
+	if (d->chain)
+		return cli_open_chain(d, dev);
 	if (d->n <= 1 && !d->n_split) {
 		struct wafer_open_opts one = d->base;
 
