@@ -374,10 +374,16 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-node.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-node.service
+	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-node.service
 	$(Q)install -Dm644 userlib/systemd/wafer.sysusers $(DESTDIR)$(SYSUSERSDIR)/wafer.conf
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/wafer-serve ] || \
 		install -Dm644 userlib/systemd/wafer-serve.default \
 		$(DESTDIR)$(SYSCONFDIR)/default/wafer-serve
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/wafer-node ] || \
+		install -Dm644 userlib/systemd/wafer-node.default \
+		$(DESTDIR)$(SYSCONFDIR)/default/wafer-node
 	$(Q)install -Dm644 -t $(DESTDIR)$(MANDIR)/man1 $(MAN_PAGES)
 	$(Q)install -Dm644 userlib/completion/wafer.bash $(DESTDIR)$(BASHCOMPDIR)/wafer
 

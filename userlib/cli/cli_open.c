@@ -97,6 +97,9 @@ void cli_print_stream(const struct wafer_model_info *mi, FILE *f)
 
 int cli_devices_check(const struct cli_devices *d, const char *cmd)
 {
+	/* A chain's members are counted when it is opened (wafer_open_chain()). */
+	if (d->chain)
+		return 0;
 	if (!d->n_split || d->n_split == (d->n ? d->n : 1))
 		return 0;
 	fprintf(stderr, "wafer %s: --split gives %u layer counts for %u devices\n", cmd,

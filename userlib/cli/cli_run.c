@@ -557,6 +557,9 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 			"profile %s\n", wafer_pipe_size(dev),
 			wafer_backend_name(wafer_pipe_member(dev, 0)), wafer_submit_name(dev),
 			i.stages, i.profile_name);
+	else if (a->devs.chain)
+		fprintf(stderr, "wafer: chain %s (wafer nodes, RDMA links), %u stages in all\n",
+			a->devs.chain, i.stages);
 	else if (!strcmp(wafer_backend_name(dev), "inproc"))
 		fprintf(stderr, "wafer: backend inproc (firmware-sim in this process%s), "
 			"%u stages x %llu KiB, profile %s\n",

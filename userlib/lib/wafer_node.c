@@ -95,6 +95,7 @@ static int refuse(int fd, const char *peer, FILE *log, const char *why)
 	fprintf(log, "wafer node: client %s refused: %s\n", peer, why);
 	fflush(log);
 	wnd_send(fd, WND_REFUSE, text, n, NULL, 0);
+	wnd_linger(fd, 1000);
 	return -EPROTO;
 }
 
@@ -353,11 +354,13 @@ static void session(struct wnd_node *nd, int fd)
 		if (r) {
 			wnd_tell_error(s, r == -ETIMEDOUT ? -ETIMEDOUT : -EPROTO, "closed: %s",
 				       r == -ETIMEDOUT ? "a message cut short" : why);
+			wnd_linger(fd, 1000);
 			break;
 		}
 		r = request(s, &hd, buf);
 		if (r == -EPROTO) {
 			wnd_tell_error(s, r, "closed: %s", wafer_last_error());
+			wnd_linger(fd, 1000);
 			break;
 		}
 		if (r)

@@ -189,3 +189,18 @@ void wnd_addr(int fd, int local, char *out, size_t n)
 	}
 	snprintf(out, n, "%s:%u", a, port);
 }
+
+void wnd_linger(int fd, int timeout_ms)
+{
+	uint64_t waited = 0;
+	char buf[4096];
+
+	shutdown(fd, SHUT_WR);
+	while (waited < (uint64_t)timeout_ms && !wait_fd(fd, POLLIN, 100)) {
+		ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+		waited += r > 0 ? 0 : 100;
+	}
+}

@@ -29,6 +29,12 @@ int wnd_read(int fd, void *buf, size_t len, int timeout_ms);
 int wnd_connect(const char *host, unsigned int port, int timeout_ms);
 /* A TCP listener on @addr (NULL: any):@port; the fd or -errno. */
 int wnd_listen(const char *addr, unsigned int port);
+/*
+ * Before a close that follows a refusal: no more to send, and what the
+ * peer still sends is read and dropped (up to @timeout_ms) so that the
+ * close does not reset the connection before the peer read the reason.
+ */
+void wnd_linger(int fd, int timeout_ms);
 /* "ADDR:PORT" of @fd's peer (or of its own end with @local). */
 void wnd_addr(int fd, int local, char *out, size_t n);
 

@@ -104,19 +104,48 @@ static int die(struct net *t, int err, const char *fmt, ...)
 	return wafer_set_error(t->dead, "%s", t->dead_msg);
 }
 
+/* The first member whose control connection closed (its node died), or -1. */
+static int hung_up(struct net *t, int wait_ms)
+{
+	uint64_t end = wafer_now_ns() + (uint64_t)wait_ms * 1000000;
+	struct pollfd p[NET_MAX];
+	unsigned int k;
+	char c;
+
+	for (;;) {
+		for (k = 0; k < t->n; k++)
+			p[k] = (struct pollfd){ .fd = t->mb[k].fd, .events = POLLRDHUP };
+		if (poll(p, t->n, 0) > 0)
+			for (k = 0; k < t->n; k++)
+				if ((p[k].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
+				    recv(t->mb[k].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
+					return (int)k;
+		if (wafer_now_ns() >= end)
+			return -1;
+		poll(NULL, 0, 20);
+	}
+}
+
 /*
  * What the nodes said of their own (an ERROR of a member's jobs) or that a
- * node's connection closed; waits up to @wait_ms for it.  0: nothing.
+ * node's connection closed; waits up to @wait_ms for it.  0: nothing.  A
+ * node that died is named before its neighbours' errors (their links to it
+ * broke): an ERROR waits a second for a death to show.
  */
 static int check_nodes(struct net *t, int wait_ms)
 {
 	struct pollfd p[NET_MAX];
 	unsigned int k;
+	int dead;
 
 	for (k = 0; k < t->n; k++)
 		p[k] = (struct pollfd){ .fd = t->mb[k].fd, .events = POLLIN };
 	if (poll(p, t->n, wait_ms) <= 0)
 		return 0;
+	dead = hung_up(t, 1000);
+	if (dead >= 0)
+		return die(t, -ECONNRESET, "%s: its connection closed (the node died?)",
+			   t->mb[dead].name);
 	for (k = 0; k < t->n; k++) {
 		unsigned char buf[WND_MSG_MAX];
 		char why[200], text[WND_TEXT_MAX + 1];
@@ -441,8 +470,9 @@ static int net_model_unload(struct wafer_dev *dev, uint32_t id)
 	unsigned int k;
 
 	(void)id;
+	/* From the last member: each stops before the one that feeds it closes its link. */
 	if (!t->dead)
-		for (k = 0; k < t->n; k++)
+		for (k = t->n; k-- > 0;)
 			call(t, k, WND_STOP, NULL, 0, NULL, 0, WND_DONE, NULL, NULL);
 	wafer_link_close(t->out);
 	wafer_link_close(t->in);
