@@ -147,9 +147,6 @@ static void test_service_extras(const char *dir, const char *build)
 	snprintf(cmd, sizeof(cmd), "cat %s/etc/default/wafer-serve 2>&1", dir);
 	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "WAFER_MODEL="),
 	      "/etc/default/wafer-serve is installed");
-	snprintf(cmd, sizeof(cmd), "cat %s/etc/default/wafer-node 2>&1", dir);
-	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "WAFER_NODE_DEVICES="),
-	      "/etc/default/wafer-node is installed");
 	snprintf(cmd, sizeof(cmd), "cat %s/systemd/wafer-serve.service", dir);
 	sh(cmd, out2, sizeof(out2));
 	for (p = strstr(out, "WAFER_"); p; p = strstr(p + 1, "WAFER_")) {
@@ -161,6 +158,20 @@ static void test_service_extras(const char *dir, const char *build)
 	}
 	wt_ok(ok && strstr(out2, "EnvironmentFile=-/etc/default/wafer-serve"),
 	      "the unit reads /etc/default/wafer-serve, which names only the unit's settings");
+	snprintf(cmd, sizeof(cmd), "cat %s/etc/default/wafer-node 2>&1", dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "WAFER_NODE_DEVICES="),
+	      "/etc/default/wafer-node is installed");
+	snprintf(cmd, sizeof(cmd), "cat %s/systemd/wafer-node.service", dir);
+	sh(cmd, out2, sizeof(out2));
+	for (ok = 1, p = strstr(out, "WAFER_"); p; p = strstr(p + 1, "WAFER_")) {
+		snprintf(var, sizeof(var), "Environment=%.*s=", (int)strcspn(p, "="), p);
+		if (!strstr(out2, var)) {
+			wt_diag("%s is not a setting of wafer-node.service", var + 12);
+			ok = 0;
+		}
+	}
+	wt_ok(ok && strstr(out2, "EnvironmentFile=-/etc/default/wafer-node"),
+	      "wafer-node.service reads /etc/default/wafer-node, which names only its settings");
 	/* an admin's settings survive a second make install */
 	snprintf(cmd, sizeof(cmd), "echo WAFER_PORT=9 >%s/etc/default/wafer-serve && "
 		 "env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory install BUILD=%s "
