@@ -180,6 +180,13 @@ struct wafer_chain_member {
  * 0+2) into @m, at most @max; the count, or -EINVAL with the error said.
  */
 int wafer_chain_parse(const char *spec, struct wafer_chain_member *m, unsigned int max);
+/*
+ * Reads a chain from a JSON file: {"version": 1, "members": [{"host":
+ * "10.9.0.1", "port": 7471, "devices": "0-3"}, ...]} ("port" optional,
+ * "devices" a number or a list as above); the count, or -EINVAL with the
+ * field said.
+ */
+int wafer_chain_load(const char *path, struct wafer_chain_member *m, unsigned int max);
 
 /*
  * Opens a chain of @n members as one device: models, contexts and jobs go

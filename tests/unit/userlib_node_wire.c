@@ -21,11 +21,15 @@
  *   not what the part takes, results beyond the slot, top_k too big;
  * - chains: "HOST:DEVICES", ports, device ranges and "+" lists, several
  *   nodes; an empty spec, no devices, a bad port or range, too many
- *   members are refused.
+ *   members are refused; a JSON chain file gives the same members, and
+ *   one not JSON, of another version, without members, or with a member
+ *   whose host, port or devices are wrong is refused naming the field.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/wafer_node_wire.h"
 #include "wafer.h"
@@ -307,11 +311,57 @@ static void test_chains(void)
 	      wafer_last_error());
 }
 
+static int load(const char *json, struct wafer_chain_member *m, unsigned int max)
+{
+	char path[] = "/tmp/wafer-chain-XXXXXX.json";
+	int fd = mkstemps(path, 5), r;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f)
+		return -999;
+	fputs(json, f);
+	fclose(f);
+	r = wafer_chain_load(path, m, max);
+	unlink(path);
+	return r;
+}
+
+static void test_chain_files(void)
+{
+	struct wafer_chain_member m[8];
+	int n;
+
+	n = load("{\"version\": 1, \"members\": [{\"host\": \"10.9.0.1\", \"port\": 7471, "
+		 "\"devices\": 0}, {\"host\": \"h\", \"devices\": \"1-2\"}]}", m, 8);
+	wt_ok(n == 3 && !strcmp(m[0].host, "10.9.0.1") && m[0].port == 7471 && !m[0].device &&
+	      !strcmp(m[2].host, "h") && !m[2].port && m[2].device == 2,
+	      "a JSON chain file (%d members)", n);
+#define REFUSED(json, pattern, what)                                                  \
+	wt_ok(load(json, m, 8) == -EINVAL && strstr(wafer_last_error(), pattern), what ": %s", \
+	      wafer_last_error())
+	REFUSED("{", "not a JSON file", "a file not JSON");
+	REFUSED("{\"version\": 2, \"members\": []}", "\"version\" is not 1", "another version");
+	REFUSED("{\"version\": 1, \"members\": []}", "\"members\" is not a non-empty array",
+		"no members");
+	REFUSED("{\"version\": 1, \"members\": [3]}", "members[0] is not an object",
+		"a member not an object");
+	REFUSED("{\"version\": 1, \"members\": [{\"host\": \"a:b\", \"devices\": 0}]}",
+		"members[0].host is not an address", "a host with a colon");
+	REFUSED("{\"version\": 1, \"members\": [{\"host\": \"a\", \"port\": 0, \"devices\": 0}]}",
+		"members[0].port is not 1..65535", "port 0");
+	REFUSED("{\"version\": 1, \"members\": [{\"host\": \"a\"}]}",
+		"members[0].devices is missing", "no devices");
+	REFUSED("{\"version\": 1, \"members\": [{\"host\": \"a\", \"devices\": \"0-9\"}]}",
+		"members[0].devices '0-9' is not a list", "too many members");
+#undef REFUSED
+}
+
 int main(void)
 {
 	test_header();
 	test_payloads();
 	test_jobs();
 	test_chains();
+	test_chain_files();
 	return wt_done();
 }

@@ -107,11 +107,13 @@ int cli_devices_check(const struct cli_devices *d, const char *cmd)
 	return 2;
 }
 
-/* --chain: the members parsed, the split checked against them, the chain opened. */
+/* --chain: the members parsed (or read from FILE.json), the split checked against them, the chain opened. */
 static int cli_open_chain(const struct cli_devices *d, struct wafer_dev **dev)
 {
 	static struct wafer_chain_member m[128];
-	int n = wafer_chain_parse(d->chain, m, 128);
+	size_t l = strlen(d->chain);
+	int n = l > 5 && !strcmp(d->chain + l - 5, ".json") ? wafer_chain_load(d->chain, m, 128) :
+		wafer_chain_parse(d->chain, m, 128);
 
 	if (n < 0)
 		return n;

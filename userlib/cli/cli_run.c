@@ -140,7 +140,9 @@ static void usage(FILE *f)
 		"                 the same\n"
 		"  --chain HOST[:PORT]:DEVICES[,...]  the model's layers over `wafer node`s'\n"
 		"                 devices, in order (DEVICES: 3, 0-3, 0+2; PORT: the node's,\n"
-		"                 default 7470), jobs carried by RDMA links; --split applies\n"
+		"                 default 7470), jobs carried by RDMA links; --split applies;\n"
+		"                 or --chain FILE.json: {\"version\": 1, \"members\": [{\"host\":\n"
+		"                 \"10.9.0.1\", \"port\": 7471, \"devices\": \"0-3\"}, ...]}\n"
 		"  -h, --help     this text\n");
 }
 

@@ -14,7 +14,8 @@
 # - a node killed mid-run, the last member then the first: the run fails
 #   by itself (no hang) naming the dead node's host, port and device; the
 #   surviving node frees its device and the restarted node joins a new
-#   chain whose text is again the one device's.
+#   chain (named by a JSON file after the first kill) whose text is again
+#   the one device's.
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer
@@ -75,7 +76,9 @@ peer field "$(hdr 01 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00" "$(hdr 01 07 0c)
 peer silent
 killrun kill-last $nB
 node /tmp/nB 1 7472 && nB=$!
-echo "=== after-last.out"; $w run '"$common $after $chain"' 2>/dev/null
+# the new chain named by a JSON file
+printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
+echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/dev/null
 killrun kill-first $nA
 node /tmp/nA 0 7471 && nA=$!
 echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/dev/null
