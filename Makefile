@@ -91,7 +91,7 @@ LIBWAFER_SO := $(B)/lib/libwafer.so
 WAFER_CLI := $(B)/bin/wafer
 
 # The CLI's man pages, generated from its --help by help2man.
-MAN_PAGES := $(addprefix $(B)/man/,wafer.1 $(patsubst %,wafer-%.1,list info run bench top plan serve convert))
+MAN_PAGES := $(addprefix $(B)/man/,wafer.1 $(patsubst %,wafer-%.1,list info run bench top plan serve convert node))
 
 USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) $(MAN_PAGES) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc

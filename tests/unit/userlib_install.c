@@ -134,7 +134,7 @@ static void test_service_extras(const char *dir, const char *build)
 {
 	static const char *const pages[] = { "wafer", "wafer-list", "wafer-info", "wafer-run",
 					     "wafer-bench", "wafer-top", "wafer-plan",
-					     "wafer-serve", "wafer-convert" };
+					     "wafer-serve", "wafer-convert", "wafer-node" };
 	unsigned int i, ok = 1;
 	char var[64];
 	const char *p;
