@@ -78,10 +78,12 @@ killrun kill-last $nB
 node /tmp/nB 1 7472 && nB=$!
 # the new chain named by a JSON file
 printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
-echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/dev/null
+echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/tmp/after-last.err
+echo "=== after-last.err"; cat /tmp/after-last.err
 killrun kill-first $nA
 node /tmp/nA 0 7471 && nA=$!
-echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/dev/null
+echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.err
+echo "=== after-first.err"; cat /tmp/after-first.err
 echo "=== log-A"; cat /tmp/nA
 echo "=== log-B"; cat /tmp/nB
 kill $nA $nB; wait
@@ -99,6 +101,7 @@ same() { # same NAME ARGS: section NAME.out is one in-process device's text
 	[ -n "$want" ] || die "$1: the inproc backend printed nothing"
 	if [ "$got" != "$want" ]; then
 		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -20
+		section "$1.err"
 		die "$1: the chain over two nodes differs from one in-process device"
 	fi
 	echo "ok - $1: the chain over two nodes == one in-process device ($(printf '%s' "$got" | wc -c) bytes)"
