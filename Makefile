@@ -91,7 +91,7 @@ LIBWAFER_SO := $(B)/lib/libwafer.so
 WAFER_CLI := $(B)/bin/wafer
 
 # The CLI's man pages, generated from its --help by help2man.
-MAN_PAGES := $(addprefix $(B)/man/,wafer.1 $(patsubst %,wafer-%.1,list info run bench top plan serve convert))
+MAN_PAGES := $(addprefix $(B)/man/,wafer.1 $(patsubst %,wafer-%.1,list info run bench top plan serve convert node))
 
 USERSPACE := $(LIBWFSIM) $(LIBWAFER_A) $(LIBWAFER_SO) $(WAFER_CLI) $(MAN_PAGES) \
 	$(UNIT_TESTS) $(VM_PROGS) $(BENCHES) $(FUZZERS) $(B)/lib/pkgconfig/wafer.pc
@@ -374,10 +374,16 @@ install: $(WAFER_CLI) $(LIBWAFER_A) $(LIBWAFER_SO) $(LIBWFSIM) $(MAN_PAGES)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-serve.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
 	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-serve.service
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' userlib/systemd/wafer-node.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/wafer-node.service
+	$(Q)chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/wafer-node.service
 	$(Q)install -Dm644 userlib/systemd/wafer.sysusers $(DESTDIR)$(SYSUSERSDIR)/wafer.conf
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/wafer-serve ] || \
 		install -Dm644 userlib/systemd/wafer-serve.default \
 		$(DESTDIR)$(SYSCONFDIR)/default/wafer-serve
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/default/wafer-node ] || \
+		install -Dm644 userlib/systemd/wafer-node.default \
+		$(DESTDIR)$(SYSCONFDIR)/default/wafer-node
 	$(Q)install -Dm644 -t $(DESTDIR)$(MANDIR)/man1 $(MAN_PAGES)
 	$(Q)install -Dm644 userlib/completion/wafer.bash $(DESTDIR)$(BASHCOMPDIR)/wafer
 

@@ -118,10 +118,87 @@ int wafer_link_flush(struct wafer_link *l);
  */
 int wafer_link_recv(struct wafer_link *l, unsigned int *slot, size_t *len);
 /*
+ * Receiver: 1 when a record is there for wafer_link_recv(), else waits up
+ * to @wait_ms for one: 1, 0 (none yet), or the link's error.
+ */
+int wafer_link_poll(struct wafer_link *l, int wait_ms);
+/*
  * Receiver: once @done_syncobj (on drm_fd; 0: none) has signalled, gives
  * the oldest received slot (which must be @slot) back to the sender.
  */
 int wafer_link_release(struct wafer_link *l, unsigned int slot, uint32_t done_syncobj);
+
+/*
+ * `wafer node` (docs/SCALE-OUT.md): a chain of devices over hosts.
+ *
+ * A node owns devices of its host and serves chain members on them: a
+ * client connects (TCP, the control messages), names a device, loads a
+ * layer range on it, makes contexts, and starts the member's links: jobs
+ * arrive as records on its incoming link and leave on its outgoing one.
+ */
+#define WAFER_NODE_PORT 7470
+
+/**
+ * struct wafer_node_opts - a node
+ * @addr: the address to listen on (its RDMA device's netdev's)
+ * @port: the control port (0: WAFER_NODE_PORT)
+ * @devices: the device indices it owns (accelN; in process: labels)
+ * @n_devices: their count (1..64)
+ * @inproc: devices in process (firmware-sim) instead of the kernel's
+ * @timeout_ms: a peer that sends no hello, a link's waits (0: 10000)
+ * @log: where the node says what happens (NULL: stderr)
+ * @stop: the node returns once *@stop is set (NULL: never)
+ */
+struct wafer_node_opts {
+	const char *addr;
+	unsigned int port;
+	const unsigned int *devices;
+	unsigned int n_devices;
+	int inproc;
+	int timeout_ms;
+	void *log;
+	volatile int *stop;
+};
+
+/* Serves chain members until *opts->stop; 0, or -errno (it could not listen). */
+int wafer_node_serve(const struct wafer_node_opts *opts);
+
+/**
+ * struct wafer_chain_member - one part of a chain
+ * @host: the node's address
+ * @port: its control port (0: WAFER_NODE_PORT)
+ * @device: the node's device index
+ */
+struct wafer_chain_member {
+	char host[64];
+	unsigned int port;
+	unsigned int device;
+};
+
+/*
+ * Parses "HOST[:PORT]:DEVICES[,...]" (DEVICES a list as -d takes: 0, 0-3,
+ * 0+2) into @m, at most @max; the count, or -EINVAL with the error said.
+ */
+int wafer_chain_parse(const char *spec, struct wafer_chain_member *m, unsigned int max);
+/*
+ * Reads a chain from a JSON file: {"version": 1, "members": [{"host":
+ * "10.9.0.1", "port": 7471, "devices": "0-3"}, ...]} ("port" optional,
+ * "devices" a number or a list as above); the count, or -EINVAL with the
+ * field said.
+ */
+int wafer_chain_load(const char *path, struct wafer_chain_member *m, unsigned int max);
+
+/*
+ * Opens a chain of @n members as one device: models, contexts and jobs go
+ * to the nodes; jobs' results come back from the last.  A model's layers
+ * are split over the members in order: @split's @n_split counts (one per
+ * member), or evenly when @n_split is 0.  @timeout_ms bounds the links'
+ * and the control connections' waits (0: 10000).
+ */
+struct wafer_dev;
+int wafer_open_chain(const struct wafer_chain_member *m, unsigned int n,
+		     const unsigned int *split, unsigned int n_split, int timeout_ms,
+		     struct wafer_dev **out);
 
 #ifdef __cplusplus
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * `make install` into a scratch prefix: the CLI runs from there, and the
- * systemd unit wafer-serve.service names it, passes `systemd-analyze
- * verify` without a word, and its hardening keeps `systemd-analyze
+ * systemd units wafer-serve.service and wafer-node.service name it, pass `systemd-analyze
+ * verify` without a word, and their hardening keeps `systemd-analyze
  * security` at an exposure below 5 ("OK" or better).  The installed
  * libwafer.so exports exactly the functions wafer.h and wafer_link.h declare (none of its
  * internals or firmware-sim's), and a program built against the prefix
  * with `pkg-config wafer` runs on it and prints what the same program
  * linked with the static libraries prints (tests/unit/install/so_client.c).
  * The unit's account comes with it: its sysusers.d entry makes user and
- * group wafer (systemd-sysusers --dry-run), /etc/default/wafer-serve is
+ * group wafer (systemd-sysusers --dry-run), /etc/default/wafer-serve (and
+ * wafer-node) is
  * installed, names only the unit's settings, and is kept when it exists;
  * the man pages render and the bash completion loads from the prefix.
  */
@@ -98,29 +99,34 @@ static void test_install_runs(const char *dir, const char *build)
 	      "the installed CLI runs: wafer serve --help");
 }
 
-/* The systemd unit runs the installed CLI, hardened, and systemd finds no fault in it. */
-static void test_service_unit(const char *dir)
+/*
+ * A systemd unit (wafer-@name.service) runs the installed CLI's `wafer
+ * @name`, hardened, and systemd finds no fault in it.
+ */
+static void test_service_unit(const char *dir, const char *name)
 {
-	static char unit[1024], want[1024];
+	static char unit[1024], want[1024], what[128];
 	const char *level;
 	double exposure;
 
-	snprintf(unit, sizeof(unit), "%s/systemd/wafer-serve.service", dir);
+	snprintf(unit, sizeof(unit), "%s/systemd/wafer-%s.service", dir, name);
 	snprintf(cmd, sizeof(cmd), "cat %s 2>&1", unit);
-	snprintf(want, sizeof(want), "ExecStart=%s/usr/bin/wafer serve ", dir);
+	snprintf(want, sizeof(want), "ExecStart=%s/usr/bin/wafer %s ", dir, name);
 	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, want) && strstr(out, "User=wafer") &&
 	      strstr(out, "ProtectSystem=strict") && strstr(out, "NoNewPrivileges=yes"),
-	      "the unit is installed and runs the installed CLI as user wafer, hardened");
+	      "wafer-%s.service is installed and runs the installed CLI as user wafer, hardened",
+	      name);
 	snprintf(cmd, sizeof(cmd), "systemd-analyze verify %s 2>&1", unit);
 	if (!wt_ok(sh(cmd, out, sizeof(out)) == 0 && !out[0],
-		   "systemd-analyze verify: no error, no warning"))
+		   "systemd-analyze verify wafer-%s.service: no error, no warning", name))
 		wt_diag("%s", out);
 	snprintf(cmd, sizeof(cmd), "systemd-analyze security --offline=yes %s 2>&1", unit);
 	sh(cmd, out, sizeof(out));
-	level = strstr(out, "Overall exposure level for wafer-serve.service: ");
-	exposure = level ? atof(level + strlen("Overall exposure level for wafer-serve.service: ")) :
-		99;
-	wt_ok(exposure < 5.0, "systemd-analyze security: exposure %.1f (below 5: OK)", exposure);
+	snprintf(what, sizeof(what), "Overall exposure level for wafer-%s.service: ", name);
+	level = strstr(out, what);
+	exposure = level ? atof(level + strlen(what)) : 99;
+	wt_ok(exposure < 5.0, "systemd-analyze security wafer-%s.service: exposure %.1f "
+	      "(below 5: OK)", name, exposure);
 }
 
 /* The unit's account, its settings file, the man pages and the completion. */
@@ -128,7 +134,7 @@ static void test_service_extras(const char *dir, const char *build)
 {
 	static const char *const pages[] = { "wafer", "wafer-list", "wafer-info", "wafer-run",
 					     "wafer-bench", "wafer-top", "wafer-plan",
-					     "wafer-serve", "wafer-convert" };
+					     "wafer-serve", "wafer-convert", "wafer-node" };
 	unsigned int i, ok = 1;
 	char var[64];
 	const char *p;
@@ -152,6 +158,20 @@ static void test_service_extras(const char *dir, const char *build)
 	}
 	wt_ok(ok && strstr(out2, "EnvironmentFile=-/etc/default/wafer-serve"),
 	      "the unit reads /etc/default/wafer-serve, which names only the unit's settings");
+	snprintf(cmd, sizeof(cmd), "cat %s/etc/default/wafer-node 2>&1", dir);
+	wt_ok(sh(cmd, out, sizeof(out)) == 0 && strstr(out, "WAFER_NODE_DEVICES="),
+	      "/etc/default/wafer-node is installed");
+	snprintf(cmd, sizeof(cmd), "cat %s/systemd/wafer-node.service", dir);
+	sh(cmd, out2, sizeof(out2));
+	for (ok = 1, p = strstr(out, "WAFER_"); p; p = strstr(p + 1, "WAFER_")) {
+		snprintf(var, sizeof(var), "Environment=%.*s=", (int)strcspn(p, "="), p);
+		if (!strstr(out2, var)) {
+			wt_diag("%s is not a setting of wafer-node.service", var + 12);
+			ok = 0;
+		}
+	}
+	wt_ok(ok && strstr(out2, "EnvironmentFile=-/etc/default/wafer-node"),
+	      "wafer-node.service reads /etc/default/wafer-node, which names only its settings");
 	/* an admin's settings survive a second make install */
 	snprintf(cmd, sizeof(cmd), "echo WAFER_PORT=9 >%s/etc/default/wafer-serve && "
 		 "env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory install BUILD=%s "
@@ -215,7 +235,8 @@ int main(void)
 	if (!wt_ok(mkdtemp(dir) != NULL, "a scratch prefix"))
 		return wt_done();
 	test_install_runs(dir, build);
-	test_service_unit(dir);
+	test_service_unit(dir, "serve");
+	test_service_unit(dir, "node");
 	test_service_extras(dir, build);
 	test_exports(dir);
 	test_clients(dir, build);

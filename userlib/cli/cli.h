@@ -47,6 +47,7 @@ int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 		    struct wafer_plan *p, const char *path);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_convert(int argc, char **argv);
+int cli_cmd_node(int argc, char **argv);
 
 /*
  * cli_opts.c: "wafer CMD: bad value 'ARG' for FLAG; allowed: ALLOWED" on
@@ -132,6 +133,7 @@ int cli_parse_list(const char *s, unsigned int lo, unsigned int hi, unsigned int
  * @afd_mb: --afd-micro-batch N: tokens of its micro-batches (0: the default)
  * @afd_experts: --expert-devices N: expert parallelism over N more
  *	devices (the FFN group's profile; 0: none)
+ * @chain: --chain: members on `wafer node`s (NULL: local devices)
  */
 struct cli_devices {
 	struct wafer_open_opts base;
@@ -145,6 +147,7 @@ struct cli_devices {
 	char afd_buf[64];
 	unsigned int afd_mb;
 	unsigned int afd_experts;
+	const char *chain;
 };
 
 /* cli_afd.c: --afd A:F (device lists) and --afd-profiles PA:PF; 0 or -1. */

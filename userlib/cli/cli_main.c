@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"                                batching and a web page\n"
 		"  convert MODEL.bin OUT.blob    pack (and --moe upcycle) a checkpoint into the blob\n"
 		"                                wafer run also takes\n"
+		"  node [-d LIST] [--listen ADDR]  serve this host's devices as members of\n"
+		"                                chains over hosts (wafer run --chain)\n"
 		"  help [COMMAND]                this text, or a command's (wafer COMMAND --help)\n"
 		"\n"
 		"options:\n"
@@ -64,6 +66,7 @@ static const struct {
 	{ "plan", cli_cmd_plan },
 	{ "serve", cli_cmd_serve },
 	{ "convert", cli_cmd_convert },
+	{ "node", cli_cmd_node },
 };
 
 #define N_CMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -76,7 +79,7 @@ static int dispatch(const char *name, int argc, char **argv)
 		if (!strcmp(name, cmds[i].name))
 			return cmds[i].fn(argc, argv);
 	fprintf(stderr, "wafer: unknown command '%s' (commands: list, info, run, bench, top, "
-		"plan, serve, convert, help)\n", name);
+		"plan, serve, convert, node, help)\n", name);
 	return 2;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "wafer_link.h"
 
 int cli_parse_moe(const char *s, struct wafer_moe_opts *o)
 {
@@ -96,11 +97,27 @@ void cli_print_stream(const struct wafer_model_info *mi, FILE *f)
 
 int cli_devices_check(const struct cli_devices *d, const char *cmd)
 {
+	/* A chain's members are counted when it is opened (wafer_open_chain()). */
+	if (d->chain)
+		return 0;
 	if (!d->n_split || d->n_split == (d->n ? d->n : 1))
 		return 0;
 	fprintf(stderr, "wafer %s: --split gives %u layer counts for %u devices\n", cmd,
 		d->n_split, d->n ? d->n : 1);
 	return 2;
+}
+
+/* --chain: the members parsed (or read from FILE.json), the split checked against them, the chain opened. */
+static int cli_open_chain(const struct cli_devices *d, struct wafer_dev **dev)
+{
+	static struct wafer_chain_member m[128];
+	size_t l = strlen(d->chain);
+	int n = l > 5 && !strcmp(d->chain + l - 5, ".json") ? wafer_chain_load(d->chain, m, 128) :
+		wafer_chain_parse(d->chain, m, 128);
+
+	if (n < 0)
+		return n;
+	return wafer_open_chain(m, (unsigned int)n, d->split, d->n_split, 0, dev);
 }
 
 int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
@@ -112,6 +129,8 @@ int cli_open(const struct cli_devices *d, struct wafer_dev **dev)
 
 	if (d->afd[0])
 		return cli_open_afd(d, dev);
+	if (d->chain)
+		return cli_open_chain(d, dev);
 	if (d->n <= 1 && !d->n_split) {
 		struct wafer_open_opts one = d->base;
 

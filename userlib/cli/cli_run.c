@@ -138,6 +138,11 @@ static void usage(FILE *f)
 		"                 with --backend kernel; the FFN group's profile; the FFN\n"
 		"                 devices keep the router and shared experts); the text is\n"
 		"                 the same\n"
+		"  --chain HOST[:PORT]:DEVICES[,...]  the model's layers over `wafer node`s'\n"
+		"                 devices, in order (DEVICES: 3, 0-3, 0+2; PORT: the node's,\n"
+		"                 default 7470), jobs carried by RDMA links; --split applies;\n"
+		"                 or --chain FILE.json: {\"version\": 1, \"members\": [{\"host\":\n"
+		"                 \"10.9.0.1\", \"port\": 7471, \"devices\": \"0-3\"}, ...]}\n"
 		"  -h, --help     this text\n");
 }
 
@@ -145,7 +150,7 @@ enum { OPT_QUANT = 256, OPT_GROUP, OPT_KEEP8, OPT_KV8, OPT_BACKEND, OPT_SUBMIT, 
        OPT_HELP, OPT_DRAFT, OPT_DRAFT_TOKENS, OPT_DRAFT_DEVICE, OPT_NO_PLAIN, OPT_TRACE, OPT_MOE,
        OPT_MOE_GATE, OPT_EXPERT_LOAD, OPT_STREAM, OPT_AFD, OPT_AFD_PROFILES,
        OPT_AFD_MB, OPT_XGROUP, OPT_DRAFT_STAGES, OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_XDEV,
-       OPT_MOE_COPIES, OPT_CHAT_TEMPLATE, OPT_SINGLE_TURN };
+       OPT_MOE_COPIES, OPT_CHAT_TEMPLATE, OPT_SINGLE_TURN, OPT_CHAIN };
 
 static const struct option long_opts[] = {
 	{ "quant", required_argument, NULL, OPT_QUANT },
@@ -178,6 +183,7 @@ static const struct option long_opts[] = {
 	{ "moe-copies", no_argument, NULL, OPT_MOE_COPIES },
 	{ "chat-template", required_argument, NULL, OPT_CHAT_TEMPLATE },
 	{ "single-turn", no_argument, NULL, OPT_SINGLE_TURN },
+	{ "chain", required_argument, NULL, OPT_CHAIN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -282,6 +288,9 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 		return cli_parse_uint(arg, 1, WAFER_AFD_MAX_MB, &a->devs.afd_mb) ? 1 : 0;
 	case OPT_XDEV:
 		return cli_parse_expert_devices(arg, &a->devs) ? 1 : 0;
+	case OPT_CHAIN:
+		a->devs.chain = arg;
+		return 0;
 	default:
 		return -1;
 	}
@@ -550,6 +559,9 @@ static void announce(struct wafer_dev *dev, const struct run_args *a)
 			"profile %s\n", wafer_pipe_size(dev),
 			wafer_backend_name(wafer_pipe_member(dev, 0)), wafer_submit_name(dev),
 			i.stages, i.profile_name);
+	else if (a->devs.chain)
+		fprintf(stderr, "wafer: chain %s (wafer nodes, RDMA links), %u stages in all\n",
+			a->devs.chain, i.stages);
 	else if (!strcmp(wafer_backend_name(dev), "inproc"))
 		fprintf(stderr, "wafer: backend inproc (firmware-sim in this process%s), "
 			"%u stages x %llu KiB, profile %s\n",

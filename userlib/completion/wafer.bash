@@ -21,7 +21,7 @@ _wafer()
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[1]-}
 	if ((COMP_CWORD == 1)); then
-		mapfile -t COMPREPLY < <(compgen -W 'list info run bench top plan serve convert help --help --version' -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W 'list info run bench top plan serve convert node help --help --version' -- "$cur")
 		return
 	fi
 	case $prev in
@@ -36,7 +36,7 @@ _wafer()
 	esac
 	if [[ $cmd == help ]]; then
 		((COMP_CWORD == 2)) &&
-			mapfile -t COMPREPLY < <(compgen -W 'list info run bench top plan serve convert' -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W 'list info run bench top plan serve convert node' -- "$cur")
 		return
 	fi
 	if [[ $cur == -* ]]; then

@@ -312,9 +312,12 @@ int wafer_experts_read_model(FILE *f, const char *path, uint32_t id,
 			     struct wafer_expert_load *out, unsigned int max);
 
 extern const struct wafer_backend_ops wafer_kernel_backend;
+/* A kernel backend device's DRM fd, or -1 for any other (wafer_kernel.c). */
+int wafer_kernel_fd(const struct wafer_dev *dev);
 extern const struct wafer_backend_ops wafer_inproc_backend;
 extern const struct wafer_backend_ops wafer_pipe_backend;
 extern const struct wafer_backend_ops wafer_afd_backend;
+extern const struct wafer_backend_ops wafer_net_backend;
 
 /*
  * Tests only, as wafer.ko's fault_inject parameter and debugfs file: set

@@ -307,6 +307,20 @@ int wafer_link_recv(struct wafer_link *l, unsigned int *slot, size_t *len)
 	return 0;
 }
 
+int wafer_link_poll(struct wafer_link *l, int wait_ms)
+{
+	int err;
+
+	if (!l->receiver)
+		return wafer_set_error(-EINVAL, "link to %s: poll on the sending end", l->peer);
+	if (have_record(l))
+		return 1;
+	err = wlk_progress(l, wait_ms);
+	if (have_record(l))
+		return 1;
+	return err ? err : 0;
+}
+
 int wafer_link_release(struct wafer_link *l, unsigned int slot, uint32_t done_syncobj)
 {
 	unsigned char credit[sizeof(struct wlk_msg)];

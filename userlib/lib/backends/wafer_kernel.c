@@ -480,3 +480,9 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.sync_reset = kernel_sync_reset,
 	.sync_free = kernel_sync_free,
 };
+
+/* The device file of a kernel backend device, or -1 (`wafer node`'s links import into it). */
+int wafer_kernel_fd(const struct wafer_dev *dev)
+{
+	return dev->ops == &wafer_kernel_backend ? kd(dev)->fd : -1;
+}

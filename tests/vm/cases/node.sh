@@ -1,0 +1,144 @@
+# wafer-vm: stock-only
+# (the debug kernel is built without RDMA and udmabuf: tests/setup/debug.config)
+# `wafer node` and `wafer run --chain` in one guest: two node processes,
+# each owning one kernel device, over the one Soft-RoCE device
+# (tests/vm/rxe-up); the model's layers split over them, jobs carried by
+# the RDMA link (records in udmabuf slots PRIME-imported into each device),
+# control messages over TCP (docs/SCALE-OUT.md).
+#
+# - greedy text over the chain equals one in-process device's, int8, int4
+#   with a prompt, an MoE model, an uneven --split;
+# - hostile control peers, each refused or closed with the reason (to the
+#   peer and in the node's log): garbage, another version, a device the
+#   node does not own, a field out of range after a good hello, silence;
+# - a node killed mid-run, the last member then the first: the run fails
+#   by itself (no hang) naming the dead node's host, port and device; the
+#   surviving node frees its device and the restarted node joins a new
+#   chain (named by a JSON file after the first kill) whose text is again
+#   the one device's.
+. "$(dirname "$0")/../lib.sh"
+models=${WAFER_MODELS:-$repo/../shared/models}
+wafer=$build/bin/wafer
+common="$models/stories260K.bin -z $models/tok512.bin -t 0"
+a=10.9.0.1
+chain="--chain $a:7471:0,$a:7472:1"
+
+# name|arguments|the chain's own (the text is one in-process device's with the arguments)
+runs=(
+	"int8|--quant int8 -n 100|"
+	"int4-prompt|--quant int4 -n 64 -i 'Once upon a time, a dog'|"
+	"moe-split|--quant int8 -n 64 --moe 4,2|--split 4,1"
+)
+after="--quant int8 -n 40"
+
+script='set -u
+'"$repo"'/tests/vm/rxe-up || exit 125
+insmod "$WAFER_MODULE" num_devices=2 || exit 1
+w='"$wafer"' a='"$a"'
+node() { # node LOG DEVICE PORT: a node in the background, once listening
+	$w node -d $2 --listen $a --port $3 --timeout 5000 >>$1 2>&1 &
+	for _ in $(seq 100); do grep -q "listening on $a:$3" $1 && return 0; sleep 0.2; done
+	echo "node did not listen:"; cat $1; return 1
+}
+# peer NAME FORMATS...: a hostile control peer (each FORMAT a printf format of
+# bytes); what the node answered, printable
+peer() {
+	name=$1; shift
+	exec 3<>/dev/tcp/$a/7471
+	for b in "$@"; do printf "$b" >&3; done
+	echo "=== hostile-$name"; timeout 10 cat <&3 2>&1 | tr -c "[:print:]" "."; echo
+	exec 3<&-
+}
+hdr() { echo "WNOD\\x$1\\x00\\x$2\\x00\\x$3\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; }
+# killrun NAME PID-VAR: a run killed mid-way by killing a node
+killrun() {
+	timeout 120 $w run '"$common"' --quant int8 -n 400 '"$chain"' >/tmp/$1.out 2>/tmp/$1.err &
+	run=$!
+	for _ in $(seq 600); do [ $(wc -c </tmp/$1.out) -gt 40 ] && break; sleep 0.1; done
+	t0=$(date +%s%N); kill -KILL $2; wait $2 2>/dev/null
+	wait $run; rc=$?; t1=$(date +%s%N)
+	echo "=== $1"; echo "rc $rc after the kill: $(( (t1 - t0) / 1000000 )) ms"; cat /tmp/$1.err
+}
+node /tmp/nA 0 7471 && nA=$!
+node /tmp/nB 1 7472 && nB=$!'
+for r in "${runs[@]}"; do
+	IFS='|' read -r name args own <<<"$r"
+	script+="
+echo '=== $name.out'; \$w run $common $args $chain $own 2>/tmp/$name.err
+echo '=== $name.err'; cat /tmp/$name.err"
+done
+script+='
+peer garbage "GET / HTTP/1.0\r\n\r\n"
+peer version "$(hdr 02 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00"
+peer device "$(hdr 01 01 08)" "\x01\x00\x00\x00\x05\x00\x00\x00"
+peer field "$(hdr 01 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00" "$(hdr 01 07 0c)" \
+	"\x41\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00"
+peer silent
+killrun kill-last $nB
+node /tmp/nB 1 7472 && nB=$!
+# the new chain named by a JSON file
+printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
+echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/tmp/after-last.err
+echo "=== after-last.err"; cat /tmp/after-last.err
+killrun kill-first $nA
+node /tmp/nA 0 7471 && nA=$!
+echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.err
+echo "=== after-first.err"; cat /tmp/after-first.err
+echo "=== log-A"; cat /tmp/nA
+echo "=== log-B"; cat /tmp/nB
+kill $nA $nB; wait
+'"$repo"'/tests/vm/rxe-up --down
+rmmod wafer'
+vm_out=$("$vm" --no-module -- bash -c "$script") || { printf '%s\n' "$vm_out"; die "the guest failed"; }
+printf '%s\n' "$vm_out"
+
+section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next } /^=== / { on = 0 } on'; }
+
+same() { # same NAME ARGS: section NAME.out is one in-process device's text
+	local want got
+	want=$(eval "\"$wafer\" run $common $2 --backend inproc" 2>/dev/null)
+	got=$(section "$1.out")
+	[ -n "$want" ] || die "$1: the inproc backend printed nothing"
+	if [ "$got" != "$want" ]; then
+		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -20
+		section "$1.err"
+		die "$1: the chain over two nodes differs from one in-process device"
+	fi
+	echo "ok - $1: the chain over two nodes == one in-process device ($(printf '%s' "$got" | wc -c) bytes)"
+}
+for r in "${runs[@]}"; do
+	IFS='|' read -r name args own <<<"$r"
+	same "$name" "$args"
+done
+expect_contains "$(section int8.err)" "^wafer: chain $a:7471:0,$a:7472:1 "
+logA=$(section log-A)
+logB=$(section log-B)
+expect_contains "$logA" 'loaded layers 0\.\.2 \+embed$'
+expect_contains "$logB" 'loaded layers 3\.\.4 \+head$'
+expect_contains "$logA" 'loaded layers 0\.\.3 \+embed$'
+expect_contains "$logB" 'loaded layers 4\.\.4 \+head$'
+
+h() { section "hostile-$1"; }
+expect_contains "$(h garbage)" 'bad magic 0x20544547 \(not a wafer node peer\)'
+expect_contains "$(h version)" 'peer speaks node version 2, this end 1'
+expect_contains "$(h device)" 'HELLO: device 5 is not one of this node.s'
+expect_contains "$(h field)" 'closed: CTX: ctx 65 out of range \(1\.\.64\)'
+expect_contains "$(h silent)" 'connected and sent no hello in time'
+for m in 'bad magic 0x20544547' 'peer speaks node version 2' 'device 5 is not one' \
+	'closed: CTX: ctx 65 out of range' 'sent no hello in time'; do
+	expect_contains "$logA" "$m"
+done
+echo "ok - hostile control peers are refused or closed, with the reason to the peer and in the log"
+
+for k in last:7472:1 first:7471:0; do
+	IFS=: read -r side port dev <<<"$k"
+	out=$(section "kill-$side")
+	rc=$(sed -n 's/^rc \([0-9]*\) .*/\1/p' <<<"$out")
+	[ "$rc" != 0 ] || die "kill-$side: the run went on after its node died"
+	[ "$rc" != 124 ] || die "kill-$side: the run hung until timeout(1) ended it"
+	expect_contains "$out" "node $a:$port device $dev"
+	echo "ok - kill-$side: $(head -1 <<<"$out"), the error names node $a:$port device $dev"
+	same "after-$side" "$after"
+done
+expect_contains "$logA" 'left the chain; the device is free'
+echo "ok - the surviving node freed its device; the restarted node joined a new chain"
