@@ -232,14 +232,23 @@ static const struct drm_ioctl_desc wdrv_ioctls[] = {
 };
 
 /*
- * fdinfo: the file's modelled device time, its buffer memory, and how its
- * io_uring submissions were issued (wdrv_uring.c).
+ * fdinfo: the file's modelled device time, each stage's share of it (a
+ * drm-engine-stage<N> key per stage its jobs were timed on, from their
+ * DRM_WAFER_JOB_TIMES records), its buffer memory, and how its io_uring
+ * submissions were issued (wdrv_uring.c).
  */
 static void wdrv_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct wdrv_file *wfile = to_wafer_file(file);
+	u32 i, stages = min_t(u32, wfile->wdev->fw.info.num_stages, WDRV_MAX_STAGES);
+	u64 ns;
 
 	drm_printf(p, "drm-engine-wafer:\t%llu ns\n", atomic64_read(&wfile->busy_ns));
+	for (i = 0; i < stages; i++) {
+		ns = atomic64_read(&wfile->stage_ns[i]);
+		if (ns)
+			drm_printf(p, "drm-engine-stage%u:\t%llu ns\n", i, ns);
+	}
 	drm_printf(p, "drm-wafer-jobs-inflight:\t%d\n", atomic_read(&wfile->unfinished));
 	drm_printf(p, "drm-wafer-uring-inline:\t%lld\n", atomic64_read(&wfile->uring_inline));
 	drm_printf(p, "drm-wafer-uring-punted:\t%lld\n", atomic64_read(&wfile->uring_punted));

@@ -21,6 +21,7 @@
 #include "wdrv_job_pool.h"
 #include "wdrv_model.h"
 #include "wdrv_params.h"
+#include "wfs_profile.h"
 
 #define WDRV_DRIVER_NAME	"wafer"
 #define WDRV_DRIVER_DESC	"Simulated wafer-scale LLM inference accelerator"
@@ -108,6 +109,9 @@ struct wdrv_device {
 	struct wdrv_heartbeat hb;
 };
 
+/* Stages a file accounts time to: as many as a device can have. */
+#define WDRV_MAX_STAGES		WFS_MAX_STAGES
+
 /**
  * struct wdrv_file - per open file state
  * @wdev: the device
@@ -117,6 +121,9 @@ struct wdrv_device {
  * @inflight: jobs submitted through this file and not yet freed
  * @unfinished: jobs submitted and not yet finished (max_file_inflight)
  * @busy_ns: modelled device time of this file's completed jobs (fdinfo)
+ * @stage_ns: modelled time each stage was busy with this file's completed
+ *	jobs, as far as they asked for their chunk times (fdinfo,
+ *	wdrv_job_stage_ns())
  * @uring_inline: io_uring commands issued inline (non-blocking) to the end,
  *	queued or failed (fdinfo)
  * @uring_punted: inline issues that returned -EAGAIN, to be retried from
@@ -139,6 +146,7 @@ struct wdrv_file {
 	atomic_t inflight;
 	atomic_t unfinished;
 	atomic64_t busy_ns;
+	atomic64_t stage_ns[WDRV_MAX_STAGES];
 	atomic64_t uring_inline;
 	atomic64_t uring_punted;
 	atomic64_t uring_blocking;

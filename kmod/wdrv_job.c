@@ -353,6 +353,13 @@ static void job_build_cmd(struct wdrv_job *job, const struct drm_wafer_job *a, u
 					  DRM_WAFER_JOB_DONE_NS);
 	job->cmd.job.times_offset = a->times_offset;
 	job->cmd.job.times_len = a->times_len;
+	/* A job from the pool may have had TIMES: set or clear both. */
+	job->times_at = NULL;
+	job->times_n = 0;
+	if (a->flags & DRM_WAFER_JOB_TIMES) {
+		job->times_at = job->map[1].vaddr + a->out_offset + a->times_offset;
+		job->times_n = a->times_len / sizeof(struct wfw_chunk_time);
+	}
 }
 
 /*
@@ -718,6 +725,60 @@ static struct dma_fence *wdrv_run_job(struct drm_sched_job *sj)
 /* ---------------------------------------------------- complete -- */
 
 /**
+ * wdrv_job_stage_ns() - add a job's per-stage busy time to its file's
+ * @stage_ns: the file's counters, one per stage
+ * @stages: stages of the device (GET_INFO)
+ * @times: the job's WFW_JOB_TIMES records as the firmware left them
+ * @max: records that fit there
+ * @chunks: the job's pipeline chunks (its completion's result2)
+ *
+ * Record (chunk * stages used + stage) says when the stage started and
+ * finished the chunk; a stage is busy in between, which is what the
+ * firmware adds to its own per-stage busy time (GET_STATS).  The records
+ * lie in the file's own output buffer, which its owner may overwrite: one
+ * not marked valid, out of its place, or ending before it starts adds
+ * nothing, so a file can only misstate its own time, on stages it used.
+ *
+ * Return: the time added, over all stages.
+ */
+u64 wdrv_job_stage_ns(atomic64_t *stage_ns, u32 stages, const void *times,
+		      u32 max, u32 chunks)
+{
+	struct wfw_chunk_time t;
+	u32 i, n, used = 0;
+	u64 sum = 0;
+
+	stages = min_t(u32, stages, WDRV_MAX_STAGES);
+	/* The first chunk's records name the stages used, 0 up. */
+	for (i = 0; i < max && i < stages; i++) {
+		memcpy(&t, times + i * sizeof(t), sizeof(t));
+		if (!(t.flags & WFW_CHUNK_VALID) || t.stage != i)
+			break;
+		used++;
+	}
+	if (!used)
+		return 0;
+	n = min_t(u64, (u64)chunks * used, max - max % used);
+	for (i = 0; i < n; i++) {
+		memcpy(&t, times + i * sizeof(t), sizeof(t));
+		if (!(t.flags & WFW_CHUNK_VALID) || t.stage != i % used ||
+		    t.end_ns < t.start_ns)
+			continue;
+		atomic64_add(t.end_ns - t.start_ns, &stage_ns[t.stage]);
+		sum += t.end_ns - t.start_ns;
+	}
+	return sum;
+}
+
+/* A completed job's chunk times, to its file's stages. */
+static void job_account_stages(struct wdrv_job *job, const struct wfw_cpl *cpl)
+{
+	if (job->times_at && !cpl->status)
+		wdrv_job_stage_ns(job->wfile->stage_ns, job->q->wdev->fw.info.num_stages,
+				  job->times_at, job->times_n, cpl->result2);
+}
+
+/**
  * wdrv_job_fw_cpl() - firmware completion of a job (the interrupt path)
  * @owner: the device
  * @cpl: verified completion record
@@ -747,6 +808,7 @@ void wdrv_job_fw_cpl(void *owner, const struct wfw_cpl *cpl)
 	atomic64_inc(&wdev->queue->completed);
 	atomic64_add(cpl->device_ns, &wdev->queue->busy_ns);
 	atomic64_add(cpl->device_ns, &job->wfile->busy_ns);
+	job_account_stages(job, cpl);
 	trace_wafer_job_complete(wdev->index, job->cookie, cpl->status, cpl->device_ns);
 	job_complete(job, cpl->status, cpl->device_ns, cpl->value);
 out:

@@ -111,6 +111,10 @@ struct wdrv_file_jobs {
  * @layer_at: with DRM_WAFER_JOB_LAYER, where in @map[0] the firmware reads
  *	the layer (after the input); NULL otherwise
  * @layer: the layer run_job writes there (validated at submit)
+ * @times_at: with DRM_WAFER_JOB_TIMES, the job's chunk time records in
+ *	@map[1] (read at completion for the file's per-stage time); NULL
+ *	otherwise
+ * @times_n: records that fit there
  * @hw_fence: signalled when the firmware completes the job (@result's own)
  * @result: shared with the file's wait table
  * @in_fences: the fences of its in-syncobjs (references held): a job
@@ -141,6 +145,8 @@ struct wdrv_job {
 	struct wfw_cmd cmd;
 	void *layer_at;
 	u32 layer;
+	const void *times_at;
+	u32 times_n;
 	struct dma_fence *hw_fence;
 	struct wdrv_job_result *result;
 	struct dma_fence **in_fences;
@@ -158,6 +164,8 @@ static inline struct wdrv_job *to_wafer_job(struct drm_sched_job *sj)
 	return container_of(sj, struct wdrv_job, base);
 }
 
+u64 wdrv_job_stage_ns(atomic64_t *stage_ns, u32 stages, const void *times,
+		      u32 max, u32 chunks);
 void wdrv_timeline_put(struct wdrv_timeline *tl);
 bool wdrv_results_drop(struct wdrv_job_queue *q, struct wdrv_file_jobs *fj,
 		       unsigned long seqno, struct wdrv_job_result *r);

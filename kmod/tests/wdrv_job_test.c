@@ -203,6 +203,51 @@ static void wdrv_job_test_cookie_reuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c, a);
 }
 
+/* One chunk time record, as the firmware writes it. */
+static struct wfw_chunk_time jt_time(u32 stage, u64 start, u64 end)
+{
+	return (struct wfw_chunk_time){ .stage = stage, .flags = WFW_CHUNK_VALID,
+					.start_ns = start, .end_ns = end };
+}
+
+/*
+ * A job's chunk times go to the stages they name, chunks times the stages
+ * its first chunk used; records out of place, not written by the device,
+ * ending before they start or past the chunks add nothing.
+ */
+static void wdrv_job_test_stage_ns(struct kunit *test)
+{
+	struct jt_fixture *f = test->priv;
+	atomic64_t *ns = f->wfile.stage_ns;
+	struct wfw_chunk_time t[8] = {
+		jt_time(0, 10, 15), jt_time(1, 15, 22), jt_time(2, 22, 25),
+		jt_time(0, 15, 19), jt_time(1, 22, 30), jt_time(2, 30, 31),
+		/* Stale, past the job's two chunks. */
+		jt_time(0, 0, 1000), jt_time(1, 0, 1000),
+	};
+
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 16, t, 8, 2), 5 + 7 + 3 + 4 + 8 + 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ns[0]), 9);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ns[1]), 15);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ns[2]), 4);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ns[3]), 0);
+
+	/* Room for fewer records than the chunks claim: only whole chunks. */
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 16, t, 5, 2), 15);
+	/* A device with fewer stages than the records name. */
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 2, t, 6, 3), 5 + 7);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ns[2]), 4 + 3);
+
+	/* Forged or unwritten records. */
+	t[4].stage = 2;
+	t[5].end_ns = 29;
+	t[3].flags = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 16, t, 6, 2), 5 + 7 + 3);
+	t[0].flags = 0;
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 16, t, 6, 2), 0);
+	KUNIT_EXPECT_EQ(test, wdrv_job_stage_ns(ns, 16, t, 0, 2), 0);
+}
+
 /* A stub fence for results. */
 static const char *jt_fence_name(struct dma_fence *fence)
 {
@@ -284,6 +329,7 @@ static void wdrv_job_test_results_bounded(struct kunit *test)
 
 static struct kunit_case wdrv_job_test_cases[] = {
 	KUNIT_CASE(wdrv_job_test_claim_once),
+	KUNIT_CASE(wdrv_job_test_stage_ns),
 	KUNIT_CASE(wdrv_job_test_timeline_in_order),
 	KUNIT_CASE(wdrv_job_test_timelines_independent),
 	KUNIT_CASE(wdrv_job_test_fw_cpl_exactly_once),

@@ -77,7 +77,10 @@ static void test_procs(void)
 	process("100", "wafer\n");
 	fd("100", 3, "/dev/accel/accel0", WAFER_FILE("7", "1500", "2"));
 	fd("100", 4, "/dev/accel/accel0", WAFER_FILE("7", "1500", "2"));	/* dup of 3 */
-	fd("100", 5, "/dev/accel/accel0", WAFER_FILE("8", "500", "1"));
+	fd("100", 5, "/dev/accel/accel0", WAFER_FILE("8", "500", "1")
+	   "drm-engine-stage0:\t300 ns\ndrm-engine-stage2:\t200 ns\n");
+	fd("100", 8, "/dev/accel/accel0", WAFER_FILE("12", "0", "0")
+	   "drm-engine-stage2:\t5 ns\ndrm-engine-stage64:\t9 ns\n");
 	fd("100", 6, "/dev/null", "pos:\t0\n");
 	process("200", "serve\n");
 	fd("200", 3, "/dev/accel/accel1", WAFER_FILE("9", "999", "4"));	/* another device */
@@ -97,9 +100,13 @@ static void test_procs(void)
 			b = i;
 	}
 	wt_ok(n == 2, "accel0: the two processes with wafer files on it (%d)", n);
-	wt_ok(a >= 0 && p[a].files == 2 && p[a].engine_ns == 2000 && p[a].inflight == 3 &&
+	wt_ok(a >= 0 && p[a].files == 3 && p[a].engine_ns == 2000 && p[a].inflight == 3 &&
 	      !strcmp(p[a].comm, "wafer"),
-	      "pid 100: two files (a dup counted once), 2000 ns busy, 3 jobs in flight, 'wafer'");
+	      "pid 100: three files (a dup counted once), 2000 ns busy, 3 jobs in flight, 'wafer'");
+	wt_ok(a >= 0 && p[a].stages == 3 && p[a].stage_ns[0] == 300 && p[a].stage_ns[1] == 0 &&
+	      p[a].stage_ns[2] == 205,
+	      "pid 100: drm-engine-stage<N> summed over its files, a stage past the most ignored");
+	wt_ok(b >= 0 && p[b].stages == 0, "pid 200: no stage keys, no stages");
 	wt_ok(b >= 0 && p[b].files == 1 && p[b].engine_ns == 42 && !strcmp(p[b].comm, "serve"),
 	      "pid 200: its accel0 file only (not its accel1 one)");
 	n = cli_top_procs(root, 1, p, 8);

@@ -291,12 +291,50 @@ static void print_procs(const struct sample *a, const struct sample *b, double d
 		printf("        (none of the processes this user may inspect has it open)\n");
 }
 
+/* Stage @stage's busy time in the fdinfo of the processes in @s, summed. */
+static uint64_t procs_stage_ns(const struct sample *s, unsigned int stage)
+{
+	uint64_t ns = 0;
+	int i;
+
+	for (i = 0; i < s->n_procs; i++)
+		if (stage < s->procs[i].stages)
+			ns += s->procs[i].stage_ns[stage];
+	return ns;
+}
+
+/*
+ * Without debugfs: each stage's busy time from the fdinfo of the processes
+ * this user may read (drm-engine-stage<N>: their jobs that asked for chunk
+ * times), over the interval.
+ */
+static void print_procs_stages(const struct sample *a, const struct sample *b, double dt)
+{
+	unsigned int stages = 0, s;
+	char graph[24];
+	double util;
+	int i;
+
+	for (i = 0; i < b->n_procs; i++)
+		if (b->procs[i].stages > stages)
+			stages = b->procs[i].stages;
+	if (!stages)
+		return;
+	printf("stage    util%%  %-20s  (fdinfo of the processes above)\n", "busy (modelled)");
+	for (s = 0; s < stages; s++) {
+		util = delta(procs_stage_ns(b, s), procs_stage_ns(a, s)) / 1e9 / dt;
+		bar(graph, util > 1 ? 1 : util, 20);
+		printf("%5u %8.4f  %s\n", s, util * 100, graph);
+	}
+}
+
 static void print_stages(const struct sample *a, const struct sample *b, double dt)
 {
 	int i;
 
 	if (b->n < 0) {
 		printf("stages: per-stage rows need debugfs: %s\n", b->stage_err);
+		print_procs_stages(a, b, dt);
 		return;
 	}
 	printf("stage layers     util%%  %-20s   tokens/s  sram used/size KiB  fifo_hw\n",

@@ -8,6 +8,7 @@
 
 #define CLI_TOP_CLIENTS	64	/* distinct files of a process counted */
 #define CLI_TOP_PROCS	64	/* processes shown */
+#define CLI_TOP_STAGES	64	/* stages a device has at most (the driver's) */
 
 /**
  * struct cli_top_proc - a process's wafer files on one device
@@ -16,6 +17,9 @@
  * @files: distinct files (drm-client-id) it holds on the device
  * @engine_ns: their drm-engine-wafer, summed: modelled busy ns
  * @inflight: their drm-wafer-jobs-inflight, summed
+ * @stage_ns: their drm-engine-stage<N>, summed: each stage's modelled busy
+ *	time for jobs that asked for their chunk times
+ * @stages: one past the highest stage with such time (0: none)
  */
 struct cli_top_proc {
 	int pid;
@@ -23,6 +27,8 @@ struct cli_top_proc {
 	unsigned int files;
 	uint64_t engine_ns;
 	unsigned int inflight;
+	uint64_t stage_ns[CLI_TOP_STAGES];
+	unsigned int stages;
 };
 
 /*

@@ -3,7 +3,7 @@
  * wafer top's process table: the processes with a wafer device open, from
  * /proc/PID/fd (which files are /dev/accel/accelN) and their fdinfo, which
  * the driver fills (drm-engine-wafer: the file's modelled busy time,
- * drm-wafer-jobs-inflight).  Any user reads them for the processes it may
+ * drm-engine-stage<N>: each stage's share, drm-wafer-jobs-inflight).  Any user reads them for the processes it may
  * ptrace (its own; root: all), no debugfs needed.  A file open on several
  * descriptors (dup, fork, SCM_RIGHTS) counts once, by drm-client-id.
  */
@@ -17,28 +17,35 @@
 
 #include "cli_top.h"
 
-/* The fdinfo of one file: 0 when it is a wafer file, else -1. */
-static int read_fdinfo(const char *path, unsigned long long *client, uint64_t *engine_ns,
-		       unsigned int *inflight)
+/*
+ * The fdinfo of one file into @p (zeroed first; @client its drm-client-id):
+ * 0 when it is a wafer file, else -1.
+ */
+static int read_fdinfo(const char *path, unsigned long long *client, struct cli_top_proc *p)
 {
 	char line[256], drv[64] = "";
 	unsigned long long v;
+	unsigned int stage;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return -1;
 	*client = 0;
-	*engine_ns = 0;
-	*inflight = 0;
+	memset(p, 0, sizeof(*p));
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "drm-driver: %63s", drv) == 1)
 			continue;
 		if (sscanf(line, "drm-client-id: %llu", &v) == 1)
 			*client = v;
 		else if (sscanf(line, "drm-engine-wafer: %llu", &v) == 1)
-			*engine_ns = v;
-		else if (sscanf(line, "drm-wafer-jobs-inflight: %llu", &v) == 1)
-			*inflight = (unsigned int)v;
+			p->engine_ns = v;
+		else if (sscanf(line, "drm-engine-stage%u: %llu", &stage, &v) == 2 &&
+			 stage < CLI_TOP_STAGES) {
+			p->stage_ns[stage] = v;
+			if (stage >= p->stages)
+				p->stages = stage + 1;
+		} else if (sscanf(line, "drm-wafer-jobs-inflight: %llu", &v) == 1)
+			p->inflight = (unsigned int)v;
 	}
 	fclose(f);
 	return strcmp(drv, "wafer") ? -1 : 0;
@@ -64,9 +71,9 @@ static int scan_pid(const char *proc, const char *pid, int index, struct cli_top
 {
 	char dir[PATH_MAX], link[PATH_MAX], target[PATH_MAX], want[64];
 	unsigned long long seen[CLI_TOP_CLIENTS], client;
-	unsigned int n_seen = 0, i, inflight;
+	unsigned int n_seen = 0, i;
+	struct cli_top_proc file;
 	struct dirent *e;
-	uint64_t engine;
 	ssize_t n;
 	DIR *d;
 
@@ -90,7 +97,7 @@ static int scan_pid(const char *proc, const char *pid, int index, struct cli_top
 		if (snprintf(link, sizeof(link), "%s/%.32s/fdinfo/%.32s", proc, pid, e->d_name) >=
 		    (int)sizeof(link))
 			continue;
-		if (read_fdinfo(link, &client, &engine, &inflight))
+		if (read_fdinfo(link, &client, &file))
 			continue;
 		for (i = 0; i < n_seen && seen[i] != client; i++)
 			;
@@ -99,8 +106,12 @@ static int scan_pid(const char *proc, const char *pid, int index, struct cli_top
 		if (n_seen < CLI_TOP_CLIENTS)
 			seen[n_seen++] = client;
 		p->files++;
-		p->engine_ns += engine;
-		p->inflight += inflight;
+		p->engine_ns += file.engine_ns;
+		p->inflight += file.inflight;
+		for (i = 0; i < file.stages; i++)
+			p->stage_ns[i] += file.stage_ns[i];
+		if (file.stages > p->stages)
+			p->stages = file.stages;
 	}
 	closedir(d);
 	if (!p->files)

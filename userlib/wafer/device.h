@@ -330,8 +330,11 @@ struct wafer_stage_stats {
  * @out: filled with at most @max entries
  * @max: room in @out
  *
- * In process: from the firmware (GET_STATS).  A kernel device's are in
- * debugfs only (root): -EOPNOTSUPP.
+ * In process: from the firmware (GET_STATS).  A kernel device: this
+ * process's own file's, from its fdinfo (drm-engine-stage<N>, only
+ * @stage and @modelled_busy_ns), counting the jobs that asked for their
+ * chunk times (WAFER_JOB_TIMES); -EOPNOTSUPP while there are none (the
+ * whole device's are in debugfs, for root).
  *
  * Return: the device's (a pipeline: all members') stage count, which may
  * exceed @max, or a negative errno.

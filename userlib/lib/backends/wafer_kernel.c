@@ -459,6 +459,41 @@ static int kernel_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 	return 0;
 }
 
+/*
+ * This file's stages, from its fdinfo: drm-engine-stage<N> is stage N's
+ * modelled busy time for the file's jobs that asked for their chunk times
+ * (WAFER_JOB_TIMES).  Without such a job there are none: -EOPNOTSUPP (a
+ * whole device's stages are in debugfs, for root).
+ */
+static int kernel_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
+			      unsigned int max)
+{
+	unsigned int stage, i, n = dev->info.stages, seen = 0;
+	unsigned long long ns;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", kd(dev)->fd);
+	f = fopen(path, "re");
+	if (!f)
+		return wafer_set_error(-errno, "%s: %s", path, strerror(errno));
+	for (i = 0; i < n && i < max; i++)
+		out[i] = (struct wafer_stage_stats){ .stage = i };
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "drm-engine-stage%u: %llu", &stage, &ns) != 2 || stage >= n)
+			continue;
+		seen++;
+		if (stage < max)
+			out[stage].modelled_busy_ns = ns;
+	}
+	fclose(f);
+	if (!seen)
+		return wafer_set_error(-EOPNOTSUPP, "accel%d: no per-stage time in this file's "
+				       "fdinfo (its jobs asked for no chunk times); the "
+				       "device's: debugfs, root", dev->index);
+	return (int)n;
+}
+
 const struct wafer_backend_ops wafer_kernel_backend = {
 	.name = "kernel",
 	.open = kernel_open,
@@ -474,6 +509,7 @@ const struct wafer_backend_ops wafer_kernel_backend = {
 	.submit = kernel_submit,
 	.reap = kernel_reap,
 	.stats = kernel_stats,
+	.stage_stats = kernel_stage_stats,
 	.expert_load = wafer_kernel_expert_load,
 	.model_expert_load = wafer_kernel_model_expert_load,
 	.sync_link = kernel_sync_link,
