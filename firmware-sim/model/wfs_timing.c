@@ -25,6 +25,29 @@ u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
 	return 2 * side * p->mesh_hop_cycles;
 }
 
+u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes)
+{
+	if (!p->core_sram_bytes || weight_bytes <= p->sram_bytes)
+		return 64;
+	return div_round_up(weight_bytes * 64, p->sram_bytes);
+}
+
+/*
+ * Add @w, one layer's (or the head's) work, to @c: a layer whose weights
+ * fill more cores than a stage has computes on those cores' MAC arrays and
+ * reads their SRAM, span/64 stages' worth, so its MACs and bytes count
+ * 64/span of a stage's.
+ */
+static void add_spread(const struct wfs_profile *p, u64 weight_bytes,
+		       const struct wfs_cost *w, struct wfs_cost *c)
+{
+	u64 span = wfs_timing_span64(p, weight_bytes);
+
+	c->macs += span == 64 ? w->macs : div_round_up(w->macs * 64, span);
+	c->bytes += span == 64 ? w->bytes : div_round_up(w->bytes * 64, span);
+	c->latency += w->latency;
+}
+
 u64 wfs_timing_allreduce_cycles(const struct wfs_profile *p, u64 bytes)
 {
 	u64 t = p->tensor_chips;
@@ -44,14 +67,16 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 	u64 proj = dd * dd * 2 + 2 * dd * kv + 3 * dd * h;
 	/* sum_{p = pos0}^{pos0 + n - 1} (p + 1) */
 	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
+	struct wfs_cost w;
 
-	c->macs += (u64)n * proj + 2 * dd * span;
-	c->bytes += weight_bytes + span * d->kv_pos_bytes +
-		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
-	c->latency += WFS_TIMING_LAYER_REDUCTIONS *
-		      wfs_timing_reduce_cycles(p, weight_bytes) +
-		      WFS_TIMING_TP_ALLREDUCES *
-		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	w.macs = (u64)n * proj + 2 * dd * span;
+	w.bytes = weight_bytes + span * d->kv_pos_bytes +
+		  (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+	w.latency = WFS_TIMING_LAYER_REDUCTIONS *
+		    wfs_timing_reduce_cycles(p, weight_bytes) +
+		    WFS_TIMING_TP_ALLREDUCES *
+		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	add_spread(p, weight_bytes, &w, c);
 }
 
 /* Of a layer's reductions, those of attention (the rest are the FFN's). */
@@ -70,16 +95,19 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 	u64 all = m->attn_bytes +
 		  (u64)(m->n_experts + m->n_shared) * m->expert_bytes;
 
-	c->macs += (u64)n * (attn + ffn) + 2 * dd * span;
-	c->bytes += m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
-		    span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
-		    2ull * n * d->act_bytes;
-	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, m->attn_bytes) +
-		      (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
-		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
-		      wfs_timing_reduce_cycles(p, all) +
-		      WFS_TIMING_TP_ALLREDUCES *
-		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	struct wfs_cost w;
+
+	w.macs = (u64)n * (attn + ffn) + 2 * dd * span;
+	w.bytes = m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
+		  span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
+		  2ull * n * d->act_bytes;
+	w.latency = ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, m->attn_bytes) +
+		    (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+		    wfs_timing_reduce_cycles(p, m->expert_bytes) +
+		    wfs_timing_reduce_cycles(p, all) +
+		    WFS_TIMING_TP_ALLREDUCES *
+		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	add_spread(p, all, &w, c);
 }
 
 void wfs_timing_attn_cost(const struct wfs_profile *p,
@@ -136,11 +164,14 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
 			  const struct wfs_timing_dims *d, u64 weight_bytes,
 			  u32 n_out, struct wfs_cost *c)
 {
+	struct wfs_cost w;
+
 	if (!n_out)
 		return;
-	c->macs += (u64)n_out * d->vocab * d->dim;
-	c->bytes += weight_bytes + (u64)n_out * d->act_bytes;
-	c->latency += wfs_timing_reduce_cycles(p, weight_bytes);
+	w.macs = (u64)n_out * d->vocab * d->dim;
+	w.bytes = weight_bytes + (u64)n_out * d->act_bytes;
+	w.latency = wfs_timing_reduce_cycles(p, weight_bytes);
+	add_spread(p, weight_bytes, &w, c);
 }
 
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,

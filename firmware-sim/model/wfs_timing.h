@@ -182,6 +182,17 @@ struct wfs_timing_dims {
 u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
 
 /**
+ * wfs_timing_span64() - stages' worth of cores a layer's weights fill, in
+ *	64ths of a stage
+ * @p: profile
+ * @weight_bytes: the layer's weights
+ *
+ * Return: ceil(64 W / stage SRAM) for a profile with a mesh and W above a
+ * stage's SRAM, else 64 (the layer computes on one stage's cores).
+ */
+u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes);
+
+/**
  * wfs_timing_allreduce_cycles() - one all-reduce of a chunk's activations
  *	over the chips of a tensor-parallel group
  * @p: profile (@p->tensor_chips chips)
