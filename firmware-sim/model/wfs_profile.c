@@ -30,7 +30,7 @@
 #include "wfs_profile.h"
 
 /* Fitted, see docs/TIMING.md; WSE-2 assumed to have the same fabric. */
-#define WSE3_MESH_HOP	9
+#define WSE3_MESH_HOP	6
 /* Side of a stage's square of cores: 900,000 / 44 and 850,000 / 40. */
 #define WSE3_STAGE_SIDE	143
 #define WSE2_STAGE_SIDE	146

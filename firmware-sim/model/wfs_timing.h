@@ -161,6 +161,9 @@ struct wfs_cost {
  * @vocab: vocabulary V
  * @act_bytes: activation record bytes A
  * @kv_pos_bytes: KV bytes of one position of one layer
+ * @stage_layers: layers sharing the stage that runs the layer, whose
+ *	cores they share (wfs_timing_core_bytes()); 0: the layer has only
+ *	the cores its weights fill (weight streaming's window)
  */
 struct wfs_timing_dims {
 	u32 dim;
@@ -169,6 +172,7 @@ struct wfs_timing_dims {
 	u32 vocab;
 	u32 act_bytes;
 	u32 kv_pos_bytes;
+	u32 stage_layers;
 };
 
 /**
@@ -180,6 +184,24 @@ struct wfs_timing_dims {
  * for a profile without a mesh.
  */
 u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
+
+/**
+ * wfs_timing_core_bytes() - weight bytes per core of a layer's region
+ * @p: profile
+ * @d: model shape (@d->stage_layers: the layers sharing the stage)
+ * @weight_bytes: the layer's weights W
+ *
+ * A stage's cores all serve its layers: a layer of W bytes whose stage
+ * holds k layers is spread over its share of the stage, sram_bytes / k
+ * bytes' worth of cores, but over no more than d^2 cores (a d-wide vector
+ * spread over more than d rows or columns leaves some empty), and never
+ * over fewer than its bytes fill.  Its reductions cross that region.
+ *
+ * Return: ceil(W / cores of the region), at most core_sram_bytes (which it
+ * is without a stage count, or when W fills its share); 0 without a mesh.
+ */
+u64 wfs_timing_core_bytes(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes);
 
 /**
  * wfs_timing_span64() - stages' worth of cores a layer's weights fill, in

@@ -157,6 +157,40 @@ static void test_span(void)
 	      "lpu: no mesh; a group of chips holds what a chip cannot (tensor_chips)");
 }
 
+/*
+ * wse3: a layer spreads over its share of its stage's cores (at most d^2),
+ * never over fewer than its bytes fill; its reductions cross that region.
+ */
+static void test_region(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 4096, .kv_dim = 1024, .hidden_dim = 14336,
+				     .vocab = 512, .act_bytes = 8192,
+				     .kv_pos_bytes = 4096, .stage_layers = 2 };
+	struct wfs_cost c = { 0, 0, 0 };
+	u64 w = 100000000ull;	/* 100 MB: 2,046 cores of 48,889 B */
+
+	wfs_profile_find("wse3", &p);
+	/* Half a stage: 500,000,000 / 48,889 = 10,227 cores, 9,779 B each. */
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == 9779,
+	      "two layers on a stage: 100 MB over 10,227 cores, 9,779 B each");
+	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
+	wt_ok(c.latency == WFS_TIMING_LAYER_REDUCTIONS * 2 * 102ull * p.mesh_hop_cycles,
+	      "its reductions cross a square of side 102 (10,226 cores)");
+	d.dim = 64;
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == 24415,
+	      "d = 64: at most 64 x 64 = 4,096 cores, 24,415 B each");
+	d.dim = 4096;
+	wt_ok(wfs_timing_core_bytes(&p, &d, 600000000ull) == p.core_sram_bytes,
+	      "a layer that fills its share keeps the cores its bytes fill");
+	d.stage_layers = 0;
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == p.core_sram_bytes,
+	      "no stage count (a streaming window): the cores its bytes fill");
+	wfs_profile_find("wafer", &p);
+	d.stage_layers = 1;
+	wt_ok(!wfs_timing_core_bytes(&p, &d, w), "the test profiles have no mesh");
+}
+
 /* A mixture-of-experts layer against a hand computation. */
 static void test_moe(void)
 {
@@ -458,6 +492,7 @@ int main(void)
 	test_stream();
 	test_mesh();
 	test_span();
+	test_region();
 	test_moe();
 	test_tensor();
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||
