@@ -34,14 +34,12 @@ u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
 u64 wfs_timing_core_bytes(const struct wfs_profile *p,
 			  const struct wfs_timing_dims *d, u64 weight_bytes)
 {
-	u64 share, cores, cap;
+	u64 cores, cap;
 
-	if (!p->core_sram_bytes || !d->stage_layers || !weight_bytes)
+	if (!p->core_sram_bytes || !p->stage_cores || !d->stage_layers ||
+	    !weight_bytes)
 		return p->core_sram_bytes;
-	share = wfs_div64_u64(p->sram_bytes, d->stage_layers);
-	if (weight_bytes >= share)
-		return p->core_sram_bytes;
-	cores = wfs_div64_u64(share, p->core_sram_bytes);
+	cores = p->stage_cores / d->stage_layers;
 	cap = (u64)d->dim * d->dim;
 	if (cores > cap)
 		cores = cap;
@@ -52,9 +50,11 @@ u64 wfs_timing_core_bytes(const struct wfs_profile *p,
 
 u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes)
 {
-	if (!p->core_sram_bytes || weight_bytes <= p->sram_bytes)
+	u64 stage = (u64)p->stage_cores * p->core_sram_bytes;
+
+	if (!stage || weight_bytes <= stage)
 		return 64;
-	return div_round_up(weight_bytes * 64, p->sram_bytes);
+	return div_round_up(weight_bytes * 64, stage);
 }
 
 /*

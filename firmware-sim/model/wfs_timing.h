@@ -30,13 +30,19 @@
  *                + mesh latency, where
  *   latency      = sum over the stage's layers of R * reduce(W_layer)
  *                  (+ reduce(W_head) for the head)
- *   reduce(W)    = 2 * ceil(sqrt(ceil(W / core_sram_bytes))) * mesh_hop_cycles
+ *   reduce(W)    = 2 * ceil(sqrt(ceil(W / b))) * mesh_hop_cycles, b the
+ *                  bytes per core of the layer's region
+ *                  (wfs_timing_core_bytes())
  *   A profile with a mesh of cores (core_sram_bytes != 0: wse3, wse2)
- *   spreads a layer's weights over as many cores as their bytes need; a
- *   matrix-vector product there ends in a reduction along the rows of that
- *   square of cores and a broadcast down its columns, 2 * side hops, and a
- *   layer has R = WFS_TIMING_LAYER_REDUCTIONS such steps one after the
- *   other.  A chunk pays them once, whatever its token count: this is what
+ *   spreads a layer's weights over its share of its stage's cores (stage
+ *   SRAM / layers on the stage, at most d^2 cores, at least as many as its
+ *   bytes need); a matrix-vector product there ends in a reduction along
+ *   the rows of that square of cores and a broadcast down its columns,
+ *   2 * side hops, and a layer has R = WFS_TIMING_LAYER_REDUCTIONS such
+ *   steps one after the other.  A layer bigger than a stage (wafer plan
+ *   only: the firmware places no such layer) adds its MACs and bytes as
+ *   64/span of a stage's (wfs_timing_span64()): it computes and reads on
+ *   the cores it fills.  A chunk pays them once, whatever its token count: this is what
  *   makes single-sequence decode latency-bound on a wafer while batches
  *   and prefill amortise it.  The test profiles have no mesh (latency 0).
  *   A tensor-parallel group (tensor_chips = t > 1: lpu, where a layer is

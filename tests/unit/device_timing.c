@@ -119,15 +119,16 @@ static void test_span(void)
 				     .vocab = 512, .act_bytes = 320,
 				     .kv_pos_bytes = 144 };
 	struct wfs_cost c = { 0, 0, 0 }, one = { 0, 0, 0 };
-	u64 w = 2500000000ull;	/* 2.5 stages of 1 GB: span 160/64 */
+	u64 st = 20454ull * 48889;	/* a stage's cores x their SRAM */
+	u64 w = st / 2 * 5;		/* 2.5 stages: span 160/64 */
 	u64 macs = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172 + 2 * 64;
 	u64 bytes = w + 144 + 144 + 2 * 320;
 
 	wfs_profile_find("wse3", &p);
-	wt_ok(wfs_timing_span64(&p, p.sram_bytes) == 64 &&
-	      wfs_timing_span64(&p, p.sram_bytes + 1) == 65 &&
+	wt_ok(p.stage_cores == 20454 && wfs_timing_span64(&p, st) == 64 &&
+	      wfs_timing_span64(&p, st + 1) == 65 &&
 	      wfs_timing_span64(&p, w) == 160,
-	      "span: a stage's bytes 64/64, one byte more 65/64, 2.5 GB 160/64");
+	      "span: a stage's 20,454 cores' bytes 64/64, one byte more 65/64, 2.5 stages 160/64");
 	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
 	wt_ok(c.macs == (macs * 64 + 159) / 160 && c.bytes == (bytes * 64 + 159) / 160 &&
 	      c.latency == WFS_TIMING_LAYER_REDUCTIONS *
@@ -136,11 +137,11 @@ static void test_span(void)
 	wfs_timing_head_cost(&p, &d, w, 1, &one);
 	wt_ok(one.bytes == ((w + 320) * 64 + 159) / 160 &&
 	      one.macs == (512ull * 64 * 64 + 159) / 160, "the head alike");
-	/* An MoE layer spans the cores of all its experts: 2.75 GB, 176/64. */
+	/* An MoE layer spans the cores of all its experts: 2.75 stages, 176/64. */
 	{
 		struct wfs_timing_moe m = { .n_experts = 8, .n_active = 2, .n_shared = 1,
-					    .expert_hidden = 32, .attn_bytes = 500000000ull,
-					    .expert_bytes = 250000000ull };
+					    .expert_hidden = 32, .attn_bytes = st / 2,
+					    .expert_bytes = st / 4 };
 		struct wfs_timing_dims dm = { .dim = 64, .kv_dim = 32, .act_bytes = 128,
 					      .kv_pos_bytes = 128 };
 		u64 mm = 64 * 64 * 2 + 2 * 64 * 32 + 64 * 8 + 3ull * 3 * 64 * 32 + 2 * 64;
@@ -148,9 +149,9 @@ static void test_span(void)
 		struct wfs_cost cm = { 0, 0, 0 };
 
 		wfs_timing_moe_layer_cost(&p, &dm, &m, 0, 1, &cm);
-		wt_ok(wfs_timing_span64(&p, 2750000000ull) == 176 &&
+		wt_ok(wfs_timing_span64(&p, st / 2 + 9 * (st / 4)) == 176 &&
 		      cm.macs == (mm * 64 + 175) / 176 && cm.bytes == (mb * 64 + 175) / 176,
-		      "an MoE layer of 2.75 GB: MACs and bytes x 64/176");
+		      "an MoE layer of 2.75 stages: MACs and bytes x 64/176");
 	}
 	wfs_profile_find("lpu", &p);
 	wt_ok(wfs_timing_span64(&p, w) == 64,
@@ -171,7 +172,7 @@ static void test_region(void)
 	u64 w = 100000000ull;	/* 100 MB: 2,046 cores of 48,889 B */
 
 	wfs_profile_find("wse3", &p);
-	/* Half a stage: 500,000,000 / 48,889 = 10,227 cores, 9,779 B each. */
+	/* Half a stage: 20,454 / 2 = 10,227 cores, 9,779 B each. */
 	wt_ok(wfs_timing_core_bytes(&p, &d, w) == 9779,
 	      "two layers on a stage: 100 MB over 10,227 cores, 9,779 B each");
 	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
