@@ -191,8 +191,11 @@ static void layer_timing(const struct wfs_profile *prof,
 			 const struct wfs_layer_view *v, const struct chunk_run *r,
 			 struct wfs_cost *cost)
 {
+	struct wfs_timing_dims dims = m->dims;
 	struct wfs_timing_moe t;
 
+	/* The stage's cores serve its layers (not a streaming window's). */
+	dims.stage_layers = m->stream ? 0 : r->sm->n_layers;
 	if (wfs_part_is_ep(m->part)) {
 		cost->macs += r->ep_cost.macs;
 		cost->bytes += r->ep_cost.bytes;
@@ -200,24 +203,24 @@ static void layer_timing(const struct wfs_profile *prof,
 		return;
 	}
 	if (m->part == WFW_PART_ATTN) {
-		wfs_timing_attn_cost(prof, &m->dims, v->weight_bytes, r->f.pos0,
+		wfs_timing_attn_cost(prof, &dims, v->weight_bytes, r->f.pos0,
 				     r->f.n, cost);
 		return;
 	}
 	if (!v->n_experts && m->part == WFW_PART_FFN) {
-		wfs_timing_ffn_cost(prof, &m->dims, v->weight_bytes, r->f.n, cost);
+		wfs_timing_ffn_cost(prof, &dims, v->weight_bytes, r->f.n, cost);
 		return;
 	}
 	if (!v->n_experts) {
-		wfs_timing_layer_cost(prof, &m->dims, v->weight_bytes,
+		wfs_timing_layer_cost(prof, &dims, v->weight_bytes,
 				      r->f.pos0, r->f.n, cost);
 		return;
 	}
 	moe_shape(v, &t);
 	if (m->part == WFW_PART_FFN)
-		wfs_timing_moe_ffn_cost(prof, &m->dims, &t, r->f.n, cost);
+		wfs_timing_moe_ffn_cost(prof, &dims, &t, r->f.n, cost);
 	else
-		wfs_timing_moe_layer_cost(prof, &m->dims, &t, r->f.pos0, r->f.n,
+		wfs_timing_moe_layer_cost(prof, &dims, &t, r->f.pos0, r->f.n,
 					  cost);
 }
 

@@ -30,7 +30,7 @@
 #include "wfs_profile.h"
 
 /* Fitted, see docs/TIMING.md; WSE-2 assumed to have the same fabric. */
-#define WSE3_MESH_HOP	9
+#define WSE3_MESH_HOP	6
 /* Side of a stage's square of cores: 900,000 / 44 and 850,000 / 40. */
 #define WSE3_STAGE_SIDE	143
 #define WSE2_STAGE_SIDE	146
@@ -88,6 +88,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.chunk_tokens = 16,
 		.core_sram_bytes = 48889,		/* 44 GB / 900,000 */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
+		.stage_cores = 20454,			/* 900,000 / 44 */
 		.stream_bytes_per_cycle = 136,		/* MemoryX over the system I/O */
 		.stream_latency_cycles = 2200,		/* assumed: the link's */
 	},
@@ -107,6 +108,7 @@ static const struct wfs_profile wfs_profiles[WFS_PROFILE_COUNT] = {
 		.chunk_tokens = 16,
 		.core_sram_bytes = 48000,		/* 48 kB per core */
 		.mesh_hop_cycles = WSE3_MESH_HOP,
+		.stage_cores = 21250,			/* 850,000 / 40 */
 		.stream_bytes_per_cycle = 136,		/* assumed: CS-3's */
 		.stream_latency_cycles = 2200,		/* assumed: CS-3's */
 	},

@@ -78,6 +78,9 @@ enum wfs_profile_id {
  *	layer's weights spread over ceil(W / core_sram_bytes) cores, whose
  *	side every reduction crosses (0: no mesh, the test profiles)
  * @mesh_hop_cycles: cycles of one core-to-core hop of that mesh
+ * @stage_cores: cores of a stage as built (not changed by a smaller SRAM
+ *	per stage, which keeps the profile's timing): the region its layers
+ *	share (wfs_timing_core_bytes())
  * @stream_bytes_per_cycle: bandwidth from the external weight store of
  *	weight streaming (host memory; 0: none)
  * @stream_latency_cycles: latency of one layer's read from that store
@@ -102,6 +105,7 @@ struct wfs_profile {
 	u32 chunk_tokens;
 	u32 core_sram_bytes;
 	u32 mesh_hop_cycles;
+	u32 stage_cores;
 	u32 stream_bytes_per_cycle;
 	u32 stream_latency_cycles;
 	u32 tensor_max;

@@ -12,17 +12,65 @@ static u64 div_round_up(u64 a, u64 b)
 	return b ? wfs_div64_u64(a + b - 1, b) : 0;
 }
 
-u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
+/* 2 * side of the square of cores holding @bytes, @per_core bytes each, hops. */
+static u64 reduce_at(const struct wfs_profile *p, u64 bytes, u64 per_core)
 {
 	u64 cores, side;
 
 	if (!p->core_sram_bytes)
 		return 0;
-	cores = div_round_up(weight_bytes, p->core_sram_bytes);
+	cores = div_round_up(bytes, per_core);
 	side = wfs_isqrt64(cores);
 	if (side * side < cores)
 		side++;
 	return 2 * side * p->mesh_hop_cycles;
+}
+
+u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
+{
+	return reduce_at(p, weight_bytes, p->core_sram_bytes);
+}
+
+u64 wfs_timing_core_bytes(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes)
+{
+	u64 cores, cap;
+
+	if (!p->core_sram_bytes || !p->stage_cores || !d->stage_layers ||
+	    !weight_bytes)
+		return p->core_sram_bytes;
+	cores = p->stage_cores / d->stage_layers;
+	cap = (u64)d->dim * d->dim;
+	if (cores > cap)
+		cores = cap;
+	if (cores * p->core_sram_bytes <= weight_bytes)
+		return p->core_sram_bytes;
+	return div_round_up(weight_bytes, cores);
+}
+
+u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes)
+{
+	u64 stage = (u64)p->stage_cores * p->core_sram_bytes;
+
+	if (!stage || weight_bytes <= stage)
+		return 64;
+	return div_round_up(weight_bytes * 64, stage);
+}
+
+/*
+ * Add @w, one layer's (or the head's) work, to @c: a layer whose weights
+ * fill more cores than a stage has computes on those cores' MAC arrays and
+ * reads their SRAM, span/64 stages' worth, so its MACs and bytes count
+ * 64/span of a stage's.
+ */
+static void add_spread(const struct wfs_profile *p, u64 weight_bytes,
+		       const struct wfs_cost *w, struct wfs_cost *c)
+{
+	u64 span = wfs_timing_span64(p, weight_bytes);
+
+	c->macs += span == 64 ? w->macs : div_round_up(w->macs * 64, span);
+	c->bytes += span == 64 ? w->bytes : div_round_up(w->bytes * 64, span);
+	c->latency += w->latency;
 }
 
 u64 wfs_timing_allreduce_cycles(const struct wfs_profile *p, u64 bytes)
@@ -44,14 +92,17 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 	u64 proj = dd * dd * 2 + 2 * dd * kv + 3 * dd * h;
 	/* sum_{p = pos0}^{pos0 + n - 1} (p + 1) */
 	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
+	struct wfs_cost w;
 
-	c->macs += (u64)n * proj + 2 * dd * span;
-	c->bytes += weight_bytes + span * d->kv_pos_bytes +
-		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
-	c->latency += WFS_TIMING_LAYER_REDUCTIONS *
-		      wfs_timing_reduce_cycles(p, weight_bytes) +
-		      WFS_TIMING_TP_ALLREDUCES *
-		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	w.macs = (u64)n * proj + 2 * dd * span;
+	w.bytes = weight_bytes + span * d->kv_pos_bytes +
+		  (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+	w.latency = WFS_TIMING_LAYER_REDUCTIONS *
+		    reduce_at(p, weight_bytes,
+			      wfs_timing_core_bytes(p, d, weight_bytes)) +
+		    WFS_TIMING_TP_ALLREDUCES *
+		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	add_spread(p, weight_bytes, &w, c);
 }
 
 /* Of a layer's reductions, those of attention (the rest are the FFN's). */
@@ -70,16 +121,20 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 	u64 all = m->attn_bytes +
 		  (u64)(m->n_experts + m->n_shared) * m->expert_bytes;
 
-	c->macs += (u64)n * (attn + ffn) + 2 * dd * span;
-	c->bytes += m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
-		    span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
-		    2ull * n * d->act_bytes;
-	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, m->attn_bytes) +
-		      (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
-		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
-		      wfs_timing_reduce_cycles(p, all) +
-		      WFS_TIMING_TP_ALLREDUCES *
-		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	u64 pc = wfs_timing_core_bytes(p, d, all);
+	struct wfs_cost w;
+
+	w.macs = (u64)n * (attn + ffn) + 2 * dd * span;
+	w.bytes = m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
+		  span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
+		  2ull * n * d->act_bytes;
+	w.latency = ATTN_REDUCTIONS * reduce_at(p, m->attn_bytes, pc) +
+		    (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+		    reduce_at(p, m->expert_bytes, pc) +
+		    reduce_at(p, all, pc) +
+		    WFS_TIMING_TP_ALLREDUCES *
+		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
+	add_spread(p, all, &w, c);
 }
 
 void wfs_timing_attn_cost(const struct wfs_profile *p,
@@ -92,7 +147,9 @@ void wfs_timing_attn_cost(const struct wfs_profile *p,
 	c->macs += (u64)n * (dd * dd * 2 + 2 * dd * kv) + 2 * dd * span;
 	c->bytes += weight_bytes + span * d->kv_pos_bytes +
 		    (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
-	c->latency += ATTN_REDUCTIONS * wfs_timing_reduce_cycles(p, weight_bytes) +
+	c->latency += ATTN_REDUCTIONS *
+		      reduce_at(p, weight_bytes,
+				wfs_timing_core_bytes(p, d, weight_bytes)) +
 		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
@@ -103,7 +160,8 @@ void wfs_timing_ffn_cost(const struct wfs_profile *p,
 	c->macs += (u64)n * 3 * d->dim * d->hidden_dim;
 	c->bytes += weight_bytes + 2ull * n * d->act_bytes;
 	c->latency += (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
-		      wfs_timing_reduce_cycles(p, weight_bytes) +
+		      reduce_at(p, weight_bytes,
+				wfs_timing_core_bytes(p, d, weight_bytes)) +
 		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
@@ -115,14 +173,14 @@ void wfs_timing_moe_ffn_cost(const struct wfs_profile *p,
 	u64 dd = d->dim;
 	u64 ffn = (u64)(m->n_active + m->n_shared) * 3 * dd * m->expert_hidden;
 	u64 touched = WFS_MIN((u64)m->n_experts, (u64)n * m->n_active);
+	u64 all = (u64)(m->n_experts + m->n_shared) * m->expert_bytes;
+	u64 pc = wfs_timing_core_bytes(p, d, all);
 
 	c->macs += (u64)n * (dd * m->n_experts + ffn);
 	c->bytes += (touched + m->n_shared) * m->expert_bytes +
 		    2ull * n * d->act_bytes;
 	c->latency += (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
-		      wfs_timing_reduce_cycles(p, m->expert_bytes) +
-		      wfs_timing_reduce_cycles(p, (u64)(m->n_experts + m->n_shared) *
-						  m->expert_bytes) +
+		      reduce_at(p, m->expert_bytes, pc) + reduce_at(p, all, pc) +
 		      wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
 }
 
@@ -136,11 +194,14 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
 			  const struct wfs_timing_dims *d, u64 weight_bytes,
 			  u32 n_out, struct wfs_cost *c)
 {
+	struct wfs_cost w;
+
 	if (!n_out)
 		return;
-	c->macs += (u64)n_out * d->vocab * d->dim;
-	c->bytes += weight_bytes + (u64)n_out * d->act_bytes;
-	c->latency += wfs_timing_reduce_cycles(p, weight_bytes);
+	w.macs = (u64)n_out * d->vocab * d->dim;
+	w.bytes = weight_bytes + (u64)n_out * d->act_bytes;
+	w.latency = wfs_timing_reduce_cycles(p, weight_bytes);
+	add_spread(p, weight_bytes, &w, c);
 }
 
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,

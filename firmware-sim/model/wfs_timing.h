@@ -30,13 +30,19 @@
  *                + mesh latency, where
  *   latency      = sum over the stage's layers of R * reduce(W_layer)
  *                  (+ reduce(W_head) for the head)
- *   reduce(W)    = 2 * ceil(sqrt(ceil(W / core_sram_bytes))) * mesh_hop_cycles
+ *   reduce(W)    = 2 * ceil(sqrt(ceil(W / b))) * mesh_hop_cycles, b the
+ *                  bytes per core of the layer's region
+ *                  (wfs_timing_core_bytes())
  *   A profile with a mesh of cores (core_sram_bytes != 0: wse3, wse2)
- *   spreads a layer's weights over as many cores as their bytes need; a
- *   matrix-vector product there ends in a reduction along the rows of that
- *   square of cores and a broadcast down its columns, 2 * side hops, and a
- *   layer has R = WFS_TIMING_LAYER_REDUCTIONS such steps one after the
- *   other.  A chunk pays them once, whatever its token count: this is what
+ *   spreads a layer's weights over its share of its stage's cores (stage
+ *   SRAM / layers on the stage, at most d^2 cores, at least as many as its
+ *   bytes need); a matrix-vector product there ends in a reduction along
+ *   the rows of that square of cores and a broadcast down its columns,
+ *   2 * side hops, and a layer has R = WFS_TIMING_LAYER_REDUCTIONS such
+ *   steps one after the other.  A layer bigger than a stage (wafer plan
+ *   only: the firmware places no such layer) adds its MACs and bytes as
+ *   64/span of a stage's (wfs_timing_span64()): it computes and reads on
+ *   the cores it fills.  A chunk pays them once, whatever its token count: this is what
  *   makes single-sequence decode latency-bound on a wafer while batches
  *   and prefill amortise it.  The test profiles have no mesh (latency 0).
  *   A tensor-parallel group (tensor_chips = t > 1: lpu, where a layer is
@@ -161,6 +167,9 @@ struct wfs_cost {
  * @vocab: vocabulary V
  * @act_bytes: activation record bytes A
  * @kv_pos_bytes: KV bytes of one position of one layer
+ * @stage_layers: layers sharing the stage that runs the layer, whose
+ *	cores they share (wfs_timing_core_bytes()); 0: the layer has only
+ *	the cores its weights fill (weight streaming's window)
  */
 struct wfs_timing_dims {
 	u32 dim;
@@ -169,6 +178,7 @@ struct wfs_timing_dims {
 	u32 vocab;
 	u32 act_bytes;
 	u32 kv_pos_bytes;
+	u32 stage_layers;
 };
 
 /**
@@ -180,6 +190,35 @@ struct wfs_timing_dims {
  * for a profile without a mesh.
  */
 u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
+
+/**
+ * wfs_timing_core_bytes() - weight bytes per core of a layer's region
+ * @p: profile
+ * @d: model shape (@d->stage_layers: the layers sharing the stage)
+ * @weight_bytes: the layer's weights W
+ *
+ * A stage's cores all serve its layers: a layer of W bytes whose stage
+ * holds k layers is spread over its share of the stage, sram_bytes / k
+ * bytes' worth of cores, but over no more than d^2 cores (a d-wide vector
+ * spread over more than d rows or columns leaves some empty), and never
+ * over fewer than its bytes fill.  Its reductions cross that region.
+ *
+ * Return: ceil(W / cores of the region), at most core_sram_bytes (which it
+ * is without a stage count, or when W fills its share); 0 without a mesh.
+ */
+u64 wfs_timing_core_bytes(const struct wfs_profile *p,
+			  const struct wfs_timing_dims *d, u64 weight_bytes);
+
+/**
+ * wfs_timing_span64() - stages' worth of cores a layer's weights fill, in
+ *	64ths of a stage
+ * @p: profile
+ * @weight_bytes: the layer's weights
+ *
+ * Return: ceil(64 W / stage SRAM) for a profile with a mesh and W above a
+ * stage's SRAM, else 64 (the layer computes on one stage's cores).
+ */
+u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes);
 
 /**
  * wfs_timing_allreduce_cycles() - one all-reduce of a chunk's activations

@@ -108,6 +108,90 @@ static void test_mesh(void)
 	wt_ok(!wfs_timing_reduce_cycles(&p, w), "the test profiles have no mesh");
 }
 
+/*
+ * wse3: a layer bigger than a stage computes on the MAC arrays and reads
+ * the SRAM of the cores its weights fill, span/64 stages' worth.
+ */
+static void test_span(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
+				     .vocab = 512, .act_bytes = 320,
+				     .kv_pos_bytes = 144 };
+	struct wfs_cost c = { 0, 0, 0 }, one = { 0, 0, 0 };
+	u64 st = 20454ull * 48889;	/* a stage's cores x their SRAM */
+	u64 w = st / 2 * 5;		/* 2.5 stages: span 160/64 */
+	u64 macs = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172 + 2 * 64;
+	u64 bytes = w + 144 + 144 + 2 * 320;
+
+	wfs_profile_find("wse3", &p);
+	wt_ok(p.stage_cores == 20454 && wfs_timing_span64(&p, st) == 64 &&
+	      wfs_timing_span64(&p, st + 1) == 65 &&
+	      wfs_timing_span64(&p, w) == 160,
+	      "span: a stage's 20,454 cores' bytes 64/64, one byte more 65/64, 2.5 stages 160/64");
+	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
+	wt_ok(c.macs == (macs * 64 + 159) / 160 && c.bytes == (bytes * 64 + 159) / 160 &&
+	      c.latency == WFS_TIMING_LAYER_REDUCTIONS *
+	      wfs_timing_reduce_cycles(&p, w),
+	      "a 2.5-stage layer: MACs and bytes x 64/160, reductions over all its cores");
+	wfs_timing_head_cost(&p, &d, w, 1, &one);
+	wt_ok(one.bytes == ((w + 320) * 64 + 159) / 160 &&
+	      one.macs == (512ull * 64 * 64 + 159) / 160, "the head alike");
+	/* An MoE layer spans the cores of all its experts: 2.75 stages, 176/64. */
+	{
+		struct wfs_timing_moe m = { .n_experts = 8, .n_active = 2, .n_shared = 1,
+					    .expert_hidden = 32, .attn_bytes = st / 2,
+					    .expert_bytes = st / 4 };
+		struct wfs_timing_dims dm = { .dim = 64, .kv_dim = 32, .act_bytes = 128,
+					      .kv_pos_bytes = 128 };
+		u64 mm = 64 * 64 * 2 + 2 * 64 * 32 + 64 * 8 + 3ull * 3 * 64 * 32 + 2 * 64;
+		u64 mb = m.attn_bytes + 3 * m.expert_bytes + 128 + 128 + 2 * 128;
+		struct wfs_cost cm = { 0, 0, 0 };
+
+		wfs_timing_moe_layer_cost(&p, &dm, &m, 0, 1, &cm);
+		wt_ok(wfs_timing_span64(&p, st / 2 + 9 * (st / 4)) == 176 &&
+		      cm.macs == (mm * 64 + 175) / 176 && cm.bytes == (mb * 64 + 175) / 176,
+		      "an MoE layer of 2.75 stages: MACs and bytes x 64/176");
+	}
+	wfs_profile_find("lpu", &p);
+	wt_ok(wfs_timing_span64(&p, w) == 64,
+	      "lpu: no mesh; a group of chips holds what a chip cannot (tensor_chips)");
+}
+
+/*
+ * wse3: a layer spreads over its share of its stage's cores (at most d^2),
+ * never over fewer than its bytes fill; its reductions cross that region.
+ */
+static void test_region(void)
+{
+	struct wfs_profile p;
+	struct wfs_timing_dims d = { .dim = 4096, .kv_dim = 1024, .hidden_dim = 14336,
+				     .vocab = 512, .act_bytes = 8192,
+				     .kv_pos_bytes = 4096, .stage_layers = 2 };
+	struct wfs_cost c = { 0, 0, 0 };
+	u64 w = 100000000ull;	/* 100 MB: 2,046 cores of 48,889 B */
+
+	wfs_profile_find("wse3", &p);
+	/* Half a stage: 20,454 / 2 = 10,227 cores, 9,779 B each. */
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == 9779,
+	      "two layers on a stage: 100 MB over 10,227 cores, 9,779 B each");
+	wfs_timing_layer_cost(&p, &d, w, 0, 1, &c);
+	wt_ok(c.latency == WFS_TIMING_LAYER_REDUCTIONS * 2 * 102ull * p.mesh_hop_cycles,
+	      "its reductions cross a square of side 102 (10,226 cores)");
+	d.dim = 64;
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == 24415,
+	      "d = 64: at most 64 x 64 = 4,096 cores, 24,415 B each");
+	d.dim = 4096;
+	wt_ok(wfs_timing_core_bytes(&p, &d, 600000000ull) == p.core_sram_bytes,
+	      "a layer that fills its share keeps the cores its bytes fill");
+	d.stage_layers = 0;
+	wt_ok(wfs_timing_core_bytes(&p, &d, w) == p.core_sram_bytes,
+	      "no stage count (a streaming window): the cores its bytes fill");
+	wfs_profile_find("wafer", &p);
+	d.stage_layers = 1;
+	wt_ok(!wfs_timing_core_bytes(&p, &d, w), "the test profiles have no mesh");
+}
+
 /* A mixture-of-experts layer against a hand computation. */
 static void test_moe(void)
 {
@@ -408,6 +492,8 @@ int main(void)
 	test_formulas();
 	test_stream();
 	test_mesh();
+	test_span();
+	test_region();
 	test_moe();
 	test_tensor();
 	if (!wt_ok(path && wfs_ckpt_load(path, &ck) == 0, "load model") ||

@@ -280,15 +280,18 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 			 struct wfs_cost *out)
 {
 	struct wfs_cost c = { 0, 0, 0 };
+	struct wfs_timing_dims dims = g->dims;
 	unsigned int l;
 
+	/* The stage's cores serve its layers, as on the firmware's stages. */
+	dims.stage_layers = st->count;
 	if (st->first == 0)
-		wfs_timing_embed_cost(&g->dims, n, &c);
+		wfs_timing_embed_cost(&dims, n, &c);
 	for (l = st->first; l < st->first + st->count; l++) {
 		if (is_moe(g, l))
-			wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, pos0, n, &c);
+			wfs_timing_moe_layer_cost(prof, &dims, &g->moe, pos0, n, &c);
 		else
-			wfs_timing_layer_cost(prof, &g->dims, g->dense_bytes, pos0, n, &c);
+			wfs_timing_layer_cost(prof, &dims, g->dense_bytes, pos0, n, &c);
 	}
 	if (st->first + st->count == s->n_layers)
 		wfs_timing_head_cost(prof, &g->dims, g->head_bytes, 1, &c);
