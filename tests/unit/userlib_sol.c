@@ -128,16 +128,23 @@ static struct wafer_job seq_job(struct wafer_ctx *ctx, struct wafer_bo *in, stru
  * B sequences decoding, each kept in flight: as soon as one's token
  * completes its next is submitted (wafer bench's micro-batches, one
  * sequence each: a job's floor is its own previous token).  The modelled
- * tokens/s once every sequence did WARM steps, from the growth of the
- * modelled makespan (wafer_dev_stats()), in *@rate.
+ * tokens/s once every sequence did WARM steps, in *@rate.
+ *
+ * One completion a reap: the pipeline takes the latest completion the
+ * caller reaped as the host's modelled now, so a reap that finds several
+ * (a loaded host) would floor the others' next tokens at it and the rate
+ * would follow the host's load.  The window is the reaped completions'
+ * done_ns, not wafer_dev_stats()'s makespan: that counts jobs that
+ * finished but were not reaped yet (the devices run ahead of the reaps),
+ * which shortens the window by up to a step.
  */
 static int decode_rate(unsigned int n, unsigned int b, const void *blob, size_t len,
 		       double *rate)
 {
-	unsigned int pos[64] = { 0 }, done = 0, from = 0, total = b * (WARM + STEPS), i, k;
+	unsigned int pos[64] = { 0 }, done = 0, from = 0, total = b * (WARM + STEPS), i;
 	struct wafer_bo *in = NULL, *out = NULL;
-	struct wafer_dev_stats s0 = { 0 }, s1;
-	struct wafer_completion c[64];
+	uint64_t t0 = 0, t1 = 0;
+	struct wafer_completion c;
 	struct wafer_model *m = NULL;
 	struct wafer_ctx *ctx = NULL;
 	struct wafer_dev *dev = NULL;
@@ -158,29 +165,28 @@ static int decode_rate(unsigned int n, unsigned int b, const void *blob, size_t 
 		ret = wafer_submit(dev, jobs, b) != (int)b;
 	}
 	while (!ret && done < total) {
-		int got = wafer_reap(dev, c, 64, 1, -1);
+		unsigned int u;
 
-		if (got <= 0)
+		if (wafer_reap(dev, &c, 1, 1, -1) != 1)
 			break;
-		for (i = k = 0; i < (unsigned int)got; i++) {
-			ret |= c[i].status;
-			done++;
-			if (++pos[c[i].user_data] < WARM + STEPS)
-				jobs[k++] = seq_job(ctx, in, out, (unsigned int)c[i].user_data,
-						    pos[c[i].user_data]);
-		}
-		if (!from && done >= b * WARM) {
+		ret |= c.status;
+		done++;
+		if (c.done_ns > t1)
+			t1 = c.done_ns;
+		if (done == b * WARM) {
 			from = done;
-			ret |= wafer_dev_stats(dev, &s0);
+			t0 = t1;
 		}
-		if (k && wafer_submit(dev, jobs, k) != (int)k)
-			ret = -1;
+		u = (unsigned int)c.user_data;
+		if (++pos[u] < WARM + STEPS) {
+			jobs[0] = seq_job(ctx, in, out, u, pos[u]);
+			if (wafer_submit(dev, jobs, 1) != 1)
+				ret = -1;
+		}
 	}
-	ret = ret || done < total || wafer_dev_stats(dev, &s1) ||
-	      s1.modelled_makespan_ns <= s0.modelled_makespan_ns;
+	ret = ret || done < total || !from || t1 <= t0;
 	if (!ret)
-		*rate = (double)(total - from) * 1e9 /
-			(double)(s1.modelled_makespan_ns - s0.modelled_makespan_ns);
+		*rate = (double)(total - from) * 1e9 / (double)(t1 - t0);
 	wafer_bo_destroy(in);
 	wafer_bo_destroy(out);
 	wafer_ctx_destroy(ctx);
