@@ -15,7 +15,7 @@
 #   by itself (no hang) naming the dead node's host, port and device; the
 #   surviving node frees its device and the restarted node joins a new
 #   chain (named by a JSON file after the first kill) whose text is again
-#   the one device's.
+#   the one device's, the run ending with status 0 (else it prints why).
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer
@@ -35,10 +35,19 @@ script='set -u
 '"$repo"'/tests/vm/rxe-up || exit 125
 insmod "$WAFER_MODULE" num_devices=2 || exit 1
 w='"$wafer"' a='"$a"'
-node() { # node LOG DEVICE PORT: a node in the background, once listening
+# node LOG DEVICE PORT: a node in the background, once it listens.  LOG is
+# appended to (a restarted node keeps its earlier lines), so only this
+# start of it counts: an earlier "listening" would let the next run
+# connect before the restarted node listens (connection refused).
+node() {
+	local from=$(( $(wc -l <$1 2>/dev/null || echo 0) + 1 ))
 	$w node -d $2 --listen $a --port $3 --timeout 5000 >>$1 2>&1 &
-	for _ in $(seq 100); do grep -q "listening on $a:$3" $1 && return 0; sleep 0.2; done
-	echo "node did not listen:"; cat $1; return 1
+	for _ in $(seq 100); do
+		tail -n +$from $1 | grep -q "listening on $a:$3" && return 0
+		kill -0 $! 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "node did not listen:"; tail -n +$from $1; return 1
 }
 # peer NAME FORMATS...: a hostile control peer (each FORMAT a printf format of
 # bytes); what the node answered, printable
@@ -79,10 +88,12 @@ node /tmp/nB 1 7472 && nB=$!
 # the new chain named by a JSON file
 printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
 echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/tmp/after-last.err
+echo "=== after-last.rc $?"
 echo "=== after-last.err"; cat /tmp/after-last.err
 killrun kill-first $nA
 node /tmp/nA 0 7471 && nA=$!
 echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.err
+echo "=== after-first.rc $?"
 echo "=== after-first.err"; cat /tmp/after-first.err
 echo "=== log-A"; cat /tmp/nA
 echo "=== log-B"; cat /tmp/nB
@@ -138,6 +149,12 @@ for k in last:7472:1 first:7471:0; do
 	[ "$rc" != 124 ] || die "kill-$side: the run hung until timeout(1) ended it"
 	expect_contains "$out" "node $a:$port device $dev"
 	echo "ok - kill-$side: $(head -1 <<<"$out"), the error names node $a:$port device $dev"
+	rc=$(printf '%s\n' "$vm_out" | sed -n "s/^=== after-$side\.rc //p")
+	if [ "$rc" != 0 ] || [ -z "$(section "after-$side.err")" ]; then
+		section "after-$side.err"
+		die "after-$side: the run after the restart ended with status '$rc'$(
+			[ -n "$(section "after-$side.err")" ] || echo ' and printed no error')"
+	fi
 	same "after-$side" "$after"
 done
 expect_contains "$logA" 'left the chain; the device is free'
