@@ -553,7 +553,7 @@ static int rings_alloc(struct wdrv_fw *fw, int node)
 
 /*
  * A device's SRAM is allocated and zeroed at probe.  One that would take
- * more than a quarter of the memory still available is refused with a
+ * more than half of the memory still available is refused with a
  * message, so that many devices (num_devices up to 64) on a small host or
  * guest stop with that message rather than an allocation failure.
  */
@@ -566,9 +566,9 @@ static int sram_fits(const struct wdrv_fw_config *cfg)
 	    wfs_profile_apply_overrides(&p, cfg->stages, cfg->sram_bytes))
 		return 0;	/* wfs_device_create() reports it */
 	bytes = (u64)p.stages * p.sram_bytes;
-	if (bytes > WFS_MAX_DEVICE_SRAM_BYTES || bytes <= avail / 4)
+	if (bytes > WFS_MAX_DEVICE_SRAM_BYTES || bytes <= avail / 2)
 		return 0;
-	pr_err("wafer: device %d: its SRAM (%llu MiB: stages x sram_kib) exceeds a quarter of the memory available (%llu MiB): give sram_kib= or fewer devices\n",
+	pr_err("wafer: device %d: its SRAM (%llu MiB: stages x sram_kib) exceeds half of the memory available (%llu MiB): give sram_kib= or fewer devices\n",
 	       cfg->index, bytes >> 20, avail >> 20);
 	return -ENOMEM;
 }
