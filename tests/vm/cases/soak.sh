@@ -7,7 +7,8 @@
 # unbound under its tenant and bound again.  Every job of a process not
 # killed completes exactly once with an allowed status, the fences of each
 # context signal in order, every device ends idle and decodes exactly, and
-# SUnreclaim returns to its start (within a tolerance).
+# SUnreclaim returns to its start (within a tolerance).  A guest too slow
+# for every action to happen in that time gets up to twice as long.
 # Knobs: WAFER_SOAK_SECS, WAFER_SOAK_SEED (default 1).
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/soak
