@@ -2,6 +2,9 @@
 # context create and destroy, model load and unload and every sysfs read
 # finish while most of those jobs are still to run, and a garbage streamed
 # blob is refused without being copied (tests/vm/progs/control_not_behind_jobs.c).
+# The debug kernel's checkers see these paths in control_not_behind_load (the
+# control waiters) and soak: stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/control_not_behind_jobs
 [ -x "$prog" ] || die "$prog missing: run make"

@@ -3,6 +3,9 @@
 # driver's heartbeat watch, which resets the device; the device works after.
 # Nothing here sends the firmware a command while it is stopped, so only the
 # heartbeat can notice.
+# The debug kernel's checkers see these paths in reset_control_race and soak
+# (the device reset): stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 out=$("$vm" --params 'fault_inject=1 job_timeout_ms=1000' -- sh -c '
 	d=/sys/kernel/debug/accel/wafer.0

@@ -1,6 +1,9 @@
 # Fences of one file signal in submission order (tests/vm/progs/job_order.c):
 # a job the firmware rejects at intake, queued behind long jobs (and behind
 # a job that hangs until recovery), signals only after them.
+# The debug kernel's checkers see these paths in conformance and soak (fences
+# of rejected jobs and of resets): stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/job_order
 [ -x "$prog" ] || die "$prog missing: run make"

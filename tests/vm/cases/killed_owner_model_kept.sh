@@ -3,6 +3,9 @@
 # The driver must not forget its model while the firmware still holds it:
 # once the victim's jobs are done another file must load the model and
 # decode exactly (tests/vm/progs/lifetime_kill.c's checks).
+# The debug kernel's checkers see these paths in soak (tenants killed with
+# jobs in flight): stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/lifetime_kill
 [ -x "$prog" ] || die "$prog missing: run make"

@@ -4,6 +4,9 @@
 # moments; the device must drop everything of theirs, still decode
 # correctly, and the module must unload (the harness's rmmod).
 # Knob: WAFER_KILL_SEED (default 1).
+# The debug kernel's checkers see these paths in soak (processes killed
+# mid-job by ioctl and io_uring): stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 prog=$build/tests/vm/lifetime_kill
 [ -x "$prog" ] || die "$prog missing: run make"

@@ -5,6 +5,9 @@
 # device working.  Every rmmod after a cycle must succeed.
 # Knob: WAFER_RELOAD_CYCLES (default 30, 10 on the debug kernel, which takes
 # ~5-8 s each).
+# The debug kernel's checkers see these paths in lifetime and every debug
+# case's module unload: stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 client=$build/tests/vm/lifetime_client
 [ -x "$client" ] || die "$client missing: run make"

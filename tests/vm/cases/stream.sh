@@ -9,6 +9,10 @@
 # the model's weights stream; `wafer bench --backend kernel` runs B = 1, 4,
 # 16 sequences in flight with the weights streamed (and resident) through
 # the kernel and prints the amortisation rows.
+# The debug kernel's checkers see these paths in conformance (a streamed model
+# loaded and unloaded); the streamed jobs take the job paths soak and chain
+# exercise: stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer

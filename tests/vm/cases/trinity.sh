@@ -27,7 +27,7 @@
 # (default 1), WAFER_TRINITY_OPS (trinity -N syscall cap, default 1000000),
 # WAFER_TRINITY_CHILDREN (default 8; most block in read for 1 s at a time),
 # e.g.
-#   WAFER_TRINITY_TIME=600 WAFER_TEST_FILTER=trinity tests/run vm-debug
+#   WAFER_TRINITY_TIME=600 WAFER_TEST_FILTER=trinity tests/run vm
 # A fuzzer leaves what it likes (SysV IPC, keys...): a guest of its own.
 # wafer-vm: own-guest
 
@@ -129,6 +129,10 @@ if [ "${1:-}" = --guest ]; then
 	exit
 fi
 
+# The debug kernel's checkers see these paths in uapi_fuzz and conformance
+# (every ioctl and its error paths); trinity's other syscalls run on the stock
+# kernel: stock only, for test time.
+# wafer-vm: stock-only
 . "$(dirname "$0")/../lib.sh"
 [ -x "$build/tests/vm/model_e2e" ] || die "$build/tests/vm/model_e2e missing: run make"
 command -v trinity >/dev/null || die "trinity not installed: run tests/setup/setup"
