@@ -1291,6 +1291,113 @@ static void command_line(void)
 	presets_memcheck();
 }
 
+/*
+ * A chain over hosts: each host boundary crosses the host link in place of
+ * the device link, the devices split over hosts as a chain lists them.
+ */
+static void hosts(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("llama3.1-70b");
+	const struct wafer_plan_link *rxe = wafer_plan_link_find("rxe-1vm");
+	struct wafer_plan_link file_link = { .name = "x", .latency_ns = 5000,
+					     .bytes_per_s = 1000000000 };
+	struct wafer_plan_opts o = { .profile = "wse3", .devices = 4, .weight_bits = 16,
+				     .batch = 1, .context = 1024 };
+	struct wafer_plan one, two, three, all, many, bare;
+	uint64_t dev_link, host;
+	static char buf[65536];
+	char path[] = "/tmp/wafer-plan-link-XXXXXX";
+	FILE *f;
+	int ok, fd;
+
+	wt_ok(rxe && rxe->latency_ns == 408000 && rxe->bytes_per_s == 12710000 &&
+	      wafer_plan_link_find("rxe-2vm") && !wafer_plan_link_find("nope"),
+	      "built-in host links: rxe-1vm (408 us, 12.71 MB/s), rxe-2vm");
+	/* 8192-wide activations, 2 bytes each: 16,384 bytes a token. */
+	host = wafer_plan_link_ns(rxe, 16384, 100);
+	wt_ok(host == 408000 + (16384ull * 1000000000 + 12709999) / 12710000 &&
+	      wafer_plan_link_ns(rxe, 16384, 200) == host + 408000,
+	      "a token over rxe-1vm: 408 us + 16,384 B at 12.71 MB/s = %llu ns",
+	      (unsigned long long)host);
+	ok = !wafer_plan(s, &o, &one) && one.hosts == 1 && !one.host_link_ns;
+	dev_link = one.link_ns / 3;
+	o.hosts = 2;
+	ok = ok && !wafer_plan(s, &o, &bare) && bare.hosts == 2 &&
+	     bare.token_ns == one.token_ns && bare.host_link_ns == dev_link;
+	wt_ok(ok, "2 hosts joined by the device link: the one-host projection");
+	o.host_link = rxe;
+	ok = !wafer_plan(s, &o, &two) && two.hosts == 2 && two.host_link_ns == host &&
+	     two.token_ns == one.token_ns - dev_link + host &&
+	     two.link_ns == 2 * dev_link + host && !strcmp(two.single_bound, "links");
+	wt_ok(ok, "4 devices on 2 hosts: one host link in place of a device link (%llu ns "
+	      "a token, %llu on one host)", (unsigned long long)two.token_ns,
+	      (unsigned long long)one.token_ns);
+	o.hosts = 3;
+	ok = !wafer_plan(s, &o, &three) && three.host_link_ns == 2 * host &&
+	     three.token_ns == one.token_ns - 2 * dev_link + 2 * host;
+	wt_ok(ok, "4 devices on 3 hosts (2, 1, 1): two host links");
+	o.hosts = 4;
+	ok = !wafer_plan(s, &o, &all) && all.token_ns == one.token_ns - 3 * dev_link + 3 * host;
+	o.hosts = 9;
+	ok = ok && !wafer_plan(s, &o, &many) && many.hosts == 4 && many.token_ns == all.token_ns;
+	wt_ok(ok, "a host per device: three host links; more hosts than devices: as many");
+	wt_ok(two.tok_s_single_low < two.tok_s_single && two.tok_s_single_high > two.tok_s_single,
+	      "the band moves the host link's latency too");
+	o.hosts = 2;
+	o.batch = 64;
+	ok = !wafer_plan(s, &o, &two) && !strcmp(two.bound, "host link bandwidth") &&
+	     two.tok_s_aggregate == 1000000000ull * 64 / (64 * (host - 408000));
+	o.host_link = NULL;
+	ok = ok && !wafer_plan(s, &o, &bare) && strcmp(bare.bound, "host link bandwidth") &&
+	     bare.tok_s_aggregate > 10 * two.tok_s_aggregate;
+	wt_ok(ok, "64 sequences over rxe-1vm: bound by its bandwidth, %llu tok/s (a token's "
+	      "16,384 B at 12.71 MB/s)", (unsigned long long)two.tok_s_aggregate);
+	o.batch = 1;
+	o.host_link = rxe;
+	o.hosts = 2;
+	o.host_link = &file_link;
+	ok = !wafer_plan(s, &o, &two) && two.host_link_ns == 5000 + 16385 - 1;
+	wt_ok(ok, "a link of 5 us and 1 GB/s: %llu ns", (unsigned long long)two.host_link_ns);
+	file_link.bytes_per_s = 0;
+	wt_ok(wafer_plan(s, &o, &two) == -EINVAL && strstr(wafer_last_error(), "host_link"),
+	      "a link without bandwidth is refused");
+
+	wt_ok(!cli("llama3.1-70b --devices 4 --weight-bits 16 --context 1024 --hosts 2 "
+		   "--link-profile rxe-1vm", buf, sizeof(buf)) &&
+	      strstr(buf, "hosts     2, joined by rxe-1vm (--link-profile)"),
+	      "wafer plan --hosts 2 --link-profile rxe-1vm: the hosts line");
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	ok = f && fprintf(f, "{\"name\": \"lab\", \"latency_ns\": 5000, "
+			  "\"bytes_per_s\": 1000000000}\n") > 0 && !fclose(f);
+	if (ok) {
+		char args[256];
+		json_object *j, *v;
+
+		snprintf(args, sizeof(args), "llama3.1-70b --devices 4 --weight-bits 16 "
+			 "--context 1024 --hosts 2 --link-profile %s --json", path);
+		j = !cli(args, buf, sizeof(buf)) ? json_tokener_parse(buf) : NULL;
+		ok = j && json_object_get_int64(json_object_object_get(j, "hosts")) == 2 &&
+		     json_object_object_get_ex(j, "host_link", &v) &&
+		     !strcmp(json_object_get_string(json_object_object_get(v, "name")), "lab") &&
+		     json_object_get_double(json_object_object_get(j, "host_link_us")) > 21.38 &&
+		     json_object_get_double(json_object_object_get(j, "host_link_us")) < 21.39;
+		json_object_put(j);
+		f = fopen(path, "w");
+		ok = ok && f && fprintf(f, "{\"latency\": 5}\n") > 0 && !fclose(f) &&
+		     cli("llama3.1-8b --hosts 2 --link-profile /tmp/wafer-plan-link-none", buf,
+			 sizeof(buf)) == 1 && strstr(buf, "rxe-1vm, rxe-2vm");
+		snprintf(args, sizeof(args), "llama3.1-8b --link-profile %s", path);
+		ok = ok && cli(args, buf, sizeof(buf)) == 1 && strstr(buf, "unknown field \"latency\"");
+	}
+	if (fd >= 0)
+		unlink(path);
+	wt_ok(ok, "--link-profile FILE.json: its link in the JSON; an unknown name or field "
+	      "is refused, naming the built-ins or the field");
+	wt_ok(cli("llama3.1-8b --hosts 0", buf, sizeof(buf)) == 2 && strstr(buf, "--hosts"),
+	      "--hosts 0 is refused");
+}
+
 int main(void)
 {
 	agreement();
@@ -1300,6 +1407,7 @@ int main(void)
 	monotonic();
 	moe_presets();
 	speculative();
+	hosts();
 	streaming();
 	bad_input();
 	command_line();

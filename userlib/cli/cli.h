@@ -42,6 +42,12 @@ int cli_cmd_top(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
 /* wafer_plan()'s error with each option field said as its flag (the shape's too if @custom). */
 const char *cli_plan_error(const char *msg, int custom);
+/*
+ * wafer plan --link-profile: a built-in host link by name, or one read
+ * from a JSON file ({"latency_ns": N, "bytes_per_s": N[, "name": S]}) into
+ * @out; 0, or -1 with a message naming the file and field.
+ */
+int cli_plan_link(const char *arg, struct wafer_plan_link *out);
 /* wafer plan --trace FILE: wafer_plan() traced to @path; 0, or 1 said on stderr. */
 int cli_plan_traced(const struct wafer_plan_shape *s, struct wafer_plan_opts *o,
 		    struct wafer_plan *p, const char *path);

@@ -62,14 +62,23 @@ static void usage(FILE *f)
 		"                        (256..131072): one row per value (JSON: an array)\n"
 		"  --plot FILE.svg       with --sweep: the curve drawn by gnuplot\n"
 		"  --trace FILE.json     the modelled timeline of the prompt and the decode\n"
-		"                        step after it, as Chrome trace events (Perfetto)\n");
+		"                        step after it, as Chrome trace events (Perfetto)\n"
+		"  --hosts N             the chain of devices over N hosts (wafer node), the\n"
+		"                        devices split as --chain HOST:DEVICES,... splits them\n"
+		"  --link-profile L      the link between hosts: a built-in (");
+	for (i = 0; wafer_plan_link_profile(i); i++)
+		fprintf(f, "%s%s", i ? ", " : "", wafer_plan_link_profile(i)->name);
+	fprintf(f, ", measured\n"
+		"                        on Soft-RoCE) or a JSON file {\"latency_ns\": N,\n"
+		"                        \"bytes_per_s\": N}; default: the profile's device link\n");
 }
 
 enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PROMPT,
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
        OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP, OPT_QUANT };
+       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP, OPT_QUANT, OPT_HOSTS,
+       OPT_LINK_PROFILE };
 
 static const struct option opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -101,6 +110,8 @@ static const struct option opts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "deployment", no_argument, NULL, OPT_DEPLOYMENT },
+	{ "hosts", required_argument, NULL, OPT_HOSTS },
+	{ "link-profile", required_argument, NULL, OPT_LINK_PROFILE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -223,6 +234,19 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 	json_object_object_add(j, "ttft_ms", json_object_new_double((double)p->ttft_ns / 1e6));
 	json_object_object_add(j, "token_us", json_object_new_double((double)p->token_ns / 1e3));
 	json_object_object_add(j, "link_us", json_object_new_double((double)p->link_ns / 1e3));
+	json_object_object_add(j, "hosts", json_object_new_int64(p->hosts));
+	json_object_object_add(j, "host_link_us",
+			       json_object_new_double((double)p->host_link_ns / 1e3));
+	if (o->host_link) {
+		json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "name", json_object_new_string(o->host_link->name));
+		json_object_object_add(l, "latency_ns",
+				       json_object_new_int64((int64_t)o->host_link->latency_ns));
+		json_object_object_add(l, "bytes_per_s",
+				       json_object_new_int64((int64_t)o->host_link->bytes_per_s));
+		json_object_object_add(j, "host_link", l);
+	}
 	json_object_object_add(j, "tok_s_single", json_object_new_int64((int64_t)p->tok_s_single));
 	json_object_object_add(j, "tok_s_single_low",
 			       json_object_new_int64((int64_t)p->tok_s_single_low));
@@ -433,6 +457,10 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		printf("devices   %u x %s (%.1f GB SRAM each), %u layers per device, %u stages: %s\n",
 		       p->devices, p->profile, p->device_sram_bytes / 1e9, p->layers_per_device,
 		       p->stages, p->why);
+	if (p->hosts > 1)
+		printf("hosts     %u, joined by %s%s: %.1f us per token between hosts\n", p->hosts,
+		       o->host_link ? o->host_link->name : "the device link",
+		       o->host_link ? " (--link-profile)" : "", p->host_link_ns / 1e3);
 	printf("KV        %.1f MB per sequence of %u positions; %llu sequences fit\n",
 	       p->kv_bytes_per_seq / 1e6, o->context, (unsigned long long)p->sequences_fit);
 	printf("TTFT      %.3f ms for a %u-token prompt\n", p->ttft_ns / 1e6, p->prompt);
@@ -493,6 +521,7 @@ static int set_dims(int c, const char *arg, struct wafer_plan_shape *s)
  * @axis: --sweep's axis
  * @json: --json
  * @bits_given: --weight-bits was given (else a blob's own, or 4)
+ * @link: --link-profile's link (@o.host_link points to it)
  */
 struct plan_args {
 	struct wafer_plan_opts o;
@@ -501,9 +530,13 @@ struct plan_args {
 	enum sweep_axis axis;
 	int json;
 	int bits_given;
+	struct wafer_plan_link link;
 };
 
-/* Option @c with @arg into @a: 0, 1 for a bad value, 2 for an unknown option, 3 for help. */
+/*
+ * Option @c with @arg into @a: 0, 1 for a bad value, 2 for an unknown option, 3 for help,
+ * 4 for a bad value already said.
+ */
 static int plan_opt(struct plan_args *a, int c, const char *arg)
 {
 	struct wafer_plan_opts *o = &a->o;
@@ -556,6 +589,13 @@ static int plan_opt(struct plan_args *a, int c, const char *arg)
 	case OPT_DEPLOYMENT:
 		o->deployment = 1;
 		return 0;
+	case OPT_HOSTS:
+		return cli_parse_uint(arg, 0, UINT_MAX, &o->hosts) || !o->hosts;
+	case OPT_LINK_PROFILE:
+		if (cli_plan_link(arg, &a->link))
+			return 4;
+		o->host_link = &a->link;
+		return 0;
 	case OPT_HELP:
 		return 3;
 	case OPT_LAYERS: case OPT_DIM: case OPT_HIDDEN: case OPT_HEADS:
@@ -588,6 +628,8 @@ static int plan_parse(int argc, char **argv, struct plan_args *a)
 			usage(stderr);
 			return 2;
 		}
+		if (ret == 4)
+			return 1;
 		if (ret)
 			return cli_bad_value("plan", argv, optind, optarg,
 					     c == OPT_QUANT ? "int8 or int4" : NULL);

@@ -16,6 +16,7 @@ static const char *const opt_flags[][2] = {
 	{ "context", "--context" }, { "prompt", "--prompt" },
 	{ "draft_accept", "--draft-accept" }, { "draft_tokens", "--draft-tokens" },
 	{ "profile", "--profile" }, { "devices", "--devices" },
+	{ "hosts", "--hosts" }, { "host_link", "--link-profile" },
 };
 
 static const char *const shape_flags[][2] = {

@@ -27,6 +27,8 @@ struct plan_geom {
 	uint64_t dense_bytes, moe_bytes, layer_bytes;	/* layer_bytes: the larger */
 	uint64_t embed_bytes, head_bytes, kv_pos_bytes, active_params, params;
 	int own_extra;			/* embedding and head on chips of their own */
+	const struct wafer_plan_link *host_link;	/* NULL: the device link */
+	unsigned int host_link_pct;	/* its latency at this percent (the band's) */
 };
 
 static int is_moe(const struct plan_geom *g, unsigned int l)
@@ -193,6 +195,8 @@ static int place(const struct wafer_plan_shape *s, const struct wafer_plan_opts 
 				       (unsigned long long)dev_bytes);
 	p->devices = n;
 	p->layers_per_device = per;
+	/* Hosts beyond the devices would hold none. */
+	p->hosts = WFS_MAX(WFS_MIN(o->hosts, n), 1u);
 	return 0;
 }
 
@@ -245,26 +249,33 @@ struct plan_stage {
 	unsigned int first, count;	/* layers */
 	unsigned int device, index;	/* the device, the stage's index on it */
 	int last_of_device;
+	int last_of_host;		/* its device is the last of its host */
 };
 
 static struct plan_stage *stage_table(const struct wfs_profile *prof,
 				      const struct wafer_plan_shape *s,
 				      const struct wafer_plan *p, unsigned int *n_out)
 {
-	unsigned int d, k, layer = 0, n = 0;
+	unsigned int d, k, layer = 0, n = 0, host = 0, host_end;
 	struct plan_stage *t = calloc((size_t)s->n_layers, sizeof(*t));
 
 	if (!t)
 		return NULL;
+	/* Devices split over hosts as a chain's HOST:DEVICES list gives them. */
+	host_end = wafer_split_even(p->devices, p->hosts, 0);
 	for (d = 0; d < p->devices; d++) {
 		unsigned int count = wafer_split_even(s->n_layers, p->devices, d);
 		unsigned int used = WFS_MIN(count, prof->stages);
+		int host_last = d + 1 == host_end;
 
+		if (host_last && ++host < p->hosts)
+			host_end += wafer_split_even(p->devices, p->hosts, host);
 		for (k = 0; k < used; k++) {
 			t[n].first = layer;
 			t[n].count = count / used + (k < count % used);
 			layer += t[n].count;
 			t[n].last_of_device = k + 1 == used;
+			t[n].last_of_host = t[n].last_of_device && host_last;
 			t[n].device = d;
 			t[n].index = k;
 			n++;
@@ -300,12 +311,17 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 	return wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &c));
 }
 
-/* Modelled ns from a stage to the next: a fabric hop, or a link at a device's end. */
+/*
+ * Modelled ns from a stage to the next: a fabric hop, a link at a device's
+ * end, or the link between hosts at a host's end.
+ */
 static uint64_t hop_ns(const struct wfs_profile *prof, const struct plan_geom *g,
 		       const struct plan_stage *st, u32 n)
 {
 	uint64_t bytes = (uint64_t)n * g->dims.act_bytes;
 
+	if (st->last_of_host && g->host_link)
+		return wafer_plan_link_ns(g->host_link, bytes, g->host_link_pct);
 	if (st->last_of_device)
 		return wfs_timing_ns(prof, wfs_timing_link_cycles(prof, bytes));
 	return wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, bytes));
@@ -387,7 +403,7 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 		   const struct plan_geom *g, const struct wafer_plan_opts *o,
 		   const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
 {
-	uint64_t lat = 0, links = 0, worst = 0, ns, period, b;
+	uint64_t lat = 0, links = 0, host_links = 0, worst = 0, ns, period, b, wire;
 	struct wfs_cost c, worst_c = { 0, 0, 0 };
 	u32 pos = o->context - 1;
 	unsigned int k;
@@ -405,6 +421,8 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 			lat += h;
 			if (t[k].last_of_device)
 				links += h;
+			if (t[k].last_of_host)
+				host_links += h;
 		}
 	}
 	/* The result's hop back to the host, as the firmware counts it. */
@@ -412,6 +430,7 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 	p->stages = n_stages;
 	p->token_ns = lat;
 	p->link_ns = links;
+	p->host_link_ns = host_links;
 	p->stage_ns = worst;
 	p->tok_s_single = wfs_timing_rate(1, lat);
 	/*
@@ -419,13 +438,20 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 	 * takes one at a time; no more decode at once than have their KV.
 	 */
 	b = WFS_MIN((uint64_t)o->batch, p->sequences_fit);
-	period = WFS_MAX(lat, b * worst);
+	/*
+	 * A host link carries every token's activations one after the other:
+	 * its bandwidth bounds the chain as its slowest stage does.
+	 */
+	wire = host_links && g->host_link ? wafer_plan_link_ns(g->host_link, g->dims.act_bytes, 0) : 0;
+	period = WFS_MAX(lat, b * WFS_MAX(worst, wire));
 	p->tok_s_aggregate = wfs_timing_rate(b, period);
 	p->single_bound = links * 4 >= lat ? "links" : stage_bound(prof, &worst_c);
 	if (b < o->batch)
 		p->bound = "kv (fewer sequences fit than the batch)";
-	else if (lat >= b * worst)
+	else if (lat >= period)
 		p->bound = "latency (too few sequences to fill the pipeline)";
+	else if (wire > worst)
+		p->bound = "host link bandwidth";
 	else
 		p->bound = stage_bound(prof, &worst_c);
 }
@@ -535,6 +561,8 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 		od.draft_params = 0;
 		od.deployment = 0;
 		od.trace = NULL;
+		od.hosts = 0;
+		od.host_link = NULL;
 		ret = plan_one(&ds, &od, link_pct, &dp);
 		if (ret)
 			return wafer_prefix_error(ret, "plan: the draft (%llu parameters)",
@@ -650,6 +678,7 @@ static int stream_plan(const struct wfs_profile *prof, const struct wafer_plan_s
 		return wafer_set_error(-ENOSPC, "plan: two layers and one sequence's KV do not "
 				       "fit a %s device", prof->name);
 	p->devices = 1;
+	p->hosts = 1;
 	p->layers_per_device = s->n_layers;
 	p->stages = 1;
 	p->why = "weight streaming";
@@ -724,7 +753,14 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 			       o.draft_tokens + 1 > o.context))
 		return wafer_set_error(-EINVAL, "plan: draft_tokens %u (1..64, below the context)",
 				       o.draft_tokens);
+	if (o.hosts > 4096)
+		return wafer_set_error(-EINVAL, "plan: hosts %u (1..4096)", o.hosts);
+	if (o.host_link && !o.host_link->bytes_per_s)
+		return wafer_set_error(-EINVAL, "plan: host_link '%s' has no bandwidth",
+				       o.host_link->name ? o.host_link->name : "");
 	geometry(s, &o, &g);
+	g.host_link = o.host_link;
+	g.host_link_pct = link_pct;
 	p->device_sram_bytes = (uint64_t)prof.stages * prof.sram_bytes;
 	memcpy(p->profile, prof.name, sizeof(p->profile));
 	p->profile[sizeof(p->profile) - 1] = '\0';

@@ -102,6 +102,40 @@ struct wafer_plan_event {
 };
 
 /**
+ * struct wafer_plan_link - a link between hosts (libwafer's RDMA transport
+ *	between wafer node processes), as a chain's record crosses it
+ * @name: a name for it (a built-in's, or the file's)
+ * @latency_ns: one record's latency, one way
+ * @bytes_per_s: bandwidth
+ *
+ * A chunk of B bytes crosses it in latency_ns + ceil(B * 1e9 / bytes_per_s)
+ * ns.
+ */
+struct wafer_plan_link {
+	const char *name;
+	uint64_t latency_ns;
+	uint64_t bytes_per_s;
+};
+
+/**
+ * wafer_plan_link_profile() - the @i-th built-in host link, NULL past the
+ *	last (docs/PLAN.md says where each figure comes from)
+ */
+const struct wafer_plan_link *wafer_plan_link_profile(unsigned int i);
+
+/** wafer_plan_link_find() - a built-in host link by name, or NULL. */
+const struct wafer_plan_link *wafer_plan_link_find(const char *name);
+
+/**
+ * wafer_plan_link_ns() - modelled ns for @bytes to cross @l
+ * @l: the link
+ * @bytes: the chunk's activation bytes
+ * @latency_pct: the latency at this percent of @l's (100: as given)
+ */
+uint64_t wafer_plan_link_ns(const struct wafer_plan_link *l, uint64_t bytes,
+			    unsigned int latency_pct);
+
+/**
  * struct wafer_plan_opts - what to project
  * @profile: device profile (NULL: "wse3")
  * @devices: device count (lpu: chips), 0 for as few as hold the model
@@ -130,6 +164,12 @@ struct wafer_plan_event {
  *	draft given, the family's draft from the literature (struct
  *	wafer_plan.deploy_draft says which, its tokens per verify and
  *	acceptance, and the acceptance range the band spans)
+ * @hosts: hosts the chain of devices spans (0 or 1: one host): the
+ *	devices (lpu: groups) split over them as wafer_split_even() splits
+ *	layers, the first devices % hosts hosts one device more, as a
+ *	--chain HOST:DEVICES,... of wafer node gives them
+ * @host_link: the link between two hosts, crossed once per host boundary
+ *	in place of the profile's device link (NULL: the device link)
  */
 struct wafer_plan_opts {
 	const char *profile;
@@ -146,6 +186,8 @@ struct wafer_plan_opts {
 	void *trace_arg;
 	int draft_head;
 	int deployment;
+	unsigned int hosts;
+	const struct wafer_plan_link *host_link;
 };
 
 /**
@@ -174,14 +216,18 @@ struct wafer_plan_opts {
  * @prompt: tokens of the prompt @ttft_ns is for
  * @ttft_ns: modelled time to the first token of that prompt
  * @token_ns: modelled time of one decode step of a lone sequence
- * @link_ns: of which inter-device links
+ * @link_ns: of which inter-device links (host links included)
+ * @hosts: hosts the chain spans (1 without struct wafer_plan_opts.hosts)
+ * @host_link_ns: of @link_ns, the links between hosts
  * @stage_ns: the slowest stage's time for one token
  * @tok_s_single: tokens/s of a lone sequence
  * @tok_s_aggregate: tokens/s of the batch
  * @bound: what bounds the batch: "compute", "sram", "latency" (the mesh
  *	reductions of the slowest stage), "latency (too few sequences to
- *	fill the pipeline)", or "kv (fewer sequences fit than the batch)"
- *	(then @tok_s_aggregate is that of the sequences that fit)
+ *	fill the pipeline)", "host link bandwidth" (a token's activations
+ *	over struct wafer_plan_opts.host_link take longer than the slowest
+ *	stage), or "kv (fewer sequences fit than the batch)" (then
+ *	@tok_s_aggregate is that of the sequences that fit)
  * @single_bound: what bounds a lone sequence's step
  * @draft_devices: speculative decoding: the draft's devices
  * @draft_token_ns: the draft's lone decode step
@@ -233,6 +279,8 @@ struct wafer_plan {
 	uint64_t ttft_ns;
 	uint64_t token_ns;
 	uint64_t link_ns;
+	unsigned int hosts;
+	uint64_t host_link_ns;
 	uint64_t stage_ns;
 	uint64_t tok_s_single;
 	uint64_t tok_s_aggregate;
