@@ -62,10 +62,17 @@
  *                    the model and posts the load's completion.  Other
  *                    control commands complete meanwhile, so completions
  *                    come out of order: a host matches them by cookie.
- *                    One load runs at a time: a LOAD_MODEL fetched
- *                    meanwhile completes -EAGAIN.  A reset drops a load
- *                    in progress without a completion, as every command
- *                    it discards, once its check is over.
+ *                    1.10: the placement and the SRAM copy run on the
+ *                    load worker too (into blocks no job reads until the
+ *                    load completes); the device only commits the model
+ *                    between two commands.  One load runs at a time; a
+ *                    LOAD_MODEL fetched meanwhile is queued behind it
+ *                    (1.9 completed it -EAGAIN), holding a model slot, so
+ *                    -EBUSY once every slot is loaded or queued for.
+ *                    LOAD_CANCEL drops a queued load.  A reset ends the
+ *                    copy early and drops every load without a
+ *                    completion, as every command it discards, once the
+ *                    running load's check is over.
  *
  * The device never posts more completions than the completion ring can
  * hold: it consumes a command only when it can reserve a completion slot for
@@ -86,7 +93,7 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		9	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		10	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
 					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
@@ -95,7 +102,9 @@
 					 * (WFW_PART_XHOME, WFW_PART_XSHARD),
 					 * 8: the control ring (WFW_REG_CTL_*),
 					 * 9: loads checked off the rings,
-					 * completed out of order (-EAGAIN)
+					 * completed out of order (-EAGAIN),
+					 * 10: placed and copied off the rings
+					 * too, queued (LOAD_CANCEL)
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -215,6 +224,8 @@
  * @WFW_OP_READ_LOG: copy firmware log text to host memory
  * @WFW_OP_GET_EXPERT_LOAD: write struct wfw_expert_load entries (tokens
  *	each expert of each loaded MoE layer ran) to host memory
+ * @WFW_OP_LOAD_CANCEL: (1.10) drop a queued LOAD_MODEL that has not started
+ *	(struct wfw_cmd_load_cancel)
  * @WFW_OP_COUNT: number of opcodes
  */
 enum wfw_opcode {
@@ -231,6 +242,7 @@ enum wfw_opcode {
 	WFW_OP_GET_SRAM_MAP = 10,
 	WFW_OP_READ_LOG = 11,
 	WFW_OP_GET_EXPERT_LOAD = 12,
+	WFW_OP_LOAD_CANCEL = 13,
 	WFW_OP_COUNT
 };
 
@@ -477,8 +489,8 @@ struct wfw_xrec_hdr {
  * as large as the range's largest layer section) on top.
  *
  * Completion: status 0, -EBUSY (WFW_MAX_MODELS models are loaded or
- * loading), -EAGAIN (1.9: another load is in progress; it comes after
- * the other commands fetched meanwhile, see "loads" above),
+ * loading: 1.10, each load queued behind the running one holds a slot),
+ * -ECANCELED (1.10: dropped by LOAD_CANCEL before it started),
  * -ENOEXEC/-EINVAL/... (the blob failed validation), -ENOSPC (does not
  * fit: value = SRAM bytes the range needs in total, result0 = stages a
  * packed placement needs (0: one layer alone exceeds a stage), result1 =
@@ -696,6 +708,9 @@ struct wfw_cmd_reset {
  *	before it reads the blob: a firmware still reading a command's
  *	buffer after the host gave up on the command, or a load in progress
  *	while other control commands run
+ * @WFW_FAULT_PAUSE_NEXT_COPY: (1.10) the next LOAD_MODEL is checked,
+ *	placed and copies its first stage's share, then waits as
+ *	@WFW_FAULT_PAUSE_NEXT_LOAD does before it copies the rest
  * @WFW_FAULT_COUNT: number of fault kinds
  */
 enum wfw_fault {
@@ -705,6 +720,7 @@ enum wfw_fault {
 	WFW_FAULT_CORRUPT_NEXT_CPL = 3,
 	WFW_FAULT_STALL_CP = 4,
 	WFW_FAULT_PAUSE_NEXT_LOAD = 5,
+	WFW_FAULT_PAUSE_NEXT_COPY = 6,
 	WFW_FAULT_COUNT
 };
 
@@ -718,6 +734,22 @@ enum wfw_fault {
 struct wfw_cmd_fault {
 	u32 fault;
 	u32 reserved[11];
+};
+
+/**
+ * struct wfw_cmd_load_cancel - payload of LOAD_CANCEL (1.10)
+ * @cookie: the cookie of the LOAD_MODEL to drop
+ * @reserved: must be zero
+ *
+ * A LOAD_MODEL still waiting behind the running load is dropped: it
+ * completes with -ECANCELED (before the LOAD_CANCEL does), its model slot
+ * free again and its blob no longer read.  Completion: status 0, -ENOENT
+ * (no such load waits: it completed already), -EBUSY (the load runs; its
+ * own completion follows when it ends).
+ */
+struct wfw_cmd_load_cancel {
+	u64 cookie;
+	u32 reserved[10];
 };
 
 /**
@@ -750,6 +782,7 @@ struct wfw_cmd {
 		struct wfw_cmd_run_job job;
 		struct wfw_cmd_reset reset;
 		struct wfw_cmd_fault fault;
+		struct wfw_cmd_load_cancel cancel;
 		u8 raw[48];
 	};
 };

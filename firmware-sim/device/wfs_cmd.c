@@ -13,8 +13,8 @@
  * The CP never waits for a job table entry: a RUN_JOB that finds the table
  * full is held, and the control ring is served until an entry is free, so
  * control commands wait for no tenant's queued jobs.  Nor for a blob's
- * check: LOAD_MODEL hands it to the load worker (wfs_loadq.c) and places
- * the model once it is checked.
+ * check or its copy: LOAD_MODEL hands it to the load worker (wfs_loadq.c),
+ * which checks, places and copies it; the CP commits the model after.
  */
 #include "wfs_device_priv.h"
 #include "wfs_moe_ep.h"
@@ -159,6 +159,8 @@ static int cmd_check(struct wfs_device *dev, const struct wfw_cmd *cmd)
 		return check_ctx(cmd);
 	case WFW_OP_RUN_JOB:
 		return check_job(&cmd->job);
+	case WFW_OP_LOAD_CANCEL:
+		return ZERO(cmd->cancel.reserved) ? 0 : -WFS_EINVAL;
 	case WFW_OP_FAULT_INJECT:
 		if (!(dev->hw.flags & WFS_DEV_FAULT_INJECT))
 			return -WFS_EPERM;
@@ -464,8 +466,9 @@ static int cmd_fault(struct wfs_device *dev, const struct wfw_cmd_fault *p)
 		wfs_job_arm_hang(dev, p->fault == WFW_FAULT_HANG_NEXT_JOB);
 	if (p->fault == WFW_FAULT_STALL_CP || p->fault == WFW_FAULT_NONE)
 		wfs_os_store32(&dev->cp.stalled, p->fault == WFW_FAULT_STALL_CP);
-	if (p->fault == WFW_FAULT_PAUSE_NEXT_LOAD || p->fault == WFW_FAULT_NONE)
-		dev->cp.pause_load = p->fault == WFW_FAULT_PAUSE_NEXT_LOAD;
+	if (p->fault == WFW_FAULT_PAUSE_NEXT_LOAD ||
+	    p->fault == WFW_FAULT_PAUSE_NEXT_COPY || p->fault == WFW_FAULT_NONE)
+		dev->cp.pause_load = p->fault == WFW_FAULT_NONE ? 0 : p->fault;
 	if (p->fault == WFW_FAULT_NONE)
 		wfs_loadq_unpause(dev);
 	wfs_cpl_arm_fault(&dev->cpl, p->fault);
@@ -487,6 +490,8 @@ static int cmd_dispatch(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		pause = dev->cp.pause_load;
 		dev->cp.pause_load = 0;
 		return wfs_loadq_submit(dev, cmd, pause);
+	case WFW_OP_LOAD_CANCEL:
+		return wfs_loadq_cancel(dev, cmd->cancel.cookie);
 	case WFW_OP_UNLOAD_MODEL:
 		return cmd_unload(dev, cmd, c);
 	case WFW_OP_CREATE_CONTEXT:

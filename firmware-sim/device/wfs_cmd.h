@@ -17,7 +17,8 @@ struct wfs_device;
  *	with the CP parked)
  * @stalled: the CP plays dead (no heartbeat, no commands) until a reset,
  *	as a firmware that stopped while idle (WFW_FAULT_STALL_CP; atomic)
- * @pause_load: the next LOAD_MODEL pauses (WFW_FAULT_PAUSE_NEXT_LOAD; CP
+ * @pause_load: the next LOAD_MODEL pauses (WFW_FAULT_PAUSE_NEXT_LOAD or
+ *	WFW_FAULT_PAUSE_NEXT_COPY, where it pauses; CP
  *	only, cleared by reset with the CP parked)
  * @ctl_base: the control ring's latched address (written at ENABLE under
  *	the sync lock, while the CP fetches nothing)

@@ -202,6 +202,8 @@ static void device_free(struct wfs_device *dev)
 
 			wfs_os_free(st->sram_mem);
 			wfs_os_free(st->blocks);
+			if (st->sram_lock)
+				wfs_os_mutex_destroy(st->sram_lock);
 			wfs_os_free(st->in.ent);
 		}
 	}
@@ -238,6 +240,7 @@ static int stage_init(struct wfs_device *dev, u32 i)
 	u32 max_blocks = STAGE_MODEL_BLOCKS + 2 * dev->ctx.max;
 	int node = dev->hw.numa_node;
 	u64 skip;
+	int ret;
 
 	st->dev = dev;
 	st->idx = i;
@@ -247,13 +250,17 @@ static int stage_init(struct wfs_device *dev, u32 i)
 	st->in.ent = wfs_os_zalloc((u64)prof->fifo_depth *
 				   sizeof(*st->in.ent), node);
 	st->in.depth = prof->fifo_depth;
-	if (!st->sram_mem || !st->blocks || !st->in.ent ||
+	st->sram_lock = wfs_os_mutex_create();
+	if (!st->sram_mem || !st->blocks || !st->in.ent || !st->sram_lock ||
 	    wfs_stage_pool_fifo_lock(dev, &st->in))
 		return -WFS_ENOMEM;
 	/* Exactly the profile's capacity, from the first aligned byte. */
 	skip = (0 - (u64)(unsigned long)st->sram_mem) & (WFS_SRAM_ALIGN - 1);
-	return wfs_sram_init(&st->sram, (u8 *)st->sram_mem + skip,
-			     prof->sram_bytes, st->blocks, max_blocks);
+	ret = wfs_sram_init(&st->sram, (u8 *)st->sram_mem + skip,
+			    prof->sram_bytes, st->blocks, max_blocks);
+	/* The CP and the load worker both place blocks. */
+	wfs_sram_set_lock(&st->sram, st->sram_lock);
+	return ret;
 }
 
 /* Check the config and resolve the profile. */

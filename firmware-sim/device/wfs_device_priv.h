@@ -19,7 +19,9 @@
  *
  * Threads: one command processor (CP), and one worker per stage the
  * loaded models occupy or a pool of fewer (wfs_workers.h), started by load,
- * joined by the unload of the last model and full reset.
+ * joined by the unload of the last model and full reset; and the load
+ * worker (wfs_loadq.h), which checks, places and copies one LOAD_MODEL at
+ * a time into blocks of the arenas no job reads until the CP commits it.
  *
  * Locks, outermost first (none is held across the IRQ callback, only
  * cpl.lock across a DMA callback):
@@ -33,9 +35,11 @@
  *  4. each FIFO's lock: its indices and entries, and the counters of the
  *     stage it feeds.  Never held with another lock.  In pool mode all
  *     FIFOs share pool.lock, which also guards the stages' claimed flags.
+ *  5. each stage's sram_lock: its arena's block table (wfs_sram.h), taken
+ *     by every arena call, never two at once; may be taken under sync.lock.
+ *  6. the log lock: a leaf.
  * Workers are joined with no lock but reset_lock held (or, for unload, by
  * the CP itself): a worker never waits for reset_lock or the CP.
- *  5. the log lock: a leaf.
  */
 #ifndef WFS_DEVICE_PRIV_H
 #define WFS_DEVICE_PRIV_H
@@ -72,6 +76,8 @@ WFS_STATIC_ASSERT(sizeof(struct wfs_slot_state) == 16, "slot state size");
  * @sram: its SRAM arena (blocks: wfs_load.c and wfs_ctx.c)
  * @sram_mem: the arena's memory
  * @blocks: the arena's block records
+ * @sram_lock: the arena's lock (wfs_sram.h): the CP and the load worker
+ *	both place blocks
  * @in: input FIFO
  * @thread: its worker (one worker per stage)
  * @claimed: 1 while a pool worker runs the stage (pool.lock)
@@ -92,6 +98,7 @@ struct wfs_stage {
 	struct wfs_sram sram;
 	void *sram_mem;
 	struct wfs_sram_block *blocks;
+	struct wfs_os_mutex *sram_lock;
 	struct wfs_fifo in;
 	struct wfs_os_thread *thread;
 	u32 claimed;

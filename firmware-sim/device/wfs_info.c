@@ -81,10 +81,12 @@ static void info_sram(struct wfs_device *dev, struct wfw_info *info)
 
 	for (s = 0; s < dev->hw.prof.stages; s++) {
 		struct wfs_stage *st = &dev->stages[s];
+		struct wfs_sram_stats ss;
 
-		info->sram_used += st->sram.used;
-		if (wfs_sram_free_bytes(&st->sram) < free_min)
-			free_min = wfs_sram_free_bytes(&st->sram);
+		wfs_sram_stats(&st->sram, &ss);
+		info->sram_used += ss.used;
+		if (st->sram.size - ss.used < free_min)
+			free_min = st->sram.size - ss.used;
 		wfs_os_mutex_lock(st->in.lock);
 		if (st->cnt.modelled_busy_ns > busy)
 			busy = st->cnt.modelled_busy_ns;
@@ -209,6 +211,7 @@ static void stage_stats(struct wfs_stage *st, const struct wfs_model_state *m,
 			struct wfw_stage_stats *ss)
 {
 	const struct wfs_stage_model *sm = m ? &st->mdl[m->idx] : NULL;
+	struct wfs_sram_stats as;
 
 	WFS_MEMSET(ss, 0, sizeof(*ss));
 	ss->stage = st->idx;
@@ -219,10 +222,11 @@ static void stage_stats(struct wfs_stage *st, const struct wfs_model_state *m,
 						 sm->first_layer : 0;
 		ss->n_layers = sm->n_layers;
 	}
+	wfs_sram_stats(&st->sram, &as);
 	ss->sram_size = st->sram.size;
-	ss->sram_used = st->sram.used;
-	ss->sram_peak = st->sram.peak;
-	ss->sram_blocks = st->sram.n_blocks;
+	ss->sram_used = as.used;
+	ss->sram_peak = as.peak;
+	ss->sram_blocks = as.n_blocks;
 	wfs_os_mutex_lock(st->in.lock);
 	ss->fifo_hw = st->in.hw;
 	ss->chunks = st->cnt.chunks;
@@ -263,6 +267,8 @@ int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd *cmd,
 	u32 i, n = 0, sz = sizeof(struct wfw_sram_entry), owner = 0, blocks;
 	struct wfs_sram *sr = &dev->stages[p->index].sram;
 	struct wfs_model_state *m = NULL;
+	struct wfs_sram_block b;
+	struct wfs_sram_stats as;
 	int ret = 0;
 
 	if (cmd->model)
@@ -271,24 +277,27 @@ int wfs_info_sram_map(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		return ret;
 	if (m)
 		owner = m->idx + 1;
-	for (i = 0; i < sr->n_blocks && (n + 1) * sz <= p->len; i++) {
+	/* Record by record: a load worker may place blocks meanwhile. */
+	for (i = 0; (n + 1) * sz <= p->len && !wfs_sram_block_at(sr, i, &b);
+	     i++) {
 		struct wfw_sram_entry e;
 
-		if (owner && sr->blocks[i].owner != owner)
+		if (owner && b.owner != owner)
 			continue;
 		WFS_MEMSET(&e, 0, sizeof(e));
-		e.offset = sr->blocks[i].off;
-		e.size = sr->blocks[i].size;
-		e.requested = sr->blocks[i].req;
-		copy_str(e.name, sizeof(e.name), sr->blocks[i].name);
+		e.offset = b.off;
+		e.size = b.size;
+		e.requested = b.req;
+		copy_str(e.name, sizeof(e.name), b.name);
 		if (dev->hw.dma.write(dev->hw.dma_ctx, p->addr + (u64)n * sz,
 				      &e, sz))
 			return -WFS_EFAULT;
 		n++;
 	}
+	wfs_sram_stats(sr, &as);
 	c->result0 = n;
-	c->result1 = sr->n_blocks;
-	c->value = sr->used;
+	c->result1 = as.n_blocks;
+	c->value = as.used;
 	if (owner) {
 		c->value = wfs_sram_owner_bytes(sr, owner, &blocks);
 		c->result1 = blocks;

@@ -174,9 +174,12 @@ static int table_build(struct wfs_device *dev, struct wfs_model_state *m,
 static u64 load_capacity(struct wfs_device *dev, const struct wfs_model_state *m)
 {
 	u64 cap = dev->stages[0].sram.size;
-	u32 s;
+	u32 s, n;
 
-	if (!dev->models.n)
+	wfs_os_mutex_lock(dev->sync.lock);
+	n = dev->models.n;
+	wfs_os_mutex_unlock(dev->sync.lock);
+	if (!n)
 		return cap;
 	for (s = 0; s < dev->hw.prof.stages; s++)
 		cap = WFS_MIN(cap, wfs_stage_room(dev, m, s));
@@ -313,8 +316,8 @@ static int stage_part(struct wfs_model_state *m, struct wfs_stage *st,
 	return 0;
 }
 
-static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
-			const u8 *blob)
+static int stage_layers(struct wfs_device *dev, struct wfs_model_state *m,
+			struct wfs_stage *st, const u8 *blob)
 {
 	const struct wfs_model_info *info = &m->info;
 	const struct wfs_load_table *t = &m->table;
@@ -332,6 +335,10 @@ static int stage_layers(struct wfs_model_state *m, struct wfs_stage *st,
 		u32 layer = sm->first_layer + l;
 		const struct wfs_section_range *r =
 			&t->layer[wfs_load_row(m, layer)];
+
+		/* A reset or destroy does not wait for the rest of the copy. */
+		if (wfs_aborting(&dev->sync))
+			return -WFS_ECANCELED;
 
 		/* A part's copy is smaller than the section it is from. */
 		if (t->layer_weight[wfs_load_row(m, layer)] != r->size ||
@@ -423,12 +430,10 @@ static int load_stage(struct wfs_device *dev, struct wfs_model_state *m,
 	sm->embed = m->embed && s == 0;
 	sm->head = m->head && sm->last;
 	sm->pass_chunks = 0;
-	if (!dev->models.n)
-		st->free_at = 0;	/* a device with one model, as ever */
 
 	ret = stage_buffers(m, st);
 	if (!ret)
-		ret = stage_layers(m, st, blob);
+		ret = stage_layers(dev, m, st, blob);
 	if (!ret && sm->embed)
 		ret = stage_embed(m, st, blob, len);
 	if (!ret && sm->head)
@@ -664,6 +669,7 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 	struct wfs_map *map = &m->map;
 	struct wfs_map_input in;
 	char others[160];
+	u32 n;
 	int ret;
 
 	table_budget(dev, m, &in);
@@ -672,7 +678,11 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		ret = place_spread(dev, m, blob, &in);
 	if (ret != -WFS_ENOSPC)
 		return ret;
+	/* The other models, as the CP loads and unloads them. */
+	wfs_os_mutex_lock(dev->sync.lock);
 	others_str(dev, m, others, sizeof(others));
+	n = dev->models.n;
+	wfs_os_mutex_unlock(dev->sync.lock);
 	wfs_log_printf(&dev->hw.log, 1,
 		       "load: model (%slayers %u-%u) does not fit: it needs %llu KiB of SRAM (%s, KV for %u slot x %u positions, buffers); the default placement needs %llu KiB per stage, packed it needs %u stage(s)%s; the device has %u stages x %llu KiB",
 		       part_name(m->part), m->info.first_layer + m->range_first,
@@ -687,10 +697,10 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		       " (one layer alone exceeds a stage)",
 		       dev->hw.prof.stages,
 		       (unsigned long long)(dev->stages[0].sram.size >> 10));
-	if (dev->models.n)
+	if (n)
 		wfs_log_printf(&dev->hw.log, 1,
 			       "load: %u other model(s) loaded (%s); with the minimum KV of those without a context kept free, %llu KiB per stage is left for this one",
-			       dev->models.n, others,
+			       n, others,
 			       (unsigned long long)(in.capacity >> 10));
 	c->value = map->total_bytes;
 	c->result0 = map->stages_needed;
@@ -705,12 +715,17 @@ static int load_stages(struct wfs_device *dev, struct wfs_model_state *m,
 	u32 s;
 	int ret = 0;
 
-	for (s = 0; s < m->map.stages_used && !ret; s++)
+	for (s = 0; s < m->map.stages_used && !ret; s++) {
 		ret = load_stage(dev, m, blob, len, s);
-	if (ret)
+		if (!ret && !s)
+			wfs_loadq_hold(dev);
+	}
+	if (ret == -WFS_ECANCELED)
+		wfs_log_printf(&dev->hw.log, 1, "load: stopped by a reset");
+	else if (ret)
 		wfs_log_printf(&dev->hw.log, 1, "load: stage %u failed (%d)%s",
-			       s - 1, ret, ret == -WFS_ENOSPC && dev->models.n ?
-			       ": no gap for a block (SRAM fragmented by the other models)" :
+			       s - 1, ret, ret == -WFS_ENOSPC ?
+			       ": no gap for a block (SRAM fragmented by the other models or taken by their contexts meanwhile)" :
 			       "");
 	return ret;
 }
@@ -825,6 +840,7 @@ static void load_done(struct wfs_device *dev, struct wfs_model_state *m,
 		dev->models.gen = 1;
 	m->id = WFW_MODEL_ID(dev->models.gen, m->idx);
 	wfs_os_mutex_lock(dev->sync.lock);
+	m->loading = 0;
 	m->loaded = 1;
 	dev->models.n++;
 	wfs_os_mutex_unlock(dev->sync.lock);
@@ -870,6 +886,11 @@ struct wfs_model_state *wfs_load_reserve(struct wfs_device *dev)
 
 void wfs_load_cancel(struct wfs_device *dev, struct wfs_model_state *m)
 {
+	u32 s;
+
+	/* The blocks its placement took, if it got that far. */
+	for (s = 0; s < dev->hw.prof.stages; s++)
+		wfs_sram_free_owner(&dev->stages[s].sram, m->idx + 1);
 	model_forget(dev, m);
 }
 
@@ -890,7 +911,6 @@ int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 {
 	int ret;
 
-	m->loading = 0;
 	m->info = *info;
 	ret = load_parse(dev, m, p);
 	if (!ret)
@@ -903,11 +923,26 @@ int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		ret = wfs_xplace_groups(dev, m, blob, c);
 	if (!ret)
 		ret = load_expert_counters(dev, m);
-	if (!ret)
-		ret = load_workers(dev, m);
-	if (!ret)
-		load_done(dev, m, p->len, c);
-	else
-		wfs_load_unload(dev, m);
 	return ret;
+}
+
+int wfs_load_commit(struct wfs_device *dev, struct wfs_model_state *m,
+		    u64 len, struct wfw_cpl *c)
+{
+	u32 s, n;
+	int ret;
+
+	wfs_os_mutex_lock(dev->sync.lock);
+	n = dev->models.n;
+	wfs_os_mutex_unlock(dev->sync.lock);
+	/* The first model on an idle device starts its clocks at 0, as ever. */
+	for (s = 0; !n && s < dev->hw.prof.stages; s++)
+		dev->stages[s].free_at = 0;
+	ret = load_workers(dev, m);
+	if (ret) {
+		wfs_load_cancel(dev, m);
+		return ret;
+	}
+	load_done(dev, m, len, c);
+	return 0;
 }

@@ -149,7 +149,8 @@ struct wfs_load_table {
 
 /**
  * struct wfs_stage_model - a stage's share of one loaded model (written by
- *	wfs_load.c only, while no job of the model is in flight)
+ *	wfs_load.c only, while no job of the model is in flight: on the load
+ *	worker while the model is loading, else on the CP)
  * @first_layer: first layer placed here
  * @n_layers: layers placed here
  * @embed: holds the embedding
@@ -194,8 +195,9 @@ struct wfs_stage_model {
 
 /**
  * struct wfs_model_state - a loaded model (changed only by the CP while no
- *	job of it is in flight, or by a reset with everything parked)
- * @loaded: 1 if a model is loaded here
+ *	job of it is in flight, or by a reset with everything parked; while
+ *	it is loading, by the load worker until the CP commits it)
+ * @loaded: 1 if a model is loaded here (sync.lock)
  * @loading: 1 while a LOAD_MODEL holds the slot (wfs_loadq.c): no lookup
  *	finds it, no other load takes it (CP only)
  * @idx: its index in &wfs_models.m (its SRAM blocks' owner is @idx + 1)
@@ -313,8 +315,10 @@ struct wfs_model_state *wfs_model_lookup(struct wfs_device *dev, u32 id,
 struct wfs_model_state *wfs_load_reserve(struct wfs_device *dev);
 
 /**
- * wfs_load_cancel() - give back a reserved slot whose load did not place
- * @dev: device (CP thread, or a reset with every thread parked)
+ * wfs_load_cancel() - give back a reserved slot whose load did not
+ *	complete, and the SRAM blocks its placement took
+ * @dev: device (CP thread, or a reset with every thread parked; the load
+ *	worker done with the slot)
  * @m: the slot
  */
 void wfs_load_cancel(struct wfs_device *dev, struct wfs_model_state *m);
@@ -335,18 +339,35 @@ int wfs_load_check(struct wfs_device *dev, const u8 *blob, u64 len,
 /**
  * wfs_load_place() - LOAD_MODEL's placement of a checked blob, or a layer
  *	range of it, into the room the other models leave, and its copy
- * @dev: device (CP thread)
- * @m: the slot wfs_load_reserve() gave; loaded on success, free on failure
+ * @dev: device (the load worker, while the CP serves the rings: it reads
+ *	the other models and the arenas under their locks, and writes only
+ *	@m and the blocks the arenas give @m)
+ * @m: the slot wfs_load_reserve() gave, still loading; on failure it keeps
+ *	what it took until wfs_load_cancel()
  * @p: the command's payload (blob address and bytes, layer range)
  * @blob: the mapped blob
  * @info: what wfs_load_check() found
- * @c: completion (results, or on -ENOSPC what was needed)
+ * @c: completion (on -ENOSPC what was needed)
  *
- * Return: 0 or -errno (see WFW_OP_LOAD_MODEL in wfw_abi.h).
+ * Return: 0, -WFS_ECANCELED (a reset or destroy began), or -errno (see
+ * WFW_OP_LOAD_MODEL in wfw_abi.h).
  */
 int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		   const struct wfw_cmd_load_model *p, const u8 *blob,
 		   const struct wfs_model_info *info, struct wfw_cpl *c);
+
+/**
+ * wfs_load_commit() - make a placed model loaded: its stage workers, its
+ *	id, its presence
+ * @dev: device (CP thread)
+ * @m: the slot wfs_load_place() filled
+ * @len: the blob's bytes
+ * @c: completion: the results
+ *
+ * Return: 0, or -errno with the slot given back (wfs_load_cancel()).
+ */
+int wfs_load_commit(struct wfs_device *dev, struct wfs_model_state *m,
+		    u64 len, struct wfw_cpl *c);
 
 /**
  * wfs_load_release() - forget every model and free all stage SRAM

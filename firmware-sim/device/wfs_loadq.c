@@ -4,21 +4,19 @@
  */
 #include "wfs_device_priv.h"
 
-static void set_state(struct wfs_device *dev, u32 state)
+static struct wfs_loadq_ent *loadq_first(struct wfs_loadq *q)
 {
-	wfs_os_mutex_lock(dev->sync.lock);
-	dev->loadq.state = state;
-	wfs_os_cond_broadcast(dev->sync.cond);
-	wfs_os_mutex_unlock(dev->sync.lock);
+	return &q->ent[0];
 }
 
-/* WFW_FAULT_PAUSE_NEXT_LOAD: wait until a reset or stop begins, or NONE. */
-static void loadq_pause(struct wfs_device *dev)
+/* Wait until a reset or stop begins, or FAULT_INJECT NONE. */
+static void loadq_pause(struct wfs_device *dev, const char *where)
 {
 	struct wfs_loadq *q = &dev->loadq;
 
 	wfs_log_printf(&dev->hw.log, 1,
-		       "fault injection: load paused until a reset begins");
+		       "fault injection: load paused %s until a reset begins",
+		       where);
 	wfs_os_mutex_lock(dev->sync.lock);
 	while (!wfs_aborting(&dev->sync) && !q->unpause)
 		wfs_os_cond_wait(dev->sync.cond, dev->sync.lock);
@@ -26,10 +24,38 @@ static void loadq_pause(struct wfs_device *dev)
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
 }
 
+void wfs_loadq_hold(struct wfs_device *dev)
+{
+	if (loadq_first(&dev->loadq)->pause == WFW_FAULT_PAUSE_NEXT_COPY)
+		loadq_pause(dev, "in its copy");
+}
+
+/* Check, place and copy the first load (the worker, no lock held). */
+static int loadq_run(struct wfs_device *dev, struct wfs_loadq_ent *e)
+{
+	struct wfs_loadq *q = &dev->loadq;
+	int ret;
+
+	if (e->pause == WFW_FAULT_PAUSE_NEXT_LOAD)
+		loadq_pause(dev, "before its check");
+	if (wfs_aborting(&dev->sync))
+		return -WFS_ECANCELED;
+	ret = wfs_load_check(dev, e->blob, e->cmd.load.len, &q->info);
+	if (ret)
+		return ret;
+	wfs_os_mutex_lock(dev->sync.lock);
+	q->state = WFS_LOADQ_PLACING;
+	wfs_os_cond_broadcast(dev->sync.cond);
+	wfs_os_mutex_unlock(dev->sync.lock);
+	return wfs_load_place(dev, &dev->models.m[e->slot], &e->cmd.load,
+			      e->blob, &q->info, &q->cpl);
+}
+
 static void loadq_thread(void *arg)
 {
 	struct wfs_device *dev = arg;
 	struct wfs_loadq *q = &dev->loadq;
+	struct wfs_loadq_ent *e;
 	int ret;
 
 	wfs_os_mutex_lock(dev->sync.lock);
@@ -39,15 +65,15 @@ static void loadq_thread(void *arg)
 		if (q->state != WFS_LOADQ_QUEUED)
 			break;
 		q->state = WFS_LOADQ_CHECKING;
+		e = loadq_first(q);
 		wfs_os_mutex_unlock(dev->sync.lock);
 
-		if (q->pause)
-			loadq_pause(dev);
-		ret = wfs_load_check(dev, q->blob, q->cmd.load.len, &q->info);
+		WFS_MEMSET(&q->cpl, 0, sizeof(q->cpl));
+		ret = loadq_run(dev, e);
 
 		wfs_os_mutex_lock(dev->sync.lock);
-		q->check = ret;
-		q->state = WFS_LOADQ_CHECKED;
+		q->ret = ret;
+		q->state = WFS_LOADQ_DONE;
 		wfs_os_cond_broadcast(dev->sync.cond);
 		wfs_hw_kick(&dev->hw);
 	}
@@ -61,24 +87,57 @@ int wfs_loadq_start(struct wfs_device *dev)
 	return dev->loadq.thread ? 0 : -WFS_ENOMEM;
 }
 
-/* Unmap the load's blob and free its slot (nothing else runs the load). */
-static void loadq_release(struct wfs_device *dev)
+/* Unmap an entry's blob and give back its slot (and its SRAM blocks). */
+static void ent_release(struct wfs_device *dev, struct wfs_loadq_ent *e)
+{
+	if (dev->hw.dma.unmap)
+		dev->hw.dma.unmap(dev->hw.dma_ctx, e->blob, e->cmd.load.len);
+	e->blob = NULL;
+	wfs_load_cancel(dev, &dev->models.m[e->slot]);
+}
+
+/* Remove entry @i (0: the first) from the queue; the next one runs. */
+static void loadq_remove(struct wfs_device *dev, u32 i)
+{
+	struct wfs_loadq *q = &dev->loadq;
+	u32 k;
+
+	wfs_os_mutex_lock(dev->sync.lock);
+	/* Not the running entry's record, unless it is the one removed. */
+	for (k = i; k + 1 < q->n; k++)
+		q->ent[k] = q->ent[k + 1];
+	q->n--;
+	if (!i) {
+		q->state = q->n ? WFS_LOADQ_QUEUED : WFS_LOADQ_IDLE;
+		q->unpause = 0;
+	}
+	wfs_os_cond_broadcast(dev->sync.cond);
+	wfs_os_mutex_unlock(dev->sync.lock);
+}
+
+/* Drop every load without a completion (nothing else runs them). */
+static void loadq_release_all(struct wfs_device *dev)
 {
 	struct wfs_loadq *q = &dev->loadq;
 
-	if (dev->hw.dma.unmap)
-		dev->hw.dma.unmap(dev->hw.dma_ctx, q->blob, q->cmd.load.len);
-	wfs_load_cancel(dev, &dev->models.m[q->slot]);
-	q->blob = NULL;
-	set_state(dev, WFS_LOADQ_IDLE);
+	while (q->n) {
+		ent_release(dev, &q->ent[q->n - 1]);
+		wfs_os_mutex_lock(dev->sync.lock);
+		q->n--;
+		wfs_os_mutex_unlock(dev->sync.lock);
+	}
+	wfs_os_mutex_lock(dev->sync.lock);
+	q->state = WFS_LOADQ_IDLE;
+	q->unpause = 0;
+	wfs_os_cond_broadcast(dev->sync.cond);
+	wfs_os_mutex_unlock(dev->sync.lock);
 }
 
 void wfs_loadq_stop(struct wfs_device *dev)
 {
 	wfs_os_thread_join(dev->loadq.thread);
 	dev->loadq.thread = NULL;
-	if (dev->loadq.state != WFS_LOADQ_IDLE)
-		loadq_release(dev);
+	loadq_release_all(dev);
 }
 
 int wfs_loadq_submit(struct wfs_device *dev, const struct wfw_cmd *cmd,
@@ -86,21 +145,14 @@ int wfs_loadq_submit(struct wfs_device *dev, const struct wfw_cmd *cmd,
 {
 	const struct wfs_dma_ops *dma = &dev->hw.dma;
 	struct wfs_loadq *q = &dev->loadq;
+	struct wfs_loadq_ent *e;
 	struct wfs_model_state *m;
 	const u8 *blob;
-	u32 state;
 
-	wfs_os_mutex_lock(dev->sync.lock);
-	state = q->state;
-	wfs_os_mutex_unlock(dev->sync.lock);
-	if (state != WFS_LOADQ_IDLE) {
-		wfs_log_printf(&dev->hw.log, 1,
-			       "load: another load is in progress: try again once it completes");
-		return -WFS_EAGAIN;
-	}
 	if (!dma->map)
 		return -WFS_EOPNOTSUPP;
-	m = wfs_load_reserve(dev);
+	/* Each queued load holds a slot: a full queue has none left. */
+	m = q->n < WFS_LOADQ_DEPTH ? wfs_load_reserve(dev) : NULL;
 	if (!m)
 		return -WFS_EBUSY;
 	blob = dma->map(dev->hw.dma_ctx, cmd->load.addr, cmd->load.len);
@@ -108,47 +160,85 @@ int wfs_loadq_submit(struct wfs_device *dev, const struct wfw_cmd *cmd,
 		wfs_load_cancel(dev, m);
 		return -WFS_EFAULT;
 	}
-	q->cmd = *cmd;
-	q->slot = m->idx;
-	q->blob = blob;
-	q->t0 = wfs_os_now_ns();
-	q->pause = pause;
+	e = &q->ent[q->n];
+	e->cmd = *cmd;
+	e->slot = m->idx;
+	e->blob = blob;
+	e->t0 = wfs_os_now_ns();
+	e->pause = pause;
 	wfs_os_mutex_lock(dev->sync.lock);
-	q->unpause = 0;
-	q->state = WFS_LOADQ_QUEUED;
-	wfs_os_cond_broadcast(dev->sync.cond);
+	if (!q->n++) {
+		q->unpause = 0;
+		q->state = WFS_LOADQ_QUEUED;
+		wfs_os_cond_broadcast(dev->sync.cond);
+	}
 	wfs_os_mutex_unlock(dev->sync.lock);
+	if (q->n > 1)
+		wfs_log_printf(&dev->hw.log, 0,
+			       "load: queued behind %u load(s)", q->n - 1);
 	return WFS_CPL_DEFERRED;
+}
+
+/* Post a load's completion. */
+static void loadq_post(struct wfs_device *dev, const struct wfs_loadq_ent *e,
+		       struct wfw_cpl *c, int status)
+{
+	c->cookie = e->cmd.cookie;
+	c->opcode = e->cmd.opcode;
+	c->status = status;
+	c->host_ns = wfs_os_now_ns() - e->t0;
+	wfs_cpl_post(&dev->hw, &dev->cpl, c, 0);
+}
+
+int wfs_loadq_cancel(struct wfs_device *dev, u64 cookie)
+{
+	struct wfs_loadq *q = &dev->loadq;
+	struct wfs_loadq_ent *e;
+	struct wfw_cpl c;
+	u32 i;
+
+	for (i = 0; i < q->n; i++) {
+		e = &q->ent[i];
+		if (e->cmd.cookie == cookie)
+			break;
+	}
+	if (i == q->n)
+		return -WFS_ENOENT;
+	if (!i)
+		return -WFS_EBUSY;
+	WFS_MEMSET(&c, 0, sizeof(c));
+	ent_release(dev, e);
+	loadq_post(dev, e, &c, -WFS_ECANCELED);
+	loadq_remove(dev, i);
+	wfs_log_printf(&dev->hw.log, 0, "load: a queued load was cancelled");
+	return 0;
 }
 
 void wfs_loadq_finish(struct wfs_device *dev)
 {
 	struct wfs_loadq *q = &dev->loadq;
+	struct wfs_loadq_ent *e = loadq_first(q);
 	struct wfs_model_state *m;
 	struct wfw_cpl c;
 	int ret;
 
 	wfs_os_mutex_lock(dev->sync.lock);
-	ret = q->state == WFS_LOADQ_CHECKED && !wfs_aborting(&dev->sync);
+	ret = q->state == WFS_LOADQ_DONE && !wfs_aborting(&dev->sync);
 	wfs_os_mutex_unlock(dev->sync.lock);
 	if (!ret)
 		return;
-	WFS_MEMSET(&c, 0, sizeof(c));
-	c.cookie = q->cmd.cookie;
-	c.opcode = q->cmd.opcode;
-	m = &dev->models.m[q->slot];
-	ret = q->check;
+	c = q->cpl;
+	m = &dev->models.m[e->slot];
+	ret = q->ret;
 	if (!ret)
-		ret = wfs_load_place(dev, m, &q->cmd.load, q->blob, &q->info, &c);
-	if (dev->hw.dma.unmap)
-		dev->hw.dma.unmap(dev->hw.dma_ctx, q->blob, q->cmd.load.len);
-	if (ret && m->loading)
+		ret = wfs_load_commit(dev, m, e->cmd.load.len, &c);
+	else
 		wfs_load_cancel(dev, m);
-	q->blob = NULL;
-	set_state(dev, WFS_LOADQ_IDLE);
-	c.status = ret;
-	c.host_ns = wfs_os_now_ns() - q->t0;
-	wfs_cpl_post(&dev->hw, &dev->cpl, &c, 0);
+	if (dev->hw.dma.unmap)
+		dev->hw.dma.unmap(dev->hw.dma_ctx, e->blob, e->cmd.load.len);
+	e->blob = NULL;
+	loadq_post(dev, e, &c, ret);
+	loadq_remove(dev, 0);
 }
 
 void wfs_loadq_unpause(struct wfs_device *dev)
@@ -162,15 +252,16 @@ void wfs_loadq_unpause(struct wfs_device *dev)
 void wfs_loadq_drop(struct wfs_device *dev)
 {
 	struct wfs_loadq *q = &dev->loadq;
-	u32 state;
+	u32 n;
 
 	wfs_os_mutex_lock(dev->sync.lock);
-	while (q->state == WFS_LOADQ_QUEUED || q->state == WFS_LOADQ_CHECKING)
+	while (q->state == WFS_LOADQ_QUEUED || q->state == WFS_LOADQ_CHECKING ||
+	       q->state == WFS_LOADQ_PLACING)
 		wfs_os_cond_wait(dev->sync.cond, dev->sync.lock);
-	state = q->state;
+	n = q->n;
 	wfs_os_mutex_unlock(dev->sync.lock);
-	if (state == WFS_LOADQ_IDLE)
+	if (!n)
 		return;
-	wfs_log_printf(&dev->hw.log, 1, "load: dropped by the reset");
-	loadq_release(dev);
+	wfs_log_printf(&dev->hw.log, 1, "load: %u load(s) dropped by the reset", n);
+	loadq_release_all(dev);
 }

@@ -13,9 +13,12 @@ u64 wfs_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
 		   u32 s)
 {
 	struct wfs_stage *st = &dev->stages[s];
-	u64 room = wfs_sram_free_bytes(&st->sram), keep;
+	u64 room, keep;
 	u32 i;
 
+	/* The models' presence and their contexts, as the CP changes them. */
+	wfs_os_mutex_lock(dev->sync.lock);
+	room = wfs_sram_free_bytes(&st->sram);
 	for (i = 0; i < WFS_MAX_MODELS; i++) {
 		const struct wfs_model_state *o = &dev->models.m[i];
 
@@ -27,5 +30,6 @@ u64 wfs_stage_room(struct wfs_device *dev, const struct wfs_model_state *m,
 			keep += wfs_sram_block_size(o->table.a[WFS_A_SLOTS].bytes);
 		room = room > keep ? room - keep : 0;
 	}
+	wfs_os_mutex_unlock(dev->sync.lock);
 	return room;
 }

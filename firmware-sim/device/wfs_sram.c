@@ -2,6 +2,7 @@
 /*
  * wfs_sram.c - first-fit arena allocator with named blocks (see wfs_sram.h).
  */
+#include "wfs_os.h"
 #include "wfs_sram.h"
 
 #define WFS_U64_MAX	(~(u64)0)
@@ -45,14 +46,32 @@ static void copy_name(char *dst, const char *src)
 	dst[i] = '\0';
 }
 
+static void arena_lock(const struct wfs_sram *s)
+{
+	if (s->lock)
+		wfs_os_mutex_lock(s->lock);
+}
+
+static void arena_unlock(const struct wfs_sram *s)
+{
+	if (s->lock)
+		wfs_os_mutex_unlock(s->lock);
+}
+
+void wfs_sram_set_lock(struct wfs_sram *s, struct wfs_os_mutex *lock)
+{
+	s->lock = lock;
+}
+
 void *wfs_sram_alloc(struct wfs_sram *s, u64 bytes, u64 align,
 		     const char *name)
 {
 	return wfs_sram_alloc_owned(s, bytes, align, name, 0);
 }
 
-void *wfs_sram_alloc_owned(struct wfs_sram *s, u64 bytes, u64 align,
-			   const char *name, u32 owner)
+/* Reserve a block; its bytes are zeroed by the caller, outside the lock. */
+static u8 *sram_reserve(struct wfs_sram *s, u64 bytes, u64 align,
+			const char *name, u32 owner, u64 *size_out)
 {
 	u64 size = wfs_sram_block_size(bytes);
 	u64 base_addr = (u64)(unsigned long)s->base;
@@ -98,11 +117,26 @@ found:
 	if (s->used > s->peak)
 		s->peak = s->used;
 	s->n_allocs++;
-	WFS_MEMSET(s->base + start, 0, size);
+	*size_out = size;
 	return s->base + start;
 }
 
-int wfs_sram_free(struct wfs_sram *s, void *p)
+void *wfs_sram_alloc_owned(struct wfs_sram *s, u64 bytes, u64 align,
+			   const char *name, u32 owner)
+{
+	u64 size = 0;
+	u8 *p;
+
+	arena_lock(s);
+	p = sram_reserve(s, bytes, align, name, owner, &size);
+	arena_unlock(s);
+	/* The block is the caller's now: no other thread reads it. */
+	if (p)
+		WFS_MEMSET(p, 0, size);
+	return p;
+}
+
+static int sram_free(struct wfs_sram *s, void *p)
 {
 	u64 off;
 	u32 i;
@@ -125,10 +159,21 @@ int wfs_sram_free(struct wfs_sram *s, void *p)
 	return 0;
 }
 
+int wfs_sram_free(struct wfs_sram *s, void *p)
+{
+	int ret;
+
+	arena_lock(s);
+	ret = sram_free(s, p);
+	arena_unlock(s);
+	return ret;
+}
+
 u32 wfs_sram_free_owner(struct wfs_sram *s, u32 owner)
 {
 	u32 i, n = 0;
 
+	arena_lock(s);
 	for (i = 0; i < s->n_blocks; i++) {
 		if (s->blocks[i].owner == owner) {
 			s->used -= s->blocks[i].size;
@@ -138,6 +183,7 @@ u32 wfs_sram_free_owner(struct wfs_sram *s, u32 owner)
 		}
 	}
 	s->n_blocks -= n;
+	arena_unlock(s);
 	return n;
 }
 
@@ -146,12 +192,14 @@ u64 wfs_sram_owner_bytes(const struct wfs_sram *s, u32 owner, u32 *blocks)
 	u64 bytes = 0;
 	u32 i, n = 0;
 
+	arena_lock(s);
 	for (i = 0; i < s->n_blocks; i++) {
 		if (s->blocks[i].owner != owner)
 			continue;
 		bytes += s->blocks[i].size;
 		n++;
 	}
+	arena_unlock(s);
 	if (blocks)
 		*blocks = n;
 	return bytes;
@@ -159,13 +207,43 @@ u64 wfs_sram_owner_bytes(const struct wfs_sram *s, u32 owner, u32 *blocks)
 
 void wfs_sram_reset(struct wfs_sram *s)
 {
+	arena_lock(s);
 	s->n_blocks = 0;
 	s->used = 0;
+	arena_unlock(s);
 }
 
 u64 wfs_sram_free_bytes(const struct wfs_sram *s)
 {
-	return s->size - s->used;
+	u64 free;
+
+	arena_lock(s);
+	free = s->size - s->used;
+	arena_unlock(s);
+	return free;
+}
+
+void wfs_sram_stats(const struct wfs_sram *s, struct wfs_sram_stats *st)
+{
+	arena_lock(s);
+	st->used = s->used;
+	st->peak = s->peak;
+	st->n_blocks = s->n_blocks;
+	arena_unlock(s);
+}
+
+int wfs_sram_block_at(const struct wfs_sram *s, u32 idx,
+		      struct wfs_sram_block *out)
+{
+	int ret = -WFS_ENOENT;
+
+	arena_lock(s);
+	if (idx < s->n_blocks) {
+		*out = s->blocks[idx];
+		ret = 0;
+	}
+	arena_unlock(s);
+	return ret;
 }
 
 u64 wfs_sram_largest_free(const struct wfs_sram *s)
@@ -173,6 +251,7 @@ u64 wfs_sram_largest_free(const struct wfs_sram *s)
 	u64 gap_start = 0, best = 0;
 	u32 i;
 
+	arena_lock(s);
 	for (i = 0; i <= s->n_blocks; i++) {
 		u64 gap_end = i < s->n_blocks ? s->blocks[i].off : s->size;
 
@@ -181,5 +260,6 @@ u64 wfs_sram_largest_free(const struct wfs_sram *s)
 		if (i < s->n_blocks)
 			gap_start = s->blocks[i].off + s->blocks[i].size;
 	}
+	arena_unlock(s);
 	return best;
 }

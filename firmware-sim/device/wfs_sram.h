@@ -14,13 +14,18 @@
  * driver can show an SRAM map in debugfs.  Arenas are small in block count
  * (tens of blocks), so linear scans are fine.
  *
- * Locking: none.  All allocation happens on the command processor thread;
- * callers serialise.
+ * Locking: an arena given a lock (wfs_sram_set_lock()) takes it in every
+ * call, so the command processor and the load worker may both allocate,
+ * free and read it; the lock is a leaf.  Nothing here touches a block's
+ * bytes under it: a new block is zeroed after it is reserved, by then its
+ * caller's alone.  Without a lock the caller serialises.
  */
 #ifndef WFS_SRAM_H
 #define WFS_SRAM_H
 
 #include "wfs_compat.h"
+
+struct wfs_os_mutex;
 
 /* Default and minimum alignment of every block (a cache line). */
 #define WFS_SRAM_ALIGN		64
@@ -57,6 +62,7 @@ struct wfs_sram_block {
  * @peak: high-water mark of @used
  * @n_allocs: successful allocations so far
  * @n_fails: failed allocations so far
+ * @lock: guards the fields above (not the blocks' bytes), or NULL
  */
 struct wfs_sram {
 	u8 *base;
@@ -68,6 +74,19 @@ struct wfs_sram {
 	u64 peak;
 	u64 n_allocs;
 	u64 n_fails;
+	struct wfs_os_mutex *lock;
+};
+
+/**
+ * struct wfs_sram_stats - a consistent snapshot of an arena's counters
+ * @used: bytes reserved
+ * @peak: high-water mark of @used
+ * @n_blocks: live blocks
+ */
+struct wfs_sram_stats {
+	u64 used;
+	u64 peak;
+	u32 n_blocks;
 };
 
 /**
@@ -144,6 +163,31 @@ int wfs_sram_free(struct wfs_sram *s, void *p);
  * @s: arena
  */
 void wfs_sram_reset(struct wfs_sram *s);
+
+/**
+ * wfs_sram_set_lock() - guard an arena by @lock from now on
+ * @s: arena (initialised)
+ * @lock: a mutex every call on @s takes, or NULL
+ */
+void wfs_sram_set_lock(struct wfs_sram *s, struct wfs_os_mutex *lock);
+
+/**
+ * wfs_sram_stats() - read an arena's counters at once
+ * @s: arena
+ * @st: out: the counters
+ */
+void wfs_sram_stats(const struct wfs_sram *s, struct wfs_sram_stats *st);
+
+/**
+ * wfs_sram_block_at() - copy one block record
+ * @s: arena
+ * @idx: its index in offset order
+ * @out: out: the record
+ *
+ * Return: 0, or -WFS_ENOENT past the last block.
+ */
+int wfs_sram_block_at(const struct wfs_sram *s, u32 idx,
+		      struct wfs_sram_block *out);
 
 /**
  * wfs_sram_free_bytes() - bytes not reserved by any block

@@ -1,17 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * device_load_worker.c - LOAD_MODEL's check runs on the load worker
- * (ABI 1.9), off the command processor.
+ * device_load_worker.c - LOAD_MODEL's check (ABI 1.9), placement and SRAM
+ * copy (1.10) run on the load worker, off the command processor; loads
+ * fetched meanwhile queue behind it (1.10).
  *
  * A load is held in its check by fault injection (WFW_FAULT_PAUSE_NEXT_LOAD,
  * which waits until a reset begins or a FAULT_INJECT of NONE): meanwhile
  * the worker is seen CHECKING and the slot loading, and GET_INFO, a
  * context create and a job of the model already loaded complete, in the
- * order they were posted, before the load's completion; a second load
- * completes -EAGAIN; the loading slot cannot be named by an unload or a
- * context create (-ENOENT).  Released, the load completes after them all
- * and the model runs.  A reset, plain or full, and a destroy during a
- * held load drop it without a completion and free its slot.
+ * order they were posted, before the load's completion; two more loads
+ * queue behind it, each holding a slot, and one past the slots completes
+ * -EBUSY; LOAD_CANCEL drops a queued one (-ECANCELED, its slot free) but
+ * not the running one (-EBUSY); the loading slot cannot be named by an
+ * unload or a context create (-ENOENT).  Released, the loads complete in
+ * order after them all and the models run.
+ *
+ * A load held in its copy (WFW_FAULT_PAUSE_NEXT_COPY: placed, its first
+ * stage's blocks taken from the arena and copied): the CP still serves
+ * GET_INFO, a context create (whose KV blocks come from the same arenas)
+ * and a job of the loaded model, whose results do not change, and the
+ * unload of that model; released, the new model's results are the first
+ * model's (the same blob) and the SRAM used is what the new model reports.
+ * A reset, plain or full, during a held check or copy, with a load queued
+ * behind, drops them without a completion, frees their slots and gives
+ * back every block the copy took; a destroy during a held copy returns.
  */
 #include "device_harness.h"
 #include "wfs_device_priv.h"
@@ -52,6 +64,27 @@ static u32 wait_state(u32 want)
 	return s;
 }
 
+static u64 sram_used(void)
+{
+	struct wfw_info info;
+
+	memset(&info, 0, sizeof(info));
+	if (dh_info(h, &info))
+		return ~0ull;
+	return info.sram_used;
+}
+
+/* Bytes of the arenas' blocks owned by model slot @idx. */
+static u64 slot_blocks(u32 idx)
+{
+	u64 b = 0;
+	u32 s;
+
+	for (s = 0; s < h->dev->hw.prof.stages; s++)
+		b += wfs_sram_owner_bytes(&h->dev->stages[s].sram, idx + 1, NULL);
+	return b;
+}
+
 static int fault(u32 f)
 {
 	struct wfw_cmd c;
@@ -61,6 +94,58 @@ static int fault(u32 f)
 	c.opcode = WFW_OP_FAULT_INJECT;
 	c.fault.fault = f;
 	if (dh_exec(h, &c, &cpl, 5000))
+		return -ETIMEDOUT;
+	return cpl.status;
+}
+
+static int cancel(u64 cookie, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_LOAD_CANCEL;
+	c.cancel.cookie = cookie;
+	c.cookie = 0x7e00 + (cookie & 0xff);
+	dh_post_ctl(h, &c);
+	return dh_poll(h, cpl, 5000) ? 0 : -ETIMEDOUT;
+}
+
+static int64_t ctx_on(u32 model, struct wfw_cpl *cpl)
+{
+	struct wfw_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_CREATE_CONTEXT;
+	c.model = model;
+	c.ctx.slots = 2;
+	c.ctx.ctx_len = 32;
+	if (dh_exec(h, &c, cpl, 10000))
+		return -ETIMEDOUT;
+	return cpl->status ? cpl->status : (int64_t)cpl->result0;
+}
+
+static int ctx_destroy(u32 ctx)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_DESTROY_CONTEXT;
+	c.ctx.ctx_id = ctx;
+	if (dh_exec(h, &c, &cpl, 10000))
+		return -ETIMEDOUT;
+	return cpl.status;
+}
+
+static int unload(u32 model)
+{
+	struct wfw_cmd c;
+	struct wfw_cpl cpl;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = WFW_OP_UNLOAD_MODEL;
+	c.model = model;
+	if (dh_exec(h, &c, &cpl, 10000))
 		return -ETIMEDOUT;
 	return cpl.status;
 }
@@ -142,12 +227,31 @@ static void test_held_load(u32 model0)
 	      (long long)ctx);
 	wt_ok(ctx > 0 && run_job((u32)ctx) == 0, "a job of the loaded model runs during the load");
 
+	/* Two more loads queue behind it, each holding a slot. */
+	post_load(0x7002);
+	post_load(0x7003);
+	wt_ok(models() == 1 && slot_loading(2) && slot_loading(3) &&
+	      h->dev->loadq.n == 3,
+	      "two more LOAD_MODELs queue behind it, each in its slot (%u queued)",
+	      h->dev->loadq.n);
 	memset(&c, 0, sizeof(c));
 	c.opcode = WFW_OP_LOAD_MODEL;
 	c.load.addr = (uint64_t)(uintptr_t)blob;
 	c.load.len = blob_len;
-	wt_ok(!dh_exec(h, &c, &cpl, 5000) && cpl.status == -WFS_EAGAIN,
-	      "a second LOAD_MODEL during the load: -EAGAIN (%d)", cpl.status);
+	wt_ok(!dh_exec(h, &c, &cpl, 5000) && cpl.status == -WFS_EBUSY,
+	      "a fourth: every slot loaded or queued for: -EBUSY (%d)", cpl.status);
+	wt_ok(!cancel(0x7003, &cpl) && cpl.cookie == 0x7003 &&
+	      cpl.status == -WFS_ECANCELED,
+	      "LOAD_CANCEL of the last queued load completes it -ECANCELED (%d)",
+	      cpl.status);
+	wt_ok(dh_poll(h, &cpl, 5000) && cpl.opcode == WFW_OP_LOAD_CANCEL &&
+	      !cpl.status && !slot_loading(3) && h->dev->loadq.n == 2,
+	      "then the LOAD_CANCEL completes (%d), the slot free again",
+	      cpl.status);
+	wt_ok(!cancel(0x7001, &cpl) && cpl.status == -WFS_EBUSY,
+	      "LOAD_CANCEL of the running load: -EBUSY (%d)", cpl.status);
+	wt_ok(!cancel(0x7003, &cpl) && cpl.status == -WFS_ENOENT,
+	      "LOAD_CANCEL of a load no longer queued: -ENOENT (%d)", cpl.status);
 
 	/* The loading slot has no id yet: nothing can name it. */
 	id = WFW_MODEL_ID(h->dev->models.gen + 1, 1);
@@ -178,38 +282,107 @@ static void test_held_load(u32 model0)
 	      cpl.model && cpl.model != model0,
 	      "then the load completes, out of order after them, with a new model (0x%x)",
 	      cpl.model);
+	id = cpl.model;
+	wt_ok(dh_poll(h, &cpl, 30000) && cpl.cookie == 0x7002 && !cpl.status &&
+	      cpl.model && cpl.model != id,
+	      "then the queued one, with another model (0x%x)", cpl.model);
 	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !h->dev->models.m[1].loading &&
-	      h->dev->models.m[1].loaded, "the worker is idle, the slot loaded");
-	wt_ok(models() == 2, "GET_INFO lists both models");
-	memset(&c, 0, sizeof(c));
-	c.opcode = WFW_OP_UNLOAD_MODEL;
-	c.model = cpl.model;
-	wt_ok(!dh_exec(h, &c, &cpl, 10000) && !cpl.status, "the new model unloads");
+	      h->dev->models.m[1].loaded && h->dev->models.m[2].loaded,
+	      "the worker is idle, the slots loaded");
+	wt_ok(models() == 3, "GET_INFO lists the three models");
+	wt_ok(!unload(id) && !unload(cpl.model), "the new models unload");
 	memset(&c, 0, sizeof(c));
 	c.opcode = WFW_OP_DESTROY_CONTEXT;
 	c.ctx.ctx_id = (u32)ctx;
 	dh_exec(h, &c, &cpl, 10000);
 }
 
-/* A reset (@full or not) during a held load drops it and frees its slot. */
-static void test_reset_drops(int full)
+/* Run the job on @model's new context; its results in @res. */
+static int job_on(u32 model, u8 *res)
+{
+	struct wfw_cpl cpl;
+	int64_t ctx = ctx_on(model, &cpl);
+	int ret;
+
+	if (ctx <= 0)
+		return ctx ? (int)ctx : -EIO;
+	memset(out, 0, N * REC);
+	ret = run_job((u32)ctx);
+	memcpy(res, out, N * REC);
+	return ctx_destroy((u32)ctx) ?: ret;
+}
+
+/*
+ * A load held in its copy: its first stage's blocks are taken and copied
+ * on the worker while the CP serves the first model's context, job and
+ * unload; released, the new model gives the first one's results.
+ */
+static void test_held_copy(u32 model0)
+{
+	static u8 ref[N * REC], res[N * REC];
+	struct wfw_cpl cpl;
+	int64_t ctx;
+	u64 used0 = sram_used();
+
+	wt_ok(job_on(model0, ref) == 0, "the first model's results, for reference");
+	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_COPY) == 0, "arm: hold the next load in its copy");
+	post_load(0x7401);
+	wt_ok(wait_state(WFS_LOADQ_PLACING) == WFS_LOADQ_PLACING,
+	      "the load worker places and copies the model (state PLACING)");
+	wt_ok(slot_loading(1) && slot_blocks(1) > 0 && sram_used() > used0,
+	      "the loading slot holds its first stage's blocks (%llu bytes) taken by the worker",
+	      (unsigned long long)slot_blocks(1));
+	wt_ok(models() == 1, "GET_INFO completes during the copy");
+	ctx = ctx_on(model0, &cpl);
+	wt_ok(ctx > 0, "CREATE_CONTEXT, its KV from the same arenas, completes during the copy");
+	memset(out, 0, N * REC);
+	wt_ok(ctx > 0 && run_job((u32)ctx) == 0 && !memcmp(out, ref, N * REC),
+	      "a job of the loaded model runs during the copy, its results unchanged");
+	wt_ok(ctx > 0 && !ctx_destroy((u32)ctx), "its context goes");
+	wt_ok(!unload(model0), "the loaded model unloads during the copy");
+	wt_ok(loadq_state() == WFS_LOADQ_PLACING && slot_loading(1),
+	      "the load is still in its copy after all of them");
+
+	wt_ok(fault(WFW_FAULT_NONE) == 0, "FAULT_INJECT NONE ends the hold");
+	wt_ok(dh_poll(h, &cpl, 30000) && cpl.cookie == 0x7401 && !cpl.status &&
+	      cpl.model, "the load completes (0x%x)", cpl.model);
+	wt_ok(sram_used() == cpl.value && slot_blocks(1) == cpl.value,
+	      "the SRAM used is the new model's, %llu bytes, all its own blocks",
+	      (unsigned long long)cpl.value);
+	wt_ok(job_on(cpl.model, res) == 0 && !memcmp(res, ref, N * REC),
+	      "the new model (the same blob) gives the first one's results");
+}
+
+/*
+ * A reset (@full or not) during a load held in its check or (@copy) its
+ * copy, with one queued behind it, drops both, frees their slots and the
+ * blocks the copy took.
+ */
+static void test_reset_drops(int full, int copy)
 {
 	struct wfw_cpl cpl;
 	struct wfw_info info;
+	u64 used = sram_used();
 
-	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_LOAD) == 0, "arm: hold the next load");
+	wt_ok(fault(copy ? WFW_FAULT_PAUSE_NEXT_COPY : WFW_FAULT_PAUSE_NEXT_LOAD) == 0,
+	      "arm: hold the next load in its %s", copy ? "copy" : "check");
 	post_load(0x7201);
-	wt_ok(wait_state(WFS_LOADQ_CHECKING) == WFS_LOADQ_CHECKING,
-	      "the load is in its check");
+	post_load(0x7202);
+	wt_ok(wait_state(copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) ==
+	      (copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) && h->dev->loadq.n == 2,
+	      "the load is in its %s, another queued", copy ? "copy" : "check");
 	dh_hw_reset(h, full);
-	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !any_loading(),
-	      "%s reset: the worker is idle and the slot free", full ? "a full" : "a");
+	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !any_loading() && !h->dev->loadq.n,
+	      "%s reset: the worker is idle and the slots free", full ? "a full" : "a");
+	wt_ok(sram_used() == (full ? 0 : used),
+	      "the SRAM used is what it was without the loads (%llu)",
+	      (unsigned long long)sram_used());
 	memset(&info, 0, sizeof(info));
 	wt_ok(dh_info(h, &info) == 0 && dh_poll(h, &cpl, 0) == 0,
 	      "the next completion is the next command's: the load's was dropped");
 	wt_ok(models() == (full ? 0 : 1), "%d model(s) after it", full ? 0 : 1);
-	wt_ok(dh_load(h, blob, blob_len, &cpl) == 0, "a load after it completes (0x%x)",
-	      cpl.model);
+	wt_ok(dh_load(h, blob, blob_len, &cpl) == 0 && !unload(cpl.model),
+	      "a load after it completes (0x%x) and unloads", cpl.model);
 }
 
 int main(void)
@@ -244,14 +417,20 @@ int main(void)
 		return wt_done();
 
 	test_held_load(cpl.model);
-	test_reset_drops(0);
-	test_reset_drops(1);
+	test_reset_drops(0, 0);
+	test_reset_drops(0, 1);
+	test_reset_drops(1, 0);
+	if (wt_ok(dh_load(h, blob, blob_len, &cpl) == 0, "a model loads"))
+		test_held_copy(cpl.model);
+	test_reset_drops(0, 1);
+	test_reset_drops(1, 1);
 
-	/* Destroy during a held load: the worker is joined, the blob let go. */
-	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_LOAD) == 0, "arm: hold the next load");
+	/* Destroy during a held copy: the worker is joined, the blobs let go. */
+	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_COPY) == 0, "arm: hold the next load");
 	post_load(0x7301);
-	wt_ok(wait_state(WFS_LOADQ_CHECKING) == WFS_LOADQ_CHECKING,
-	      "the load is in its check");
+	post_load(0x7302);
+	wt_ok(wait_state(WFS_LOADQ_PLACING) == WFS_LOADQ_PLACING,
+	      "the load is in its copy");
 	dh_fini(h);
 	wt_ok(1, "destroy during the load returns");
 	free(h);
