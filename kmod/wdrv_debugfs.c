@@ -12,8 +12,8 @@
  *   jobs         jobs the firmware holds, resets and timeouts
  *   heartbeat    the firmware's HEARTBEAT now, stopped heartbeats detected
  *   inject_fault test only (module parameter fault_inject=1): "hang",
- *                "drop", "corrupt", "stall" or "pause_load" arms a one-shot
- *                firmware fault
+ *                "drop", "corrupt", "stall", "pause_load" or "pause_copy"
+ *                arms a one-shot firmware fault
  *   inject_warn  test only (fault_inject=1 as well): writing 1 makes the
  *                driver WARN, so the VM harness can prove its kernel-log
  *                splat detector works
@@ -248,6 +248,7 @@ static ssize_t inject_fault_write(struct file *file, const char __user *ubuf,
 		[WFW_FAULT_CORRUPT_NEXT_CPL] = "corrupt",
 		[WFW_FAULT_STALL_CP] = "stall",
 		[WFW_FAULT_PAUSE_NEXT_LOAD] = "pause_load",
+		[WFW_FAULT_PAUSE_NEXT_COPY] = "pause_copy",
 	};
 	struct wdrv_device *wdev = file->private_data;
 	struct wfw_cmd cmd = { .opcode = WFW_OP_FAULT_INJECT };

@@ -310,6 +310,20 @@ int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
 	return ret;
 }
 
+/*
+ * Drops an abandoned LOAD_MODEL of @cookie that waits in the firmware's
+ * queue; one already running ends on its own.  Best effort: the parked
+ * waiter frees the blob on whichever completion comes.
+ */
+static void ctrl_cancel_load(struct wdrv_fw *fw, u64 cookie)
+{
+	struct wfw_cmd cmd = { .opcode = WFW_OP_LOAD_CANCEL };
+	struct wfw_cpl cpl;
+
+	cmd.cancel.cookie = cookie;
+	wdrv_fw_ctrl(fw, &cmd, &cpl);
+}
+
 /**
  * wdrv_fw_ctrl_buf() - run a control command that reads a caller's buffer
  * @fw: firmware interface
@@ -319,12 +333,14 @@ int wdrv_fw_ctrl(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl)
  * @addr: its device window (wdrv_dma_map())
  * @taken: out: whether this took @buf and @addr
  *
- * One LOAD_MODEL at a time (the firmware checks one blob at a time), each
+ * One LOAD_MODEL at a time (the firmware runs one load at a time), each
  * alongside any other control command.  A fatal signal ends the wait
  * (-EINTR).  If the command timed out or was abandoned so, the firmware may
  * still read @buf: then this takes both, and unmaps and frees them once
  * the firmware is past the command (its own completion, a reset or
- * teardown).  Otherwise they stay the caller's.
+ * teardown).  An abandoned load still queued behind one left running is
+ * dropped (LOAD_CANCEL): its -ECANCELED completion frees them.  Otherwise
+ * they stay the caller's.
  *
  * Return: the command's status, -ETIMEDOUT or -EINTR.
  */
@@ -347,6 +363,8 @@ int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cp
 	mutex_unlock(&fw->load_lock);
 	if (!*taken)
 		kfree(w);
+	else if (ret == -EINTR)
+		ctrl_cancel_load(fw, cmd->cookie);
 	return ret;
 }
 

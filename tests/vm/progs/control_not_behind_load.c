@@ -11,11 +11,21 @@
  * complete: once a load ran on the firmware's command processor, and the
  * driver ran one control command at a time, so each waited for A's load
  * until its timeout reset the device.  A must still be in its ioctl after
- * all of them; disarmed, its load completes, and the device decodes
- * exactly as firmware-sim does.
+ * all of them; disarmed, its load completes.
+ *
+ * Then a second load is held in its SRAM copy (inject_fault "pause_copy":
+ * placed and its first stage copied, on the firmware's load worker): B's
+ * commands complete as well and the loader is still in its ioctl after
+ * them.  Killed there, its load stays held in the firmware; a third
+ * file's load then waits in the firmware's queue behind it (not -EAGAIN),
+ * and killed in turn, its queued load is cancelled and its blob freed
+ * (KASAN and kmemleak on the debug kernel).  Disarmed, the held load ends
+ * as an orphan the next load unloads, and the device decodes exactly as
+ * firmware-sim does.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +150,49 @@ int main(void)
 	wt_ok(!ret, "disarmed: the load goes on (%d)", ret);
 	waitpid(pid, &st, 0);
 	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 12, "A's MODEL_LOAD succeeds (%#x)", st);
+	wt_ok(!log_has("job(s) discarded"), "no reset on the way");
+
+	/* Held in its copy: B's commands complete still. */
+	ret = wt_inject_fault(0, "pause_copy");
+	wt_ok(!ret, "the next LOAD_MODEL is held in its SRAM copy (%d)", ret);
+	pid = loader(&m);
+	for (i = 0, held = 0; i < TRIES && !held; i++) {
+		held = log_has("load paused in its copy");
+		if (!held)
+			usleep(100000);
+	}
+	wt_ok(held, "the second MODEL_LOAD is held in its copy (its log says so)");
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_GET_INFO, &gi);
+	wt_ok(!ret, "B's GET_INFO completes during the copy (%d)", ret);
+	ret = wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_CREATE, &cc);
+	cd.ctx_id = cc.ctx_id;
+	wt_ok(!ret && !wt_ioctl(fd, DRM_IOCTL_WAFER_CTX_DESTROY, &cd),
+	      "B's CTX_CREATE and CTX_DESTROY complete during the copy (%d)", ret);
+	wt_ok(waitpid(pid, &st, WNOHANG) == 0 && wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD),
+	      "the loader is still in its MODEL_LOAD after them");
+
+	/* Killed loaders: the held load stays, a queued one is dropped. */
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	wt_ok(WIFSIGNALED(st), "the held load's loader is killed (%#x)", st);
+	pid = loader(&m);
+	for (i = 0, held = 0; i < TRIES && !held; i++) {
+		held = log_has("queued behind 1 load");
+		if (!held)
+			usleep(100000);
+	}
+	wt_ok(held && waitpid(pid, &st, WNOHANG) == 0,
+	      "a third file's load is queued behind the held one, not refused");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	for (i = 0, held = 0; i < TRIES && !held; i++) {
+		held = log_has("queued load was cancelled");
+		if (!held)
+			usleep(100000);
+	}
+	wt_ok(WIFSIGNALED(st) && held, "killed, its queued load is cancelled (%#x)", st);
+	ret = wt_inject_fault(0, "none");
+	wt_ok(!ret, "disarmed: the held load goes on (%d)", ret);
 	wt_ok(!log_has("job(s) discarded"), "no reset on the way");
 
 	ret = wt_decode_fresh(TOKENS, expect);
