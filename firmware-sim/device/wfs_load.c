@@ -723,9 +723,10 @@ static int load_stages(struct wfs_device *dev, struct wfs_model_state *m,
 	if (ret == -WFS_ECANCELED)
 		wfs_log_printf(&dev->hw.log, 1, "load: stopped by a reset");
 	else if (ret)
-		wfs_log_printf(&dev->hw.log, 1, "load: stage %u failed (%d)%s",
-			       s - 1, ret, ret == -WFS_ENOSPC ?
-			       ": no gap for a block (SRAM fragmented by the other models or taken by their contexts meanwhile)" :
+		wfs_log_printf(&dev->hw.log, 1,
+			       "load: stage %u failed (%d)%s", s - 1, ret,
+			       ret == -WFS_ENOSPC ?
+			       ": no gap for a block (other models' blocks and contexts)" :
 			       "");
 	return ret;
 }
