@@ -163,6 +163,23 @@ static void post_load(u64 cookie)
 	dh_post_ctl(h, &c);
 }
 
+/* Loads queued once @want are (or how many after TRIES polls). */
+static u32 wait_queued(u32 want)
+{
+	u32 n = 0;
+	int i;
+
+	for (i = 0; i < TRIES; i++) {
+		wfs_os_mutex_lock(h->dev->sync.lock);
+		n = h->dev->loadq.n;
+		wfs_os_mutex_unlock(h->dev->sync.lock);
+		if (n == want)
+			break;
+		usleep(1000);
+	}
+	return n;
+}
+
 /* Models the device lists (GET_INFO by index: the n-th loaded model). */
 static int models(void)
 {
@@ -230,8 +247,8 @@ static void test_held_load(u32 model0)
 	/* Two more loads queue behind it, each holding a slot. */
 	post_load(0x7002);
 	post_load(0x7003);
-	wt_ok(models() == 1 && slot_loading(2) && slot_loading(3) &&
-	      h->dev->loadq.n == 3,
+	wt_ok(wait_queued(3) == 3 && models() == 1 && slot_loading(2) &&
+	      slot_loading(3),
 	      "two more LOAD_MODELs queue behind it, each in its slot (%u queued)",
 	      h->dev->loadq.n);
 	memset(&c, 0, sizeof(c));
@@ -369,7 +386,7 @@ static void test_reset_drops(int full, int copy)
 	post_load(0x7201);
 	post_load(0x7202);
 	wt_ok(wait_state(copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) ==
-	      (copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) && h->dev->loadq.n == 2,
+	      (copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) && wait_queued(2) == 2,
 	      "the load is in its %s, another queued", copy ? "copy" : "check");
 	dh_hw_reset(h, full);
 	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !any_loading() && !h->dev->loadq.n,
