@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* wafer serve: GET /metrics, the Prometheus text exposition format 0.0.4. */
-#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cli_serve.h"
-#include "cli_stats.h"
 
 /* Bucket upper bounds in seconds (the last bucket is +Inf). */
 static const double bounds[CLI_SRV_HIST_BUCKETS] = {
@@ -123,59 +122,34 @@ static void members(struct buf *b, struct wafer_dev *dev)
 }
 
 /*
- * A kernel device's stages (each member's, on a pipeline of them): libwafer
- * has none, the driver prints them in debugfs (accel/wafer.M/stages, the
- * firmware's GET_STATS), readable by root.  The count, or -errno.
- */
-static int kernel_stages(struct wafer_dev *dev, struct wafer_stage_stats *st, unsigned int max)
-{
-	static __thread struct cli_stage_row rows[256];
-	unsigned int k, n = 0;
-	char err[256];
-	int i, r, idx;
-
-	for (k = 0; k < wafer_pipe_size(dev) && n < max; k++) {
-		idx = wafer_device_index(wafer_pipe_member(dev, k));
-		if (idx < 0)
-			return -EOPNOTSUPP;
-		r = cli_read_stages(idx, rows, max - n < 256 ? max - n : 256, err, sizeof(err));
-		if (r < 0)
-			return r;
-		for (i = 0; i < r; i++)
-			st[n++] = (struct wafer_stage_stats){
-				.member = k, .stage = rows[i].stage,
-				.first_layer = rows[i].first_layer, .n_layers = rows[i].n_layers,
-				.sram_used = rows[i].sram_used, .sram_size = rows[i].sram_size,
-				.tokens = rows[i].tokens, .jobs = rows[i].jobs,
-				.modelled_busy_ns = rows[i].modelled_busy_ns,
-			};
-	}
-	return (int)n;
-}
-
-/*
  * Every stage of every member: its modelled busy time (over the member's
- * makespan: the stage's occupancy, what the web page draws), tokens, the
- * layers it holds.  A kernel device's come from debugfs (the server running
- * as root); where they cannot be read the series are left out.
+ * makespan: the stage's occupancy, what the web page draws), and where
+ * the backend reports them its tokens and the layers it holds.  In
+ * process they are the firmware's (GET_STATS); a kernel device's are this
+ * server's file's busy time per stage from its fdinfo, which the batch's
+ * jobs fill (they ask for their chunk times), with no tokens or layers:
+ * those series are left out rather than shown as zero.  Before a first
+ * completion, or where no member reports stages, there are none.
  */
 static void stages(struct buf *b, struct wafer_dev *dev)
 {
 	struct wafer_stage_stats st[256];
 	int i, n = wafer_dev_stage_stats(dev, st, 256);
-
-	if (n == -EOPNOTSUPP)
-		n = kernel_stages(dev, st, 256);
+	bool placed = false;
 
 	if (n <= 0)
 		return;
 	if (n > 256)
 		n = 256;
+	for (i = 0; i < n; i++)
+		placed |= st[i].n_layers != 0;
 	metric(b, "stage_busy_seconds_total", "counter",
 	       "A stage's modelled busy time (over its member's makespan: its occupancy).");
 	for (i = 0; i < n; i++)
 		put(b, "wafer_serve_stage_busy_seconds_total{member=\"%u\",stage=\"%u\"} %.9f\n",
 		    st[i].member, st[i].stage, st[i].modelled_busy_ns / 1e9);
+	if (!placed)
+		return;
 	metric(b, "stage_tokens_total", "counter", "Tokens a stage processed.");
 	for (i = 0; i < n; i++)
 		put(b, "wafer_serve_stage_tokens_total{member=\"%u\",stage=\"%u\"} %llu\n",

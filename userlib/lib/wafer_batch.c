@@ -15,6 +15,27 @@
 
 #define DEFAULT_CHUNK		32
 
+/*
+ * A kernel device counts per-stage busy time per file only for jobs that
+ * ask for their chunk times (the driver's fdinfo, drm-engine-stage<N>,
+ * which wafer_dev_stage_stats() reads): the batch's jobs ask on a device
+ * with a kernel member, so that a server shows its stages' occupancy
+ * without root.  The bytes a chunk's times take, else 0.
+ */
+static uint32_t stage_times_len(struct wafer_batch *b)
+{
+	unsigned int k;
+	uint64_t len;
+
+	for (k = 0; k < wafer_pipe_size(b->dev); k++)
+		if (wafer_device_index(wafer_pipe_member(b->dev, k)) >= 0)
+			break;
+	if (k == wafer_pipe_size(b->dev))
+		return 0;
+	len = wafer_times_len(b->dev, b->chunk);
+	return len <= UINT32_MAX ? (uint32_t)len : 0;
+}
+
 int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 		       struct wafer_batch **out)
 {
@@ -54,9 +75,13 @@ int wafer_batch_create(struct wafer_model *m, const struct wafer_batch_opts *o,
 		ret = wafer_ctx_create(m, b->slots, b->ctx_len, &b->ctx);
 	if (!ret)
 		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->ctx_len * 4, &b->in);
-	if (!ret)
-		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->chunk * WAFER_RESULT_SIZE(TOP_K),
-				      &b->out);
+	if (!ret) {
+		b->times_len = stage_times_len(b);
+		b->slot_out = (uint64_t)b->chunk * WAFER_RESULT_SIZE(TOP_K);
+		if (b->times_len)
+			b->slot_out = ((b->slot_out + 7) & ~(uint64_t)7) + b->times_len;
+		ret = wafer_bo_create(b->dev, (size_t)b->slots * b->slot_out, &b->out);
+	}
 	if (ret) {
 		wafer_batch_destroy(b);
 		return ret;

@@ -46,7 +46,8 @@ struct seq {
  * @dev: the model's device
  * @ctx: the context, one slot per sequence
  * @in: token ids, ctx_len per slot
- * @out: @chunk results per slot
+ * @out: per slot, @slot_out bytes: @chunk results, then on a kernel
+ *	device the job's chunk times (@times_len)
  * @seq: the slots
  * @jobs: a step's jobs
  * @cpl: a step's completions
@@ -54,6 +55,9 @@ struct seq {
  * @ctx_len: positions per slot
  * @vocab: the model's vocabulary
  * @chunk: prompt tokens per job at most
+ * @slot_out: bytes of @out per slot
+ * @times_len: bytes for a job's chunk times (WAFER_JOB_TIMES); 0: the
+ *	jobs ask for none
  * @active: slots in use
  * @micro: micro-batches (1: lockstep); slot i is in micro-batch i % @micro
  * @fifo: micro-batched: the micro-batches in flight, oldest first
@@ -75,6 +79,8 @@ struct wafer_batch {
 	unsigned int ctx_len;
 	unsigned int vocab;
 	unsigned int chunk;
+	uint64_t slot_out;
+	uint32_t times_len;
 	unsigned int active;
 	unsigned int micro;
 	unsigned int *fifo;
@@ -83,6 +89,12 @@ struct wafer_batch {
 	struct wafer_completion *held;
 	uint8_t *held_ok;
 };
+
+/* Where slot @i's results start in b->out. */
+static inline uint64_t wafer_batch_out_offset(const struct wafer_batch *b, unsigned int i)
+{
+	return (uint64_t)i * b->slot_out;
+}
 
 /*
  * wafer_batch_seq.c: slot @i's next job (a prompt chunk or its last token)

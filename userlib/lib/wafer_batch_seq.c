@@ -86,8 +86,7 @@ static void advance(struct wafer_batch *b, unsigned int i, struct wafer_batch_ev
 
 	*ev = (struct wafer_batch_event){ .slot = i, .user_data = s->user_data, .token = -1,
 					  .prev = s->last, .pos0 = s->pos };
-	ev->results = wafer_result(b->out, (uint64_t)i * b->chunk * WAFER_RESULT_SIZE(TOP_K),
-				   TOP_K, 0);
+	ev->results = wafer_result(b->out, wafer_batch_out_offset(b, i), TOP_K, 0);
 	ev->n_results = s->opt.prompt_results && s->pos < s->n_prompt ? s->job_n : 1;
 	s->pos += s->job_n;
 	if (s->pos < s->n_prompt) {
@@ -128,9 +127,14 @@ unsigned int wafer_batch_seq_job(struct wafer_batch *b, unsigned int i, struct w
 			WAFER_JOB_ALL_POSITIONS : 0,
 		.top_k = TOP_K, .in = b->in,
 		.in_offset = ((uint64_t)i * b->ctx_len + s->pos) * 4,
-		.out = b->out, .out_offset = (uint64_t)i * b->chunk * WAFER_RESULT_SIZE(TOP_K),
+		.out = b->out, .out_offset = wafer_batch_out_offset(b, i),
 		.user_data = i,
 	};
+	if (b->times_len) {
+		j->flags |= WAFER_JOB_TIMES;
+		j->times_offset = (uint32_t)(b->slot_out - b->times_len);
+		j->times_len = (uint32_t)wafer_times_len(b->dev, s->job_n);
+	}
 	return s->job_n;
 }
 

@@ -130,7 +130,7 @@ int wafer_dev_stage_stats(struct wafer_dev *dev, struct wafer_stage_stats *out,
 		m = wafer_pipe_member(dev, k);
 		if (!m || !m->ops->stage_stats)
 			return wafer_set_error(-EOPNOTSUPP, "the %s backend reports no per-stage "
-					       "counters (a kernel device's: debugfs, root)",
+					       "counters",
 					       m ? m->ops->name : dev->ops->name);
 		ret = m->ops->stage_stats(m, n < max ? out + n : NULL, n < max ? max - n : 0);
 		if (ret < 0)

@@ -333,8 +333,9 @@ struct wafer_stage_stats {
  * In process: from the firmware (GET_STATS).  A kernel device: this
  * process's own file's, from its fdinfo (drm-engine-stage<N>, only
  * @stage and @modelled_busy_ns), counting the jobs that asked for their
- * chunk times (WAFER_JOB_TIMES); -EOPNOTSUPP while there are none (the
- * whole device's are in debugfs, for root).
+ * chunk times (WAFER_JOB_TIMES, which a struct wafer_batch's jobs on a
+ * kernel device ask for); -EOPNOTSUPP while there are none (the whole
+ * device's are in debugfs, for root).
  *
  * Return: the device's (a pipeline: all members') stage count, which may
  * exceed @max, or a negative errno.

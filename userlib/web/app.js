@@ -193,11 +193,12 @@ function drawStages(cur) {
 	}
 	const box = $('devices');
 	if (!members.size) {
-		$('metrics-note').textContent = 'This backend reports no per-stage counters ' +
-			'(a kernel device\'s are in the driver\'s debugfs: run wafer serve as root ' +
-			'to see them here).';
+		$('metrics-note').textContent = 'No per-stage counters yet (a kernel device ' +
+			'reports the server\'s own stages once a job has completed; some backends ' +
+			'report none).';
 		return;
 	}
+	$('metrics-note').textContent = '';
 	const multi = Object.keys(cur.m).some((k) =>
 		k.startsWith('wafer_serve_member_makespan_seconds_total'));
 	for (const [k, stages] of [...members].sort((a, b) => a[0] - b[0])) {
@@ -226,7 +227,8 @@ function drawStages(cur) {
 		stages.forEach((s, i) => {
 			const key = '{member="' + k + '",stage="' + s + '"}';
 			const occ = span > 0 ? Math.min(1, gain(cur, 'wafer_serve_stage_busy_seconds_total' + key) / span) : 0;
-			const layers = cur.m['wafer_serve_stage_layers' + key] || 0;
+			// absent where the backend does not say (a kernel device)
+			const layers = cur.m['wafer_serve_stage_layers' + key];
 			let c = cells.children[i];
 			if (!c) {
 				c = document.createElement('div');
@@ -235,12 +237,13 @@ function drawStages(cur) {
 					'<div class="tag"></div>';
 				cells.appendChild(c);
 			}
-			c.classList.toggle('empty', !layers);
+			c.classList.toggle('empty', layers === 0);
 			c.dataset.stage = s;
-			c.dataset.layers = layers;
+			c.dataset.layers = layers ?? '';
 			c.dataset.occupancy = occ.toFixed(4);
 			c.dataset.peak = Math.max(Number(c.dataset.peak) || 0, occ).toFixed(4);
-			c.title = 'stage ' + s + ': ' + layers + ' layer(s), ' + (occ * 100).toFixed(1) +
+			c.title = 'stage ' + s + ': ' +
+				(layers === undefined ? '' : layers + ' layer(s), ') + (occ * 100).toFixed(1) +
 				' % busy, peak ' + (c.dataset.peak * 100).toFixed(1) + ' %';
 			c.querySelector('.peak').style.bottom = (c.dataset.peak * 100).toFixed(1) + '%';
 			c.querySelector('.fill').style.height = (occ * 100).toFixed(1) + '%';

@@ -9,8 +9,11 @@
 # by PRIME): it names each device's layers at start, and 8 greedy clients
 # at once (prompts of 1 to ~40 tokens, several prefill chunks) get byte for
 # byte the in-process answers on one device alone; both members ran jobs.
-# /metrics has the kernel devices' per-stage busy time (debugfs, root) that
-# the web page draws, for the single device and for each pipeline member.
+# Both servers run as an unprivileged user (nobody, the device nodes given
+# to its group, as the systemd unit's user is given them), and /metrics has
+# the kernel devices' per-stage busy time that the web page draws, for the
+# single device and for each pipeline member: the driver's fdinfo of the
+# server's file, not debugfs (root only).
 # Stock-only: the driver paths it uses (MODEL_LOAD, SUBMIT, WAIT) are the
 # debug tier's through model_e2e and conformance.
 # wafer-vm: stock-only
@@ -51,11 +54,14 @@ norm() { sed -e 's/"id":"[^"]*",//' -e 's/"created":[0-9]*,//'; }
 
 script="set -e
 PATH=$PATH:/usr/sbin:/sbin; ip link set lo up
-$wafer serve $serve_args --backend kernel --port 8000 >\"\$WAFER_RESULTS/serve.out\" 2>\"\$WAFER_RESULTS/serve.err\" &
+chgrp 65534 /dev/accel/accel0 /dev/accel/accel1; chmod 660 /dev/accel/accel0 /dev/accel/accel1
+as_nobody='setpriv --reuid=65534 --regid=65534 --clear-groups'
+\$as_nobody $wafer serve $serve_args --backend kernel --port 8000 >\"\$WAFER_RESULTS/serve.out\" 2>\"\$WAFER_RESULTS/serve.err\" &
 srv=\$!
 up=0
 for t in \$(seq 150); do curl -sf http://127.0.0.1:8000/health >/dev/null && { up=1; break; }; sleep 0.2; done
 [ \$up = 1 ] || { cat \"\$WAFER_RESULTS/serve.err\"; exit 1; }
+echo \"=== uid\"; awk '/^Uid:/ { print \$2 }' /proc/\$srv/status
 pids=''"
 for i in "${!bodies[@]}"; do
 	script+="
@@ -67,7 +73,7 @@ curl -s http://127.0.0.1:8000/metrics | grep -E '^wafer_serve_(completion_tokens
 kill -TERM \$srv
 rc=0; wait \$srv || rc=\$?
 echo \"=== rc\"; echo \$rc
-$wafer serve $serve_args --backend kernel -d 0-1 --port 8001 >\"\$WAFER_RESULTS/pipe.out\" 2>\"\$WAFER_RESULTS/pipe.err\" &
+\$as_nobody $wafer serve $serve_args --backend kernel -d 0-1 --port 8001 >\"\$WAFER_RESULTS/pipe.out\" 2>\"\$WAFER_RESULTS/pipe.err\" &
 srv=\$!
 up=0
 for t in \$(seq 150); do curl -sf http://127.0.0.1:8001/health >/dev/null && { up=1; break; }; sleep 0.2; done
@@ -95,6 +101,7 @@ section() { printf '%s\n' "$vm_out" | awk -v s="=== $1" '$0 == s { on = 1; next 
 
 printf '%s\n' "$(section serve)"
 expect_contains "$(section serve)" 'kernel backend'
+[ "$(section uid)" = 65534 ] || die "wafer serve ran as uid '$(section uid)', not nobody (65534)"
 [ "$(section rc)" = 0 ] || die "wafer serve exited $(section rc) after SIGTERM"
 printf '%s\n' "$(section metrics)"
 jobs=$(section metrics | awk '$1 == "wafer_serve_device_jobs_total" { print $2 }')
@@ -103,7 +110,7 @@ steps=$(section metrics | awk '$1 == "wafer_serve_steps_total" { print $2 }')
 [ "$jobs" -le $((steps * slots)) ] ||
 	die "$jobs device jobs in $steps steps: more than $slots (the slots) a step"
 echo "$jobs device jobs in $steps steps (at most $slots a step)"
-# Per-stage occupancy for the web page, from the driver's debugfs (root here).
+# Per-stage occupancy for the web page, from the fdinfo of the (unprivileged) server's file.
 busy_stages() {
 	section "$1" | awk -v k="$2" 'index($1, "wafer_serve_stage_busy_seconds_total{member=\"" k "\",") == 1 && $2 > 0 { n++ } END { print n + 0 }'
 }
