@@ -128,11 +128,12 @@ echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.
 echo "=== after-first.rc $?"
 echo "=== after-first.err"; cat /tmp/after-first.err
 # device 1 held by a session (a HELLO, answered): a chain started meanwhile
-# waits for it; the session ends once the node logs the wait
+# waits for it; the session ends once the node logs the wait (the run
+# does not inherit its socket)
 exec 3<>/dev/tcp/$a/7472
 printf "$(hdr 01 01 08)\x01\x00\x00\x00\x01\x00\x00\x00" >&3
 timeout 10 head -c 16 <&3 >/dev/null
-$w run '"$common $after $chain"' >/tmp/held.out 2>/tmp/held.err &
+$w run '"$common $after $chain"' >/tmp/held.out 2>/tmp/held.err 3<&- &
 held=$!
 for _ in $(seq 300); do grep -q "device 1 is held" /tmp/nB && break; sleep 0.1; done
 exec 3<&-

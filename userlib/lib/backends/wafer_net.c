@@ -587,6 +587,9 @@ static int net_model_unload(struct wafer_dev *dev, uint32_t id)
 	if (!t->dead)
 		for (k = 0; k < t->n; k++)
 			call(t, k, WND_UNLOAD, NULL, 0, NULL, 0, WND_DONE, NULL, NULL);
+	for (k = 0; k < NET_CTX; k++)	/* the nodes freed every context */
+		if (t->ctx[k].used < 0)
+			t->ctx[k].used = 0;
 	t->loaded = 0;
 	return 0;
 }
@@ -642,6 +645,9 @@ static int net_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 			     NULL);
 	free(t->ctx[id - 1].slot);
 	memset(&t->ctx[id - 1], 0, sizeof(t->ctx[id - 1]));
+	/* Started, the nodes keep it until the model's unload: its id is not reused before. */
+	if (t->started)
+		t->ctx[id - 1].used = -1;
 	return 0;
 }
 
