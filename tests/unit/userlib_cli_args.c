@@ -2,7 +2,8 @@
 /*
  * The wafer CLI's number and list arguments: a value with trailing junk
  * (8x), a fraction or an exponent where an integer is wanted (8.5, 1e3), a
- * sign, and a device range running backwards (2-0) are refused with exit
+ * sign, a device range running backwards (2-0), and a --chain that is
+ * not HOST[:PORT]:DEVICES,... (or a JSON file that does not read) are refused with exit
  * status 2 and a message naming the flag and the value, in wafer run,
  * serve, bench and plan; the same flags with a valid value parse (checked
  * by following them with --help, which exits 0 once the options before it
@@ -55,6 +56,11 @@ static const struct bad_arg args[] = {
 	{ "bench", "--jobs", "16", "16x" },
 	{ "bench", "--devices", "2", "2x" },
 	{ "bench", "-d", "0", "0x" },
+	{ "run", "--chain", "10.9.0.1:7471:0,10.9.0.1:7472:1", "10.9.0.1:0," },
+	{ "serve", "--chain", "10.9.0.1:7471:0-1", "10.9.0.1:7471:1-0" },
+	{ "serve", "--chain", "h:0+2", "h" },
+	{ "bench", "--chain", "h:7471:0,h:7472:1", "h:0:1" },
+	{ "bench", "--chain", "h:0", "/nonexistent/chain.json" },
 	{ "plan", "--devices", "4", "4x" },
 	{ "plan", "--batch", "4", "4x" },
 };

@@ -356,9 +356,40 @@ static void test_chain_files(void)
 #undef REFUSED
 }
 
+/* HEALTH (no payload) and its answer HEALTHY: state (0..3), jobs run. */
+static void test_health(void)
+{
+	struct wnd_healthy hl = { .state = 2, .jobs = 0x100000002ull }, hl2;
+	unsigned char b[WND_HDR + 16];
+	struct wnd_hdr h;
+	size_t n;
+
+	wnd_put_hdr(b, WND_HEALTH, 0);
+	wt_ok(!wnd_parse_hdr(b, &h, why, sizeof(why)) && h.type == WND_HEALTH && !h.len,
+	      "a HEALTH header round-trips");
+	hdr_bytes(b, WND_MAGIC, 1, WND_HEALTH, 4, 0);
+	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "HEALTH: length 4 (must be 0)"),
+	      "a HEALTH with a payload is refused: %s", why);
+	n = wnd_put_healthy(b, &hl);
+	wt_ok(n == 12 && n == (size_t)wnd_payload_len(WND_HEALTHY) &&
+	      !wnd_get_healthy(b, n, &hl2, why, sizeof(why)) && hl2.state == 2 &&
+	      hl2.jobs == 0x100000002ull, "HEALTHY round-trips (state, 64-bit jobs)");
+	hdr_bytes(b, WND_MAGIC, 1, WND_HEALTHY, 8, 0);
+	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "HEALTHY: length 8 (must be 12)"),
+	      "a short HEALTHY header is refused: %s", why);
+	wt_ok(rejects(wnd_get_healthy(b, 11, &hl2, why, sizeof(why)), "HEALTHY: 11 bytes"),
+	      "a short HEALTHY payload is refused: %s", why);
+	hl.state = 4;
+	wnd_put_healthy(b, &hl);
+	wt_ok(rejects(wnd_get_healthy(b, 12, &hl2, why, sizeof(why)),
+		      "HEALTHY: state 4 out of range (0..3)"), "an unknown state is refused: %s",
+	      why);
+}
+
 int main(void)
 {
 	test_header();
+	test_health();
 	test_payloads();
 	test_jobs();
 	test_chains();

@@ -170,6 +170,12 @@ void cli_print_afd(struct wafer_dev *dev, const struct cli_devices *d, FILE *f);
 /* wafer info --afd: the groups (0 or 1). */
 int cli_afd_info(const struct cli_devices *d);
 
+/*
+ * --chain HOST[:PORT]:DEVICES[,...] or FILE.json (wafer run, bench, serve):
+ * the members parsed by libwafer (wafer_chain_parse(), _load()) now, so a
+ * bad one is refused with the options; 0, or -1 with wafer_last_error().
+ */
+int cli_parse_chain(const char *s, struct cli_devices *d);
 /* 0, or 2 with a message when --split does not match -d. */
 int cli_devices_check(const struct cli_devices *d, const char *cmd);
 /* One device, or a pipeline when several are listed or a split is given. */

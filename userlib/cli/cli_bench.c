@@ -32,6 +32,11 @@
  *                        sequence's tokens checked against it run alone; N
  *                        where the model does not fit say so, and the first
  *                        N that fits is named
+ *   chain                with --chain, instead of the backends above: the
+ *                        single-sequence and concurrent tables on a chain of
+ *                        `wafer node` devices over RDMA links (the same
+ *                        wafer_open_chain() as wafer run --chain); modelled
+ *                        figures from the chain's completions
  *   weight streaming     the same device with the model resident and with its
  *                        weights streamed from host memory (--stream-weights
  *                        on): modelled tokens/s of B = 1, 4, 16 sequences
@@ -105,6 +110,8 @@ static const unsigned int stream_b[] = { 1, 4, 16 };
  *	few as hold the draft)
  * @afd: --afd A:F (each with its --afd-profiles PA:PF): the AFD rows
  * @n_afd: their count
+ * @chain: --chain: the model on a chain of `wafer node` devices instead of
+ *	the local backends (@chain.chain NULL: none)
  */
 struct bench_args {
 	const char *model;
@@ -123,6 +130,7 @@ struct bench_args {
 	unsigned int draft_stages;
 	struct cli_devices afd[MAX_AFD];
 	unsigned int n_afd;
+	struct cli_devices chain;
 };
 
 /* How a modelled figure was obtained. */
@@ -778,7 +786,11 @@ static void describe(struct bench *bn, struct wafer_dev *dev)
 	struct wafer_info i;
 
 	wafer_query(dev, &i);
-	if (!strcmp(wafer_backend_name(dev), "kernel"))
+	if (!strcmp(wafer_backend_name(dev), "chain"))
+		snprintf(bn->devs[bn->n_devs++], sizeof(bn->devs[0]),
+			 "chain: wafer nodes over RDMA links, %u stages in all, %.2f GHz",
+			 i.stages, i.clock_hz / 1e9);
+	else if (!strcmp(wafer_backend_name(dev), "kernel"))
 		snprintf(bn->devs[bn->n_devs++], sizeof(bn->devs[0]),
 			 "kernel: /dev/accel/accel%d, profile %s, %u stages x %llu KiB, %.2f GHz",
 			 wafer_device_index(dev), i.profile_name, i.stages,
@@ -796,6 +808,7 @@ static int run_decode(struct bench *bn, const struct bench_args *a, struct wafer
 {
 	const char *be = wafer_backend_name(dev), *sp = wafer_submit_name(dev);
 	struct decode_res *r = &bn->single[bn->n_single];
+	struct wafer_info di;
 	unsigned int k;
 
 	fprintf(stderr, "wafer bench: %s: single sequence, %u tokens\n", be, a->tokens);
@@ -804,8 +817,15 @@ static int run_decode(struct bench *bn, const struct bench_args *a, struct wafer
 	r->backend = be;
 	r->submit = sp;
 	bn->n_single++;
+	wafer_query(dev, &di);
 	for (k = 0; k < N_B; k++) {
 		r = &bn->agg[bn->n_agg];
+		/* One batch of B jobs is submitted before it is reaped (a chain: 8 at most). */
+		if (di.max_inflight_jobs && batch_sizes[k] > di.max_inflight_jobs) {
+			fprintf(stderr, "wafer bench: %s: %u sequences: the device takes %u jobs in "
+				"flight\n", be, batch_sizes[k], di.max_inflight_jobs);
+			continue;
+		}
 		fprintf(stderr, "wafer bench: %s: %u sequences x %u tokens\n", be,
 			batch_sizes[k], a->tokens);
 		if (decode(dev, m, batch_sizes[k], a->tokens, r))
@@ -885,6 +905,27 @@ static int run_inproc(struct bench *bn, const struct bench_args *a, const void *
 	ret = run_decode(bn, a, dev, m);
 	if (!ret)
 		ret = run_subcost(bn, a, &dev, &m, 1);
+	close_dev(dev, m);
+	return ret;
+}
+
+/* --chain: the decode figures on the chain (no submission cost: it runs no NOP jobs). */
+static int run_chain(struct bench *bn, const struct bench_args *a, const void *blob,
+		     size_t len)
+{
+	struct wafer_model *m;
+	struct wafer_dev *dev;
+	int ret;
+
+	if (cli_open(&a->chain, &dev))
+		return fail("opening the chain");
+	if (wafer_model_load(dev, blob, len, &m)) {
+		fail("loading the model on the chain");
+		wafer_close(dev);
+		return -1;
+	}
+	describe(bn, dev);
+	ret = run_decode(bn, a, dev, m);
 	close_dev(dev, m);
 	return ret;
 }
@@ -1444,7 +1485,8 @@ static void print_tables(const struct bench *bn, const struct bench_args *a,
 		       "first-job latency + (B-1)/B x the busiest stage's modelled busy time "
 		       "(debugfs stages)\n");
 
-	print_subcost(bn);
+	if (bn->n_sub)
+		print_subcost(bn);
 	if (bn->n_axis)
 		print_axis(bn);
 	if (bn->n_str)
@@ -1489,13 +1531,17 @@ static void usage(FILE *f)
 		"  --afd-profiles PA:PF  the last --afd's groups' profiles (e.g. asic:wafer)\n"
 		"  --expert-devices N    the last --afd's MoE layers' routed experts over N\n"
 		"                        more devices (expert parallelism; with --moe)\n"
+		"  --chain HOST[:PORT]:DEVICES[,...]  instead of the local backends: the\n"
+		"                        single and concurrent tables on the model's layers\n"
+		"                        over `wafer node`s' devices, jobs carried by RDMA\n"
+		"                        links; or --chain FILE.json (as wafer run --chain)\n"
 		"  --link HOST[:PORT]    the host-to-host RDMA link instead: latency and\n"
 		"                        bandwidth by size (wafer bench --link --help)\n");
 }
 
 enum { OPT_BACKEND = 256, OPT_QUANT, OPT_TOKENS, OPT_JOBS, OPT_QUICK, OPT_DEVICES,
        OPT_PROFILE, OPT_STAGES, OPT_SRAM, OPT_HELP, OPT_DRAFT_TOKENS, OPT_DRAFT_STAGES, OPT_MOE,
-       OPT_MOE_GATE, OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES, OPT_AFD_EXPERTS };
+       OPT_MOE_GATE, OPT_MICRO, OPT_AFD, OPT_AFD_PROFILES, OPT_AFD_EXPERTS, OPT_CHAIN };
 
 static const struct option long_opts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
@@ -1516,6 +1562,7 @@ static const struct option long_opts[] = {
 	{ "afd", required_argument, NULL, OPT_AFD },
 	{ "afd-profiles", required_argument, NULL, OPT_AFD_PROFILES },
 	{ "expert-devices", required_argument, NULL, OPT_AFD_EXPERTS },
+	{ "chain", required_argument, NULL, OPT_CHAIN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -1605,6 +1652,8 @@ static int bench_opt(struct bench_args *a, int opt, const char *arg, unsigned in
 		return !a->n_afd || cli_parse_afd_profiles(arg, &a->afd[a->n_afd - 1]);
 	case OPT_AFD_EXPERTS:
 		return !a->n_afd || cli_parse_expert_devices(arg, &a->afd[a->n_afd - 1]);
+	case OPT_CHAIN:
+		return cli_parse_chain(arg, &a->chain) ? 1 : 0;
 	default:
 		return -1;
 	}
@@ -1637,8 +1686,9 @@ static int parse(struct bench_args *a, int argc, char **argv)
 		/* nonzero: a bad value (the parsers say -1 or 1) */
 		bad = bench_opt(a, opt, optarg, &tokens, &jobs);
 		if (bad) {
-			fprintf(stderr, "wafer bench: bad value '%s' for %s\n", optarg,
-				opt_name(opt));
+			fprintf(stderr, "wafer bench: bad value '%s' for %s%s%s\n", optarg,
+				opt_name(opt), opt == OPT_CHAIN ? ": " : "",
+				opt == OPT_CHAIN ? wafer_last_error() : "");
 			usage(stderr);
 			return 2;
 		}
@@ -1648,6 +1698,16 @@ static int parse(struct bench_args *a, int argc, char **argv)
 		return 2;
 	}
 	a->model = optind < argc ? argv[optind] : NULL;
+	if (a->chain.chain && (a->n_afd || a->tokenizer || a->index >= 0)) {
+		fprintf(stderr, "wafer bench: --chain measures the chain alone (no -d, --afd or "
+			"-z)\n");
+		return 2;
+	}
+	if (a->chain.chain) {	/* the chain instead of the local backends */
+		a->kernel = 0;
+		a->inproc = 0;
+		a->devices = 0;
+	}
 	if (a->tokenizer && !a->model) {
 		fprintf(stderr, "wafer bench: -z needs MODEL.bin (the drafts are made from it)\n");
 		return 2;
@@ -1707,7 +1767,7 @@ int cli_cmd_bench(int argc, char **argv)
 		fail("converting the model");
 		return 1;
 	}
-	ret = 0;
+	ret = a.chain.chain ? run_chain(&bn, &a, blob, len) : 0;
 	if (a.kernel)
 		ret = run_kernel(&bn, &a, blob, len);
 	if (!ret && a.inproc)

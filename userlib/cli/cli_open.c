@@ -7,6 +7,9 @@
 #include "cli.h"
 #include "wafer_link.h"
 
+/* Members of a --chain (wafer_open_chain() checks its own limit). */
+#define CLI_CHAIN_MAX	128
+
 int cli_parse_moe(const char *s, struct wafer_moe_opts *o)
 {
 	unsigned int v[3] = { 0, 0, 0 }, i;
@@ -107,13 +110,30 @@ int cli_devices_check(const struct cli_devices *d, const char *cmd)
 	return 2;
 }
 
+/* The members of --chain @s (HOST[:PORT]:DEVICES,... or FILE.json) into @m: their count, or -errno. */
+static int chain_members(const char *s, struct wafer_chain_member *m, unsigned int max)
+{
+	size_t l = strlen(s);
+
+	return l > 5 && !strcmp(s + l - 5, ".json") ? wafer_chain_load(s, m, max) :
+		wafer_chain_parse(s, m, max);
+}
+
+int cli_parse_chain(const char *s, struct cli_devices *d)
+{
+	static struct wafer_chain_member m[CLI_CHAIN_MAX];
+
+	if (chain_members(s, m, CLI_CHAIN_MAX) < 0)
+		return -1;
+	d->chain = s;
+	return 0;
+}
+
 /* --chain: the members parsed (or read from FILE.json), the split checked against them, the chain opened. */
 static int cli_open_chain(const struct cli_devices *d, struct wafer_dev **dev)
 {
-	static struct wafer_chain_member m[128];
-	size_t l = strlen(d->chain);
-	int n = l > 5 && !strcmp(d->chain + l - 5, ".json") ? wafer_chain_load(d->chain, m, 128) :
-		wafer_chain_parse(d->chain, m, 128);
+	static struct wafer_chain_member m[CLI_CHAIN_MAX];
+	int n = chain_members(d->chain, m, CLI_CHAIN_MAX);
 
 	if (n < 0)
 		return n;

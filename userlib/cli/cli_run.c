@@ -289,8 +289,7 @@ static int parse_device_opt(struct run_args *a, int opt, const char *arg)
 	case OPT_XDEV:
 		return cli_parse_expert_devices(arg, &a->devs) ? 1 : 0;
 	case OPT_CHAIN:
-		a->devs.chain = arg;
-		return 0;
+		return cli_parse_chain(arg, &a->devs) ? 1 : 0;
 	default:
 		return -1;
 	}
@@ -312,6 +311,8 @@ static const char *run_allowed(int opt)
 		return "a non-negative integer";
 	case 'd':
 		return "a device index 0..4095 or a list: 0-4, 0,2,3";
+	case OPT_CHAIN:
+		return wafer_last_error();	/* the member or the file's field that is wrong */
 	case OPT_QUANT:
 		return "int8 or int4";
 	case OPT_GROUP:

@@ -115,6 +115,9 @@ static void usage(FILE *f)
 		"  -d LIST              devices (as wafer run; several: the model's layers\n"
 		"                       split over them, a pipeline)\n"
 		"  --backend kernel|inproc  (default: kernel if a wafer device exists)\n"
+		"  --chain HOST[:PORT]:DEVICES[,...]  the model's layers over `wafer node`s'\n"
+		"                       devices, in order, jobs carried by RDMA links; or\n"
+		"                       --chain FILE.json (as wafer run --chain)\n"
 		"  --stream-weights auto|on|off  weights streamed from host memory (auto, the\n"
 		"                       default: when the model does not fit in SRAM)\n");
 }
@@ -122,7 +125,7 @@ static void usage(FILE *f)
 enum { OPT_HOST = 256, OPT_PORT, OPT_SLOTS, OPT_QUEUE, OPT_CTX, OPT_CHUNK, OPT_MAXTOK,
        OPT_MAXBODY, OPT_MAXCONN, OPT_IDLE, OPT_HEADER, OPT_DRAIN, OPT_QUANT, OPT_BACKEND,
        OPT_HELP, OPT_STREAM, OPT_KEY, OPT_KEYFILE, OPT_OPEN, OPT_ORIGINS, OPT_LOGFILE,
-       OPT_LOGFMT, OPT_TEMPLATE };
+       OPT_LOGFMT, OPT_TEMPLATE, OPT_CHAIN };
 
 static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
@@ -148,6 +151,7 @@ static const struct option long_opts[] = {
 	{ "log-file", required_argument, NULL, OPT_LOGFILE },
 	{ "log-format", required_argument, NULL, OPT_LOGFMT },
 	{ "chat-template", required_argument, NULL, OPT_TEMPLATE },
+	{ "chain", required_argument, NULL, OPT_CHAIN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -242,6 +246,9 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		fprintf(stderr, "wafer serve: --chat-template does not parse: %s\n", err);
 		return 2;
 	}
+	case OPT_CHAIN:
+		bad = cli_parse_chain(arg, &a->devs);
+		break;
 	case OPT_HELP:
 		usage(stdout);
 		exit(0);
@@ -251,8 +258,9 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	}
 	if (!bad)
 		return 0;
-	fprintf(stderr, "wafer serve: bad value '%s' for -%c%s\n", arg ? arg : "",
-		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_HOST].name);
+	fprintf(stderr, "wafer serve: bad value '%s' for -%c%s%s%s\n", arg ? arg : "",
+		opt < 256 ? opt : '-', opt < 256 ? "" : long_opts[opt - OPT_HOST].name,
+		opt == OPT_CHAIN ? ": " : "", opt == OPT_CHAIN ? wafer_last_error() : "");
 	return 2;
 }
 

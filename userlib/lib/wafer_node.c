@@ -8,7 +8,9 @@
  * that sends a bad message, another version or nothing is refused with
  * the reason and closed.  When the connection ends, whatever the session
  * held goes with the device's close: the device is free for the next
- * chain at once.
+ * chain once its links are stopped; a HELLO for a device still held waits
+ * for it up to the node's timeout (a new chain right after a client or a
+ * neighbour died), and is refused after.
  */
 #include <errno.h>
 #include <poll.h>
@@ -63,6 +65,41 @@ static int refuse(int fd, const char *peer, FILE *log, const char *why)
 	return -EPROTO;
 }
 
+/*
+ * Owned device @i (index @device) claimed for @s; waits up to the node's
+ * timeout while another session holds it (it may be releasing it: its
+ * client gone, its links stopping).  0, or -EBUSY.
+ */
+static int claim(struct wnd_node *nd, struct wnd_session *s, unsigned int i,
+		 unsigned int device)
+{
+	uint64_t t0 = wafer_now_ns(), end = t0 + (uint64_t)s->timeout_ms * 1000000;
+	int held, waited = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&nd->lock);
+		held = nd->busy[i];
+		nd->busy[i] = 1;
+		pthread_mutex_unlock(&nd->lock);
+		if (!held || wafer_now_ns() >= end || (nd->o->stop && *nd->o->stop))
+			break;
+		if (!waited++) {
+			fprintf(s->log, "wafer node: client %s: device %u is held by another "
+				"session; waiting up to %d ms for it\n", s->peer, device,
+				s->timeout_ms);
+			fflush(s->log);
+		}
+		poll(NULL, 0, 20);
+	}
+	if (waited && !held) {
+		fprintf(s->log, "wafer node: client %s: device %u was freed after %llu ms\n",
+			s->peer, device,
+			(unsigned long long)((wafer_now_ns() - t0) / 1000000));
+		fflush(s->log);
+	}
+	return held ? -EBUSY : 0;
+}
+
 /* HELLO: the device claimed, opened; WELCOME with its info. */
 static int hello(struct wnd_node *nd, struct wnd_session *s)
 {
@@ -92,10 +129,7 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 		snprintf(why, sizeof(why), "HELLO: device %u is not one of this node's", h.device);
 		return refuse(s->fd, s->peer, s->log, why);
 	}
-	pthread_mutex_lock(&nd->lock);
-	r = nd->busy[i];
-	nd->busy[i] = 1;
-	pthread_mutex_unlock(&nd->lock);
+	r = claim(nd, s, i, h.device);
 	if (r) {
 		snprintf(why, sizeof(why), "HELLO: device %u is in another chain", h.device);
 		return refuse(s->fd, s->peer, s->log, why);

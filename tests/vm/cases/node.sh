@@ -15,7 +15,15 @@
 #   by itself (no hang) naming the dead node's host, port and device; the
 #   surviving node frees its device and the restarted node joins a new
 #   chain (named by a JSON file after the first kill) whose text is again
-#   the one device's, the run ending with status 0 (else it prints why).
+#   the one device's, the run ending with status 0 (else it prints why);
+# - wafer bench --chain prints its single and concurrent figures, and
+#   wafer serve --chain answers a completion with the in-process text;
+# - a node stopped (SIGSTOP: hung, its connections open) mid-run: the run
+#   fails by itself naming it, the node that does not answer HEALTH, not
+#   the member the client waits on;
+# - a device held by another session: a new chain's HELLO waits for it
+#   (as for a session still releasing its device after a kill) and the
+#   chain runs once it is freed.
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer
@@ -30,6 +38,7 @@ runs=(
 	"moe-split|--quant int8 -n 64 --moe 4,2|--split 4,1"
 )
 after="--quant int8 -n 40"
+body='{"model":"stories260K","prompt":"Once upon a time","max_tokens":24,"temperature":0}'
 
 script='set -u
 '"$repo"'/tests/vm/rxe-up || exit 125
@@ -59,15 +68,26 @@ peer() {
 	exec 3<&-
 }
 hdr() { echo "WNOD\\x$1\\x00\\x$2\\x00\\x$3\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; }
-# killrun NAME PID-VAR: a run killed mid-way by killing a node
+# killrun NAME PID [STOP]: a run ended mid-way by killing a node (STOP: by
+# stopping it, then continuing it once the run ended)
 killrun() {
+	local sig=${3:-KILL}
 	timeout 120 $w run '"$common"' --quant int8 -n 400 '"$chain"' >/tmp/$1.out 2>/tmp/$1.err &
 	run=$!
 	for _ in $(seq 600); do [ $(wc -c </tmp/$1.out) -gt 40 ] && break; sleep 0.1; done
-	t0=$(date +%s%N); kill -KILL $2; wait $2 2>/dev/null
+	t0=$(date +%s%N); kill -$sig $2
+	[ $sig = KILL ] && wait $2 2>/dev/null
 	wait $run; rc=$?; t1=$(date +%s%N)
-	echo "=== $1"; echo "rc $rc after the kill: $(( (t1 - t0) / 1000000 )) ms"; cat /tmp/$1.err
+	[ $sig = STOP ] && kill -CONT $2
+	echo "=== $1"; echo "rc $rc after the $sig: $(( (t1 - t0) / 1000000 )) ms"; cat /tmp/$1.err
 }
+# freed LOG N: waits until LOG says "left the chain" more than N times
+freed() {
+	for _ in $(seq 300); do
+		[ $(grep -c "left the chain" $1) -gt $2 ] && return 0; sleep 0.1
+	done
+}
+printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
 node /tmp/nA 0 7471 && nA=$!
 node /tmp/nB 1 7472 && nB=$!'
 for r in "${runs[@]}"; do
@@ -83,10 +103,22 @@ peer device "$(hdr 01 01 08)" "\x01\x00\x00\x00\x05\x00\x00\x00"
 peer field "$(hdr 01 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00" "$(hdr 01 07 0c)" \
 	"\x41\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00"
 peer silent
+echo "=== bench"; $w bench --chain "$a:7471:0,$a:7472:1" --quick --tokens 4 2>/tmp/bench.err
+echo "=== bench.rc $?"; echo "=== bench.err"; cat /tmp/bench.err
+body='"'$body'"'
+$w serve '"$models/stories260K.bin -z $models/tok512.bin"' --chain /tmp/chain.json --slots 2 \
+	--host $a --port 8000 >/tmp/serve.out 2>/tmp/serve.err &
+srv=$!
+for _ in $(seq 300); do curl -sf http://$a:8000/health >/dev/null && break; sleep 0.2; done
+echo "=== serve"; curl -s -d "$body" http://$a:8000/v1/completions; echo
+kill -TERM $srv; wait $srv; echo "=== serve.rc $?"
+echo "=== serve.err"; cat /tmp/serve.out /tmp/serve.err
+fa=$(grep -c "left the chain" /tmp/nA) fb=$(grep -c "left the chain" /tmp/nB)
+killrun stop-first $nA STOP
+freed /tmp/nA $fa; freed /tmp/nB $fb
 killrun kill-last $nB
 node /tmp/nB 1 7472 && nB=$!
 # the new chain named by a JSON file
-printf "{\"version\": 1, \"members\": [{\"host\": \"$a\", \"port\": 7471, \"devices\": 0},\n  {\"host\": \"$a\", \"port\": 7472, \"devices\": \"1\"}]}\n" >/tmp/chain.json
 echo "=== after-last.out"; $w run '"$common $after"' --chain /tmp/chain.json 2>/tmp/after-last.err
 echo "=== after-last.rc $?"
 echo "=== after-last.err"; cat /tmp/after-last.err
@@ -95,6 +127,19 @@ node /tmp/nA 0 7471 && nA=$!
 echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.err
 echo "=== after-first.rc $?"
 echo "=== after-first.err"; cat /tmp/after-first.err
+# device 1 held by a session (a HELLO, answered): a chain started meanwhile
+# waits for it; the session ends once the node logs the wait (the run
+# does not inherit its socket)
+exec 3<>/dev/tcp/$a/7472
+printf "$(hdr 01 01 08)\x01\x00\x00\x00\x01\x00\x00\x00" >&3
+timeout 10 head -c 16 <&3 >/dev/null
+$w run '"$common $after $chain"' >/tmp/held.out 2>/tmp/held.err 3<&- &
+held=$!
+for _ in $(seq 300); do grep -q "device 1 is held" /tmp/nB && break; sleep 0.1; done
+exec 3<&-
+wait $held; echo "=== held.rc $?"
+echo "=== held.out"; cat /tmp/held.out
+echo "=== held.err"; cat /tmp/held.err
 echo "=== log-A"; cat /tmp/nA
 echo "=== log-B"; cat /tmp/nB
 kill $nA $nB; wait
@@ -159,3 +204,52 @@ for k in last:7472:1 first:7471:0; do
 done
 expect_contains "$logA" 'left the chain; the device is free'
 echo "ok - the surviving node freed its device; the restarted node joined a new chain"
+
+# A stopped node (hung, its connections open) is named: it answers no HEALTH.
+out=$(section stop-first)
+rc=$(sed -n 's/^rc \([0-9]*\) .*/\1/p' <<<"$out")
+[ "$rc" != 0 ] || die "stop-first: the run went on while its first node was stopped"
+[ "$rc" != 124 ] || die "stop-first: the run hung until timeout(1) ended it"
+expect_contains "$out" "node $a:7471 device 0: no answer to HEALTH in [0-9]+ ms \(the node hung\?\)"
+echo "ok - stop-first: $(head -1 <<<"$out"), the error names the stopped node: $(grep -o 'node [^ ]* device 0: no answer[^;]*' <<<"$out" | head -1)"
+
+# A chain started while a device is held waits for it, then runs.
+rc=$(printf '%s\n' "$vm_out" | sed -n "s/^=== held\.rc //p")
+if [ "$rc" != 0 ]; then
+	section held.err
+	die "held: the chain started while device 1 was held ended with status '$rc'"
+fi
+expect_contains "$logB" "device 1 is held by another session; waiting up to 5000 ms for it"
+expect_contains "$logB" "device 1 was freed after [0-9]+ ms"
+same held "$after"
+echo "ok - held: the new chain's HELLO waited for the held device ($(grep -o 'device 1 was freed after [0-9]* ms' <<<"$logB" | tail -1)), then ran"
+
+# wafer bench --chain: the single and concurrent tables, modelled figures from the chain.
+b=$(section bench)
+[ "$(printf '%s\n' "$vm_out" | sed -n "s/^=== bench\.rc //p")" = 0 ] || { section bench.err; die "bench --chain failed"; }
+expect_contains "$b" '^  chain: wafer nodes over RDMA links, [0-9]+ stages in all'
+expect_contains "$b" '^  chain +link +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
+expect_contains "$b" '^  chain +link +8 +32 +[0-9.]+ +[0-9.]+x +[0-9.]+ +[0-9.]+x$'
+echo "ok - bench --chain: $(grep -E '^  chain +link +8 ' <<<"$b")"
+
+# wafer serve --chain: one completion, the in-process server's text.
+norm() { sed -e 's/"id":"[^"]*",//' -e 's/"created":[0-9]*,//'; }
+got=$(section serve | norm)
+[ "$(printf '%s\n' "$vm_out" | sed -n "s/^=== serve\.rc //p")" = 0 ] || { section serve.err; die "serve --chain did not exit 0 on SIGTERM"; }
+hout=$(mktemp)
+"$wafer" serve "$models/stories260K.bin" -z "$models/tok512.bin" --slots 2 --backend inproc \
+	--port 0 >"$hout" 2>/dev/null &
+hpid=$!
+for _ in $(seq 100); do grep -q 'listening on' "$hout" && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on http:.*:\([0-9]*\)$/\1/p' "$hout")
+want=
+[ -z "$port" ] || want=$(curl -s -d "$body" "http://127.0.0.1:$port/v1/completions" | norm)
+kill -TERM "$hpid"; wait "$hpid"; rm -f "$hout"
+[ -n "$port" ] || die "the host's inproc server did not start"
+expect_contains "$want" '"finish_reason":"(stop|length)"'
+if [ "$got" != "$want" ]; then
+	printf 'want %s\n got %s\n' "$want" "$got"
+	section serve.err
+	die "serve --chain: the completion differs from the in-process server's"
+fi
+echo "ok - serve --chain: a completion == the in-process server's ($(grep -o '"text":"[^"]*"' <<<"$got" | head -c 80)...)"

@@ -20,7 +20,11 @@
  *
  * A member that fails (its node dies: its control connection closes; a
  * link breaks; nothing arrives within the timeout) fails every job in
- * flight and every later call, naming the node and device.
+ * flight and every later call, naming the node and device.  A node that
+ * hangs (stopped, its host stuck) closes nothing: while jobs are in flight
+ * each member is asked HEALTH every second, and one that has not answered
+ * within the timeout is named as hung, before a neighbour whose link to it
+ * timed out.
  */
 #include <errno.h>
 #include <poll.h>
@@ -39,6 +43,7 @@
 #define NET_MAX		128	/* members */
 #define NET_SLOTS	8	/* jobs in flight (slots per link) */
 #define NET_CTX		WND_MAX_CTX
+#define NET_PROBE_MS	1000	/* a member asked HEALTH at most this often */
 
 struct net_member {
 	struct wafer_chain_member m;
@@ -47,6 +52,8 @@ struct net_member {
 	struct wnd_welcome w;
 	struct wnd_loaded ld;
 	uint32_t first;
+	uint64_t probe_ns;
+	uint64_t healthy_ns;
 };
 
 struct net_slot {
@@ -82,6 +89,7 @@ struct net {
 	uint64_t reaped_ns;
 	int dead;
 	char dead_msg[400];
+	int finding;
 };
 
 static struct net *net_of(const struct wafer_dev *dev)
@@ -126,31 +134,108 @@ static int hung_up(struct net *t, int wait_ms)
 	}
 }
 
+/* Asks HEALTH of each member not asked within NET_PROBE_MS (@all: of each not waited on). */
+static void probe(struct net *t, int all)
+{
+	uint64_t now = wafer_now_ns();
+	unsigned int k;
+
+	for (k = 0; k < t->n; k++) {
+		struct net_member *m = &t->mb[k];
+
+		if (m->probe_ns || (!all && now - m->healthy_ns < NET_PROBE_MS * 1000000ull))
+			continue;
+		if (!wnd_send(m->fd, WND_HEALTH, NULL, 0, NULL, 0))
+			m->probe_ns = now;
+	}
+}
+
+/* The member longest asked HEALTH without answering, for over @ms; or -1. */
+static int unanswered(struct net *t, int ms)
+{
+	uint64_t now = wafer_now_ns(), oldest = 0;
+	unsigned int k;
+	int who = -1;
+
+	for (k = 0; k < t->n; k++) {
+		uint64_t at = t->mb[k].probe_ns;
+
+		if (at && now - at > (uint64_t)ms * 1000000 && (who < 0 || at < oldest)) {
+			who = (int)k;
+			oldest = at;
+		}
+	}
+	return who;
+}
+
+/* Member @k's HEALTHY, the answer to its probe. */
+static int healthy(struct net *t, unsigned int k, const void *buf, uint32_t len)
+{
+	struct wnd_healthy hl;
+	char why[200];
+
+	if (!t->mb[k].probe_ns)
+		return die(t, -EPROTO, "%s: a HEALTHY it was not asked for", t->mb[k].name);
+	if (wnd_get_healthy(buf, len, &hl, why, sizeof(why)))
+		return die(t, -EPROTO, "%s: %s", t->mb[k].name, why);
+	t->mb[k].probe_ns = 0;
+	t->mb[k].healthy_ns = wafer_now_ns();
+	return 0;
+}
+
+/* The hung member named: its HEALTH unanswered. */
+static int die_hung(struct net *t, int k)
+{
+	return die(t, -ETIMEDOUT, "%s: no answer to HEALTH in %llu ms (the node hung?)",
+		   t->mb[k].name,
+		   (unsigned long long)((wafer_now_ns() - t->mb[k].probe_ns) / 1000000));
+}
+
+static int check_nodes(struct net *t, int wait_ms);
+
 /*
- * What the nodes said of their own (an ERROR of a member's jobs) or that a
- * node's connection closed; waits up to @wait_ms for it.  0: nothing.  A
- * node that died is named before its neighbours' errors (their links to it
- * broke): an ERROR waits a second for a death to show.
+ * Before a failure is blamed on the member that saw it: every member is
+ * asked HEALTH, and one that does not answer within @ms is named instead
+ * (the others' answers are read).  0: all answered.
+ */
+static int find_hung(struct net *t, int ms)
+{
+	uint64_t end = wafer_now_ns() + (uint64_t)ms * 1000000;
+	int k, r = 0;
+
+	t->finding = 1;	/* the neighbours' ERRORs are read, not believed */
+	probe(t, 1);
+	while (!r && wafer_now_ns() < end && unanswered(t, 0) >= 0)
+		r = check_nodes(t, 50);
+	t->finding = 0;
+	if (r)
+		return r;
+	k = unanswered(t, ms);
+	return k < 0 ? 0 : die_hung(t, k);
+}
+
+/*
+ * What the nodes said of their own (an ERROR of a member's jobs, a HEALTHY)
+ * or that a node's connection closed; waits up to @wait_ms for it.  0:
+ * nothing wrong.  A node that died or hung is named before its neighbours'
+ * errors (their links to it broke or timed out): an ERROR waits a second
+ * for a death to show and for every member's answer to HEALTH.
  */
 static int check_nodes(struct net *t, int wait_ms)
 {
+	char why[200], text[WND_TEXT_MAX + 1];
 	struct pollfd p[NET_MAX];
 	unsigned int k;
-	int dead;
+	int dead, e = 0, from = -1;
 
 	for (k = 0; k < t->n; k++)
 		p[k] = (struct pollfd){ .fd = t->mb[k].fd, .events = POLLIN };
 	if (poll(p, t->n, wait_ms) <= 0)
 		return 0;
-	dead = hung_up(t, 1000);
-	if (dead >= 0)
-		return die(t, -ECONNRESET, "%s: its connection closed (the node died?)",
-			   t->mb[dead].name);
-	for (k = 0; k < t->n; k++) {
+	for (k = 0; k < t->n && from < 0; k++) {
 		unsigned char buf[WND_MSG_MAX];
-		char why[200], text[WND_TEXT_MAX + 1];
 		struct wnd_hdr h;
-		int r, e;
+		int r;
 
 		if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -161,12 +246,27 @@ static int check_nodes(struct net *t, int wait_ms)
 		if (r)
 			return die(t, -EPROTO, "%s: %s", t->mb[k].name,
 				   r == -EPROTO ? why : strerror(-r));
-		if (h.type == WND_ERROR && !wnd_get_error(buf, h.len, &e, text, sizeof(text), why,
-							  sizeof(why)))
-			return die(t, e, "%s: %s", t->mb[k].name, text);
-		return die(t, -EPROTO, "%s: unexpected message type %u", t->mb[k].name, h.type);
+		if (h.type == WND_HEALTHY) {
+			if (healthy(t, k, buf, h.len))
+				return t->dead;
+			continue;
+		}
+		if (h.type != WND_ERROR || wnd_get_error(buf, h.len, &e, text, sizeof(text), why,
+							 sizeof(why)))
+			return die(t, -EPROTO, "%s: unexpected message type %u", t->mb[k].name,
+				   h.type);
+		if (!t->finding)
+			from = (int)k;
 	}
-	return 0;
+	if (from < 0)
+		return 0;
+	dead = hung_up(t, 1000);
+	if (dead >= 0)
+		return die(t, -ECONNRESET, "%s: its connection closed (the node died?)",
+			   t->mb[dead].name);
+	if (find_hung(t, 1000))
+		return t->dead;
+	return die(t, e, "%s: %s", t->mb[from].name, text);
 }
 
 /* A request to member @k and its answer (@want, or an ERROR said as the error). */
@@ -184,8 +284,12 @@ static int call(struct net *t, unsigned int k, enum wnd_type type, const void *p
 	r = wnd_send(m->fd, type, p, len, p2, len2);
 	if (r)
 		return die(t, r, "%s: sending: %s", m->name, strerror(-r));
-	r = wnd_recv(m->fd, &h, buf, sizeof(buf), t->timeout_ms + (int)m->w.job_timeout_ms, why,
-		     sizeof(why));
+	do {	/* the answer to a HEALTH asked while jobs ran comes first */
+		r = wnd_recv(m->fd, &h, buf, sizeof(buf),
+			     t->timeout_ms + (int)m->w.job_timeout_ms, why, sizeof(why));
+		if (!r && h.type == WND_HEALTHY && m->probe_ns && healthy(t, k, buf, h.len))
+			return t->dead;
+	} while (!r && h.type == WND_HEALTHY);
 	if (r == -ECONNRESET)
 		return die(t, r, "%s: its connection closed (the node died?)", m->name);
 	if (r == -ETIMEDOUT)
@@ -483,6 +587,9 @@ static int net_model_unload(struct wafer_dev *dev, uint32_t id)
 	if (!t->dead)
 		for (k = 0; k < t->n; k++)
 			call(t, k, WND_UNLOAD, NULL, 0, NULL, 0, WND_DONE, NULL, NULL);
+	for (k = 0; k < NET_CTX; k++)	/* the nodes freed every context */
+		if (t->ctx[k].used < 0)
+			t->ctx[k].used = 0;
 	t->loaded = 0;
 	return 0;
 }
@@ -538,6 +645,9 @@ static int net_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 			     NULL);
 	free(t->ctx[id - 1].slot);
 	memset(&t->ctx[id - 1], 0, sizeof(t->ctx[id - 1]));
+	/* Started, the nodes keep it until the model's unload: its id is not reused before. */
+	if (t->started)
+		t->ctx[id - 1].used = -1;
 	return 0;
 }
 
@@ -571,9 +681,11 @@ static int net_submit(struct wafer_dev *dev, const struct wafer_job_hw *jobs, un
 		if (t->count == NET_SLOTS)
 			return i ? (int)i : -EAGAIN;
 		r = wafer_link_acquire(t->out, &s);
-		if (r)
+		if (r && !check_nodes(t, 0) && !find_hung(t, 1000))
 			return die(t, r, "%s (its incoming link): %s", t->mb[0].name,
 				   wafer_last_error());
+		if (r)
+			return t->dead;
 		if (t->clocked) {
 			w.floor_ns = sl->pending ? 0 : sl->done_ns;
 			if (t->reaped_ns > w.floor_ns)
@@ -663,7 +775,10 @@ static int net_reap(struct wafer_dev *dev, struct wafer_completion *out, unsigne
 		}
 		if (r < 0)
 			goto failed;
+		probe(t, 0);
 		r = check_nodes(t, 0);
+		if (!r && unanswered(t, t->timeout_ms) >= 0)
+			r = die_hung(t, unanswered(t, t->timeout_ms));
 		if (r)
 			return got ? (int)got : r;
 		now = wafer_now_ns();
@@ -680,17 +795,17 @@ failed:
 		char msg[300];
 
 		snprintf(msg, sizeof(msg), "%s", wafer_last_error());
-		/* A node's own word on why (or its death) names it best. */
-		if (check_nodes(t, 1000))
+		/* A node's own word on why (or its death, or its hang) names it best. */
+		if (check_nodes(t, 1000) || find_hung(t, 1000))
 			return got ? (int)got : t->dead;
 		return die(t, -EIO, "%s: %s", t->mb[t->n - 1].name, msg);
 	}
 }
 
+/* The chain's modelled clock: the latest done_ns of the results reaped. */
 static int net_stats(struct wafer_dev *dev, struct wafer_dev_stats *st)
 {
-	(void)dev;
-	(void)st;
+	st->modelled_makespan_ns = net_of(dev)->reaped_ns;
 	return 0;
 }
 
