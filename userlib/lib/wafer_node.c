@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wafer_node.h"
@@ -26,14 +27,18 @@
  * struct wnd_node - the daemon
  * @o: its options
  * @log: where it says what happens
- * @lock: guards @busy
+ * @lock: guards @busy and @holder
+ * @freed: signalled when a session frees its device
  * @busy: per owned device, a session holds it
+ * @holder: per busy device, its session's control connection
  */
 struct wnd_node {
 	const struct wafer_node_opts *o;
 	FILE *log;
 	pthread_mutex_t lock;
+	pthread_cond_t freed;
 	int busy[64];
+	int holder[64];
 };
 
 struct wnd_conn {
@@ -61,6 +66,59 @@ static int refuse(int fd, const char *peer, FILE *log, const char *why)
 	wnd_send(fd, WND_REFUSE, text, n, NULL, 0);
 	wnd_linger(fd, 1000);
 	return -EPROTO;
+}
+
+/* Under nd->lock: device @i's holder's client has hung up (its session is leaving). */
+static int holder_gone(const struct wnd_node *nd, unsigned int i)
+{
+	struct pollfd p = { .fd = nd->holder[i], .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/*
+ * Claims device @i for the session on @fd: 0, or -EBUSY while another
+ * chain's session holds it.  A session whose client has gone frees its
+ * device in a moment (its links stop, the device closes); the claim waits
+ * for that, up to @timeout_ms, so a chain that follows another at once
+ * gets the device.
+ */
+static int claim(struct wnd_node *nd, unsigned int i, int fd, int timeout_ms)
+{
+	uint64_t end = wafer_now_ns() + (uint64_t)timeout_ms * 1000000;
+	struct timespec ts;
+	int r = 0;
+
+	pthread_mutex_lock(&nd->lock);
+	while (nd->busy[i] && !r) {
+		uint64_t t;
+
+		if (!holder_gone(nd, i) || wafer_now_ns() >= end) {
+			r = -EBUSY;
+			break;
+		}
+		/* Woken by the free, or a slice later to look again. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_nsec + 100000000;
+		ts.tv_sec += (time_t)(t / 1000000000);
+		ts.tv_nsec = (long)(t % 1000000000);
+		pthread_cond_timedwait(&nd->freed, &nd->lock, &ts);
+	}
+	if (!r) {
+		nd->busy[i] = 1;
+		nd->holder[i] = fd;
+	}
+	pthread_mutex_unlock(&nd->lock);
+	return r;
+}
+
+/* Frees device @i for the next chain. */
+static void unclaim(struct wnd_node *nd, unsigned int i)
+{
+	pthread_mutex_lock(&nd->lock);
+	nd->busy[i] = 0;
+	pthread_cond_broadcast(&nd->freed);
+	pthread_mutex_unlock(&nd->lock);
 }
 
 /* HELLO: the device claimed, opened; WELCOME with its info. */
@@ -92,11 +150,7 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 		snprintf(why, sizeof(why), "HELLO: device %u is not one of this node's", h.device);
 		return refuse(s->fd, s->peer, s->log, why);
 	}
-	pthread_mutex_lock(&nd->lock);
-	r = nd->busy[i];
-	nd->busy[i] = 1;
-	pthread_mutex_unlock(&nd->lock);
-	if (r) {
+	if (claim(nd, i, s->fd, s->timeout_ms)) {
 		snprintf(why, sizeof(why), "HELLO: device %u is in another chain", h.device);
 		return refuse(s->fd, s->peer, s->log, why);
 	}
@@ -109,7 +163,7 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 	if (r) {
 		snprintf(why, sizeof(why), "device %u: %s", h.device, wafer_last_error());
 		refuse(s->fd, s->peer, s->log, why);
-		goto unclaim;
+		goto out;
 	}
 	w.caps = s->dev->info.caps;
 	w.api_version = s->dev->info.api_version;
@@ -131,10 +185,8 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 	}
 	wafer_close(s->dev);
 	s->dev = NULL;
-unclaim:
-	pthread_mutex_lock(&nd->lock);
-	nd->busy[i] = 0;
-	pthread_mutex_unlock(&nd->lock);
+out:
+	unclaim(nd, i);
 	return r ? r : -EIO;
 }
 
@@ -332,13 +384,10 @@ static void session(struct wnd_node *nd, int fd)
 	}
 	unload(s);
 	wnd_log(s, "left the chain; the device is free");
-	for (i = 0; i < nd->o->n_devices; i++)
-		if (nd->o->devices[i] == s->device) {
-			pthread_mutex_lock(&nd->lock);
-			nd->busy[i] = 0;
-			pthread_mutex_unlock(&nd->lock);
-		}
 	wafer_close(s->dev);
+	for (i = 0; i < nd->o->n_devices; i++)
+		if (nd->o->devices[i] == s->device)
+			unclaim(nd, i);
 out:
 	close(fd);
 	pthread_mutex_destroy(&s->lock);
@@ -367,6 +416,7 @@ int wafer_node_serve(const struct wafer_node_opts *o)
 				       o->addr ? o->addr : "*", o->port ? o->port : WAFER_NODE_PORT,
 				       strerror(-lfd));
 	pthread_mutex_init(&nd.lock, NULL);
+	pthread_cond_init(&nd.freed, NULL);
 	fprintf(nd.log, "wafer node: listening on %s:%u, %u device(s)\n", o->addr ? o->addr : "*",
 		o->port ? o->port : WAFER_NODE_PORT, o->n_devices);
 	fflush(nd.log);
