@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,9 +366,35 @@ static void net_bo_destroy(struct wafer_dev *dev, struct wafer_bo *bo)
 	free(bo->map);
 }
 
-/* The links: the last member's back to here, each member's to the next, here to the first. */
+/* The incoming link, accepted beside the STARTs (net_accept_in()). */
+struct net_accept {
+	struct net *t;
+	int r;
+	char msg[256];
+};
+
+static void *net_accept_in(void *arg)
+{
+	struct net_accept *a = arg;
+
+	a->r = wafer_link_accept(a->t->lis, &a->t->in);
+	if (a->r)
+		snprintf(a->msg, sizeof(a->msg), "%s", wafer_last_error());
+	return NULL;
+}
+
+/*
+ * The links: the last member's back to here, each member's to the next, here
+ * to the first.  A member connects its outgoing link as soon as it is
+ * started, and the next member takes it once its own outgoing link is up:
+ * this end accepts the last member's link while it starts the others, so
+ * no member's connect waits for the STARTs of the whole chain (80 of them
+ * take longer than a link's timeout on a slow host).
+ */
 static int links_start(struct net *t)
 {
+	struct net_accept acc = { .t = t };
+	pthread_t th;
 	struct wafer_link_opts lo = { .slots = NET_SLOTS, .slot_bytes = t->slot_bytes,
 				      .timeout_ms = t->timeout_ms, .drm_fd = -1 };
 	struct wnd_start st = { .slots = NET_SLOTS, .slot_bytes = t->slot_bytes,
@@ -388,19 +415,23 @@ static int links_start(struct net *t)
 		return r;
 	snprintf(st.host, sizeof(st.host), "%s", here);
 	st.port = (uint32_t)wafer_link_listener_port(t->lis);
-	for (k = (int)t->n - 1; k >= 0; k--) {
+	if (pthread_create(&th, NULL, net_accept_in, &acc))
+		return wafer_set_error(-EAGAIN, "no thread to accept the chain's link");
+	for (k = (int)t->n - 1; k >= 0 && !r; k--) {
 		r = call(t, (unsigned int)k, WND_START, out, wnd_put_start(out, &st), NULL, 0,
 			 WND_STARTED, ans, &al);
-		if (r)
-			return r;
-		if (wnd_get_u32(ans, al, &p, here, sizeof(here)) || !p || p > 65535)
-			return die(t, -EPROTO, "%s: STARTED with port %u", t->mb[k].name, p);
+		if (!r && (wnd_get_u32(ans, al, &p, here, sizeof(here)) || !p || p > 65535))
+			r = die(t, -EPROTO, "%s: STARTED with port %u", t->mb[k].name, p);
 		snprintf(st.host, sizeof(st.host), "%s", t->mb[k].m.host);
 		st.port = p;
 	}
-	r = wafer_link_accept(t->lis, &t->in);
+	/* Bounded: the accept gives up at the link's timeout. */
+	pthread_join(th, NULL);
 	if (r)
-		return wafer_prefix_error(r, "%s (its outgoing link)", t->mb[t->n - 1].name);
+		return r;
+	if (acc.r)
+		return wafer_prefix_error(wafer_set_error(acc.r, "%s", acc.msg),
+					  "%s (its outgoing link)", t->mb[t->n - 1].name);
 	snprintf(port, sizeof(port), "%u", st.port);
 	r = wafer_link_connect(st.host, port, &lo, &t->out);
 	if (r)
