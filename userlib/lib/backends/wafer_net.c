@@ -569,6 +569,9 @@ static int net_ctx_destroy(struct wafer_dev *dev, uint32_t id)
 			     NULL);
 	free(t->ctx[id - 1].slot);
 	memset(&t->ctx[id - 1], 0, sizeof(t->ctx[id - 1]));
+	/* Not freed on the nodes while the links run: its id is not reused. */
+	if (!t->dead && t->started)
+		t->ctx[id - 1].used = 1;
 	return 0;
 }
 
