@@ -18,7 +18,9 @@
 #   same shape on 80 devices within 5 %; both printed;
 # - in one host, no node: the first 8 layers (`--layers 8`) over 8 of host
 #   A's kernel devices as a local pipeline (`-d 0-7`: syncobjs and PRIME
-#   between devices of one kernel) print one in-process device's text.
+#   between devices of one kernel) print one in-process device's text
+#   (stock-only as well: bit-exactness is libwafer's and the firmware's;
+#   the driver's paths of a pipeline are the debug tier's through `chain`).
 #
 # Each host's job is a script in $work (the guests see the host's root);
 # host B's node serves until the case creates $done.
