@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "wafer.h"
+#include "wt_rate.h"
 #include "wt_util.h"
 
 #define DEVICES		64	/* one host's devices at most (WAFER_PIPE_MAX_DEVICES) */
@@ -113,104 +114,24 @@ static int generate(unsigned int n, const void *blob, size_t len, struct text *t
 	return ret;
 }
 
-/* Slot @i's job at position @pos (its token ids at i * (WARM + STEPS)). */
-static struct wafer_job seq_job(struct wafer_ctx *ctx, struct wafer_bo *in, struct wafer_bo *out,
-				unsigned int i, unsigned int pos)
-{
-	return (struct wafer_job){
-		.ctx = ctx, .slot = i, .start_pos = pos, .n_tokens = 1, .top_k = 1, .in = in,
-		.in_offset = (uint64_t)(i * (WARM + STEPS) + pos) * 4, .out = out,
-		.out_offset = (uint64_t)i * WAFER_RESULT_SIZE(1), .user_data = i,
-	};
-}
-
-/*
- * B sequences decoding, each kept in flight: as soon as one's token
- * completes its next is submitted (wafer bench's micro-batches, one
- * sequence each: a job's floor is its own previous token).  The modelled
- * tokens/s once every sequence did WARM steps, in *@rate.
- *
- * One completion a reap: the pipeline takes the latest completion the
- * caller reaped as the host's modelled now, so a reap that finds several
- * (a loaded host) would floor the others' next tokens at it and the rate
- * would follow the host's load.  The window is the reaped completions'
- * done_ns, not wafer_dev_stats()'s makespan: that counts jobs that
- * finished but were not reaped yet (the devices run ahead of the reaps),
- * which shortens the window by up to a step.
- */
-static int decode_rate(unsigned int n, unsigned int b, const void *blob, size_t len,
-		       double *rate)
-{
-	unsigned int pos[64] = { 0 }, done = 0, from = 0, total = b * (WARM + STEPS), i;
-	struct wafer_bo *in = NULL, *out = NULL;
-	uint64_t t0 = 0, t1 = 0;
-	struct wafer_completion c;
-	struct wafer_model *m = NULL;
-	struct wafer_ctx *ctx = NULL;
-	struct wafer_dev *dev = NULL;
-	struct wafer_job jobs[64];
-	uint32_t *ids;
-	int ret;
-
-	ret = open_n(n, &dev) || wafer_model_load(dev, blob, len, &m) ||
-	      wafer_ctx_create(m, b, WARM + STEPS, &ctx) ||
-	      wafer_bo_create(dev, (size_t)total * 4, &in) ||
-	      wafer_bo_create(dev, (size_t)b * WAFER_RESULT_SIZE(1), &out);
-	if (!ret) {
-		ids = wafer_bo_map(in);
-		for (i = 0; i < total; i++)
-			ids[i] = 3 + i * 37 % 500;
-		for (i = 0; i < b; i++)
-			jobs[i] = seq_job(ctx, in, out, i, 0);
-		ret = wafer_submit(dev, jobs, b) != (int)b;
-	}
-	while (!ret && done < total) {
-		unsigned int u;
-
-		if (wafer_reap(dev, &c, 1, 1, -1) != 1)
-			break;
-		ret |= c.status;
-		done++;
-		if (c.done_ns > t1)
-			t1 = c.done_ns;
-		if (done == b * WARM) {
-			from = done;
-			t0 = t1;
-		}
-		u = (unsigned int)c.user_data;
-		if (++pos[u] < WARM + STEPS) {
-			jobs[0] = seq_job(ctx, in, out, u, pos[u]);
-			if (wafer_submit(dev, jobs, 1) != 1)
-				ret = -1;
-		}
-	}
-	ret = ret || done < total || !from || t1 <= t0;
-	if (!ret)
-		*rate = (double)(total - from) * 1e9 / (double)(t1 - t0);
-	wafer_bo_destroy(in);
-	wafer_bo_destroy(out);
-	wafer_ctx_destroy(ctx);
-	wafer_model_unload(m);
-	wafer_close(dev);
-	return ret ? -1 : 0;
-}
-
 /* The run's rate of @b sequences on @n devices over wafer_plan()'s for the blob's shape. */
 static void rate_agrees(unsigned int n, unsigned int b, const void *blob, size_t len)
 {
-	struct wafer_plan_opts o = { .profile = "wafer", .devices = n, .batch = b,
-				     .context = WARM + STEPS / 2 + 1 };
-	struct wafer_plan_shape s;
+	struct wafer_model *m = NULL;
+	struct wafer_dev *dev = NULL;
 	struct wafer_plan p;
 	double rate = 0, ratio;
 	int ret;
 
-	ret = decode_rate(n, b, blob, len, &rate);
+	ret = open_n(n, &dev) || wafer_model_load(dev, blob, len, &m) ||
+	      wt_decode_rate(dev, m, b, WARM, STEPS, &rate);
+	wafer_model_unload(m);
+	wafer_close(dev);
 	if (!wt_ok(!ret, "%u devices, %u sequences decoding: modelled rate (%s)", n, b,
 		   ret ? wafer_last_error() : "ok"))
 		return;
-	ret = wafer_plan_shape_from_blob(blob, len, "sol-synthetic", &s) || wafer_plan(&s, &o, &p);
-	if (!wt_ok(!ret && p.devices == n, "the plan of the blob's shape on %u wafer devices (%s)",
+	ret = wt_plan_rate(blob, len, n, b, WARM, STEPS, &p);
+	if (!wt_ok(!ret, "the plan of the blob's shape on %u wafer devices (%s)",
 		   n, ret ? wafer_last_error() : "ok"))
 		return;
 	ratio = rate / (double)p.tok_s_aggregate;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wafer_node.h"
@@ -28,14 +29,18 @@
  * struct wnd_node - the daemon
  * @o: its options
  * @log: where it says what happens
- * @lock: guards @busy
+ * @lock: guards @busy and @holder
+ * @freed: signalled when a session frees its device
  * @busy: per owned device, a session holds it
+ * @holder: per busy device, its session's control connection
  */
 struct wnd_node {
 	const struct wafer_node_opts *o;
 	FILE *log;
 	pthread_mutex_t lock;
+	pthread_cond_t freed;
 	int busy[64];
+	int holder[64];
 };
 
 struct wnd_conn {
@@ -65,39 +70,66 @@ static int refuse(int fd, const char *peer, FILE *log, const char *why)
 	return -EPROTO;
 }
 
+/* Under nd->lock: device @i's holder's client has hung up (its session is leaving). */
+static int holder_gone(const struct wnd_node *nd, unsigned int i)
+{
+	struct pollfd p = { .fd = nd->holder[i], .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /*
- * Owned device @i (index @device) claimed for @s; waits up to the node's
- * timeout while another session holds it (it may be releasing it: its
- * client gone, its links stopping).  0, or -EBUSY.
+ * Claims device @i (index @device) for session @s: 0, or -EBUSY while another
+ * chain's session holds it.  A session whose client has gone frees its
+ * device in a moment (its links stop, the device closes); the claim waits
+ * for that, up to the session's timeout, so a chain that follows another at once
+ * gets the device.
  */
 static int claim(struct wnd_node *nd, struct wnd_session *s, unsigned int i,
 		 unsigned int device)
 {
 	uint64_t t0 = wafer_now_ns(), end = t0 + (uint64_t)s->timeout_ms * 1000000;
-	int held, waited = 0;
+	struct timespec ts;
+	int r = 0, waited = 0;
 
-	for (;;) {
-		pthread_mutex_lock(&nd->lock);
-		held = nd->busy[i];
-		nd->busy[i] = 1;
-		pthread_mutex_unlock(&nd->lock);
-		if (!held || wafer_now_ns() >= end || (nd->o->stop && *nd->o->stop))
+	pthread_mutex_lock(&nd->lock);
+	while (nd->busy[i] && !r) {
+		uint64_t t;
+
+		if (!holder_gone(nd, i) || wafer_now_ns() >= end) {
+			r = -EBUSY;
 			break;
-		if (!waited++) {
-			fprintf(s->log, "wafer node: client %s: device %u is held by another "
-				"session; waiting up to %d ms for it\n", s->peer, device,
-				s->timeout_ms);
-			fflush(s->log);
 		}
-		poll(NULL, 0, 20);
+		waited = 1;
+		/* Woken by the free, or a slice later to look again. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_nsec + 100000000;
+		ts.tv_sec += (time_t)(t / 1000000000);
+		ts.tv_nsec = (long)(t % 1000000000);
+		pthread_cond_timedwait(&nd->freed, &nd->lock, &ts);
 	}
-	if (waited && !held) {
-		fprintf(s->log, "wafer node: client %s: device %u was freed after %llu ms\n",
-			s->peer, device,
+	if (!r) {
+		nd->busy[i] = 1;
+		nd->holder[i] = s->fd;
+	}
+	pthread_mutex_unlock(&nd->lock);
+	if (waited) {
+		fprintf(s->log, "wafer node: client %s: device %u %s after %llu ms of its "
+			"previous session leaving\n", s->peer, device,
+			r ? "still held" : "was freed",
 			(unsigned long long)((wafer_now_ns() - t0) / 1000000));
 		fflush(s->log);
 	}
-	return held ? -EBUSY : 0;
+	return r;
+}
+
+/* Frees device @i for the next chain. */
+static void unclaim(struct wnd_node *nd, unsigned int i)
+{
+	pthread_mutex_lock(&nd->lock);
+	nd->busy[i] = 0;
+	pthread_cond_broadcast(&nd->freed);
+	pthread_mutex_unlock(&nd->lock);
 }
 
 /* HELLO: the device claimed, opened; WELCOME with its info. */
@@ -129,8 +161,7 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 		snprintf(why, sizeof(why), "HELLO: device %u is not one of this node's", h.device);
 		return refuse(s->fd, s->peer, s->log, why);
 	}
-	r = claim(nd, s, i, h.device);
-	if (r) {
+	if (claim(nd, s, i, h.device)) {
 		snprintf(why, sizeof(why), "HELLO: device %u is in another chain", h.device);
 		return refuse(s->fd, s->peer, s->log, why);
 	}
@@ -143,7 +174,7 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 	if (r) {
 		snprintf(why, sizeof(why), "device %u: %s", h.device, wafer_last_error());
 		refuse(s->fd, s->peer, s->log, why);
-		goto unclaim;
+		goto out;
 	}
 	w.caps = s->dev->info.caps;
 	w.api_version = s->dev->info.api_version;
@@ -165,10 +196,8 @@ static int hello(struct wnd_node *nd, struct wnd_session *s)
 	}
 	wafer_close(s->dev);
 	s->dev = NULL;
-unclaim:
-	pthread_mutex_lock(&nd->lock);
-	nd->busy[i] = 0;
-	pthread_mutex_unlock(&nd->lock);
+out:
+	unclaim(nd, i);
 	return r ? r : -EIO;
 }
 
@@ -366,13 +395,10 @@ static void session(struct wnd_node *nd, int fd)
 	}
 	unload(s);
 	wnd_log(s, "left the chain; the device is free");
-	for (i = 0; i < nd->o->n_devices; i++)
-		if (nd->o->devices[i] == s->device) {
-			pthread_mutex_lock(&nd->lock);
-			nd->busy[i] = 0;
-			pthread_mutex_unlock(&nd->lock);
-		}
 	wafer_close(s->dev);
+	for (i = 0; i < nd->o->n_devices; i++)
+		if (nd->o->devices[i] == s->device)
+			unclaim(nd, i);
 out:
 	close(fd);
 	pthread_mutex_destroy(&s->lock);
@@ -401,6 +427,7 @@ int wafer_node_serve(const struct wafer_node_opts *o)
 				       o->addr ? o->addr : "*", o->port ? o->port : WAFER_NODE_PORT,
 				       strerror(-lfd));
 	pthread_mutex_init(&nd.lock, NULL);
+	pthread_cond_init(&nd.freed, NULL);
 	fprintf(nd.log, "wafer node: listening on %s:%u, %u device(s)\n", o->addr ? o->addr : "*",
 		o->port ? o->port : WAFER_NODE_PORT, o->n_devices);
 	fflush(nd.log);

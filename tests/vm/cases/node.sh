@@ -21,9 +21,9 @@
 # - a node stopped (SIGSTOP: hung, its connections open) mid-run: the run
 #   fails by itself naming it, the node that does not answer HEALTH, not
 #   the member the client waits on;
-# - a device held by another session: a new chain's HELLO waits for it
-#   (as for a session still releasing its device after a kill) and the
-#   chain runs once it is freed.
+# - a device held by a session whose client is connected: a new chain is
+#   refused at once ("in another chain"); as soon as that client hangs up
+#   a new chain runs (its HELLO waits for a session still leaving).
 . "$(dirname "$0")/../lib.sh"
 models=${WAFER_MODELS:-$repo/../shared/models}
 wafer=$build/bin/wafer
@@ -127,17 +127,19 @@ node /tmp/nA 0 7471 && nA=$!
 echo "=== after-first.out"; $w run '"$common $after $chain"' 2>/tmp/after-first.err
 echo "=== after-first.rc $?"
 echo "=== after-first.err"; cat /tmp/after-first.err
-# device 1 held by a session (a HELLO, answered): a chain started meanwhile
-# waits for it; the session ends once the node logs the wait (the run
-# does not inherit its socket)
+# device 1 held by a session whose client is connected (a HELLO,
+# answered): a chain started meanwhile is refused at once; once that
+# client hangs up, a chain started at once runs (the run does not inherit
+# its socket)
 exec 3<>/dev/tcp/$a/7472
 printf "$(hdr 01 01 08)\x01\x00\x00\x00\x01\x00\x00\x00" >&3
 timeout 10 head -c 16 <&3 >/dev/null
-$w run '"$common $after $chain"' >/tmp/held.out 2>/tmp/held.err 3<&- &
-held=$!
-for _ in $(seq 300); do grep -q "device 1 is held" /tmp/nB && break; sleep 0.1; done
+$w run '"$common $after $chain"' >/dev/null 2>/tmp/busy.err 3<&-
+echo "=== busy.rc $?"
+echo "=== busy.err"; cat /tmp/busy.err
 exec 3<&-
-wait $held; echo "=== held.rc $?"
+$w run '"$common $after $chain"' >/tmp/held.out 2>/tmp/held.err
+echo "=== held.rc $?"
 echo "=== held.out"; cat /tmp/held.out
 echo "=== held.err"; cat /tmp/held.err
 echo "=== log-A"; cat /tmp/nA
@@ -213,16 +215,18 @@ rc=$(sed -n 's/^rc \([0-9]*\) .*/\1/p' <<<"$out")
 expect_contains "$out" "node $a:7471 device 0: no answer to HEALTH in [0-9]+ ms \(the node hung\?\)"
 echo "ok - stop-first: $(head -1 <<<"$out"), the error names the stopped node: $(grep -o 'node [^ ]* device 0: no answer[^;]*' <<<"$out" | head -1)"
 
-# A chain started while a device is held waits for it, then runs.
+# A chain started while a connected client holds a device is refused at
+# once; started as soon as that client hangs up, it runs.
+rc=$(printf '%s\n' "$vm_out" | sed -n "s/^=== busy\.rc //p")
+[ "$rc" = 1 ] || die "busy: a chain started while device 1 was held ended with status '$rc'"
+expect_contains "$(section busy.err)" "device 1 is in another chain"
 rc=$(printf '%s\n' "$vm_out" | sed -n "s/^=== held\.rc //p")
 if [ "$rc" != 0 ]; then
 	section held.err
-	die "held: the chain started while device 1 was held ended with status '$rc'"
+	die "held: the chain started when device 1's client hung up ended with status '$rc'"
 fi
-expect_contains "$logB" "device 1 is held by another session; waiting up to 5000 ms for it"
-expect_contains "$logB" "device 1 was freed after [0-9]+ ms"
 same held "$after"
-echo "ok - held: the new chain's HELLO waited for the held device ($(grep -o 'device 1 was freed after [0-9]* ms' <<<"$logB" | tail -1)), then ran"
+echo "ok - held: refused while the holder was connected ($(grep -o 'device 1 is in another chain' <<<"$(section busy.err)" | head -1)), ran once it hung up$(grep -o '; device 1 was freed after [0-9]* ms' <<<"$logB" | tail -1)"
 
 # wafer bench --chain: the single and concurrent tables, modelled figures from the chain.
 b=$(section bench)
