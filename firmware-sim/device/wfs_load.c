@@ -710,15 +710,15 @@ static int load_place(struct wfs_device *dev, struct wfs_model_state *m,
 }
 
 static int load_stages(struct wfs_device *dev, struct wfs_model_state *m,
-		       const u8 *blob, u64 len)
+		       const u8 *blob, u64 len, void (*copied_one)(struct wfs_device *dev))
 {
 	u32 s;
 	int ret = 0;
 
 	for (s = 0; s < m->map.stages_used && !ret; s++) {
 		ret = load_stage(dev, m, blob, len, s);
-		if (!ret && !s)
-			wfs_loadq_hold(dev);
+		if (!ret && !s && copied_one)
+			copied_one(dev);
 	}
 	if (ret == -WFS_ECANCELED)
 		wfs_log_printf(&dev->hw.log, 1, "load: stopped by a reset");
@@ -908,7 +908,8 @@ int wfs_load_check(struct wfs_device *dev, const u8 *blob, u64 len,
 
 int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		   const struct wfw_cmd_load_model *p, const u8 *blob,
-		   const struct wfs_model_info *info, struct wfw_cpl *c)
+		   const struct wfs_model_info *info, struct wfw_cpl *c,
+		   void (*copied_one)(struct wfs_device *dev))
 {
 	int ret;
 
@@ -919,7 +920,7 @@ int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 	if (!ret)
 		ret = load_place(dev, m, blob, c);
 	if (!ret)
-		ret = load_stages(dev, m, blob, p->len);
+		ret = load_stages(dev, m, blob, p->len, copied_one);
 	if (!ret && m->xgroup)
 		ret = wfs_xplace_groups(dev, m, blob, c);
 	if (!ret)

@@ -348,13 +348,17 @@ int wfs_load_check(struct wfs_device *dev, const u8 *blob, u64 len,
  * @blob: the mapped blob
  * @info: what wfs_load_check() found
  * @c: completion (on -ENOSPC what was needed)
+ * @copied_one: called once the first stage is copied (the load worker's
+ *	fault-injection hold: a hook, so that this layer calls nothing
+ *	above it), or NULL
  *
  * Return: 0, -WFS_ECANCELED (a reset or destroy began), or -errno (see
  * WFW_OP_LOAD_MODEL in wfw_abi.h).
  */
 int wfs_load_place(struct wfs_device *dev, struct wfs_model_state *m,
 		   const struct wfw_cmd_load_model *p, const u8 *blob,
-		   const struct wfs_model_info *info, struct wfw_cpl *c);
+		   const struct wfs_model_info *info, struct wfw_cpl *c,
+		   void (*copied_one)(struct wfs_device *dev));
 
 /**
  * wfs_load_commit() - make a placed model loaded: its stage workers, its

@@ -24,7 +24,8 @@ static void loadq_pause(struct wfs_device *dev, const char *where)
 	wfs_log_printf(&dev->hw.log, 1, "fault injection: load goes on");
 }
 
-void wfs_loadq_hold(struct wfs_device *dev)
+/* Holds the running load once its first stage is copied, if a pause is armed. */
+static void loadq_hold(struct wfs_device *dev)
 {
 	if (loadq_first(&dev->loadq)->pause == WFW_FAULT_PAUSE_NEXT_COPY)
 		loadq_pause(dev, "in its copy");
@@ -48,7 +49,7 @@ static int loadq_run(struct wfs_device *dev, struct wfs_loadq_ent *e)
 	wfs_os_cond_broadcast(dev->sync.cond);
 	wfs_os_mutex_unlock(dev->sync.lock);
 	return wfs_load_place(dev, &dev->models.m[e->slot], &e->cmd.load,
-			      e->blob, &q->info, &q->cpl);
+			      e->blob, &q->info, &q->cpl, loadq_hold);
 }
 
 static void loadq_thread(void *arg)

@@ -137,13 +137,6 @@ int wfs_loadq_cancel(struct wfs_device *dev, u64 cookie);
 void wfs_loadq_finish(struct wfs_device *dev);
 
 /**
- * wfs_loadq_hold() - hold the running load here if a pause is armed for it
- *	(load worker, once its first stage is copied)
- * @dev: device
- */
-void wfs_loadq_hold(struct wfs_device *dev);
-
-/**
  * wfs_loadq_unpause() - end a paused load's pause (FAULT_INJECT NONE)
  * @dev: device
  */
