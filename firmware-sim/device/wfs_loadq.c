@@ -39,11 +39,16 @@ static int loadq_run(struct wfs_device *dev, struct wfs_loadq_ent *e)
 
 	if (e->pause == WFW_FAULT_PAUSE_NEXT_LOAD)
 		loadq_pause(dev, "before its check");
-	if (wfs_aborting(&dev->sync))
-		return -WFS_ECANCELED;
+	/*
+	 * Checked even once a reset began: the host keeps a blob it gave
+	 * until the firmware is past it, and reading it here is how a test
+	 * sees that (a timed-out load's blob freed early reads as garbage).
+	 */
 	ret = wfs_load_check(dev, e->blob, e->cmd.load.len, &q->info);
 	if (ret)
 		return ret;
+	if (wfs_aborting(&dev->sync))
+		return -WFS_ECANCELED;
 	wfs_os_mutex_lock(dev->sync.lock);
 	q->state = WFS_LOADQ_PLACING;
 	wfs_os_cond_broadcast(dev->sync.cond);

@@ -21,6 +21,11 @@ out=$("$vm" -- bash -c "
 		>/dev/null 2>&1 &
 	pid=\$!
 	echo \"run pid \$pid\"
+	# top samples once the run decodes (its first jobs done), not while it loads
+	for _ in \$(seq 300); do
+		[ \"\$(cat /sys/bus/platform/devices/wafer.0/jobs_completed)\" -gt 0 ] && break
+		sleep 0.1
+	done
 	$wafer top -n 1 -i 300 || echo \"top rc=\$?\"
 	echo '=== top-nobody'
 	setpriv --reuid=65534 --regid=65534 --clear-groups $wafer top -n 1 -i 300 2>&1 ||

@@ -1,9 +1,9 @@
-# Load/unload cycles (30 by default): odd ones bare, even ones with a client
+# Load/unload cycles (20 by default): odd ones bare, even ones with a client
 # that loads the shared model and checks a short decode
 # (tests/vm/progs/lifetime_client.c); every fifth client also tries to
 # remove the module while its file is open, which must fail and leave the
 # device working.  Every rmmod after a cycle must succeed.
-# Knob: WAFER_RELOAD_CYCLES (default 30, 10 on the debug kernel, which takes
+# Knob: WAFER_RELOAD_CYCLES (default 20, 10 on the debug kernel, which takes
 # ~5-8 s each).
 # The debug kernel's checkers see these paths in lifetime and every debug
 # case's module unload: stock only, for test time.
@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 client=$build/tests/vm/lifetime_client
 [ -x "$client" ] || die "$client missing: run make"
-cycles=${WAFER_RELOAD_CYCLES:-30}
+cycles=${WAFER_RELOAD_CYCLES:-20}
 # 10 on the debug kernel: each path its detectors watch is taken 20 times.
 [ "${WAFER_VM_KERNEL:-stock}" != debug ] || cycles=${WAFER_RELOAD_CYCLES:-10}
 held=$((cycles / 10))

@@ -23,7 +23,7 @@
 # munmap/mremap/mprotect are left out too: trinity cannot create a BO, so it
 # never has a mapping of the device for them to act on.
 #
-# Knobs: WAFER_TRINITY_TIME (seconds, default 60), WAFER_TRINITY_SEED
+# Knobs: WAFER_TRINITY_TIME (seconds, default 40), WAFER_TRINITY_SEED
 # (default 1), WAFER_TRINITY_OPS (trinity -N syscall cap, default 1000000),
 # WAFER_TRINITY_CHILDREN (default 8; most block in read for 1 s at a time),
 # e.g.
@@ -34,7 +34,7 @@
 guest() {
 	set -u
 	local t=/sys/kernel/tracing dev=/dev/accel/accel0 nobody=65534
-	local secs=${WAFER_TRINITY_TIME:-60} seed=${WAFER_TRINITY_SEED:-1}
+	local secs=${WAFER_TRINITY_TIME:-40} seed=${WAFER_TRINITY_SEED:-1}
 	local ops=${WAFER_TRINITY_OPS:-1000000} children=${WAFER_TRINITY_CHILDREN:-8}
 	local probes="accel_open wdrv_open wdrv_postclose drm_gem_mmap drm_read drm_poll"
 	local here=$PWD dir p rc start elapsed ran
@@ -136,7 +136,7 @@ fi
 . "$(dirname "$0")/../lib.sh"
 [ -x "$build/tests/vm/model_e2e" ] || die "$build/tests/vm/model_e2e missing: run make"
 command -v trinity >/dev/null || die "trinity not installed: run tests/setup/setup"
-secs=${WAFER_TRINITY_TIME:-60}
+secs=${WAFER_TRINITY_TIME:-40}
 case $secs in '' | *[!0-9]*) die "WAFER_TRINITY_TIME must be a number of seconds" ;; esac
 # The model's tokens after trinity: 48; 24 on the debug kernel, where
 # decode, prefill and slots in flight take the same kernel paths (BOs,

@@ -70,9 +70,9 @@ int main(void)
 	free(m.blob);
 
 	/* The reset that the timeout caused lets the firmware go on. */
-	for (i = 0; i < 600 && !log_has_after("load goes on", "load: dropped"); i++)
+	for (i = 0; i < 600 && !log_has_after("load goes on", "dropped by the reset"); i++)
 		usleep(100000);
-	wt_ok(log_has_after("load goes on", "load: dropped by the reset") &&
+	wt_ok(log_has_after("load goes on", "dropped by the reset") &&
 	      !log_has_after("load goes on", "rejected"),
 	      "once the reset began the firmware read the blob, found it intact, and the reset dropped the load (%.1f s)",
 	      wt_now() - t1);
