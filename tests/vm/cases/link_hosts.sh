@@ -35,7 +35,14 @@ sizes=2,64,1024,4096,65536,1048576
 	# Generous: host B may still be setting up.
 	LINK_TIMEOUT_MS=60000 '"$prog"' recv $WAFER_HOST_ADDR 7471 --drm --slots 4 --bytes 8192 || exit 1
 	timeout 300 '"$wafer"' bench --link-serve $WAFER_HOST_ADDR:7480 --count 1 --timeout 60000 || exit 1
-	while read -r cmd; do timeout 120 $cmd >/dev/null 2>&1 || exit 1; done <<<"'"$perf"'"
+	# Each perftest pair on a port of its own: a client must never reach
+	# the server of the pair before while that one is still closing.
+	port=18515
+	while read -r cmd; do
+		port=$((port + 1))
+		timeout 120 $cmd -p $port >/dev/null 2>&1 ||
+			{ echo "host A: $cmd -p $port failed ($?)"; exit 1; }
+	done <<<"'"$perf"'"
 	LINK_TIMEOUT_MS=10000 '"$prog"' recv $WAFER_HOST_ADDR 7472 | sed "s/^/dead host: /"
 	' >"$recv_out" 2>&1 &
 rpid=$!
@@ -52,8 +59,10 @@ rpid=$!
 	}
 	retry '"$prog"' send $a 7471 --count 40 --len 5000
 	retry '"$wafer"' bench --link $a:7480 --iters 50 --sizes '"$sizes"'
+	port=18515
 	while read -r cmd; do
-		retry $cmd $a | sed -n "/#bytes/,/^-/p" | sed "s/^/perftest: /"
+		port=$((port + 1))
+		retry timeout 60 $cmd -p $port $a | sed -n "/#bytes/,/^-/p" | sed "s/^/perftest: /"
 	done <<<"'"$perf"'"
 	for _ in $(seq 30); do
 		'"$prog"' send $a 7472 --count 10 --stall-after 3 >/tmp/s 2>&1 &
