@@ -57,6 +57,11 @@ RDMA       ?= $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && ec
 ifeq ($(RDMA),1)
 RDMA_CFLAGS := -DWAFER_HAVE_RDMA $(shell pkg-config --cflags libibverbs librdmacm)
 RDMA_LIBS  := $(shell pkg-config --libs libibverbs librdmacm)
+# ibv_reg_dmabuf_mr (rdma-core 34): the link registers the device's own BOs
+# where the NIC can; without it, udmabuf slots always.
+RDMA_CFLAGS += $(shell grep -qs ibv_reg_dmabuf_mr \
+	$$(pkg-config --variable=includedir libibverbs)/infiniband/verbs.h && \
+	echo -DWAFER_HAVE_REG_DMABUF)
 endif
 
 # firmware-sim in userspace: the same freestanding sources as in wafer.ko,

@@ -9,9 +9,10 @@
  * immediate data (the slot and a sequence number) once the producing job's
  * fence has signalled; the receiver's completion signals the slot's
  * syncobj, which the next job waits on; the slot goes back to the sender (a
- * credit) when the consuming job completes.  Slots on both ends are memfd
- * pages made dma-bufs by udmabuf and PRIME-imported into the local device
- * (when a DRM fd is given), so jobs read and write them in place.
+ * credit) when the consuming job completes.  Slots on both ends are the
+ * local device's BOs where the NIC registers dma-bufs, else memfd pages
+ * made dma-bufs by udmabuf and PRIME-imported into it (when a DRM fd is
+ * given), so jobs read and write them in place.
  * docs/SCALE-OUT.md has the wire format and the failure semantics.
  *
  * Every call that waits is bounded by the link's timeout: a peer that dies,
@@ -92,6 +93,14 @@ size_t wafer_link_slot_bytes(const struct wafer_link *l);
 void *wafer_link_slot(struct wafer_link *l, unsigned int slot);
 /* Local slot @slot as a GEM handle on drm_fd (0 without a device). */
 uint32_t wafer_link_slot_bo(const struct wafer_link *l, unsigned int slot);
+/*
+ * Which memory the slots are and why, a line: "slots: the device's BOs,
+ * registered as dma-bufs by mlx5_0", "slots: udmabuf import (rxe0 cannot
+ * register a dma-buf: Operation not supported)", "slots: host memory (no
+ * device)".  The NIC registers the device's own BOs where it can register
+ * a dma-buf; else the slots are memfd pages udmabuf shares with the device.
+ */
+const char *wafer_link_slot_memory(const struct wafer_link *l);
 /*
  * Receiver: the syncobj on drm_fd that a record's arrival in @slot
  * signals (reset when the slot is released); 0 without a device.

@@ -65,28 +65,28 @@ static void test_header(void)
 	hdr_bytes(b, 0x20544547, 1, 1, 8, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "bad magic 0x20544547"),
 	      "garbage is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 2, 1, 8, 0);
-	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "peer speaks node version 2, this end 1"),
-	      "another version is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, 99, 0, 0);
+	hdr_bytes(b, WND_MAGIC, 1, 1, 8, 0);
+	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "peer speaks node version 1, this end 2"),
+	      "another version (one whose LOAD is the whole blob) is refused: %s", why);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, 99, 0, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "unknown message type 99"),
 	      "an unknown type is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, 0, 0, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, 0, 0, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "unknown message type 0"),
 	      "type 0 is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, WND_HEALTH, 0, 5);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_HEALTH, 0, 5);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "HEALTH: arg 5"),
 	      "a non-zero arg is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, WND_CTX, 13, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_CTX, 13, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "CTX: length 13 (must be 12)"),
 	      "a length wrong for its type is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, WND_ERROR, WND_MSG_MAX + 1, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_ERROR, WND_MSG_MAX + 1, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "ERROR: length 4097 out of range"),
 	      "a text message too long is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, WND_LOAD, 16, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_LOAD, 16, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "LOAD: length 16 out of range"),
 	      "a LOAD without a blob is refused: %s", why);
-	hdr_bytes(b, WND_MAGIC, 1, WND_LOAD, 0xffffffffu, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_LOAD, 0xffffffffu, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "LOAD: length 4294967295 out of range"),
 	      "a LOAD's blob beyond the bound is refused: %s", why);
 }
@@ -367,14 +367,14 @@ static void test_health(void)
 	wnd_put_hdr(b, WND_HEALTH, 0);
 	wt_ok(!wnd_parse_hdr(b, &h, why, sizeof(why)) && h.type == WND_HEALTH && !h.len,
 	      "a HEALTH header round-trips");
-	hdr_bytes(b, WND_MAGIC, 1, WND_HEALTH, 4, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_HEALTH, 4, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "HEALTH: length 4 (must be 0)"),
 	      "a HEALTH with a payload is refused: %s", why);
 	n = wnd_put_healthy(b, &hl);
 	wt_ok(n == 12 && n == (size_t)wnd_payload_len(WND_HEALTHY) &&
 	      !wnd_get_healthy(b, n, &hl2, why, sizeof(why)) && hl2.state == 2 &&
 	      hl2.jobs == 0x100000002ull, "HEALTHY round-trips (state, 64-bit jobs)");
-	hdr_bytes(b, WND_MAGIC, 1, WND_HEALTHY, 8, 0);
+	hdr_bytes(b, WND_MAGIC, WND_VERSION, WND_HEALTHY, 8, 0);
 	wt_ok(rejects(wnd_parse_hdr(b, &h, why, sizeof(why)), "HEALTHY: length 8 (must be 12)"),
 	      "a short HEALTHY header is refused: %s", why);
 	wt_ok(rejects(wnd_get_healthy(b, 11, &hl2, why, sizeof(why)), "HEALTHY: 11 bytes"),

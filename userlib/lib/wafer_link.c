@@ -148,6 +148,67 @@ static int setup_qp(struct wafer_link *l, unsigned int slots, unsigned int nrecv
 	return 0;
 }
 
+/* ---- the slots' registrations (wafer_link_slots.h) ---- */
+
+static int slot_access(const struct wafer_link *l)
+{
+	return IBV_ACCESS_LOCAL_WRITE | (l->receiver ? IBV_ACCESS_REMOTE_WRITE : 0);
+}
+
+static int nic_reg_dmabuf(void *ctx, unsigned int i, int fd, size_t bytes, uint64_t iova)
+{
+#ifdef WAFER_HAVE_REG_DMABUF
+	struct wafer_link *l = ctx;
+
+	l->slot_mr[i] = ibv_reg_dmabuf_mr(l->pd, 0, bytes, iova, fd, slot_access(l));
+	return l->slot_mr[i] ? 0 : errno ? -errno : -EOPNOTSUPP;
+#else
+	(void)ctx, (void)i, (void)fd, (void)bytes, (void)iova;
+	return -ENOSYS;
+#endif
+}
+
+static int nic_reg_mem(void *ctx, unsigned int i, void *addr, size_t bytes)
+{
+	struct wafer_link *l = ctx;
+
+	l->slot_mr[i] = ibv_reg_mr(l->pd, addr, bytes, slot_access(l));
+	return l->slot_mr[i] ? 0 : errno ? -errno : -ENOMEM;
+}
+
+static void nic_dereg(void *ctx, unsigned int i)
+{
+	struct wafer_link *l = ctx;
+
+	if (l->slot_mr[i])
+		ibv_dereg_mr(l->slot_mr[i]);
+	l->slot_mr[i] = NULL;
+}
+
+/*
+ * The link's slots: the device's BOs where the NIC registers a dma-buf,
+ * else udmabuf-imported memfd pages.  A receiver's are registered one by
+ * one (the NIC bounds a peer's write to one slot); a sender's memfd ring
+ * is one registration, its device BOs one each.
+ */
+static int slots_alloc(struct wafer_link *l, unsigned int n, size_t bytes, int drm_fd,
+		       int syncobjs)
+{
+	struct wlk_slot_ops ops = { .nic = ibv_get_device_name(l->id->verbs->device), .ctx = l,
+				    .reg_dmabuf = nic_reg_dmabuf,
+				    .reg_mem = l->receiver ? nic_reg_mem : NULL,
+				    .dereg = nic_dereg };
+	int err = wlk_slots_alloc(&l->slots, n, bytes, drm_fd, syncobjs, &ops);
+
+	if (err || l->receiver || l->slots.kind == WLK_SLOTS_DEVICE_BO)
+		return err;
+	l->ring_mr = ibv_reg_mr(l->pd, l->slots.base, (size_t)l->slots.n * l->slots.bytes,
+				IBV_ACCESS_LOCAL_WRITE);
+	if (!l->ring_mr)
+		return wafer_set_error(-errno, "registering the send ring: %s", strerror(errno));
+	return 0;
+}
+
 static struct wafer_link *link_new(int receiver, const struct wafer_link_opts *o)
 {
 	struct wafer_link *l = calloc(1, sizeof(*l));
@@ -295,16 +356,12 @@ int wlk_await_accept(struct wafer_link *l)
 		memcpy(&l->rkey[i], l->first + sizeof(m) + 8 + 4 * i, 4);
 		l->rkey[i] = le32toh(l->rkey[i]);
 	}
-	err = wlk_slots_alloc(&l->slots, m.arg0, m.arg1, l->slots.drm_fd, 0);
-	if (err)
-		return wlk_fail(l, err, "%s", wafer_last_error());
-	if (l->slots.bytes != m.arg1)
+	if (m.arg1 % (uint32_t)sysconf(_SC_PAGESIZE))
 		return wlk_fail(l, -EPROTO, "ACCEPT with %u-byte slots, not a page multiple",
 				m.arg1);
-	l->ring_mr = ibv_reg_mr(l->pd, l->slots.base, (size_t)l->slots.n * l->slots.bytes,
-				IBV_ACCESS_LOCAL_WRITE);
-	if (!l->ring_mr)
-		return wlk_fail(l, -errno, "registering the send ring: %s", strerror(errno));
+	err = slots_alloc(l, m.arg0, m.arg1, l->slots.drm_fd, 0);
+	if (err)
+		return wlk_fail(l, err, "%s", wafer_last_error());
 	return 0;
 }
 
@@ -467,7 +524,6 @@ int wafer_link_accept(struct wafer_link_listener *ls, struct wafer_link **out)
 				      .retry_count = 7, .rnr_retry_count = 7 };
 	struct rdma_cm_event *ev = NULL;
 	struct wafer_link *l;
-	unsigned int i;
 	int err;
 
 	*out = NULL;
@@ -492,15 +548,7 @@ int wafer_link_accept(struct wafer_link_listener *ls, struct wafer_link **out)
 	name_addr(rdma_get_peer_addr(l->id), l->peer, sizeof(l->peer));
 	err = setup_qp(l, ls->opts.slots, ls->opts.slots + WLK_RECV_EXTRA);
 	if (!err)
-		err = wlk_slots_alloc(&l->slots, ls->opts.slots, ls->opts.slot_bytes,
-				      ls->opts.drm_fd, 1);
-	for (i = 0; !err && i < l->slots.n; i++) {
-		l->slot_mr[i] = ibv_reg_mr(l->pd, l->slots.base + (size_t)i * l->slots.bytes,
-					   l->slots.bytes,
-					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (!l->slot_mr[i])
-			err = wlk_fail(l, -errno, "registering slot %u: %s", i, strerror(errno));
-	}
+		err = slots_alloc(l, ls->opts.slots, ls->opts.slot_bytes, ls->opts.drm_fd, 1);
 	if (err) {
 		err = wlk_fail(l, err, "%s", wafer_last_error());
 		rdma_reject(l->id, NULL, 0);
@@ -603,6 +651,11 @@ void *wafer_link_slot(struct wafer_link *l, unsigned int slot)
 uint32_t wafer_link_slot_bo(const struct wafer_link *l, unsigned int slot)
 {
 	return slot < l->slots.n ? l->slots.bo[slot] : 0;
+}
+
+const char *wafer_link_slot_memory(const struct wafer_link *l)
+{
+	return l->slots.said;
 }
 
 uint32_t wafer_link_slot_syncobj(const struct wafer_link *l, unsigned int slot)

@@ -235,8 +235,9 @@ int wafer_link_acquire(struct wafer_link *l, unsigned int *slot)
 
 int wlk_post_raw(struct wafer_link *l, unsigned int rslot, uint32_t imm, size_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)l->slots.base, .length = (uint32_t)len,
-			       .lkey = l->ring_mr->lkey };
+	unsigned int from = (imm & 0xff) % (l->slots.n ? l->slots.n : 1);
+	struct ibv_sge sge = { .addr = (uintptr_t)l->slots.base + (size_t)from * l->slots.bytes,
+			       .length = (uint32_t)len };
 	struct ibv_send_wr wr = {
 		.wr_id = WLK_WR_DATA, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
@@ -248,7 +249,7 @@ int wlk_post_raw(struct wafer_link *l, unsigned int rslot, uint32_t imm, size_t 
 		return wlk_failed(l);
 	if (rslot >= l->slots.n)
 		return wafer_set_error(-EINVAL, "link to %s: slot %u out of range", l->peer, rslot);
-	sge.addr += (size_t)(imm & 0xff) % l->slots.n * l->slots.bytes;
+	sge.lkey = l->ring_mr ? l->ring_mr->lkey : l->slot_mr[from]->lkey;
 	wr.wr.rdma.remote_addr = l->raddr + (uint64_t)rslot * l->slots.bytes;
 	wr.wr.rdma.rkey = l->rkey[rslot];
 	rc = ibv_post_send(l->id->qp, &wr, &bad);

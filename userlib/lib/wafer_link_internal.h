@@ -44,8 +44,8 @@ struct wafer_link {
 	unsigned int nrecv;
 
 	struct wlk_slots slots;		/* local slots */
-	struct ibv_mr *slot_mr[WAFER_LINK_MAX_SLOTS];	/* receiver: one per slot */
-	struct ibv_mr *ring_mr;		/* sender: the whole local ring */
+	struct ibv_mr *slot_mr[WAFER_LINK_MAX_SLOTS];	/* receiver, or device BOs: one per slot */
+	struct ibv_mr *ring_mr;		/* sender's memfd ring: the whole ring */
 
 	/* Sender: the receiver's ring from its ACCEPT. */
 	uint64_t raddr;

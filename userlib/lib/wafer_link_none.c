@@ -86,6 +86,12 @@ uint32_t wafer_link_slot_bo(const struct wafer_link *l, unsigned int slot)
 	return 0;
 }
 
+const char *wafer_link_slot_memory(const struct wafer_link *l)
+{
+	(void)l;
+	return "slots: none (libwafer was built without RDMA)";
+}
+
 uint32_t wafer_link_slot_syncobj(const struct wafer_link *l, unsigned int slot)
 {
 	(void)l, (void)slot;

@@ -227,14 +227,9 @@ static int do_load(struct wnd_session *s, const struct wnd_hdr *hd)
 	r = wnd_read(s->fd, s->blob->map, len, s->timeout_ms);
 	if (r)
 		return r;
-	if (wfs_model_parse(s->blob->map, len, &mi)) {
-		r = wafer_set_error(-EINVAL, "LOAD: the blob is not a valid model");
-		goto drop;
-	}
-	if (ld.layer_first + ld.layer_count > mi.n_layers) {
-		r = wafer_set_error(-EINVAL, "LOAD: layers %u..%u beyond the model's %u",
-				    ld.layer_first, ld.layer_first + ld.layer_count - 1,
-				    mi.n_layers);
+	/* The blob is the part: exactly the layers asked (in the model's numbering). */
+	if (wnd_check_part(&ld, s->blob->map, len, &mi, why, sizeof(why))) {
+		r = wafer_set_error(-EPROTO, "%s", why);
 		goto drop;
 	}
 	s->part = (struct wafer_load_hw){ .layer_first = ld.layer_first,

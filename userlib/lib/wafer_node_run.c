@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `wafer node`: a chain member's jobs.  Records arrive on the incoming
- * link (RDMA WRITE WITH IMMEDIATE into udmabuf slots the device imports);
+ * link (RDMA WRITE WITH IMMEDIATE into slots the device uses in place: its
+ * own BOs where the NIC registers dma-bufs, else udmabuf imports);
  * each is checked (its header against the session's contexts and the
  * part, wnd_check_job()) and its job runs on the device reading its input
  * in the slot in place: token ids on the first member, the previous
@@ -20,6 +21,7 @@
  * bytes are copied to and from buffers of the device.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,9 @@ static int one_record(struct wnd_session *s, unsigned int k, size_t len,
 	return r ? fail(s, r, "a link") : 0;
 }
 
+/* Which memory the links' slots are, said once per process (one NIC, one device kind). */
+static atomic_int slots_said;
+
 static void *run(void *arg)
 {
 	struct wnd_session *s = arg;
@@ -190,6 +195,8 @@ static void *run(void *arg)
 		return NULL;
 	}
 	wnd_log(s, "links up: from %s, to %s", wafer_link_peer(s->in), wafer_link_peer(s->out));
+	if (!atomic_exchange(&slots_said, 1))
+		wnd_log(s, "%s", wafer_link_slot_memory(s->in));
 	if (lo.drm_fd < 0 &&
 	    (wafer_bo_create(s->dev, wafer_link_slot_bytes(s->in), &cin) ||
 	     wafer_bo_create(s->dev, wafer_link_slot_bytes(s->out), &cout))) {

@@ -9,6 +9,7 @@
 #include "wafer.h"
 #include "wafer_link.h"
 #include "wafer_node_wire.h"
+#include "wfs_model.h"
 
 static void p32(unsigned char **b, uint32_t v)
 {
@@ -253,6 +254,32 @@ int wnd_get_load(const void *buf, size_t len, struct wnd_load *m, char *why, siz
 	if (m->expert_group > 512)
 		return bad(why, n, "LOAD: expert_group %u out of range (0..512)",
 			   m->expert_group);
+	return 0;
+}
+
+int wnd_check_part(const struct wnd_load *m, const void *blob, size_t len,
+		   struct wfs_model_info *mi, char *why, size_t n)
+{
+	struct wfs_blob_header h;
+
+	if (len < sizeof(h))
+		return bad(why, n, "LOAD: blob of %zu bytes, shorter than a model header (%zu)",
+			   len, sizeof(h));
+	memcpy(&h, blob, sizeof(h));
+	if (h.magic != WFS_BLOB_MAGIC)
+		return bad(why, n, "LOAD: blob magic 0x%08x (not a model blob)", h.magic);
+	if (h.total_size != len)
+		return bad(why, n, "LOAD: the blob's total_size %llu, but %zu bytes came",
+			   (unsigned long long)h.total_size, len);
+	if (wfs_model_parse(blob, len, mi))
+		return bad(why, n, "LOAD: the blob is not a valid model (%s)",
+			   mi->bad_field ? mi->bad_field : "its header or sections");
+	if (mi->first_layer != m->layer_first)
+		return bad(why, n, "LOAD: the blob's first_layer %u, not the layer_first %u asked",
+			   mi->first_layer, m->layer_first);
+	if (mi->n_layers != m->layer_count)
+		return bad(why, n, "LOAD: the blob's n_layers %u, not the layer_count %u asked",
+			   mi->n_layers, m->layer_count);
 	return 0;
 }
 

@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 #define WND_MAGIC	0x444f4e57u	/* "WNOD", little-endian on the wire */
-#define WND_VERSION	1
+/* 2: a LOAD carries its layers' part of the blob, not the whole model. */
+#define WND_VERSION	2
 #define WND_HDR		16
 /* A control message's payload at most, but a LOAD's (its blob). */
 #define WND_MSG_MAX	4096
@@ -78,7 +79,10 @@ struct wnd_welcome {
 	int32_t index;		/* accelN, or -1 in process */
 };
 
-/* LOAD's payload, then the blob (the rest of the message). */
+/*
+ * LOAD's payload, then the part of the model blob holding exactly the
+ * layers named (the rest of the message; wafer_model_part.h).
+ */
 struct wnd_load {
 	uint32_t layer_first;
 	uint32_t layer_count;
@@ -134,6 +138,14 @@ size_t wnd_put_welcome(void *buf, const struct wnd_welcome *m);
 int wnd_get_welcome(const void *buf, size_t len, struct wnd_welcome *m, char *why, size_t n);
 size_t wnd_put_load(void *buf, const struct wnd_load *m);
 int wnd_get_load(const void *buf, size_t len, struct wnd_load *m, char *why, size_t n);
+/*
+ * A LOAD's blob (LEN bytes at BLOB) against its LOAD M: a valid model blob
+ * (into *MI) whose own length, first_layer and n_layers are what the
+ * message says.  0, or -EPROTO with @why naming the field.
+ */
+struct wfs_model_info;
+int wnd_check_part(const struct wnd_load *m, const void *blob, size_t len,
+		   struct wfs_model_info *mi, char *why, size_t n);
 size_t wnd_put_loaded(void *buf, const struct wnd_loaded *m);
 int wnd_get_loaded(const void *buf, size_t len, struct wnd_loaded *m, char *why, size_t n);
 size_t wnd_put_ctx(void *buf, const struct wnd_ctx *m);

@@ -3,7 +3,8 @@
 # libwafer's host-to-host link (userlib/wafer_link.h) between two processes
 # of one guest over Soft-RoCE (rxe on a dummy netdev, tests/vm/rxe-up):
 #
-# - round trip: 40 records of 5000 bytes through 4 slots of 8 KiB, each
+# - round trip: 40 records of 5000 bytes through 4 slots of 8 KiB (udmabuf
+#   imports: the receiver says rxe cannot register a dma-buf), each
 #   bit-exact in the receiver's slot, read the same through the device's
 #   PRIME import of the slot (udmabuf), its syncobj signalled on arrival;
 #   credits flow (the sender gets every one back, 10 times round the ring);
@@ -85,6 +86,7 @@ expect_contains "$out" '^ok - 40 of 40 records bit-exact in their slots'
 expect_contains "$out" '^ok - 40 of 40 slot syncobjs signalled on arrival'
 expect_contains "$out" '^ok - 40 of 40 records read the same through the device'
 expect_contains "$out" '^ok - slot 3 is a PRIME import on the device \(8192 bytes\)'
+expect_contains "$out" '^slots: udmabuf import \(rxe0 cannot register a dma-buf: .+\)$'
 peer='link from peer 10\.9\.0\.1:[0-9]+'
 expect_contains "$out" "^refused: $peer: refused: bad magic 0x20544547"
 expect_contains "$out" "^refused: $peer: refused: peer speaks link version 2, this end 1$"

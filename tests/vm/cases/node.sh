@@ -67,6 +67,7 @@ peer() {
 	echo "=== hostile-$name"; timeout 10 cat <&3 2>&1 | tr -c "[:print:]" "."; echo
 	exec 3<&-
 }
+# hdr VERSION TYPE LEN: a control header (this end speaks node version 2)
 hdr() { echo "WNOD\\x$1\\x00\\x$2\\x00\\x$3\\x00\\x00\\x00\\x00\\x00\\x00\\x00"; }
 # killrun NAME PID [STOP]: a run ended mid-way by killing a node (STOP: by
 # stopping it, then continuing it once the run ended)
@@ -98,9 +99,9 @@ echo '=== $name.err'; cat /tmp/$name.err"
 done
 script+='
 peer garbage "GET / HTTP/1.0\r\n\r\n"
-peer version "$(hdr 02 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00"
-peer device "$(hdr 01 01 08)" "\x01\x00\x00\x00\x05\x00\x00\x00"
-peer field "$(hdr 01 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00" "$(hdr 01 07 0c)" \
+peer version "$(hdr 01 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00"
+peer device "$(hdr 02 01 08)" "\x01\x00\x00\x00\x05\x00\x00\x00"
+peer field "$(hdr 02 01 08)" "\x01\x00\x00\x00\x00\x00\x00\x00" "$(hdr 02 07 0c)" \
 	"\x41\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00"
 peer silent
 echo "=== bench"; $w bench --chain "$a:7471:0,$a:7472:1" --quick --tokens 4 2>/tmp/bench.err
@@ -132,7 +133,7 @@ echo "=== after-first.err"; cat /tmp/after-first.err
 # client hangs up, a chain started at once runs (the run does not inherit
 # its socket)
 exec 3<>/dev/tcp/$a/7472
-printf "$(hdr 01 01 08)\x01\x00\x00\x00\x01\x00\x00\x00" >&3
+printf "$(hdr 02 01 08)\x01\x00\x00\x00\x01\x00\x00\x00" >&3
 timeout 10 head -c 16 <&3 >/dev/null
 $w run '"$common $after $chain"' >/dev/null 2>/tmp/busy.err 3<&-
 echo "=== busy.rc $?"
@@ -178,11 +179,11 @@ expect_contains "$logB" 'loaded layers 4\.\.4 \+head$'
 
 h() { section "hostile-$1"; }
 expect_contains "$(h garbage)" 'bad magic 0x20544547 \(not a wafer node peer\)'
-expect_contains "$(h version)" 'peer speaks node version 2, this end 1'
+expect_contains "$(h version)" 'peer speaks node version 1, this end 2'
 expect_contains "$(h device)" 'HELLO: device 5 is not one of this node.s'
 expect_contains "$(h field)" 'closed: CTX: ctx 65 out of range \(1\.\.64\)'
 expect_contains "$(h silent)" 'connected and sent no hello in time'
-for m in 'bad magic 0x20544547' 'peer speaks node version 2' 'device 5 is not one' \
+for m in 'bad magic 0x20544547' 'peer speaks node version 1' 'device 5 is not one' \
 	'closed: CTX: ctx 65 out of range' 'sent no hello in time'; do
 	expect_contains "$logA" "$m"
 done

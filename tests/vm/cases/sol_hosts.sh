@@ -9,7 +9,8 @@
 # range + 1 MiB, so each loads its layer alone), a `wafer node` on each,
 # the chain opened from host A (tests/vm/progs/sol_chain, libwafer's
 # wafer_open_chain() as `wafer run --chain` opens it; the model loaded once:
-# each part's LOAD carries the whole 16 MB blob, the slow part under TCG):
+# each member's LOAD carries its layer's part of the 16 MB blob, all sent
+# before the first answer is read):
 #
 # - its greedy token ids and text (a prompt, a few tokens) are one
 #   in-process device's, bit for bit;

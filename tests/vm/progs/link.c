@@ -189,6 +189,7 @@ static int cmd_recv(int argc, char **argv)
 		}
 		printf("accepted %s: %u slots of %zu bytes\n", wafer_link_peer(l),
 		       wafer_link_slots(l), wafer_link_slot_bytes(l));
+		printf("%s\n", wafer_link_slot_memory(l));
 		serve_link(l, o.drm_fd, hold);
 		fflush(stdout);
 	}

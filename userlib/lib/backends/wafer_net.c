@@ -5,8 +5,9 @@
  * generic front ends (generate, bench, serve) see one device.
  *
  * A model is split in layer ranges over the members, in order (as the
- * pipeline backend splits it over local devices); each node is sent the
- * model's blob and its range over the control connection (TCP), and the
+ * pipeline backend splits it over local devices); each node is sent its
+ * range's part of the model's blob (wafer_blob_part.h) over the control
+ * connection (TCP), every LOAD before the first answer is read, and the
  * members' links are set up from the last to the first: the last member's
  * outgoing link comes back to this process, and this process's outgoing
  * link goes to the first member.  A job goes out as a record (its header
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "../wafer_backend.h"
+#include "../wafer_blob_part.h"
 #include "../wafer_node_io.h"
 #include "wafer_link.h"
 #include "wfs_model.h"
@@ -269,9 +271,21 @@ static int check_nodes(struct net *t, int wait_ms)
 	return die(t, e, "%s: %s", t->mb[from].name, text);
 }
 
-/* A request to member @k and its answer (@want, or an ERROR said as the error). */
-static int call(struct net *t, unsigned int k, enum wnd_type type, const void *p, size_t len,
-		const void *p2, size_t len2, enum wnd_type want, void *ans, size_t *alen)
+/* Sends member K a request: 0, or the chain's failure. */
+static int ask(struct net *t, unsigned int k, enum wnd_type type, const void *p, size_t len,
+	       const void *p2, size_t len2)
+{
+	struct net_member *m = &t->mb[k];
+	int r;
+
+	if (t->dead)
+		return wafer_set_error(t->dead, "%s", t->dead_msg);
+	r = wnd_send(m->fd, type, p, len, p2, len2);
+	return r ? die(t, r, "%s: sending: %s", m->name, strerror(-r)) : 0;
+}
+
+/* Member K's answer to what it was asked: WANT (its payload into ANS, ALEN), or an ERROR. */
+static int answer(struct net *t, unsigned int k, enum wnd_type want, void *ans, size_t *alen)
 {
 	struct net_member *m = &t->mb[k];
 	unsigned char buf[WND_MSG_MAX];
@@ -281,9 +295,6 @@ static int call(struct net *t, unsigned int k, enum wnd_type type, const void *p
 
 	if (t->dead)
 		return wafer_set_error(t->dead, "%s", t->dead_msg);
-	r = wnd_send(m->fd, type, p, len, p2, len2);
-	if (r)
-		return die(t, r, "%s: sending: %s", m->name, strerror(-r));
 	do {	/* the answer to a HEALTH asked while jobs ran comes first */
 		r = wnd_recv(m->fd, &h, buf, sizeof(buf),
 			     t->timeout_ms + (int)m->w.job_timeout_ms, why, sizeof(why));
@@ -310,6 +321,15 @@ static int call(struct net *t, unsigned int k, enum wnd_type type, const void *p
 	if (alen)
 		*alen = h.len;
 	return 0;
+}
+
+/* A request to member @k and its answer (@want, or an ERROR said as the error). */
+static int call(struct net *t, unsigned int k, enum wnd_type type, const void *p, size_t len,
+		const void *p2, size_t len2, enum wnd_type want, void *ans, size_t *alen)
+{
+	int r = ask(t, k, type, p, len, p2, len2);
+
+	return r ? r : answer(t, k, want, ans, alen);
 }
 
 static int hello(struct net *t, unsigned int k)
@@ -520,9 +540,10 @@ static int net_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len
 	struct wfs_model_info mi;
 	unsigned int k, count[NET_MAX], sum = 0;
 	unsigned char out[64], ans[WND_MSG_MAX];
+	char said[320];
 	uint64_t bytes;
 	size_t al;
-	int r;
+	int r, err;
 
 	if (t->loaded)
 		return wafer_set_error(-EBUSY, "a chain holds one model at a time");
@@ -538,20 +559,42 @@ static int net_model_load(struct wafer_dev *dev, struct wafer_bo *bo, size_t len
 	if (sum != mi.n_layers)
 		return wafer_set_error(-EINVAL, "split: %u layers given, the model has %u", sum,
 				       mi.n_layers);
+	/*
+	 * Each member is sent its layers' part of the blob alone, and every
+	 * LOAD goes out before the first answer is read: the members load at
+	 * once while the next are sent theirs.
+	 */
 	for (k = 0; k < t->n; k++) {
-		struct wnd_load l = { .layer_first = k ? t->mb[k - 1].first + count[k - 1] : 0,
+		/* The LOAD names the layers in the model's numbering. */
+		struct wnd_load l = { .layer_first = mi.first_layer + (k ? t->mb[k - 1].first +
+								      count[k - 1] : 0),
 				      .layer_count = count[k], .stream = (uint32_t)ld->stream,
 				      .expert_group = ld->expert_group };
+		unsigned char *part;
+		size_t plen;
 
-		t->mb[k].first = l.layer_first;
-		r = call(t, k, WND_LOAD, out, wnd_put_load(out, &l), bo->map, len, WND_LOADED,
-			 ans, &al);
-		if (!r && wnd_get_loaded(ans, al, &t->mb[k].ld, (char *)out, sizeof(out)))
-			r = die(t, -EPROTO, "%s: %s", t->mb[k].name, (char *)out);
+		t->mb[k].first = l.layer_first - mi.first_layer;
+		r = wafer_blob_part(bo->map, &mi, t->mb[k].first, l.layer_count, &part, &plen);
+		if (r)
+			return wafer_prefix_error(r, "%s", t->mb[k].name);
+		r = ask(t, k, WND_LOAD, out, wnd_put_load(out, &l), part, plen);
+		free(part);
 		if (r)
 			return r;
-		ld->sram_bytes += t->mb[k].ld.sram_bytes;
 	}
+	/* Every answer is read, so a member's failure leaves none unread. */
+	for (k = 0, err = 0; k < t->n; k++) {
+		r = answer(t, k, WND_LOADED, ans, &al);
+		if (!r && wnd_get_loaded(ans, al, &t->mb[k].ld, (char *)out, sizeof(out)))
+			r = die(t, -EPROTO, "%s: %s", t->mb[k].name, (char *)out);
+		if (r && !err) {
+			err = r;
+			snprintf(said, sizeof(said), "%s", wafer_last_error());
+		}
+		ld->sram_bytes += r ? 0 : t->mb[k].ld.sram_bytes;
+	}
+	if (err)
+		return wafer_set_error(err, "%s", said);
 	ld->act_size = t->mb[0].ld.act_size;
 	ld->embed = (int)t->mb[0].ld.embed;
 	ld->head = (int)t->mb[t->n - 1].ld.head;
