@@ -36,7 +36,7 @@
 
 /* stories260K (the shared checkpoint) */
 static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
-					       0, 0, 0, 0, 0, 0, 0, 0 };
+					       0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 #define PROMPT	32
 #define STEPS	6
@@ -530,6 +530,43 @@ static void moe_presets(void)
 		      want[i].name, total / 1e9, active / 1e9, want[i].total / 1e9,
 		      want[i].active / 1e9);
 	}
+}
+
+/*
+ * Latent attention (kimi-k2) against a hand computation: per layer the
+ * query's 7,168 x 1,536 down-projection, its norm and 1,536 x 64 x (128 +
+ * 64) up-projection; the KV's 7,168 x (512 + 64), its norm and 512 x 64 x
+ * 256 up-projection; the 64 x 128 x 7,168 output and the two layer norms:
+ * 101,138,432 parameters, and 576 cached values a position.  Its stage is
+ * slower than its grouped-query twin's by the 4 more reductions and by its
+ * parts' work on their own cores (checked in device_timing).
+ */
+static void latent_attention(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("kimi-k2");
+	struct wafer_plan_shape gqa = *s;
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
+				     .context = 1024 };
+	struct wafer_plan p, pg;
+	uint64_t layer = 101138432ull + 7168ull * 384 + 385ull * 3 * 7168 * 2048;
+
+	gqa.q_latent = 0;
+	gqa.kv_latent = 0;
+	gqa.n_kv_heads = 2;
+	wt_ok(!wafer_plan(s, &o, &p) && !wafer_plan(&gqa, &o, &pg), "kimi-k2 and a GQA twin");
+	wt_ok(p.params == 2ull * 163840 * 7168 + 7168 + 61 * layer &&
+	      p.active_params == 2ull * 163840 * 7168 + 7168 + 61 * (layer - 376ull * 3 * 7168 * 2048),
+	      "kimi-k2: %llu parameters, %llu active (the latent attention's by hand)",
+	      (unsigned long long)p.params, (unsigned long long)p.active_params);
+	wt_ok(p.kv_bytes_per_seq == 1024ull * 61 * (512 + 64) * 2 &&
+	      pg.kv_bytes_per_seq == 1024ull * 61 * 2 * 256 * 2,
+	      "kimi-k2 caches 576 16-bit values a position and layer");
+	wt_ok(p.token_ns > pg.token_ns, "latent attention costs more a token (%llu ns) than its "
+	      "GQA twin (%llu)", (unsigned long long)p.token_ns, (unsigned long long)pg.token_ns);
+	gqa = *s;
+	gqa.kv_latent = 0;
+	wt_ok(wafer_plan(&gqa, &o, &pg) == -EINVAL && strstr(wafer_last_error(), "q_latent"),
+	      "a query latent without a KV latent: %s", wafer_last_error());
 }
 
 /* Speculative decoding: the expected tokens per step, and when it pays. */
@@ -1406,6 +1443,7 @@ int main(void)
 	deployment();
 	monotonic();
 	moe_presets();
+	latent_attention();
 	speculative();
 	hosts();
 	streaming();
