@@ -27,7 +27,9 @@
  *
  *   cycles_stage = max(ceil(MACs / macs_per_cycle),
  *                      ceil(bytes / sram_bytes_per_cycle))
- *                + mesh latency, where
+ *                + placed + mesh latency, where placed is the work a
+ *   mixture-of-experts layer's parts do on their own cores on a mesh
+ *   (wfs_timing_moe_layer_cost()), and
  *   latency      = sum over the stage's layers of R * reduce(W_layer)
  *                  (+ reduce(W_head) for the head)
  *   reduce(W)    = 2 * ceil(sqrt(ceil(W / b))) * mesh_hop_cycles, b the
@@ -382,7 +384,7 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
  * @c: work
  *
  * Return: max(ceil(macs / macs_per_cycle), ceil(bytes / sram_bytes_per_cycle))
- * + latency.
+ * + placed + latency.
  */
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
 			    const struct wfs_cost *c);
