@@ -695,6 +695,43 @@ static int cli(const char *args, char *buf, size_t size)
 }
 
 /*
+ * docs/TIMING.md's calibration table is what tests/bench/plan_calibration
+ * prints now: every table row and the summary line, verbatim.
+ */
+static void calibration_doc(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	static char out[16384], doc[262144];
+	char cmd[512], *line, *save = NULL;
+	unsigned int rows = 0, missing = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/tests/bench/plan_calibration", build);
+	f = popen(cmd, "r");
+	n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+	out[n] = 0;
+	if (!wt_ok(f && !WEXITSTATUS(pclose(f)) && n, "%s runs", cmd))
+		return;
+	f = fopen("docs/TIMING.md", "r");
+	n = f ? fread(doc, 1, sizeof(doc) - 1, f) : 0;
+	doc[n] = 0;
+	if (f)
+		fclose(f);
+	if (!wt_ok(n, "docs/TIMING.md read"))
+		return;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		rows++;
+		if (!strstr(doc, line)) {
+			missing++;
+			wt_diag("not in docs/TIMING.md: %s", line);
+		}
+	}
+	wt_ok(rows > 8 && !missing, "docs/TIMING.md holds the %u lines plan_calibration prints "
+	      "(%u missing)", rows, missing);
+}
+
+/*
  * --trace: valid JSON of complete ("X") events after the names of the
  * processes and threads ("M"); on every track (device, stage) they follow
  * each other without overlap; every chunk passes the stages in order, each
@@ -1444,6 +1481,7 @@ int main(void)
 	monotonic();
 	moe_presets();
 	latent_attention();
+	calibration_doc();
 	speculative();
 	hosts();
 	streaming();
