@@ -603,6 +603,7 @@ static int load_parse(struct wfs_device *dev, struct wfs_model_state *m,
 	m->dims.vocab = info->vocab_size;
 	m->dims.act_bytes = m->act_bytes;
 	m->dims.kv_pos_bytes = m->kv_pos_bytes;
+	m->dims.latent = 0;	/* the firmware's models have no latent attention */
 	return 0;
 }
 

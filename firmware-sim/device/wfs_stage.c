@@ -184,6 +184,7 @@ static void moe_shape(const struct wfs_layer_view *v, struct wfs_timing_moe *t)
 	t->expert_hidden = v->hidden / n;
 	t->expert_bytes = eb / n;
 	t->attn_bytes = v->weight_bytes > eb ? v->weight_bytes - eb : 0;
+	t->attn_macs = 0;	/* grouped-query attention's */
 }
 
 static void layer_timing(const struct wfs_profile *prof,
@@ -263,7 +264,7 @@ static void stream_timing(struct wfs_stage *st, struct chunk_run *r,
 	const struct wfs_model_state *m = r->m;
 	const struct wfs_section_range *sec =
 		&m->table.layer[wfs_load_row(m, r->sm->first_layer + l)];
-	struct wfs_cost cost = { 0, 0, 0 };
+	struct wfs_cost cost = { 0 };
 	u64 c, next = 0;
 
 	layer_timing(prof, m, v, r, &cost);
@@ -445,7 +446,7 @@ static void chunk_timing(struct wfs_stage *st, struct chunk_run *r)
 	const struct wfs_model_state *m = r->m;
 	const struct wfs_profile *prof = &dev->hw.prof;
 	struct wfs_timeline *tl = r->job->ctx->tl;
-	struct wfs_cost cost = { 0, 0, 0 };
+	struct wfs_cost cost = { 0 };
 	u64 cycles, free_at = stage_free_at(st, tl);
 	u32 i, l;
 

@@ -71,6 +71,28 @@ static void add_spread(const struct wfs_profile *p, u64 weight_bytes,
 	c->macs += span == 64 ? w->macs : div_round_up(w->macs * 64, span);
 	c->bytes += span == 64 ? w->bytes : div_round_up(w->bytes * 64, span);
 	c->latency += w->latency;
+	c->placed += w->placed;
+}
+
+/* Reductions of a layer's attention beyond grouped-query attention's. */
+static u64 latent_reductions(const struct wfs_timing_dims *d)
+{
+	return d->latent ? WFS_TIMING_LATENT_REDUCTIONS : 0;
+}
+
+/*
+ * Cycles of @macs MACs and @bytes SRAM reads on @cores cores of a mesh,
+ * each with 1/stage_cores of a stage's MAC arrays and SRAM bandwidth.
+ */
+static u64 part_cycles(const struct wfs_profile *p, u64 macs, u64 bytes,
+		       u64 cores)
+{
+	u64 compute = div_round_up(macs * p->stage_cores,
+				   cores * p->macs_per_cycle);
+	u64 mem = div_round_up(bytes * p->stage_cores,
+			       cores * p->sram_bytes_per_cycle);
+
+	return WFS_MAX(compute, mem);
 }
 
 u64 wfs_timing_allreduce_cycles(const struct wfs_profile *p, u64 bytes)
@@ -92,12 +114,12 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 	u64 proj = dd * dd * 2 + 2 * dd * kv + 3 * dd * h;
 	/* sum_{p = pos0}^{pos0 + n - 1} (p + 1) */
 	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
-	struct wfs_cost w;
+	struct wfs_cost w = { 0 };
 
 	w.macs = (u64)n * proj + 2 * dd * span;
 	w.bytes = weight_bytes + span * d->kv_pos_bytes +
 		  (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
-	w.latency = WFS_TIMING_LAYER_REDUCTIONS *
+	w.latency = (WFS_TIMING_LAYER_REDUCTIONS + latent_reductions(d)) *
 		    reduce_at(p, weight_bytes,
 			      wfs_timing_core_bytes(p, d, weight_bytes)) +
 		    WFS_TIMING_TP_ALLREDUCES *
@@ -114,22 +136,39 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 			       struct wfs_cost *c)
 {
 	u64 dd = d->dim, kv = d->kv_dim;
-	u64 attn = dd * dd * 2 + 2 * dd * kv + dd * m->n_experts;
-	u64 ffn = (u64)(m->n_active + m->n_shared) * 3 * dd * m->expert_hidden;
+	u64 attn = m->attn_macs ? m->attn_macs :
+		   dd * dd * 2 + 2 * dd * kv + dd * m->n_experts;
+	u64 expert = 3 * dd * m->expert_hidden;
+	u64 ffn = (u64)(m->n_active + m->n_shared) * expert;
 	u64 span = (u64)n * (2ull * pos0 + n + 1) / 2;
 	u64 touched = WFS_MIN((u64)m->n_experts, (u64)n * m->n_active);
 	u64 all = m->attn_bytes +
 		  (u64)(m->n_experts + m->n_shared) * m->expert_bytes;
-
 	u64 pc = wfs_timing_core_bytes(p, d, all);
-	struct wfs_cost w;
+	u64 per_expert, kv_bytes = span * d->kv_pos_bytes +
+				   (u64)n * d->kv_pos_bytes + 2ull * n * d->act_bytes;
+	struct wfs_cost w = { 0 };
 
-	w.macs = (u64)n * (attn + ffn) + 2 * dd * span;
-	w.bytes = m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
-		  span * d->kv_pos_bytes + (u64)n * d->kv_pos_bytes +
-		  2ull * n * d->act_bytes;
-	w.latency = ATTN_REDUCTIONS * reduce_at(p, m->attn_bytes, pc) +
-		    (WFS_TIMING_LAYER_REDUCTIONS - ATTN_REDUCTIONS) *
+	if (p->core_sram_bytes && p->stage_cores) {
+		/* The busiest expert's tokens: a shared one takes them all. */
+		per_expert = div_round_up((u64)n * m->n_active, m->n_experts);
+		if (m->n_shared)
+			per_expert = n;
+		w.macs = 2 * dd * span;
+		w.bytes = kv_bytes;
+		w.placed = part_cycles(p, (u64)n * attn, m->attn_bytes,
+				       div_round_up(m->attn_bytes, pc)) +
+			   part_cycles(p, per_expert * expert, m->expert_bytes,
+				       div_round_up(m->expert_bytes, pc));
+	} else {
+		w.macs = (u64)n * (attn + ffn) + 2 * dd * span;
+		w.bytes = m->attn_bytes + (touched + m->n_shared) * m->expert_bytes +
+			  kv_bytes;
+	}
+	w.latency = (ATTN_REDUCTIONS + latent_reductions(d) +
+		     WFS_TIMING_MOE_ROUTE_REDUCTIONS) *
+		    reduce_at(p, m->attn_bytes, pc) +
+		    WFS_TIMING_MOE_EXPERT_REDUCTIONS *
 		    reduce_at(p, m->expert_bytes, pc) +
 		    reduce_at(p, all, pc) +
 		    WFS_TIMING_TP_ALLREDUCES *
@@ -194,7 +233,7 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
 			  const struct wfs_timing_dims *d, u64 weight_bytes,
 			  u32 n_out, struct wfs_cost *c)
 {
-	struct wfs_cost w;
+	struct wfs_cost w = { 0 };
 
 	if (!n_out)
 		return;
@@ -210,7 +249,7 @@ u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
 	u64 compute = div_round_up(c->macs, p->macs_per_cycle);
 	u64 mem = div_round_up(c->bytes, p->sram_bytes_per_cycle);
 
-	return WFS_MAX(compute, mem) + c->latency;
+	return WFS_MAX(compute, mem) + c->placed + c->latency;
 }
 
 u64 wfs_timing_hop_cycles(const struct wfs_profile *p, u64 bytes)

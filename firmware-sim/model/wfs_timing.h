@@ -27,7 +27,9 @@
  *
  *   cycles_stage = max(ceil(MACs / macs_per_cycle),
  *                      ceil(bytes / sram_bytes_per_cycle))
- *                + mesh latency, where
+ *                + placed + mesh latency, where placed is the work a
+ *   mixture-of-experts layer's parts do on their own cores on a mesh
+ *   (wfs_timing_moe_layer_cost()), and
  *   latency      = sum over the stage's layers of R * reduce(W_layer)
  *                  (+ reduce(W_head) for the head)
  *   reduce(W)    = 2 * ceil(sqrt(ceil(W / b))) * mesh_hop_cycles, b the
@@ -141,6 +143,27 @@
 #define WFS_TIMING_LAYER_REDUCTIONS	10
 
 /*
+ * Reductions multi-head latent attention adds to those (DeepSeek-V2,
+ * arXiv 2405.04434, section 2.1; DeepSeek-V3's inference/model.py, its
+ * "absorb" decode path, which Kimi K2 shares): the query and the latent KV
+ * down-projections take the place of Q/K/V, then come the latents'
+ * RMSNorms (the two side by side), the query's up-projection, the keys'
+ * up-projection W_UK applied to the query, and after the weighted sum the
+ * values' up-projection W_UV before the output projection.
+ */
+#define WFS_TIMING_LATENT_REDUCTIONS	4
+
+/*
+ * A mixture-of-experts layer's reductions over the cores holding its
+ * attention and router, besides attention's 7: the FFN RMSNorm of the
+ * token's vector, the router's projection (d x E) and the top-k selection
+ * over the E scores (a reduction of the best k).  The experts' own: gate
+ * and up, then down.
+ */
+#define WFS_TIMING_MOE_ROUTE_REDUCTIONS	3
+#define WFS_TIMING_MOE_EXPERT_REDUCTIONS 2
+
+/*
  * All-reduces a tensor-parallel layer waits for: after the attention's
  * output projection and after the FFN's down projection (each chip holds
  * a slice of the heads and of the hidden units).
@@ -152,11 +175,16 @@
  * @macs: multiply-accumulates
  * @bytes: SRAM bytes moved
  * @latency: cycles of reductions over the mesh, paid once per chunk
+ * @placed: cycles of work done on only the cores that hold its weights,
+ *	one part after the other (a mixture-of-experts layer on a mesh: its
+ *	attention, then its experts side by side), added to the stage's
+ *	roofline rather than shared with it
  */
 struct wfs_cost {
 	u64 macs;
 	u64 bytes;
 	u64 latency;
+	u64 placed;
 };
 
 /**
@@ -170,6 +198,8 @@ struct wfs_cost {
  * @stage_layers: layers sharing the stage that runs the layer, whose
  *	cores they share (wfs_timing_core_bytes()); 0: the layer has only
  *	the cores its weights fill (weight streaming's window)
+ * @latent: the attention is multi-head latent attention (nonzero):
+ *	WFS_TIMING_LATENT_REDUCTIONS more reductions in sequence
  */
 struct wfs_timing_dims {
 	u32 dim;
@@ -179,6 +209,7 @@ struct wfs_timing_dims {
 	u32 act_bytes;
 	u32 kv_pos_bytes;
 	u32 stage_layers;
+	u32 latent;
 };
 
 /**
@@ -253,6 +284,8 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
  * @expert_hidden: feed-forward width of one expert
  * @attn_bytes: the layer's attention and router weights
  * @expert_bytes: one expert's weights
+ * @attn_macs: a token's MACs in the attention's projections and the router
+ *	(0: 2 d^2 + 2 d kv + d E, grouped-query attention's)
  */
 struct wfs_timing_moe {
 	u32 n_experts;
@@ -261,6 +294,7 @@ struct wfs_timing_moe {
 	u32 expert_hidden;
 	u64 attn_bytes;
 	u64 expert_bytes;
+	u64 attn_macs;
 };
 
 /**
@@ -275,9 +309,23 @@ struct wfs_timing_moe {
  * As a dense layer for attention (and the router, d * E MACs per token);
  * the FFN runs (n_active + n_shared) experts per token and reads the
  * weights of at most min(E, n * n_active) routed experts plus the shared
- * ones.  Latency: 7 reductions over the attention's cores, 3 over one
- * expert's, and the dispatch of tokens to their experts and back across
- * the whole layer's cores (one reduce() of all its bytes).
+ * ones.  On a mesh (wse3, wse2) the layer's region (wfs_timing_core_bytes()
+ * of all its weights) holds the attention and router on the cores their
+ * bytes fill at that density, and each expert on its own such cores; the
+ * weights stay where they are (weight-stationary), so each part computes
+ * and reads on its own cores (@placed): the attention's n tokens, then the
+ * experts side by side, the busiest taking max(ceil(n k / E), n if there is
+ * a shared expert) tokens; a core's MACs and SRAM bandwidth are the
+ * stage's over its stage_cores.  The attention over the KV cache stays on
+ * the whole region (@macs, @bytes).  Latency: 7 reductions of attention
+ * (+ WFS_TIMING_LATENT_REDUCTIONS for latent attention) and
+ * WFS_TIMING_MOE_ROUTE_REDUCTIONS over the attention's cores,
+ * WFS_TIMING_MOE_EXPERT_REDUCTIONS over one expert's, and the dispatch to
+ * the experts and the combine back, a broadcast and a reduction tree
+ * across the whole layer's cores (one reduce() of all its bytes: the
+ * fabric's routes are fixed, so every expert's region is on both trees
+ * and k selected experts cost what one does).  Without a mesh, every term
+ * on the stage's roofline.
  */
 void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 			       const struct wfs_timing_dims *d,
@@ -336,7 +384,7 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
  * @c: work
  *
  * Return: max(ceil(macs / macs_per_cycle), ceil(bytes / sram_bytes_per_cycle))
- * + latency.
+ * + placed + latency.
  */
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,
 			    const struct wfs_cost *c);

@@ -284,7 +284,7 @@ static u64 hand_pass(const struct wfs_profile *p, const struct wfs_timing_dims *
 	u32 l;
 
 	for (l = first; l < first + n; l++) {
-		struct wfs_cost cost = { 0, 0, 0 };
+		struct wfs_cost cost = { 0 };
 
 		wfs_timing_layer_cost(p, d, size[l], 0, 1, &cost);
 		c = wfs_timing_stage_cycles(p, &cost);
@@ -312,7 +312,7 @@ static void hand_stages(const void *blob, size_t len, u32 stages, u64 *ns)
 	for (l = 0; l < mi.n_layers; l++)
 		size[l] = wfs_model_layer_section(&mi, blob, l, &r) ? 0 : r.size;
 	for (s = 0; s < stages; s++, first += n) {
-		struct wfs_cost c = { 0, 0, 0 };
+		struct wfs_cost c = { 0 };
 
 		/* Balanced placement: the first L mod S stages take one more. */
 		n = mi.n_layers / stages + (s < mi.n_layers % stages);

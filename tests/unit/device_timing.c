@@ -24,7 +24,7 @@ static void test_formulas(void)
 	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
 				     .vocab = 512, .act_bytes = 320,
 				     .kv_pos_bytes = 144 };
-	struct wfs_cost c = { 0, 0, 0 };
+	struct wfs_cost c = { 0 };
 	u64 proj = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172;
 
 	wfs_profile_find("asic", &p);
@@ -81,7 +81,7 @@ static void test_mesh(void)
 	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
 				     .vocab = 512, .act_bytes = 320,
 				     .kv_pos_bytes = 144 };
-	struct wfs_cost c = { 0, 0, 0 }, c16 = { 0, 0, 0 };
+	struct wfs_cost c = { 0 }, c16 = { 0 };
 	u64 w = 48889ull * 100;	/* 100 cores: a 10 x 10 square */
 
 	wt_ok(!wfs_profile_find("wse3", &p) && p.core_sram_bytes == 48889 &&
@@ -101,6 +101,15 @@ static void test_mesh(void)
 	wt_ok(wfs_timing_stage_cycles(&p, &c) ==
 	      c.latency + (c.bytes + p.sram_bytes_per_cycle - 1) / p.sram_bytes_per_cycle,
 	      "stage cycles: roofline + latency");
+	{
+		struct wfs_cost cl = { 0 };
+
+		d.latent = 1;
+		wfs_timing_layer_cost(&p, &d, w, 0, 1, &cl);
+		d.latent = 0;
+		wt_ok(cl.latency == (WFS_TIMING_LAYER_REDUCTIONS + 4) * 20ull * p.mesh_hop_cycles &&
+		      cl.macs == c.macs, "latent attention: 4 reductions more, the same MACs");
+	}
 	c.latency = 0;
 	wfs_timing_head_cost(&p, &d, w, 1, &c);
 	wt_ok(c.latency == 20ull * p.mesh_hop_cycles, "the head: one reduction");
@@ -118,7 +127,7 @@ static void test_span(void)
 	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .hidden_dim = 172,
 				     .vocab = 512, .act_bytes = 320,
 				     .kv_pos_bytes = 144 };
-	struct wfs_cost c = { 0, 0, 0 }, one = { 0, 0, 0 };
+	struct wfs_cost c = { 0 }, one = { 0 };
 	u64 st = 20454ull * 48889;	/* a stage's cores x their SRAM */
 	u64 w = st / 2 * 5;		/* 2.5 stages: span 160/64 */
 	u64 macs = 64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172 + 2 * 64;
@@ -137,21 +146,26 @@ static void test_span(void)
 	wfs_timing_head_cost(&p, &d, w, 1, &one);
 	wt_ok(one.bytes == ((w + 320) * 64 + 159) / 160 &&
 	      one.macs == (512ull * 64 * 64 + 159) / 160, "the head alike");
-	/* An MoE layer spans the cores of all its experts: 2.75 stages, 176/64. */
+	/*
+	 * An MoE layer spans the cores of all its experts: 2.75 stages, 176/64;
+	 * the attention over the KV spreads over them, the weights' work is
+	 * on their own cores (placed): each part's full cores read their
+	 * 48,889 bytes at 433,884 / 20,454 bytes a cycle, 2,305 cycles.
+	 */
 	{
 		struct wfs_timing_moe m = { .n_experts = 8, .n_active = 2, .n_shared = 1,
 					    .expert_hidden = 32, .attn_bytes = st / 2,
 					    .expert_bytes = st / 4 };
 		struct wfs_timing_dims dm = { .dim = 64, .kv_dim = 32, .act_bytes = 128,
 					      .kv_pos_bytes = 128 };
-		u64 mm = 64 * 64 * 2 + 2 * 64 * 32 + 64 * 8 + 3ull * 3 * 64 * 32 + 2 * 64;
-		u64 mb = m.attn_bytes + 3 * m.expert_bytes + 128 + 128 + 2 * 128;
-		struct wfs_cost cm = { 0, 0, 0 };
+		u64 mb = 128 + 128 + 2 * 128;
+		struct wfs_cost cm = { 0 };
 
 		wfs_timing_moe_layer_cost(&p, &dm, &m, 0, 1, &cm);
 		wt_ok(wfs_timing_span64(&p, st / 2 + 9 * (st / 4)) == 176 &&
-		      cm.macs == (mm * 64 + 175) / 176 && cm.bytes == (mb * 64 + 175) / 176,
-		      "an MoE layer of 2.75 stages: MACs and bytes x 64/176");
+		      cm.macs == (2 * 64 * 64 + 175) / 176 && cm.bytes == (mb * 64 + 175) / 176 &&
+		      cm.placed == 2305 + 2305,
+		      "an MoE layer of 2.75 stages: KV work x 64/176, its parts on their own cores");
 	}
 	wfs_profile_find("lpu", &p);
 	wt_ok(wfs_timing_span64(&p, w) == 64,
@@ -168,7 +182,7 @@ static void test_region(void)
 	struct wfs_timing_dims d = { .dim = 4096, .kv_dim = 1024, .hidden_dim = 14336,
 				     .vocab = 512, .act_bytes = 8192,
 				     .kv_pos_bytes = 4096, .stage_layers = 2 };
-	struct wfs_cost c = { 0, 0, 0 };
+	struct wfs_cost c = { 0 };
 	u64 w = 100000000ull;	/* 100 MB: 2,046 cores of 48,889 B */
 
 	wfs_profile_find("wse3", &p);
@@ -195,28 +209,74 @@ static void test_region(void)
 /* A mixture-of-experts layer against a hand computation. */
 static void test_moe(void)
 {
-	struct wfs_profile p;
+	struct wfs_profile p, asic;
 	struct wfs_timing_dims d = { .dim = 64, .kv_dim = 32, .act_bytes = 128,
 				     .kv_pos_bytes = 128 };
 	struct wfs_timing_moe m = { .n_experts = 8, .n_active = 2, .n_shared = 1,
 				    .expert_hidden = 32, .attn_bytes = 48889ull * 4,
 				    .expert_bytes = 48889ull * 9 };
-	struct wfs_cost c = { 0, 0, 0 }, c4 = { 0, 0, 0 };
+	struct wfs_cost c = { 0 }, c4 = { 0 }, ca = { 0 }, cl = { 0 };
 	u64 attn = 64 * 64 * 2 + 2 * 64 * 32 + 64 * 8, ffn = 3ull * 3 * 64 * 32;
 	u64 all = m.attn_bytes + 9 * m.expert_bytes;	/* 85 cores: side 10 */
 
 	wfs_profile_find("wse3", &p);
 	wfs_timing_moe_layer_cost(&p, &d, &m, 0, 1, &c);
-	wt_ok(c.macs == attn + ffn + 2 * 64 &&
-	      c.bytes == m.attn_bytes + 3 * m.expert_bytes + 128 + 128 + 2 * 128,
-	      "one token: attention + router + 3 experts' MACs, 2 routed + 1 shared read");
-	wt_ok(c.latency == (7 * 2 * 2 + 3 * 2 * 3 + 2 * 10) * (u64)p.mesh_hop_cycles,
-	      "latency: 7 reductions over 4 cores, 3 over 9, dispatch over %llu cores",
-	      (unsigned long long)(all / 48889));
+	/*
+	 * The attention and router on their 4 full cores: 12,800 MACs at
+	 * 322,830 / 20,454 a cycle and a core, 203 cycles, under reading
+	 * 48,889 bytes at 433,884 / 20,454, 2,305; an expert on its 9, alike.
+	 */
+	wt_ok(c.macs == 2 * 64 && c.bytes == 128 + 128 + 2 * 128 && c.placed == 2305 + 2305,
+	      "one token: the KV's work on the region; attention, then an expert, on their cores");
+	wt_ok(c.latency == ((7 + 3) * 2 * 2 + 2 * 2 * 3 + 2 * 10) * (u64)p.mesh_hop_cycles,
+	      "latency: 7 + norm, router, top-k over 4 cores, 2 over 9, dispatch and combine over "
+	      "%llu cores", (unsigned long long)(all / 48889));
+	wt_ok(wfs_timing_stage_cycles(&p, &c) == 1 + 2305 + 2305 + c.latency,
+	      "stage cycles: the region's roofline (1), then the parts, then the latency");
 	wfs_timing_moe_layer_cost(&p, &d, &m, 0, 4, &c4);
-	wt_ok(c4.bytes - 4 * (128 + 2 * 128) - (1 + 2 + 3 + 4) * 128 ==
-	      m.attn_bytes + 9 * m.expert_bytes && c4.latency == c.latency,
-	      "4 tokens read at most all 8 routed experts once; latency once per chunk");
+	wt_ok(c4.bytes == 4 * (128 + 2 * 128) + (1 + 2 + 3 + 4) * 128 && c4.placed == c.placed &&
+	      c4.latency == c.latency,
+	      "4 tokens: the cores still read their weights once (2,305 cycles > 4 x 12,800 "
+	      "MACs' 811); latency once per chunk");
+	/* Kimi K2's expert at 4 bits: 44,040,192 weights in 23,396,352 bytes, 479 cores. */
+	{
+		struct wfs_timing_moe k = { .n_experts = 384, .n_active = 8, .n_shared = 1,
+					    .expert_hidden = 2048, .attn_bytes = 1,
+					    .expert_bytes = 23396352 };
+		struct wfs_timing_dims dk = { .dim = 7168 };
+		struct wfs_cost k1 = { 0 }, k2 = { 0 }, k0 = { 0 };
+
+		wfs_timing_moe_layer_cost(&p, &dk, &k, 0, 1, &k1);
+		wfs_timing_moe_layer_cost(&p, &dk, &k, 0, 2, &k2);
+		k.n_shared = 0;
+		wfs_timing_moe_layer_cost(&p, &dk, &k, 0, 2, &k0);
+		/*
+		 * One token: 44,040,192 x 20,454 / (479 x 322,830) -> 5,826 cycles,
+		 * over the SRAM's 2,303; the attention's one byte on one core,
+		 * 2 x 7,168 x 7,168 + 7,168 x 384 MACs x 20,454 / 322,830.
+		 */
+		u64 a1 = (7168ull * 7168 * 2 + 7168ull * 384) * 20454;
+
+		wt_ok(k1.placed == (a1 + 322829) / 322830 + 5826 &&
+		      k2.placed == (2 * a1 + 322829) / 322830 + (2 * 44040192ull * 20454 +
+								   479ull * 322830 - 1) /
+		      (479ull * 322830) &&
+		      k0.placed == (2 * a1 + 322829) / 322830 + 5826,
+		      "Kimi K2's expert at 4 bits: 5,826 cycles a token on its 479 cores; the shared "
+		      "one takes both tokens of a verify pass, a routed one ceil(2 x 8 / 384)");
+	}
+	/* Latent attention: 4 more reductions over the attention's cores. */
+	d.latent = 1;
+	wfs_timing_moe_layer_cost(&p, &d, &m, 0, 1, &cl);
+	wt_ok(cl.latency - c.latency == 4 * 2 * 2 * (u64)p.mesh_hop_cycles &&
+	      cl.placed == c.placed, "latent attention: + 4 reductions of side 2");
+	d.latent = 0;
+	/* Without a mesh, the old roofline: every part's MACs and bytes on the stage. */
+	wfs_profile_find("asic", &asic);
+	wfs_timing_moe_layer_cost(&asic, &d, &m, 0, 1, &ca);
+	wt_ok(ca.macs == attn + ffn + 2 * 64 && !ca.placed && !ca.latency &&
+	      ca.bytes == m.attn_bytes + 3 * m.expert_bytes + 128 + 128 + 2 * 128,
+	      "asic: attention + router + 3 experts' MACs, 2 routed + 1 shared read, no mesh");
 }
 
 /* lpu: a layer split over a group of chips pays two ring all-reduces. */
@@ -226,7 +286,7 @@ static void test_tensor(void)
 	struct wfs_timing_dims d = { .dim = 8192, .kv_dim = 1024, .hidden_dim = 28672,
 				     .vocab = 1000, .act_bytes = 16384,
 				     .kv_pos_bytes = 4096 };
-	struct wfs_cost c1 = { 0, 0, 0 }, c8 = { 0, 0, 0 }, c16 = { 0, 0, 0 };
+	struct wfs_cost c1 = { 0 }, c8 = { 0 }, c16 = { 0 };
 	u64 w_layer = 1712000000ull, step8, ar8;
 
 	wt_ok(!wfs_profile_find("lpu", &chip) && chip.id == WFS_PROFILE_LPU &&

@@ -36,7 +36,7 @@
 
 /* stories260K (the shared checkpoint) */
 static const struct wafer_plan_shape s260k = { "stories260K", 5, 64, 172, 8, 4, 8, 512,
-					       0, 0, 0, 0, 0, 0, 0, 0 };
+					       0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 #define PROMPT	32
 #define STEPS	6
@@ -532,6 +532,43 @@ static void moe_presets(void)
 	}
 }
 
+/*
+ * Latent attention (kimi-k2) against a hand computation: per layer the
+ * query's 7,168 x 1,536 down-projection, its norm and 1,536 x 64 x (128 +
+ * 64) up-projection; the KV's 7,168 x (512 + 64), its norm and 512 x 64 x
+ * 256 up-projection; the 64 x 128 x 7,168 output and the two layer norms:
+ * 101,138,432 parameters, and 576 cached values a position.  Its stage is
+ * slower than its grouped-query twin's by the 4 more reductions and by its
+ * parts' work on their own cores (checked in device_timing).
+ */
+static void latent_attention(void)
+{
+	const struct wafer_plan_shape *s = wafer_plan_preset_find("kimi-k2");
+	struct wafer_plan_shape gqa = *s;
+	struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
+				     .context = 1024 };
+	struct wafer_plan p, pg;
+	uint64_t layer = 101138432ull + 7168ull * 384 + 385ull * 3 * 7168 * 2048;
+
+	gqa.q_latent = 0;
+	gqa.kv_latent = 0;
+	gqa.n_kv_heads = 2;
+	wt_ok(!wafer_plan(s, &o, &p) && !wafer_plan(&gqa, &o, &pg), "kimi-k2 and a GQA twin");
+	wt_ok(p.params == 2ull * 163840 * 7168 + 7168 + 61 * layer &&
+	      p.active_params == 2ull * 163840 * 7168 + 7168 + 61 * (layer - 376ull * 3 * 7168 * 2048),
+	      "kimi-k2: %llu parameters, %llu active (the latent attention's by hand)",
+	      (unsigned long long)p.params, (unsigned long long)p.active_params);
+	wt_ok(p.kv_bytes_per_seq == 1024ull * 61 * (512 + 64) * 2 &&
+	      pg.kv_bytes_per_seq == 1024ull * 61 * 2 * 256 * 2,
+	      "kimi-k2 caches 576 16-bit values a position and layer");
+	wt_ok(p.token_ns > pg.token_ns, "latent attention costs more a token (%llu ns) than its "
+	      "GQA twin (%llu)", (unsigned long long)p.token_ns, (unsigned long long)pg.token_ns);
+	gqa = *s;
+	gqa.kv_latent = 0;
+	wt_ok(wafer_plan(&gqa, &o, &pg) == -EINVAL && strstr(wafer_last_error(), "q_latent"),
+	      "a query latent without a KV latent: %s", wafer_last_error());
+}
+
 /* Speculative decoding: the expected tokens per step, and when it pays. */
 static void speculative(void)
 {
@@ -655,6 +692,43 @@ static int cli_under(const char *wrapper, const char *args, char *buf, size_t si
 static int cli(const char *args, char *buf, size_t size)
 {
 	return cli_under("", args, buf, size);
+}
+
+/*
+ * docs/TIMING.md's calibration table is what tests/bench/plan_calibration
+ * prints now: every table row and the summary line, verbatim.
+ */
+static void calibration_doc(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	static char out[16384], doc[262144];
+	char cmd[512], *line, *save = NULL;
+	unsigned int rows = 0, missing = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/tests/bench/plan_calibration", build);
+	f = popen(cmd, "r");
+	n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+	out[n] = 0;
+	if (!wt_ok(f && !WEXITSTATUS(pclose(f)) && n, "%s runs", cmd))
+		return;
+	f = fopen("docs/TIMING.md", "r");
+	n = f ? fread(doc, 1, sizeof(doc) - 1, f) : 0;
+	doc[n] = 0;
+	if (f)
+		fclose(f);
+	if (!wt_ok(n, "docs/TIMING.md read"))
+		return;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		rows++;
+		if (!strstr(doc, line)) {
+			missing++;
+			wt_diag("not in docs/TIMING.md: %s", line);
+		}
+	}
+	wt_ok(rows > 8 && !missing, "docs/TIMING.md holds the %u lines plan_calibration prints "
+	      "(%u missing)", rows, missing);
 }
 
 /*
@@ -1406,6 +1480,8 @@ int main(void)
 	deployment();
 	monotonic();
 	moe_presets();
+	latent_attention();
+	calibration_doc();
 	speculative();
 	hosts();
 	streaming();

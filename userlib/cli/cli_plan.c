@@ -437,8 +437,12 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		       s->hidden_dim);
 	else
 		printf("hidden %u, ", s->hidden_dim);
-	printf("%u/%u heads, vocab %u, %u-bit weights%s\n", s->n_heads, s->n_kv_heads, s->vocab,
-	       o->weight_bits, bits_note(s, o));
+	if (s->kv_latent)
+		printf("%u heads, latent attention (query %u, KV %u), ", s->n_heads, s->q_latent,
+		       s->kv_latent);
+	else
+		printf("%u/%u heads, ", s->n_heads, s->n_kv_heads);
+	printf("vocab %u, %u-bit weights%s\n", s->vocab, o->weight_bits, bits_note(s, o));
 	printf("weights   %s (%s per layer); %s parameters%s, %s active per token\n",
 	       human(p->weight_bytes, "B", 0), human(p->layer_bytes, "B", 1),
 	       human(p->params, "", 2), s->params ? " (the blob's tensors)" : "",

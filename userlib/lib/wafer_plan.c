@@ -79,6 +79,10 @@ static int check_shape(const struct wafer_plan_shape *s)
 		return wafer_set_error(-EINVAL, "plan: n_experts %u, n_active %u, n_shared %u, "
 				       "expert_hidden %u (1..4096, 1..experts, 0..64, 1..2^20)",
 				       s->n_experts, s->n_active, s->n_shared, s->expert_hidden);
+	if (s->kv_latent > (1u << 16) || s->q_latent > (1u << 20) || (s->q_latent && !s->kv_latent))
+		return wafer_set_error(-EINVAL, "plan: q_latent %u, kv_latent %u (0..2^20, 0..2^16; a "
+				       "query latent only with a KV latent)", s->q_latent,
+				       s->kv_latent);
 	if (!s->n_experts && (s->n_active || s->n_shared || s->expert_hidden || s->moe_every))
 		return wafer_set_error(-EINVAL, "plan: n_active, n_shared, expert_hidden or "
 				       "moe_every without n_experts");
@@ -96,23 +100,49 @@ static uint64_t quant_bytes(uint64_t n, unsigned int bits)
 	return n * bits / 8 + (bits < 16 ? (n + PLAN_GROUP - 1) / PLAN_GROUP * 2 : 0);
 }
 
+/*
+ * Parameters of a layer's attention (its two RMSNorm gains included) and the
+ * values a position caches per layer.  Latent attention (DeepSeek-V3's
+ * layout): the query's down-projection d x q_latent, its RMSNorm and
+ * up-projection to the heads' nope and rotary parts; the KV's
+ * down-projection d x (kv_latent + rope), its RMSNorm, the up-projection
+ * kv_latent x heads (keys and values); the output projection.
+ */
+static void attention_params(const struct wafer_plan_shape *s, uint64_t *params,
+			     uint64_t *kv_values)
+{
+	uint64_t d = s->dim, h = s->n_heads, hd = s->head_dim, rope = hd / 2;
+	uint64_t ql = s->q_latent, kvl = s->kv_latent;
+
+	if (!kvl) {
+		*params = 2 * d * h * hd + 2 * d * s->n_kv_heads * hd + 2 * d;
+		*kv_values = 2ull * s->n_kv_heads * hd;
+		return;
+	}
+	*params = (ql ? d * ql + ql + ql * h * (hd + rope) : d * h * (hd + rope)) +
+		  d * (kvl + rope) + kvl + kvl * h * 2 * hd + h * hd * d + 2 * d;
+	*kv_values = kvl + rope;
+}
+
 static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_opts *o,
 		     struct plan_geom *g)
 {
-	uint64_t q = (uint64_t)s->n_heads * s->head_dim, kv = (uint64_t)s->n_kv_heads * s->head_dim;
-	uint64_t d = s->dim, attn = 2 * d * q + 2 * d * kv + 2 * d;
-	uint64_t expert = 3 * d * s->expert_hidden, dense = attn + 3 * d * s->hidden_dim;
-	uint64_t moe = attn + d * s->n_experts + (uint64_t)(s->n_experts + s->n_shared) * expert;
-	uint64_t moe_active = attn + d * s->n_experts + (uint64_t)(s->n_active + s->n_shared) *
-			      expert;
+	uint64_t d = s->dim, attn, kv_values;
+	uint64_t expert = 3 * d * s->expert_hidden, dense, moe, moe_active;
 	unsigned int l;
 
+	attention_params(s, &attn, &kv_values);
+	dense = attn + 3 * d * s->hidden_dim;
+	moe = attn + d * s->n_experts + (uint64_t)(s->n_experts + s->n_shared) * expert;
+	moe_active = attn + d * s->n_experts + (uint64_t)(s->n_active + s->n_shared) * expert;
 	*g = (struct plan_geom){ 0 };	/* tensor_group() alone sets own_extra */
 	g->moe = (struct wfs_timing_moe){
 		.n_experts = s->n_experts, .n_active = s->n_active, .n_shared = s->n_shared,
 		.expert_hidden = s->expert_hidden,
 		.attn_bytes = quant_bytes(attn + d * s->n_experts, o->weight_bits),
 		.expert_bytes = quant_bytes(expert, o->weight_bits),
+		/* Every projection weight once a token, the router's too; not the gains. */
+		.attn_macs = attn - 2 * d + d * s->n_experts,
 	};
 	g->moe_every = s->moe_every > 1 ? s->moe_every : 1;
 	g->dense_bytes = quant_bytes(dense, o->weight_bits);
@@ -130,11 +160,11 @@ static void geometry(const struct wafer_plan_shape *s, const struct wafer_plan_o
 						g->dense_bytes : 0) : g->dense_bytes;
 	g->embed_bytes = quant_bytes((uint64_t)s->vocab * d, o->weight_bits);
 	g->head_bytes = g->embed_bytes + d * 2;
-	g->kv_pos_bytes = 2 * kv * 2;	/* K and V, 16-bit */
+	g->kv_pos_bytes = kv_values * 2;	/* 16-bit */
 	g->dims = (struct wfs_timing_dims){
-		.dim = s->dim, .kv_dim = (u32)kv, .hidden_dim = s->hidden_dim,
-		.vocab = s->vocab, .act_bytes = s->dim * 2,
-		.kv_pos_bytes = (u32)g->kv_pos_bytes,
+		.dim = s->dim, .kv_dim = (u32)(kv_values / (s->kv_latent ? 1 : 2)),
+		.hidden_dim = s->hidden_dim, .vocab = s->vocab, .act_bytes = s->dim * 2,
+		.kv_pos_bytes = (u32)g->kv_pos_bytes, .latent = s->kv_latent != 0,
 	};
 }
 
@@ -290,7 +320,7 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 			 const struct plan_geom *g, const struct plan_stage *st, u32 pos0, u32 n,
 			 struct wfs_cost *out)
 {
-	struct wfs_cost c = { 0, 0, 0 };
+	struct wfs_cost c = { 0 };
 	struct wfs_timing_dims dims = g->dims;
 	unsigned int l;
 
@@ -391,7 +421,8 @@ static uint64_t prefill_ns(const struct wfs_profile *prof, const struct wafer_pl
 /* Which term of a stage's modelled time is the largest. */
 static const char *stage_bound(const struct wfs_profile *prof, const struct wfs_cost *c)
 {
-	uint64_t compute = c->macs / prof->macs_per_cycle;
+	/* Work on the cores holding a part's weights is compute (or their SRAM) too. */
+	uint64_t compute = c->macs / prof->macs_per_cycle + c->placed;
 	uint64_t sram = c->bytes / prof->sram_bytes_per_cycle;
 
 	if (c->latency >= compute && c->latency >= sram)
@@ -404,7 +435,7 @@ static void decode(const struct wfs_profile *prof, const struct wafer_plan_shape
 		   const struct plan_stage *t, unsigned int n_stages, struct wafer_plan *p)
 {
 	uint64_t lat = 0, links = 0, host_links = 0, worst = 0, ns, period, b, wire;
-	struct wfs_cost c, worst_c = { 0, 0, 0 };
+	struct wfs_cost c, worst_c = { 0 };
 	u32 pos = o->context - 1;
 	unsigned int k;
 
@@ -595,7 +626,7 @@ static void stream_layer_terms(const struct wfs_profile *prof, const struct plan
 			       unsigned int l, u32 pos0, u32 n, uint64_t b, uint64_t *cycles,
 			       uint64_t *stream)
 {
-	struct wfs_cost c = { 0, 0, 0 };
+	struct wfs_cost c = { 0 };
 	uint64_t w = is_moe(g, l) ? g->moe_bytes : g->dense_bytes;
 
 	if (is_moe(g, l))
@@ -603,7 +634,16 @@ static void stream_layer_terms(const struct wfs_profile *prof, const struct plan
 	else
 		wfs_timing_layer_cost(prof, &g->dims, w, pos0, n, &c);
 	c.macs *= b;
-	c.bytes = w + b * (c.bytes - WFS_MIN(c.bytes, w));
+	if (c.placed) {
+		/* The parts' work on their own cores: b tokens through them at once. */
+		struct wfs_cost cb = { 0 };
+
+		wfs_timing_moe_layer_cost(prof, &g->dims, &g->moe, 0, (u32)(n * b), &cb);
+		c.placed = cb.placed;
+		c.bytes *= b;	/* the KV and activations: the weights are the parts' */
+	} else {
+		c.bytes = w + b * (c.bytes - WFS_MIN(c.bytes, w));
+	}
 	*cycles = wfs_timing_stage_cycles(prof, &c);
 	*stream = wfs_timing_stream_cycles(prof, w);
 }

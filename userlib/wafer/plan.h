@@ -42,6 +42,14 @@ extern "C" {
  * @params: parameters the model's tensors hold, counted from a packed
  *	blob's (RMSNorm gains included, the rope tables and a tied head's
  *	copy not); 0: wafer_plan() counts them from the shape
+ * @q_latent: multi-head latent attention (DeepSeek-V2/V3, Kimi K2): the
+ *	query's latent width (its down-projection's rank; 0: the query is
+ *	projected from the model's width directly)
+ * @kv_latent: multi-head latent attention: the KV latent's width (0: none,
+ *	grouped-query attention over @n_kv_heads); each head then has
+ *	@head_dim wide keys without position and values and a @head_dim / 2
+ *	wide rotary part, and a position caches @kv_latent + @head_dim / 2
+ *	values per layer
  */
 struct wafer_plan_shape {
 	const char *name;
@@ -60,6 +68,8 @@ struct wafer_plan_shape {
 	unsigned int weight_bits;
 	unsigned int tied_head;
 	uint64_t params;
+	unsigned int q_latent;
+	unsigned int kv_latent;
 };
 
 /**
