@@ -226,3 +226,25 @@ bool wdrv_ctrl_busy(struct wdrv_ctrl_table *t)
 {
 	return !xa_empty(&t->xa);
 }
+
+/**
+ * wdrv_ctrl_timeout_of() - the timeout of a command in flight
+ * @t: the table
+ * @id: its waiter's id (the low 32 bits of its cookie)
+ *
+ * Parked waiters count: the firmware may still run their command.
+ *
+ * Return: its waiter's @timeout_ms, or 0 if no waiter has @id.
+ */
+unsigned int wdrv_ctrl_timeout_of(struct wdrv_ctrl_table *t, u32 id)
+{
+	struct wdrv_ctrl_waiter *w;
+	unsigned int ms = 0;
+
+	xa_lock(&t->xa);
+	w = xa_load(&t->xa, id);
+	if (w)
+		ms = w->timeout_ms;
+	xa_unlock(&t->xa);
+	return ms;
+}

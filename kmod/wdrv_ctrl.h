@@ -37,6 +37,8 @@ struct wdrv_dma;
  * @parked: its caller gave up; the table frees it and its buffer
  * @buf: a kvmalloc()ed buffer the command reads or writes, or NULL
  * @addr: @buf's DMA window
+ * @timeout_ms: how long its command may run while the firmware completes
+ *	nothing (set before wdrv_ctrl_add(); wdrv_ctrl_timeout_of())
  * @link: on a list of waiters to free
  */
 struct wdrv_ctrl_waiter {
@@ -48,6 +50,7 @@ struct wdrv_ctrl_waiter {
 	bool parked;
 	void *buf;
 	u64 addr;
+	unsigned int timeout_ms;
 	struct list_head link;
 };
 
@@ -79,5 +82,6 @@ bool wdrv_ctrl_end(struct wdrv_ctrl_table *t, struct wdrv_ctrl_waiter *w,
 		   bool park, struct wfw_cpl *cpl);
 void wdrv_ctrl_fail_all(struct wdrv_ctrl_table *t, int status);
 bool wdrv_ctrl_busy(struct wdrv_ctrl_table *t);
+unsigned int wdrv_ctrl_timeout_of(struct wdrv_ctrl_table *t, u32 id);
 
 #endif /* WDRV_CTRL_H */

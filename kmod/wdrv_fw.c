@@ -7,6 +7,7 @@
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
 #include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/numa.h>
 #include <linux/slab.h>
@@ -198,27 +199,46 @@ out:
 }
 
 /*
+ * The id of the load another command waits behind: the load the firmware
+ * runs (ABI 1.11; an older firmware reads 0 there), if not @w's own.
+ */
+static u32 load_ahead(struct wdrv_fw *fw, const struct wdrv_ctrl_waiter *w)
+{
+	u32 run = wdrv_fw_read_reg(fw, WFW_REG_LOAD_RUNNING);
+
+	return run == lower_32_bits(w->cookie) ? 0 : run;
+}
+
+/*
  * Waits for a control command's completion.  From the control ring it
- * waits at most for the job the firmware is taking in (a LOAD_MODEL also
- * for its blob's check); without one (ABI < 1.8) it runs after every job
- * already in the ring, which together may take much longer than the
- * timeout.  Either way the firmware is only stuck if it completes nothing
- * for a whole timeout, and not while a reset is under way (one behind a
- * hung job: it ends this wait itself).  Return: 0, -ETIMEDOUT, or -EINTR
- * when @killable and killed.
+ * waits at most for the job the firmware is taking in; without one (ABI <
+ * 1.8) it runs after every job already in the ring, which together may
+ * take much longer than the timeout.  Either way the firmware is only
+ * stuck if it completes nothing for a whole timeout, and not while a reset
+ * is under way (one behind a hung job: it ends this wait itself).
+ *
+ * A LOAD_MODEL (@load) queued in the firmware behind another file's load
+ * is timed from when its own load begins, not from when it was posted:
+ * each load ahead ends with a completion, which starts its time again,
+ * and while one runs it waits that load's own time (its waiter's, parked
+ * or not) before taking the firmware for stuck.  So a small load behind a
+ * large one never times out, and resets the device, while the large one
+ * is within its time.  Return: 0, -ETIMEDOUT, or -EINTR when @killable and
+ * killed.
  */
 static int ctrl_wait(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w, u32 seq,
-		     bool killable, unsigned int timeout_ms)
+		     bool killable, bool load)
 {
-	unsigned long timeout = msecs_to_jiffies(timeout_ms);
+	unsigned int ms = w->timeout_ms;
+	u32 now, ahead, seen = 0;
 	long left;
-	u32 now;
 
 	for (;;) {
 		if (killable)
-			left = wait_for_completion_killable_timeout(&w->done, timeout);
+			left = wait_for_completion_killable_timeout(&w->done,
+								    msecs_to_jiffies(ms));
 		else
-			left = wait_for_completion_timeout(&w->done, timeout);
+			left = wait_for_completion_timeout(&w->done, msecs_to_jiffies(ms));
 		if (left > 0)
 			return 0;
 		if (left < 0)
@@ -226,9 +246,16 @@ static int ctrl_wait(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w, u32 seq,
 		spin_lock(&fw->cpl_lock);
 		now = fw->cpl_seq;
 		spin_unlock(&fw->cpl_lock);
-		if (now == seq && !READ_ONCE(fw->resetting))
+		if (now != seq || READ_ONCE(fw->resetting)) {
+			seq = now;
+			continue;
+		}
+		ahead = load ? load_ahead(fw, w) : 0;
+		if (!ahead || ahead == seen)
 			return -ETIMEDOUT;
-		seq = now;
+		/* A load ahead runs: its own time, then this one's. */
+		seen = ahead;
+		ms = max(w->timeout_ms, wdrv_ctrl_timeout_of(&fw->ctrl, ahead));
 	}
 }
 
@@ -264,6 +291,7 @@ static int ctrl_run(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w,
 
 	*parked = false;
 	memset(cpl, 0, sizeof(*cpl));
+	w->timeout_ms = ctrl_timeout_ms(fw, cmd);
 	if (READ_ONCE(fw->gone)) {
 		cpl->status = -ENODEV;
 		return cpl->status;
@@ -275,7 +303,7 @@ static int ctrl_run(struct wdrv_fw *fw, struct wdrv_ctrl_waiter *w,
 	}
 	ret = ctrl_post(fw, w, cmd, &seq);
 	if (!ret)
-		ret = ctrl_wait(fw, w, seq, killable, ctrl_timeout_ms(fw, cmd));
+		ret = ctrl_wait(fw, w, seq, killable, cmd->opcode == WFW_OP_LOAD_MODEL);
 	gave_up = ret == -ETIMEDOUT || ret == -EINTR;
 	/* Once parked, @w is the table's: not touched here again. */
 	if (!wdrv_ctrl_end(&fw->ctrl, w, gave_up, cpl)) {
@@ -333,16 +361,26 @@ static void ctrl_cancel_load(struct wdrv_fw *fw, u64 cookie)
  * @addr: its device window (wdrv_dma_map())
  * @taken: out: whether this took @buf and @addr
  *
- * One LOAD_MODEL at a time (the firmware runs one load at a time), each
- * alongside any other control command.  A fatal signal ends the wait
- * (-EINTR).  If the command timed out or was abandoned so, the firmware may
- * still read @buf: then this takes both, and unmaps and frees them once
- * the firmware is past the command (its own completion, a reset or
- * teardown).  An abandoned load still queued behind one left running is
+ * No lock is held across the wait: several files' LOAD_MODELs are in
+ * flight at once, each with its own waiter and buffer, alongside any other
+ * control command.  The firmware runs one load at a time and queues the
+ * others in the order it fetched them (ABI 1.10); a queued load is timed
+ * from when the firmware begins it (ctrl_wait()).  Its queue holds a load
+ * per model slot, and the model table charges a slot before a load is
+ * sent, so a load never waits for room in it: a device whose slots are
+ * all loaded or loading refuses MODEL_LOAD with -EBUSY before this, and
+ * the firmware's own -EBUSY (a slot still held by a load whose caller gave
+ * up) is returned as it is.  Waiting for a control ring entry is the only
+ * other wait (wdrv_ctrl_add()), killable.
+ *
+ * A fatal signal ends the wait (-EINTR).  If the command timed out or was
+ * abandoned so, the firmware may still read @buf: then this takes both,
+ * and unmaps and frees them once the firmware is past the command (its
+ * own completion, a reset or teardown).  An abandoned load still queued is
  * dropped (LOAD_CANCEL): its -ECANCELED completion frees them.  Otherwise
  * they stay the caller's.
  *
- * Return: the command's status, -ETIMEDOUT or -EINTR.
+ * Return: the command's status, -ETIMEDOUT, -EINTR, or -EBUSY.
  */
 int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cpl,
 		     void *buf, u64 addr, bool *taken)
@@ -354,13 +392,7 @@ int wdrv_fw_ctrl_buf(struct wdrv_fw *fw, struct wfw_cmd *cmd, struct wfw_cpl *cp
 	w = wdrv_ctrl_waiter_new(buf, addr);
 	if (!w)
 		return -ENOMEM;
-	ret = mutex_lock_killable(&fw->load_lock);
-	if (ret) {
-		kfree(w);
-		return ret;
-	}
 	ret = ctrl_run(fw, w, cmd, cpl, true, taken);
-	mutex_unlock(&fw->load_lock);
 	if (!*taken)
 		kfree(w);
 	else if (ret == -EINTR)
@@ -674,7 +706,6 @@ int wdrv_fw_init(struct wdrv_fw *fw, const struct wdrv_fw_config *cfg)
 	init_rwsem(&fw->reset_sem);
 	spin_lock_init(&fw->cmd_lock);
 	spin_lock_init(&fw->cpl_lock);
-	mutex_init(&fw->load_lock);
 	wdrv_dma_init(&fw->dma);
 	wdrv_ctrl_init(&fw->ctrl, &fw->dma, WDRV_FW_CTL_ENTRIES);
 

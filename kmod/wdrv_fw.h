@@ -14,7 +14,6 @@
 #include <linux/bits.h>
 #include <linux/completion.h>
 #include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -61,7 +60,9 @@ struct wdrv_fw;
  * @stage_workers: threads running the stages (struct wfs_device_config)
  * @ctrl_timeout_ms: how long a control command may wait while the firmware
  *	completes nothing (jobs ahead of it in the ring may take longer); a
- *	LOAD_MODEL's grows with its blob (WDRV_FW_LOAD_BYTES_PER_MS)
+ *	LOAD_MODEL's grows with its blob (WDRV_FW_LOAD_BYTES_PER_MS), and
+ *	one queued behind another file's load waits for that load's time
+ *	first (ctrl_wait())
  * @job_cpl: called for each job completion, from the interrupt handler
  *	(process context, must not sleep for long); @cpl is a verified copy
  * @fault: called when the device faulted or a completion was lost or
@@ -111,8 +112,7 @@ struct wdrv_fw_config {
  * @cpl_head: consumer index of the completion ring
  * @cpl_seq: sequence number of the last completion seen
  * @ctrl: the control commands in flight, a waiter each, keyed by cookie
- * @load_lock: Serialises LOAD_MODEL commands (the firmware checks one blob
- *	at a time); no other control command takes it
+ *	(LOAD_MODELs of several files too: the firmware queues them)
  * @info: GET_INFO result from bring-up (device shape; model fields stale)
  * @tokens: tokens of the jobs completed with status 0 (wdrv_fw_tokens())
  * @cpl_work: queued on system_unbound_wq after each job completion (the
@@ -141,7 +141,6 @@ struct wdrv_fw {
 	u32 cpl_head;
 	u32 cpl_seq;
 	struct wdrv_ctrl_table ctrl;
-	struct mutex load_lock; /* Serialises LOAD_MODEL commands */
 	struct wfw_info info;
 	atomic64_t tokens;
 	struct work_struct *cpl_work;

@@ -72,7 +72,8 @@
  *                    LOAD_CANCEL drops a queued load.  A reset ends the
  *                    copy early and drops every load without a
  *                    completion, as every command it discards, once the
- *                    running load's check is over.
+ *                    running load's check is over.  1.11: the device
+ *                    reports which load runs (WFW_REG_LOAD_RUNNING).
  *
  * The device never posts more completions than the completion ring can
  * hold: it consumes a command only when it can reserve a completion slot for
@@ -93,7 +94,7 @@
 #define WFW_BIT(n)		(1u << (n))
 
 #define WFW_ABI_MAJOR		1
-#define WFW_ABI_MINOR		10	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
+#define WFW_ABI_MINOR		11	/* 1: GET_EXPERT_LOAD, 2: LOAD_STREAM,
 					 * 3: JOB_NOT_BEFORE, 4: several models
 					 * (WFW_MAX_MODELS), 5: layer parts
 					 * (WFW_PART_*, WFW_JOB_LAYER), 6: expert
@@ -104,7 +105,8 @@
 					 * 9: loads checked off the rings,
 					 * completed out of order (-EAGAIN),
 					 * 10: placed and copied off the rings
-					 * too, queued (LOAD_CANCEL)
+					 * too, queued (LOAD_CANCEL),
+					 * 11: WFW_REG_LOAD_RUNNING
 					 */
 #define WFW_ABI_VERSION		((WFW_ABI_MAJOR << 16) | WFW_ABI_MINOR)
 #define WFW_ABI_VERSION_MAJOR(v)	((u32)(v) >> 16)
@@ -134,6 +136,7 @@
 #define WFW_REG_FAULT		0x020	/* RO  WFW_FAULT_* sticky until reset */
 #define WFW_REG_HEARTBEAT	0x024	/* RO  increments as the CP runs */
 #define WFW_REG_RESET_COUNT	0x028	/* RO  resets performed so far */
+#define WFW_REG_LOAD_RUNNING	0x02c	/* RO  the running load (1.11, below) */
 #define WFW_REG_NUM_STAGES	0x030	/* RO  pipeline stages */
 #define WFW_REG_SRAM_KIB	0x034	/* RO  SRAM per stage in KiB */
 #define WFW_REG_PROFILE		0x038	/* RO  enum wfs_profile_id */
@@ -153,6 +156,15 @@
 #define WFW_REG_CTL_HEAD	0x08c	/* RO  device's consumer index */
 #define WFW_REG_CTL_TAIL	0x090	/* RW  driver's producer index */
 #define WFW_REG_BLOCK_SIZE	0x100
+
+/*
+ * WFW_REG_LOAD_RUNNING: the low 32 bits of the cookie of the LOAD_MODEL the
+ * load worker has begun (its check, placement and copy, until its
+ * completion is posted), 0 while no load runs; loads queued behind it have
+ * not begun.  A host that gives its loads cookies with distinct nonzero low
+ * bits learns from it whether a load of its own still waits in the queue,
+ * and times the load from when it began, not from when it was posted.
+ */
 
 /* Ring limits: sizes are powers of two in [2, WFW_RING_MAX_ENTRIES]. */
 #define WFW_RING_MAX_ENTRIES	4096

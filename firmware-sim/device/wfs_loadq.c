@@ -72,6 +72,8 @@ static void loadq_thread(void *arg)
 			break;
 		q->state = WFS_LOADQ_CHECKING;
 		e = loadq_first(q);
+		/* Begun: the host times it from now (WFW_REG_LOAD_RUNNING). */
+		wfs_reg_set(&dev->hw, WFW_REG_LOAD_RUNNING, (u32)e->cmd.cookie);
 		wfs_os_mutex_unlock(dev->sync.lock);
 
 		WFS_MEMSET(&q->cpl, 0, sizeof(q->cpl));
@@ -116,6 +118,7 @@ static void loadq_remove(struct wfs_device *dev, u32 i)
 	if (!i) {
 		q->state = q->n ? WFS_LOADQ_QUEUED : WFS_LOADQ_IDLE;
 		q->unpause = 0;
+		wfs_reg_set(&dev->hw, WFW_REG_LOAD_RUNNING, 0);
 	}
 	wfs_os_cond_broadcast(dev->sync.cond);
 	wfs_os_mutex_unlock(dev->sync.lock);
@@ -135,6 +138,7 @@ static void loadq_release_all(struct wfs_device *dev)
 	wfs_os_mutex_lock(dev->sync.lock);
 	q->state = WFS_LOADQ_IDLE;
 	q->unpause = 0;
+	wfs_reg_set(&dev->hw, WFW_REG_LOAD_RUNNING, 0);
 	wfs_os_cond_broadcast(dev->sync.cond);
 	wfs_os_mutex_unlock(dev->sync.lock);
 }

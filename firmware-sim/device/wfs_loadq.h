@@ -15,9 +15,11 @@
  *
  * Loads run one at a time, in the order they were fetched; up to
  * WFS_LOADQ_DEPTH wait behind the one running, each holding its reserved
- * slot.  A LOAD_CANCEL drops a waiting load.  A reset ends the copy of the
- * running load early (-ECANCELED) and drops every load without a
- * completion, as every command it discards; a destroy joins the worker.
+ * slot.  WFW_REG_LOAD_RUNNING names the running one (its cookie's low
+ * bits) from when the worker takes it until its completion is posted.
+ * A LOAD_CANCEL drops a waiting load.  A reset ends the copy of the running
+ * load early (-ECANCELED) and drops every load without a completion, as
+ * every command it discards; a destroy joins the worker.
  */
 #ifndef WFS_LOADQ_H
 #define WFS_LOADQ_H

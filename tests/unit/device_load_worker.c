@@ -12,7 +12,9 @@
  * queue behind it, each holding a slot, and one past the slots completes
  * -EBUSY; LOAD_CANCEL drops a queued one (-ECANCELED, its slot free) but
  * not the running one (-EBUSY); the loading slot cannot be named by an
- * unload or a context create (-ENOENT).  Released, the loads complete in
+ * unload or a context create (-ENOENT).  WFW_REG_LOAD_RUNNING (1.11) names
+ * the held load, not the ones queued behind it, and reads 0 once the loads
+ * completed or a reset dropped them.  Released, the loads complete in
  * order after them all and the models run.
  *
  * A load held in its copy (WFW_FAULT_PAUSE_NEXT_COPY: placed, its first
@@ -62,6 +64,12 @@ static u32 wait_state(u32 want)
 		s = loadq_state();
 	}
 	return s;
+}
+
+/* The low cookie bits of the load the device reports running, or 0. */
+static u32 load_running(void)
+{
+	return wfs_device_mmio_read32(h->dev, WFW_REG_LOAD_RUNNING);
 }
 
 static u64 sram_used(void)
@@ -231,10 +239,13 @@ static void test_held_load(u32 model0)
 	int64_t ctx;
 	u32 id;
 
+	wt_ok(load_running() == 0, "no load runs: LOAD_RUNNING reads 0");
 	wt_ok(fault(WFW_FAULT_PAUSE_NEXT_LOAD) == 0, "arm: hold the next load in its check");
 	post_load(0x7001);
 	wt_ok(wait_state(WFS_LOADQ_CHECKING) == WFS_LOADQ_CHECKING,
 	      "the load worker checks the blob (state CHECKING)");
+	wt_ok(load_running() == 0x7001, "LOAD_RUNNING names the held load (0x%x)",
+	      load_running());
 	wt_ok(slot_loading(1), "its model slot is marked loading, not loaded");
 
 	/* The CP serves everything else meanwhile, in order. */
@@ -286,6 +297,9 @@ static void test_held_load(u32 model0)
 	      "CREATE_CONTEXT on the loading slot: -ENOENT (%d)", cpl.status);
 	wt_ok(loadq_state() == WFS_LOADQ_CHECKING && slot_loading(1),
 	      "the load is still in its check after all of them");
+	wt_ok(load_running() == 0x7001,
+	      "LOAD_RUNNING still names the held load, not the one queued behind (0x%x)",
+	      load_running());
 
 	/* Released: the load's completion is the next one. */
 	memset(&c, 0, sizeof(c));
@@ -306,6 +320,7 @@ static void test_held_load(u32 model0)
 	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !h->dev->models.m[1].loading &&
 	      h->dev->models.m[1].loaded && h->dev->models.m[2].loaded,
 	      "the worker is idle, the slots loaded");
+	wt_ok(load_running() == 0, "LOAD_RUNNING reads 0 again (0x%x)", load_running());
 	wt_ok(models() == 3, "GET_INFO lists the three models");
 	wt_ok(!unload(id) && !unload(cpl.model), "the new models unload");
 	memset(&c, 0, sizeof(c));
@@ -389,8 +404,10 @@ static void test_reset_drops(int full, int copy)
 	      (copy ? WFS_LOADQ_PLACING : WFS_LOADQ_CHECKING) && wait_queued(2) == 2,
 	      "the load is in its %s, another queued", copy ? "copy" : "check");
 	dh_hw_reset(h, full);
-	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !any_loading() && !h->dev->loadq.n,
-	      "%s reset: the worker is idle and the slots free", full ? "a full" : "a");
+	wt_ok(loadq_state() == WFS_LOADQ_IDLE && !any_loading() && !h->dev->loadq.n &&
+	      !load_running(),
+	      "%s reset: the worker is idle, the slots free, no load reported running",
+	      full ? "a full" : "a");
 	wt_ok(sram_used() == (full ? 0 : used),
 	      "the SRAM used is what it was without the loads (%llu)",
 	      (unsigned long long)sram_used());

@@ -11,7 +11,11 @@
  * complete: once a load ran on the firmware's command processor, and the
  * driver ran one control command at a time, so each waited for A's load
  * until its timeout reset the device.  A must still be in its ioctl after
- * all of them; disarmed, its load completes.
+ * all of them.  A second file's MODEL_LOAD then reaches the firmware's load
+ * queue behind A's held load (its log says so) while A is still in its
+ * ioctl: once the driver sent one load at a time under a device-wide lock
+ * held across the firmware's wait, and the second load waited in the
+ * driver for A's.  Disarmed, both loads complete.
  *
  * Then a second load is held in its SRAM copy (inject_fault "pause_copy":
  * placed and its first stage copied, on the firmware's load worker): B's
@@ -40,19 +44,37 @@
 #define FW_LOG	"/sys/kernel/debug/accel/wafer.0/fw_log"
 #define SYSFS	"/sys/class/accel/accel0/device/models"
 
-/* Whether the firmware log (a READ_LOG control command) has @what. */
-static int log_has(const char *what)
+/* Lines of the firmware log (a READ_LOG control command) with @what. */
+static int log_count(const char *what)
 {
 	char line[512];
-	int found = 0;
+	int n = 0;
 	FILE *f = fopen(FW_LOG, "r");
 
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !!strstr(line, what);
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, what);
 	fclose(f);
-	return found;
+	return n;
+}
+
+static int log_has(const char *what)
+{
+	return log_count(what) > 0;
+}
+
+/* Polls until the firmware log has more than @n lines with @what. */
+static int log_grows(const char *what, int n)
+{
+	int i;
+
+	for (i = 0; i < TRIES; i++) {
+		if (log_count(what) > n)
+			return 1;
+		usleep(100000);
+	}
+	return 0;
 }
 
 /* Bytes read from @path, or -errno. */
@@ -96,8 +118,8 @@ int main(void)
 	struct drm_wafer_get_info gi = { 0 };
 	uint32_t expect[TOKENS];
 	struct wt_dev_model m;
-	int fd, ret, i, st = 0, held;
-	pid_t pid;
+	int fd, ret, i, st = 0, st2 = 0, held, queued;
+	pid_t pid, pid2;
 
 	if (wt_decode_reference(TOKENS, expect)) {
 		printf("not ok - setup: the reference decode\n");
@@ -146,10 +168,22 @@ int main(void)
 	wt_ok(waitpid(pid, &st, WNOHANG) == 0 && wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD),
 	      "A is still in its MODEL_LOAD after B's commands");
 
+	/* Another file's load reaches the firmware's queue while A's is held. */
+	queued = log_count("queued behind 1 load");
+	pid2 = loader(&m);
+	wt_ok(log_grows("queued behind 1 load", queued),
+	      "a second file's MODEL_LOAD is queued in the firmware behind A's, not held in the driver");
+	wt_ok(waitpid(pid, &st, WNOHANG) == 0 && wt_in_ioctl(pid, DRM_IOCTL_WAFER_MODEL_LOAD) &&
+	      waitpid(pid2, &st2, WNOHANG) == 0,
+	      "A's load is still held, both loaders in their MODEL_LOAD");
+
 	ret = wt_inject_fault(0, "none");
 	wt_ok(!ret, "disarmed: the load goes on (%d)", ret);
 	waitpid(pid, &st, 0);
 	wt_ok(WIFEXITED(st) && WEXITSTATUS(st) == 12, "A's MODEL_LOAD succeeds (%#x)", st);
+	waitpid(pid2, &st2, 0);
+	wt_ok(WIFEXITED(st2) && WEXITSTATUS(st2) == 12,
+	      "the second file's queued MODEL_LOAD succeeds after it (%#x)", st2);
 	wt_ok(!log_has("job(s) discarded"), "no reset on the way");
 
 	/* Held in its copy: B's commands complete still. */
@@ -175,21 +209,13 @@ int main(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	wt_ok(WIFSIGNALED(st), "the held load's loader is killed (%#x)", st);
+	queued = log_count("queued behind 1 load");
 	pid = loader(&m);
-	for (i = 0, held = 0; i < TRIES && !held; i++) {
-		held = log_has("queued behind 1 load");
-		if (!held)
-			usleep(100000);
-	}
-	wt_ok(held && waitpid(pid, &st, WNOHANG) == 0,
+	wt_ok(log_grows("queued behind 1 load", queued) && waitpid(pid, &st, WNOHANG) == 0,
 	      "a third file's load is queued behind the held one, not refused");
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	for (i = 0, held = 0; i < TRIES && !held; i++) {
-		held = log_has("queued load was cancelled");
-		if (!held)
-			usleep(100000);
-	}
+	held = log_grows("queued load was cancelled", 0);
 	wt_ok(WIFSIGNALED(st) && held, "killed, its queued load is cancelled (%#x)", st);
 	ret = wt_inject_fault(0, "none");
 	wt_ok(!ret, "disarmed: the held load goes on (%d)", ret);
