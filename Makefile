@@ -76,6 +76,11 @@ $(foreach l,$(WFS_LAYERS),$(eval $(B)/obj/firmware-sim/$(l)/%.o: WFS_CFLAGS += $
 USER_CFLAGS := $(CSTD) -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi -Iuserlib \
 	$(addprefix -Ifirmware-sim/,$(WFS_INC_LIBWAFER)) -Itests/common $(DRM_CFLAGS) $(JSON_CFLAGS) $(RDMA_CFLAGS)
 $(B)/obj/tests/%.o: USER_CFLAGS += $(call wfs_inc,host)
+# Objects depend on the flags they are compiled with: a header moved to
+# another folder changes the include path, not the source, and the
+# dependency files (-MP) would keep the object compiled against the old one.
+FLAGS_STAMP := $(B)/obj/.flags-$(shell printf '%s' '$(WFS_CFLAGS) $(USER_CFLAGS) \
+	$(foreach l,$(WFS_LAYERS) LIBWAFER,$(WFS_INC_$(l)))' | sha1sum | cut -c1-12)
 
 # ------------------------------------------------------------- sources ----
 WFS_SRCS     := $(addprefix firmware-sim/,$(WFS_COMMON_SRCS) $(WFW_HOST_SRCS) $(WFS_USER_SRCS))
@@ -190,11 +195,14 @@ checkpatch:
 		-f
 
 # ------------------------------------------------------------ userspace --
-$(B)/obj/firmware-sim/%.o: firmware-sim/%.c
+$(FLAGS_STAMP):
+	@mkdir -p $(@D) && rm -f $(B)/obj/.flags-* && touch $@
+
+$(B)/obj/firmware-sim/%.o: firmware-sim/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(WFS_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -fPIC $(DEPFLAGS) -c $< -o $@
 
