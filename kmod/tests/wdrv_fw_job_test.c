@@ -16,8 +16,10 @@
  * layer with the phase in the layer word.  A blob deeper than a device's
  * load table: loaded whole or as 257 layers it is -E2BIG, and layer ranges
  * from its first, 256th and last layers load side by side and unload.
- * Once the interface is finished, control commands and jobs fail with
- * -ENODEV.
+ * A small load queued behind a large one that the firmware holds past the
+ * small one's own timeout waits the large one's time first and loads, with
+ * no timeout and no fault.  Once the interface is finished, control
+ * commands and jobs fail with -ENODEV.
  */
 #include <kunit/test.h>
 #include <linux/bitfield.h>
@@ -26,6 +28,7 @@
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
 #include <linux/numa.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "wdrv_fw.h"
@@ -722,6 +725,113 @@ static void wdrv_test_fw_deep_blob_ranges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, run_job(f, 21, 0, TEST_TIMEOUT_MS), 0);
 }
 
+/* A LOAD_MODEL run from a worker, for loads in flight side by side. */
+struct load_waiter {
+	struct work_struct work;
+	struct completion done;
+	struct wdrv_fw *fw;
+	struct wfw_cmd cmd;
+	struct wfw_cpl cpl;
+	int ret;
+};
+
+static void load_waiter_fn(struct work_struct *work)
+{
+	struct load_waiter *w = container_of(work, struct load_waiter, work);
+
+	w->ret = wdrv_fw_ctrl(w->fw, &w->cmd, &w->cpl);
+	complete(&w->done);
+}
+
+static void load_waiter_init(struct load_waiter *w, struct wdrv_fw *fw, u64 addr, u64 len)
+{
+	INIT_WORK_ONSTACK(&w->work, load_waiter_fn);
+	init_completion(&w->done);
+	w->fw = fw;
+	w->cmd.opcode = WFW_OP_LOAD_MODEL;
+	w->cmd.load = (struct wfw_cmd_load_model){ .addr = addr, .len = len };
+}
+
+/*
+ * Load A's blob: its length gives it a control timeout of FAIR_CTRL_MS +
+ * 8192 ms (WDRV_FW_LOAD_BYTES_PER_MS); the tiny load B queued behind it
+ * has about FAIR_CTRL_MS.  A is held FAIR_HOLD_MS, seconds away from both.
+ */
+#define FAIR_CTRL_MS	500
+#define FAIR_BIG_BYTES	SZ_32M
+#define FAIR_HOLD_MS	3000
+
+/*
+ * A small load B queued in the firmware behind a large load A that runs
+ * (held by fault injection longer than B's own timeout, well within A's)
+ * waits A's time before its own: released, B loads, no control command
+ * timed out and nothing asked for a reset.  Taking B's own timeout alone
+ * fails it with -ETIMEDOUT while A is held, and reports a fault.
+ */
+static void wdrv_test_fw_load_waits_load_ahead(struct kunit *test)
+{
+	struct fw_fixture *f = test->priv;
+	unsigned int ctrl_ms = f->fw.cfg.ctrl_timeout_ms;
+	u8 *tiny = kunit_kzalloc(test, WT_TINY_MAX, GFP_KERNEL);
+	int i, faults = atomic_read(&f->faults);
+	u64 big_addr = 0, tiny_addr = 0;
+	struct load_waiter a = { 0 }, b = { 0 };
+	u8 *big;
+	size_t len;
+
+	KUNIT_ASSERT_NOT_NULL(test, tiny);
+	/* Zeros: the firmware rejects A once released; only its length matters. */
+	big = kvzalloc(FAIR_BIG_BYTES, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, big);
+	len = wt_tiny_build(tiny, WT_TINY_INT8);
+	load_waiter_init(&a, &f->fw, 0, FAIR_BIG_BYTES);
+	load_waiter_init(&b, &f->fw, 0, len);
+	if (wdrv_dma_map(&f->fw.dma, big, FAIR_BIG_BYTES, WDRV_DMA_MAPPABLE, GFP_KERNEL,
+			 &big_addr) ||
+	    wdrv_dma_map(&f->fw.dma, tiny, len, WDRV_DMA_MAPPABLE, GFP_KERNEL, &tiny_addr)) {
+		KUNIT_FAIL(test, "cannot map the blobs");
+		goto out;
+	}
+	a.cmd.load.addr = big_addr;
+	b.cmd.load.addr = tiny_addr;
+	/* Read per command: B's own timeout is short, the hold outlasts it. */
+	f->fw.cfg.ctrl_timeout_ms = FAIR_CTRL_MS;
+
+	if (inject(f, WFW_FAULT_PAUSE_NEXT_LOAD)) {
+		KUNIT_FAIL(test, "cannot arm the load pause");
+		goto out;
+	}
+	queue_work(system_unbound_wq, &a.work);
+	for (i = 0; i < 1000 && !wdrv_fw_read_reg(&f->fw, WFW_REG_LOAD_RUNNING); i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_NE(test, wdrv_fw_read_reg(&f->fw, WFW_REG_LOAD_RUNNING), 0u);
+	queue_work(system_unbound_wq, &b.work);
+	msleep(FAIR_HOLD_MS);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&b.done),
+			       "B ended (%d) while the load ahead of it was held", b.ret);
+	KUNIT_EXPECT_EQ(test, inject(f, WFW_FAULT_NONE), 0);
+	flush_work(&a.work);
+	flush_work(&b.work);
+
+	KUNIT_EXPECT_EQ(test, b.ret, 0);
+	KUNIT_EXPECT_NE(test, a.ret, -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->faults), faults);
+	if (atomic_read(&f->faults) != faults)
+		/* As the driver would: loads left in the firmware go first. */
+		wdrv_fw_reset(&f->fw, false);
+	else if (!b.ret)
+		KUNIT_EXPECT_EQ(test, unload_id(f, b.cpl.model), 0);
+out:
+	f->fw.cfg.ctrl_timeout_ms = ctrl_ms;
+	destroy_work_on_stack(&a.work);
+	destroy_work_on_stack(&b.work);
+	if (tiny_addr)
+		wdrv_dma_unmap(&f->fw.dma, tiny_addr);
+	if (big_addr)
+		wdrv_dma_unmap(&f->fw.dma, big_addr);
+	kvfree(big);
+}
+
 static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_jobs_wrap_rings),
 	KUNIT_CASE(wdrv_test_fw_gone_after_fini),
@@ -734,6 +844,7 @@ static struct kunit_case wdrv_fw_job_test_cases[] = {
 	KUNIT_CASE(wdrv_test_fw_layer_parts),
 	KUNIT_CASE(wdrv_test_fw_expert_parallel),
 	KUNIT_CASE(wdrv_test_fw_deep_blob_ranges),
+	KUNIT_CASE_SLOW(wdrv_test_fw_load_waits_load_ahead),
 	{}
 };
 
