@@ -1,5 +1,6 @@
 # wafer-vm: stock-only
-# (the debug kernel is built without RDMA and udmabuf: tests/setup/debug.config)
+# (stock only: two debug guests under TCG cost minutes; the debug tier sees
+# the link's driver paths through `link`)
 # wafer-vm: two-hosts
 #
 # The link between two hosts: the pool's pair of guests joined by QEMU's

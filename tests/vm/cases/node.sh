@@ -1,5 +1,8 @@
 # wafer-vm: stock-only
-# (the debug kernel is built without RDMA and udmabuf: tests/setup/debug.config)
+# (stock only for time: a udmabuf slot PRIME-imported into the device and
+# syncobjs signalled on arrival are the debug tier's through `link`; range
+# loads and chained jobs through `chain`; a job reading an imported slot is
+# reached here only)
 # `wafer node` and `wafer run --chain` in one guest: two node processes,
 # each owning one kernel device, over the one Soft-RoCE device
 # (tests/vm/rxe-up); the model's layers split over them, jobs carried by

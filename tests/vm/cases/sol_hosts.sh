@@ -1,5 +1,6 @@
 # wafer-vm: stock-only
-# (the debug kernel is built without RDMA and udmabuf: tests/setup/debug.config)
+# (stock only: two debug guests with 40 devices each cost minutes; the debug
+# tier sees the same driver paths through `link` and `chain`)
 # wafer-vm: two-hosts
 #
 # The seed's shape over hosts, one layer per device: `wafer convert
