@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* wt_util.c - see wt_util.h */
 #define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,4 +205,19 @@ int wt_threads_named(const char *dir, const char *prefix)
 	}
 	closedir(dp);
 	return n;
+}
+
+unsigned int wt_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned int p = 0;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, l) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &l))
+		p = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return p;
 }

@@ -64,4 +64,7 @@ int wt_threads_named(const char *dir, const char *prefix);
 /* Aligned zeroed allocation (64 bytes); free with free(). */
 void *wt_alloc(size_t n);
 
+/* A loopback TCP port no one listens on now (an ephemeral bind's), or 0. */
+unsigned int wt_free_port(void);
+
 #endif /* WT_UTIL_H */

@@ -40,22 +40,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-/* A port no one listens on now (the kernel's pick for an ephemeral bind). */
-static unsigned int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned int p = 0;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, l) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &l))
-		p = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return p;
-}
-
 /* A control connection's HELLO for @device; the answer's type (or -errno), its text in @text. */
 static int hello(unsigned int port, unsigned int device, int *fdp, char *text, size_t tn)
 {
@@ -111,7 +95,7 @@ int main(void)
 	static const unsigned int devices[] = { 0 };
 	char text[256], path[] = "/tmp/wafer-node-claim-XXXXXX", log[8192];
 	int fd1 = -1, fd2 = -1, fd3 = -1, lfd = mkstemp(path), r;
-	unsigned int port = free_port();
+	unsigned int port = wt_free_port();
 	struct wafer_convert_opts c = { .wbits = 8, .group_size = 4 };
 	struct wnd_load ld = { .layer_first = 0, .layer_count = 80 };
 	unsigned char out[64];

@@ -38,21 +38,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static unsigned int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned int p = 0;
-
-	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, l) &&
-	    !getsockname(fd, (struct sockaddr *)&a, &l))
-		p = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return p;
-}
-
 /* Sends TYPE with P, P2; the answer's type (or -errno), its payload in BUF, an ERROR's text. */
 static int ask(int fd, enum wnd_type type, const void *p, size_t len, const void *p2,
 	       size_t len2, unsigned char *buf, char *text, size_t tn)
@@ -97,7 +82,7 @@ int main(void)
 	struct wafer_convert_opts c = { .wbits = 8, .group_size = 4 };
 	struct wnd_hello h = { .link_version = WAFER_LINK_VERSION, .device = 0 };
 	unsigned char out[64], buf[WND_MSG_MAX];
-	unsigned int port = free_port();
+	unsigned int port = wt_free_port();
 	struct wafer_synth_opts sy;
 	struct wfs_model_info mi;
 	struct wnd_loaded l;
