@@ -1,8 +1,7 @@
 # wafer-vm: stock-only
 # (stock only for time: a udmabuf slot PRIME-imported into the device and
 # syncobjs signalled on arrival are the debug tier's through `link`; range
-# loads and chained jobs through `chain`; a job reading an imported slot is
-# reached here only)
+# loads and jobs reading BOs imported from another device through `chain`)
 # `wafer node` and `wafer run --chain` in one guest: two node processes,
 # each owning one kernel device, over the one Soft-RoCE device
 # (tests/vm/rxe-up); the model's layers split over them, jobs carried by
