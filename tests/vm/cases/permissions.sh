@@ -114,7 +114,12 @@ udevadm control --ping
 trap 'udevadm control --exit || true' EXIT
 modprobe -d "$WAFER_MODULES_ROOT" vgem
 insmod "$WAFER_MODULE" num_devices=2
-udevadm settle
+# Wait for udevd to have run its rules on every node (settle alone can
+# return before a node's event is queued).
+devs=$(echo /dev/accel/accel* /dev/dri/card* /dev/dri/renderD*)
+# shellcheck disable=SC2086
+udevadm wait --settle --initialized=yes --timeout=60 $devs ||
+	fail "udev did not initialise all of $devs: $(udevadm info $devs 2>&1 | grep -c '^P:') known"
 nodes=$(stat -c '%n %U:%G %a' /dev/accel/accel* /dev/dri/card* /dev/dri/renderD*)
 echo "$nodes" | sed 's/^/node: /'
 [ "$(grep -c '^/dev/accel/accel[01] root:wafer 660$' <<<"$nodes")" = 2 ] ||
