@@ -31,19 +31,36 @@ u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes)
 	return reduce_at(p, weight_bytes, p->core_sram_bytes);
 }
 
+/*
+ * Cores a layer of @weight_bytes spreads over (wfs_timing_core_bytes()),
+ * and in @fill those its bytes fill; 0 without a stage count.
+ */
+static u64 region_cores(const struct wfs_profile *p,
+			const struct wfs_timing_dims *d, u64 weight_bytes,
+			u64 *fill)
+{
+	u64 cores, cap = (u64)d->dim * d->dim;
+
+	*fill = div_round_up(weight_bytes, p->core_sram_bytes);
+	if (!p->stage_cores || !d->stage_layers)
+		return 0;
+	cores = WFS_MIN(p->stage_cores / d->stage_layers, cap);
+	if (cores * p->core_sram_bytes > weight_bytes)
+		return cores;
+	/* Bigger than its share of a stage: the spread wafer plan chose. */
+	cores = WFS_MIN(div_round_up((u64)d->spread64 * p->stage_cores, 64), cap);
+	return WFS_MAX(cores, *fill);
+}
+
 u64 wfs_timing_core_bytes(const struct wfs_profile *p,
 			  const struct wfs_timing_dims *d, u64 weight_bytes)
 {
-	u64 cores, cap;
+	u64 fill, cores;
 
-	if (!p->core_sram_bytes || !p->stage_cores || !d->stage_layers ||
-	    !weight_bytes)
+	if (!p->core_sram_bytes || !weight_bytes)
 		return p->core_sram_bytes;
-	cores = p->stage_cores / d->stage_layers;
-	cap = (u64)d->dim * d->dim;
-	if (cores > cap)
-		cores = cap;
-	if (cores * p->core_sram_bytes <= weight_bytes)
+	cores = region_cores(p, d, weight_bytes, &fill);
+	if (cores <= fill)
 		return p->core_sram_bytes;
 	return div_round_up(weight_bytes, cores);
 }
@@ -58,16 +75,31 @@ u64 wfs_timing_span64(const struct wfs_profile *p, u64 weight_bytes)
 }
 
 /*
- * Add @w, one layer's (or the head's) work, to @c: a layer whose weights
- * fill more cores than a stage has computes on those cores' MAC arrays and
- * reads their SRAM, span/64 stages' worth, so its MACs and bytes count
- * 64/span of a stage's.
+ * Stages' worth of cores, in 64ths, a layer of @weight_bytes computes on:
+ * wfs_timing_span64(), or its region's if it spreads over more cores than
+ * its bytes fill.
  */
-static void add_spread(const struct wfs_profile *p, u64 weight_bytes,
-		       const struct wfs_cost *w, struct wfs_cost *c)
+static u64 layer_span64(const struct wfs_profile *p,
+			const struct wfs_timing_dims *d, u64 weight_bytes)
 {
-	u64 span = wfs_timing_span64(p, weight_bytes);
+	u64 span = wfs_timing_span64(p, weight_bytes), fill, cores;
 
+	if (span == 64)
+		return span;
+	cores = region_cores(p, d, weight_bytes, &fill);
+	if (cores <= fill)
+		return span;
+	return div_round_up(cores * 64, p->stage_cores);
+}
+
+/*
+ * Add @w, one layer's (or the head's) work, to @c: a layer whose weights
+ * fill more cores than a stage has computes on the MAC arrays and reads
+ * the SRAM of the cores it spreads over, @span/64 stages' worth, so its
+ * MACs and bytes count 64/span of a stage's.
+ */
+static void add_spread(u64 span, const struct wfs_cost *w, struct wfs_cost *c)
+{
 	c->macs += span == 64 ? w->macs : div_round_up(w->macs * 64, span);
 	c->bytes += span == 64 ? w->bytes : div_round_up(w->bytes * 64, span);
 	c->latency += w->latency;
@@ -124,7 +156,7 @@ void wfs_timing_layer_cost(const struct wfs_profile *p,
 			      wfs_timing_core_bytes(p, d, weight_bytes)) +
 		    WFS_TIMING_TP_ALLREDUCES *
 		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
-	add_spread(p, weight_bytes, &w, c);
+	add_spread(layer_span64(p, d, weight_bytes), &w, c);
 }
 
 /* Of a layer's reductions, those of attention (the rest are the FFN's). */
@@ -173,7 +205,7 @@ void wfs_timing_moe_layer_cost(const struct wfs_profile *p,
 		    reduce_at(p, all, pc) +
 		    WFS_TIMING_TP_ALLREDUCES *
 		    wfs_timing_allreduce_cycles(p, (u64)n * d->act_bytes);
-	add_spread(p, all, &w, c);
+	add_spread(layer_span64(p, d, all), &w, c);
 }
 
 void wfs_timing_attn_cost(const struct wfs_profile *p,
@@ -240,7 +272,7 @@ void wfs_timing_head_cost(const struct wfs_profile *p,
 	w.macs = (u64)n_out * d->vocab * d->dim;
 	w.bytes = weight_bytes + (u64)n_out * d->act_bytes;
 	w.latency = wfs_timing_reduce_cycles(p, weight_bytes);
-	add_spread(p, weight_bytes, &w, c);
+	add_spread(wfs_timing_span64(p, weight_bytes), &w, c);
 }
 
 u64 wfs_timing_stage_cycles(const struct wfs_profile *p,

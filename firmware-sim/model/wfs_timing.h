@@ -43,8 +43,9 @@
  *   2 * side hops, and a layer has R = WFS_TIMING_LAYER_REDUCTIONS such
  *   steps one after the other.  A layer bigger than a stage (wafer plan
  *   only: the firmware places no such layer) adds its MACs and bytes as
- *   64/span of a stage's (wfs_timing_span64()): it computes and reads on
- *   the cores it fills.  A chunk pays them once, whatever its token count: this is what
+ *   64/span of a stage's (wfs_timing_span64(), or its spread's,
+ *   wfs_timing_dims.spread64): it computes and reads on the cores it
+ *   spreads over.  A chunk pays them once, whatever its token count: this is what
  *   makes single-sequence decode latency-bound on a wafer while batches
  *   and prefill amortise it.  The test profiles have no mesh (latency 0).
  *   A tensor-parallel group (tensor_chips = t > 1: lpu, where a layer is
@@ -200,6 +201,10 @@ struct wfs_cost {
  *	the cores its weights fill (weight streaming's window)
  * @latent: the attention is multi-head latent attention (nonzero):
  *	WFS_TIMING_LATENT_REDUCTIONS more reductions in sequence
+ * @spread64: stages' worth of cores, in 64ths of a stage, over which a
+ *	layer bigger than its share of a stage spreads (wafer plan chooses
+ *	it within the layer's share of its device; the firmware places no
+ *	such layer); 0, or fewer than its bytes fill: the cores they fill
  */
 struct wfs_timing_dims {
 	u32 dim;
@@ -210,6 +215,7 @@ struct wfs_timing_dims {
 	u32 kv_pos_bytes;
 	u32 stage_layers;
 	u32 latent;
+	u32 spread64;
 };
 
 /**
@@ -232,7 +238,10 @@ u64 wfs_timing_reduce_cycles(const struct wfs_profile *p, u64 weight_bytes);
  * holds k layers is spread over its share of the stage, sram_bytes / k
  * bytes' worth of cores, but over no more than d^2 cores (a d-wide vector
  * spread over more than d rows or columns leaves some empty), and never
- * over fewer than its bytes fill.  Its reductions cross that region.
+ * over fewer than its bytes fill.  A layer bigger than its share of a
+ * stage spreads over @d->spread64 stages' worth of cores if that is more
+ * than its bytes fill, under the same cap.  Its reductions cross that
+ * region.
  *
  * Return: ceil(W / cores of the region), at most core_sram_bytes (which it
  * is without a stage count, or when W fills its share); 0 without a mesh.

@@ -167,6 +167,34 @@ static void test_span(void)
 		      cm.placed == 2305 + 2305,
 		      "an MoE layer of 2.75 stages: KV work x 64/176, its parts on their own cores");
 	}
+	/*
+	 * Spread over 5 stages (wafer plan's choice within its device's
+	 * share): 102,270 cores of 24,445 B each, MACs and bytes x 64/320, the
+	 * reductions across a square of side 320 (102,268 cores); a spread
+	 * smaller than its bytes fill changes nothing, nor one d^2 caps.
+	 */
+	{
+		struct wfs_timing_dims ds = d;
+		struct wfs_cost cs = { 0 };
+		u64 pc = (w + 102269) / 102270;
+
+		ds.dim = 4096;
+		ds.stage_layers = 1;
+		ds.spread64 = 320;
+		macs = 4096ull * 4096 * 2 + 2 * 4096 * 32 + 3 * 4096 * 172 + 2 * 4096;
+		wfs_timing_layer_cost(&p, &ds, w, 0, 1, &cs);
+		wt_ok(pc == 24445 && wfs_timing_core_bytes(&p, &ds, w) == pc &&
+		      cs.macs == (macs * 64 + 319) / 320 && cs.bytes == (bytes * 64 + 319) / 320 &&
+		      cs.latency == WFS_TIMING_LAYER_REDUCTIONS * 2 * 320ull * p.mesh_hop_cycles,
+		      "spread over 5 stages: 24,445 B a core, x 64/320, reductions of side 320");
+		ds.spread64 = 128;
+		wt_ok(wfs_timing_core_bytes(&p, &ds, w) == p.core_sram_bytes,
+		      "a spread of 2 stages, under the 2.5 its bytes fill: the cores they fill");
+		ds.spread64 = 320;
+		ds.dim = 128;
+		wt_ok(wfs_timing_core_bytes(&p, &ds, w) == p.core_sram_bytes,
+		      "d = 128: 16,384 cores at most, fewer than its bytes fill: those");
+	}
 	wfs_profile_find("lpu", &p);
 	wt_ok(wfs_timing_span64(&p, w) == 64,
 	      "lpu: no mesh; a group of chips holds what a chip cannot (tensor_chips)");

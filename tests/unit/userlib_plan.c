@@ -506,6 +506,52 @@ static void monotonic(void)
 	wt_ok(kv_ok, "every preset: a longer context (256 .. 32768) never needs fewer KV bytes");
 }
 
+/*
+ * A layer bigger than a stage spreads where it decodes soonest: never
+ * slower than on the cores its bytes fill, for every preset on the fewest
+ * devices and on twice as many; Kimi K2 at 4 bits on 16 CS-3 (9 stages'
+ * worth of bytes a layer, 11 stages a layer to spread over) faster.
+ */
+static void spread(void)
+{
+	const struct wafer_plan_shape *s;
+	unsigned int i, bits, twice, ok = 1;
+	struct wafer_plan p, q;
+
+	for (i = 0; (s = wafer_plan_preset(i)); i++) {
+		for (bits = 4; bits <= 16; bits *= 2) {
+			for (twice = 0; twice < 2; twice++) {
+				struct wafer_plan_opts o = { .profile = "wse3",
+							     .weight_bits = bits,
+							     .batch = 1, .context = 1024 };
+
+				if (wafer_plan(s, &o, &p))
+					continue;
+				o.devices = twice && 2 * p.devices < s->n_layers ? 2 * p.devices :
+					    twice ? s->n_layers : p.devices;
+				o.no_spread = 1;
+				ok &= !wafer_plan(s, &o, &q);
+				o.no_spread = 0;
+				ok &= !wafer_plan(s, &o, &p) && p.token_ns <= q.token_ns;
+			}
+		}
+	}
+	wt_ok(ok, "every preset, 4 to 16 bits, the fewest devices and twice as many: "
+	      "spreading never makes a token slower");
+	s = wafer_plan_preset_find("kimi-k2");
+	{
+		struct wafer_plan_opts o = { .profile = "wse3", .weight_bits = 4, .batch = 1,
+					     .context = 1024, .devices = 16, .no_spread = 1 };
+		int ret = !s || wafer_plan(s, &o, &q);
+
+		o.no_spread = 0;
+		ret = ret || wafer_plan(s, &o, &p);
+		wt_ok(!ret && p.token_ns < q.token_ns,
+		      "kimi-k2 at 4 bits on 16 CS-3: %.1f us a token spread, %.1f on its bytes' cores",
+		      p.token_ns / 1e3, q.token_ns / 1e3);
+	}
+}
+
 /* The MoE presets' parameter counts against their published totals. */
 static void moe_presets(void)
 {
@@ -1479,6 +1525,7 @@ int main(void)
 	bands();
 	deployment();
 	monotonic();
+	spread();
 	moe_presets();
 	latent_attention();
 	calibration_doc();

@@ -277,6 +277,8 @@ static int tensor_group(const struct wafer_plan_shape *s, struct wafer_plan_opts
  */
 struct plan_stage {
 	unsigned int first, count;	/* layers */
+	unsigned int device_layers;	/* layers on its device */
+	u32 spread64;			/* a big layer's region (spread_stages()) */
 	unsigned int device, index;	/* the device, the stage's index on it */
 	int last_of_device;
 	int last_of_host;		/* its device is the last of its host */
@@ -303,6 +305,7 @@ static struct plan_stage *stage_table(const struct wfs_profile *prof,
 		for (k = 0; k < used; k++) {
 			t[n].first = layer;
 			t[n].count = count / used + (k < count % used);
+			t[n].device_layers = count;
 			layer += t[n].count;
 			t[n].last_of_device = k + 1 == used;
 			t[n].last_of_host = t[n].last_of_device && host_last;
@@ -326,6 +329,7 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 
 	/* The stage's cores serve its layers, as on the firmware's stages. */
 	dims.stage_layers = st->count;
+	dims.spread64 = st->spread64;
 	if (st->first == 0)
 		wfs_timing_embed_cost(&dims, n, &c);
 	for (l = st->first; l < st->first + st->count; l++) {
@@ -339,6 +343,37 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 	if (out)
 		*out = c;
 	return wfs_timing_ns(prof, wfs_timing_stage_cycles(prof, &c));
+}
+
+/*
+ * Where a layer bigger than a stage spreads, as a compiler would place it:
+ * over the cores its bytes fill, or its share of its device's stages, or
+ * halves of that share, whichever decodes a token at position @pos
+ * soonest.  More cores divide the work of its parts and lengthen every
+ * reduction across them; the placement, once chosen, serves every chunk.
+ */
+static void spread_stages(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
+			  const struct plan_geom *g, struct plan_stage *t,
+			  unsigned int n_stages, u32 pos, u32 n)
+{
+	unsigned int k, j;
+
+	for (k = 0; k < n_stages; k++) {
+		u32 share = (u32)(64ull * prof->stages / t[k].device_layers), best = 0;
+		uint64_t best_ns, ns;
+
+		t[k].spread64 = 0;
+		best_ns = stage_ns(prof, s, g, &t[k], pos, n, NULL);
+		for (j = 0; j < 8 && share >> j > 64; j++) {
+			t[k].spread64 = share >> j;
+			ns = stage_ns(prof, s, g, &t[k], pos, n, NULL);
+			if (ns < best_ns) {
+				best_ns = ns;
+				best = t[k].spread64;
+			}
+		}
+		t[k].spread64 = best;
+	}
 }
 
 /*
@@ -562,9 +597,11 @@ static int has_draft(const struct wafer_plan_opts *o)
  * decode and the head there, and the result's hop back to the host.
  */
 static uint64_t head_draft_ns(const struct wfs_profile *prof, const struct wafer_plan_shape *s,
-			      const struct plan_geom *g, u32 pos)
+			      const struct plan_geom *g, const struct plan_stage *target,
+			      u32 pos)
 {
-	struct plan_stage last = { .first = s->n_layers - 1, .count = 1 };
+	struct plan_stage last = { .first = s->n_layers - 1, .count = 1,
+				   .spread64 = target->spread64 };
 
 	return stage_ns(prof, s, g, &last, pos, 1, NULL) +
 	       wfs_timing_ns(prof, wfs_timing_hop_cycles(prof, g->dims.act_bytes));
@@ -584,7 +621,7 @@ static int speculate(const struct wfs_profile *prof, const struct wafer_plan_sha
 	int ret;
 
 	if (o->draft_head) {
-		dp.token_ns = head_draft_ns(prof, s, g, o->context - 1);
+		dp.token_ns = head_draft_ns(prof, s, g, &t[n_stages - 1], o->context - 1);
 	} else {
 		wafer_plan_draft_shape(o->draft_params, s->vocab, &ds);
 		od.devices = 0;
@@ -832,6 +869,9 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 	stages = stage_table(&prof, s, p, &n_stages);
 	if (!stages)
 		return wafer_set_error(-ENOMEM, "plan: out of memory");
+	if (!o.no_spread)
+		spread_stages(&prof, s, &g, stages, n_stages, o.context - 1,
+			      has_draft(&o) ? o.draft_tokens + 1 : 1);
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
 	ret = has_draft(&o) ? speculate(&prof, s, &g, &o, stages, n_stages, link_pct, p) : 0;

@@ -21,7 +21,11 @@ static const struct wafer_plan_shape llama2_70b = {
  * figures do not say more.  Drafts are not disclosed: a figure published
  * with speculative decoding is projected as a deployment of its family
  * (wafer_plan_opts.deployment: an EAGLE-2 head, or Kimi K2's multi-token
- * prediction, with their published acceptance).  Groq's
+ * prediction, with their published acceptance), and so is one whose
+ * conditions are not published (Sol's "up to 750 tok/s"): what a
+ * production endpoint runs is the default; only a figure published as
+ * plain decode (a launch before speculative decoding, Groq's plain
+ * endpoint) is projected without a draft.  Groq's
  * precision is not published with its figures: 16-bit weights are assumed
  * (the chip's FP16 figure; 576 chips hold about 70 B 16-bit weights).
  * Only plain decode of a published shape is a residual of the band: a
@@ -38,7 +42,8 @@ static const struct wafer_plan_figure figures[] = {
 	{ "Kimi K2 on CS-3, 4-bit weights, speculative decoding", NULL, "wse3", "kimi-k2", 0, 4,
 	  1, 1000, 0, "prediction (deployment: the family's draft)", 0 },
 	{ "GPT-5.6 Sol on Cerebras (shape: the seed articles' estimate), 4-bit, one layer per "
-	  "wafer", NULL, "wse3", "sol", 80, 4, 0, 750, 0, "prediction", 0 },
+	  "wafer", NULL, "wse3", "sol", 80, 4, 1, 750, 0,
+	  "prediction (deployment: the family's draft; conditions not published)", 0 },
 	{ "Llama 3.1 70B on Groq LPUs, plain endpoint (16-bit assumed)", NULL, "lpu",
 	  "llama3.1-70b", 0, 16, 0, 250, 0, "sets `link_hop_cycles` (lpu)", 1 },
 	{ "Llama 3.1 70B on Groq LPUs, speculative endpoint (specdec)", NULL, "lpu",

@@ -180,6 +180,9 @@ uint64_t wafer_plan_link_ns(const struct wafer_plan_link *l, uint64_t bytes,
  *	--chain HOST:DEVICES,... of wafer node gives them
  * @host_link: the link between two hosts, crossed once per host boundary
  *	in place of the profile's device link (NULL: the device link)
+ * @no_spread: keep every layer bigger than a stage on the cores its bytes
+ *	fill; 0: each spreads where it decodes soonest, within its share of
+ *	its device's stages (docs/TIMING.md, "How a layer is spread")
  */
 struct wafer_plan_opts {
 	const char *profile;
@@ -198,6 +201,7 @@ struct wafer_plan_opts {
 	int deployment;
 	unsigned int hosts;
 	const struct wafer_plan_link *host_link;
+	int no_spread;
 };
 
 /**
