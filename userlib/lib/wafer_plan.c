@@ -348,7 +348,8 @@ static uint64_t stage_ns(const struct wfs_profile *prof, const struct wafer_plan
 /*
  * Where a layer bigger than a stage spreads, as a compiler would place it:
  * over the cores its bytes fill, or its share of its device's stages, or
- * halves of that share, whichever decodes a token at position @pos
+ * halves of that share, whichever runs the pass a deployment runs most (a
+ * chunk of @n tokens at position @pos: one token, or a verify pass)
  * soonest.  More cores divide the work of its parts and lengthen every
  * reduction across them; the placement, once chosen, serves every chunk.
  */
