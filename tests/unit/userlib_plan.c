@@ -22,6 +22,7 @@
  *   JSON (parsed with json-c, its fields checked).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,9 +547,13 @@ static void spread(void)
 
 		o.no_spread = 0;
 		ret = ret || wafer_plan(s, &o, &p);
-		wt_ok(!ret && p.token_ns < q.token_ns,
-		      "kimi-k2 at 4 bits on 16 CS-3: %.1f us a token spread, %.1f on its bytes' cores",
-		      p.token_ns / 1e3, q.token_ns / 1e3);
+		wt_ok(!ret && p.token_ns < q.token_ns && q.spread64 == q.layer_span64 &&
+		      q.spread64_max == q.layer_span64 && p.spread64 == 704 &&
+		      p.spread64_max == 938 && p.spread_positions == 1,
+		      "kimi-k2 at 4 bits on 16 CS-3: %.1f us a token spread over %.1f..%.1f "
+		      "stages (44 over 4 or 3 layers), %.1f on the %.1f its bytes fill",
+		      p.token_ns / 1e3, p.spread64 / 64.0, p.spread64_max / 64.0,
+		      q.token_ns / 1e3, q.layer_span64 / 64.0);
 	}
 }
 
@@ -1329,6 +1334,32 @@ static long long json_int(json_object *root, const char *key)
 }
 
 /*
+ * The spread line of a table and the JSON's "spread" say the same: both
+ * absent, or the stages a layer's bytes fill and those it spreads over
+ * (the fill when kept there) within the table's rounding.
+ */
+static int spread_agrees(const char *table, json_object *root)
+{
+	const char *line = strstr(table, "\nspread    ");
+	json_object *sp, *v;
+	double fill = -1, over = -1, jfill, jover, jmax;
+
+	if (!json_object_object_get_ex(root, "spread", &sp))
+		return !line;
+	if (!line || sscanf(line, "\nspread    a layer's bytes fill %lf", &fill) != 1)
+		return 0;
+	if (sscanf(line, "\nspread    a layer's bytes fill %*f stages' cores; spread over %lf",
+		   &over) != 1)
+		over = fill;
+	jfill = json_object_object_get_ex(sp, "layer_stages", &v) ? json_object_get_double(v) : -9;
+	jover = json_object_object_get_ex(sp, "spread_stages", &v) ? json_object_get_double(v) : -9;
+	jmax = json_object_object_get_ex(sp, "spread_stages_max", &v) ?
+	       json_object_get_double(v) : -9;
+	return fabs(fill - jfill) <= 0.05 && fabs(over - jover) <= 0.05 && jover >= jfill &&
+	       jmax >= jover;
+}
+
+/*
  * Every preset's table and --json are one projection: devices, sequences
  * that fit, single and aggregate tok/s agree field by field (a field left
  * uninitialised on some paths made them differ from run to run).
@@ -1358,13 +1389,32 @@ static void table_matches_json(void)
 		      table_field(table, "band      ") == json_int(root, "tok_s_single_low") &&
 		      table_before(table, "band ", " tok/s:") == json_int(root, "tok_s_single_high") &&
 		      json_int(root, "tok_s_single_low") <= json_int(root, "tok_s_single") &&
-		      json_int(root, "tok_s_single") <= json_int(root, "tok_s_single_high"),
-		      "%s: the table and --json agree, the band's ends beside tok_s_single "
-		      "(sequences fit %lld / %lld)", s->name,
+		      json_int(root, "tok_s_single") <= json_int(root, "tok_s_single_high") &&
+		      spread_agrees(table, root),
+		      "%s: the table and --json agree, the band's ends beside tok_s_single, "
+		      "the spread (sequences fit %lld / %lld)", s->name,
 		      table_before(table, "KV ", " sequences fit"),
 		      root ? json_int(root, "sequences_fit") : -3);
 		json_object_put(root);
 	}
+}
+
+/* The table says where a large layer went; --no-spread keeps it on its bytes' cores. */
+static void cli_no_spread(void)
+{
+	static char a[16384], b[16384];
+	const char *args = "kimi-k2 --weight-bits 4 --devices 16 --context 1024";
+	char no[256];
+
+	snprintf(no, sizeof(no), "%s --no-spread", args);
+	wt_ok(!cli(args, a, sizeof(a)) && !cli(no, b, sizeof(b)) &&
+	      strstr(a, "spread    a layer's bytes fill 9.1 stages' cores; spread over 11.0 "
+		     "(14.7 on devices holding fewer layers) for a 1-position pass") &&
+	      strstr(b, "spread    a layer's bytes fill 9.1 stages' cores; kept there "
+		     "(--no-spread)") &&
+	      table_before(a, "single ", " tok/s") > table_before(b, "single ", " tok/s"),
+	      "wafer plan says where a large layer went, and --no-spread keeps it on its "
+	      "bytes' cores, slower");
 }
 
 /*
@@ -1408,6 +1458,7 @@ static void command_line(void)
 	cli_sweep();
 	cli_bad_input();
 	table_matches_json();
+	cli_no_spread();
 	presets_memcheck();
 }
 

@@ -57,6 +57,9 @@ static void usage(FILE *f)
 		"                        given, the family's draft from the literature (EAGLE-2\n"
 		"                        head, 6 tokens per verify, acceptance 0.85; kimi-k2:\n"
 		"                        multi-token prediction, 1 token, 0.875), and says so\n"
+		"  --no-spread           keep each layer bigger than a stage on the cores its\n"
+		"                        bytes fill (default: spread over the device's spare\n"
+		"                        stages where its pass is soonest)\n"
 		"  --json                one JSON object instead of the table\n"
 		"  --sweep AXIS          devices (the fewest..2x or 8), batch (1..4096) or context\n"
 		"                        (256..131072): one row per value (JSON: an array)\n"
@@ -77,7 +80,7 @@ enum { OPT_PROFILE = 256, OPT_DEVICES, OPT_BITS, OPT_BATCH, OPT_CONTEXT, OPT_PRO
        OPT_JSON, OPT_LAYERS, OPT_DIM, OPT_HIDDEN, OPT_HEADS, OPT_KV_HEADS, OPT_HEAD_DIM,
        OPT_VOCAB, OPT_EXPERTS, OPT_ACTIVE, OPT_SHARED, OPT_EXPERT_HIDDEN, OPT_MOE_EVERY,
        OPT_DRAFT, OPT_ACCEPT, OPT_DRAFT_TOKENS, OPT_SWEEP, OPT_PLOT,
-       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_HELP, OPT_QUANT, OPT_HOSTS,
+       OPT_TRACE, OPT_STREAM, OPT_DEPLOYMENT, OPT_NO_SPREAD, OPT_HELP, OPT_QUANT, OPT_HOSTS,
        OPT_LINK_PROFILE };
 
 static const struct option opts[] = {
@@ -110,6 +113,7 @@ static const struct option opts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "deployment", no_argument, NULL, OPT_DEPLOYMENT },
+	{ "no-spread", no_argument, NULL, OPT_NO_SPREAD },
 	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "link-profile", required_argument, NULL, OPT_LINK_PROFILE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -221,6 +225,19 @@ static json_object *plan_json(const struct wafer_plan_shape *s, const struct waf
 		json_object_object_add(j, "extra_chips", json_object_new_int64(p->extra_chips));
 	}
 	json_object_object_add(j, "stages", json_object_new_int64(p->stages));
+	if (p->layer_span64) {
+		json_object *sp = json_object_new_object();
+
+		json_object_object_add(sp, "layer_stages",
+				       json_object_new_double(p->layer_span64 / 64.0));
+		json_object_object_add(sp, "spread_stages",
+				       json_object_new_double(p->spread64 / 64.0));
+		json_object_object_add(sp, "spread_stages_max",
+				       json_object_new_double(p->spread64_max / 64.0));
+		json_object_object_add(sp, "positions",
+				       json_object_new_int64(p->spread_positions));
+		json_object_object_add(j, "spread", sp);
+	}
 	json_object_object_add(j, "weight_bytes", json_object_new_int64((int64_t)p->weight_bytes));
 	json_object_object_add(j, "params", json_object_new_int64((int64_t)p->params));
 	json_object_object_add(j, "active_params", json_object_new_int64((int64_t)p->active_params));
@@ -465,6 +482,16 @@ static void print_table(const struct wafer_plan_shape *s, const struct wafer_pla
 		printf("hosts     %u, joined by %s%s: %.1f us per token between hosts\n", p->hosts,
 		       o->host_link ? o->host_link->name : "the device link",
 		       o->host_link ? " (--link-profile)" : "", p->host_link_ns / 1e3);
+	if (p->spread64_max > p->layer_span64) {
+		printf("spread    a layer's bytes fill %.1f stages' cores; spread over %.1f",
+		       p->layer_span64 / 64.0, p->spread64 / 64.0);
+		if (p->spread64_max > p->spread64)
+			printf(" (%.1f on devices holding fewer layers)", p->spread64_max / 64.0);
+		printf(" for a %u-position pass\n", p->spread_positions);
+	} else if (p->layer_span64)
+		printf("spread    a layer's bytes fill %.1f stages' cores; kept there (%s)\n",
+		       p->layer_span64 / 64.0, o->no_spread ? "--no-spread" :
+		       "spreading would slow its pass");
 	printf("KV        %.1f MB per sequence of %u positions; %llu sequences fit\n",
 	       p->kv_bytes_per_seq / 1e6, o->context, (unsigned long long)p->sequences_fit);
 	printf("TTFT      %.3f ms for a %u-token prompt\n", p->ttft_ns / 1e6, p->prompt);
@@ -592,6 +619,9 @@ static int plan_opt(struct plan_args *a, int c, const char *arg)
 		return 0;
 	case OPT_DEPLOYMENT:
 		o->deployment = 1;
+		return 0;
+	case OPT_NO_SPREAD:
+		o->no_spread = 1;
 		return 0;
 	case OPT_HOSTS:
 		return cli_parse_uint(arg, 0, UINT_MAX, &o->hosts) || !o->hosts;

@@ -377,6 +377,32 @@ static void spread_stages(const struct wfs_profile *prof, const struct wafer_pla
 	}
 }
 
+static int has_draft(const struct wafer_plan_opts *o)
+{
+	return o->draft_params || o->draft_head;
+}
+
+/* What wafer_plan reports of spread_stages()' placement. */
+static void report_spread(const struct wfs_profile *prof, const struct plan_geom *g,
+			  const struct wafer_plan_opts *o, const struct plan_stage *t,
+			  unsigned int n_stages, struct wafer_plan *p)
+{
+	u64 span = wfs_timing_span64(prof, g->layer_bytes);
+	unsigned int k;
+
+	if (!prof->core_sram_bytes || span == 64)
+		return;
+	p->layer_span64 = (uint32_t)span;
+	p->spread64 = UINT32_MAX;
+	for (k = 0; k < n_stages; k++) {
+		uint32_t sp = WFS_MAX((uint32_t)span, t[k].spread64);
+
+		p->spread64 = WFS_MIN(p->spread64, sp);
+		p->spread64_max = WFS_MAX(p->spread64_max, sp);
+	}
+	p->spread_positions = has_draft(o) ? o->draft_tokens + 1 : 1;
+}
+
 /*
  * Modelled ns from a stage to the next: a fabric hop, a link at a device's
  * end, or the link between hosts at a host's end.
@@ -587,10 +613,6 @@ static void spec_trace(const struct wfs_profile *prof, const struct wafer_plan_s
 static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_opts *opts,
 		    unsigned int link_pct, struct wafer_plan *p);
 
-static int has_draft(const struct wafer_plan_opts *o)
-{
-	return o->draft_params || o->draft_head;
-}
 
 /*
  * A draft head (EAGLE): one decoder layer of the target's width and the
@@ -873,6 +895,7 @@ static int plan_one(const struct wafer_plan_shape *s, const struct wafer_plan_op
 	if (!o.no_spread)
 		spread_stages(&prof, s, &g, stages, n_stages, o.context - 1,
 			      has_draft(&o) ? o.draft_tokens + 1 : 1);
+	report_spread(&prof, &g, &o, stages, n_stages, p);
 	p->ttft_ns = prefill_ns(&prof, s, &g, stages, n_stages, o.prompt, &o);
 	decode(&prof, s, &g, &o, stages, n_stages, p);
 	ret = has_draft(&o) ? speculate(&prof, s, &g, &o, stages, n_stages, link_pct, p) : 0;

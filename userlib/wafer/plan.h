@@ -272,6 +272,17 @@ struct wafer_plan_opts {
  * @draft_accept_high: see @draft_accept
  * @tok_s_spec_ceiling: tokens/s with every draft token accepted: what the
  *	verify pass and the drafting allow at most
+ * @layer_span64: on a profile with a mesh, the stages' worth of cores the
+ *	largest layer's bytes fill, in 64ths of a stage, when it is bigger
+ *	than a stage (0 otherwise: such a layer is not spread)
+ * @spread64: the stages' worth of cores, in 64ths, the least spread layer
+ *	bigger than a stage is placed on: @layer_span64 when it keeps the
+ *	cores its bytes fill (spreading would be slower, or
+ *	struct wafer_plan_opts.no_spread)
+ * @spread64_max: the most spread one's (a device holding fewer layers
+ *	has more stages to spare)
+ * @spread_positions: the positions of the pass that placement was chosen
+ *	for: 1, or a draft's verify pass (draft tokens + 1)
  */
 struct wafer_plan {
 	char profile[16];
@@ -318,6 +329,10 @@ struct wafer_plan {
 	double draft_accept_low;
 	double draft_accept_high;
 	uint64_t tok_s_spec_ceiling;
+	uint32_t layer_span64;
+	uint32_t spread64;
+	uint32_t spread64_max;
+	unsigned int spread_positions;
 };
 
 /**
